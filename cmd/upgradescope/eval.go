@@ -1,0 +1,40 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func newEvalCommand(s streams) *cobra.Command {
+	var jf judgeFlags
+	var path string
+	cmd := &cobra.Command{
+		Use:   "eval --inventory FILE --target 1.37",
+		Short: "Judge an inventory document collected elsewhere; gates exactly like scan",
+		Example: `  upgradescope eval --inventory inventory.json --target 1.36,1.37 --policy ./my-rules
+  upgradescope eval --inventory inventory.json --target 1.37 --fail-on blocker --output sarif`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := jf.validate()
+			if err != nil {
+				return err
+			}
+			doc, err := inventory.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			eng, err := jf.newEngine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return jf.judge(cmd.Context(), s, eng, doc, j, filepath.Dir(path))
+		},
+	}
+	jf.register(cmd)
+	cmd.Flags().StringVar(&path, "inventory", "", "inventory JSON written by `upgradescope inventory` (required)")
+	_ = cmd.MarkFlagRequired("inventory")
+	return cmd
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/engine"
+)
+
+func newInventoryCommand(s streams) *cobra.Command {
+	var filesPath, now string
+	cmd := &cobra.Command{
+		Use:   "inventory --files PATH",
+		Short: "Collect the inventory document and print it as JSON, for eval to judge elsewhere",
+		Example: `  upgradescope inventory --files ./rendered > inventory.json
+  upgradescope eval --inventory inventory.json --target 1.37`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if filesPath == "" {
+				return fmt.Errorf("inventory needs --files PATH: live cluster collection is not built yet")
+			}
+			clock := time.Now().UTC()
+			if now != "" {
+				var err error
+				if clock, err = time.Parse(time.RFC3339, now); err != nil {
+					return fmt.Errorf("invalid --now %q: %w", now, err)
+				}
+			}
+			eng, err := engine.New(cmd.Context(), engine.WithToolVersion(version))
+			if err != nil {
+				return err
+			}
+			doc, err := collectFiles(s, eng, filesPath, clock)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(s.out)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(doc)
+		},
+	}
+	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
+	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
+	_ = cmd.Flags().MarkHidden("now")
+	return cmd
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/config"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/output"
+)
+
+// judgeFlags are the flags scan and eval share: what to judge against and how to report it.
+type judgeFlags struct {
+	targets         []string
+	output          string
+	failOn          string
+	allowIncomplete bool
+	configPath      string
+	policies        []string
+	now             string
+}
+
+func (f *judgeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.targets, "target", nil, "target Kubernetes minor(s), e.g. 1.37 or 1.36,1.37 (required)")
+	fl.StringVarP(&f.output, "output", "o", output.FormatTable, "output format: table, json, sarif or junit")
+	fl.StringVar(&f.failOn, "fail-on", engine.FailOnBlocker, "exit 2 on: blocker, warning or never")
+	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when a verdict is unknown")
+	fl.StringVar(&f.configPath, "config", "", "suppression file (default: .upgradescope.yaml beside the input, else in the working directory)")
+	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
+	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
+	_ = fl.MarkHidden("now")
+	_ = cmd.MarkFlagRequired("target")
+}
+
+// judgement is a validated judgeFlags.
+type judgement struct {
+	targets []string
+	format  string
+	failOn  string
+	now     time.Time
+}
+
+func (f *judgeFlags) validate() (*judgement, error) {
+	j := &judgement{}
+	var err error
+	for _, t := range f.targets {
+		for _, part := range strings.Split(t, ",") {
+			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
+			if err != nil {
+				return nil, err
+			}
+			j.targets = append(j.targets, minor)
+		}
+	}
+	if j.format, err = output.ParseFormat(f.output); err != nil {
+		return nil, err
+	}
+	if j.failOn, err = engine.ParseFailOn(f.failOn); err != nil {
+		return nil, err
+	}
+	j.now = time.Now().UTC()
+	if f.now != "" {
+		if j.now, err = time.Parse(time.RFC3339, f.now); err != nil {
+			return nil, fmt.Errorf("invalid --now %q: %w", f.now, err)
+		}
+	}
+	return j, nil
+}
+
+func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
+	opts := []engine.Option{engine.WithToolVersion(version)}
+	for _, p := range f.policies {
+		opts = append(opts, engine.WithPolicy(p))
+	}
+	return engine.New(ctx, opts...)
+}
+
+// ignoreRules loads --config, or discovers .upgradescope.yaml in dir and then in the
+// working directory.
+func (f *judgeFlags) ignoreRules(dir string) ([]engine.IgnoreRule, error) {
+	path := f.configPath
+	if path == "" {
+		for _, d := range []string{dir, "."} {
+			if p, ok := config.Discover(d); ok {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	c, err := config.Load(filepath.Clean(path))
+	if err != nil {
+		return nil, err
+	}
+	return c.Ignore, nil
+}
+
+// judge evaluates doc, renders the report and turns the gate into an exit code.
+func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
+	rules, err := f.ignoreRules(configDir)
+	if err != nil {
+		return err
+	}
+	report, err := eng.Evaluate(ctx, doc, j.targets, j.now, engine.WithIgnore(rules))
+	if err != nil {
+		return err
+	}
+	if err := output.Render(s.out, j.format, report, output.Options{FailOn: j.failOn}); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	for _, r := range report.ExpiredIgnores {
+		fmt.Fprintf(s.err, "warning: ignore rule at line %d expired on %s; its findings count again\n", r.Line, r.Expires)
+	}
+	if reason := report.Gate(j.failOn, f.allowIncomplete); reason != "" {
+		return &exitError{code: exitGate, msg: "gate failed: " + reason}
+	}
+	return nil
+}

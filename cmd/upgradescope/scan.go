@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func newScanCommand(s streams) *cobra.Command {
+	var jf judgeFlags
+	var filesPath string
+	cmd := &cobra.Command{
+		Use:   "scan --files PATH --target 1.37",
+		Short: "Collect an inventory and judge it against one or more target minors",
+		Example: `  upgradescope scan --files ./rendered --target 1.37
+  upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := jf.validate()
+			if err != nil {
+				return err
+			}
+			if filesPath == "" {
+				return fmt.Errorf("scan needs --files PATH: live cluster scans are not built yet")
+			}
+			eng, err := jf.newEngine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			doc, err := collectFiles(s, eng, filesPath, j.now)
+			if err != nil {
+				return err
+			}
+			return jf.judge(cmd.Context(), s, eng, doc, j, configDir(filesPath))
+		},
+	}
+	jf.register(cmd)
+	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
+	return cmd
+}
+
+// collectFiles walks manifests into an inventory, printing each warning with its file:line.
+// A walk that found no Kubernetes object is an error: a wrong path must not read as ready.
+func collectFiles(s streams, eng *engine.Engine, path string, now time.Time) (*inventory.Document, error) {
+	res, err := files.Collect(path, files.Options{Watched: eng.WatchedKinds()})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.err, "warning: %s\n", w)
+	}
+	if res.Objects == 0 {
+		return nil, fmt.Errorf("no Kubernetes objects found in %s (%d manifest files read)", path, res.Files)
+	}
+	return files.Inventory(res, now), nil
+}
+
+func configDir(filesPath string) string {
+	if info, err := os.Stat(filesPath); err == nil && !info.IsDir() {
+		return filepath.Dir(filesPath)
+	}
+	return filesPath
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/engine"
+)
+
+type versionInfo struct {
+	Version string              `json:"version"`
+	Go      string              `json:"go"`
+	OPA     string              `json:"opa"`
+	KB      engine.KBMeta       `json:"kb"`
+	Bundles []engine.BundleInfo `json:"bundles"`
+}
+
+func newVersionCommand(s streams) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the tool, Go and OPA versions, the bundle revision and the KB horizon",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			eng, err := engine.New(cmd.Context(), engine.WithToolVersion(version))
+			if err != nil {
+				return err
+			}
+			v := versionInfo{Version: version, Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB(), Bundles: eng.Bundles()}
+			if format == "json" {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			}
+			fmt.Fprintf(s.out, "upgradescope %s\ngo:         %s\nopa:        %s\nkb:         %s (horizon: Kubernetes %s)\n",
+				v.Version, v.Go, v.OPA, v.KB.GeneratedFrom, v.KB.Horizon)
+			for _, b := range v.Bundles {
+				fmt.Fprintf(s.out, "bundle:     %s %s\n", b.Name, b.Revision)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func moduleVersion(path string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,237 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// fileResult is what one file contributed.
+type fileResult struct {
+	observed  []observed
+	warnings  []Warning
+	documents int
+	objects   int
+}
+
+// fileDecoder carries one file's state while its documents are decoded.
+type fileDecoder struct {
+	rel     string
+	watched map[string]bool
+	res     fileResult
+}
+
+func decodeFile(path, rel string, watched map[string]bool) fileResult {
+	d := &fileDecoder{rel: rel, watched: watched}
+	f, err := os.Open(path)
+	if err != nil {
+		d.warn(0, fmt.Sprintf("open: %v", err), true)
+		return d.res
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, readBufferBytes)
+	if head, _ := r.Peek(3); bytes.Equal(head, utf8BOM) {
+		_, _ = r.Discard(3)
+	}
+	if isJSONStream(r) {
+		d.decodeJSONStream(r)
+	} else {
+		d.decodeYAMLStream(r)
+	}
+	return d.res
+}
+
+// isJSONStream is true when the first byte that is not white space opens a JSON value: such
+// a file is one or more JSON objects (pretty, adjacent or NDJSON), whatever its extension.
+func isJSONStream(r *bufio.Reader) bool {
+	for n := 1; n <= readBufferBytes; n++ {
+		b, err := r.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			return true
+		default:
+			_ = err
+			return false
+		}
+	}
+	return false
+}
+
+func (d *fileDecoder) warn(line int, msg string, partial bool) {
+	d.res.warnings = append(d.res.warnings, Warning{File: d.rel, Line: line, Message: msg, Partial: partial})
+}
+
+// record counts an object and lists it when its kind is watched.
+func (d *fileDecoder) record(apiVersion, kind, namespace, name string, line int, renderedFrom string) {
+	d.res.objects++
+	if !d.watched[apiVersion+"/"+kind] {
+		return
+	}
+	group, version := splitAPIVersion(apiVersion)
+	o := observed{group: group, version: version, kind: kind}
+	o.ref.Namespace, o.ref.Name, o.ref.File, o.ref.Line, o.ref.RenderedFrom = namespace, name, d.rel, line, renderedFrom
+	d.res.observed = append(d.res.observed, o)
+}
+
+// yamlDoc is one document's text and what a line scan found in it.
+type yamlDoc struct {
+	text         bytes.Buffer
+	startLine    int // line of the document's first line
+	oversize     bool
+	inline       bool // the separator line carried content ("--- |", "--- {…}")
+	apiVersion   string
+	kind         string
+	avLine       int
+	renderedFrom string
+	complex      bool // the scan cannot trust itself; parse the document
+	hasContent   bool
+}
+
+func (d *fileDecoder) decodeYAMLStream(r *bufio.Reader) {
+	line := 0
+	doc := &yamlDoc{startLine: 1}
+	var long []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: keep it only while the document stays in bounds.
+			if !doc.oversize {
+				long = append(long, chunk...)
+				if doc.text.Len()+len(long) > MaxDocumentBytes {
+					doc.oversize, long = true, nil
+				}
+			}
+			continue
+		}
+		if len(chunk) == 0 && err != nil {
+			break
+		}
+		line++
+		text := chunk
+		if long != nil {
+			text = append(long, chunk...)
+			long = nil
+		}
+		if isSeparator(text) {
+			d.finishYAML(doc)
+			doc = &yamlDoc{startLine: line + 1, inline: separatorContent(text)}
+		} else if isDocumentEnd(text) {
+			d.finishYAML(doc)
+			doc = &yamlDoc{startLine: line + 1}
+		} else if !doc.oversize {
+			doc.scanLine(text, line)
+			doc.text.Write(text)
+			if doc.text.Len() > MaxDocumentBytes {
+				doc.oversize = true
+				doc.text = bytes.Buffer{}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := readErr(r); err != nil {
+		d.warn(line, fmt.Sprintf("read: %v", err), true)
+	}
+	d.finishYAML(doc)
+}
+
+func readErr(r *bufio.Reader) error {
+	_, err := r.Peek(1)
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+func isSeparator(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("---")) &&
+		(len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n')
+}
+
+func isDocumentEnd(line []byte) bool {
+	return bytes.Equal(bytes.TrimRight(line, " \t\r\n"), []byte("..."))
+}
+
+// separatorContent is true when a separator line carries the document's first node.
+func separatorContent(line []byte) bool {
+	rest := bytes.TrimSpace(line[3:])
+	return len(rest) > 0 && rest[0] != '#'
+}
+
+// scanLine reads top-level apiVersion and kind keys without parsing the document, so objects
+// of kinds nobody watches cost a line scan, not a YAML parse.
+func (doc *yamlDoc) scanLine(text []byte, line int) {
+	s := strings.TrimRight(string(text), "\r\n")
+	trimmed := strings.TrimSpace(s)
+	if trimmed == "" || trimmed[0] == '#' {
+		if rest, ok := strings.CutPrefix(trimmed, "# Source: "); ok {
+			doc.renderedFrom = strings.TrimSpace(rest)
+		}
+		return
+	}
+	doc.hasContent = true
+	switch {
+	case strings.HasPrefix(s, "apiVersion:"):
+		doc.apiVersion = doc.scalar(s[len("apiVersion:"):])
+		doc.avLine = line
+	case strings.HasPrefix(s, "kind:"):
+		doc.kind = doc.scalar(s[len("kind:"):])
+	case strings.HasPrefix(s, "<<"), strings.HasPrefix(s, `"`), strings.HasPrefix(s, "'"),
+		strings.HasPrefix(s, "{"), strings.HasPrefix(s, "?"), strings.HasPrefix(s, "%"):
+		doc.complex = true // merge keys, quoted keys, flow mappings, directives
+	}
+}
+
+// scalar reads a plain or simply quoted value; anything else marks the document complex.
+func (doc *yamlDoc) scalar(v string) string {
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = v[:i]
+	}
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+		v = v[1 : len(v)-1]
+	}
+	if v == "" || strings.ContainsAny(v, "&*!|>{}[]\"'\\#:") {
+		doc.complex = true
+	}
+	return v
+}
+
+func (d *fileDecoder) finishYAML(doc *yamlDoc) {
+	switch {
+	case doc.oversize:
+		d.res.documents++
+		d.warn(doc.startLine, fmt.Sprintf("document larger than %d MiB refused", MaxDocumentBytes>>20), true)
+	case !doc.hasContent && !doc.inline:
+		return
+	case doc.fastPath():
+		d.res.documents++
+		if d.watched[doc.apiVersion+"/"+doc.kind] {
+			d.parseYAML(doc)
+			return
+		}
+		d.record(doc.apiVersion, doc.kind, "", "", doc.avLine, doc.renderedFrom)
+	default:
+		d.res.documents++
+		d.parseYAML(doc)
+	}
+}
+
+// fastPath is true when the line scan found the object's kind with certainty and the
+// document needs no parse unless its kind is watched.
+func (doc *yamlDoc) fastPath() bool {
+	return !doc.complex && !doc.inline && doc.apiVersion != "" && doc.kind != "" &&
+		!strings.HasSuffix(doc.kind, "List")
+}

@@ -1,0 +1,146 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// jsonObject is the part of an object the inventory needs.
+type jsonObject struct {
+	APIVersion any `json:"apiVersion"`
+	Kind       any `json:"kind"`
+	Metadata   struct {
+		Name      any `json:"name"`
+		Namespace any `json:"namespace"`
+	} `json:"metadata"`
+	Items []json.RawMessage `json:"items"`
+}
+
+var errValueTooLarge = fmt.Errorf("JSON value larger than %d MiB refused", MaxDocumentBytes>>20)
+
+// jsonSource feeds the decoder. It remembers where newlines are, so a value's offset becomes
+// a line, and fails once one value grows past the document bound, so a hostile value cannot
+// take the process's memory.
+type jsonSource struct {
+	r        io.Reader
+	read     int64   // bytes handed to the decoder
+	newlines []int64 // offsets of newlines at or after pruned
+	pruned   int     // newlines before the retained ones
+	valueAt  int64   // where the value being decoded starts
+}
+
+func (s *jsonSource) Read(p []byte) (int, error) {
+	if s.read-s.valueAt > MaxDocumentBytes+readBufferBytes {
+		return 0, errValueTooLarge
+	}
+	n, err := s.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			s.newlines = append(s.newlines, s.read+int64(i))
+		}
+	}
+	s.read += int64(n)
+	return n, err
+}
+
+// lineOf returns the 1-based line of an absolute offset.
+func (s *jsonSource) lineOf(off int64) int {
+	i := sort.Search(len(s.newlines), func(i int) bool { return s.newlines[i] >= off })
+	return s.pruned + i + 1
+}
+
+// prune forgets newlines before off; no later lookup goes back that far.
+func (s *jsonSource) prune(off int64) {
+	i := sort.Search(len(s.newlines), func(i int) bool { return s.newlines[i] >= off })
+	s.pruned += i
+	s.newlines = append(s.newlines[:0], s.newlines[i:]...)
+	s.valueAt = off
+}
+
+func (d *fileDecoder) decodeJSONStream(r *bufio.Reader) {
+	src := &jsonSource{r: r}
+	dec := json.NewDecoder(src)
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		end := dec.InputOffset()
+		if err != nil {
+			d.res.documents++
+			d.warn(src.lineOf(end), "invalid JSON: "+err.Error(), true)
+			return // a JSON stream cannot resynchronise after an error
+		}
+		start := end - int64(len(raw))
+		d.res.documents++
+		d.jsonValue(raw, start, src, true)
+		src.prune(end)
+	}
+}
+
+// jsonValue records raw, which starts at absolute offset start, when it is an object.
+func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSource, top bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return // arrays, scalars, null: not objects
+	}
+	var o jsonObject
+	if err := json.Unmarshal(raw, &o); err != nil {
+		d.warn(src.lineOf(start), "not a Kubernetes object: "+err.Error(), false)
+		return
+	}
+	av, _ := o.APIVersion.(string)
+	kind, _ := o.Kind.(string)
+	if av == "" || kind == "" {
+		return
+	}
+	if top && o.Items != nil && (kind == "List" || len(kind) > 4 && kind[len(kind)-4:] == "List") {
+		from := 0
+		for _, it := range o.Items {
+			at := bytes.Index(raw[from:], it)
+			if at < 0 {
+				at = 0
+			}
+			d.jsonValue(it, start+int64(from+at), src, false)
+			from += at + len(it)
+		}
+		return
+	}
+	name, _ := o.Metadata.Name.(string)
+	namespace, _ := o.Metadata.Namespace.(string)
+	line := 0
+	if d.watched[av+"/"+kind] {
+		line = src.lineOf(start + keyOffset(raw, "apiVersion"))
+	}
+	d.record(av, kind, namespace, name, line, "")
+}
+
+// keyOffset is the offset of a top-level key of a JSON object; the last occurrence wins, as
+// it does when the object is decoded.
+func keyOffset(raw []byte, key string) int64 {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return 0
+	}
+	var found int64
+	for dec.More() {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return found
+		}
+		if k, ok := tok.(string); ok && k == key {
+			found = before + int64(bytes.IndexByte(raw[before:], '"'))
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return found
+		}
+	}
+	return found
+}

@@ -1,0 +1,119 @@
+package files
+
+import (
+	"bytes"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// maxAliasDepth bounds alias and merge-key chains followed while reading one key.
+const maxAliasDepth = 16
+
+func (d *fileDecoder) parseYAML(doc *yamlDoc) {
+	var root yaml.Node
+	err := yaml.Unmarshal(doc.text.Bytes(), &root)
+	if err != nil {
+		if bytes.Contains(doc.text.Bytes(), []byte("{{")) {
+			d.warn(doc.startLine, "unrendered template skipped: render it with helm template first", false)
+			return
+		}
+		d.warn(doc.startLine, "invalid YAML: "+yamlMessage(err), true)
+		return
+	}
+	if len(root.Content) == 0 {
+		return
+	}
+	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
+}
+
+// yamlMessage strips the library's prefix; the line it names is relative to the document.
+func yamlMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// object records n when it is a Kubernetes object, expanding List items one level deep.
+// lineOffset turns the parser's document-relative lines into file lines.
+func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, top bool) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	avNode, av := stringField(n, "apiVersion")
+	_, kind := stringField(n, "kind")
+	if av == "" || kind == "" {
+		return // not a Kubernetes object: values files, compose files, …
+	}
+	if top && strings.HasSuffix(kind, "List") {
+		if items := field(n, "items", 0); items != nil && items.Kind == yaml.SequenceNode {
+			for _, it := range items.Content {
+				d.object(resolve(it, 0), lineOffset, renderedFrom, false)
+			}
+			return
+		}
+	}
+	meta := field(n, "metadata", 0)
+	_, name := stringField(meta, "name")
+	_, namespace := stringField(meta, "namespace")
+	d.record(av, kind, namespace, name, avNode.Line+lineOffset, renderedFrom)
+}
+
+func resolve(n *yaml.Node, depth int) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && depth < maxAliasDepth {
+		n, depth = n.Alias, depth+1
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// field finds a key in a mapping: the last occurrence wins, as kubectl decodes duplicates;
+// merge keys (<<) supply keys the mapping does not set itself.
+func field(m *yaml.Node, key string, depth int) *yaml.Node {
+	m = resolve(m, depth)
+	if m == nil || m.Kind != yaml.MappingNode || depth > maxAliasDepth {
+		return nil
+	}
+	var found, merged *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		switch {
+		case k.Kind == yaml.ScalarNode && k.Value == key:
+			found = v
+		case k.Kind == yaml.ScalarNode && k.Value == "<<" && found == nil:
+			if mv := mergedField(v, key, depth+1); mv != nil {
+				merged = mv
+			}
+		}
+	}
+	if found != nil {
+		return resolve(found, depth)
+	}
+	return merged
+}
+
+func mergedField(v *yaml.Node, key string, depth int) *yaml.Node {
+	v = resolve(v, depth)
+	if v == nil {
+		return nil
+	}
+	if v.Kind == yaml.SequenceNode {
+		for _, s := range v.Content {
+			if f := field(s, key, depth+1); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	return field(v, key, depth+1)
+}
+
+// stringField returns a key's node and its value when the value is a string scalar.
+func stringField(m *yaml.Node, key string) (*yaml.Node, string) {
+	v := field(m, key, 0)
+	if v == nil || v.Kind != yaml.ScalarNode || (v.Tag != "!!str" && v.Tag != "") {
+		return nil, ""
+	}
+	return v, v.Value
+}
+

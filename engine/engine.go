@@ -1,0 +1,222 @@
+// Package engine evaluates the rule bundles over an inventory. It does no I/O beyond reading
+// the bundles it is given, and no clock reads: the caller passes now.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/policies"
+)
+
+// Query is the one query the engine prepares.
+const Query = "data.upgradescope.report.result"
+
+// networkBuiltins are refused to every module, so custom Rego stays hermetic.
+var networkBuiltins = map[string]struct{}{
+	"http.send": {}, "net.lookup_ip_addr": {}, "net.cidr_expand": {}, "opa.runtime": {},
+	"providers.aws.sign_req": {}, "crypto.x509.parse_and_verify_certificates_with_options": {},
+}
+
+// Engine holds a prepared query. Evaluate is safe for concurrent use.
+type Engine struct {
+	pq          rego.PreparedEvalQuery
+	bundles     []BundleInfo
+	kb          KBMeta
+	apis        map[string]APIEntry
+	toolVersion string
+}
+
+type config struct {
+	builtin     fs.FS
+	custom      []string
+	toolVersion string
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithPolicy adds a custom pack: a directory of Rego or a bundle tarball rooted at
+// upgradescope/custom/<name>.
+func WithPolicy(path string) Option { return func(c *config) { c.custom = append(c.custom, path) } }
+
+// WithBuiltinFS replaces the embedded built-in bundle.
+func WithBuiltinFS(fsys fs.FS) Option { return func(c *config) { c.builtin = fsys } }
+
+// WithToolVersion names the tool version reports carry.
+func WithToolVersion(v string) Option { return func(c *config) { c.toolVersion = v } }
+
+// New reads the bundles, compiles them once and prepares the report query.
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	cfg := config{builtin: policies.FS, toolVersion: "dev"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	builtin, err := readFSBundle(cfg.builtin)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{toolVersion: cfg.toolVersion}
+	if err := e.readKB(builtin); err != nil {
+		return nil, err
+	}
+	// Bundle data is written into the store once, inside one transaction, and read back as
+	// AST values on every evaluation.
+	store := inmem.NewWithOpts(inmem.OptReturnASTValuesOnRead(true))
+	txn, err := store.NewTransaction(ctx, storage.WriteParams)
+	if err != nil {
+		return nil, err
+	}
+	regoOpts := []func(*rego.Rego){
+		rego.Query(Query),
+		rego.Store(store),
+		rego.Transaction(txn),
+		rego.UnsafeBuiltins(networkBuiltins),
+		rego.Strict(true),
+		rego.ParsedBundle("builtin", builtin),
+	}
+	e.bundles = append(e.bundles, infoOf("builtin", builtin))
+	for _, path := range cfg.custom {
+		b, err := readCustom(path)
+		if err != nil {
+			return nil, err
+		}
+		regoOpts = append(regoOpts, rego.ParsedBundle(path, b))
+		e.bundles = append(e.bundles, infoOf(path, b))
+	}
+	pq, err := rego.New(regoOpts...).PrepareForEval(ctx)
+	if err != nil {
+		store.Abort(ctx, txn)
+		return nil, fmt.Errorf("compile policies: %w", err)
+	}
+	if err := store.Commit(ctx, txn); err != nil {
+		return nil, fmt.Errorf("activate bundles: %w", err)
+	}
+	e.pq = pq
+	return e, nil
+}
+
+func infoOf(name string, b *bundle.Bundle) BundleInfo {
+	roots := []string{}
+	if b.Manifest.Roots != nil {
+		roots = append(roots, *b.Manifest.Roots...)
+	}
+	sort.Strings(roots)
+	return BundleInfo{Name: name, Revision: b.Manifest.Revision, Roots: roots}
+}
+
+// Bundles lists the bundles the engine evaluates, built-in first.
+func (e *Engine) Bundles() []BundleInfo { return append([]BundleInfo(nil), e.bundles...) }
+
+// KB describes the knowledge base of the built-in bundle.
+func (e *Engine) KB() KBMeta { return e.kb }
+
+// EvalOption configures one Evaluate call.
+type EvalOption func(*evalConfig)
+
+type evalConfig struct{ ignore []IgnoreRule }
+
+// WithIgnore applies suppression rules.
+func WithIgnore(rules []IgnoreRule) EvalOption {
+	return func(c *evalConfig) { c.ignore = rules }
+}
+
+// Evaluate judges inv for each target minor ("1.37"). The same inventory, bundles and now
+// give a byte-identical report. inv is not modified.
+func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets []string, now time.Time, opts ...EvalOption) (*Report, error) {
+	var ec evalConfig
+	for _, o := range opts {
+		o(&ec)
+	}
+	input, err := buildInput(inv, targets, now, ec.ignore)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true))
+	if err != nil {
+		return nil, fmt.Errorf("evaluate policies: %w", err)
+	}
+	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+		return nil, fmt.Errorf("evaluate policies: %s is undefined; a loaded bundle broke the report package", Query)
+	}
+	return e.decode(rs[0].Expressions[0].Value, inv, now)
+}
+
+func buildInput(inv *inventory.Document, targets []string, now time.Time, ignore []IgnoreRule) (ast.Value, error) {
+	invValue, err := toValue(inv)
+	if err != nil {
+		return nil, fmt.Errorf("convert inventory: %w", err)
+	}
+	if ignore == nil {
+		ignore = []IgnoreRule{}
+	}
+	ignoreValue, err := toValue(ignore)
+	if err != nil {
+		return nil, fmt.Errorf("convert ignore rules: %w", err)
+	}
+	ts := make([]*ast.Term, len(targets))
+	for i, t := range targets {
+		ts[i] = ast.StringTerm(t)
+	}
+	return ast.NewObject(
+		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(invValue)),
+		ast.Item(ast.StringTerm("targets"), ast.ArrayTerm(ts...)),
+		ast.Item(ast.StringTerm("now"), ast.StringTerm(now.UTC().Format(time.RFC3339))),
+		ast.Item(ast.StringTerm("ignore"), ast.NewTerm(ignoreValue)),
+	), nil
+}
+
+func toValue(v any) (ast.Value, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return ast.ValueFromReader(bytes.NewReader(b))
+}
+
+type result struct {
+	Targets        []TargetResult `json:"targets"`
+	ExpiredIgnores []IgnoreRule   `json:"expiredIgnores"`
+}
+
+func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	var r result
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	for _, t := range r.Targets {
+		if err := checkContract(t.Findings, t.Suppressed); err != nil {
+			return nil, err
+		}
+	}
+	return &Report{
+		SchemaVersion:  ReportSchemaVersion,
+		ToolVersion:    e.toolVersion,
+		EvaluatedAt:    now.UTC().Format(time.RFC3339),
+		Source:         inv.Source,
+		ClusterID:      inv.ClusterID,
+		ServerVersion:  inv.ServerVersion,
+		FilesBase:      inv.FilesBase,
+		Bundles:        e.Bundles(),
+		KB:             e.kb,
+		Targets:        r.Targets,
+		ExpiredIgnores: r.ExpiredIgnores,
+	}, nil
+}

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Gate thresholds for --fail-on.
+const (
+	FailOnBlocker = "blocker"
+	FailOnWarning = "warning"
+	FailOnNever   = "never"
+)
+
+// ParseFailOn validates a --fail-on value.
+func ParseFailOn(s string) (string, error) {
+	switch s {
+	case FailOnBlocker, FailOnWarning, FailOnNever:
+		return s, nil
+	}
+	return "", fmt.Errorf("invalid --fail-on %q: want blocker, warning or never", s)
+}
+
+// Gate says why a CI gate fails for this report, or "" when it passes. A target whose
+// verdict is unknown fails unless allowIncomplete; suppressed findings never count.
+func (r *Report) Gate(failOn string, allowIncomplete bool) string {
+	if failOn == FailOnNever {
+		return ""
+	}
+	var reasons []string
+	for _, t := range r.Targets {
+		switch {
+		case t.Blockers > 0:
+			reasons = append(reasons, fmt.Sprintf("%s: %d blocker(s)", t.Target, t.Blockers))
+		case failOn == FailOnWarning && t.Warnings > 0:
+			reasons = append(reasons, fmt.Sprintf("%s: %d warning(s)", t.Target, t.Warnings))
+		case t.Verdict == VerdictUnknown && !allowIncomplete:
+			reasons = append(reasons, fmt.Sprintf("%s: verdict unknown (%s not assessed)", t.Target, requiredGaps(t)))
+		}
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// Fails reports whether a finding of this severity fails the gate at failOn.
+func Fails(severity, failOn string) bool {
+	switch failOn {
+	case FailOnBlocker:
+		return severity == SeverityBlocker
+	case FailOnWarning:
+		return severity == SeverityBlocker || severity == SeverityWarning
+	}
+	return false
+}
+
+func requiredGaps(t TargetResult) string {
+	var names []string
+	for _, g := range t.NotAssessed {
+		if g.Required {
+			names = append(names, g.Capability)
+		}
+	}
+	return strings.Join(names, ", ")
+}

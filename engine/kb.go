@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/open-policy-agent/opa/v1/bundle"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// oldestTarget is the oldest minor a target may name; APIs introduced after it can be "not
+// served yet" for some target, so collectors record them too.
+const oldestTarget = 1016
+
+// APIEntry is one group/version/kind of the API lifecycle data.
+type APIEntry struct {
+	Group       string `json:"group"`
+	Version     string `json:"version"`
+	Kind        string `json:"kind"`
+	Introduced  string `json:"introduced,omitempty"`
+	Deprecated  string `json:"deprecated,omitempty"`
+	Removed     string `json:"removed,omitempty"`
+	Replacement string `json:"replacement,omitempty"`
+	Stored      bool   `json:"stored"`
+}
+
+func (e *Engine) readKB(b *bundle.Bundle) error {
+	kb, ok := lookup(b.Data, "upgradescope", "kb")
+	if !ok {
+		return fmt.Errorf("built-in bundle has no upgradescope/kb data")
+	}
+	if err := remarshal(kb["meta"], &e.kb); err != nil || e.kb.Horizon == "" {
+		return fmt.Errorf("built-in bundle: knowledge base meta has no horizon")
+	}
+	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
+		return fmt.Errorf("built-in bundle: knowledge base has no API lifecycle data")
+	}
+	return nil
+}
+
+func lookup(data map[string]any, path ...string) (map[string]any, bool) {
+	cur := data
+	for _, p := range path {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur = next
+	}
+	return cur, true
+}
+
+func remarshal(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// WatchedKinds is the set of API versions collectors record, as "apiVersion/Kind" keys
+// ("extensions/v1beta1/Ingress", "v1/Endpoints"): every stored kind the knowledge base
+// deprecates or removes, or introduced after the oldest possible target. Everything else is
+// served by every target and cannot break an upgrade, so it is counted but never listed.
+func (e *Engine) WatchedKinds() map[string]bool {
+	out := map[string]bool{}
+	for _, a := range e.apis {
+		if !a.Stored {
+			continue
+		}
+		if a.Deprecated != "" || a.Removed != "" || introducedAfterOldestTarget(a.Introduced) {
+			out[apiVersionKind(a.Group, a.Version, a.Kind)] = true
+		}
+	}
+	return out
+}
+
+func introducedAfterOldestTarget(introduced string) bool {
+	v, err := inventory.ParseVersion(introduced)
+	return err == nil && v.Major*1000+v.Minor > oldestTarget
+}
+
+func apiVersionKind(group, version, kind string) string {
+	if group == "" {
+		return version + "/" + kind
+	}
+	return group + "/" + version + "/" + kind
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}

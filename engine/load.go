@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
+)
+
+// CustomRoot is where every custom pack lives: upgradescope/custom/<name>.
+const CustomRoot = "upgradescope/custom"
+
+// maxBundleBytes bounds any one file read from a bundle.
+const maxBundleBytes = 64 << 20
+
+// skipTests keeps Rego tests out of the evaluated bundle; `opa test` still runs them.
+func skipTests(abspath string, info fs.FileInfo, _ int) bool {
+	return !info.IsDir() && strings.HasSuffix(abspath, "_test.rego")
+}
+
+func readFSBundle(fsys fs.FS) (*bundle.Bundle, error) {
+	loader, err := bundle.NewFSLoader(fsys)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bundle.NewCustomReader(loader.WithFilter(skipTests)).
+		WithRegoVersion(ast.RegoV1).
+		WithSizeLimitBytes(maxBundleBytes).
+		WithProcessAnnotations(true).
+		Read()
+	if err != nil {
+		return nil, fmt.Errorf("read built-in bundle: %w", err)
+	}
+	return &b, nil
+}
+
+// readCustom reads a custom pack: a bundle tarball, or a directory of Rego whose manifest is
+// derived from its packages when it has none.
+func readCustom(path string) (*bundle.Bundle, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	var b bundle.Bundle
+	if info.IsDir() {
+		loader := bundle.NewDirectoryLoader(path).WithFilter(skipTests).WithSizeLimitBytes(maxBundleBytes)
+		b, err = bundle.NewCustomReader(loader).WithRegoVersion(ast.RegoV1).WithBaseDir(path).Read()
+	} else {
+		var f *os.File
+		if f, err = os.Open(path); err != nil {
+			return nil, fmt.Errorf("read policy: %w", err)
+		}
+		defer f.Close()
+		b, err = bundle.NewReader(f).WithRegoVersion(ast.RegoV1).WithSizeLimitBytes(maxBundleBytes).Read()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read policy %s: %w", path, err)
+	}
+	if b.Manifest.Roots == nil || len(*b.Manifest.Roots) == 0 {
+		roots := deriveRoots(&b, path)
+		b.Manifest.Roots = &roots
+	}
+	for _, r := range *b.Manifest.Roots {
+		if !strings.HasPrefix(r+"/", CustomRoot+"/") || r == CustomRoot {
+			return nil, fmt.Errorf("policy %s: root %q is outside %s/<name>; custom packs may not own other roots", path, r, CustomRoot)
+		}
+	}
+	if b.Manifest.Revision == "" {
+		b.Manifest.Revision = "unversioned"
+	}
+	return &b, nil
+}
+
+// deriveRoots gives a bare directory the roots its packages claim under upgradescope.custom;
+// with none, the directory name. A module outside those roots is then refused by OPA itself.
+func deriveRoots(b *bundle.Bundle, path string) []string {
+	set := map[string]bool{}
+	for _, m := range b.Modules {
+		parts := m.Parsed.Package.Path
+		if len(parts) >= 4 && parts[1].Value.Compare(ast.String("upgradescope")) == 0 &&
+			parts[2].Value.Compare(ast.String("custom")) == 0 {
+			if s, ok := parts[3].Value.(ast.String); ok {
+				set[CustomRoot+"/"+string(s)] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		set[CustomRoot+"/"+filepath.Base(filepath.Clean(path))] = true
+	}
+	roots := make([]string, 0, len(set))
+	for r := range set {
+		roots = append(roots, r)
+	}
+	sort.Strings(roots)
+	return roots
+}

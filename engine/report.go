@@ -1,0 +1,112 @@
+package engine
+
+import "github.com/upgradescope/upgradescope/inventory"
+
+// ReportSchemaVersion is the version of the JSON report contract (docs/report.schema.json).
+const ReportSchemaVersion = 1
+
+// Verdicts of a target.
+const (
+	VerdictReady   = "ready"
+	VerdictBlocked = "blocked"
+	VerdictUnknown = "unknown"
+)
+
+// Severities of a finding.
+const (
+	SeverityBlocker = "blocker"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+)
+
+// Report is what one evaluation of one inventory produced.
+type Report struct {
+	SchemaVersion  int            `json:"schemaVersion"`
+	ToolVersion    string         `json:"toolVersion"`
+	EvaluatedAt    string         `json:"evaluatedAt"`
+	Source         string         `json:"source"`
+	ClusterID      string         `json:"clusterId,omitempty"`
+	ServerVersion  string         `json:"serverVersion,omitempty"`
+	FilesBase      string         `json:"filesBase,omitempty"`
+	Bundles        []BundleInfo   `json:"bundles"`
+	KB             KBMeta         `json:"kb"`
+	Targets        []TargetResult `json:"targets"`
+	ExpiredIgnores []IgnoreRule   `json:"expiredIgnores,omitempty"`
+}
+
+// BundleInfo names a bundle that took part in an evaluation.
+type BundleInfo struct {
+	Name     string   `json:"name"`
+	Revision string   `json:"revision"`
+	Roots    []string `json:"roots"`
+}
+
+// KBMeta describes the knowledge base: its horizon is the newest minor it can judge.
+type KBMeta struct {
+	Horizon       string `json:"horizon"`
+	GeneratedFrom string `json:"generatedFrom"`
+	Citation      string `json:"citation,omitempty"`
+}
+
+// TargetResult is the judgement for one target minor.
+type TargetResult struct {
+	Target          string    `json:"target"`
+	Verdict         string    `json:"verdict"`
+	Score           int       `json:"score"`
+	Blockers        int       `json:"blockers"`
+	Warnings        int       `json:"warnings"`
+	Infos           int       `json:"infos"`
+	SuppressedCount int       `json:"suppressedCount"`
+	Findings        []Finding `json:"findings"`
+	Suppressed      []Finding `json:"suppressed"`
+	NotAssessed     []Gap     `json:"notAssessed"`
+}
+
+// Finding is one thing that breaks, or may break, the upgrade. Key is stable across runs
+// and never contains a count.
+type Finding struct {
+	Key               string                `json:"key"`
+	Category          string                `json:"category"`
+	Severity          string                `json:"severity"`
+	Target            string                `json:"target"`
+	Title             string                `json:"title"`
+	Detail            string                `json:"detail,omitempty"`
+	Remediation       string                `json:"remediation,omitempty"`
+	Objects           []inventory.ObjectRef `json:"objects,omitempty"`
+	ObjectsOmitted    int                   `json:"objectsOmitted,omitempty"`
+	SuppressedObjects int                   `json:"suppressedObjects,omitempty"`
+	Namespaces        []string              `json:"namespaces,omitempty"`
+	Citations         []string              `json:"citations,omitempty"`
+	Pack              string                `json:"pack,omitempty"`
+	Suppression       *Suppression          `json:"suppression,omitempty"`
+}
+
+// Suppression says which ignore rule took a finding out of the score.
+type Suppression struct {
+	Index   int    `json:"index"`
+	Reason  string `json:"reason"`
+	Expires string `json:"expires,omitempty"`
+}
+
+// Gap is something that could not be assessed. A required gap makes the verdict unknown.
+type Gap struct {
+	Capability string   `json:"capability"`
+	Required   bool     `json:"required"`
+	Reason     string   `json:"reason"`
+	Partial    bool     `json:"partial,omitempty"`
+	Skipped    []string `json:"skipped,omitempty"`
+}
+
+// IgnoreRule is one suppression from .upgradescope.yaml: exactly one of Key or Category,
+// optional globs, a required reason, and an optional last day (YYYY-MM-DD, UTC).
+type IgnoreRule struct {
+	Key       string `json:"key,omitempty"`
+	Category  string `json:"category,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	File      string `json:"file,omitempty"`
+	Reason    string `json:"reason"`
+	Expires   string `json:"expires,omitempty"`
+	Index     int    `json:"index,omitempty"`
+	Line      int    `json:"line,omitempty"`
+}

@@ -1,0 +1,146 @@
+package inventory
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var printer = message.NewPrinter(language.English)
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// SchemaJSON returns the JSON Schema (2020-12) of the document.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
+
+// MaxDocumentBytes bounds what Read accepts: an inventory is per-GVK aggregates, so even a
+// 100k-object cluster stays far below it.
+const MaxDocumentBytes = 64 << 20
+
+var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	const url = "inventory.schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+})
+
+// SchemaError lists every JSON pointer at which a document breaks the schema.
+type SchemaError struct {
+	Problems []string // "/apiUsage/3/count: got string, want integer"
+}
+
+func (e *SchemaError) Error() string {
+	return "inventory does not match schema:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// Validate checks raw JSON against the schema.
+func Validate(data []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return syntaxError(data, err)
+	}
+	sch, err := compiled()
+	if err != nil {
+		return fmt.Errorf("compile inventory schema: %w", err)
+	}
+	err = sch.Validate(v)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return &SchemaError{Problems: leafProblems(ve)}
+	}
+	return err
+}
+
+func leafProblems(ve *jsonschema.ValidationError) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			msg := "/" + strings.Join(e.InstanceLocation, "/") + ": " + e.ErrorKind.LocalizedString(printer)
+			if !seen[msg] {
+				seen[msg] = true
+				out = append(out, msg)
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(out)
+	return out
+}
+
+// syntaxError turns a JSON decoding error into one naming the line.
+func syntaxError(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("line %d: %w", lineAt(data, se.Offset), err)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("line %d: %w", lineAt(data, te.Offset), err)
+	}
+	return err
+}
+
+func lineAt(data []byte, offset int64) int {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// Parse validates raw JSON and decodes it.
+func Parse(data []byte) (*Document, error) {
+	if err := Validate(data); err != nil {
+		return nil, err
+	}
+	var d Document
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, syntaxError(data, err)
+	}
+	return &d, nil
+}
+
+// ReadFile reads, bounds, validates and decodes an inventory file; errors name the file.
+func ReadFile(path string) (*Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read inventory: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read inventory %s: %w", path, err)
+	}
+	if len(data) > MaxDocumentBytes {
+		return nil, fmt.Errorf("read inventory %s: larger than %d MiB", path, MaxDocumentBytes>>20)
+	}
+	d, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}

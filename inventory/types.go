@@ -1,0 +1,92 @@
+// Package inventory holds the document collectors produce and the engine judges:
+// observations only, never a verdict or a severity.
+package inventory
+
+import "time"
+
+// SchemaVersion is the version of the document this package reads and writes.
+const SchemaVersion = 1
+
+// Sources of an inventory.
+const (
+	SourceCluster   = "cluster"
+	SourceFiles     = "files"
+	SourceManifests = "manifests"
+)
+
+// Capability names. A capability is one collector step; it says what it could not see.
+const (
+	CapAPIUsage        = "api-usage"
+	CapDeprecatedCalls = "deprecated-calls"
+	CapHelm            = "helm"
+	CapAddons          = "addons"
+	CapVersions        = "versions"
+	CapCRDs            = "crds"
+)
+
+// MaxObjectRefs is how many object references one APIUsage entry lists; the rest are counted
+// in ObjectsOmitted.
+const MaxObjectRefs = 100
+
+// Document is one cluster's (or one manifest set's) inventory.
+type Document struct {
+	SchemaVersion int                   `json:"schemaVersion"`
+	Source        string                `json:"source"`
+	ClusterID     string                `json:"clusterId,omitempty"`
+	CollectedAt   time.Time             `json:"collectedAt"`
+	ServerVersion string                `json:"serverVersion,omitempty"`
+	FilesBase     string                `json:"filesBase,omitempty"`
+	Capabilities  map[string]Capability `json:"capabilities"`
+	APIUsage      []APIUsage            `json:"apiUsage"`
+
+	// Sections filled by later collectors. They are open objects in the schema so a newer
+	// collector's fields pass through an older reader unchanged.
+	DeprecatedCalls []Object `json:"deprecatedCalls,omitempty"`
+	HelmReleases    []Object `json:"helmReleases,omitempty"`
+	GitopsCharts    []Object `json:"gitopsCharts,omitempty"`
+	WorkloadImages  []Object `json:"workloadImages,omitempty"`
+	IngressClasses  []Object `json:"ingressClasses,omitempty"`
+	Nodes           []Object `json:"nodes,omitempty"`
+	ControlPlane    []Object `json:"controlPlane,omitempty"`
+	Namespaces      []Object `json:"namespaces,omitempty"`
+	CRDs            []Object `json:"crds,omitempty"`
+}
+
+// Object is an entry of a section whose Go type a later collector defines.
+type Object = map[string]any
+
+// Capability says whether a collector step saw everything it looked for.
+type Capability struct {
+	Available bool     `json:"available"`
+	Partial   bool     `json:"partial,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
+	Skipped   []string `json:"skipped,omitempty"`
+}
+
+// APIUsage is every object of one group/version/kind, aggregated.
+type APIUsage struct {
+	Group          string         `json:"group"`
+	Version        string         `json:"version"`
+	Kind           string         `json:"kind"`
+	Count          int            `json:"count"`
+	Namespaces     map[string]int `json:"namespaces"`
+	Objects        []ObjectRef    `json:"objects,omitempty"`
+	ObjectsOmitted int            `json:"objectsOmitted,omitempty"`
+}
+
+// APIVersion renders the group and version the way a manifest spells them.
+func (u APIUsage) APIVersion() string {
+	if u.Group == "" {
+		return u.Version
+	}
+	return u.Group + "/" + u.Version
+}
+
+// ObjectRef names one object; File, Line and RenderedFrom are set in files mode.
+type ObjectRef struct {
+	Namespace    string `json:"namespace,omitempty"`
+	Name         string `json:"name"`
+	File         string `json:"file,omitempty"`
+	Line         int    `json:"line,omitempty"`
+	RenderedFrom string `json:"renderedFrom,omitempty"`
+}

@@ -1,0 +1,80 @@
+# METADATA
+# title: API lifecycle lookups
+# description: |
+#   Looks API lifecycle entries up by key (`<group or core>/<version>/<Kind>`) and answers
+#   whether a Kubernetes minor serves them and what replaces them.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+package upgradescope.lib.apis
+
+import data.upgradescope.kb
+import data.upgradescope.lib.versions
+
+# METADATA
+# description: The knowledge-base key of a group, version and kind.
+key(group, version, kind) := sprintf("%s/%s/%s", [group_name(group), version, kind])
+
+group_name("") := "core"
+
+group_name(group) := group if group != ""
+
+# METADATA
+# description: The apiVersion a manifest would write for an entry.
+api_version(e) := e.version if e.group == ""
+
+api_version(e) := sprintf("%s/%s", [e.group, e.version]) if e.group != ""
+
+# METADATA
+# description: True when the entry is removed at or before the target.
+removed_by(e, target) if versions.ordinal(e.removed) <= versions.ordinal(target)
+
+# METADATA
+# description: True when the entry is deprecated at or before the target.
+deprecated_by(e, target) if versions.ordinal(e.deprecated) <= versions.ordinal(target)
+
+# METADATA
+# description: True when the target serves the entry for the first time later than the target.
+not_yet_served(e, target) if versions.ordinal(e.introduced) > versions.ordinal(target)
+
+# METADATA
+# description: True when the target serves the entry.
+served(e, target) if {
+	not not_yet_served(e, target)
+	not removed_by(e, target)
+}
+
+# Every entry is a node: graph.reachable drops edges into nodes that are not keys.
+replacements := {k: edges(e) | some k, e in kb.apis}
+
+edges(e) := {e.replacement} if e.replacement
+
+edges(e) := set() if not e.replacement
+
+by_group_kind[sprintf("%s/%s", [e.group, e.kind])] contains k if some k, e in kb.apis
+
+# METADATA
+# description: |
+#   The entry a user should move to from key k so the target serves it: the replacement
+#   chain is followed, and an API the target does not deprecate is preferred.
+successor(k, target) := ranked[0][1] if {
+	ranked := sort([[rank, c] |
+		some c in graph.reachable(replacements, {k})
+		c != k
+		e := kb.apis[c]
+		served(e, target)
+		rank := deprecation_rank(e, target)
+	])
+}
+
+# METADATA
+# description: Other versions of the same kind that the target serves, sorted.
+served_siblings(k, target) := sort([api_version(kb.apis[s]) |
+	e := kb.apis[k]
+	some s in by_group_kind[sprintf("%s/%s", [e.group, e.kind])]
+	s != k
+	served(kb.apis[s], target)
+])
+
+deprecation_rank(e, target) := 1 if deprecated_by(e, target)
+
+deprecation_rank(e, target) := 0 if not deprecated_by(e, target)

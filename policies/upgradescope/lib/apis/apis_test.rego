@@ -1,0 +1,53 @@
+package upgradescope.lib.apis_test
+
+import data.upgradescope.lib.apis
+
+kb_apis := {
+	"flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema": {
+		"group": "flowcontrol.apiserver.k8s.io", "version": "v1beta2", "kind": "FlowSchema",
+		"introduced": "1.23", "deprecated": "1.26", "removed": "1.29",
+		"replacement": "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema",
+	},
+	"flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema": {
+		"group": "flowcontrol.apiserver.k8s.io", "version": "v1beta3", "kind": "FlowSchema",
+		"introduced": "1.26", "deprecated": "1.29", "removed": "1.32",
+		"replacement": "flowcontrol.apiserver.k8s.io/v1/FlowSchema",
+	},
+	"flowcontrol.apiserver.k8s.io/v1/FlowSchema": {
+		"group": "flowcontrol.apiserver.k8s.io", "version": "v1", "kind": "FlowSchema",
+		"introduced": "1.29",
+	},
+}
+
+test_key_names_the_core_group if {
+	apis.key("", "v1", "Pod") == "core/v1/Pod"
+	apis.key("apps", "v1", "Deployment") == "apps/v1/Deployment"
+}
+
+test_api_version_omits_the_core_group if {
+	apis.api_version({"group": "", "version": "v1"}) == "v1"
+	apis.api_version({"group": "apps", "version": "v1"}) == "apps/v1"
+}
+
+test_served_between_introduction_and_removal if {
+	e := kb_apis["flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema"]
+	not apis.served(e, "1.25")
+	apis.served(e, "1.26")
+	apis.served(e, "1.31")
+	not apis.served(e, "1.32")
+}
+
+test_successor_follows_the_chain_and_prefers_undeprecated if {
+	k := "flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema"
+	apis.successor(k, "1.30") == "flowcontrol.apiserver.k8s.io/v1/FlowSchema" with data.upgradescope.kb.apis as kb_apis
+	apis.successor(k, "1.27") == "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema" with data.upgradescope.kb.apis as kb_apis
+}
+
+test_successor_undefined_when_nothing_is_served if {
+	not apis.successor("flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema", "1.24") with data.upgradescope.kb.apis as kb_apis
+}
+
+test_served_siblings_lists_other_versions if {
+	got := apis.served_siblings("flowcontrol.apiserver.k8s.io/v1/FlowSchema", "1.28") with data.upgradescope.kb.apis as kb_apis
+	got == ["flowcontrol.apiserver.k8s.io/v1beta2", "flowcontrol.apiserver.k8s.io/v1beta3"]
+}

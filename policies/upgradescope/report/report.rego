@@ -1,0 +1,203 @@
+# METADATA
+# title: The report
+# description: |
+#   Gathers the findings of every built-in and custom pack, applies suppressions, and
+#   computes per target the verdict, the score and what could not be assessed. The engine's
+#   one query is data.upgradescope.report.result.
+# related_resources:
+#   - ref: https://www.openpolicyagent.org/docs/policy-language
+package upgradescope.report
+
+import data.upgradescope.kb
+import data.upgradescope.lib.versions
+
+# METADATA
+# description: The engine's single query.
+# entrypoint: true
+result := {
+	"targets": [target_result(t) | some t in input.targets],
+	"expiredIgnores": expired_ignores,
+	"kb": kb.meta,
+}
+
+severity_rank := {"blocker": 0, "warning": 1, "info": 2}
+
+# Capabilities without which no verdict can be ready.
+required_capabilities := {"api-usage"}
+
+all_findings contains f if {
+	some pack
+	some f in data.upgradescope.rules[pack].findings
+}
+
+all_findings contains object.union(f, {"pack": sprintf("custom/%s", [name])}) if {
+	some name
+	some f in data.upgradescope.custom[name].findings
+}
+
+all_findings contains object.union(f, {"pack": sprintf("custom/%s/%s", [name, sub])}) if {
+	some name, sub
+	some f in data.upgradescope.custom[name][sub].findings
+}
+
+target_result(t) := {
+	"target": t,
+	"verdict": verdict(counts, gaps),
+	"score": score(counts),
+	"blockers": counts.blocker,
+	"warnings": counts.warning,
+	"infos": counts.info,
+	"suppressedCount": count(suppressed),
+	"findings": sorted(kept),
+	"suppressed": sorted(suppressed),
+	"notAssessed": gaps,
+} if {
+	judged := [judge(f) | some f in all_findings; f.target == t]
+	kept := [j.finding | some j in judged; not j.suppressed]
+	suppressed := [object.union(j.finding, {"suppression": j.suppressed}) | some j in judged; j.suppressed]
+	counts := {s: count([f | some f in kept; f.severity == s]) | some s, _ in severity_rank}
+	gaps := not_assessed(t)
+}
+
+verdict(counts, _) := "blocked" if counts.blocker > 0
+
+verdict(counts, gaps) := "unknown" if {
+	counts.blocker == 0
+	some g in gaps
+	g.required
+}
+
+verdict(counts, gaps) := "ready" if {
+	counts.blocker == 0
+	every g in gaps {
+		not g.required
+	}
+}
+
+# METADATA
+# description: The public score formula; info never counts.
+score(counts) := max({0, (100 - min({75, 25 * counts.blocker})) - min({20, 5 * counts.warning})})
+
+sorted(fs) := [x[3] | some x in sort([[severity_rank[f.severity], f.category, f.key, f] | some f in fs])]
+
+not_assessed(t) := sort_gaps(capability_gaps | coverage_gaps(t))
+
+sort_gaps(gaps) := [x[1] | some x in sort([[g.capability, g] | some g in gaps])]
+
+capability_gaps contains gap(name, required_capabilities[name], object.get(cap, "reason", "not available")) if {
+	some name, cap in input.inventory.capabilities
+	not cap.available
+}
+
+capability_gaps contains object.union(gap(name, true, object.get(cap, "reason", "partial")), {"partial": true, "skipped": object.get(cap, "skipped", [])}) if {
+	some name in required_capabilities
+	cap := input.inventory.capabilities[name]
+	cap.available
+	cap.partial
+}
+
+capability_gaps contains gap(name, true, "not collected") if {
+	some name in required_capabilities
+	not input.inventory.capabilities[name]
+}
+
+coverage_gaps(t) := {gap("kb-coverage", true, reason) |
+	versions.ordinal(t) > versions.ordinal(kb.meta.horizon)
+	reason := sprintf("target %s is past the knowledge base horizon %s", [t, kb.meta.horizon])
+}
+
+gap(name, required, reason) := {"capability": name, "required": required == true, "reason": reason}
+
+# Suppressions -----------------------------------------------------------------------------
+
+today := substring(input.now, 0, 10)
+
+expired(rule) if rule.expires < today
+
+expired_ignores := [object.union(rule, {"index": i}) | some i, rule in object.get(input, "ignore", []); expired(rule)]
+
+active_ignores := [[i, rule] | some i, rule in object.get(input, "ignore", []); not expired(rule)]
+
+selectors := {"namespace", "name", "file"}
+
+has_selector(rule) if {
+	some s in selectors
+	rule[s]
+}
+
+aims_at(rule, f) if rule.key == f.key
+
+aims_at(rule, f) if rule.category == f.category
+
+# A rule without selectors takes the whole finding; a namespace-only rule takes an object-less
+# finding when it names every namespace of it.
+takes_whole(rule, f) if {
+	aims_at(rule, f)
+	not has_selector(rule)
+}
+
+takes_whole(rule, f) if {
+	aims_at(rule, f)
+	count(object.get(f, "objects", [])) == 0
+	object.keys(object.filter(rule, selectors)) == {"namespace"}
+	count(f.namespaces) > 0
+	every ns in f.namespaces {
+		glob.match(rule.namespace, ["/"], ns)
+	}
+}
+
+takes_object(rule, f, o) if {
+	aims_at(rule, f)
+	has_selector(rule)
+	every s, pattern in object.filter(rule, selectors) {
+		glob.match(pattern, ["/"], object.get(o, s, ""))
+	}
+}
+
+suppression(i, rule) := {"index": i, "reason": rule.reason, "expires": object.get(rule, "expires", "")}
+
+judge(f) := {"finding": f, "suppressed": suppression(i, rule)} if {
+	[i, rule] := first_whole(f)
+}
+
+judge(f) := judge_objects(f) if not first_whole(f)
+
+first_whole(f) := matches[0] if {
+	matches := [[i, rule] | some [i, rule] in active_ignores; takes_whole(rule, f)]
+	count(matches) > 0
+}
+
+judge_objects(f) := {"finding": f, "suppressed": false} if {
+	objects := object.get(f, "objects", [])
+	not any_object_taken(f, objects)
+}
+
+judge_objects(f) := result if {
+	objects := object.get(f, "objects", [])
+	taken := [o | some o in objects; object_taker(f, o)]
+	count(taken) > 0
+	remaining := [o | some o in objects; not object_taker(f, o)]
+	result := split(f, remaining, taken)
+}
+
+any_object_taken(f, objects) if {
+	some o in objects
+	object_taker(f, o)
+}
+
+object_taker(f, o) := takers[0] if {
+	takers := [[i, rule] | some [i, rule] in active_ignores; takes_object(rule, f, o)]
+	count(takers) > 0
+}
+
+# Every listed object taken and none unlisted: the finding leaves the scored list.
+split(f, [], taken) := {"finding": f, "suppressed": suppression(i, rule)} if {
+	object.get(f, "objectsOmitted", 0) == 0
+	[i, rule] := object_taker(f, taken[0])
+}
+
+split(f, remaining, taken) := {"finding": object.union(f, {"objects": remaining, "suppressedObjects": count(taken)}), "suppressed": false} if {
+	not all_taken(f, remaining)
+}
+
+all_taken(f, []) if object.get(f, "objectsOmitted", 0) == 0

@@ -1,0 +1,136 @@
+# METADATA
+# title: Removed and deprecated APIs
+# description: |
+#   Judges every group/version/kind the inventory recorded against the API lifecycle data:
+#   removed at or before the target is a blocker, removed in the minor after the target a
+#   warning, deprecated otherwise info; a version the target does not serve yet is a blocker.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-policy/
+# custom:
+#   category: removed-api, deprecated-api
+package upgradescope.rules.apis
+
+import data.upgradescope.kb
+import data.upgradescope.lib.apis
+import data.upgradescope.lib.versions
+
+# METADATA
+# description: One finding per recorded API and target.
+findings contains finding(u, k, t, "removed-api", "blocker", title, remediation) if {
+	some u in input.inventory.apiUsage
+	some t in input.targets
+	[k, e] := stored_entry(u)
+	apis.removed_by(e, t)
+	title := sprintf("%s %s removed in %s (%s)", [apis.api_version(e), e.kind, e.removed, objects_phrase(u.count)])
+	remediation := migrate(k, e, t)
+}
+
+findings contains finding(u, k, t, "removed-api", "warning", title, remediation) if {
+	some u in input.inventory.apiUsage
+	some t in input.targets
+	[k, e] := stored_entry(u)
+	versions.ordinal(e.removed) == versions.ordinal(t) + 1
+	title := sprintf("%s %s removed in %s, the minor after %s (%s)", [
+		apis.api_version(e), e.kind, e.removed, t, objects_phrase(u.count),
+	])
+	remediation := migrate(k, e, e.removed)
+}
+
+findings contains finding(u, k, t, "deprecated-api", "info", title, remediation) if {
+	some u in input.inventory.apiUsage
+	some t in input.targets
+	[k, e] := stored_entry(u)
+	e.deprecated
+	not removal_in_window(e, t)
+	not apis.not_yet_served(e, t)
+	title := sprintf("%s %s %s%s (%s)", [
+		apis.api_version(e), e.kind, deprecation_phrase(e, t), removal_phrase(e), objects_phrase(u.count),
+	])
+	remediation := migrate(k, e, t)
+}
+
+findings contains unserved if {
+	some u in input.inventory.apiUsage
+	some t in input.targets
+	[k, e] := stored_entry(u)
+	apis.not_yet_served(e, t)
+	title := sprintf("%s %s not served until %s (%s)", [apis.api_version(e), e.kind, e.introduced, objects_phrase(u.count)])
+	f := finding(u, k, t, "removed-api", "blocker", title, keep_serving(k, e, t))
+	unserved := object.union(f, {"key": sprintf("removed-api/%s/unserved", [k])})
+}
+
+stored_entry(u) := [k, e] if {
+	k := apis.key(u.group, u.version, u.kind)
+	e := kb.apis[k]
+	e.stored
+}
+
+removal_in_window(e, t) if versions.ordinal(e.removed) <= versions.ordinal(t) + 1
+
+finding(u, k, t, category, severity, title, remediation) := {
+	"key": sprintf("%s/%s", [category, k]),
+	"category": category,
+	"severity": severity,
+	"target": t,
+	"title": title,
+	"detail": detail(u),
+	"remediation": remediation,
+	"objects": object.get(u, "objects", []),
+	"objectsOmitted": object.get(u, "objectsOmitted", 0),
+	"namespaces": sort([ns | some ns, _ in u.namespaces; ns != ""]),
+	"citations": kb.apis[k].citations,
+}
+
+objects_phrase(1) := "1 object"
+
+objects_phrase(n) := sprintf("%d objects", [n]) if n != 1
+
+detail(u) := sprintf("%s at %s %s: %s", [objects_phrase(u.count), api_version_of(u), u.kind, concat(", ", per_namespace(u))])
+
+api_version_of(u) := apis.api_version(u)
+
+per_namespace(u) := [sprintf("%s (%d)", [namespace_label(ns), n]) | some ns in sort(object.keys(u.namespaces)); n := u.namespaces[ns]]
+
+namespace_label("") := "no namespace"
+
+namespace_label(ns) := ns if ns != ""
+
+deprecation_phrase(e, t) := sprintf("deprecated since %s", [e.deprecated]) if apis.deprecated_by(e, t)
+
+deprecation_phrase(e, t) := sprintf("deprecated from %s (future deprecation)", [e.deprecated]) if not apis.deprecated_by(e, t)
+
+removal_phrase(e) := "" if not e.removed
+
+removal_phrase(e) := sprintf(", removal in %s (projected)", [e.removed]) if {
+	versions.ordinal(e.removed) > versions.ordinal(kb.meta.horizon)
+}
+
+removal_phrase(e) := sprintf(", removal in %s", [e.removed]) if {
+	versions.ordinal(e.removed) <= versions.ordinal(kb.meta.horizon)
+}
+
+migrate(k, _, t) := sprintf("Migrate manifests and clients to %s %s, which Kubernetes %s serves.", [
+	apis.api_version(s), s.kind, t,
+]) if {
+	s := kb.apis[apis.successor(k, t)]
+}
+
+migrate(k, e, t) := sprintf("No replacement for %s %s that Kubernetes %s serves is known; remove these objects or replace them before upgrading.", [
+	apis.api_version(e), e.kind, t,
+]) if {
+	not apis.successor(k, t)
+}
+
+keep_serving(k, e, t) := sprintf("Kubernetes %s serves %s %s at %s; keep that version until the cluster runs %s or later.", [
+	t, e.kind, apis.api_version(e), concat(", ", siblings), e.introduced,
+]) if {
+	siblings := apis.served_siblings(k, t)
+	count(siblings) > 0
+}
+
+keep_serving(k, e, t) := sprintf("Kubernetes %s serves no version of %s; upgrade to %s or later before applying these objects.", [
+	t, e.kind, e.introduced,
+]) if {
+	count(apis.served_siblings(k, t)) == 0
+}
