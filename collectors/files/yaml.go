@@ -116,4 +116,3 @@ func stringField(m *yaml.Node, key string) (*yaml.Node, string) {
 	}
 	return v, v.Value
 }
-
