@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 func newPolicyCommand(s streams) *cobra.Command {
@@ -23,6 +29,9 @@ func newPolicyTestCommand(s streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test PATH...",
 		Short: "Run the Rego tests of rule packs, as `opa test` does (exit 2 when a test fails)",
+		Long: `Runs the Rego tests under PATH with OPA's own test runner. The built-in library and
+knowledge base (data.upgradescope.lib, data.upgradescope.kb) are loaded beside them, so the
+result is that of ` + "`opa test PATH... policies/`" + ` without the built-in tests.`,
 		Example: `  upgradescope policy test ./my-rules
   upgradescope policy test policies/`,
 		Args: cobra.MinimumNArgs(1),
@@ -35,8 +44,20 @@ func newPolicyTestCommand(s streams) *cobra.Command {
 // policyTest runs OPA's own test runner and reporter, so its output and exit codes are
 // those of `opa test`.
 func policyTest(ctx context.Context, s streams, paths []string) error {
+	load := append([]string(nil), paths...)
+	if !holdsBuiltin(paths) {
+		builtin, err := os.MkdirTemp("", "upgradescope-policies-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(builtin)
+		if err := writeBuiltin(builtin); err != nil {
+			return err
+		}
+		load = append(load, builtin)
+	}
 	popts := ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}
-	modules, store, err := tester.LoadWithParserOptions(paths, nil, popts)
+	modules, store, err := tester.LoadWithParserOptions(load, nil, popts)
 	if err != nil {
 		return err
 	}
@@ -73,4 +94,35 @@ func policyTest(ctx context.Context, s streams, paths []string) error {
 		return &exitError{code: exitGate}
 	}
 	return nil
+}
+
+// holdsBuiltin is true when a path is the built-in bundle itself (a checkout's policies/).
+func holdsBuiltin(paths []string) bool {
+	for _, p := range paths {
+		if info, err := os.Stat(filepath.Join(p, "upgradescope", "lib")); err == nil && info.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// writeBuiltin copies the embedded bundle, tests excluded, to dir.
+func writeBuiltin(dir string) error {
+	return fs.WalkDir(policies.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == "." {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		if strings.HasSuffix(path, "_test.rego") || path == ".manifest" {
+			return nil
+		}
+		data, err := policies.FS.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600)
+	})
 }

@@ -26,18 +26,19 @@ severity_rank := {"blocker": 0, "warning": 1, "info": 2}
 required_capabilities := {"api-usage"}
 
 all_findings contains f if {
-	some pack
-	some f in data.upgradescope.rules[pack].findings
+	some pack in data.upgradescope.rules
+	some f in pack.findings
 }
 
 all_findings contains object.union(f, {"pack": sprintf("custom/%s", [name])}) if {
-	some name
-	some f in data.upgradescope.custom[name].findings
+	some name, pack in data.upgradescope.custom
+	some f in pack.findings
 }
 
 all_findings contains object.union(f, {"pack": sprintf("custom/%s/%s", [name, sub])}) if {
-	some name, sub
-	some f in data.upgradescope.custom[name][sub].findings
+	some name, pack in data.upgradescope.custom
+	some sub, subpack in pack
+	some f in subpack.findings
 }
 
 target_result(t) := {
@@ -84,16 +85,19 @@ not_assessed(t) := sort_gaps(capability_gaps | coverage_gaps(t))
 
 sort_gaps(gaps) := [x[1] | some x in sort([[g.capability, g] | some g in gaps])]
 
-capability_gaps contains gap(name, required_capabilities[name], object.get(cap, "reason", "not available")) if {
+capability_gaps contains gap(name, required, object.get(cap, "reason", "not available")) if {
 	some name, cap in input.inventory.capabilities
 	not cap.available
+	required := name in required_capabilities
 }
 
-capability_gaps contains object.union(gap(name, true, object.get(cap, "reason", "partial")), {"partial": true, "skipped": object.get(cap, "skipped", [])}) if {
+capability_gaps contains object.union(gap(name, true, reason), partial) if {
 	some name in required_capabilities
 	cap := input.inventory.capabilities[name]
 	cap.available
 	cap.partial
+	reason := object.get(cap, "reason", "partial")
+	partial := {"partial": true, "skipped": object.get(cap, "skipped", [])}
 }
 
 capability_gaps contains gap(name, true, "not collected") if {
@@ -177,7 +181,7 @@ judge_objects(f) := result if {
 	taken := [o | some o in objects; object_taker(f, o)]
 	count(taken) > 0
 	remaining := [o | some o in objects; not object_taker(f, o)]
-	result := split(f, remaining, taken)
+	result := split_objects(f, remaining, taken)
 }
 
 any_object_taken(f, objects) if {
@@ -191,13 +195,14 @@ object_taker(f, o) := takers[0] if {
 }
 
 # Every listed object taken and none unlisted: the finding leaves the scored list.
-split(f, [], taken) := {"finding": f, "suppressed": suppression(i, rule)} if {
+split_objects(f, [], taken) := {"finding": f, "suppressed": suppression(i, rule)} if {
 	object.get(f, "objectsOmitted", 0) == 0
 	[i, rule] := object_taker(f, taken[0])
 }
 
-split(f, remaining, taken) := {"finding": object.union(f, {"objects": remaining, "suppressedObjects": count(taken)}), "suppressed": false} if {
+split_objects(f, remaining, taken) := {"finding": kept, "suppressed": false} if {
 	not all_taken(f, remaining)
+	kept := object.union(f, {"objects": remaining, "suppressedObjects": count(taken)})
 }
 
 all_taken(f, []) if object.get(f, "objectsOmitted", 0) == 0

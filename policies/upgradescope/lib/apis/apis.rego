@@ -20,6 +20,7 @@ group_name(group) := group if group != ""
 
 # METADATA
 # description: The apiVersion a manifest would write for an entry.
+# scope: document
 api_version(e) := e.version if e.group == ""
 
 api_version(e) := sprintf("%s/%s", [e.group, e.version]) if e.group != ""
@@ -44,7 +45,7 @@ served(e, target) if {
 }
 
 # Every entry is a node: graph.reachable drops edges into nodes that are not keys.
-replacements := {k: edges(e) | some k, e in kb.apis}
+replacements[k] := edges(e) if some k, e in kb.apis
 
 edges(e) := {e.replacement} if e.replacement
 

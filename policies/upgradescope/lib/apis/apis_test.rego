@@ -40,7 +40,8 @@ test_served_between_introduction_and_removal if {
 test_successor_follows_the_chain_and_prefers_undeprecated if {
 	k := "flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema"
 	apis.successor(k, "1.30") == "flowcontrol.apiserver.k8s.io/v1/FlowSchema" with data.upgradescope.kb.apis as kb_apis
-	apis.successor(k, "1.27") == "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema" with data.upgradescope.kb.apis as kb_apis
+	got := apis.successor(k, "1.27") with data.upgradescope.kb.apis as kb_apis
+	got == "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema"
 }
 
 test_successor_undefined_when_nothing_is_served if {
@@ -48,6 +49,7 @@ test_successor_undefined_when_nothing_is_served if {
 }
 
 test_served_siblings_lists_other_versions if {
-	got := apis.served_siblings("flowcontrol.apiserver.k8s.io/v1/FlowSchema", "1.28") with data.upgradescope.kb.apis as kb_apis
+	k := "flowcontrol.apiserver.k8s.io/v1/FlowSchema"
+	got := apis.served_siblings(k, "1.28") with data.upgradescope.kb.apis as kb_apis
 	got == ["flowcontrol.apiserver.k8s.io/v1beta2", "flowcontrol.apiserver.k8s.io/v1beta3"]
 }

@@ -17,6 +17,7 @@ import data.upgradescope.lib.versions
 
 # METADATA
 # description: One finding per recorded API and target.
+# scope: document
 findings contains finding(u, k, t, "removed-api", "blocker", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
@@ -55,7 +56,9 @@ findings contains unserved if {
 	some t in input.targets
 	[k, e] := stored_entry(u)
 	apis.not_yet_served(e, t)
-	title := sprintf("%s %s not served until %s (%s)", [apis.api_version(e), e.kind, e.introduced, objects_phrase(u.count)])
+	title := sprintf("%s %s not served until %s (%s)", [
+		apis.api_version(e), e.kind, e.introduced, objects_phrase(u.count),
+	])
 	f := finding(u, k, t, "removed-api", "blocker", title, keep_serving(k, e, t))
 	unserved := object.union(f, {"key": sprintf("removed-api/%s/unserved", [k])})
 }
@@ -86,11 +89,16 @@ objects_phrase(1) := "1 object"
 
 objects_phrase(n) := sprintf("%d objects", [n]) if n != 1
 
-detail(u) := sprintf("%s at %s %s: %s", [objects_phrase(u.count), api_version_of(u), u.kind, concat(", ", per_namespace(u))])
+detail(u) := sprintf("%s at %s %s: %s", [
+	objects_phrase(u.count), api_version_of(u), u.kind, concat(", ", per_namespace(u)),
+])
 
 api_version_of(u) := apis.api_version(u)
 
-per_namespace(u) := [sprintf("%s (%d)", [namespace_label(ns), n]) | some ns in sort(object.keys(u.namespaces)); n := u.namespaces[ns]]
+per_namespace(u) := [sprintf("%s (%d)", [namespace_label(ns), n]) |
+	some ns in sort(object.keys(u.namespaces))
+	n := u.namespaces[ns]
+]
 
 namespace_label("") := "no namespace"
 
@@ -98,7 +106,9 @@ namespace_label(ns) := ns if ns != ""
 
 deprecation_phrase(e, t) := sprintf("deprecated since %s", [e.deprecated]) if apis.deprecated_by(e, t)
 
-deprecation_phrase(e, t) := sprintf("deprecated from %s (future deprecation)", [e.deprecated]) if not apis.deprecated_by(e, t)
+deprecation_phrase(e, t) := sprintf("deprecated from %s (future deprecation)", [e.deprecated]) if {
+	not apis.deprecated_by(e, t)
+}
 
 removal_phrase(e) := "" if not e.removed
 
@@ -116,21 +126,24 @@ migrate(k, _, t) := sprintf("Migrate manifests and clients to %s %s, which Kuber
 	s := kb.apis[apis.successor(k, t)]
 }
 
-migrate(k, e, t) := sprintf("No replacement for %s %s that Kubernetes %s serves is known; remove these objects or replace them before upgrading.", [
-	apis.api_version(e), e.kind, t,
-]) if {
+migrate(k, e, t) := sprintf(
+	"No replacement for %s %s that Kubernetes %s serves is known; remove or replace these objects before upgrading.",
+	[apis.api_version(e), e.kind, t],
+) if {
 	not apis.successor(k, t)
 }
 
-keep_serving(k, e, t) := sprintf("Kubernetes %s serves %s %s at %s; keep that version until the cluster runs %s or later.", [
-	t, e.kind, apis.api_version(e), concat(", ", siblings), e.introduced,
-]) if {
+keep_serving(k, e, t) := sprintf(
+	"Kubernetes %s does not serve %s %s; keep %s until the cluster runs %s or later.",
+	[t, apis.api_version(e), e.kind, concat(" or ", siblings), e.introduced],
+) if {
 	siblings := apis.served_siblings(k, t)
 	count(siblings) > 0
 }
 
-keep_serving(k, e, t) := sprintf("Kubernetes %s serves no version of %s; upgrade to %s or later before applying these objects.", [
-	t, e.kind, e.introduced,
-]) if {
+keep_serving(k, e, t) := sprintf(
+	"Kubernetes %s serves no version of %s; upgrade to %s or later before applying these objects.",
+	[t, e.kind, e.introduced],
+) if {
 	count(apis.served_siblings(k, t)) == 0
 }

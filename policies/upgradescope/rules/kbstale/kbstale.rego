@@ -24,7 +24,9 @@ findings contains f if {
 		"category": "kb-stale",
 		"severity": "warning",
 		"target": t,
-		"title": sprintf("knowledge base does not cover Kubernetes %s (newest known: %s)", [versions.minor(newest), kb.meta.horizon]),
+		"title": sprintf("knowledge base does not cover Kubernetes %s (newest known: %s)", [
+			versions.minor(newest), kb.meta.horizon,
+		]),
 		"detail": sprintf("The API lifecycle data was generated from %s; removals after %s are unknown.", [
 			kb.meta.generatedFrom, kb.meta.horizon,
 		]),

@@ -1,0 +1,192 @@
+package upgradescope.report_test
+
+import data.upgradescope.report
+
+finding(key, severity) := {
+	"key": key, "category": split(key, "/")[0], "severity": severity, "target": "1.37",
+	"title": key, "objects": [], "namespaces": ["web"], "citations": [],
+}
+
+with_objects(f, objects) := object.union(f, {"objects": objects, "objectsOmitted": 0})
+
+base_input := {
+	"inventory": {"capabilities": {"api-usage": {"available": true}}, "apiUsage": []},
+	"targets": ["1.37"],
+	"now": "2026-11-29T12:00:00Z",
+	"ignore": [],
+}
+
+# object.union merges recursively; replace the inventory whole.
+with_inventory(inv) := object.union(object.remove(base_input, ["inventory"]), {"inventory": inv})
+
+meta := {"horizon": "1.37", "generatedFrom": "g", "citation": "c"}
+
+result_for(findings, inp) := r if {
+	r := report.result.targets[0] with data.upgradescope.rules as {"test": {"findings": findings}}
+		with data.upgradescope.kb.meta as meta
+		with input as inp
+}
+
+test_score_formula_and_caps if {
+	cases := [
+		[0, 0, 100],
+		[1, 0, 75],
+		[0, 1, 95],
+		[2, 3, 35],
+		[3, 0, 25],
+		[4, 0, 25],
+		[0, 5, 80],
+		[0, 9, 80],
+		[5, 9, 5],
+	]
+	every c in cases {
+		report.score({"blocker": c[0], "warning": c[1], "info": 0}) == c[2]
+	}
+}
+
+test_info_never_counts_in_the_score if {
+	report.score({"blocker": 0, "warning": 0, "info": 40}) == 100
+}
+
+test_blocker_makes_the_verdict_blocked if {
+	r := result_for({finding("removed-api/x", "blocker")}, base_input)
+	r.verdict == "blocked"
+	r.blockers == 1
+	r.score == 75
+}
+
+test_no_findings_and_all_assessed_is_ready if {
+	r := result_for(set(), base_input)
+	r.verdict == "ready"
+	r.score == 100
+}
+
+test_missing_api_usage_capability_is_unknown if {
+	inp := with_inventory({"capabilities": {}, "apiUsage": []})
+	r := result_for(set(), inp)
+	r.verdict == "unknown"
+	r.notAssessed == [{"capability": "api-usage", "required": true, "reason": "not collected"}]
+}
+
+test_partial_api_usage_is_a_required_gap if {
+	caps := {"api-usage": {
+		"available": true, "partial": true,
+		"reason": "1 document(s) could not be decoded", "skipped": ["a.yaml:3"],
+	}}
+	inp := with_inventory({"capabilities": caps, "apiUsage": []})
+	r := result_for(set(), inp)
+	r.verdict == "unknown"
+	r.notAssessed[0].partial
+	r.notAssessed[0].skipped == ["a.yaml:3"]
+}
+
+test_optional_capability_gap_leaves_the_verdict_ready if {
+	caps := {"api-usage": {"available": true}, "helm": {"available": false, "reason": "files mode"}}
+	inp := with_inventory({"capabilities": caps, "apiUsage": []})
+	r := result_for(set(), inp)
+	r.verdict == "ready"
+	r.notAssessed == [{"capability": "helm", "required": false, "reason": "files mode"}]
+}
+
+test_target_past_horizon_is_a_required_kb_coverage_gap if {
+	inp := object.union(base_input, {"targets": ["1.38"]})
+	r := report.result.targets[0] with data.upgradescope.rules as {}
+		with data.upgradescope.kb.meta as meta
+		with input as inp
+	r.verdict == "unknown"
+	some g in r.notAssessed
+	g.capability == "kb-coverage"
+	g.required
+}
+
+test_findings_sorted_by_severity_category_key if {
+	fs := {
+		finding("deprecated-api/b", "info"),
+		finding("removed-api/z", "blocker"),
+		finding("removed-api/a", "warning"),
+		finding("kb-stale", "warning"),
+		finding("chart-incompat/a", "blocker"),
+	}
+	r := result_for(fs, base_input)
+	want := ["chart-incompat/a", "removed-api/z", "kb-stale", "removed-api/a", "deprecated-api/b"]
+	[f.key | some f in r.findings] == want
+}
+
+test_ignore_by_key_suppresses_the_whole_finding if {
+	inp := object.union(base_input, {"ignore": [{"key": "removed-api/x", "reason": "tracked in JIRA-1"}]})
+	r := result_for({finding("removed-api/x", "blocker")}, inp)
+	r.verdict == "ready"
+	r.suppressedCount == 1
+	r.suppressed[0].suppression.reason == "tracked in JIRA-1"
+}
+
+test_ignore_by_category if {
+	inp := object.union(base_input, {"ignore": [{"category": "removed-api", "reason": "r"}]})
+	r := result_for({finding("removed-api/x", "blocker"), finding("deprecated-api/y", "info")}, inp)
+	[f.key | some f in r.findings] == ["deprecated-api/y"]
+}
+
+test_expired_rule_stops_applying_and_is_reported if {
+	inp := object.union(base_input, {"ignore": [{"key": "removed-api/x", "reason": "r", "expires": "2026-11-28"}]})
+	r := result_for({finding("removed-api/x", "blocker")}, inp)
+	r.blockers == 1
+	expired := report.expired_ignores with input as inp
+	expired[0].index == 0
+}
+
+test_rule_applies_through_its_expiry_day if {
+	inp := object.union(base_input, {"ignore": [{"key": "removed-api/x", "reason": "r", "expires": "2026-11-29"}]})
+	r := result_for({finding("removed-api/x", "blocker")}, inp)
+	r.blockers == 0
+}
+
+test_object_selector_takes_only_matching_objects if {
+	f := with_objects(finding("removed-api/x", "blocker"), [
+		{"namespace": "web", "name": "a", "file": "apps/web.yaml"},
+		{"namespace": "db", "name": "b", "file": "apps/db.yaml"},
+	])
+	inp := object.union(base_input, {"ignore": [{"key": "removed-api/x", "namespace": "web", "reason": "r"}]})
+	r := result_for({f}, inp)
+	r.blockers == 1
+	r.findings[0].objects == [{"namespace": "db", "name": "b", "file": "apps/db.yaml"}]
+	r.findings[0].suppressedObjects == 1
+}
+
+test_object_selectors_taking_every_object_suppress_the_finding if {
+	f := with_objects(finding("removed-api/x", "blocker"), [
+		{"namespace": "web", "name": "a", "file": "apps/web/a.yaml"},
+		{"namespace": "web", "name": "b", "file": "apps/web/b.yaml"},
+	])
+	inp := object.union(base_input, {"ignore": [{"category": "removed-api", "file": "apps/**", "reason": "r"}]})
+	r := result_for({f}, inp)
+	r.verdict == "ready"
+	r.suppressedCount == 1
+}
+
+test_omitted_objects_keep_the_finding_scored if {
+	f := object.union(
+		with_objects(finding("removed-api/x", "blocker"), [{"namespace": "web", "name": "a"}]),
+		{"objectsOmitted": 3},
+	)
+	inp := object.union(base_input, {"ignore": [{"key": "removed-api/x", "namespace": "web", "reason": "r"}]})
+	r := result_for({f}, inp)
+	r.blockers == 1
+	r.findings[0].objects == []
+}
+
+test_namespace_rule_takes_an_objectless_finding_only_when_every_namespace_matches if {
+	f := object.union(finding("eol-addon/x", "blocker"), {"namespaces": ["web", "db"]})
+	partial := object.union(base_input, {"ignore": [{"key": "eol-addon/x", "namespace": "web", "reason": "r"}]})
+	result_for({f}, partial).blockers == 1
+	whole := object.union(base_input, {"ignore": [{"key": "eol-addon/x", "namespace": "*", "reason": "r"}]})
+	result_for({f}, whole).blockers == 0
+}
+
+test_custom_pack_findings_are_gathered_and_tagged if {
+	r := report.result.targets[0] with data.upgradescope.rules as {}
+		with data.upgradescope.custom as {"acme": {"findings": {finding("acme-naming/x", "warning")}}}
+		with data.upgradescope.kb.meta as meta
+		with input as base_input
+	r.warnings == 1
+	r.findings[0].pack == "custom/acme"
+}
