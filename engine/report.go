@@ -107,6 +107,6 @@ type IgnoreRule struct {
 	File      string `json:"file,omitempty"`
 	Reason    string `json:"reason"`
 	Expires   string `json:"expires,omitempty"`
-	Index     int    `json:"index,omitempty"`
+	Index     int    `json:"index"`
 	Line      int    `json:"line,omitempty"`
 }

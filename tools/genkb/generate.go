@@ -43,10 +43,18 @@ var notAnObject = map[string]bool{
 // neverStored are kinds that are request or response bodies: a client sends or receives
 // them, but no object of the kind is ever stored, so removing the version breaks no object.
 var neverStored = map[string]bool{
-	"Scale": true, "Eviction": true, "DeploymentRollback": true, "Binding": true,
+	"Scale": true, "DeploymentRollback": true, "Binding": true,
 	"PodStatusResult": true, "EphemeralContainers": true, "RangeAllocation": true,
 	"SerializedReference": true, "TokenRequest": true, "APIGroupDiscovery": true,
 	"APIGroupDiscoveryList": true,
+}
+
+func stored(gvk schema.GroupVersionKind) bool {
+	// policy's Eviction is the pods/eviction subresource body; lifecycle.k8s.io's is a resource.
+	if gvk.Group == "policy" && gvk.Kind == "Eviction" {
+		return false
+	}
+	return !neverStored[gvk.Kind] && !strings.HasSuffix(gvk.Kind, "Review")
 }
 
 // Key is how rules look an entry up: `<group or core>/<version>/<Kind>`.
@@ -86,7 +94,7 @@ func skipKind(gvk schema.GroupVersionKind) bool {
 func entryFor(gvk schema.GroupVersionKind, obj runtime.Object) entry {
 	e := entry{
 		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
-		Stored:    !neverStored[gvk.Kind] && !strings.HasSuffix(gvk.Kind, "Review"),
+		Stored:    stored(gvk),
 		Source:    "k8s.io/api",
 		Citations: []string{deprecationGuide},
 	}

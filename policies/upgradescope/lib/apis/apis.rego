@@ -56,8 +56,16 @@ by_group_kind[sprintf("%s/%s", [e.group, e.kind])] contains k if some k, e in kb
 # METADATA
 # description: |
 #   The entry a user should move to from key k so the target serves it: the replacement
-#   chain is followed, and an API the target does not deprecate is preferred.
-successor(k, target) := ranked[0][1] if {
+#   chain is followed, and an API the target does not deprecate is preferred. Where the
+#   lifecycle data names no replacement, the newest undeprecated version of the same kind
+#   the target serves stands in.
+successor(k, target) := chained if {
+	chained := chain_successor(k, target)
+} else := sibling if {
+	sibling := newest_sibling(k, target)
+}
+
+chain_successor(k, target) := ranked[0][1] if {
 	ranked := sort([[rank, c] |
 		some c in graph.reachable(replacements, {k})
 		c != k
@@ -65,6 +73,18 @@ successor(k, target) := ranked[0][1] if {
 		served(e, target)
 		rank := deprecation_rank(e, target)
 	])
+}
+
+newest_sibling(k, target) := ranked[count(ranked) - 1][1] if {
+	e := kb.apis[k]
+	ranked := sort([[versions.ordinal(object.get(s, "introduced", "1.0")), c] |
+		some c in by_group_kind[sprintf("%s/%s", [e.group, e.kind])]
+		c != k
+		s := kb.apis[c]
+		served(s, target)
+		not deprecated_by(s, target)
+	])
+	count(ranked) > 0
 }
 
 # METADATA

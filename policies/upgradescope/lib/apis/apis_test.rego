@@ -53,3 +53,18 @@ test_served_siblings_lists_other_versions if {
 	got := apis.served_siblings(k, "1.28") with data.upgradescope.kb.apis as kb_apis
 	got == ["flowcontrol.apiserver.k8s.io/v1beta2", "flowcontrol.apiserver.k8s.io/v1beta3"]
 }
+
+test_successor_falls_back_to_the_newest_served_version_of_the_kind if {
+	siblings := {
+		"resource.k8s.io/v1beta2/ResourceClaim": {
+			"group": "resource.k8s.io", "version": "v1beta2", "kind": "ResourceClaim",
+			"introduced": "1.33", "deprecated": "1.36", "removed": "1.39",
+		},
+		"resource.k8s.io/v1/ResourceClaim": {
+			"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim",
+			"introduced": "1.34",
+		},
+	}
+	got := apis.successor("resource.k8s.io/v1beta2/ResourceClaim", "1.38") with data.upgradescope.kb.apis as siblings
+	got == "resource.k8s.io/v1/ResourceClaim"
+}

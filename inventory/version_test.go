@@ -1,0 +1,55 @@
+package inventory
+
+import "testing"
+
+func TestParseVersionAcceptsPlainAndVendorBuilds(t *testing.T) {
+	tests := []struct {
+		in     string
+		minor  string
+		patch  int
+		suffix string
+	}{
+		{"1.36", "1.36", 0, ""},
+		{"v1.36.2", "1.36", 2, ""},
+		{"v1.33.1-eks-4096722", "1.33", 1, "-eks-4096722"},
+		{"v1.32.4-gke.1106000", "1.32", 4, "-gke.1106000"},
+		{"v1.31.5+k3s1", "1.31", 5, "+k3s1"},
+		{"v1.30.2+rke2r1", "1.30", 2, "+rke2r1"},
+		{"v1.29.10-aks.20240101", "1.29", 10, "-aks.20240101"},
+		{"v1.28.6+f1618d5", "1.28", 6, "+f1618d5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			v, err := ParseVersion(tt.in)
+			if err != nil {
+				t.Fatalf("ParseVersion(%q): %v", tt.in, err)
+			}
+			if v.MinorString() != tt.minor || v.Patch != tt.patch || v.Suffix != tt.suffix {
+				t.Errorf("ParseVersion(%q) = %+v, want minor %s patch %d suffix %q", tt.in, v, tt.minor, tt.patch, tt.suffix)
+			}
+		})
+	}
+}
+
+func TestParseVersionRefusesWhatIsNotAVersion(t *testing.T) {
+	for _, in := range []string{"", "1", "v1", "latest", "1.x", "-1.36", "+1.36", "1.36.", "1.36abc", " 1.36", "1.99999999"} {
+		if _, err := ParseVersion(in); err == nil {
+			t.Errorf("ParseVersion(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestParseTargetKeepsTheMinorAndRefusesBuilds(t *testing.T) {
+	ok := map[string]string{"1.37": "1.37", "v1.37": "1.37", "1.37.2": "1.37", "v1.37.2": "1.37"}
+	for in, want := range ok {
+		got, err := ParseTarget(in)
+		if err != nil || got != want {
+			t.Errorf("ParseTarget(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"v1.37.1-eks-1", "2.0", "1.37+k3s1", "next"} {
+		if _, err := ParseTarget(in); err == nil {
+			t.Errorf("ParseTarget(%q) succeeded, want an error", in)
+		}
+	}
+}
