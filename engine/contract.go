@@ -1,43 +1,21 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
-	"strings"
 )
 
-var severities = map[string]bool{SeverityBlocker: true, SeverityWarning: true, SeverityInfo: true}
-
-// checkContract refuses findings a pack produced without the fields every output needs.
-func checkContract(lists ...[]Finding) error {
-	for _, fs := range lists {
-		for _, f := range fs {
-			if err := checkFinding(f); err != nil {
-				pack := f.Pack
-				if pack == "" {
-					pack = "built-in"
-				}
-				return fmt.Errorf("policy %s breaks the findings contract: finding %q: %w", pack, f.Key, err)
-			}
-		}
+// contractError names the pack of the first finding the report package refused and shows it,
+// so its author sees which field is wrong.
+func contractError(invalid []map[string]any) error {
+	f := invalid[0]
+	pack, _ := f["pack"].(string)
+	if pack == "" {
+		pack = "built-in"
 	}
-	return nil
-}
-
-func checkFinding(f Finding) error {
-	var missing []string
-	for name, v := range map[string]string{"key": f.Key, "category": f.Category, "title": f.Title, "target": f.Target} {
-		if v == "" {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing %s", strings.Join(sortedCopy(missing), ", "))
-	}
-	if !severities[f.Severity] {
-		return fmt.Errorf("severity %q is not one of blocker, warning, info", f.Severity)
-	}
-	if !strings.HasPrefix(f.Key, f.Category) {
-		return fmt.Errorf("key must start with its category %q", f.Category)
-	}
-	return nil
+	delete(f, "pack")
+	shown, _ := json.Marshal(f)
+	return fmt.Errorf("policy %s breaks the findings contract (%d finding(s)); first: %s; "+
+		"a finding needs a string key starting with its category, a title, a target from input.targets "+
+		"and a severity of blocker, warning or info", pack, len(invalid), shown)
 }

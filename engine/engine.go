@@ -187,8 +187,9 @@ func toValue(v any) (ast.Value, error) {
 }
 
 type result struct {
-	Targets        []TargetResult `json:"targets"`
-	ExpiredIgnores []IgnoreRule   `json:"expiredIgnores"`
+	Targets         []TargetResult   `json:"targets"`
+	ExpiredIgnores  []IgnoreRule     `json:"expiredIgnores"`
+	InvalidFindings []map[string]any `json:"invalidFindings"`
 }
 
 func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report, error) {
@@ -201,10 +202,8 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report,
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
-	for _, t := range r.Targets {
-		if err := checkContract(t.Findings, t.Suppressed); err != nil {
-			return nil, err
-		}
+	if len(r.InvalidFindings) > 0 {
+		return nil, contractError(r.InvalidFindings)
 	}
 	return &Report{
 		SchemaVersion:  ReportSchemaVersion,

@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
@@ -87,10 +86,4 @@ func apiVersionKind(group, version, kind string) string {
 		return version + "/" + kind
 	}
 	return group + "/" + version + "/" + kind
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	return out
 }

@@ -61,7 +61,8 @@ func readCustom(path string) (*bundle.Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read policy %s: %w", path, err)
 	}
-	if b.Manifest.Roots == nil || len(*b.Manifest.Roots) == 0 {
+	// The reader gives a bundle without a manifest the root "", which owns everything.
+	if b.Manifest.Roots == nil || len(*b.Manifest.Roots) == 0 || len(*b.Manifest.Roots) == 1 && (*b.Manifest.Roots)[0] == "" {
 		roots := deriveRoots(&b, path)
 		b.Manifest.Roots = &roots
 	}
@@ -69,6 +70,9 @@ func readCustom(path string) (*bundle.Bundle, error) {
 		if !strings.HasPrefix(r+"/", CustomRoot+"/") || r == CustomRoot {
 			return nil, fmt.Errorf("policy %s: root %q is outside %s/<name>; custom packs may not own other roots", path, r, CustomRoot)
 		}
+	}
+	if err := checkModuleRoots(&b, path); err != nil {
+		return nil, err
 	}
 	if b.Manifest.Revision == "" {
 		b.Manifest.Revision = "unversioned"
@@ -98,4 +102,25 @@ func deriveRoots(b *bundle.Bundle, path string) []string {
 	}
 	sort.Strings(roots)
 	return roots
+}
+
+// checkModuleRoots refuses a module whose package lies outside the pack's roots, naming its
+// file and line: a pack may add findings, never shadow built-in rules.
+func checkModuleRoots(b *bundle.Bundle, path string) error {
+	for _, m := range b.Modules {
+		pkg := m.Parsed.Package
+		segments := make([]string, 0, len(pkg.Path)-1)
+		for _, t := range pkg.Path[1:] {
+			s, ok := t.Value.(ast.String)
+			if !ok {
+				return fmt.Errorf("policy %s: %s: package %v is not a plain path", path, pkg.Location, pkg)
+			}
+			segments = append(segments, string(s))
+		}
+		if !bundle.RootPathsContain(*b.Manifest.Roots, strings.Join(segments, "/")) {
+			return fmt.Errorf("policy %s: %s: %v is outside the pack's roots %v; custom packs live under package upgradescope.custom.<name>",
+				path, pkg.Location, pkg, *b.Manifest.Roots)
+		}
+	}
+	return nil
 }

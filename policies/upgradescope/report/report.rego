@@ -17,7 +17,23 @@ import data.upgradescope.lib.versions
 result := {
 	"targets": [target_result(t) | some t in input.targets],
 	"expiredIgnores": expired_ignores,
+	"invalidFindings": [f | some f in all_findings; not valid(f)],
 	"kb": kb.meta,
+}
+
+# METADATA
+# description: |
+#   The findings contract: an object whose key starts with its category, a known severity,
+#   one of the input targets and a title. A pack's finding that breaks it fails the
+#   evaluation instead of vanishing.
+valid(f) if {
+	is_object(f)
+	is_string(f.key)
+	is_string(f.category)
+	is_string(f.title)
+	f.target in input.targets
+	severity_rank[f.severity]
+	startswith(f.key, f.category)
 }
 
 severity_rank := {"blocker": 0, "warning": 1, "info": 2}
@@ -53,7 +69,7 @@ target_result(t) := {
 	"suppressed": sorted(suppressed),
 	"notAssessed": gaps,
 } if {
-	judged := [judge(f) | some f in all_findings; f.target == t]
+	judged := [judge(f) | some f in all_findings; valid(f); f.target == t]
 	kept := [j.finding | some j in judged; not j.suppressed]
 	suppressed := [object.union(j.finding, {"suppression": j.suppressed}) | some j in judged; j.suppressed]
 	counts := {s: count([f | some f in kept; f.severity == s]) | some s, _ in severity_rank}

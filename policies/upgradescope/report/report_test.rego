@@ -190,3 +190,17 @@ test_custom_pack_findings_are_gathered_and_tagged if {
 	r.warnings == 1
 	r.findings[0].pack == "custom/acme"
 }
+
+test_findings_that_break_the_contract_are_listed_not_scored if {
+	bad := {
+		object.union(finding("custom-x/a", "fatal"), {}),
+		object.remove(finding("custom-x/b", "warning"), ["title"]),
+		object.union(finding("custom-x/c", "warning"), {"target": "9.99"}),
+		object.union(finding("custom-x/d", "warning"), {"category": "other"}),
+	}
+	out := report.result with data.upgradescope.rules as {"test": {"findings": bad}}
+		with data.upgradescope.kb.meta as meta
+		with input as base_input
+	count(out.invalidFindings) == 4
+	out.targets[0].findings == []
+}

@@ -1,0 +1,162 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/bundle"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func writePack(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func prodInventory() *inventory.Document {
+	return &inventory.Document{
+		SchemaVersion: 1, Source: inventory.SourceFiles, CollectedAt: now,
+		Capabilities: map[string]inventory.Capability{inventory.CapAPIUsage: {Available: true}},
+		APIUsage: []inventory.APIUsage{{
+			Group: "", Version: "v1", Kind: "Endpoints", Count: 1,
+			Namespaces: map[string]int{"prod-web": 1},
+			Objects:    []inventory.ObjectRef{{Namespace: "prod-web", Name: "db"}},
+		}},
+	}
+}
+
+func TestExampleCustomPackAddsItsFindingsBesideTheBuiltins(t *testing.T) {
+	eng := newEngine(t, engine.WithPolicy("../examples/policies"))
+	r, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, f := range r.Targets[0].Findings {
+		keys = append(keys, f.Pack+" "+f.Key)
+	}
+	want := "custom/acme acme-prod-deprecated/core/v1/Endpoints"
+	if len(keys) != 2 || keys[0] != want {
+		t.Errorf("findings = %q, want the acme warning first, then the built-in info", keys)
+	}
+	if len(r.Bundles) != 2 || r.Bundles[1].Roots[0] != "upgradescope/custom/acme" {
+		t.Errorf("bundles = %+v, want the custom pack named with its derived root", r.Bundles)
+	}
+}
+
+func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{
+			name: "a package outside upgradescope/custom is refused by OPA with file and line",
+			files: map[string]string{
+				"upgradescope/custom/ok/ok.rego":   "package upgradescope.custom.ok\n\nfindings := set()\n",
+				"upgradescope/rules/evil/evil.rego": "package upgradescope.rules.evil\n\nfindings contains 1\n",
+			},
+			want: []string{"evil.rego:1", "upgradescope.rules.evil", "outside the pack's roots"},
+		},
+		{
+			name:  "a manifest that claims a built-in root is refused",
+			files: map[string]string{".manifest": `{"roots": ["upgradescope/rules"]}`, "x.rego": "package upgradescope.rules.x\n"},
+			want:  []string{`root "upgradescope/rules" is outside upgradescope/custom/<name>`},
+		},
+		{
+			name:  "network builtins are unavailable",
+			files: map[string]string{"net.rego": "package upgradescope.custom.net\n\nfindings contains http.send({\"method\": \"get\", \"url\": \"http://127.0.0.1\"}) if false\n"},
+			want:  []string{"net.rego:3", "http.send"},
+		},
+		{
+			name:  "a syntax error gets OPA's message with its line",
+			files: map[string]string{"bad.rego": "package upgradescope.custom.bad\n\nfindings contains f if {\n"},
+			want:  []string{"bad.rego:4", "rego_parse_error"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writePack(t, tt.files)
+			_, err := engine.New(context.Background(), engine.WithPolicy(dir))
+			if err == nil {
+				t.Fatal("engine.New accepted the pack")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFindingsThatBreakTheContractFailTheEvaluation(t *testing.T) {
+	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.sloppy
+
+findings contains {"key": "sloppy/x", "category": "sloppy", "severity": "fatal", "target": t, "title": "x"} if some t in input.targets
+`})
+	eng := newEngine(t, engine.WithPolicy(dir))
+	_, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+	if err == nil || !strings.Contains(err.Error(), `custom/sloppy`) || !strings.Contains(err.Error(), `"severity":"fatal"`) {
+		t.Errorf("Evaluate = %v, want a contract error naming the pack and the severity", err)
+	}
+}
+
+func TestCustomPackAsABundleTarball(t *testing.T) {
+	rego := "package upgradescope.custom.tar\n\nfindings contains {\"key\": \"tar/x\", \"category\": \"tar\", \"severity\": \"info\", \"target\": t, \"title\": \"from a tarball\"} if some t in input.targets\n"
+	b := bundle.Bundle{
+		Manifest: bundle.Manifest{Revision: "7", Roots: &[]string{"upgradescope/custom/tar"}},
+		Modules:  []bundle.ModuleFile{{URL: "/tar.rego", Path: "/tar.rego", Raw: []byte(rego)}},
+		Data:     map[string]any{},
+	}
+	var buf bytes.Buffer
+	if err := bundle.NewWriter(&buf).Write(b); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tar.tar.gz")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t, engine.WithPolicy(path))
+	r, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range r.Targets[0].Findings {
+		found = found || f.Key == "tar/x" && f.Pack == "custom/tar"
+	}
+	if !found || r.Bundles[1].Revision != "7" {
+		t.Errorf("findings %+v, bundles %+v: want tar/x from revision 7", r.Targets[0].Findings, r.Bundles)
+	}
+}
+
+func TestWatchedKindsCoverRemovedDeprecatedAndRecentAPIs(t *testing.T) {
+	w := newEngine(t).WatchedKinds()
+	for _, k := range []string{"extensions/v1beta1/Ingress", "v1/Endpoints", "resource.k8s.io/v1/ResourceClaim", "networking.k8s.io/v1/Ingress"} {
+		if !w[k] {
+			t.Errorf("%s is not watched", k)
+		}
+	}
+	for _, k := range []string{"v1/ConfigMap", "apps/v1/Deployment", "autoscaling/v1/Scale"} {
+		if w[k] {
+			t.Errorf("%s is watched; it is served by every target or never stored", k)
+		}
+	}
+}
