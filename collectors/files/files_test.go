@@ -55,7 +55,6 @@ func refs(res *Result) []string {
 	return out
 }
 
-
 const ingress = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: %s\n  namespace: web\n"
 
 func ing(name string) string { return strings.Replace(ingress, "%s", name, 1) }
@@ -193,16 +192,16 @@ func TestDecoderReadsWhatKubectlApplyReads(t *testing.T) {
 }
 
 func TestWarningsNameFileAndLine(t *testing.T) {
-	res := collect(t, map[string]string{"bad.yaml": ing("ok") + "---\napiVersion: v1\nkind: Endpoints\nmetadata: [oops\n"})
+	res := collect(t, map[string]string{"bad.yaml": ing("ok") + "---\napiVersion: v1\nkind: Endpoints\nmetadata:\n  name: x: y\n"})
 	if len(res.Warnings) != 1 {
 		t.Fatalf("warnings = %v, want 1", res.Warnings)
 	}
-	if got := res.Warnings[0].String(); !strings.HasPrefix(got, "bad.yaml:7: invalid YAML") {
-		t.Errorf("warning = %q, want it to start with bad.yaml:7: invalid YAML", got)
+	if got := res.Warnings[0].String(); !strings.HasPrefix(got, "bad.yaml:10: invalid YAML") {
+		t.Errorf("warning = %q, want it to start with bad.yaml:10: invalid YAML", got)
 	}
 	doc := Inventory(res, testTime)
-	if c := doc.Capabilities[inventory.CapAPIUsage]; !c.Partial || !reflect.DeepEqual(c.Skipped, []string{"bad.yaml:7"}) {
-		t.Errorf("api-usage = %+v, want partial with bad.yaml:7 skipped", c)
+	if c := doc.Capabilities[inventory.CapAPIUsage]; !c.Partial || !reflect.DeepEqual(c.Skipped, []string{"bad.yaml:10"}) {
+		t.Errorf("api-usage = %+v, want partial with bad.yaml:10 skipped", c)
 	}
 }
 

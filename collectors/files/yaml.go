@@ -2,6 +2,8 @@ package files
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -18,7 +20,8 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 			d.warn(doc.startLine, "unrendered template skipped: render it with helm template first", false)
 			return
 		}
-		d.warn(doc.startLine, "invalid YAML: "+yamlMessage(err), true)
+		line, msg := yamlError(err, doc.startLine)
+		d.warn(line, "invalid YAML: "+msg, true)
 		return
 	}
 	if len(root.Content) == 0 {
@@ -27,9 +30,17 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
 }
 
-// yamlMessage strips the library's prefix; the line it names is relative to the document.
-func yamlMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// yamlError turns the parser's document-relative "line N" into a file line.
+func yamlError(err error, startLine int) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+			return startLine + n - 1, m[2]
+		}
+	}
+	return startLine, msg
 }
 
 // object records n when it is a Kubernetes object, expanding List items one level deep.
