@@ -69,7 +69,7 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 		{
 			name: "a package outside upgradescope/custom is refused by OPA with file and line",
 			files: map[string]string{
-				"upgradescope/custom/ok/ok.rego":   "package upgradescope.custom.ok\n\nfindings := set()\n",
+				"upgradescope/custom/ok/ok.rego":    "package upgradescope.custom.ok\n\nfindings := set()\n",
 				"upgradescope/rules/evil/evil.rego": "package upgradescope.rules.evil\n\nfindings contains 1\n",
 			},
 			want: []string{"evil.rego:1", "upgradescope.rules.evil", "outside the pack's roots"},

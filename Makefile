@@ -1,0 +1,59 @@
+# upgradescope: `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+OPA   := go tool opa
+REGAL := go tool -modfile=tools/regal/go.mod regal
+REGO  := policies examples/policies
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/upgradescope
+	go build -o bin/upgradescope ./cmd/upgradescope
+
+.PHONY: test
+test: vet go-test rego-test rego-check rego-fmt regal kb-check ## every check CI runs
+
+.PHONY: vet
+vet: ## go vet and gofmt
+	go vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+.PHONY: go-test
+go-test: ## Go tests: inventory, collectors, engine, outputs, CLI
+	go test ./...
+
+.PHONY: rego-test
+rego-test: ## stock `opa test` on the rule packs and the example custom pack
+	$(OPA) test $(REGO)
+
+.PHONY: rego-check
+rego-check: ## stock `opa check --strict`
+	$(OPA) check --strict $(REGO)
+
+.PHONY: rego-fmt
+rego-fmt: ## `opa fmt` leaves the rule packs unchanged
+	$(OPA) fmt --fail -l $(REGO)
+
+.PHONY: regal
+regal: ## Regal lint (its own go.mod, tools/regal)
+	$(REGAL) lint $(REGO)
+
+.PHONY: kb
+kb: ## regenerate the API lifecycle data from k8s.io/api
+	go run ./tools/genkb -out policies/upgradescope/kb
+
+.PHONY: kb-check
+kb-check: ## fail when the committed knowledge base differs from a fresh generation
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  go run ./tools/genkb -out "$$tmp" && \
+	  diff -r "$$tmp" policies/upgradescope/kb && echo "knowledge base is current"
+
+.PHONY: bench
+bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate
+	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3
+	go test -run '^$$' -bench Evaluate -benchmem -count 3 ./engine

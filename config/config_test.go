@@ -1,0 +1,58 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func load(t *testing.T, content string) (*Config, error) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Load(p)
+}
+
+func TestRulesKeepTheirFieldsAndLines(t *testing.T) {
+	c, err := load(t, "# why we ignore\nignore:\n  - key: removed-api/extensions/v1beta1/Ingress\n    namespace: legacy-*\n    file: 'apps/**'\n    reason: retired in Q1\n    expires: 2027-01-31\n  - category: deprecated-api\n    reason: tracked\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Ignore) != 2 {
+		t.Fatalf("rules = %+v", c.Ignore)
+	}
+	r := c.Ignore[0]
+	if r.Key != "removed-api/extensions/v1beta1/Ingress" || r.Namespace != "legacy-*" || r.File != "apps/**" || r.Expires != "2027-01-31" || r.Line != 3 {
+		t.Errorf("first rule = %+v", r)
+	}
+	if c.Ignore[1].Category != "deprecated-api" || c.Ignore[1].Line != 8 {
+		t.Errorf("second rule = %+v", c.Ignore[1])
+	}
+}
+
+func TestInvalidFilesNameTheLine(t *testing.T) {
+	tests := map[string]string{
+		"ignore:\n  - key: removed-api/x\n":                    ":2: ignore rule needs a reason",
+		"ignore:\n  - key: RemovedAPI\n    reason: r\n":         `:2: key "RemovedAPI" does not start with a category`,
+		"ignore:\n  - category: removed-api\n    reason: [a]\n": ":3: reason must be a string",
+		"ignore: {}\n":                                         ":1: ignore must be a list of rules",
+		"- just\n- a list\n":                                   ":1: expected a mapping",
+		"ignore:\n  - key: a/b\n    reason: r\n  bad indent\n": "yaml: line",
+	}
+	for content, want := range tests {
+		_, err := load(t, content)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%q) = %v, want an error containing %q", content, err, want)
+		}
+	}
+}
+
+func TestAnEmptyFileHasNoRules(t *testing.T) {
+	c, err := load(t, "# nothing ignored yet\n")
+	if err != nil || len(c.Ignore) != 0 {
+		t.Errorf("Load = %+v, %v", c, err)
+	}
+}
