@@ -61,17 +61,16 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	results := decodeAll(paths, base, opts)
 	agg := newAggregator()
 	res := &Result{Base: base, Files: len(paths)}
-	for _, fr := range results {
+	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
 		res.Objects += fr.objects
 		res.Warnings = append(res.Warnings, fr.warnings...)
 		for _, o := range fr.observed {
 			agg.add(o)
 		}
-	}
+	})
 	res.APIUsage = agg.usage()
 	return res, nil
 }
@@ -110,29 +109,48 @@ func manifestExt(name string) bool {
 	return false
 }
 
-func decodeAll(paths []string, base string, opts Options) []fileResult {
+type indexed struct {
+	i  int
+	fr fileResult
+}
+
+// decodeAll decodes files in parallel and hands each result to merge in file order, so the
+// inventory does not depend on scheduling and a result is dropped as soon as it is merged.
+func decodeAll(paths []string, base string, opts Options, merge func(fileResult)) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	results := make([]fileResult, len(paths))
 	next := make(chan int)
+	done := make(chan indexed, workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = decodeFile(paths[i], relPath(base, paths[i]), opts.Watched)
+				done <- indexed{i, decodeFile(paths[i], relPath(base, paths[i]), opts.Watched)}
 			}
 		}()
 	}
-	for i := range paths {
-		next <- i
+	go func() {
+		for i := range paths {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(done)
+	}()
+	pending := map[int]fileResult{}
+	want := 0
+	for r := range done {
+		pending[r.i] = r.fr
+		for fr, ok := pending[want]; ok; fr, ok = pending[want] {
+			delete(pending, want)
+			merge(fr)
+			want++
+		}
 	}
-	close(next)
-	wg.Wait()
-	return results
 }
 
 func relPath(base, path string) string {
