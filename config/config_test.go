@@ -35,11 +35,11 @@ func TestRulesKeepTheirFieldsAndLines(t *testing.T) {
 
 func TestInvalidFilesNameTheLine(t *testing.T) {
 	tests := map[string]string{
-		"ignore:\n  - key: removed-api/x\n":                    ":2: ignore rule needs a reason",
+		"ignore:\n  - key: removed-api/x\n":                     ":2: ignore rule needs a reason",
 		"ignore:\n  - key: RemovedAPI\n    reason: r\n":         `:2: key "RemovedAPI" does not start with a category`,
 		"ignore:\n  - category: removed-api\n    reason: [a]\n": ":3: reason must be a string",
-		"ignore: {}\n":                                         ":1: ignore must be a list of rules",
-		"- just\n- a list\n":                                   ":1: expected a mapping",
+		"ignore: {}\n":       ":1: ignore must be a list of rules",
+		"- just\n- a list\n": ":1: expected a mapping",
 		"ignore:\n  - key: a/b\n    reason: r\n  bad indent\n": "yaml: line",
 	}
 	for content, want := range tests {
