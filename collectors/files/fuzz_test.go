@@ -1,0 +1,37 @@
+package files
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzDecodeFile feeds arbitrary bytes to the decoder as YAML and as JSON: it must never
+// panic, and every object it records must carry its file and a line.
+func FuzzDecodeFile(f *testing.F) {
+	for _, seed := range []string{
+		ing("a"),
+		"--- |\napiVersion: v1\nkind: Endpoints\n",
+		"apiVersion: v1\nkind: List\nitems: [null, {apiVersion: v1, kind: Endpoints, metadata: {name: x}}]\n",
+		`{"apiVersion":"v1","kind":"EndpointsList","items":[{"apiVersion":"v1","kind":"Endpoints"}]}{"a":`,
+		"a: &a [*a]\n<<: *a\n",
+		"\ufeff---\r\napiVersion: extensions/v1beta1\r\nkind: Ingress\r\n...\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		for _, name := range []string{"f.yaml", "f.json"} {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := decodeFile(p, name, watched)
+			for _, o := range res.observed {
+				if o.ref.File != name || o.ref.Line < 1 {
+					t.Errorf("recorded %+v without its file and line", o)
+				}
+			}
+		}
+	})
+}
