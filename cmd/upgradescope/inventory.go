@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,12 +21,9 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if filesPath == "" {
 				return fmt.Errorf("inventory needs --files PATH: live cluster collection is not built yet")
 			}
-			clock := time.Now().UTC()
-			if now != "" {
-				var err error
-				if clock, err = time.Parse(time.RFC3339, now); err != nil {
-					return fmt.Errorf("invalid --now %q: %w", now, err)
-				}
+			clock, err := parseNow(now)
+			if err != nil {
+				return err
 			}
 			eng, err := engine.New(cmd.Context(), engine.WithToolVersion(version))
 			if err != nil {

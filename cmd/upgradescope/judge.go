@@ -65,13 +65,22 @@ func (f *judgeFlags) validate() (*judgement, error) {
 	if j.failOn, err = engine.ParseFailOn(f.failOn); err != nil {
 		return nil, err
 	}
-	j.now = time.Now().UTC()
-	if f.now != "" {
-		if j.now, err = time.Parse(time.RFC3339, f.now); err != nil {
-			return nil, fmt.Errorf("invalid --now %q: %w", f.now, err)
-		}
+	if j.now, err = parseNow(f.now); err != nil {
+		return nil, err
 	}
 	return j, nil
+}
+
+// parseNow reads the hidden --now flag; empty means the current time.
+func parseNow(s string) (time.Time, error) {
+	if s == "" {
+		return time.Now().UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid --now %q: %w", s, err)
+	}
+	return t, nil
 }
 
 func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
