@@ -75,13 +75,13 @@ func TestSchemaRefusesMissingFieldsAndUnknownSources(t *testing.T) {
 
 func TestLaterSectionsPassThroughAsOpenObjects(t *testing.T) {
 	doc := validDocument()
-	doc.Nodes = []Object{{"name": "node-1", "kubeletVersion": "v1.36.1", "futureField": true}}
+	doc.GitopsCharts = []Object{{"tool": "argocd", "futureField": true}}
 	data, _ := json.Marshal(doc)
 	if err := Validate(data); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	bad := strings.Replace(string(data), `"nodes":[{`, `"nodes":["x",{`, 1)
-	if err := Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/nodes/0") {
+	bad := strings.Replace(string(data), `"gitopsCharts":[{`, `"gitopsCharts":["x",{`, 1)
+	if err := Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/gitopsCharts/0") {
 		t.Errorf("Validate(non-object node) = %v, want an error at /nodes/0", err)
 	}
 }

@@ -39,17 +39,17 @@ type Document struct {
 	Capabilities  map[string]Capability `json:"capabilities"`
 	APIUsage      []APIUsage            `json:"apiUsage"`
 
-	// Sections filled by later collectors. They are open objects in the schema so a newer
-	// collector's fields pass through an older reader unchanged.
-	DeprecatedCalls []Object `json:"deprecatedCalls,omitempty"`
-	HelmReleases    []Object `json:"helmReleases,omitempty"`
-	GitopsCharts    []Object `json:"gitopsCharts,omitempty"`
-	WorkloadImages  []Object `json:"workloadImages,omitempty"`
-	IngressClasses  []Object `json:"ingressClasses,omitempty"`
-	Nodes           []Object `json:"nodes,omitempty"`
-	ControlPlane    []Object `json:"controlPlane,omitempty"`
-	Namespaces      []Object `json:"namespaces,omitempty"`
-	CRDs            []Object `json:"crds,omitempty"`
+	DeprecatedCalls []DeprecatedCall        `json:"deprecatedCalls,omitempty"`
+	HelmReleases    []HelmRelease           `json:"helmReleases,omitempty"`
+	WorkloadImages  []WorkloadImage         `json:"workloadImages,omitempty"`
+	IngressClasses  []IngressClass          `json:"ingressClasses,omitempty"`
+	Nodes           []Node                  `json:"nodes,omitempty"`
+	ControlPlane    []ControlPlaneComponent `json:"controlPlane,omitempty"`
+	Namespaces      []Namespace             `json:"namespaces,omitempty"`
+	CRDs            []CRD                   `json:"crds,omitempty"`
+
+	// GitopsCharts is filled by the GitOps collector; open objects until then.
+	GitopsCharts []Object `json:"gitopsCharts,omitempty"`
 }
 
 // Object is an entry of a section whose Go type a later collector defines.
@@ -89,4 +89,6 @@ type ObjectRef struct {
 	File         string `json:"file,omitempty"`
 	Line         int    `json:"line,omitempty"`
 	RenderedFrom string `json:"renderedFrom,omitempty"`
+	// Ignore is the object's own suppression annotation, when it has one.
+	Ignore *IgnoreAnnotation `json:"ignore,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -20,6 +21,7 @@ type entry struct {
 	Deprecated  string   `json:"deprecated,omitempty"`
 	Removed     string   `json:"removed,omitempty"`
 	Replacement string   `json:"replacement,omitempty"`
+	Resource    string   `json:"resource"`
 	Stored      bool     `json:"stored"`
 	Source      string   `json:"source"`
 	Citations   []string `json:"citations"`
@@ -55,6 +57,14 @@ func stored(gvk schema.GroupVersionKind) bool {
 		return false
 	}
 	return !neverStored[gvk.Kind] && !strings.HasSuffix(gvk.Kind, "Review")
+}
+
+// resourceOf is the plural resource the apiserver serves a kind at, so metric rows
+// (group/version/resource) find their kind. This is kubectl's own guess, which holds for
+// every built-in kind.
+func resourceOf(gvk schema.GroupVersionKind) string {
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural.Resource
 }
 
 // Key is how rules look an entry up: `<group or core>/<version>/<Kind>`.
@@ -94,6 +104,7 @@ func skipKind(gvk schema.GroupVersionKind) bool {
 func entryFor(gvk schema.GroupVersionKind, obj runtime.Object) entry {
 	e := entry{
 		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Resource:  resourceOf(gvk),
 		Stored:    stored(gvk),
 		Source:    "k8s.io/api",
 		Citations: []string{deprecationGuide},
@@ -155,6 +166,7 @@ func mergeSupplement(apis map[string]entry, data []byte) error {
 		}
 		e := entry{
 			Group: s.Group, Version: s.Version, Kind: s.Kind,
+			Resource:   resourceOf(schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}),
 			Introduced: s.Introduced, Deprecated: s.Deprecated, Removed: s.Removed,
 			Stored: true, Source: "cited", Citations: s.Citations,
 		}

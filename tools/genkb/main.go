@@ -177,6 +177,9 @@ func run(out string) error {
 	if err := writeJSON(filepath.Join(out, "apis", "data.json"), apis); err != nil {
 		return err
 	}
+	if err := writeJSON(filepath.Join(out, "groups", "data.json"), groupsOf(apis)); err != nil {
+		return err
+	}
 	return writeJSON(filepath.Join(out, "meta", "data.json"), meta)
 }
 
@@ -204,5 +207,16 @@ func metaFor(apiVersion string) (map[string]any, error) {
 		"horizon":       fmt.Sprintf("1.%d", minor),
 		"generatedFrom": "k8s.io/api " + apiVersion,
 		"citation":      deprecationGuide,
+		"oldestTarget":  "1.16",
 	}, nil
+}
+
+// groupsOf lists the built-in API groups ("" is core): an object at an unknown version of one
+// of them is an unknown-api finding, while CRD groups stay silent.
+func groupsOf(apis map[string]entry) map[string]bool {
+	groups := map[string]bool{}
+	for _, e := range apis {
+		groups[e.Group] = true
+	}
+	return groups
 }

@@ -1,0 +1,92 @@
+package inventory
+
+// DeprecatedCall is one row of the apiserver metric apiserver_requested_deprecated_apis.
+type DeprecatedCall struct {
+	Group          string `json:"group"`
+	Version        string `json:"version"`
+	Resource       string `json:"resource"`
+	Subresource    string `json:"subresource,omitempty"`
+	RemovedRelease string `json:"removedRelease,omitempty"`
+}
+
+// HelmRelease is one deployed Helm release as its storage records it.
+type HelmRelease struct {
+	Name         string     `json:"name"`
+	Namespace    string     `json:"namespace"`
+	Chart        string     `json:"chart"`
+	ChartVersion string     `json:"chartVersion,omitempty"`
+	AppVersion   string     `json:"appVersion,omitempty"`
+	KubeVersion  string     `json:"kubeVersion,omitempty"`
+	Status       string     `json:"status,omitempty"`
+	Revision     int        `json:"revision,omitempty"`
+	ManifestAPIs []APIUsage `json:"manifestApis,omitempty"`
+}
+
+// WorkloadImage is one distinct image reference seen in pod templates, with the namespaces
+// and recommended labels it was seen with. Which add-on it is, the rule packs decide.
+type WorkloadImage struct {
+	Image      string   `json:"image"`
+	Namespaces []string `json:"namespaces"`
+	// Labels holds app.kubernetes.io/name, /version, /part-of and /instance and helm.sh/chart
+	// when the pod template or its workload set them.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// IngressClass is an IngressClass object and the controller it names.
+type IngressClass struct {
+	Name       string `json:"name"`
+	Controller string `json:"controller"`
+}
+
+// Node is one node's kubelet and container runtime.
+type Node struct {
+	Name             string `json:"name"`
+	KubeletVersion   string `json:"kubeletVersion"`
+	ContainerRuntime string `json:"containerRuntime,omitempty"`
+}
+
+// ControlPlaneComponent is a control-plane component's version; kube-proxy carries its node.
+type ControlPlaneComponent struct {
+	Component string `json:"component"`
+	Version   string `json:"version"`
+	Node      string `json:"node,omitempty"`
+}
+
+// Namespace is a namespace and the team its team label names.
+type Namespace struct {
+	Name string `json:"name"`
+	Team string `json:"team,omitempty"`
+}
+
+// CRD is a CustomResourceDefinition with its versions and the custom resources stored or
+// written at each.
+type CRD struct {
+	Group          string       `json:"group"`
+	Kind           string       `json:"kind"`
+	Plural         string       `json:"plural,omitempty"`
+	Versions       []CRDVersion `json:"versions"`
+	StoredVersions []string     `json:"storedVersions,omitempty"`
+	Usage          []APIUsage   `json:"usage,omitempty"`
+}
+
+// CRDVersion is one version a CRD declares.
+type CRDVersion struct {
+	Name               string `json:"name"`
+	Served             bool   `json:"served"`
+	Storage            bool   `json:"storage"`
+	Deprecated         bool   `json:"deprecated,omitempty"`
+	DeprecationWarning string `json:"deprecationWarning,omitempty"`
+}
+
+// IgnoreAnnotation is an object's own suppression: upgradescope.basit.engineer/ignore (comma-
+// separated categories or keys) with the required upgradescope.basit.engineer/ignore-reason.
+type IgnoreAnnotation struct {
+	Rules  string `json:"rules"`
+	Reason string `json:"reason"`
+}
+
+// Annotation keys objects use to suppress their own findings.
+const (
+	AnnotationIgnore       = "upgradescope.basit.engineer/ignore"
+	AnnotationIgnoreReason = "upgradescope.basit.engineer/ignore-reason"
+)
