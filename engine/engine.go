@@ -36,6 +36,7 @@ type Engine struct {
 	bundles     []BundleInfo
 	kb          KBMeta
 	apis        map[string]APIEntry
+	groups      map[string]bool
 	toolVersion string
 }
 

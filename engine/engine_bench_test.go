@@ -19,7 +19,7 @@ func BenchmarkEvaluate100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	eng := newEngine(b)
-	res, err := files.Collect(dir, files.Options{Watched: eng.WatchedKinds()})
+	res, err := files.Collect(dir, files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,6 +26,9 @@ type APIEntry struct {
 }
 
 func (e *Engine) readKB(b *bundle.Bundle) error {
+	if kb, ok := lookup(b.Data, "upgradescope", "kb"); ok {
+		_ = remarshal(kb["groups"], &e.groups)
+	}
 	kb, ok := lookup(b.Data, "upgradescope", "kb")
 	if !ok {
 		return fmt.Errorf("built-in bundle has no upgradescope/kb data")
@@ -72,6 +75,24 @@ func (e *Engine) WatchedKinds() map[string]bool {
 		if a.Deprecated != "" || a.Removed != "" || introducedAfterOldestTarget(a.Introduced) {
 			out[apiVersionKind(a.Group, a.Version, a.Kind)] = true
 		}
+	}
+	return out
+}
+
+// KnownKinds is every "apiVersion/Kind" the knowledge base describes.
+func (e *Engine) KnownKinds() map[string]bool {
+	out := make(map[string]bool, len(e.apis))
+	for _, a := range e.apis {
+		out[apiVersionKind(a.Group, a.Version, a.Kind)] = true
+	}
+	return out
+}
+
+// BuiltinGroups are the API groups Kubernetes serves itself ("" is core).
+func (e *Engine) BuiltinGroups() map[string]bool {
+	out := make(map[string]bool, len(e.groups))
+	for g, ok := range e.groups {
+		out[g] = ok
 	}
 	return out
 }

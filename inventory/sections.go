@@ -22,14 +22,18 @@ type HelmRelease struct {
 	ManifestAPIs []APIUsage `json:"manifestApis,omitempty"`
 }
 
+// MaxLabelSets is how many distinct label sets one WorkloadImage lists.
+const MaxLabelSets = 10
+
 // WorkloadImage is one distinct image reference seen in pod templates, with the namespaces
-// and recommended labels it was seen with. Which add-on it is, the rule packs decide.
+// and the recommended-label sets it was seen with. Which add-on it is, the rule packs decide.
 type WorkloadImage struct {
 	Image      string   `json:"image"`
 	Namespaces []string `json:"namespaces"`
-	// Labels holds app.kubernetes.io/name, /version, /part-of and /instance and helm.sh/chart
-	// when the pod template or its workload set them.
-	Labels map[string]string `json:"labels,omitempty"`
+	// LabelSets hold app.kubernetes.io/name, /version, /part-of and /instance and
+	// helm.sh/chart, as the pod template or its workload set them; at most MaxLabelSets.
+	LabelSets        []map[string]string `json:"labelSets,omitempty"`
+	LabelSetsOmitted int                 `json:"labelSetsOmitted,omitempty"`
 }
 
 // IngressClass is an IngressClass object and the controller it names.

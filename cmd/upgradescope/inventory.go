@@ -10,7 +10,7 @@ import (
 )
 
 func newInventoryCommand(s streams) *cobra.Command {
-	var filesPath, now string
+	var filesPath, now, teamLabel string
 	cmd := &cobra.Command{
 		Use:   "inventory --files PATH",
 		Short: "Collect the inventory document and print it as JSON, for eval to judge elsewhere",
@@ -29,7 +29,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			doc, err := collectFiles(s, eng, filesPath, clock)
+			doc, err := collectFiles(s, eng, filesPath, teamLabel, clock)
 			if err != nil {
 				return err
 			}
@@ -40,6 +40,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
+	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
 	return cmd

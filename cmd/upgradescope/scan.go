@@ -15,7 +15,7 @@ import (
 
 func newScanCommand(s streams) *cobra.Command {
 	var jf judgeFlags
-	var filesPath string
+	var filesPath, teamLabel string
 	cmd := &cobra.Command{
 		Use:   "scan --files PATH --target 1.37",
 		Short: "Collect an inventory and judge it against one or more target minors",
@@ -34,7 +34,7 @@ func newScanCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			doc, err := collectFiles(s, eng, filesPath, j.now)
+			doc, err := collectFiles(s, eng, filesPath, teamLabel, j.now)
 			if err != nil {
 				return err
 			}
@@ -43,13 +43,16 @@ func newScanCommand(s streams) *cobra.Command {
 	}
 	jf.register(cmd)
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
+	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	return cmd
 }
 
 // collectFiles walks manifests into an inventory, printing each warning with its file:line.
 // A walk that found no Kubernetes object is an error: a wrong path must not read as ready.
-func collectFiles(s streams, eng *engine.Engine, path string, now time.Time) (*inventory.Document, error) {
-	res, err := files.Collect(path, files.Options{Watched: eng.WatchedKinds()})
+func collectFiles(s streams, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
+	res, err := files.Collect(path, files.Options{
+		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -8,27 +8,40 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // fileResult is what one file contributed.
 type fileResult struct {
-	observed  []observed
-	warnings  []Warning
-	documents int
-	objects   int
+	observed       []observed
+	custom         []observed
+	images         []imageSeen
+	ingressClasses []inventory.IngressClass
+	namespaces     []inventory.Namespace
+	crds           []inventory.CRD
+	warnings       []Warning
+	documents      int
+	objects        int
+}
+
+// imageSeen is one container image of one pod template.
+type imageSeen struct {
+	image, namespace string
+	labels           map[string]string
 }
 
 // fileDecoder carries one file's state while its documents are decoded.
 type fileDecoder struct {
-	rel     string
-	watched map[string]bool
-	res     fileResult
+	rel  string
+	opts Options
+	res  fileResult
 }
 
-func decodeFile(path, rel string, watched map[string]bool) fileResult {
-	d := &fileDecoder{rel: rel, watched: watched}
+func decodeFile(path, rel string, opts Options) fileResult {
+	d := &fileDecoder{rel: rel, opts: opts}
 	f, err := os.Open(path)
 	if err != nil {
 		d.warn(0, fmt.Sprintf("open: %v", err), true)
@@ -72,16 +85,19 @@ func (d *fileDecoder) warn(line int, msg string, partial bool) {
 	d.res.warnings = append(d.res.warnings, Warning{File: d.rel, Line: line, Message: msg, Partial: partial})
 }
 
-// record counts an object and lists it when its kind is watched.
-func (d *fileDecoder) record(apiVersion, kind, namespace, name string, line int, renderedFrom string) {
-	d.res.objects++
-	if !d.watched[apiVersion+"/"+kind] {
-		return
-	}
+// record lists an object where the rules need it: at an API the knowledge base judges or
+// does not know, or as a custom resource for the CRD rules.
+func (d *fileDecoder) record(apiVersion, kind string, ref inventory.ObjectRef) {
 	group, version := splitAPIVersion(apiVersion)
-	o := observed{group: group, version: version, kind: kind}
-	o.ref.Namespace, o.ref.Name, o.ref.File, o.ref.Line, o.ref.RenderedFrom = namespace, name, d.rel, line, renderedFrom
-	d.res.observed = append(d.res.observed, o)
+	o := observed{group: group, version: version, kind: kind, ref: ref}
+	switch {
+	case d.opts.Watched[apiVersion+"/"+kind]:
+		d.res.observed = append(d.res.observed, o)
+	case !d.opts.BuiltinGroups[group]:
+		d.res.custom = append(d.res.custom, o)
+	case !d.opts.Known[apiVersion+"/"+kind]:
+		d.res.observed = append(d.res.observed, o) // unknown version of a built-in group
+	}
 }
 
 // yamlDoc is one document's text and what a line scan found in it.
@@ -218,19 +234,19 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		return
 	case doc.fastPath():
 		d.res.documents++
-		if d.watched[doc.apiVersion+"/"+doc.kind] {
+		if d.opts.needsParse(doc.apiVersion, doc.kind) {
 			d.parseYAML(doc)
 			return
 		}
-		d.record(doc.apiVersion, doc.kind, "", "", doc.avLine, doc.renderedFrom)
+		d.res.objects++
 	default:
 		d.res.documents++
 		d.parseYAML(doc)
 	}
 }
 
-// fastPath is true when the line scan found the object's kind with certainty and the
-// document needs no parse unless its kind is watched.
+// fastPath is true when the line scan found the object's kind with certainty, so the
+// document needs no parse unless its kind holds evidence.
 func (doc *yamlDoc) fastPath() bool {
 	return !doc.complex && !doc.inline && doc.apiVersion != "" && doc.kind != "" &&
 		!strings.HasSuffix(doc.kind, "List")

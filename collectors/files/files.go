@@ -25,11 +25,19 @@ const (
 // skipDirs are never walked: VCS metadata and vendored dependencies hold no manifests of ours.
 var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "vendor": true}
 
-// Options says what to record.
+// Options says what to record. The engine supplies the kind sets from the knowledge base.
 type Options struct {
 	// Watched holds "apiVersion/Kind" keys ("extensions/v1beta1/Ingress", "v1/Endpoints") of
 	// the kinds whose objects are listed; other objects are only counted.
 	Watched map[string]bool
+	// Known holds every "apiVersion/Kind" the knowledge base describes; an object of a
+	// built-in group at an unknown version is listed too.
+	Known map[string]bool
+	// BuiltinGroups are the API groups Kubernetes serves itself ("" is core); objects of
+	// other groups are custom resources, listed for the CRD rules.
+	BuiltinGroups map[string]bool
+	// TeamLabel is the Namespace label whose value names the team.
+	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.
 	Workers int
 }
@@ -47,8 +55,14 @@ func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Lin
 
 // Result is what a walk saw.
 type Result struct {
-	Base      string
-	APIUsage  []inventory.APIUsage
+	Base           string
+	APIUsage       []inventory.APIUsage
+	WorkloadImages []inventory.WorkloadImage
+	IngressClasses []inventory.IngressClass
+	Namespaces     []inventory.Namespace
+	CRDs           []inventory.CRD
+	// Orphans are custom resources whose CRD is not among the files.
+	Orphans   []string
 	Warnings  []Warning
 	Files     int
 	Documents int
@@ -61,7 +75,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg := newAggregator()
+	agg, custom, images := newAggregator(), newAggregator(), newImageSet()
 	res := &Result{Base: base, Files: len(paths)}
 	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
@@ -70,8 +84,19 @@ func Collect(root string, opts Options) (*Result, error) {
 		for _, o := range fr.observed {
 			agg.add(o)
 		}
+		for _, o := range fr.custom {
+			custom.add(o)
+		}
+		for _, im := range fr.images {
+			images.add(im)
+		}
+		res.IngressClasses = append(res.IngressClasses, fr.ingressClasses...)
+		res.Namespaces = append(res.Namespaces, fr.namespaces...)
+		res.CRDs = append(res.CRDs, fr.crds...)
 	})
 	res.APIUsage = agg.usage()
+	res.WorkloadImages = images.list()
+	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	return res, nil
 }
 
@@ -129,7 +154,7 @@ func decodeAll(paths []string, base string, opts Options, merge func(fileResult)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				done <- indexed{i, decodeFile(paths[i], relPath(base, paths[i]), opts.Watched)}
+				done <- indexed{i, decodeFile(paths[i], relPath(base, paths[i]), opts)}
 			}
 		}()
 	}
@@ -165,15 +190,23 @@ func relPath(base, path string) string {
 // assess; the rest say why they are absent.
 func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	doc := &inventory.Document{
-		SchemaVersion: inventory.SchemaVersion,
-		Source:        inventory.SourceFiles,
-		ClusterID:     "files",
-		CollectedAt:   collectedAt.UTC().Truncate(time.Second),
-		FilesBase:     filepath.ToSlash(res.Base),
-		APIUsage:      res.APIUsage,
-		Capabilities:  map[string]inventory.Capability{inventory.CapAPIUsage: apiUsageCapability(res)},
+		SchemaVersion:  inventory.SchemaVersion,
+		Source:         inventory.SourceFiles,
+		ClusterID:      "files",
+		CollectedAt:    collectedAt.UTC().Truncate(time.Second),
+		FilesBase:      filepath.ToSlash(res.Base),
+		APIUsage:       res.APIUsage,
+		WorkloadImages: res.WorkloadImages,
+		IngressClasses: res.IngressClasses,
+		Namespaces:     res.Namespaces,
+		CRDs:           res.CRDs,
+		Capabilities: map[string]inventory.Capability{
+			inventory.CapAPIUsage: apiUsageCapability(res),
+			inventory.CapAddons:   {Available: true},
+			inventory.CapCRDs:     crdCapability(res.Orphans),
+		},
 	}
-	for _, c := range []string{inventory.CapVersions, inventory.CapHelm, inventory.CapDeprecatedCalls, inventory.CapAddons, inventory.CapCRDs} {
+	for _, c := range []string{inventory.CapVersions, inventory.CapHelm, inventory.CapDeprecatedCalls} {
 		doc.Capabilities[c] = inventory.Capability{Available: false, Reason: "files mode"}
 	}
 	if doc.APIUsage == nil {
@@ -198,5 +231,15 @@ func apiUsageCapability(res *Result) inventory.Capability {
 		Partial:   true,
 		Reason:    fmt.Sprintf("%d document(s) could not be decoded", len(skipped)),
 		Skipped:   skipped,
+	}
+}
+
+func crdCapability(orphans []string) inventory.Capability {
+	if len(orphans) == 0 {
+		return inventory.Capability{Available: true}
+	}
+	return inventory.Capability{
+		Available: true, Partial: true, Skipped: orphans,
+		Reason: fmt.Sprintf("%d custom resource kind(s) without their CustomResourceDefinition in the files", len(orphans)),
 	}
 }

@@ -19,6 +19,21 @@ var watched = map[string]bool{
 	"batch/v1beta1/CronJob":        true,
 }
 
+// testOptions is a small knowledge base: the watched kinds, a few stable ones, and the
+// built-in groups they belong to.
+func testOptions() Options {
+	known := map[string]bool{
+		"v1/ConfigMap": true, "v1/Service": true, "v1/Namespace": true, "v1/Pod": true,
+		"apps/v1/Deployment": true, "batch/v1/CronJob": true, "networking.k8s.io/v1/IngressClass": true,
+		"apiextensions.k8s.io/v1/CustomResourceDefinition": true,
+	}
+	for k := range watched {
+		known[k] = true
+	}
+	groups := map[string]bool{"": true, "apps": true, "batch": true, "extensions": true, "networking.k8s.io": true, "apiextensions.k8s.io": true}
+	return Options{Watched: watched, Known: known, BuiltinGroups: groups, TeamLabel: "team", Workers: 2}
+}
+
 // collect writes files into a fresh directory and walks it.
 func collect(t *testing.T, files map[string]string) *Result {
 	t.Helper()
@@ -32,7 +47,7 @@ func collect(t *testing.T, files map[string]string) *Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := Collect(dir, Options{Watched: watched, Workers: 2})
+	res, err := Collect(dir, testOptions())
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
@@ -231,8 +246,10 @@ func TestResultsDoNotDependOnWorkerCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	one, _ := Collect(dir, Options{Watched: watched, Workers: 1})
-	many, _ := Collect(dir, Options{Watched: watched, Workers: 7})
+	o1, o7 := testOptions(), testOptions()
+	o1.Workers, o7.Workers = 1, 7
+	one, _ := Collect(dir, o1)
+	many, _ := Collect(dir, o7)
 	if !reflect.DeepEqual(one.APIUsage, many.APIUsage) {
 		t.Error("1 and 7 workers recorded different objects or order")
 	}
@@ -277,7 +294,7 @@ func TestHostileInputIsRefusedWithoutExhaustingMemory(t *testing.T) {
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := Collect(dir, Options{Watched: watched, Workers: 1})
+	res, err := Collect(dir, testOptions())
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func FuzzDecodeFile(f *testing.F) {
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			res := decodeFile(p, name, watched)
+			res := decodeFile(p, name, testOptions())
 			for _, o := range res.observed {
 				if o.ref.File != name || o.ref.Line < 1 {
 					t.Errorf("recorded %+v without its file and line", o)

@@ -8,17 +8,14 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
-// jsonObject is the part of an object the inventory needs.
+// jsonObject is what decides whether an object needs a full parse.
 type jsonObject struct {
-	APIVersion any `json:"apiVersion"`
-	Kind       any `json:"kind"`
-	Metadata   struct {
-		Name      any `json:"name"`
-		Namespace any `json:"namespace"`
-	} `json:"metadata"`
-	Items []json.RawMessage `json:"items"`
+	APIVersion any               `json:"apiVersion"`
+	Kind       any               `json:"kind"`
+	Items      []json.RawMessage `json:"items"`
 }
 
 var errValueTooLarge = fmt.Errorf("JSON value larger than %d MiB refused", MaxDocumentBytes>>20)
@@ -84,7 +81,8 @@ func (d *fileDecoder) decodeJSONStream(r *bufio.Reader) {
 	}
 }
 
-// jsonValue records raw, which starts at absolute offset start, when it is an object.
+// jsonValue records raw, which starts at absolute offset start, when it is an object. The
+// cheap decode decides; objects that hold evidence are parsed again for their lines.
 func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSource, top bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return // arrays, scalars, null: not objects
@@ -99,7 +97,7 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 	if av == "" || kind == "" {
 		return
 	}
-	if top && o.Items != nil && (kind == "List" || len(kind) > 4 && kind[len(kind)-4:] == "List") {
+	if top && o.Items != nil && strings.HasSuffix(kind, "List") {
 		from := 0
 		for _, it := range o.Items {
 			at := bytes.Index(raw[from:], it)
@@ -111,36 +109,9 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 		}
 		return
 	}
-	name, _ := o.Metadata.Name.(string)
-	namespace, _ := o.Metadata.Namespace.(string)
-	line := 0
-	if d.watched[av+"/"+kind] {
-		line = src.lineOf(start + keyOffset(raw, "apiVersion"))
+	if !d.opts.needsParse(av, kind) {
+		d.res.objects++
+		return
 	}
-	d.record(av, kind, namespace, name, line, "")
-}
-
-// keyOffset is the offset of a top-level key of a JSON object; the last occurrence wins, as
-// it does when the object is decoded.
-func keyOffset(raw []byte, key string) int64 {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return 0
-	}
-	var found int64
-	for dec.More() {
-		before := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return found
-		}
-		if k, ok := tok.(string); ok && k == key {
-			found = before + int64(bytes.IndexByte(raw[before:], '"'))
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return found
-		}
-	}
-	return found
+	d.parseJSONObject(raw, src.lineOf(start))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // maxAliasDepth bounds alias and merge-key chains followed while reading one key.
@@ -14,6 +16,13 @@ const maxAliasDepth = 16
 
 func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	var root yaml.Node
+	if key, ok := prunedKeys[doc.kind]; ok && !doc.complex {
+		if pruned := pruneSubtrees(doc.text.Bytes(), key); pruned != nil && yaml.Unmarshal(pruned, &root) == nil && len(root.Content) > 0 {
+			d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
+			return
+		}
+		root = yaml.Node{}
+	}
 	err := yaml.Unmarshal(doc.text.Bytes(), &root)
 	if err != nil {
 		if bytes.Contains(doc.text.Bytes(), []byte("{{")) {
@@ -28,6 +37,16 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		return
 	}
 	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
+}
+
+// parseJSONObject reads one JSON object (JSON is YAML) that starts on line startLine.
+func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil || len(root.Content) == 0 {
+		d.warn(startLine, "invalid JSON object", true)
+		return
+	}
+	d.object(resolve(root.Content[0], 0), startLine-1, "", false)
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
@@ -65,7 +84,28 @@ func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, 
 	meta := field(n, "metadata", 0)
 	_, name := stringField(meta, "name")
 	_, namespace := stringField(meta, "namespace")
-	d.record(av, kind, namespace, name, avNode.Line+lineOffset, renderedFrom)
+	line := avNode.Line + lineOffset
+	d.res.objects++
+	d.record(av, kind, inventory.ObjectRef{
+		Namespace: namespace, Name: name, File: d.rel, Line: line, RenderedFrom: renderedFrom,
+		Ignore: d.ignoreAnnotation(meta, line),
+	})
+	d.evidence(n, av, kind, namespace, name)
+}
+
+// evidence records what add-on, team and CRD rules read from an object of this kind.
+func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind, namespace, name string) {
+	group, _ := splitAPIVersion(apiVersion)
+	switch {
+	case kind == "IngressClass" && group == "networking.k8s.io":
+		d.ingressClass(n, name)
+	case kind == "Namespace" && group == "":
+		d.namespace(n, name)
+	case kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io":
+		d.crd(n)
+	case workloadGroups[group]:
+		d.images(n, kind, namespace)
+	}
 }
 
 func resolve(n *yaml.Node, depth int) *yaml.Node {

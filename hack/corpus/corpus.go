@@ -81,7 +81,24 @@ func writeDeprecated(w *bufio.Writer, rng *rand.Rand, i int, ns string) {
 	}
 }
 
+// addonImages are images of real add-ons, so add-on detection has something to find.
+var addonImages = []string{
+	"registry.k8s.io/ingress-nginx/controller:v1.9.4",
+	"quay.io/jetstack/cert-manager-controller:v1.13.2",
+	"registry.k8s.io/metrics-server/metrics-server:v0.6.4",
+	"docker.io/openpolicyagent/gatekeeper:v3.14.0",
+	"fluent/fluent-bit:2.1.10",
+	"quay.io/prometheus-operator/prometheus-operator:v0.68.0",
+	"registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.10.0",
+	"public.ecr.aws/karpenter/controller:1.0.6",
+}
+
 func writeDeployment(w *bufio.Writer, i int, ns string) {
+	// A repository has a few hundred distinct images, not one per object.
+	image := fmt.Sprintf("registry.example.com/shop/app-%d:1.%d.0", i%200, i%200%9)
+	if i%40 == 0 {
+		image = addonImages[(i/40)%len(addonImages)]
+	}
 	fmt.Fprintf(w, `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -100,7 +117,7 @@ spec:
     spec:
       containers:
       - name: app
-        image: registry.example.com/shop/app-%d:1.%d.0
+        image: %s
         ports: [{containerPort: 8080}]
         resources:
           requests: {cpu: 100m, memory: 128Mi}
@@ -108,7 +125,7 @@ spec:
         env:
         - {name: LOG_LEVEL, value: info}
         - {name: REGION, value: eu-west-1}
-`, i, ns, i, i, i, i%40, i%9)
+`, i, ns, i, i, i, image)
 }
 
 // crdSchema is an openAPIV3Schema with n properties of nested objects, indented for a CRD.

@@ -1,0 +1,155 @@
+package files
+
+import (
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// podTemplatePaths says where each workload kind keeps its pod template: the path to the
+// template's metadata/spec parent ("" for a Pod, whose own metadata and spec are the template).
+var podTemplatePaths = map[string][]string{
+	"Pod":         nil,
+	"Deployment":  {"spec", "template"},
+	"DaemonSet":   {"spec", "template"},
+	"StatefulSet": {"spec", "template"},
+	"ReplicaSet":  {"spec", "template"},
+	"Job":         {"spec", "template"},
+	"CronJob":     {"spec", "jobTemplate", "spec", "template"},
+}
+
+// workloadGroups are the groups whose kinds above are built-in workloads.
+var workloadGroups = map[string]bool{"": true, "apps": true, "batch": true, "extensions": true}
+
+// recommendedLabels are the labels add-on detection reads.
+var recommendedLabels = []string{
+	"app.kubernetes.io/name", "app.kubernetes.io/version", "app.kubernetes.io/part-of",
+	"app.kubernetes.io/instance", "helm.sh/chart",
+}
+
+// needsParse says whether a document of this kind holds evidence beyond its count.
+func (o Options) needsParse(apiVersion, kind string) bool {
+	if o.Watched[apiVersion+"/"+kind] || strings.HasSuffix(kind, "List") {
+		return true
+	}
+	group, _ := splitAPIVersion(apiVersion)
+	if !o.BuiltinGroups[group] {
+		return true // a custom resource: its CRD decides
+	}
+	if !o.Known[apiVersion+"/"+kind] {
+		return true // an unknown version of a built-in group
+	}
+	_, workload := podTemplatePaths[kind]
+	return workload && workloadGroups[group] ||
+		kind == "IngressClass" || kind == "Namespace" && group == "" ||
+		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io"
+}
+
+// images records the images of a workload's pod template with its recommended labels.
+func (d *fileDecoder) images(n *yaml.Node, kind, namespace string) {
+	path, ok := podTemplatePaths[kind]
+	if !ok {
+		return
+	}
+	template := n
+	for _, p := range path {
+		template = field(template, p, 0)
+	}
+	labels := map[string]string{}
+	collectLabels(labels, field(n, "metadata", 0))
+	collectLabels(labels, field(template, "metadata", 0))
+	spec := field(template, "spec", 0)
+	for _, list := range []string{"initContainers", "containers"} {
+		cs := field(spec, list, 0)
+		if cs == nil || cs.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range cs.Content {
+			if _, image := stringField(resolve(c, 0), "image"); image != "" {
+				d.res.images = append(d.res.images, imageSeen{image: image, namespace: namespace, labels: labels})
+			}
+		}
+	}
+}
+
+func collectLabels(into map[string]string, meta *yaml.Node) {
+	labels := field(meta, "labels", 0)
+	for _, l := range recommendedLabels {
+		if _, v := stringField(labels, l); v != "" {
+			into[l] = v
+		}
+	}
+}
+
+func (d *fileDecoder) ingressClass(n *yaml.Node, name string) {
+	_, controller := stringField(field(n, "spec", 0), "controller")
+	d.res.ingressClasses = append(d.res.ingressClasses, inventory.IngressClass{Name: name, Controller: controller})
+}
+
+func (d *fileDecoder) namespace(n *yaml.Node, name string) {
+	ns := inventory.Namespace{Name: name}
+	if d.opts.TeamLabel != "" {
+		_, ns.Team = stringField(field(field(n, "metadata", 0), "labels", 0), d.opts.TeamLabel)
+	}
+	d.res.namespaces = append(d.res.namespaces, ns)
+}
+
+// crd reads a CustomResourceDefinition: v1's spec.versions, or v1beta1's spec.version.
+func (d *fileDecoder) crd(n *yaml.Node) {
+	spec := field(n, "spec", 0)
+	names := field(spec, "names", 0)
+	c := inventory.CRD{}
+	_, c.Group = stringField(spec, "group")
+	_, c.Kind = stringField(names, "kind")
+	_, c.Plural = stringField(names, "plural")
+	if vs := field(spec, "versions", 0); vs != nil && vs.Kind == yaml.SequenceNode {
+		for _, v := range vs.Content {
+			c.Versions = append(c.Versions, crdVersion(resolve(v, 0)))
+		}
+	} else if _, v := stringField(spec, "version"); v != "" {
+		c.Versions = []inventory.CRDVersion{{Name: v, Served: true, Storage: true}}
+	}
+	if stored := field(field(n, "status", 0), "storedVersions", 0); stored != nil && stored.Kind == yaml.SequenceNode {
+		for _, s := range stored.Content {
+			if s.Kind == yaml.ScalarNode {
+				c.StoredVersions = append(c.StoredVersions, s.Value)
+			}
+		}
+	}
+	if c.Group != "" && c.Kind != "" {
+		d.res.crds = append(d.res.crds, c)
+	}
+}
+
+func crdVersion(v *yaml.Node) inventory.CRDVersion {
+	var cv inventory.CRDVersion
+	_, cv.Name = stringField(v, "name")
+	cv.Served = boolField(v, "served")
+	cv.Storage = boolField(v, "storage")
+	cv.Deprecated = boolField(v, "deprecated")
+	_, cv.DeprecationWarning = stringField(v, "deprecationWarning")
+	return cv
+}
+
+func boolField(m *yaml.Node, key string) bool {
+	v := field(m, key, 0)
+	return v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!bool" && v.Value == "true"
+}
+
+// ignoreAnnotation reads an object's own suppression annotations; a rule without a reason
+// is not honoured, and says so.
+func (d *fileDecoder) ignoreAnnotation(meta *yaml.Node, line int) *inventory.IgnoreAnnotation {
+	annotations := field(meta, "annotations", 0)
+	_, rules := stringField(annotations, inventory.AnnotationIgnore)
+	if rules == "" {
+		return nil
+	}
+	_, reason := stringField(annotations, inventory.AnnotationIgnoreReason)
+	if strings.TrimSpace(reason) == "" {
+		d.warn(line, inventory.AnnotationIgnore+" without "+inventory.AnnotationIgnoreReason+" is not honoured", false)
+		return nil
+	}
+	return &inventory.IgnoreAnnotation{Rules: rules, Reason: reason}
+}

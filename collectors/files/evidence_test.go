@@ -1,0 +1,172 @@
+package files
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func TestPodTemplatesRecordImagesWithRecommendedLabels(t *testing.T) {
+	res := collect(t, map[string]string{
+		"ingress.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ingress-nginx-controller
+  namespace: ingress
+  labels: {app.kubernetes.io/name: ingress-nginx, app.kubernetes.io/part-of: ingress-nginx}
+spec:
+  template:
+    metadata:
+      labels: {app.kubernetes.io/version: "1.9.4"}
+    spec:
+      initContainers: [{name: init, image: "busybox:1.36"}]
+      containers: [{name: controller, image: "registry.k8s.io/ingress-nginx/controller:v1.9.4@sha256:abc"}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: backup, namespace: ops}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: velero, image: velero/velero:v1.12.0}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: debug, namespace: ingress}
+spec:
+  containers: [{name: c, image: "busybox:1.36"}]
+`,
+		"again.json": `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"x","namespace":"ops"},"spec":{"template":{"spec":{"containers":[{"image":"busybox:1.36"}]}}}}`,
+	})
+	nginxLabels := map[string]string{"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/part-of": "ingress-nginx", "app.kubernetes.io/version": "1.9.4"}
+	want := []inventory.WorkloadImage{
+		{Image: "busybox:1.36", Namespaces: []string{"ingress", "ops"}, LabelSets: []map[string]string{nginxLabels}},
+		{Image: "registry.k8s.io/ingress-nginx/controller:v1.9.4@sha256:abc", Namespaces: []string{"ingress"}, LabelSets: []map[string]string{nginxLabels}},
+		{Image: "velero/velero:v1.12.0", Namespaces: []string{"ops"}},
+	}
+	if !reflect.DeepEqual(res.WorkloadImages, want) {
+		t.Errorf("images:\n got %+v\nwant %+v", res.WorkloadImages, want)
+	}
+}
+
+func TestLabelSetsPerImageAreCapped(t *testing.T) {
+	var b strings.Builder
+	for i := range inventory.MaxLabelSets + 3 {
+		b.WriteString("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: x, labels: {app.kubernetes.io/name: app-" + strconv.Itoa(i) + "}}\nspec: {template: {spec: {containers: [{image: shared:1}]}}}\n")
+	}
+	res := collect(t, map[string]string{"d.yaml": b.String()})
+	w := res.WorkloadImages[0]
+	if len(res.WorkloadImages) != 1 || len(w.LabelSets) != inventory.MaxLabelSets || w.LabelSetsOmitted != 3 {
+		t.Errorf("image = %+v", w)
+	}
+}
+
+func TestIngressClassesNamespacesAndTeamsAreRecorded(t *testing.T) {
+	res := collect(t, map[string]string{"x.yaml": `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {team: payments}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: sandbox}
+`})
+	if !reflect.DeepEqual(res.IngressClasses, []inventory.IngressClass{{Name: "nginx", Controller: "k8s.io/ingress-nginx"}}) {
+		t.Errorf("ingress classes = %+v", res.IngressClasses)
+	}
+	if !reflect.DeepEqual(res.Namespaces, []inventory.Namespace{{Name: "shop", Team: "payments"}, {Name: "sandbox"}}) {
+		t.Errorf("namespaces = %+v", res.Namespaces)
+	}
+}
+
+func TestCRDsCarryTheirCustomResourcesAndOrphansMakeCRDsPartial(t *testing.T) {
+	res := collect(t, map[string]string{
+		"crd.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: certificates.cert-manager.io}
+spec:
+  group: cert-manager.io
+  names: {kind: Certificate, plural: certificates}
+  versions:
+  - {name: v1alpha2, served: false, storage: false}
+  - {name: v1beta1, served: true, storage: false, deprecated: true, deprecationWarning: "v1beta1 is deprecated; use v1"}
+  - {name: v1, served: true, storage: true}
+status:
+  storedVersions: [v1alpha2, v1]
+`,
+		"certs.yaml": "apiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata: {name: web, namespace: shop}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: api, namespace: shop}\n---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: sm}\n",
+	})
+	if len(res.CRDs) != 1 {
+		t.Fatalf("crds = %+v", res.CRDs)
+	}
+	c := res.CRDs[0]
+	if c.Group != "cert-manager.io" || c.Kind != "Certificate" || len(c.Versions) != 3 || !c.Versions[1].Deprecated ||
+		c.Versions[1].DeprecationWarning != "v1beta1 is deprecated; use v1" || c.Versions[0].Served || !reflect.DeepEqual(c.StoredVersions, []string{"v1alpha2", "v1"}) {
+		t.Errorf("crd = %+v", c)
+	}
+	var usage []string
+	for _, u := range c.Usage {
+		usage = append(usage, u.Version+" "+u.Objects[0].Name+" "+u.Objects[0].File)
+	}
+	if !reflect.DeepEqual(usage, []string{"v1 api certs.yaml", "v1alpha2 web certs.yaml"}) {
+		t.Errorf("usage = %q", usage)
+	}
+	if !reflect.DeepEqual(res.Orphans, []string{"monitoring.coreos.com/v1 ServiceMonitor"}) {
+		t.Errorf("orphans = %q", res.Orphans)
+	}
+	if c := crdCapability(res.Orphans); !c.Partial {
+		t.Errorf("crds capability = %+v, want partial", c)
+	}
+}
+
+func TestUnknownVersionsOfBuiltinGroupsAreListed(t *testing.T) {
+	res := collect(t, map[string]string{"x.yaml": "apiVersion: apps/v1beta9\nkind: Deployment\nmetadata: {name: future}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: fine}\n"})
+	if got := refs(res); !reflect.DeepEqual(got, []string{"apps/v1beta9 Deployment /future x.yaml:1"}) {
+		t.Errorf("objects = %q", got)
+	}
+}
+
+func TestIgnoreAnnotationsTravelWithTheObjectAndNeedAReason(t *testing.T) {
+	res := collect(t, map[string]string{"x.yaml": `apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: kept
+  annotations:
+    upgradescope.basit.engineer/ignore: removed-api
+    upgradescope.basit.engineer/ignore-reason: migrating with the mesh in Q1
+---
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: unexplained
+  annotations: {upgradescope.basit.engineer/ignore: removed-api}
+`})
+	objs := res.APIUsage[0].Objects
+	if objs[0].Ignore == nil || objs[0].Ignore.Reason != "migrating with the mesh in Q1" || objs[1].Ignore != nil {
+		t.Errorf("objects = %+v %+v", objs[0], objs[1])
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].String(), "x.yaml:9: upgradescope.basit.engineer/ignore without") || res.Warnings[0].Partial {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
+
+func TestPruningKeepsLineNumbersAndDropsOnlyTheSubtree(t *testing.T) {
+	in := "spec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        type: object\n\n        # c\n        properties: {a: {}}\n    served: true\n  - name: v2\n"
+	got := string(pruneSubtrees([]byte(in), []byte("openAPIV3Schema:")))
+	want := "spec:\n  versions:\n  - name: v1\n    schema:\n\n\n\n\n\n    served: true\n  - name: v2\n"
+	if got != want {
+		t.Errorf("pruned:\n%q\nwant\n%q", got, want)
+	}
+	if pruneSubtrees([]byte("a: 1\n"), []byte("openAPIV3Schema:")) != nil {
+		t.Error("a document without the key was copied")
+	}
+}
