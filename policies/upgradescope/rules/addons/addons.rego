@@ -1,0 +1,233 @@
+# METADATA
+# title: Add-on end of life and compatibility
+# description: |
+#   Judges every detected add-on against the cited registry: retired or past its end of life
+#   is a blocker whatever the target, ending within 90 days a warning; an installed release
+#   line that ended is a blocker, one whose Kubernetes range excludes the target a blocker;
+#   an add-on whose version cannot be placed is info. Dates compare at 00:00 UTC.
+# related_resources:
+#   - ref: https://endoflife.date
+# custom:
+#   category: eol-addon, eol-approaching, chart-incompat, addon-no-data
+package upgradescope.rules.addons
+
+import data.upgradescope.kb
+import data.upgradescope.lib.images
+import data.upgradescope.lib.versions
+
+today := substring(input.now, 0, 10)
+
+horizon_day := time.format([time.add_date(time.parse_rfc3339_ns(input.now), 0, 0, kb.skew.approachingDays), "UTC", "2006-01-02"])
+
+ended(date) if {
+	is_date(date)
+	date <= today
+}
+
+approaching(date) if {
+	is_date(date)
+	date > today
+	date <= horizon_day
+}
+
+is_date(date) if regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, date)
+
+# METADATA
+# description: One finding per add-on (or release line), rule and target.
+# scope: document
+findings contains f if {
+	some id in detected
+	entry := kb.addons[id]
+	some t in input.targets
+	some f in product_findings(id, entry, t)
+}
+
+findings contains f if {
+	some id in detected
+	entry := kb.addons[id]
+	some row in object.get(entry, "lines", [])
+	covered := [i | some i in installs_of(id); i.version != ""; images.line(i.version) == row.line]
+	count(covered) > 0
+	some t in input.targets
+	some f in line_findings(id, entry, row, t, covered)
+}
+
+findings contains f if {
+	some id in detected
+	entry := kb.addons[id]
+	covered := [i | some i in installs_of(id); no_data(entry, i.version)]
+	count(covered) > 0
+	some t in input.targets
+	title := sprintf("%s: no lifecycle data for %s", [entry.name, concat(", ", sort({version_label(i.version) | some i in covered}))])
+	f := finding(id, "", "addon-no-data", "info", t, title, entry.support.citations, covered)
+}
+
+findings contains f if {
+	some id in detected
+	entry := kb.addons[id]
+	oldest := oldest_line(entry)
+	line_over(oldest)
+	covered := [i | some i in installs_of(id); i.version != ""; versions.ordinal(images.line(i.version)) < versions.ordinal(oldest.line)]
+	count(covered) > 0
+	some t in input.targets
+	title := sprintf("%s %s is older than the oldest tracked release line %s, which has ended", [
+		entry.name, concat(", ", sort({i.version | some i in covered})), oldest.line,
+	])
+	f := finding(id, sprintf("below-%s", [oldest.line]), "eol-addon", "blocker", t, title, oldest.citations, covered)
+}
+
+findings contains f if {
+	some id in detected
+	entry := kb.addons[id]
+	some row in object.get(entry, "compat", [])
+	covered := [i | some i in installs_of(id); i.version != ""; in_interval(i.version, row.versions)]
+	count(covered) > 0
+	some t in input.targets
+	not k8s_admits(row.kubernetes, t)
+	title := sprintf("%s %s does not support Kubernetes %s (supported: %s)", [
+		entry.name, concat(", ", sort({i.version | some i in covered})), t, range_label(row.kubernetes),
+	])
+	f := finding(id, "", "chart-incompat", "blocker", t, title, row.citations, covered)
+}
+
+detected := {id | some [id, _], _ in installs}
+
+installs_of(id) := [i | some [iid, _], i in installs; iid == id]
+
+# Product-level status and dates.
+product_findings(id, entry, t) := {finding(id, "", "eol-addon", "blocker", t, retired_title(entry), entry.support.citations, installs_of(id))} if {
+	entry.support.status == "retired"
+	not is_date(entry.support.eol)
+} else := {finding(id, "", "eol-addon", "blocker", t, title, entry.support.citations, installs_of(id))} if {
+	ended(entry.support.eol)
+	title := sprintf("%s is end-of-life since %s%s", [entry.name, entry.support.eol, extended_note(entry.support)])
+} else := {finding(id, "", "eol-approaching", "warning", t, title, entry.support.citations, installs_of(id))} if {
+	is_date(entry.support.eol)
+	entry.support.eol > today
+	needs_warning(entry)
+	title := sprintf("%s reaches end of life on %s", [entry.name, entry.support.eol])
+} else := set()
+
+needs_warning(entry) if entry.support.status == "retired"
+
+needs_warning(entry) if approaching(entry.support.eol)
+
+retired_title(entry) := sprintf("%s is retired", [entry.name])
+
+extended_note(support) := sprintf(" (extended support until %s if %s)", [support.extendedEol, support.extendedCondition]) if {
+	support.extendedEol > today
+} else := ""
+
+line_findings(id, entry, row, t, covered) := line_eol(id, entry, row, t, covered) | {f |
+	not k8s_admits(object.get(row, "kubernetes", {}), t)
+	title := sprintf("%s %s does not support Kubernetes %s (supported: %s)", [entry.name, row.line, t, range_label(row.kubernetes)])
+	f := finding(id, row.line, "chart-incompat", "blocker", t, title, row.citations, covered)
+}
+
+line_eol(id, entry, row, t, covered) := {finding(id, row.line, "eol-addon", "blocker", t, title, row.citations, covered)} if {
+	line_over(row)
+	title := sprintf("%s %s release line reached end of life%s", [entry.name, row.line, since(row.eol)])
+} else := {finding(id, row.line, "eol-approaching", "warning", t, title, row.citations, covered)} if {
+	approaching(row.eol)
+	title := sprintf("%s %s release line reaches end of life on %s", [entry.name, row.line, row.eol])
+} else := set()
+
+line_over(row) if row.eol == "ended"
+
+line_over(row) if ended(row.eol)
+
+since(date) := sprintf(" on %s", [date]) if is_date(date)
+
+else := ""
+
+oldest_line(entry) := sorted[0][1] if {
+	sorted := sort([[versions.ordinal(row.line), row] | some row in entry.lines])
+}
+
+# An install can't be placed: no version where the registry tracks versions, a line it does
+# not list, or a line whose end of life no citation gives.
+no_data(entry, "") if tracks_versions(entry)
+
+no_data(entry, version) if {
+	version != ""
+	count(object.get(entry, "lines", [])) > 0
+	line := images.line(version)
+	not line in {row.line | some row in entry.lines}
+	versions.ordinal(line) >= versions.ordinal(oldest_line(entry).line)
+}
+
+no_data(entry, version) if {
+	version != ""
+	some row in object.get(entry, "lines", [])
+	row.line == images.line(version)
+	row.eol == "unknown"
+}
+
+tracks_versions(entry) if count(object.get(entry, "lines", [])) > 0
+
+tracks_versions(entry) if count(object.get(entry, "compat", [])) > 0
+
+in_interval(version, interval) if {
+	semver.compare(version, interval.from) >= 0
+	below(version, object.get(interval, "before", ""))
+}
+
+below(_, "")
+
+below(version, before) if {
+	before != ""
+	semver.compare(version, before) < 0
+}
+
+k8s_admits(r, t) if {
+	at_least(object.get(r, "min", ""), t)
+	at_most(object.get(r, "max", ""), t)
+}
+
+at_least("", _)
+
+at_least(minimum, t) if versions.ordinal(t) >= versions.ordinal(minimum)
+
+at_most("", _)
+
+at_most(maximum, t) if versions.ordinal(t) <= versions.ordinal(maximum)
+
+range_label(r) := sprintf("%s to %s", [object.get(r, "min", "any"), object.get(r, "max", "any")])
+
+version_label("") := "an unknown version"
+
+version_label(v) := sprintf("version %s", [v]) if v != ""
+
+# METADATA
+# description: A finding about add-on id, naming every install it covers.
+finding(id, discriminator, category, severity, t, title, citations, covered) := {
+	"key": concat("/", [p | some p in [category, id, discriminator]; p != ""]),
+	"category": category,
+	"severity": severity,
+	"target": t,
+	"title": title,
+	"detail": detail(id, covered),
+	"remediation": remediation(id),
+	"objects": [],
+	"namespaces": sort({ns | some i in covered; some ns in i.namespaces; ns != ""}),
+	"citations": citations,
+}
+
+detail(id, covered) := sprintf("Detected %s %s via %s in namespace(s): %s", [
+	kb.addons[id].name,
+	concat(", ", sort({version_text(i.version) | some i in covered})),
+	concat(", ", sort({s | some i in covered; some s in i.sources})),
+	namespace_text(sort({ns | some i in covered; some ns in i.namespaces})),
+])
+
+version_text("") := "(version unknown)"
+
+version_text(v) := v if v != ""
+
+namespace_text([]) := "(none recorded)"
+
+namespace_text(nss) := concat(", ", nss) if count(nss) > 0
+
+remediation(id) := kb.addons[id].recommendation if {
+	kb.addons[id].recommendation
+} else := sprintf("Upgrade %s to a release line that is supported and supports the target.", [kb.addons[id].name])

@@ -1,0 +1,153 @@
+package upgradescope.rules.addons_test
+
+import data.upgradescope.rules.addons
+
+registry := {
+	"retired": {
+		"id": "retired", "name": "Retired", "match": {"images": ["registry.k8s.io/retired/controller"], "labels": ["retired"], "ingressControllers": ["example.com/retired"]},
+		"support": {"status": "retired", "eol": "2026-03-24", "citations": ["https://example.com/retired"]},
+		"recommendation": "Move to Gateway API.",
+	},
+	"vendor": {
+		"id": "vendor", "name": "Vendor build", "supersedes": ["retired"],
+		"match": {"images": ["docker.io/vendor/retired:*-hardened*"]},
+		"support": {"status": "supported", "eol": "2027-01-15", "citations": ["https://example.com/vendor"]},
+	},
+	"lined": {
+		"id": "lined", "name": "Lined", "match": {"images": ["docker.io/lined/controller"], "charts": ["lined"]},
+		"support": {"status": "supported", "eol": "unknown", "citations": ["https://example.com/lined"]},
+		"lines": [
+			{"line": "3.4", "eol": "none", "kubernetes": {"min": "1.30", "max": "1.34"}, "citations": ["https://example.com/3.4"]},
+			{"line": "3.3", "eol": "2026-12-20", "citations": ["https://example.com/3.3"]},
+			{"line": "3.2", "eol": "2026-05-01", "citations": ["https://example.com/3.2"]},
+			{"line": "3.1", "eol": "ended", "citations": ["https://example.com/3.1"]},
+			{"line": "3.0", "eol": "unknown", "citations": ["https://example.com/3.0"]},
+		],
+	},
+	"ranged": {
+		"id": "ranged", "name": "Ranged", "match": {"images": ["registry.k8s.io/ranged/ranged"]},
+		"support": {"status": "supported", "eol": "unknown", "citations": ["https://example.com/ranged"]},
+		"compat": [{"versions": {"from": "0.10.0", "before": "0.18.0"}, "kubernetes": {"min": "1.19", "max": "1.32"}, "citations": ["https://example.com/matrix"]}],
+	},
+	"quiet": {
+		"id": "quiet", "name": "Quiet", "match": {"images": ["quay.io/quiet/quiet"]},
+		"support": {"status": "supported", "eol": "unknown", "citations": ["https://example.com/quiet"]},
+	},
+}
+
+image(ref, ns) := {"image": ref, "namespaces": [ns]}
+
+judge(inventory, t) := fs if {
+	fs := addons.findings with input as {"inventory": inventory, "targets": [t], "now": "2026-11-29T12:00:00Z"}
+		with data.upgradescope.kb.addons as registry
+		with data.upgradescope.kb.skew.approachingDays as 90
+}
+
+keys(fs) := {[f.key, f.severity] | some f in fs}
+
+test_a_retired_addon_is_a_blocker_whatever_the_target if {
+	fs := judge({"workloadImages": [image("registry.k8s.io/retired/controller:v1.9.4", "ingress")]}, "1.30")
+	keys(fs) == {["eol-addon/retired", "blocker"]}
+	some f in fs
+	f.title == "Retired is end-of-life since 2026-03-24"
+	f.remediation == "Move to Gateway API."
+	f.namespaces == ["ingress"]
+	f.citations == ["https://example.com/retired"]
+}
+
+test_a_mirror_matches_by_path_and_digests_do_not_matter if {
+	fs := judge({"workloadImages": [image("harbor.corp/mirror/retired/controller@sha256:0a1b", "edge")]}, "1.30")
+	keys(fs) == {["eol-addon/retired", "blocker"]}
+}
+
+test_a_rebuilt_image_is_found_by_its_labels if {
+	w := {"image": "corp/rebuilt:1.0", "namespaces": ["edge"], "labelSets": [{"app.kubernetes.io/name": "retired"}]}
+	keys(judge({"workloadImages": [w]}, "1.30")) == {["eol-addon/retired", "blocker"]}
+}
+
+test_an_ingress_class_controller_is_evidence if {
+	fs := judge({"ingressClasses": [{"name": "x", "controller": "example.com/retired"}]}, "1.30")
+	some f in fs
+	f.key == "eol-addon/retired"
+	contains(f.detail, "(version unknown) via ingressclass")
+}
+
+test_a_tag_glob_takes_the_image_and_supersedes_weak_evidence if {
+	inv := {
+		"workloadImages": [image("docker.io/vendor/retired:v1.12.6-hardened1", "kube-system")],
+		"ingressClasses": [{"name": "x", "controller": "example.com/retired"}],
+	}
+	keys(judge(inv, "1.30")) == {["eol-approaching/vendor", "warning"]} with data.upgradescope.kb.skew.approachingDays as 90
+}
+
+test_product_end_of_life_within_90_days_is_a_warning if {
+	fs := judge({"workloadImages": [image("docker.io/vendor/retired:2.0-hardened", "x")]}, "1.30")
+	some f in fs
+	f.key == "eol-approaching/vendor"
+	f.title == "Vendor build reaches end of life on 2027-01-15"
+}
+
+test_an_ended_release_line_is_a_blocker if {
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:v3.2.5", "x")]}, "1.30")) == {["eol-addon/lined/3.2", "blocker"]}
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:3.1.0", "x")]}, "1.30")) == {["eol-addon/lined/3.1", "blocker"]}
+}
+
+test_a_line_ending_within_90_days_is_a_warning if {
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:v3.3.1", "x")]}, "1.30")) == {["eol-approaching/lined/3.3", "warning"]}
+}
+
+test_a_line_whose_kubernetes_range_excludes_the_target_is_a_blocker if {
+	img := {"workloadImages": [image("docker.io/lined/controller:v3.4.0", "x")]}
+	count(judge(img, "1.34")) == 0
+	keys(judge(img, "1.35")) == {["chart-incompat/lined/3.4", "blocker"]}
+	keys(judge(img, "1.29")) == {["chart-incompat/lined/3.4", "blocker"]}
+}
+
+test_a_version_below_every_tracked_line_is_a_blocker_when_the_oldest_ended if {
+	# 3.0's end of life is unknown: a version below it cannot be judged.
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}, "1.30")) == set()
+	ended := json.patch(registry, [{"op": "replace", "path": "/lined/lines/4/eol", "value": "2025-01-01"}])
+	fs := addons.findings with input as {"inventory": {"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}, "targets": ["1.30"], "now": "2026-11-29T12:00:00Z"}
+		with data.upgradescope.kb.addons as ended
+		with data.upgradescope.kb.skew.approachingDays as 90
+	keys(fs) == {["eol-addon/lined/below-3.0", "blocker"]}
+}
+
+test_versions_the_registry_cannot_place_are_info if {
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:latest", "x")]}, "1.30")) == {["addon-no-data/lined", "info"]}
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:v3.9.0", "x")]}, "1.30")) == {["addon-no-data/lined", "info"]}
+	keys(judge({"workloadImages": [image("docker.io/lined/controller:v3.0.2", "x")]}, "1.30")) == {["addon-no-data/lined", "info"]}
+}
+
+test_a_version_outside_a_compat_interval_is_judged_by_nothing if {
+	count(judge({"workloadImages": [image("registry.k8s.io/ranged/ranged:v0.18.0", "dns")]}, "1.33")) == 0
+	keys(judge({"workloadImages": [image("registry.k8s.io/ranged/ranged:v0.14.0", "dns")]}, "1.33")) == {["chart-incompat/ranged", "blocker"]}
+	count(judge({"workloadImages": [image("registry.k8s.io/ranged/ranged:v0.14.0", "dns")]}, "1.32")) == 0
+}
+
+test_helm_releases_are_evidence_with_their_app_version if {
+	inv := {"helmReleases": [{"name": "l", "namespace": "ops", "chart": "lined", "chartVersion": "9.9.9", "appVersion": "v3.2.0", "status": "deployed"}]}
+	keys(judge(inv, "1.30")) == {["eol-addon/lined/3.2", "blocker"]}
+	uninstalled := {"helmReleases": [{"name": "l", "namespace": "ops", "chart": "lined", "appVersion": "3.2.0", "status": "uninstalled"}]}
+	count(judge(uninstalled, "1.30")) == 0
+}
+
+test_a_supported_addon_without_lifecycle_data_is_silent if {
+	count(judge({"workloadImages": [image("quay.io/quiet/quiet:1.0", "x")]}, "1.30")) == 0
+}
+
+test_installs_of_one_line_merge_into_one_finding if {
+	inv := {"workloadImages": [
+		image("docker.io/lined/controller:v3.2.1", "a"),
+		image("docker.io/lined/controller:v3.2.7", "b"),
+	]}
+	fs := judge(inv, "1.30")
+	count(fs) == 1
+	some f in fs
+	f.namespaces == ["a", "b"]
+	f.detail == "Detected Lined 3.2.1, 3.2.7 via image in namespace(s): a, b"
+}
+
+test_unmatched_images_find_nothing if {
+	count(judge({"workloadImages": [image("nginx:1.25", "web"), image("controller", "x")]}, "1.30")) == 0
+}

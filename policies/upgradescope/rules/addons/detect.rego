@@ -1,0 +1,130 @@
+# Add-on detection: which add-ons the inventory's evidence shows. Images of pod templates
+# (normalised, mirrors matched by path), recommended labels of rebuilt images, Helm release
+# charts and IngressClass controllers are matched against the registry in
+# data.upgradescope.kb.addons, so a new registry re-judges an old inventory.
+package upgradescope.rules.addons
+
+import data.upgradescope.kb
+import data.upgradescope.lib.images
+
+# Matchers keyed by their path, so an image is matched by lookups, not by a scan.
+image_matchers[m.path] contains {"id": id, "tag": m.tag} if {
+	some id, entry in kb.addons
+	some raw in object.get(entry.match, "images", [])
+	m := matcher(raw)
+}
+
+matcher(raw) := {"path": images.parse(name).path, "tag": tag} if {
+	[name, tag] := split_tag_glob(raw)
+}
+
+# A matcher may end in ":<tag glob>"; a registry port (host:5000/…) is not a tag.
+split_tag_glob(raw) := [substring(raw, 0, i), substring(raw, i + 1, -1)] if {
+	i := indexof(raw, ":*")
+	i > 0
+}
+
+split_tag_glob(raw) := [raw, ""] if indexof(raw, ":*") < 0
+
+# Every (image, add-on) pair an image matcher claims.
+image_claims contains [w.image, c.id, c.tag] if {
+	some w in input.inventory.workloadImages
+	ref := images.parse(w.image)
+	some run in images.segment_runs(ref.path)
+	some c in image_matchers[run]
+	tag_matches(c.tag, ref.tag)
+}
+
+tag_matches("", _)
+
+tag_matches(pattern, tag) if {
+	pattern != ""
+	glob.match(pattern, ["/"], tag)
+}
+
+# A claim with a tag glob is more specific: it takes the image from plain claims.
+claims_of(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} if {
+	some c in image_claims
+	c[0] == image
+	c[2] != ""
+} else := {c[1] | some c in image_claims; c[0] == image}
+
+# METADATA
+# description: Detections, each {id, version, namespaces, source, evidence}.
+detections contains {"id": id, "version": image_version(w), "namespaces": w.namespaces, "source": "image", "evidence": w.image} if {
+	some w in input.inventory.workloadImages
+	some id in claims_of(w.image)
+}
+
+detections contains {"id": id, "version": label_version(labels), "namespaces": w.namespaces, "source": "labels", "evidence": name} if {
+	some w in input.inventory.workloadImages
+	count(claims_of(w.image)) == 0
+	some labels in object.get(w, "labelSets", [])
+	name := labels["app.kubernetes.io/name"]
+	some id, entry in kb.addons
+	name in object.get(entry.match, "labels", [])
+}
+
+detections contains {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart} if {
+	some r in input.inventory.helmReleases
+	not r.status in {"uninstalled", "uninstalling"}
+	some id, entry in kb.addons
+	r.chart in object.get(entry.match, "charts", [])
+}
+
+detections contains {"id": id, "version": "", "namespaces": [], "source": "ingressclass", "evidence": c.controller} if {
+	some c in input.inventory.ingressClasses
+	some id, entry in kb.addons
+	c.controller in object.get(entry.match, "ingressControllers", [])
+}
+
+image_version(w) := v if {
+	v := images.tag_version(images.parse(w.image).tag)
+} else := v if {
+	versions := {label_version(l) | some l in object.get(w, "labelSets", [])} - {""}
+	count(versions) == 1
+	some v in versions
+} else := ""
+
+label_version(labels) := images.tag_version(labels["app.kubernetes.io/version"]) if {
+	labels["app.kubernetes.io/version"]
+} else := ""
+
+chart_version(r) := images.tag_version(r.appVersion) if r.appVersion
+
+else := ""
+
+strong := {"image", "helm"}
+
+# A weak detection (labels, IngressClass) gives way to an add-on that supersedes it, such
+# as a vendor's build of ingress-nginx found by its image.
+superseded(id) if {
+	some d in detections
+	d.source in strong
+	id in object.get(kb.addons[d.id], "supersedes", [])
+}
+
+kept contains d if {
+	some d in detections
+	d.source in strong
+}
+
+kept contains d if {
+	some d in detections
+	not d.source in strong
+	not superseded(d.id)
+}
+
+# METADATA
+# description: Installs, one per add-on and version, with namespaces and sources merged.
+installs[[id, version]] := {
+	"id": id,
+	"version": version,
+	"namespaces": sort({ns | some d in kept; d.id == id; d.version == version; some ns in d.namespaces}),
+	"sources": sort({d.source | some d in kept; d.id == id; d.version == version}),
+	"evidence": sort({d.evidence | some d in kept; d.id == id; d.version == version}),
+} if {
+	some d in kept
+	id := d.id
+	version := d.version
+}
