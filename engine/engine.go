@@ -127,7 +127,17 @@ func (e *Engine) KB() KBMeta { return e.kb }
 // EvalOption configures one Evaluate call.
 type EvalOption func(*evalConfig)
 
-type evalConfig struct{ ignore []IgnoreRule }
+type evalConfig struct {
+	ignore   []IgnoreRule
+	plan     bool
+	planFrom string
+}
+
+// WithPlan asks for an upgrade plan: targets are consecutive minors after from, and the
+// report says at which hop each finding first appears.
+func WithPlan(from string) EvalOption {
+	return func(c *evalConfig) { c.plan, c.planFrom = true, from }
+}
 
 // WithIgnore applies suppression rules.
 func WithIgnore(rules []IgnoreRule) EvalOption {
@@ -141,7 +151,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	for _, o := range opts {
 		o(&ec)
 	}
-	input, err := buildInput(inv, targets, now, ec.ignore)
+	input, err := buildInput(inv, targets, now, ec)
 	if err != nil {
 		return nil, err
 	}
@@ -155,17 +165,22 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	return e.decode(rs[0].Expressions[0].Value, inv, now)
 }
 
-func buildInput(inv *inventory.Document, targets []string, now time.Time, ignore []IgnoreRule) (ast.Value, error) {
+func buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
 	invValue, err := toValue(inv)
 	if err != nil {
 		return nil, fmt.Errorf("convert inventory: %w", err)
 	}
+	ignore := ec.ignore
 	if ignore == nil {
 		ignore = []IgnoreRule{}
 	}
 	ignoreValue, err := toValue(ignore)
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
+	}
+	factsValue, err := toValue(map[string]any{"kubeVersion": kubeVersionFacts(inv, targets)})
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
 	}
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {
@@ -176,6 +191,9 @@ func buildInput(inv *inventory.Document, targets []string, now time.Time, ignore
 		ast.Item(ast.StringTerm("targets"), ast.ArrayTerm(ts...)),
 		ast.Item(ast.StringTerm("now"), ast.StringTerm(now.UTC().Format(time.RFC3339))),
 		ast.Item(ast.StringTerm("ignore"), ast.NewTerm(ignoreValue)),
+		ast.Item(ast.StringTerm("facts"), ast.NewTerm(factsValue)),
+		ast.Item(ast.StringTerm("plan"), ast.BooleanTerm(ec.plan)),
+		ast.Item(ast.StringTerm("planFrom"), ast.StringTerm(ec.planFrom)),
 	), nil
 }
 

@@ -77,8 +77,12 @@ type Finding struct {
 	SuppressedObjects int                   `json:"suppressedObjects,omitempty"`
 	Namespaces        []string              `json:"namespaces,omitempty"`
 	Citations         []string              `json:"citations,omitempty"`
-	Pack              string                `json:"pack,omitempty"`
-	Suppression       *Suppression          `json:"suppression,omitempty"`
+	// Calls are deprecated-API requests the apiserver counted at this finding's API.
+	Calls []string `json:"calls,omitempty"`
+	// Teams own the finding's namespaces, through the namespace team label.
+	Teams       []string     `json:"teams,omitempty"`
+	Pack        string       `json:"pack,omitempty"`
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 // Suppression says which ignore rule took a finding out of the score.

@@ -54,6 +54,10 @@ edges(e) := set() if not e.replacement
 by_group_kind[sprintf("%s/%s", [e.group, e.kind])] contains k if some k, e in kb.apis
 
 # METADATA
+# description: Entries by the resource the apiserver serves them at ("<group or core>/<version>/<resource>").
+by_resource[sprintf("%s/%s/%s", [group_name(e.group), e.version, e.resource])] := k if some k, e in kb.apis
+
+# METADATA
 # description: |
 #   The entry a user should move to from key k so the target serves it: the replacement
 #   chain is followed, and an API the target does not deprecate is preferred. Where the

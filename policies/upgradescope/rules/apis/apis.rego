@@ -83,7 +83,18 @@ finding(u, k, t, category, severity, title, remediation) := {
 	"objectsOmitted": object.get(u, "objectsOmitted", 0),
 	"namespaces": sort([ns | some ns, _ in u.namespaces; ns != ""]),
 	"citations": kb.apis[k].citations,
+	"calls": calls_of(k),
 }
+
+# Calls the apiserver saw at this API, folded into the object finding.
+calls_of(k) := sort([call_label(c) |
+	some c in object.get(input.inventory, "deprecatedCalls", [])
+	apis.by_resource[sprintf("%s/%s/%s", [apis.group_name(c.group), c.version, c.resource])] == k
+])
+
+call_label(c) := sprintf("%s/%s", [c.resource, c.subresource]) if {
+	object.get(c, "subresource", "") != ""
+} else := c.resource
 
 objects_phrase(1) := "1 object"
 

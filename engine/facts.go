@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Helm kubeVersion facts, per release ("namespace/name") and target.
+const (
+	KubeVersionAdmits   = "admits"
+	KubeVersionExcludes = "excludes"
+	KubeVersionInvalid  = "invalid"
+)
+
+// kubeVersionFacts checks each Helm release's kubeVersion constraint against each target
+// with the semver library Helm itself uses, so "-0" pre-release bounds behave as in
+// `helm install`. Rego has no semver-constraint builtin, and a custom one would break stock
+// `opa test`; the rule pack decides what a fact means.
+func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[string]string {
+	facts := map[string]map[string]string{}
+	for _, r := range inv.HelmReleases {
+		if r.KubeVersion == "" {
+			continue
+		}
+		perTarget := map[string]string{}
+		c, err := semver.NewConstraint(r.KubeVersion)
+		for _, t := range targets {
+			switch {
+			case err != nil:
+				perTarget[t] = KubeVersionInvalid
+			case c.Check(semver.MustParse(t + ".0")):
+				perTarget[t] = KubeVersionAdmits
+			default:
+				perTarget[t] = KubeVersionExcludes
+			}
+		}
+		facts[r.Namespace+"/"+r.Name] = perTarget
+	}
+	return facts
+}

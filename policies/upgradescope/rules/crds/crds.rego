@@ -1,0 +1,92 @@
+# METADATA
+# title: CustomResourceDefinition versions
+# description: |
+#   Custom resources at a version their CRD no longer serves cannot be read or written
+#   (blocker, whatever the target); written through a version the CRD deprecates (warning,
+#   quoting its deprecationWarning); storedVersions that are no longer served need a storage
+#   migration before the CRD can drop them (warning); a deprecated version nobody uses is info.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
+# custom:
+#   category: crd-version
+package upgradescope.rules.crds
+
+versioning := "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/"
+
+# METADATA
+# description: CRD version findings, the same for every target.
+# scope: document
+findings contains f if {
+	some c in input.inventory.crds
+	some u in object.get(c, "usage", [])
+	not served(c, u.version)
+	some t in input.targets
+	title := sprintf("%s/%s %s: %s stored at a version the CRD does not serve", [c.group, u.version, c.kind, objects(u.count)])
+	f := finding(c, u, "unserved", "blocker", t, title, "Serve the version again, or migrate the objects to a served version before upgrading the operator that owns the CRD.")
+}
+
+findings contains f if {
+	some c in input.inventory.crds
+	some u in object.get(c, "usage", [])
+	v := version(c, u.version)
+	v.served
+	v.deprecated
+	some t in input.targets
+	title := sprintf("%s/%s %s is deprecated and still used (%s)", [c.group, u.version, c.kind, objects(u.count)])
+	f := object.union(finding(c, u, "deprecated", "warning", t, title, "Rewrite these objects at the CRD's storage version."), {"detail": warning_text(v)})
+}
+
+findings contains f if {
+	some c in input.inventory.crds
+	some stored in object.get(c, "storedVersions", [])
+	not served(c, stored)
+	some t in input.targets
+	title := sprintf("%s/%s %s is in storedVersions but no longer served", [c.group, stored, c.kind])
+	u := {"version": stored, "count": 0, "namespaces": {}}
+	f := finding(c, u, "stored-unserved", "warning", t, title, "Run a storage version migration, then remove the version from status.storedVersions.")
+}
+
+findings contains f if {
+	some c in input.inventory.crds
+	some v in c.versions
+	v.deprecated
+	not used(c, v.name)
+	some t in input.targets
+	title := sprintf("%s/%s %s is deprecated (no objects use it)", [c.group, v.name, c.kind])
+	u := {"version": v.name, "count": 0, "namespaces": {}}
+	f := object.union(finding(c, u, "deprecated", "info", t, title, "Nothing to migrate."), {"detail": warning_text(v)})
+}
+
+version(c, name) := v if {
+	some v in c.versions
+	v.name == name
+}
+
+served(c, name) if version(c, name).served
+
+used(c, name) if {
+	some u in object.get(c, "usage", [])
+	u.version == name
+}
+
+warning_text(v) := sprintf("The CRD says: %q", [v.deprecationWarning]) if {
+	object.get(v, "deprecationWarning", "") != ""
+} else := "The CRD marks this version deprecated."
+
+objects(1) := "1 object"
+
+objects(n) := sprintf("%d objects", [n]) if n != 1
+
+finding(c, u, kind, severity, t, title, remediation) := {
+	"key": sprintf("crd-version/%s/%s/%s/%s", [kind, c.group, u.version, c.kind]),
+	"category": "crd-version",
+	"severity": severity,
+	"target": t,
+	"title": title,
+	"detail": "",
+	"remediation": remediation,
+	"objects": object.get(u, "objects", []),
+	"objectsOmitted": object.get(u, "objectsOmitted", 0),
+	"namespaces": sort([ns | some ns, _ in u.namespaces; ns != ""]),
+	"citations": [versioning],
+}

@@ -1,0 +1,105 @@
+# METADATA
+# title: Helm releases
+# description: |
+#   Judges each Helm release: its chart's kubeVersion constraint against the target (checked
+#   with Helm's own semver library by the engine, passed as input.facts.kubeVersion), and the
+#   APIs of its stored manifest, because `helm upgrade` fails when the last release's manifest
+#   uses an API the cluster no longer serves.
+# related_resources:
+#   - ref: https://helm.sh/docs/topics/charts/#the-chartyaml-file
+#   - ref: https://github.com/helm/helm-mapkubeapis
+# custom:
+#   category: chart-incompat, removed-api, deprecated-api
+package upgradescope.rules.helm
+
+import data.upgradescope.kb
+import data.upgradescope.lib.apis
+import data.upgradescope.lib.versions
+
+chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
+
+mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
+
+releases contains r if {
+	some r in input.inventory.helmReleases
+	not r.status in {"uninstalled", "uninstalling"}
+}
+
+release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
+
+# METADATA
+# description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
+# scope: document
+findings contains f if {
+	some r in releases
+	some t in input.targets
+	input.facts.kubeVersion[release_key(r)][t] == "excludes"
+	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
+		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
+	])
+	remediation := sprintf("Upgrade the %s chart to a version whose kubeVersion admits %s before upgrading the cluster.", [r.chart, t])
+	f := finding(r, "chart-incompat", "blocker", t, title, remediation, [], [chart_docs])
+}
+
+findings contains f if {
+	some r in releases
+	some t in input.targets
+	input.facts.kubeVersion[release_key(r)][t] == "invalid"
+	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
+	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
+}
+
+findings contains f if {
+	some r in releases
+	some t in input.targets
+	used := [api_label(u, e) | some [u, e] in manifest_apis(r); apis.removed_by(e, t)]
+	count(used) > 0
+	title := sprintf("Helm release %s: stored manifest uses APIs removed by %s", [release_key(r), t])
+	remediation := sprintf("helm upgrade will fail until the stored manifest is rewritten: run helm-mapkubeapis on release %s (namespace %s), then upgrade the chart.", [r.name, r.namespace])
+	f := finding(r, "removed-api", "blocker", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
+}
+
+findings contains f if {
+	some r in releases
+	some t in input.targets
+	used := [api_label(u, e) | some [u, e] in manifest_apis(r); e.deprecated; not apis.removed_by(e, t)]
+	count(used) > 0
+	title := sprintf("Helm release %s: stored manifest uses deprecated APIs", [release_key(r)])
+	remediation := "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone."
+	f := finding(r, "deprecated-api", "warning", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
+}
+
+manifest_apis(r) := [[u, e] |
+	some u in object.get(r, "manifestApis", [])
+	e := kb.apis[apis.key(u.group, u.version, u.kind)]
+	e.stored
+]
+
+api_label(u, e) := sprintf("%s %s (%d, removal in %s%s)", [apis.api_version(e), u.kind, u.count, e.removed, projected(e)]) if {
+	e.removed
+} else := sprintf("%s %s (%d, deprecated in %s)", [apis.api_version(e), u.kind, u.count, e.deprecated])
+
+projected(e) := " (projected)" if versions.ordinal(e.removed) > versions.ordinal(kb.meta.horizon)
+
+else := ""
+
+finding(r, category, severity, t, title, remediation, used, citations) := {
+	"key": sprintf("%s/helm-release/%s/%s", [category, r.namespace, r.name]),
+	"category": category,
+	"severity": severity,
+	"target": t,
+	"title": title,
+	"detail": detail(r, used),
+	"remediation": remediation,
+	"objects": [],
+	"namespaces": [r.namespace],
+	"citations": citations,
+}
+
+detail(r, []) := sprintf("Release %s of chart %s %s, app version %s.", [
+	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), object.get(r, "appVersion", "?"),
+])
+
+detail(r, used) := sprintf("Release %s of chart %s %s uses: %s.", [
+	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), concat("; ", used),
+]) if count(used) > 0

@@ -1,0 +1,57 @@
+package upgradescope.rules.helm_test
+
+import data.upgradescope.rules.helm
+
+release := {
+	"name": "shop", "namespace": "web", "chart": "shop", "chartVersion": "1.2.0", "appVersion": "2.0.0",
+	"kubeVersion": ">=1.21.0-0 <1.33.0-0", "status": "deployed", "revision": 4,
+	"manifestApis": [
+		{"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1, "namespaces": {"web": 1}},
+		{"group": "", "version": "v1", "kind": "Endpoints", "count": 2, "namespaces": {"web": 2}},
+		{"group": "apps", "version": "v1", "kind": "Deployment", "count": 1, "namespaces": {"web": 1}},
+	],
+}
+
+judge(r, t, fact) := fs if {
+	fs := helm.findings with input as {
+		"inventory": {"helmReleases": [r]}, "targets": [t],
+		"facts": {"kubeVersion": {"web/shop": {t: fact}}},
+	}
+}
+
+by_key(fs) := {[f.key, f.severity] | some f in fs}
+
+test_a_kube_version_that_excludes_the_target_is_a_blocker if {
+	fs := judge(release, "1.33", "excludes")
+	["chart-incompat/helm-release/web/shop", "blocker"] in by_key(fs)
+}
+
+test_a_kube_version_that_admits_the_target_is_silent if {
+	fs := judge(release, "1.32", "admits")
+	not ["chart-incompat/helm-release/web/shop", "blocker"] in by_key(fs)
+}
+
+test_an_unparseable_kube_version_is_info if {
+	["chart-incompat/helm-release/web/shop", "info"] in by_key(judge(release, "1.32", "invalid"))
+}
+
+test_stored_manifest_apis_removed_by_the_target_block_helm_upgrade if {
+	fs := judge(release, "1.32", "admits")
+	some f in fs
+	f.key == "removed-api/helm-release/web/shop"
+	f.severity == "blocker"
+	contains(f.remediation, "helm-mapkubeapis")
+	contains(f.detail, "extensions/v1beta1 Ingress (1, removal in 1.22)")
+}
+
+test_deprecated_manifest_apis_are_a_warning if {
+	fs := judge(release, "1.32", "admits")
+	some f in fs
+	f.key == "deprecated-api/helm-release/web/shop"
+	f.severity == "warning"
+	contains(f.detail, "v1 Endpoints (2, deprecated in 1.33)")
+}
+
+test_uninstalled_releases_are_skipped if {
+	count(judge(object.union(release, {"status": "uninstalled"}), "1.33", "excludes")) == 0
+}

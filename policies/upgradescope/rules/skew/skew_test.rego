@@ -1,0 +1,80 @@
+package upgradescope.rules.skew_test
+
+import data.upgradescope.rules.skew
+
+skew_kb := {
+	"kubeletMaxBehind": 3, "kubeletMaxBehindBefore125": 2, "kubeletWindowChangedIn": "1.25",
+	"kubeProxyMaxBehind": 3, "controlPlaneMaxBehind": 1, "apiserverMaxSpread": 1,
+	"citations": ["https://kubernetes.io/releases/version-skew-policy/"],
+}
+
+judge(inventory, t) := {[f.key, f.severity] | some f in fs} if {
+	fs := skew.findings with input as {"inventory": inventory, "targets": [t]}
+		with data.upgradescope.kb.skew as skew_kb
+}
+
+node(name, version) := {"name": name, "kubeletVersion": version}
+
+test_kubelets_more_than_three_behind_the_target_block_it if {
+	inv := {"serverVersion": "v1.33.2", "nodes": [node("a", "v1.33.1"), node("b", "v1.30.4-eks-1")]}
+	judge(inv, "1.33") == set()
+	judge(inv, "1.34") == {["version-skew/kubelet-post-upgrade", "blocker"]}
+}
+
+test_the_window_is_two_minors_before_1_25 if {
+	inv := {"serverVersion": "v1.22.0", "nodes": [node("a", "v1.21.3")]}
+	judge(inv, "1.23") == set()
+	judge(inv, "1.24") == {["version-skew/kubelet-post-upgrade", "blocker"], ["version-skew/upgrade-path", "info"]}
+}
+
+test_kubelets_already_out_of_window_are_a_warning if {
+	inv := {"serverVersion": "v1.33.0+k3s1", "nodes": [node("old", "v1.29.0")]}
+	["version-skew/kubelet-current", "warning"] in judge(inv, "1.33")
+}
+
+test_a_kubelet_newer_than_the_apiserver_is_a_warning if {
+	["version-skew/kubelet-newer-than-apiserver", "warning"] in judge({"serverVersion": "v1.32.0", "nodes": [node("n", "v1.33.0")]}, "1.33")
+}
+
+test_unparseable_kubelets_are_info if {
+	judge({"serverVersion": "v1.32.0", "nodes": [node("n", "unknown")]}, "1.33") == {["version-skew/kubelet-unparseable", "info"]}
+}
+
+test_no_server_version_means_no_findings if {
+	judge({"nodes": [node("n", "v1.20.0")]}, "1.33") == set()
+}
+
+test_apiserver_spread_and_control_plane_skew if {
+	inv := {"serverVersion": "v1.31.0", "controlPlane": [
+		{"component": "kube-apiserver", "version": "v1.31.2"},
+		{"component": "kube-apiserver", "version": "v1.33.0"},
+		{"component": "kube-controller-manager", "version": "v1.32.0"},
+		{"component": "kube-scheduler", "version": "v1.30.0"},
+	]}
+	got := judge(inv, "1.32")
+	["version-skew/apiserver-ha-spread", "warning"] in got
+	["version-skew/kube-controller-manager-newer", "blocker"] in got
+	["version-skew/kube-scheduler-behind", "warning"] in got
+}
+
+test_kube_proxy_rules if {
+	inv := {
+		"serverVersion": "v1.32.0",
+		"nodes": [node("n1", "v1.32.0"), node("n2", "v1.28.0")],
+		"controlPlane": [
+			{"component": "kube-apiserver", "version": "v1.32.0"},
+			{"component": "kube-proxy", "version": "v1.28.0", "node": "n1"},
+			{"component": "kube-proxy", "version": "v1.29.0", "node": "n2"},
+		],
+	}
+	got := judge(inv, "1.32")
+	["version-skew/kube-proxy-behind", "warning"] in got
+	["version-skew/kube-proxy-kubelet/n1", "warning"] in got
+	["version-skew/kube-proxy-kubelet/n2", "warning"] in got
+	["version-skew/kube-proxy-post-upgrade", "blocker"] in judge(inv, "1.33")
+}
+
+test_a_target_more_than_one_minor_ahead_is_an_upgrade_path_note if {
+	judge({"serverVersion": "v1.31.4-gke.1106000"}, "1.33") == {["version-skew/upgrade-path", "info"]}
+	judge({"serverVersion": "v1.31.4-gke.1106000"}, "1.32") == set()
+}
