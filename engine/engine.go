@@ -207,6 +207,7 @@ func toValue(v any) (ast.Value, error) {
 
 type result struct {
 	Targets         []TargetResult   `json:"targets"`
+	Plan            []Hop            `json:"plan"`
 	ExpiredIgnores  []IgnoreRule     `json:"expiredIgnores"`
 	InvalidFindings []map[string]any `json:"invalidFindings"`
 }
@@ -235,6 +236,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report,
 		Bundles:        e.Bundles(),
 		KB:             e.kb,
 		Targets:        r.Targets,
+		Plan:           r.Plan,
 		ExpiredIgnores: r.ExpiredIgnores,
 	}, nil
 }

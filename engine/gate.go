@@ -28,7 +28,11 @@ func (r *Report) Gate(failOn string, allowIncomplete bool) string {
 		return ""
 	}
 	var reasons []string
-	for _, t := range r.Targets {
+	targets := r.Targets
+	if len(r.Plan) > 0 && len(targets) > 0 {
+		targets = targets[len(targets)-1:] // a plan gates on its destination
+	}
+	for _, t := range targets {
 		switch {
 		case t.Blockers > 0:
 			reasons = append(reasons, fmt.Sprintf("%s: %d blocker(s)", t.Target, t.Blockers))

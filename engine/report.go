@@ -21,17 +21,40 @@ const (
 
 // Report is what one evaluation of one inventory produced.
 type Report struct {
-	SchemaVersion  int            `json:"schemaVersion"`
-	ToolVersion    string         `json:"toolVersion"`
-	EvaluatedAt    string         `json:"evaluatedAt"`
-	Source         string         `json:"source"`
-	ClusterID      string         `json:"clusterId,omitempty"`
-	ServerVersion  string         `json:"serverVersion,omitempty"`
-	FilesBase      string         `json:"filesBase,omitempty"`
-	Bundles        []BundleInfo   `json:"bundles"`
-	KB             KBMeta         `json:"kb"`
-	Targets        []TargetResult `json:"targets"`
-	ExpiredIgnores []IgnoreRule   `json:"expiredIgnores,omitempty"`
+	SchemaVersion int            `json:"schemaVersion"`
+	ToolVersion   string         `json:"toolVersion"`
+	EvaluatedAt   string         `json:"evaluatedAt"`
+	Source        string         `json:"source"`
+	ClusterID     string         `json:"clusterId,omitempty"`
+	ServerVersion string         `json:"serverVersion,omitempty"`
+	FilesBase     string         `json:"filesBase,omitempty"`
+	Bundles       []BundleInfo   `json:"bundles"`
+	KB            KBMeta         `json:"kb"`
+	Targets       []TargetResult `json:"targets"`
+	// Plan is set by WithPlan: one hop per minor; Targets holds every hop's judgement and
+	// the verdict that gates is the last one's.
+	Plan           []Hop        `json:"plan,omitempty"`
+	ExpiredIgnores []IgnoreRule `json:"expiredIgnores,omitempty"`
+}
+
+// Hop is one minor of an upgrade plan: findings that first appear there, and findings whose
+// severity changed since the previous hop.
+type Hop struct {
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Verdict string   `json:"verdict"`
+	Score   int      `json:"score"`
+	New     []string `json:"new"`
+	Changed []string `json:"changed"`
+}
+
+// TeamResult scores one team's findings; see docs/concepts.md for the verdict rule.
+type TeamResult struct {
+	Score    int    `json:"score"`
+	Verdict  string `json:"verdict"`
+	Blockers int    `json:"blockers"`
+	Warnings int    `json:"warnings"`
+	Infos    int    `json:"infos"`
 }
 
 // BundleInfo names a bundle that took part in an evaluation.
@@ -60,6 +83,8 @@ type TargetResult struct {
 	Findings        []Finding `json:"findings"`
 	Suppressed      []Finding `json:"suppressed"`
 	NotAssessed     []Gap     `json:"notAssessed"`
+	// Teams is keyed by team; "(unattributed)" holds findings no team owns.
+	Teams map[string]TeamResult `json:"teams,omitempty"`
 }
 
 // Finding is one thing that breaks, or may break, the upgrade. Key is stable across runs
@@ -87,6 +112,8 @@ type Finding struct {
 
 // Suppression says which ignore rule took a finding out of the score.
 type Suppression struct {
+	// Source is "config" (.upgradescope.yaml; Index is the rule's) or "annotation".
+	Source  string `json:"source"`
 	Index   int    `json:"index"`
 	Reason  string `json:"reason"`
 	Expires string `json:"expires,omitempty"`

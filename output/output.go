@@ -34,6 +34,9 @@ func ParseFormat(s string) (string, error) {
 
 // Render writes r to w in format.
 func Render(w io.Writer, format string, r *engine.Report, opts Options) error {
+	if len(r.Plan) > 0 && format != FormatTable && format != FormatJSON {
+		return fmt.Errorf("an upgrade plan renders as table or json, not %s", format)
+	}
 	switch format {
 	case FormatTable:
 		return Table(w, r)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -18,6 +19,7 @@ const maxTableObjects = 10
 func Table(w io.Writer, r *engine.Report) error {
 	bw := bufio.NewWriter(w)
 	writeHeader(bw, r)
+	writePlan(bw, r.Plan)
 	for _, t := range r.Targets {
 		writeTarget(bw, t)
 	}
@@ -71,11 +73,55 @@ func writeTarget(w io.Writer, t engine.TargetResult) {
 			writeFinding(w, f)
 		}
 	}
+	writeTeams(w, t.Teams)
 	writeGaps(w, t.NotAssessed)
 	if len(t.Suppressed) > 0 {
 		fmt.Fprintf(w, "\nSUPPRESSED (%d)\n", len(t.Suppressed))
 		for _, f := range t.Suppressed {
-			fmt.Fprintf(w, "  [%s] %s\n      reason: %s\n", f.Category, f.Title, f.Suppression.Reason)
+			fmt.Fprintf(w, "  [%s] %s\n      reason (%s): %s\n", f.Category, f.Title, f.Suppression.Source, f.Suppression.Reason)
+		}
+	}
+}
+
+// writeTeams lists teams alphabetically with the unattributed bucket last.
+func writeTeams(w io.Writer, teams map[string]engine.TeamResult) {
+	if len(teams) == 0 {
+		return
+	}
+	names := make([]string, 0, len(teams))
+	for n := range teams {
+		if n != unattributed {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if _, ok := teams[unattributed]; ok {
+		names = append(names, unattributed)
+	}
+	fmt.Fprintln(w, "\nTEAMS")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TEAM\tSCORE\tVERDICT\tBLOCKERS\tWARNINGS")
+	for _, n := range names {
+		t := teams[n]
+		fmt.Fprintf(tw, "  %s\t%d/100\t%s\t%d\t%d\n", n, t.Score, t.Verdict, t.Blockers, t.Warnings)
+	}
+	_ = tw.Flush()
+}
+
+const unattributed = "(unattributed)"
+
+func writePlan(w io.Writer, hops []engine.Hop) {
+	if len(hops) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nPLAN")
+	for _, h := range hops {
+		fmt.Fprintf(w, "  %s -> %s  %s  %d/100\n", h.From, h.To, strings.ToUpper(h.Verdict), h.Score)
+		for _, k := range h.New {
+			fmt.Fprintf(w, "      new: %s\n", k)
+		}
+		for _, k := range h.Changed {
+			fmt.Fprintf(w, "      severity changed: %s\n", k)
 		}
 	}
 }
@@ -87,6 +133,12 @@ func writeFinding(w io.Writer, f engine.Finding) {
 	}
 	if len(f.Objects) > 0 {
 		fmt.Fprintf(w, "      objects: %s\n", objectList(f))
+	}
+	if len(f.Calls) > 0 {
+		fmt.Fprintf(w, "      still called: %s\n", strings.Join(f.Calls, ", "))
+	}
+	if len(f.Teams) > 0 {
+		fmt.Fprintf(w, "      teams: %s\n", strings.Join(f.Teams, ", "))
 	}
 	if f.SuppressedObjects > 0 {
 		fmt.Fprintf(w, "      %d object(s) suppressed\n", f.SuppressedObjects)

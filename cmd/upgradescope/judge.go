@@ -24,6 +24,8 @@ type judgeFlags struct {
 	configPath      string
 	policies        []string
 	now             string
+	plan            bool
+	from            string
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -34,6 +36,8 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when a verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file (default: .upgradescope.yaml beside the input, else in the working directory)")
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
+	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
+	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")
@@ -119,7 +123,16 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 	if err != nil {
 		return err
 	}
-	report, err := eng.Evaluate(ctx, doc, j.targets, j.now, engine.WithIgnore(rules))
+	opts := []engine.EvalOption{engine.WithIgnore(rules)}
+	if f.plan {
+		from, hops, err := planHops(f.from, doc.ServerVersion, j.targets)
+		if err != nil {
+			return err
+		}
+		j.targets = hops
+		opts = append(opts, engine.WithPlan(from))
+	}
+	report, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
 	if err != nil {
 		return err
 	}
@@ -133,4 +146,34 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 		return &exitError{code: exitGate, msg: "gate failed: " + reason}
 	}
 	return nil
+}
+
+// planHops turns --plan into one target per minor after from, up to the single --target.
+func planHops(from, serverVersion string, targets []string) (string, []string, error) {
+	if len(targets) != 1 {
+		return "", nil, fmt.Errorf("--plan takes one --target, the minor the plan ends at")
+	}
+	if from == "" {
+		if serverVersion == "" {
+			return "", nil, fmt.Errorf("--plan needs --from when the inventory has no server version (files mode)")
+		}
+		v, err := inventory.ParseVersion(serverVersion)
+		if err != nil {
+			return "", nil, fmt.Errorf("--plan: server version: %w", err)
+		}
+		from = v.MinorString()
+	}
+	start, err := inventory.ParseVersion(from)
+	if err != nil {
+		return "", nil, fmt.Errorf("invalid --from: %w", err)
+	}
+	end, _ := inventory.ParseVersion(targets[0])
+	if end.Major != start.Major || end.Minor <= start.Minor {
+		return "", nil, fmt.Errorf("--plan: target %s is not after %s", targets[0], start.MinorString())
+	}
+	var hops []string
+	for m := start.Minor + 1; m <= end.Minor; m++ {
+		hops = append(hops, fmt.Sprintf("%d.%d", start.Major, m))
+	}
+	return start.MinorString(), hops, nil
 }

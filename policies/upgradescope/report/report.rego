@@ -14,12 +14,17 @@ import data.upgradescope.lib.versions
 # METADATA
 # description: The engine's single query.
 # entrypoint: true
-result := {
-	"targets": [target_result(t) | some t in input.targets],
-	"expiredIgnores": expired_ignores,
-	"invalidFindings": [f | some f in all_findings; not valid(f)],
-	"kb": kb.meta,
-}
+result := object.union(
+	{
+		"targets": target_results,
+		"expiredIgnores": expired_ignores,
+		"invalidFindings": [f | some f in all_findings; not valid(f)],
+		"kb": kb.meta,
+	},
+	plan,
+)
+
+target_results := [target_result(t) | some t in input.targets]
 
 # METADATA
 # description: |
@@ -68,13 +73,16 @@ target_result(t) := {
 	"findings": sorted(kept),
 	"suppressed": sorted(suppressed),
 	"notAssessed": gaps,
+	"teams": team_results(kept, gaps),
 } if {
 	judged := [judge(f) | some f in all_findings; valid(f); f.target == t]
-	kept := [j.finding | some j in judged; not j.suppressed]
-	suppressed := [object.union(j.finding, {"suppression": j.suppressed}) | some j in judged; j.suppressed]
-	counts := {s: count([f | some f in kept; f.severity == s]) | some s, _ in severity_rank}
+	kept := [with_teams(j.finding) | some j in judged; not j.suppressed]
+	suppressed := [object.union(with_teams(j.finding), {"suppression": j.suppressed}) | some j in judged; j.suppressed]
+	counts := severity_counts(kept)
 	gaps := not_assessed(t)
 }
+
+severity_counts(fs) := {s: count([f | some f in fs; f.severity == s]) | some s, _ in severity_rank}
 
 verdict(counts, _) := "blocked" if counts.blocker > 0
 
@@ -174,7 +182,14 @@ takes_object(rule, f, o) if {
 	}
 }
 
-suppression(i, rule) := {"index": i, "reason": rule.reason, "expires": object.get(rule, "expires", "")}
+suppression(i, rule) := {"source": "config", "index": i, "reason": rule.reason, "expires": object.get(rule, "expires", "")}
+
+# An object's own annotation takes it from findings of the categories or keys it lists.
+annotation_takes(f, o) if {
+	trim_space(o.ignore.reason) != ""
+	some listed in split(o.ignore.rules, ",")
+	trim_space(listed) in {f.category, f.key}
+}
 
 judge(f) := {"finding": f, "suppressed": suppression(i, rule)} if {
 	[i, rule] := first_whole(f)
@@ -205,15 +220,16 @@ any_object_taken(f, objects) if {
 	object_taker(f, o)
 }
 
-object_taker(f, o) := takers[0] if {
+object_taker(f, o) := suppression(takers[0][0], takers[0][1]) if {
 	takers := [[i, rule] | some [i, rule] in active_ignores; takes_object(rule, f, o)]
 	count(takers) > 0
+} else := {"source": "annotation", "index": -1, "reason": o.ignore.reason, "expires": ""} if {
+	annotation_takes(f, o)
 }
 
 # Every listed object taken and none unlisted: the finding leaves the scored list.
-split_objects(f, [], taken) := {"finding": f, "suppressed": suppression(i, rule)} if {
+split_objects(f, [], taken) := {"finding": f, "suppressed": object_taker(f, taken[0])} if {
 	object.get(f, "objectsOmitted", 0) == 0
-	[i, rule] := object_taker(f, taken[0])
 }
 
 split_objects(f, remaining, taken) := {"finding": kept, "suppressed": false} if {
@@ -222,3 +238,78 @@ split_objects(f, remaining, taken) := {"finding": kept, "suppressed": false} if 
 }
 
 all_taken(f, []) if object.get(f, "objectsOmitted", 0) == 0
+
+# Teams -------------------------------------------------------------------------------------
+
+unattributed := "(unattributed)"
+
+team_of[ns.name] := ns.team if {
+	some ns in input.inventory.namespaces
+	object.get(ns, "team", "") != ""
+}
+
+with_teams(f) := object.union(f, {"teams": sort({team_of[ns] | some ns in object.get(f, "namespaces", []); team_of[ns]})})
+
+# METADATA
+# description: |
+#   Per team: its own findings scored with the same formula; blocked by its own blockers or
+#   by unattributed ones; unknown when the report has a required gap. Omitted when no finding
+#   has a team; a team without findings is not listed.
+team_results(kept, gaps) := {} if {
+	every f in kept {
+		count(f.teams) == 0
+	}
+} else := {team: team_result(team, kept, gaps) |
+	some team in {team | some f in kept; some team in team_names(f)}
+}
+
+team_names(f) := f.teams if count(f.teams) > 0
+
+else := [unattributed]
+
+team_result(team, kept, gaps) := {
+	"score": score(counts),
+	"verdict": team_verdict(counts, unattributed_blockers, gaps),
+	"blockers": counts.blocker,
+	"warnings": counts.warning,
+	"infos": counts.info,
+} if {
+	counts := severity_counts([f | some f in kept; team in team_names(f)])
+	unattributed_blockers := count([f | some f in kept; count(f.teams) == 0; f.severity == "blocker"])
+}
+
+team_verdict(counts, unattributed_blockers, gaps) := "blocked" if {
+	counts.blocker + unattributed_blockers > 0
+} else := verdict(counts, gaps)
+
+# Upgrade plan ------------------------------------------------------------------------------
+
+# METADATA
+# description: |
+#   With input.plan the targets are consecutive minors after input.planFrom; each hop says
+#   which findings first appear there and which change severity.
+# scope: document
+default plan := {}
+
+plan := {"plan": [hop(i) | some i, _ in input.targets]} if input.plan
+
+hop(i) := {
+	"from": hop_from(i),
+	"to": tr.target,
+	"verdict": tr.verdict,
+	"score": tr.score,
+	"new": sort([f.key | some f in tr.findings; not f.key in previous_keys(i)]),
+	"changed": sort([f.key | some f in tr.findings; some p in previous_findings(i); p.key == f.key; p.severity != f.severity]),
+} if {
+	tr := target_results[i]
+}
+
+hop_from(0) := input.planFrom
+
+hop_from(i) := input.targets[i - 1] if i > 0
+
+previous_findings(0) := []
+
+previous_findings(i) := target_results[i - 1].findings if i > 0
+
+previous_keys(i) := {p.key | some p in previous_findings(i)}

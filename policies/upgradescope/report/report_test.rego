@@ -204,3 +204,68 @@ test_findings_that_break_the_contract_are_listed_not_scored if {
 	count(out.invalidFindings) == 4
 	out.targets[0].findings == []
 }
+
+test_an_object_annotation_with_a_reason_suppresses_its_object if {
+	ignored := {"namespace": "web", "name": "a", "ignore": {"rules": "deprecated-api, removed-api", "reason": "migrating in Q1"}}
+	f := with_objects(finding("removed-api/x", "blocker"), [ignored])
+	r := result_for({f}, base_input)
+	r.blockers == 0
+	r.suppressed[0].suppression == {"source": "annotation", "index": -1, "reason": "migrating in Q1", "expires": ""}
+}
+
+test_an_annotation_for_another_category_takes_nothing if {
+	ignored := {"namespace": "web", "name": "a", "ignore": {"rules": "deprecated-api", "reason": "r"}}
+	f := with_objects(finding("removed-api/x", "blocker"), [ignored])
+	result_for({f}, base_input).blockers == 1
+}
+
+team_input := with_inventory({
+	"capabilities": {"api-usage": {"available": true}}, "apiUsage": [],
+	"namespaces": [{"name": "web", "team": "payments"}, {"name": "db", "team": "data"}, {"name": "tmp"}],
+})
+
+test_findings_carry_their_teams_and_teams_are_scored if {
+	fs := {
+		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["web"]}),
+		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["db", "web"]}),
+		object.union(finding("kb-stale", "warning"), {"namespaces": ["db"]}),
+	}
+	r := result_for(fs, team_input)
+	r.findings[0].teams == ["payments"]
+	r.teams == {
+		"payments": {"score": 70, "verdict": "blocked", "blockers": 1, "warnings": 1, "infos": 0},
+		"data": {"score": 90, "verdict": "ready", "blockers": 0, "warnings": 2, "infos": 0},
+	}
+}
+
+test_an_unattributed_blocker_blocks_every_team if {
+	fs := {
+		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["tmp"]}),
+		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["db"]}),
+	}
+	r := result_for(fs, team_input)
+	r.teams.data.verdict == "blocked"
+	r.teams.data.score == 95
+	r.teams["(unattributed)"].blockers == 1
+}
+
+test_no_teams_section_without_named_teams if {
+	r := result_for({finding("removed-api/x", "blocker")}, base_input)
+	r.teams == {}
+}
+
+test_a_plan_names_the_hop_where_each_finding_first_appears if {
+	fs := {
+		object.union(finding("removed-api/x", "warning"), {"target": "1.36"}),
+		object.union(finding("removed-api/x", "blocker"), {"target": "1.37"}),
+		object.union(finding("deprecated-api/y", "info"), {"target": "1.37"}),
+	}
+	inp := object.union(base_input, {"targets": ["1.36", "1.37"], "plan": true, "planFrom": "1.35"})
+	out := report.result with data.upgradescope.rules as {"test": {"findings": fs}}
+		with data.upgradescope.kb.meta as meta
+		with input as inp
+	out.plan == [
+		{"from": "1.35", "to": "1.36", "verdict": "ready", "score": 95, "new": ["removed-api/x"], "changed": []},
+		{"from": "1.36", "to": "1.37", "verdict": "blocked", "score": 75, "new": ["deprecated-api/y"], "changed": ["removed-api/x"]},
+	]
+}

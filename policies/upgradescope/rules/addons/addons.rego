@@ -90,7 +90,7 @@ findings contains f if {
 	f := finding(id, "", "chart-incompat", "blocker", t, title, row.citations, covered)
 }
 
-detected := {id | some [id, _], _ in installs}
+detected contains id if some [id, _], _ in installs
 
 installs_of(id) := [i | some [iid, _], i in installs; iid == id]
 
@@ -228,6 +228,6 @@ namespace_text([]) := "(none recorded)"
 
 namespace_text(nss) := concat(", ", nss) if count(nss) > 0
 
-remediation(id) := kb.addons[id].recommendation if {
-	kb.addons[id].recommendation
+remediation(id) := recommendation if {
+	recommendation := kb.addons[id].recommendation
 } else := sprintf("Upgrade %s to a release line that is supported and supports the target.", [kb.addons[id].name])

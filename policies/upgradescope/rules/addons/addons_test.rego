@@ -4,7 +4,8 @@ import data.upgradescope.rules.addons
 
 registry := {
 	"retired": {
-		"id": "retired", "name": "Retired", "match": {"images": ["registry.k8s.io/retired/controller"], "labels": ["retired"], "ingressControllers": ["example.com/retired"]},
+		"id": "retired", "name": "Retired",
+		"match": {"images": ["registry.k8s.io/retired/controller"], "labels": ["retired"], "ingressControllers": ["example.com/retired"]},
 		"support": {"status": "retired", "eol": "2026-03-24", "citations": ["https://example.com/retired"]},
 		"recommendation": "Move to Gateway API.",
 	},
@@ -107,7 +108,8 @@ test_a_version_below_every_tracked_line_is_a_blocker_when_the_oldest_ended if {
 	# 3.0's end of life is unknown: a version below it cannot be judged.
 	keys(judge({"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}, "1.30")) == set()
 	ended := json.patch(registry, [{"op": "replace", "path": "/lined/lines/4/eol", "value": "2025-01-01"}])
-	fs := addons.findings with input as {"inventory": {"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}, "targets": ["1.30"], "now": "2026-11-29T12:00:00Z"}
+	inv := {"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}
+	fs := addons.findings with input as {"inventory": inv, "targets": ["1.30"], "now": "2026-11-29T12:00:00Z"}
 		with data.upgradescope.kb.addons as ended
 		with data.upgradescope.kb.skew.approachingDays as 90
 	keys(fs) == {["eol-addon/lined/below-3.0", "blocker"]}

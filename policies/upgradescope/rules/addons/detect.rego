@@ -51,6 +51,7 @@ claims_of(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} i
 
 # METADATA
 # description: Detections, each {id, version, namespaces, source, evidence}.
+# scope: document
 detections contains {"id": id, "version": image_version(w), "namespaces": w.namespaces, "source": "image", "evidence": w.image} if {
 	some w in input.inventory.workloadImages
 	some id in claims_of(w.image)

@@ -22,7 +22,8 @@ findings contains f if {
 	not served(c, u.version)
 	some t in input.targets
 	title := sprintf("%s/%s %s: %s stored at a version the CRD does not serve", [c.group, u.version, c.kind, objects(u.count)])
-	f := finding(c, u, "unserved", "blocker", t, title, "Serve the version again, or migrate the objects to a served version before upgrading the operator that owns the CRD.")
+	remediation := "Serve the version again, or migrate the objects to a served version before upgrading the operator that owns the CRD."
+	f := finding(c, u, "unserved", "blocker", t, title, remediation)
 }
 
 findings contains f if {

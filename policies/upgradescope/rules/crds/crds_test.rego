@@ -39,6 +39,9 @@ test_a_deprecated_version_quotes_the_crd_warning if {
 }
 
 test_a_clean_crd_is_silent if {
-	clean := {"group": "x.io", "kind": "Y", "versions": [{"name": "v1", "served": true, "storage": true}], "storedVersions": ["v1"], "usage": [{"version": "v1", "count": 1, "namespaces": {}}]}
+	clean := {
+		"group": "x.io", "kind": "Y", "versions": [{"name": "v1", "served": true, "storage": true}],
+		"storedVersions": ["v1"], "usage": [{"version": "v1", "count": 1, "namespaces": {}}],
+	}
 	judge(clean) == set()
 }

@@ -55,7 +55,10 @@ findings contains f if {
 	used := [api_label(u, e) | some [u, e] in manifest_apis(r); apis.removed_by(e, t)]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses APIs removed by %s", [release_key(r), t])
-	remediation := sprintf("helm upgrade will fail until the stored manifest is rewritten: run helm-mapkubeapis on release %s (namespace %s), then upgrade the chart.", [r.name, r.namespace])
+	remediation := sprintf(
+		"helm upgrade will fail until the stored manifest is rewritten: run helm-mapkubeapis on release %s (namespace %s), then upgrade the chart.",
+		[r.name, r.namespace],
+	)
 	f := finding(r, "removed-api", "blocker", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
 }
 

@@ -14,7 +14,122 @@ package upgradescope.rules.skew
 import data.upgradescope.kb
 import data.upgradescope.lib.versions
 
-apiservers := {versions.ordinal(c.version) |
+# METADATA
+# description: Skew findings per target.
+# scope: document
+findings contains f if {
+	current # without a server version there is nothing to judge skew against
+	some t in input.targets
+	window := kubelet_window(versions.ordinal(t))
+	late := sort([name | some name, v in kubelets; v < versions.ordinal(t) - window])
+	count(late) > 0
+	title := sprintf("%d kubelet(s) would be more than %d minors behind Kubernetes %s", [count(late), window, t])
+	remediation := "Upgrade these nodes (or replace their node pools) before or while upgrading the control plane, one minor at a time."
+	f := finding("kubelet-post-upgrade", "blocker", t, title, nodes_detail(late), remediation)
+}
+
+findings contains f if {
+	window := kubelet_window(current)
+	late := sort([name | some name, v in kubelets; v < current - window])
+	count(late) > 0
+	some t in input.targets
+	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [count(late), window, versions.minor(current)])
+	f := finding("kubelet-current", "warning", t, title, nodes_detail(late), "Upgrade these nodes first.")
+}
+
+findings contains f if {
+	ahead := sort([name | some name, v in kubelets; v > current])
+	count(ahead) > 0
+	some t in input.targets
+	title := sprintf("%d kubelet(s) are newer than the oldest kube-apiserver (%s)", [count(ahead), versions.minor(current)])
+	remediation := "A kubelet must not be newer than kube-apiserver; upgrade the control plane first."
+	f := finding("kubelet-newer-than-apiserver", "warning", t, title, nodes_detail(ahead), remediation)
+}
+
+findings contains f if {
+	bad := sort([n.name | some n in input.inventory.nodes; not versions.ordinal(n.kubeletVersion)])
+	count(bad) > 0
+	some t in input.targets
+	title := sprintf("%d kubelet version(s) could not be parsed", [count(bad)])
+	f := finding("kubelet-unparseable", "info", t, title, nodes_detail(bad), "Check these nodes' kubelet versions by hand.")
+}
+
+findings contains f if {
+	newest_apiserver - current > kb.skew.apiserverMaxSpread
+	some t in input.targets
+	title := sprintf("kube-apiserver instances span %s to %s", [versions.minor(current), versions.minor(newest_apiserver)])
+	f := finding("apiserver-ha-spread", "warning", t, title, "", "Finish the control-plane upgrade so every kube-apiserver runs one minor.")
+}
+
+findings contains f if {
+	some component in control_plane
+	v := max(component_versions(component))
+	v > current
+	some t in input.targets
+	title := sprintf("%s %s is newer than the oldest kube-apiserver %s", [component, versions.minor(v), versions.minor(current)])
+	remediation := sprintf("%s must not be newer than kube-apiserver; upgrade every apiserver first.", [component])
+	f := finding(sprintf("%s-newer", [component]), "blocker", t, title, "", remediation)
+}
+
+findings contains f if {
+	some component in control_plane
+	v := min(component_versions(component))
+	newest_apiserver - v > kb.skew.controlPlaneMaxBehind
+	some t in input.targets
+	title := sprintf("%s %s is more than %d minor behind kube-apiserver %s", [
+		component, versions.minor(v), kb.skew.controlPlaneMaxBehind, versions.minor(newest_apiserver),
+	])
+	remediation := sprintf("Upgrade %s to within one minor of kube-apiserver.", [component])
+	f := finding(sprintf("%s-behind", [component]), "warning", t, title, "", remediation)
+}
+
+findings contains f if {
+	ahead := sort([node | some node, v in proxies; v > current])
+	count(ahead) > 0
+	some t in input.targets
+	title := sprintf("kube-proxy on %d node(s) is newer than the oldest kube-apiserver", [count(ahead)])
+	f := finding("kube-proxy-newer", "warning", t, title, nodes_detail(ahead), "kube-proxy must not be newer than kube-apiserver.")
+}
+
+findings contains f if {
+	late := sort([node | some node, v in proxies; newest_apiserver - v > kb.skew.kubeProxyMaxBehind])
+	count(late) > 0
+	some t in input.targets
+	title := sprintf("kube-proxy on %d node(s) is more than %d minors behind kube-apiserver", [count(late), kb.skew.kubeProxyMaxBehind])
+	f := finding("kube-proxy-behind", "warning", t, title, nodes_detail(late), "Upgrade kube-proxy with its nodes.")
+}
+
+findings contains f if {
+	current
+	some t in input.targets
+	late := sort([node | some node, v in proxies; versions.ordinal(t) - v > kb.skew.kubeProxyMaxBehind])
+	count(late) > 0
+	title := sprintf("kube-proxy on %d node(s) would be more than %d minors behind Kubernetes %s", [
+		count(late), kb.skew.kubeProxyMaxBehind, t,
+	])
+	f := finding("kube-proxy-post-upgrade", "blocker", t, title, nodes_detail(late), "Upgrade kube-proxy before the control plane passes its window.")
+}
+
+findings contains f if {
+	some node, proxy in proxies
+	kubelet := kubelets[node]
+	outside_kubelet_window(proxy, kubelet)
+	some t in input.targets
+	title := sprintf("kube-proxy %s on %s is outside the skew window of its kubelet %s", [versions.minor(proxy), node, versions.minor(kubelet)])
+	remediation := "kube-proxy must not be newer than its node's kubelet, nor more than the kubelet window older."
+	f := finding(sprintf("kube-proxy-kubelet/%s", [node]), "warning", t, title, "", remediation)
+}
+
+findings contains f if {
+	some t in input.targets
+	versions.ordinal(t) - current > 1
+	title := sprintf("Kubernetes %s is %d minors ahead of %s: the control plane upgrades one minor at a time", [
+		t, versions.ordinal(t) - current, versions.minor(current),
+	])
+	f := finding("upgrade-path", "info", t, title, "", "Plan one hop per minor (upgradescope scan --plan).")
+}
+
+apiservers contains versions.ordinal(c.version) if {
 	some c in input.inventory.controlPlane
 	c.component == "kube-apiserver"
 }
@@ -34,51 +149,6 @@ kubelet_window(ordinal) := kb.skew.kubeletMaxBehind if {
 
 kubelets[n.name] := versions.ordinal(n.kubeletVersion) if some n in input.inventory.nodes
 
-# METADATA
-# description: Skew findings per target.
-# scope: document
-findings contains f if {
-	some t in input.targets
-	current # without a server version there is nothing to judge skew against
-	window := kubelet_window(versions.ordinal(t))
-	late := sort([name | some name, v in kubelets; v < versions.ordinal(t) - window])
-	count(late) > 0
-	title := sprintf("%d kubelet(s) would be more than %d minors behind Kubernetes %s", [count(late), window, t])
-	f := finding("kubelet-post-upgrade", "blocker", t, title, nodes_detail(late), "Upgrade these nodes (or replace their node pools) before or while upgrading the control plane, one minor at a time.")
-}
-
-findings contains f if {
-	some t in input.targets
-	window := kubelet_window(current)
-	late := sort([name | some name, v in kubelets; v < current - window])
-	count(late) > 0
-	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [count(late), window, versions.minor(current)])
-	f := finding("kubelet-current", "warning", t, title, nodes_detail(late), "Upgrade these nodes first.")
-}
-
-findings contains f if {
-	some t in input.targets
-	ahead := sort([name | some name, v in kubelets; v > current])
-	count(ahead) > 0
-	title := sprintf("%d kubelet(s) are newer than the oldest kube-apiserver (%s)", [count(ahead), versions.minor(current)])
-	f := finding("kubelet-newer-than-apiserver", "warning", t, title, nodes_detail(ahead), "A kubelet must not be newer than kube-apiserver; upgrade the control plane first.")
-}
-
-findings contains f if {
-	some t in input.targets
-	bad := sort([n.name | some n in input.inventory.nodes; not versions.ordinal(n.kubeletVersion)])
-	count(bad) > 0
-	title := sprintf("%d kubelet version(s) could not be parsed", [count(bad)])
-	f := finding("kubelet-unparseable", "info", t, title, nodes_detail(bad), "Check these nodes' kubelet versions by hand.")
-}
-
-findings contains f if {
-	some t in input.targets
-	newest_apiserver - current > kb.skew.apiserverMaxSpread
-	title := sprintf("kube-apiserver instances span %s to %s", [versions.minor(current), versions.minor(newest_apiserver)])
-	f := finding("apiserver-ha-spread", "warning", t, title, "", "Finish the control-plane upgrade so every kube-apiserver runs one minor.")
-}
-
 control_plane := {"kube-controller-manager", "kube-scheduler"}
 
 component_versions(component) := {versions.ordinal(c.version) |
@@ -86,73 +156,14 @@ component_versions(component) := {versions.ordinal(c.version) |
 	c.component == component
 }
 
-findings contains f if {
-	some t in input.targets
-	some component in control_plane
-	v := max(component_versions(component))
-	v > current
-	title := sprintf("%s %s is newer than the oldest kube-apiserver %s", [component, versions.minor(v), versions.minor(current)])
-	f := finding(sprintf("%s-newer", [component]), "blocker", t, title, "", sprintf("%s must not be newer than kube-apiserver; upgrade every apiserver first.", [component]))
-}
-
-findings contains f if {
-	some t in input.targets
-	some component in control_plane
-	v := min(component_versions(component))
-	newest_apiserver - v > kb.skew.controlPlaneMaxBehind
-	title := sprintf("%s %s is more than %d minor behind kube-apiserver %s", [component, versions.minor(v), kb.skew.controlPlaneMaxBehind, versions.minor(newest_apiserver)])
-	f := finding(sprintf("%s-behind", [component]), "warning", t, title, "", sprintf("Upgrade %s to within one minor of kube-apiserver.", [component]))
-}
-
 proxies[c.node] := versions.ordinal(c.version) if {
 	some c in input.inventory.controlPlane
 	c.component == "kube-proxy"
 }
 
-findings contains f if {
-	some t in input.targets
-	ahead := sort([node | some node, v in proxies; v > current])
-	count(ahead) > 0
-	title := sprintf("kube-proxy on %d node(s) is newer than the oldest kube-apiserver", [count(ahead)])
-	f := finding("kube-proxy-newer", "warning", t, title, nodes_detail(ahead), "kube-proxy must not be newer than kube-apiserver.")
-}
-
-findings contains f if {
-	some t in input.targets
-	late := sort([node | some node, v in proxies; newest_apiserver - v > kb.skew.kubeProxyMaxBehind])
-	count(late) > 0
-	title := sprintf("kube-proxy on %d node(s) is more than %d minors behind kube-apiserver", [count(late), kb.skew.kubeProxyMaxBehind])
-	f := finding("kube-proxy-behind", "warning", t, title, nodes_detail(late), "Upgrade kube-proxy with its nodes.")
-}
-
-findings contains f if {
-	some t in input.targets
-	current
-	late := sort([node | some node, v in proxies; versions.ordinal(t) - v > kb.skew.kubeProxyMaxBehind])
-	count(late) > 0
-	title := sprintf("kube-proxy on %d node(s) would be more than %d minors behind Kubernetes %s", [count(late), kb.skew.kubeProxyMaxBehind, t])
-	f := finding("kube-proxy-post-upgrade", "blocker", t, title, nodes_detail(late), "Upgrade kube-proxy before the control plane passes its window.")
-}
-
-findings contains f if {
-	some t in input.targets
-	some node, proxy in proxies
-	kubelet := kubelets[node]
-	outside_kubelet_window(proxy, kubelet)
-	title := sprintf("kube-proxy %s on %s is outside the skew window of its kubelet %s", [versions.minor(proxy), node, versions.minor(kubelet)])
-	f := finding(sprintf("kube-proxy-kubelet/%s", [node]), "warning", t, title, "", "kube-proxy must not be newer than its node's kubelet, nor more than the kubelet window older.")
-}
-
 outside_kubelet_window(proxy, kubelet) if proxy > kubelet
 
 outside_kubelet_window(proxy, kubelet) if kubelet - proxy > kubelet_window(kubelet)
-
-findings contains f if {
-	some t in input.targets
-	versions.ordinal(t) - current > 1
-	title := sprintf("Kubernetes %s is %d minors ahead of %s: the control plane upgrades one minor at a time", [t, versions.ordinal(t) - current, versions.minor(current)])
-	f := finding("upgrade-path", "info", t, title, "", "Plan one hop per minor (upgradescope scan --plan).")
-}
 
 nodes_detail(nodes) := sprintf("Nodes: %s", [concat(", ", array.slice(nodes, 0, 100))]) if {
 	count(nodes) <= 100

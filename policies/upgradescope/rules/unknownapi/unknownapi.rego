@@ -26,7 +26,9 @@ findings contains f if {
 		"category": "unknown-api",
 		"severity": "info",
 		"target": t,
-		"title": sprintf("%s %s is not an API Kubernetes serves as far as the knowledge base knows (%d object%s)", [apis.api_version(u), u.kind, u.count, plural(u.count)]),
+		"title": sprintf("%s %s is not an API Kubernetes serves as far as the knowledge base knows (%d object%s)", [
+			apis.api_version(u), u.kind, u.count, plural(u.count),
+		]),
 		"detail": sprintf("The knowledge base covers Kubernetes up to %s.", [kb.meta.horizon]),
 		"remediation": "Check the apiVersion for a typo; applying it would fail on a server that does not serve it.",
 		"objects": object.get(u, "objects", []),
