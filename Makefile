@@ -51,18 +51,19 @@ kb: ## regenerate the API lifecycle data from k8s.io/api
 kb-check: ## fail when the committed knowledge base differs from a fresh generation
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genkb -out "$$tmp" && \
-	  for d in apis groups meta; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in apis apiindex groups meta; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "knowledge base is current"
 
 .PHONY: registry
 registry: ## compile registry/*.yaml into the bundle's add-on data
-	go run ./tools/genregistry -out policies/upgradescope/kb/addons/data.json
+	go run ./tools/genregistry -out policies/upgradescope/kb
 
 .PHONY: registry-check
 registry-check: ## fail when the compiled add-on data differs from registry/*.yaml
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	  go run ./tools/genregistry -out "$$tmp/data.json" && \
-	  diff "$$tmp/data.json" policies/upgradescope/kb/addons/data.json && echo "add-on data is current"
+	  go run ./tools/genregistry -out "$$tmp" && \
+	  for d in addons addonindex; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
+	  echo "add-on data is current"
 
 .PHONY: bench
 bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate

@@ -166,7 +166,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 }
 
 func buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
-	invValue, err := toValue(inv)
+	invValue, err := toAST(inv)
 	if err != nil {
 		return nil, fmt.Errorf("convert inventory: %w", err)
 	}

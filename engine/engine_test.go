@@ -22,8 +22,10 @@ var update = flag.Bool("update", false, "rewrite golden files; read them before 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 type scenarioArgs struct {
-	Targets []string            `json:"targets"`
-	Ignore  []engine.IgnoreRule `json:"ignore"`
+	Targets  []string            `json:"targets"`
+	Ignore   []engine.IgnoreRule `json:"ignore"`
+	Plan     bool                `json:"plan"`
+	PlanFrom string              `json:"planFrom"`
 }
 
 func newEngine(t testing.TB, opts ...engine.Option) *engine.Engine {
@@ -58,7 +60,13 @@ func evaluateScenario(t *testing.T, eng *engine.Engine, dir string) []byte {
 	if err := json.Unmarshal(raw, &args); err != nil {
 		t.Fatal(err)
 	}
-	r, err := eng.Evaluate(context.Background(), inv, args.Targets, now, engine.WithIgnore(args.Ignore))
+	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
+	targets := args.Targets
+	if args.Plan {
+		opts = append(opts, engine.WithPlan(args.PlanFrom))
+		targets = planTargets(t, args.PlanFrom, args.Targets[0])
+	}
+	r, err := eng.Evaluate(context.Background(), inv, targets, now, opts...)
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
@@ -112,4 +120,22 @@ func TestSameInputsGiveByteIdenticalReportsEvenConcurrently(t *testing.T) {
 			t.Fatalf("evaluation %d differs from the first", i)
 		}
 	}
+}
+
+// planTargets lists the minors after from up to to, as the CLI's --plan does.
+func planTargets(t *testing.T, from, to string) []string {
+	t.Helper()
+	f, err := inventory.ParseVersion(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := inventory.ParseVersion(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for m := f.Minor + 1; m <= e.Minor; m++ {
+		out = append(out, inventory.Version{Major: 1, Minor: m}.MinorString())
+	}
+	return out
 }

@@ -163,8 +163,8 @@ func validate(e Entry) []string {
 		add("match", "at least one image, chart, label or ingress controller is required")
 	}
 	for i, img := range e.Match.Images {
-		if img == "" || strings.ContainsAny(img, " @") || strings.HasSuffix(img, "/") {
-			add(fmt.Sprintf("match.images[%d]", i), "%q is not a repository (optionally with :tag-glob)", img)
+		if _, err := ParseMatcher(img); err != nil {
+			add(fmt.Sprintf("match.images[%d]", i), "%v", err)
 		}
 	}
 	switch e.Support.Status {
@@ -273,4 +273,63 @@ func crossCheck(entries map[string]Entry) []string {
 		}
 	}
 	return p
+}
+
+// ImageMatcher is an image matcher split into the repository path it matches (without the
+// registry: mirrors match by path) and an optional tag glob.
+type ImageMatcher struct {
+	Path string `json:"path"`
+	Tag  string `json:"tag"`
+}
+
+// ParseMatcher splits a canonical matcher: registry host, repository path, optional
+// ":tag-glob". Canonical means the registry is spelled out (docker.io/library/traefik, not
+// traefik), so the rules never have to guess one.
+func ParseMatcher(m string) (ImageMatcher, error) {
+	repo, tag := m, ""
+	if i := strings.Index(m, ":*"); i > 0 {
+		repo, tag = m[:i], m[i+1:]
+	}
+	registry, path, ok := strings.Cut(repo, "/")
+	switch {
+	case !ok || path == "" || strings.HasSuffix(path, "/"):
+		return ImageMatcher{}, fmt.Errorf("%q is not registry/repository[:tag-glob]", m)
+	case !strings.ContainsAny(registry, ".:") && registry != "localhost":
+		return ImageMatcher{}, fmt.Errorf("%q does not start with a registry host (write docker.io/library/%s for an official image)", m, repo)
+	case strings.ContainsAny(m, " @") || strings.ToLower(repo) != repo:
+		return ImageMatcher{}, fmt.Errorf("%q is not a lowercase repository without digest", m)
+	}
+	return ImageMatcher{Path: path, Tag: tag}, nil
+}
+
+// Index is what the rules look evidence up by: image paths and labels to add-on ids.
+type Index struct {
+	ImagePaths map[string][]IndexedMatcher `json:"imagePaths"`
+	Labels     map[string][]string         `json:"labels"`
+}
+
+// IndexedMatcher is one add-on's claim on an image path.
+type IndexedMatcher struct {
+	ID  string `json:"id"`
+	Tag string `json:"tag"`
+}
+
+// BuildIndex indexes validated entries.
+func BuildIndex(entries map[string]Entry) Index {
+	idx := Index{ImagePaths: map[string][]IndexedMatcher{}, Labels: map[string][]string{}}
+	ids := make([]string, 0, len(entries))
+	for id := range entries {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		for _, img := range entries[id].Match.Images {
+			m, _ := ParseMatcher(img)
+			idx.ImagePaths[m.Path] = append(idx.ImagePaths[m.Path], IndexedMatcher{ID: id, Tag: m.Tag})
+		}
+		for _, l := range entries[id].Match.Labels {
+			idx.Labels[l] = append(idx.Labels[l], id)
+		}
+	}
+	return idx
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -180,6 +181,9 @@ func run(out string) error {
 	if err := writeJSON(filepath.Join(out, "groups", "data.json"), groupsOf(apis)); err != nil {
 		return err
 	}
+	if err := writeJSON(filepath.Join(out, "apiindex", "data.json"), indexOf(apis)); err != nil {
+		return err
+	}
 	return writeJSON(filepath.Join(out, "meta", "data.json"), meta)
 }
 
@@ -219,4 +223,31 @@ func groupsOf(apis map[string]entry) map[string]bool {
 		groups[e.Group] = true
 	}
 	return groups
+}
+
+// indexOf builds the lookups rules need, so no evaluation groups the data itself:
+// byResource maps "<group or core>/<version>/<resource>" to an entry key (for metric rows),
+// byGroupKind maps "<group>/<Kind>" to the keys of every version of that kind; replacements
+// is the replacement graph with every entry a node, as graph.reachable needs.
+func indexOf(apis map[string]entry) map[string]any {
+	byResource := map[string]string{}
+	byGroupKind := map[string][]string{}
+	replacements := map[string][]string{}
+	for k, e := range apis {
+		replacements[k] = []string{}
+		if e.Replacement != "" {
+			replacements[k] = []string{e.Replacement}
+		}
+		group := e.Group
+		if group == "" {
+			group = "core"
+		}
+		byResource[group+"/"+e.Version+"/"+e.Resource] = k
+		gk := e.Group + "/" + e.Kind
+		byGroupKind[gk] = append(byGroupKind[gk], k)
+	}
+	for _, ks := range byGroupKind {
+		sort.Strings(ks)
+	}
+	return map[string]any{"byResource": byResource, "byGroupKind": byGroupKind, "replacements": replacements}
 }

@@ -13,22 +13,28 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "policies/upgradescope/kb/addons/data.json", "the data file to write")
+	out := flag.String("out", "policies/upgradescope/kb", "the knowledge-base directory: writes addons/ and addonindex/")
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "genregistry:", err)
-		os.Exit(1)
-	}
-	b, err := json.MarshalIndent(entries, "", "  ")
 	if err == nil {
-		err = os.MkdirAll(filepath.Dir(*out), 0o755)
+		err = writeJSON(filepath.Join(*out, "addons", "data.json"), entries)
 	}
 	if err == nil {
-		err = os.WriteFile(*out, append(b, '\n'), 0o644)
+		err = writeJSON(filepath.Join(*out, "addonindex", "data.json"), registry.BuildIndex(entries))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genregistry:", err)
 		os.Exit(1)
 	}
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -191,11 +191,19 @@ annotation_takes(f, o) if {
 	trim_space(listed) in {f.category, f.key}
 }
 
-judge(f) := {"finding": f, "suppressed": suppression(i, rule)} if {
+judge(f) := {"finding": f, "suppressed": false} if {
+	not may_be_suppressed(f)
+} else := {"finding": f, "suppressed": suppression(i, rule)} if {
 	[i, rule] := first_whole(f)
-}
+} else := judge_objects(f)
 
-judge(f) := judge_objects(f) if not first_whole(f)
+# Most reports have no ignore rules and no annotated objects: skip the per-object work.
+may_be_suppressed(_) if count(active_ignores) > 0
+
+may_be_suppressed(f) if {
+	some o in object.get(f, "objects", [])
+	o.ignore
+}
 
 first_whole(f) := matches[0] if {
 	matches := [[i, rule] | some [i, rule] in active_ignores; takes_whole(rule, f)]
@@ -248,7 +256,9 @@ team_of[ns.name] := ns.team if {
 	object.get(ns, "team", "") != ""
 }
 
-with_teams(f) := object.union(f, {"teams": sort({team_of[ns] | some ns in object.get(f, "namespaces", []); team_of[ns]})})
+with_teams(f) := object.union(f, {"teams": []}) if {
+	count(team_of) == 0
+} else := object.union(f, {"teams": sort({team_of[ns] | some ns in object.get(f, "namespaces", []); team_of[ns]})})
 
 # METADATA
 # description: |

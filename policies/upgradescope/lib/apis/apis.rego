@@ -44,18 +44,15 @@ served(e, target) if {
 	not removed_by(e, target)
 }
 
-# Every entry is a node: graph.reachable drops edges into nodes that are not keys.
-replacements[k] := edges(e) if some k, e in kb.apis
+# The replacement graph, every entry a node (graph.reachable drops edges into non-keys).
+replacements := kb.apiindex.replacements
 
-edges(e) := {e.replacement} if e.replacement
-
-edges(e) := set() if not e.replacement
-
-by_group_kind[sprintf("%s/%s", [e.group, e.kind])] contains k if some k, e in kb.apis
+# The indexes are generated with the data (tools/genkb), so no evaluation groups it.
+by_group_kind := kb.apiindex.byGroupKind
 
 # METADATA
 # description: Entries by the resource the apiserver serves them at ("<group or core>/<version>/<resource>").
-by_resource[sprintf("%s/%s/%s", [group_name(e.group), e.version, e.resource])] := k if some k, e in kb.apis
+by_resource := kb.apiindex.byResource
 
 # METADATA
 # description: |

@@ -19,6 +19,24 @@ kb_apis := {
 	},
 }
 
+kb_index := {
+	"replacements": {
+		"flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema": ["flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema"],
+		"flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema": ["flowcontrol.apiserver.k8s.io/v1/FlowSchema"],
+		"flowcontrol.apiserver.k8s.io/v1/FlowSchema": [],
+		"resource.k8s.io/v1beta2/ResourceClaim": [],
+		"resource.k8s.io/v1/ResourceClaim": [],
+	},
+	"byGroupKind": {
+		"flowcontrol.apiserver.k8s.io/FlowSchema": [
+			"flowcontrol.apiserver.k8s.io/v1/FlowSchema",
+			"flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema",
+			"flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema",
+		],
+		"resource.k8s.io/ResourceClaim": ["resource.k8s.io/v1/ResourceClaim", "resource.k8s.io/v1beta2/ResourceClaim"],
+	},
+}
+
 test_key_names_the_core_group if {
 	apis.key("", "v1", "Pod") == "core/v1/Pod"
 	apis.key("apps", "v1", "Deployment") == "apps/v1/Deployment"
@@ -40,17 +58,21 @@ test_served_between_introduction_and_removal if {
 test_successor_follows_the_chain_and_prefers_undeprecated if {
 	k := "flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema"
 	apis.successor(k, "1.30") == "flowcontrol.apiserver.k8s.io/v1/FlowSchema" with data.upgradescope.kb.apis as kb_apis
+		with data.upgradescope.kb.apiindex as kb_index
 	got := apis.successor(k, "1.27") with data.upgradescope.kb.apis as kb_apis
+		with data.upgradescope.kb.apiindex as kb_index
 	got == "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema"
 }
 
 test_successor_undefined_when_nothing_is_served if {
 	not apis.successor("flowcontrol.apiserver.k8s.io/v1beta2/FlowSchema", "1.24") with data.upgradescope.kb.apis as kb_apis
+		with data.upgradescope.kb.apiindex as kb_index
 }
 
 test_served_siblings_lists_other_versions if {
 	k := "flowcontrol.apiserver.k8s.io/v1/FlowSchema"
 	got := apis.served_siblings(k, "1.28") with data.upgradescope.kb.apis as kb_apis
+		with data.upgradescope.kb.apiindex as kb_index
 	got == ["flowcontrol.apiserver.k8s.io/v1beta2", "flowcontrol.apiserver.k8s.io/v1beta3"]
 }
 
@@ -66,5 +88,6 @@ test_successor_falls_back_to_the_newest_served_version_of_the_kind if {
 		},
 	}
 	got := apis.successor("resource.k8s.io/v1beta2/ResourceClaim", "1.38") with data.upgradescope.kb.apis as siblings
+		with data.upgradescope.kb.apiindex as kb_index
 	got == "resource.k8s.io/v1/ResourceClaim"
 }

@@ -140,7 +140,12 @@ since(date) := sprintf(" on %s", [date]) if is_date(date)
 
 else := ""
 
-oldest_line(entry) := sorted[0][1] if {
+oldest_line(entry) := oldest_lines[entry.id]
+
+# The oldest tracked line of each add-on, computed once per query.
+oldest_lines := {id: sorted[0][1] | # regal ignore:prefer-set-or-object-rule
+	some id, entry in kb.addons
+	count(object.get(entry, "lines", [])) > 0
 	sorted := sort([[versions.ordinal(row.line), row] | some row in entry.lines])
 }
 

@@ -36,11 +36,24 @@ registry := {
 	},
 }
 
+# The index tools/genregistry would build for the registry above.
+index := {
+	"imagePaths": {
+		"retired/controller": [{"id": "retired", "tag": ""}],
+		"vendor/retired": [{"id": "vendor", "tag": "*-hardened*"}],
+		"lined/controller": [{"id": "lined", "tag": ""}],
+		"ranged/ranged": [{"id": "ranged", "tag": ""}],
+		"quiet/quiet": [{"id": "quiet", "tag": ""}],
+	},
+	"labels": {"retired": ["retired"]},
+}
+
 image(ref, ns) := {"image": ref, "namespaces": [ns]}
 
 judge(inventory, t) := fs if {
 	fs := addons.findings with input as {"inventory": inventory, "targets": [t], "now": "2026-11-29T12:00:00Z"}
 		with data.upgradescope.kb.addons as registry
+		with data.upgradescope.kb.addonindex as index
 		with data.upgradescope.kb.skew.approachingDays as 90
 }
 
@@ -111,6 +124,7 @@ test_a_version_below_every_tracked_line_is_a_blocker_when_the_oldest_ended if {
 	inv := {"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}
 	fs := addons.findings with input as {"inventory": inv, "targets": ["1.30"], "now": "2026-11-29T12:00:00Z"}
 		with data.upgradescope.kb.addons as ended
+		with data.upgradescope.kb.addonindex as index
 		with data.upgradescope.kb.skew.approachingDays as 90
 	keys(fs) == {["eol-addon/lined/below-3.0", "blocker"]}
 }

@@ -7,31 +7,15 @@ package upgradescope.rules.addons
 import data.upgradescope.kb
 import data.upgradescope.lib.images
 
-# Matchers keyed by their path, so an image is matched by lookups, not by a scan.
-image_matchers[m.path] contains {"id": id, "tag": m.tag} if {
-	some id, entry in kb.addons
-	some raw in object.get(entry.match, "images", [])
-	m := matcher(raw)
-}
-
-matcher(raw) := {"path": images.parse(name).path, "tag": tag} if {
-	[name, tag] := split_tag_glob(raw)
-}
-
-# A matcher may end in ":<tag glob>"; a registry port (host:5000/…) is not a tag.
-split_tag_glob(raw) := [substring(raw, 0, i), substring(raw, i + 1, -1)] if {
-	i := indexof(raw, ":*")
-	i > 0
-}
-
-split_tag_glob(raw) := [raw, ""] if indexof(raw, ":*") < 0
-
 # Every (image, add-on) pair an image matcher claims.
+# Each image reference parsed once.
+parsed := {w.image: images.parse(w.image) | some w in input.inventory.workloadImages} # regal ignore:prefer-set-or-object-rule
+
 image_claims contains [w.image, c.id, c.tag] if {
 	some w in input.inventory.workloadImages
-	ref := images.parse(w.image)
+	ref := parsed[w.image]
 	some run in images.segment_runs(ref.path)
-	some c in image_matchers[run]
+	some c in kb.addonindex.imagePaths[run]
 	tag_matches(c.tag, ref.tag)
 }
 
@@ -43,7 +27,9 @@ tag_matches(pattern, tag) if {
 }
 
 # A claim with a tag glob is more specific: it takes the image from plain claims.
-claims_of(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} if {
+claims := {image: claims_for(image) | some [image, _, _] in image_claims} # regal ignore:prefer-set-or-object-rule
+
+claims_for(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} if {
 	some c in image_claims
 	c[0] == image
 	c[2] != ""
@@ -54,16 +40,15 @@ claims_of(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} i
 # scope: document
 detections contains {"id": id, "version": image_version(w), "namespaces": w.namespaces, "source": "image", "evidence": w.image} if {
 	some w in input.inventory.workloadImages
-	some id in claims_of(w.image)
+	some id in claims[w.image]
 }
 
 detections contains {"id": id, "version": label_version(labels), "namespaces": w.namespaces, "source": "labels", "evidence": name} if {
 	some w in input.inventory.workloadImages
-	count(claims_of(w.image)) == 0
+	not claims[w.image]
 	some labels in object.get(w, "labelSets", [])
 	name := labels["app.kubernetes.io/name"]
-	some id, entry in kb.addons
-	name in object.get(entry.match, "labels", [])
+	some id in kb.addonindex.labels[name]
 }
 
 detections contains {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart} if {
@@ -80,7 +65,7 @@ detections contains {"id": id, "version": "", "namespaces": [], "source": "ingre
 }
 
 image_version(w) := v if {
-	v := images.tag_version(images.parse(w.image).tag)
+	v := images.tag_version(parsed[w.image].tag)
 } else := v if {
 	versions := {label_version(l) | some l in object.get(w, "labelSets", [])} - {""}
 	count(versions) == 1

@@ -106,10 +106,17 @@ detail(u) := sprintf("%s at %s %s: %s", [
 
 api_version_of(u) := apis.api_version(u)
 
-per_namespace(u) := [sprintf("%s (%d)", [namespace_label(ns), n]) |
-	some ns in sort(object.keys(u.namespaces))
-	n := u.namespaces[ns]
-]
+# The detail names ten namespaces; the finding's namespaces field has them all.
+per_namespace(u) := array.concat(
+	[sprintf("%s (%d)", [namespace_label(ns), u.namespaces[ns]]) | some ns in array.slice(sorted, 0, 10)],
+	more_namespaces(count(sorted) - 10),
+) if {
+	sorted := sort(object.keys(u.namespaces))
+}
+
+more_namespaces(n) := [sprintf("%d more", [n])] if n > 0
+
+else := []
 
 namespace_label("") := "no namespace"
 

@@ -99,10 +99,10 @@ finding(r, category, severity, t, title, remediation, used, citations) := {
 	"citations": citations,
 }
 
-detail(r, []) := sprintf("Release %s of chart %s %s, app version %s.", [
+detail(r, []) := sprintf("Release %d of chart %s %s, app version %s.", [
 	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), object.get(r, "appVersion", "?"),
 ])
 
-detail(r, used) := sprintf("Release %s of chart %s %s uses: %s.", [
+detail(r, used) := sprintf("Release %d of chart %s %s uses: %s.", [
 	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), concat("; ", used),
 ]) if count(used) > 0
