@@ -17,12 +17,28 @@ import (
 // omitempty, "-") and encodes time.Time as RFC 3339; TestASTMatchesJSON holds it to
 // encoding/json on every golden inventory.
 func toAST(v any) (ast.Value, error) {
-	return valueOf(reflect.ValueOf(v))
+	c := converter{strings: map[string]*ast.Term{}}
+	return c.valueOf(reflect.ValueOf(v))
+}
+
+// converter interns string terms: an inventory repeats the same namespaces, kinds and
+// versions thousands of times, and terms are immutable once built.
+type converter struct {
+	strings map[string]*ast.Term
+}
+
+func (c *converter) str(s string) *ast.Term {
+	t, ok := c.strings[s]
+	if !ok {
+		t = ast.StringTerm(s)
+		c.strings[s] = t
+	}
+	return t
 }
 
 var timeType = reflect.TypeFor[time.Time]()
 
-func valueOf(v reflect.Value) (ast.Value, error) {
+func (c *converter) valueOf(v reflect.Value) (ast.Value, error) {
 	if !v.IsValid() {
 		return ast.Null{}, nil
 	}
@@ -34,9 +50,9 @@ func valueOf(v reflect.Value) (ast.Value, error) {
 		if v.IsNil() {
 			return ast.Null{}, nil
 		}
-		return valueOf(v.Elem())
+		return c.valueOf(v.Elem())
 	case reflect.String:
-		return ast.String(v.String()), nil
+		return c.str(v.String()).Value, nil
 	case reflect.Bool:
 		return ast.Boolean(v.Bool()), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -51,22 +67,34 @@ func valueOf(v reflect.Value) (ast.Value, error) {
 		}
 		terms := make([]*ast.Term, v.Len())
 		for i := range terms {
-			e, err := valueOf(v.Index(i))
+			t, err := c.term(v.Index(i))
 			if err != nil {
 				return nil, err
 			}
-			terms[i] = ast.NewTerm(e)
+			terms[i] = t
 		}
 		return ast.NewArray(terms...), nil
 	case reflect.Map:
-		return mapValue(v)
+		return c.mapValue(v)
 	case reflect.Struct:
-		return structValue(v)
+		return c.structValue(v)
 	}
 	return nil, fmt.Errorf("cannot convert %s to an OPA value", v.Type())
 }
 
-func mapValue(v reflect.Value) (ast.Value, error) {
+// term is valueOf wrapped in a term, reusing interned string terms.
+func (c *converter) term(v reflect.Value) (*ast.Term, error) {
+	if v.Kind() == reflect.String {
+		return c.str(v.String()), nil
+	}
+	e, err := c.valueOf(v)
+	if err != nil {
+		return nil, err
+	}
+	return ast.NewTerm(e), nil
+}
+
+func (c *converter) mapValue(v reflect.Value) (ast.Value, error) {
 	if v.IsNil() {
 		return ast.Null{}, nil
 	}
@@ -74,11 +102,11 @@ func mapValue(v reflect.Value) (ast.Value, error) {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	items := make([][2]*ast.Term, 0, len(keys))
 	for _, k := range keys {
-		e, err := valueOf(v.MapIndex(k))
+		t, err := c.term(v.MapIndex(k))
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, [2]*ast.Term{ast.StringTerm(k.String()), ast.NewTerm(e)})
+		items = append(items, [2]*ast.Term{c.str(k.String()), t})
 	}
 	return ast.NewObject(items...), nil
 }
@@ -115,7 +143,7 @@ func fieldsOf(t reflect.Type) []field {
 	return fs
 }
 
-func structValue(v reflect.Value) (ast.Value, error) {
+func (c *converter) structValue(v reflect.Value) (ast.Value, error) {
 	fs := fieldsOf(v.Type())
 	items := make([][2]*ast.Term, 0, len(fs))
 	for _, f := range fs {
@@ -123,11 +151,11 @@ func structValue(v reflect.Value) (ast.Value, error) {
 		if f.omitEmpty && isEmpty(fv) {
 			continue
 		}
-		e, err := valueOf(fv)
+		t, err := c.term(fv)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		items = append(items, [2]*ast.Term{ast.StringTerm(f.name), ast.NewTerm(e)})
+		items = append(items, [2]*ast.Term{c.str(f.name), t})
 	}
 	return ast.NewObject(items...), nil
 }

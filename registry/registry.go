@@ -305,7 +305,13 @@ func ParseMatcher(m string) (ImageMatcher, error) {
 // Index is what the rules look evidence up by: image paths and labels to add-on ids.
 type Index struct {
 	ImagePaths map[string][]IndexedMatcher `json:"imagePaths"`
-	Labels     map[string][]string         `json:"labels"`
+	// FirstSegments holds the first path segment of every image matcher: an image none of
+	// whose segments is here cannot match, and is passed over without parsing.
+	FirstSegments map[string]bool     `json:"firstSegments"`
+	Labels        map[string][]string `json:"labels"`
+	// Charts and IngressControllers map chart names and IngressClass controllers to ids.
+	Charts             map[string][]string `json:"charts"`
+	IngressControllers map[string][]string `json:"ingressControllers"`
 }
 
 // IndexedMatcher is one add-on's claim on an image path.
@@ -316,7 +322,10 @@ type IndexedMatcher struct {
 
 // BuildIndex indexes validated entries.
 func BuildIndex(entries map[string]Entry) Index {
-	idx := Index{ImagePaths: map[string][]IndexedMatcher{}, Labels: map[string][]string{}}
+	idx := Index{
+		ImagePaths: map[string][]IndexedMatcher{}, FirstSegments: map[string]bool{}, Labels: map[string][]string{},
+		Charts: map[string][]string{}, IngressControllers: map[string][]string{},
+	}
 	ids := make([]string, 0, len(entries))
 	for id := range entries {
 		ids = append(ids, id)
@@ -326,9 +335,17 @@ func BuildIndex(entries map[string]Entry) Index {
 		for _, img := range entries[id].Match.Images {
 			m, _ := ParseMatcher(img)
 			idx.ImagePaths[m.Path] = append(idx.ImagePaths[m.Path], IndexedMatcher{ID: id, Tag: m.Tag})
+			first, _, _ := strings.Cut(m.Path, "/")
+			idx.FirstSegments[first] = true
 		}
 		for _, l := range entries[id].Match.Labels {
 			idx.Labels[l] = append(idx.Labels[l], id)
+		}
+		for _, c := range entries[id].Match.Charts {
+			idx.Charts[c] = append(idx.Charts[c], id)
+		}
+		for _, c := range entries[id].Match.IngressControllers {
+			idx.IngressControllers[c] = append(idx.IngressControllers[c], id)
 		}
 	}
 	return idx

@@ -94,8 +94,10 @@ var addonImages = []string{
 }
 
 func writeDeployment(w *bufio.Writer, i int, ns string) {
-	// A repository has a few hundred distinct images, not one per object.
-	image := fmt.Sprintf("registry.example.com/shop/app-%d:1.%d.0", i%200, i%200%9)
+	// A repository has a few hundred distinct applications, each with its image and name
+	// label, deployed many times over (per namespace, per region), not one image per object.
+	app := i % 200
+	image := fmt.Sprintf("registry.example.com/shop/app-%d:1.%d.0", app, app%9)
 	if i%40 == 0 {
 		image = addonImages[(i/40)%len(addonImages)]
 	}
@@ -125,7 +127,7 @@ spec:
         env:
         - {name: LOG_LEVEL, value: info}
         - {name: REGION, value: eu-west-1}
-`, i, ns, i, i, i, image)
+`, i, ns, app, i, i, image)
 }
 
 // crdSchema is an openAPIV3Schema with n properties of nested objects, indented for a CRD.

@@ -75,12 +75,14 @@ target_result(t) := {
 	"notAssessed": gaps,
 	"teams": team_results(kept, gaps),
 } if {
-	judged := [judge(f) | some f in all_findings; valid(f); f.target == t]
+	judged := [judge(f) | some f in valid_findings; f.target == t]
 	kept := [with_teams(j.finding) | some j in judged; not j.suppressed]
 	suppressed := [object.union(with_teams(j.finding), {"suppression": j.suppressed}) | some j in judged; j.suppressed]
 	counts := severity_counts(kept)
 	gaps := not_assessed(t)
 }
+
+valid_findings := [f | some f in all_findings; valid(f)]
 
 severity_counts(fs) := {s: count([f | some f in fs; f.severity == s]) | some s, _ in severity_rank}
 
@@ -269,23 +271,27 @@ team_results(kept, gaps) := {} if {
 	every f in kept {
 		count(f.teams) == 0
 	}
-} else := {team: team_result(team, kept, gaps) |
-	some team in {team | some f in kept; some team in team_names(f)}
+} else := {team: team_result(team, pairs, unattributed_blockers, gaps) |
+	some team in {p[0] | some p in pairs}
+} if {
+	# One [team, severity] pair per finding and team it counts for, built once.
+	pairs := [[team, f.severity] | some f in kept; some team in team_names(f)]
+	unattributed_blockers := count([f | some f in kept; count(f.teams) == 0; f.severity == "blocker"])
 }
 
 team_names(f) := f.teams if count(f.teams) > 0
 
 else := [unattributed]
 
-team_result(team, kept, gaps) := {
+team_result(team, pairs, unattributed_blockers, gaps) := {
 	"score": score(counts),
 	"verdict": team_verdict(counts, unattributed_blockers, gaps),
 	"blockers": counts.blocker,
 	"warnings": counts.warning,
 	"infos": counts.info,
 } if {
-	counts := severity_counts([f | some f in kept; team in team_names(f)])
-	unattributed_blockers := count([f | some f in kept; count(f.teams) == 0; f.severity == "blocker"])
+	severities := [p[1] | some p in pairs; p[0] == team]
+	counts := {s: count([x | some x in severities; x == s]) | some s, _ in severity_rank}
 }
 
 team_verdict(counts, unattributed_blockers, gaps) := "blocked" if {

@@ -45,11 +45,17 @@ findings contains f if {
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
-	some row in object.get(entry, "lines", [])
-	covered := [i | some i in installs_of(id); i.version != ""; images.line(i.version) == row.line]
-	count(covered) > 0
+	some line in {images.line(i.version) | some i in installs_of(id); i.version != ""}
+	row := line_rows[id][line]
+	covered := [i | some i in installs_of(id); i.version != ""; images.line(i.version) == line]
 	some t in input.targets
 	some f in line_findings(id, entry, row, t, covered)
+}
+
+# Release lines by add-on and line, computed once per query.
+line_rows := {id: {row.line: row | some row in entry.lines} | # regal ignore:prefer-set-or-object-rule
+	some id, entry in kb.addons
+	entry.lines
 }
 
 findings contains f if {

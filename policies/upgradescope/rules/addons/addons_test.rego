@@ -45,7 +45,10 @@ index := {
 		"ranged/ranged": [{"id": "ranged", "tag": ""}],
 		"quiet/quiet": [{"id": "quiet", "tag": ""}],
 	},
+	"firstSegments": {"retired": true, "vendor": true, "lined": true, "ranged": true, "quiet": true},
 	"labels": {"retired": ["retired"]},
+	"charts": {"lined": ["lined"]},
+	"ingressControllers": {"example.com/retired": ["retired"]},
 }
 
 image(ref, ns) := {"image": ref, "namespaces": [ns]}

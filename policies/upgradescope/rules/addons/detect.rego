@@ -8,8 +8,16 @@ import data.upgradescope.kb
 import data.upgradescope.lib.images
 
 # Every (image, add-on) pair an image matcher claims.
-# Each image reference parsed once.
-parsed := {w.image: images.parse(w.image) | some w in input.inventory.workloadImages} # regal ignore:prefer-set-or-object-rule
+# Each candidate image reference parsed once. An image none of whose path segments starts a
+# matcher path cannot match: most application images are passed over without a parse.
+parsed := {w.image: images.parse(w.image) | some w in input.inventory.workloadImages; candidate(w.image)} # regal ignore:prefer-set-or-object-rule
+
+candidate(ref) if regex.match(first_segments_pattern, lower(ref))
+
+# One regular expression over every matcher's first segment: a single match per image.
+first_segments_pattern := sprintf(`(^|/)(%s)(/|:|@|$)`, [concat("|", [replace(s, ".", `\.`) | some s, _ in kb.addonindex.firstSegments])])
+
+candidate(ref) if not contains(ref, "/") # an official image: docker.io/library/<name>
 
 image_claims contains [w.image, c.id, c.tag] if {
 	some w in input.inventory.workloadImages
@@ -45,27 +53,25 @@ detections contains {"id": id, "version": image_version(w), "namespaces": w.name
 
 detections contains {"id": id, "version": label_version(labels), "namespaces": w.namespaces, "source": "labels", "evidence": name} if {
 	some w in input.inventory.workloadImages
-	not claims[w.image]
 	some labels in object.get(w, "labelSets", [])
 	name := labels["app.kubernetes.io/name"]
 	some id in kb.addonindex.labels[name]
+	not claims[w.image]
 }
 
 detections contains {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart} if {
 	some r in input.inventory.helmReleases
+	some id in kb.addonindex.charts[r.chart]
 	not r.status in {"uninstalled", "uninstalling"}
-	some id, entry in kb.addons
-	r.chart in object.get(entry.match, "charts", [])
 }
 
 detections contains {"id": id, "version": "", "namespaces": [], "source": "ingressclass", "evidence": c.controller} if {
 	some c in input.inventory.ingressClasses
-	some id, entry in kb.addons
-	c.controller in object.get(entry.match, "ingressControllers", [])
+	some id in kb.addonindex.ingressControllers[c.controller]
 }
 
 image_version(w) := v if {
-	v := images.tag_version(parsed[w.image].tag)
+	v := images.tag_version(images.parse(w.image).tag)
 } else := v if {
 	versions := {label_version(l) | some l in object.get(w, "labelSets", [])} - {""}
 	count(versions) == 1

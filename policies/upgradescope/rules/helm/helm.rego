@@ -27,13 +27,16 @@ releases contains r if {
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 
+release_by_key := {release_key(r): r | some r in releases} # regal ignore:prefer-set-or-object-rule
+
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
 findings contains f if {
-	some r in releases
-	some t in input.targets
-	input.facts.kubeVersion[release_key(r)][t] == "excludes"
+	some key, per_target in input.facts.kubeVersion
+	some t, fact in per_target
+	fact == "excludes"
+	r := release_by_key[key]
 	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
 		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
 	])
@@ -42,17 +45,20 @@ findings contains f if {
 }
 
 findings contains f if {
-	some r in releases
-	some t in input.targets
-	input.facts.kubeVersion[release_key(r)][t] == "invalid"
+	some key, per_target in input.facts.kubeVersion
+	some t, fact in per_target
+	fact == "invalid"
+	r := release_by_key[key]
 	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
 	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
 }
 
 findings contains f if {
-	some r in releases
+	some key, judged in release_apis
+	count(judged) > 0
+	r := release_by_key[key]
 	some t in input.targets
-	used := [api_label(u, e) | some [u, e] in manifest_apis(r); apis.removed_by(e, t)]
+	used := [api_label(u, e) | some [u, e] in judged; apis.removed_by(e, t)]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses APIs removed by %s", [release_key(r), t])
 	remediation := sprintf(
@@ -63,20 +69,27 @@ findings contains f if {
 }
 
 findings contains f if {
-	some r in releases
+	some key, judged in release_apis
+	count(judged) > 0
+	r := release_by_key[key]
 	some t in input.targets
-	used := [api_label(u, e) | some [u, e] in manifest_apis(r); e.deprecated; not apis.removed_by(e, t)]
+	used := [api_label(u, e) | some [u, e] in judged; not apis.removed_by(e, t)]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses deprecated APIs", [release_key(r)])
 	remediation := "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone."
 	f := finding(r, "deprecated-api", "warning", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
 }
 
-manifest_apis(r) := [[u, e] |
+# The judged APIs of each release's stored manifest, looked up once per query. Only APIs the
+# knowledge base deprecates or removes matter here.
+release_apis := {release_key(r): [[u, e] | # regal ignore:prefer-set-or-object-rule
 	some u in object.get(r, "manifestApis", [])
 	e := kb.apis[apis.key(u.group, u.version, u.kind)]
 	e.stored
-]
+	e.deprecated
+] |
+	some r in releases
+}
 
 api_label(u, e) := sprintf("%s %s (%d, removal in %s%s)", [apis.api_version(e), u.kind, u.count, e.removed, projected(e)]) if {
 	e.removed

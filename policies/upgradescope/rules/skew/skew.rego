@@ -21,7 +21,8 @@ findings contains f if {
 	current # without a server version there is nothing to judge skew against
 	some t in input.targets
 	window := kubelet_window(versions.ordinal(t))
-	late := sort([name | some name, v in kubelets; v < versions.ordinal(t) - window])
+	oldest_kubelet < versions.ordinal(t) - window
+	late := nodes_below(kubelets_by_minor, versions.ordinal(t) - window)
 	count(late) > 0
 	title := sprintf("%d kubelet(s) would be more than %d minors behind Kubernetes %s", [count(late), window, t])
 	remediation := "Upgrade these nodes (or replace their node pools) before or while upgrading the control plane, one minor at a time."
@@ -102,7 +103,8 @@ findings contains f if {
 findings contains f if {
 	current
 	some t in input.targets
-	late := sort([node | some node, v in proxies; versions.ordinal(t) - v > kb.skew.kubeProxyMaxBehind])
+	versions.ordinal(t) - oldest_proxy > kb.skew.kubeProxyMaxBehind
+	late := nodes_below(proxies_by_minor, versions.ordinal(t) - kb.skew.kubeProxyMaxBehind)
 	count(late) > 0
 	title := sprintf("kube-proxy on %d node(s) would be more than %d minors behind Kubernetes %s", [
 		count(late), kb.skew.kubeProxyMaxBehind, t,
@@ -147,7 +149,20 @@ kubelet_window(ordinal) := kb.skew.kubeletMaxBehind if {
 	ordinal >= versions.ordinal(kb.skew.kubeletWindowChangedIn)
 } else := kb.skew.kubeletMaxBehindBefore125
 
-kubelets[n.name] := versions.ordinal(n.kubeletVersion) if some n in input.inventory.nodes
+# Complete rules: computed once per query, however many rules read them.
+kubelets := {n.name: v | some n in input.inventory.nodes; v := versions.ordinal(n.kubeletVersion)} # regal ignore:prefer-set-or-object-rule
+
+oldest_kubelet := min({v | some v in kubelets})
+
+# Nodes grouped by minor, once: per-target rules then merge a few groups, not every node.
+kubelets_by_minor := {v: [n | some n, x in kubelets; x == v] | some v in {x | some x in kubelets}} # regal ignore:prefer-set-or-object-rule
+
+proxies_by_minor := {v: [n | some n, x in proxies; x == v] | some v in {x | some x in proxies}} # regal ignore:prefer-set-or-object-rule
+
+# The sorted nodes of every group below a minor.
+nodes_below(groups, minimum) := sort([n | some v, ns in groups; v < minimum; some n in ns])
+
+oldest_proxy := min({v | some v in proxies})
 
 control_plane := {"kube-controller-manager", "kube-scheduler"}
 
@@ -156,10 +171,7 @@ component_versions(component) := {versions.ordinal(c.version) |
 	c.component == component
 }
 
-proxies[c.node] := versions.ordinal(c.version) if {
-	some c in input.inventory.controlPlane
-	c.component == "kube-proxy"
-}
+proxies := {c.node: versions.ordinal(c.version) | some c in input.inventory.controlPlane; c.component == "kube-proxy"} # regal ignore:prefer-set-or-object-rule
 
 outside_kubelet_window(proxy, kubelet) if proxy > kubelet
 
