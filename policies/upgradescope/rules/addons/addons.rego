@@ -52,12 +52,6 @@ findings contains f if {
 	some f in line_findings(id, entry, row, t, covered)
 }
 
-# Release lines by add-on and line, computed once per query.
-line_rows := {id: {row.line: row | some row in entry.lines} | # regal ignore:prefer-set-or-object-rule
-	some id, entry in kb.addons
-	entry.lines
-}
-
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -94,6 +88,12 @@ findings contains f if {
 		entry.name, concat(", ", sort({i.version | some i in covered})), t, range_label(row.kubernetes),
 	])
 	f := finding(id, "", "chart-incompat", "blocker", t, title, row.citations, covered)
+}
+
+# Release lines by add-on and line, computed once per query.
+line_rows := {id: {row.line: row | some row in entry.lines} | # regal ignore:prefer-set-or-object-rule
+	some id, entry in kb.addons
+	entry.lines
 }
 
 detected contains id if some [id, _], _ in installs

@@ -14,10 +14,10 @@ parsed := {w.image: images.parse(w.image) | some w in input.inventory.workloadIm
 
 candidate(ref) if regex.match(first_segments_pattern, lower(ref))
 
+candidate(ref) if not contains(ref, "/") # an official image: docker.io/library/<name>
+
 # One regular expression over every matcher's first segment: a single match per image.
 first_segments_pattern := sprintf(`(^|/)(%s)(/|:|@|$)`, [concat("|", [replace(s, ".", `\.`) | some s, _ in kb.addonindex.firstSegments])])
-
-candidate(ref) if not contains(ref, "/") # an official image: docker.io/library/<name>
 
 image_claims contains [w.image, c.id, c.tag] if {
 	some w in input.inventory.workloadImages
