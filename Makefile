@@ -15,7 +15,7 @@ build: ## build bin/upgradescope
 	go build -o bin/upgradescope ./cmd/upgradescope
 
 .PHONY: test
-test: vet go-test rego-test rego-check rego-fmt regal kb-check registry-check ## every check CI runs
+test: vet go-test rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
 
 .PHONY: vet
 vet: ## go vet and gofmt
@@ -30,6 +30,12 @@ go-test: ## Go tests: inventory, collectors, engine, outputs, CLI
 .PHONY: rego-test
 rego-test: ## stock `opa test` on the rule packs and the example custom pack
 	$(OPA) test $(REGO)
+
+.PHONY: rego-coverage
+rego-coverage: ## Rego test coverage of policies/, reported; fails under 90%
+	@$(OPA) test --coverage --threshold 90 policies > /tmp/upgradescope-coverage.json || \
+	  { echo "Rego coverage below 90%"; grep -o '"coverage": [0-9.]*' /tmp/upgradescope-coverage.json | tail -1; exit 1; }
+	@echo "Rego coverage of policies/: $$(grep -o '"coverage": [0-9.]*' /tmp/upgradescope-coverage.json | tail -1 | cut -d' ' -f2)%"
 
 .PHONY: rego-check
 rego-check: ## stock `opa check --strict`

@@ -178,3 +178,55 @@ func TestPolicyTestFailsLikeOPATest(t *testing.T) {
 		t.Errorf("exit %d, stdout %q; want 2 and FAIL: 1/1", r.code, r.stdout)
 	}
 }
+
+func TestScanFindsAddonsTeamsAndPlansInManifests(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ingress\n  labels: {owner: edge-team}\n")
+	write(t, dir, "controller.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ingress-nginx-controller, namespace: ingress}
+spec:
+  template:
+    spec:
+      containers:
+      - name: controller
+        image: registry.k8s.io/ingress-nginx/controller:v1.9.4
+`)
+	write(t, dir, "flow.yaml", "apiVersion: flowcontrol.apiserver.k8s.io/v1beta3\nkind: FlowSchema\nmetadata: {name: batch}\n")
+	r := runCLI(t, "scan", "--files", dir, "--target", "1.33", "--team-label", "owner", "--fail-on", "never", pinned)
+	for _, want := range []string{
+		"[eol-addon] Ingress NGINX Controller is end-of-life since 2026-03-24",
+		"Detected Ingress NGINX Controller 1.9.4 via image in namespace(s): ingress",
+		"teams: edge-team",
+		"TEAMS",
+		"edge-team       75/100  blocked",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	plan := runCLI(t, "scan", "--files", dir, "--target", "1.33", "--plan", "--from", "1.30", "-o", "json", pinned)
+	var rep struct {
+		Plan []struct {
+			From, To string
+			New      []string
+			Changed  []string
+		}
+		Targets []struct{ Target string }
+	}
+	if err := json.Unmarshal([]byte(plan.stdout), &rep); err != nil {
+		t.Fatalf("plan output: %v\n%s", err, plan.stdout)
+	}
+	if len(rep.Plan) != 3 || rep.Plan[0].From != "1.30" || rep.Plan[2].To != "1.33" || len(rep.Targets) != 3 {
+		t.Errorf("plan = %+v", rep.Plan)
+	}
+	if plan.code != 2 {
+		t.Errorf("plan exit %d, want 2 (the destination is blocked)", plan.code)
+	}
+	if r := runCLI(t, "scan", "--files", dir, "--target", "1.33", "--plan", pinned); r.code != 1 || !strings.Contains(r.stderr, "--plan needs --from") {
+		t.Errorf("plan without --from in files mode: exit %d, %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, "scan", "--files", dir, "--target", "1.33", "--plan", "--from", "1.30", "-o", "sarif", pinned); r.code != 1 || !strings.Contains(r.stderr, "renders as table or json") {
+		t.Errorf("plan as sarif: exit %d, %s", r.code, r.stderr)
+	}
+}
