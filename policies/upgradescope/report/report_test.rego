@@ -198,17 +198,23 @@ test_findings_that_break_the_contract_are_listed_not_scored if {
 		object.union(finding("custom-x/c", "warning"), {"target": "9.99"}),
 		object.union(finding("custom-x/d", "warning"), {"category": "other"}),
 	}
-	out := report.result with data.upgradescope.rules as {"test": {"findings": bad}}
+	out := report.result with data.upgradescope.custom as {"test": {"findings": bad}}
+		with data.upgradescope.rules as {}
 		with data.upgradescope.kb.meta as meta
 		with input as base_input
 	count(out.invalidFindings) == 4
 	out.targets[0].findings == []
 }
 
+annotated_input(o) := with_inventory({
+	"capabilities": {"api-usage": {"available": true}},
+	"apiUsage": [{"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1, "namespaces": {"web": 1}, "objects": [o]}],
+})
+
 test_an_object_annotation_with_a_reason_suppresses_its_object if {
 	ignored := {"namespace": "web", "name": "a", "ignore": {"rules": "deprecated-api, removed-api", "reason": "migrating in Q1"}}
 	f := with_objects(finding("removed-api/x", "blocker"), [ignored])
-	r := result_for({f}, base_input)
+	r := result_for({f}, annotated_input(ignored))
 	r.blockers == 0
 	r.suppressed[0].suppression == {"source": "annotation", "index": -1, "reason": "migrating in Q1", "expires": ""}
 }
@@ -216,7 +222,7 @@ test_an_object_annotation_with_a_reason_suppresses_its_object if {
 test_an_annotation_for_another_category_takes_nothing if {
 	ignored := {"namespace": "web", "name": "a", "ignore": {"rules": "deprecated-api", "reason": "r"}}
 	f := with_objects(finding("removed-api/x", "blocker"), [ignored])
-	result_for({f}, base_input).blockers == 1
+	result_for({f}, annotated_input(ignored)).blockers == 1
 }
 
 team_input := with_inventory({

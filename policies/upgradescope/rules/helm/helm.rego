@@ -20,10 +20,8 @@ chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
 
 mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
 
-releases contains r if {
-	some r in input.inventory.helmReleases
-	not r.status in {"uninstalled", "uninstalling"}
-}
+# An array, not a set: a set would hash every release with its whole manifest.
+releases := [r | some r in input.inventory.helmReleases; not r.status in {"uninstalled", "uninstalling"}]
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 

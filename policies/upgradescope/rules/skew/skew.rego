@@ -113,9 +113,12 @@ findings contains f if {
 }
 
 findings contains f if {
-	some node, proxy in proxies
-	kubelet := kubelets[node]
+	# Judge each distinct (kube-proxy, kubelet) pair once, then name its nodes.
+	some [proxy, kubelet] in {[p, kubelets[n]] | some n, p in proxies}
 	outside_kubelet_window(proxy, kubelet)
+	some node, p in proxies
+	p == proxy
+	kubelets[node] == kubelet
 	some t in input.targets
 	title := sprintf("kube-proxy %s on %s is outside the skew window of its kubelet %s", [versions.minor(proxy), node, versions.minor(kubelet)])
 	remediation := "kube-proxy must not be newer than its node's kubelet, nor more than the kubelet window older."
@@ -150,7 +153,14 @@ kubelet_window(ordinal) := kb.skew.kubeletMaxBehind if {
 } else := kb.skew.kubeletMaxBehindBefore125
 
 # Complete rules: computed once per query, however many rules read them.
-kubelets := {n.name: v | some n in input.inventory.nodes; v := versions.ordinal(n.kubeletVersion)} # regal ignore:prefer-set-or-object-rule
+kubelets := {n.name: v | some n in input.inventory.nodes; v := ordinals[n.kubeletVersion]} # regal ignore:prefer-set-or-object-rule
+
+# Thousands of nodes share a few version strings: parse each string once.
+ordinals := {s: versions.ordinal(s) | some s in version_strings} # regal ignore:prefer-set-or-object-rule
+
+version_strings contains n.kubeletVersion if some n in input.inventory.nodes
+
+version_strings contains c.version if some c in input.inventory.controlPlane
 
 oldest_kubelet := min({v | some v in kubelets})
 
@@ -171,7 +181,7 @@ component_versions(component) := {versions.ordinal(c.version) |
 	c.component == component
 }
 
-proxies := {c.node: versions.ordinal(c.version) | some c in input.inventory.controlPlane; c.component == "kube-proxy"} # regal ignore:prefer-set-or-object-rule
+proxies := {c.node: ordinals[c.version] | some c in input.inventory.controlPlane; c.component == "kube-proxy"} # regal ignore:prefer-set-or-object-rule
 
 outside_kubelet_window(proxy, kubelet) if proxy > kubelet
 
