@@ -27,8 +27,10 @@ var clusterAddonImages = []string{
 	"docker.io/library/postgres:16.4", "quay.io/jetstack/cert-manager-webhook:v1.15.1",
 }
 
-// LargeCluster is the inventory of a large live cluster: 2,000 nodes, 1,000 Helm releases,
-// 200 namespaces with teams, 30 add-on images, a few hundred CRDs and some API usage.
+// LargeCluster is the inventory of a large live cluster: 2,000 nodes on four kubelet minors,
+// 1,000 Helm releases (4% whose kubeVersion stops below 1.35, 2% whose stored manifest holds
+// a removed API, 40 of them ingress-nginx), 200 namespaces owned by 25 teams, 30 add-on
+// images and 600 application images, 250 CRDs and some API usage.
 func LargeCluster() *inventory.Document {
 	doc := &inventory.Document{
 		SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceCluster,
@@ -59,12 +61,17 @@ func LargeCluster() *inventory.Document {
 		r := inventory.HelmRelease{
 			Name: fmt.Sprintf("release-%04d", i), Namespace: ns, Chart: fmt.Sprintf("app-%d", i%120),
 			ChartVersion: fmt.Sprintf("1.%d.0", i%20), AppVersion: fmt.Sprintf("2.%d.1", i%15), Status: "deployed", Revision: 1 + i%9,
-			KubeVersion: []string{"", ">=1.21.0-0", ">=1.24.0-0 <1.35.0-0", "^1.28.0-0"}[i%4],
+			KubeVersion: []string{"", ">=1.21.0-0", "^1.28.0-0", ">=1.25.0-0"}[i%4],
 			ManifestAPIs: []inventory.APIUsage{
 				{Group: "apps", Version: "v1", Kind: "Deployment", Count: 1, Namespaces: map[string]int{ns: 1}},
 			},
 		}
-		if i%10 == 0 {
+		// A few charts are stuck: 4% cap Kubernetes below 1.35, 2% of stored manifests
+		// still hold an API removed long ago.
+		if i%25 == 7 {
+			r.KubeVersion = ">=1.24.0-0 <1.35.0-0"
+		}
+		if i%50 == 0 {
 			r.ManifestAPIs = append(r.ManifestAPIs, inventory.APIUsage{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget", Count: 1, Namespaces: map[string]int{ns: 1}})
 		}
 		if i%25 == 0 {
