@@ -42,18 +42,29 @@ type IngressClass struct {
 	Controller string `json:"controller"`
 }
 
-// Node is one node's kubelet and container runtime.
-type Node struct {
-	Name             string `json:"name"`
-	KubeletVersion   string `json:"kubeletVersion"`
-	ContainerRuntime string `json:"containerRuntime,omitempty"`
+// MaxNodeNames is how many node names one group lists; the rest are counted.
+const MaxNodeNames = 100
+
+// NodeGroup is every node running one kubelet version and container runtime. Nodes are
+// grouped so skew rules iterate a few versions, not thousands of nodes.
+type NodeGroup struct {
+	KubeletVersion   string   `json:"kubeletVersion"`
+	ContainerRuntime string   `json:"containerRuntime,omitempty"`
+	Count            int      `json:"count"`
+	Names            []string `json:"names"`
+	NamesOmitted     int      `json:"namesOmitted,omitempty"`
 }
 
-// ControlPlaneComponent is a control-plane component's version; kube-proxy carries its node.
+// ControlPlaneComponent is the instances of a control-plane component at one version.
+// kube-proxy, which runs on every node, is grouped by its version and its node's kubelet
+// version, naming up to MaxNodeNames nodes.
 type ControlPlaneComponent struct {
-	Component string `json:"component"`
-	Version   string `json:"version"`
-	Node      string `json:"node,omitempty"`
+	Component      string   `json:"component"`
+	Version        string   `json:"version"`
+	Count          int      `json:"count,omitempty"`
+	KubeletVersion string   `json:"kubeletVersion,omitempty"`
+	Nodes          []string `json:"nodes,omitempty"`
+	NodesOmitted   int      `json:"nodesOmitted,omitempty"`
 }
 
 // Namespace is a namespace and the team its team label names.

@@ -43,7 +43,7 @@ type Document struct {
 	HelmReleases    []HelmRelease           `json:"helmReleases,omitempty"`
 	WorkloadImages  []WorkloadImage         `json:"workloadImages,omitempty"`
 	IngressClasses  []IngressClass          `json:"ingressClasses,omitempty"`
-	Nodes           []Node                  `json:"nodes,omitempty"`
+	Nodes           []NodeGroup             `json:"nodes,omitempty"`
 	ControlPlane    []ControlPlaneComponent `json:"controlPlane,omitempty"`
 	Namespaces      []Namespace             `json:"namespaces,omitempty"`
 	CRDs            []CRD                   `json:"crds,omitempty"`

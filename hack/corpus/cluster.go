@@ -50,11 +50,19 @@ func LargeCluster() *inventory.Document {
 		{Component: "kube-controller-manager", Version: "v1.33.5-eks-4096722"},
 		{Component: "kube-scheduler", Version: "v1.33.5-eks-4096722"},
 	}
-	for i := range 2000 {
-		kubelet := fmt.Sprintf("v1.%d.%d-eks-4096722", 30+i%4, i%7)
-		name := fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", i/256%256, i%256, i%9)
-		doc.Nodes = append(doc.Nodes, inventory.Node{Name: name, KubeletVersion: kubelet, ContainerRuntime: "containerd://1.7.27"})
-		doc.ControlPlane = append(doc.ControlPlane, inventory.ControlPlaneComponent{Component: "kube-proxy", Version: kubelet, Node: name})
+	// 2,000 nodes in four kubelet minors; kube-proxy runs the node's version.
+	for minor := range 4 {
+		kubelet := fmt.Sprintf("v1.%d.%d-eks-4096722", 30+minor, minor+2)
+		names := make([]string, 0, inventory.MaxNodeNames)
+		for i := range inventory.MaxNodeNames {
+			names = append(names, fmt.Sprintf("ip-10-%d-%d-%d.ec2.internal", minor, i/256, i%256))
+		}
+		doc.Nodes = append(doc.Nodes, inventory.NodeGroup{
+			KubeletVersion: kubelet, ContainerRuntime: "containerd://1.7.27", Count: 500, Names: names, NamesOmitted: 400,
+		})
+		doc.ControlPlane = append(doc.ControlPlane, inventory.ControlPlaneComponent{
+			Component: "kube-proxy", Version: kubelet, KubeletVersion: kubelet, Count: 500, Nodes: names, NodesOmitted: 400,
+		})
 	}
 	for i := range 1000 {
 		ns := fmt.Sprintf("ns-%03d", i%200)

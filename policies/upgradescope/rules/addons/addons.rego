@@ -161,17 +161,14 @@ no_data(entry, "") if tracks_versions(entry)
 
 no_data(entry, version) if {
 	version != ""
-	count(object.get(entry, "lines", [])) > 0
 	line := images.line(version)
-	not line in {row.line | some row in entry.lines}
+	not line_rows[entry.id][line]
 	versions.ordinal(line) >= versions.ordinal(oldest_line(entry).line)
 }
 
 no_data(entry, version) if {
 	version != ""
-	some row in object.get(entry, "lines", [])
-	row.line == images.line(version)
-	row.eol == "unknown"
+	line_rows[entry.id][images.line(version)].eol == "unknown"
 }
 
 tracks_versions(entry) if count(object.get(entry, "lines", [])) > 0

@@ -170,3 +170,15 @@ test_installs_of_one_line_merge_into_one_finding if {
 test_unmatched_images_find_nothing if {
 	count(judge({"workloadImages": [image("nginx:1.25", "web"), image("controller", "x")]}, "1.30")) == 0
 }
+
+test_a_single_segment_matcher_matches_the_last_path_segment if {
+	one := json.patch(registry, [{"op": "add", "path": "/quiet/match/images", "value": ["registry.k8s.io/etcd"]}])
+	idx := json.patch(index, [
+		{"op": "add", "path": "/imagePaths/etcd", "value": [{"id": "quiet", "tag": ""}]},
+		{"op": "add", "path": "/firstSegments/etcd", "value": true},
+	])
+	fs := addons.detections with input as {"inventory": {"workloadImages": [image("registry.k8s.io/etcd:3.5.15-0", "kube-system")]}, "targets": ["1.30"]}
+		with data.upgradescope.kb.addons as one
+		with data.upgradescope.kb.addonindex as idx
+	{d.id | some d in fs} == {"quiet"}
+}

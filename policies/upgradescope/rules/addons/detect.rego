@@ -7,18 +7,21 @@ package upgradescope.rules.addons
 import data.upgradescope.kb
 import data.upgradescope.lib.images
 
-# Every (image, add-on) pair an image matcher claims.
-# Each candidate image reference parsed once. An image none of whose path segments starts a
-# matcher path cannot match: most application images are passed over without a parse.
-parsed := {w.image: images.parse(w.image) | some w in input.inventory.workloadImages; candidate(w.image)} # regal ignore:prefer-set-or-object-rule
+# Each candidate image reference, parsed once.
+parsed := {image: images.parse(image) | some image in candidates} # regal ignore:prefer-set-or-object-rule
 
-candidate(ref) if regex.match(first_segments_pattern, lower(ref))
+# The images that could match: one regular expression over all of them at once, since a rule
+# body per image costs more than the whole match. A candidate has a path segment that starts
+# some matcher's path, or is an official image (no "/": docker.io/library/<name>).
+candidates := {m[1] | some m in regex.find_all_string_submatch_n(candidate_pattern, image_lines, -1)} # regal ignore:prefer-set-or-object-rule
 
-candidate(ref) if not contains(ref, "/") # an official image: docker.io/library/<name>
+image_lines := concat("\n", [w.image | some w in input.inventory.workloadImages])
 
-# One regular expression over every matcher's first segment: a single match per image.
-first_segments_pattern := sprintf(`(^|/)(%s)(/|:|@|$)`, [concat("|", [replace(s, ".", `\.`) | some s, _ in kb.addonindex.firstSegments])])
+candidate_pattern := sprintf(`(?im)^([^\n]*(?:^|/)(?:%s)(?:[/:@][^\n]*)?|[^/\n]+)$`, [
+	concat("|", [replace(s, ".", `\.`) | some s, _ in kb.addonindex.firstSegments]),
+])
 
+# Every (image, add-on, tag glob) an image matcher claims.
 image_claims contains [w.image, c.id, c.tag] if {
 	some w in input.inventory.workloadImages
 	ref := parsed[w.image]

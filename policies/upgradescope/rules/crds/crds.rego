@@ -18,7 +18,7 @@ versioning := "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resourc
 # scope: document
 findings contains f if {
 	some c in input.inventory.crds
-	some u in object.get(c, "usage", [])
+	some u in c.usage
 	not served(c, u.version)
 	some t in input.targets
 	title := sprintf("%s/%s %s: %s stored at a version the CRD does not serve", [c.group, u.version, c.kind, objects(u.count)])
@@ -28,7 +28,7 @@ findings contains f if {
 
 findings contains f if {
 	some c in input.inventory.crds
-	some u in object.get(c, "usage", [])
+	some u in c.usage
 	v := version(c, u.version)
 	v.served
 	v.deprecated
@@ -39,7 +39,7 @@ findings contains f if {
 
 findings contains f if {
 	some c in input.inventory.crds
-	some stored in object.get(c, "storedVersions", [])
+	some stored in c.storedVersions
 	not served(c, stored)
 	some t in input.targets
 	title := sprintf("%s/%s %s is in storedVersions but no longer served", [c.group, stored, c.kind])
@@ -66,7 +66,7 @@ version(c, name) := v if {
 served(c, name) if version(c, name).served
 
 used(c, name) if {
-	some u in object.get(c, "usage", [])
+	some u in c.usage
 	u.version == name
 }
 

@@ -3,8 +3,9 @@
 # description: |
 #   Judges kubelets, kube-proxy, controller-manager and scheduler against the Kubernetes
 #   version skew policy (numbers in data.upgradescope.kb.skew): before the upgrade, against
-#   the oldest kube-apiserver; after it, against the target. Vendor builds are parsed by
-#   their minor. No server version, no skew findings.
+#   the oldest kube-apiserver; after it, against the target. Nodes come grouped by version,
+#   so the rules iterate versions, not nodes. Vendor builds are parsed by their minor. No
+#   server version, no skew findings.
 # related_resources:
 #   - ref: https://kubernetes.io/releases/version-skew-policy/
 # custom:
@@ -21,37 +22,39 @@ findings contains f if {
 	current # without a server version there is nothing to judge skew against
 	some t in input.targets
 	window := kubelet_window(versions.ordinal(t))
-	oldest_kubelet < versions.ordinal(t) - window
-	late := nodes_below(kubelets_by_minor, versions.ordinal(t) - window)
+	late := [g | some g in kubelet_groups; g.minor < versions.ordinal(t) - window]
 	count(late) > 0
-	title := sprintf("%d kubelet(s) would be more than %d minors behind Kubernetes %s", [count(late), window, t])
+	title := sprintf("%d kubelet(s) would be more than %d minors behind Kubernetes %s", [total(late), window, t])
 	remediation := "Upgrade these nodes (or replace their node pools) before or while upgrading the control plane, one minor at a time."
 	f := finding("kubelet-post-upgrade", "blocker", t, title, nodes_detail(late), remediation)
 }
 
 findings contains f if {
 	window := kubelet_window(current)
-	late := sort([name | some name, v in kubelets; v < current - window])
+	late := [g | some g in kubelet_groups; g.minor < current - window]
 	count(late) > 0
 	some t in input.targets
-	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [count(late), window, versions.minor(current)])
+	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [total(late), window, versions.minor(current)])
 	f := finding("kubelet-current", "warning", t, title, nodes_detail(late), "Upgrade these nodes first.")
 }
 
 findings contains f if {
-	ahead := sort([name | some name, v in kubelets; v > current])
+	ahead := [g | some g in kubelet_groups; g.minor > current]
 	count(ahead) > 0
 	some t in input.targets
-	title := sprintf("%d kubelet(s) are newer than the oldest kube-apiserver (%s)", [count(ahead), versions.minor(current)])
+	title := sprintf("%d kubelet(s) are newer than the oldest kube-apiserver (%s)", [total(ahead), versions.minor(current)])
 	remediation := "A kubelet must not be newer than kube-apiserver; upgrade the control plane first."
 	f := finding("kubelet-newer-than-apiserver", "warning", t, title, nodes_detail(ahead), remediation)
 }
 
 findings contains f if {
-	bad := sort([n.name | some n in input.inventory.nodes; not versions.ordinal(n.kubeletVersion)])
+	bad := [{"count": g.count, "names": g.names, "namesOmitted": object.get(g, "namesOmitted", 0)} |
+		some g in input.inventory.nodes
+		not versions.ordinal(g.kubeletVersion)
+	]
 	count(bad) > 0
 	some t in input.targets
-	title := sprintf("%d kubelet version(s) could not be parsed", [count(bad)])
+	title := sprintf("%d kubelet version(s) could not be parsed", [total(bad)])
 	f := finding("kubelet-unparseable", "info", t, title, nodes_detail(bad), "Check these nodes' kubelet versions by hand.")
 }
 
@@ -85,44 +88,43 @@ findings contains f if {
 }
 
 findings contains f if {
-	ahead := sort([node | some node, v in proxies; v > current])
+	ahead := [g | some g in proxy_groups; g.minor > current]
 	count(ahead) > 0
 	some t in input.targets
-	title := sprintf("kube-proxy on %d node(s) is newer than the oldest kube-apiserver", [count(ahead)])
+	title := sprintf("kube-proxy on %d node(s) is newer than the oldest kube-apiserver", [total(ahead)])
 	f := finding("kube-proxy-newer", "warning", t, title, nodes_detail(ahead), "kube-proxy must not be newer than kube-apiserver.")
 }
 
 findings contains f if {
-	late := sort([node | some node, v in proxies; newest_apiserver - v > kb.skew.kubeProxyMaxBehind])
+	late := [g | some g in proxy_groups; newest_apiserver - g.minor > kb.skew.kubeProxyMaxBehind]
 	count(late) > 0
 	some t in input.targets
-	title := sprintf("kube-proxy on %d node(s) is more than %d minors behind kube-apiserver", [count(late), kb.skew.kubeProxyMaxBehind])
+	title := sprintf("kube-proxy on %d node(s) is more than %d minors behind kube-apiserver", [total(late), kb.skew.kubeProxyMaxBehind])
 	f := finding("kube-proxy-behind", "warning", t, title, nodes_detail(late), "Upgrade kube-proxy with its nodes.")
 }
 
 findings contains f if {
 	current
 	some t in input.targets
-	versions.ordinal(t) - oldest_proxy > kb.skew.kubeProxyMaxBehind
-	late := nodes_below(proxies_by_minor, versions.ordinal(t) - kb.skew.kubeProxyMaxBehind)
+	late := [g | some g in proxy_groups; versions.ordinal(t) - g.minor > kb.skew.kubeProxyMaxBehind]
 	count(late) > 0
 	title := sprintf("kube-proxy on %d node(s) would be more than %d minors behind Kubernetes %s", [
-		count(late), kb.skew.kubeProxyMaxBehind, t,
+		total(late), kb.skew.kubeProxyMaxBehind, t,
 	])
 	f := finding("kube-proxy-post-upgrade", "blocker", t, title, nodes_detail(late), "Upgrade kube-proxy before the control plane passes its window.")
 }
 
 findings contains f if {
-	# Judge each distinct (kube-proxy, kubelet) pair once, then name its nodes.
-	some [proxy, kubelet] in {[p, kubelets[n]] | some n, p in proxies}
-	outside_kubelet_window(proxy, kubelet)
-	some node, p in proxies
-	p == proxy
-	kubelets[node] == kubelet
+	some g in proxy_groups
+	kubelet := versions.ordinal(g.kubeletVersion)
+	outside_kubelet_window(g.minor, kubelet)
 	some t in input.targets
-	title := sprintf("kube-proxy %s on %s is outside the skew window of its kubelet %s", [versions.minor(proxy), node, versions.minor(kubelet)])
+	title := sprintf("kube-proxy %s on %d node(s) is outside the skew window of their kubelet %s", [
+		versions.minor(g.minor), g.count, versions.minor(kubelet),
+	])
 	remediation := "kube-proxy must not be newer than its node's kubelet, nor more than the kubelet window older."
-	f := finding(sprintf("kube-proxy-kubelet/%s", [node]), "warning", t, title, "", remediation)
+	discriminator := sprintf("kube-proxy-kubelet/%s/%s", [versions.minor(g.minor), versions.minor(kubelet)])
+	f := finding(discriminator, "warning", t, title, nodes_detail([g]), remediation)
 }
 
 findings contains f if {
@@ -152,27 +154,14 @@ kubelet_window(ordinal) := kb.skew.kubeletMaxBehind if {
 	ordinal >= versions.ordinal(kb.skew.kubeletWindowChangedIn)
 } else := kb.skew.kubeletMaxBehindBefore125
 
-# Complete rules: computed once per query, however many rules read them.
-kubelets := {n.name: v | some n in input.inventory.nodes; v := ordinals[n.kubeletVersion]} # regal ignore:prefer-set-or-object-rule
+# Node groups with their parsed minor.
+kubelet_groups := [object.union(g, {"minor": v}) | some g in input.inventory.nodes; v := versions.ordinal(g.kubeletVersion)]
 
-# Thousands of nodes share a few version strings: parse each string once.
-ordinals := {s: versions.ordinal(s) | some s in version_strings} # regal ignore:prefer-set-or-object-rule
-
-version_strings contains n.kubeletVersion if some n in input.inventory.nodes
-
-version_strings contains c.version if some c in input.inventory.controlPlane
-
-oldest_kubelet := min({v | some v in kubelets})
-
-# Nodes grouped by minor, once: per-target rules then merge a few groups, not every node.
-kubelets_by_minor := {v: [n | some n, x in kubelets; x == v] | some v in {x | some x in kubelets}} # regal ignore:prefer-set-or-object-rule
-
-proxies_by_minor := {v: [n | some n, x in proxies; x == v] | some v in {x | some x in proxies}} # regal ignore:prefer-set-or-object-rule
-
-# The sorted nodes of every group below a minor.
-nodes_below(groups, minimum) := sort([n | some v, ns in groups; v < minimum; some n in ns])
-
-oldest_proxy := min({v | some v in proxies})
+proxy_groups := [object.union(g, {"minor": v, "names": object.get(g, "nodes", []), "namesOmitted": object.get(g, "nodesOmitted", 0)}) |
+	some g in input.inventory.controlPlane
+	g.component == "kube-proxy"
+	v := versions.ordinal(g.version)
+]
 
 control_plane := {"kube-controller-manager", "kube-scheduler"}
 
@@ -181,15 +170,19 @@ component_versions(component) := {versions.ordinal(c.version) |
 	c.component == component
 }
 
-proxies := {c.node: ordinals[c.version] | some c in input.inventory.controlPlane; c.component == "kube-proxy"} # regal ignore:prefer-set-or-object-rule
-
 outside_kubelet_window(proxy, kubelet) if proxy > kubelet
 
 outside_kubelet_window(proxy, kubelet) if kubelet - proxy > kubelet_window(kubelet)
 
-nodes_detail(nodes) := sprintf("Nodes: %s", [concat(", ", array.slice(nodes, 0, 100))]) if {
-	count(nodes) <= 100
-} else := sprintf("Nodes: %s and %d more", [concat(", ", array.slice(nodes, 0, 100)), count(nodes) - 100])
+total(groups) := sum([object.get(g, "count", 1) | some g in groups])
+
+# Names the groups' nodes, at most 100 of them, and counts the rest.
+nodes_detail(groups) := sprintf("Nodes: %s", [concat(", ", names)]) if {
+	names := array.slice(sort([n | some g in groups; some n in g.names]), 0, 100)
+	total(groups) <= count(names)
+} else := sprintf("Nodes: %s and %d more", [concat(", ", names), total(groups) - count(names)]) if {
+	names := array.slice(sort([n | some g in groups; some n in g.names]), 0, 100)
+}
 
 finding(discriminator, severity, t, title, detail, remediation) := {
 	"key": sprintf("version-skew/%s", [discriminator]),

@@ -8,40 +8,51 @@ skew_kb := {
 	"citations": ["https://kubernetes.io/releases/version-skew-policy/"],
 }
 
-judge(inventory, t) := {[f.key, f.severity] | some f in fs} if {
+findings(inventory, t) := fs if {
 	fs := skew.findings with input as {"inventory": inventory, "targets": [t]}
 		with data.upgradescope.kb.skew as skew_kb
 }
 
-node(name, version) := {"name": name, "kubeletVersion": version}
+judge(inventory, t) := {[f.key, f.severity] | some f in findings(inventory, t)}
+
+nodes(version, names) := {"kubeletVersion": version, "count": count(names), "names": names}
 
 test_kubelets_more_than_three_behind_the_target_block_it if {
-	inv := {"serverVersion": "v1.33.2", "nodes": [node("a", "v1.33.1"), node("b", "v1.30.4-eks-1")]}
+	inv := {"serverVersion": "v1.33.2", "nodes": [nodes("v1.33.1", ["a"]), nodes("v1.30.4-eks-1", ["b"])]}
 	judge(inv, "1.33") == set()
 	judge(inv, "1.34") == {["version-skew/kubelet-post-upgrade", "blocker"]}
 }
 
 test_the_window_is_two_minors_before_1_25 if {
-	inv := {"serverVersion": "v1.22.0", "nodes": [node("a", "v1.21.3")]}
+	inv := {"serverVersion": "v1.22.0", "nodes": [nodes("v1.21.3", ["a"])]}
 	judge(inv, "1.23") == set()
 	judge(inv, "1.24") == {["version-skew/kubelet-post-upgrade", "blocker"], ["version-skew/upgrade-path", "info"]}
 }
 
+test_findings_name_at_most_100_nodes_and_count_the_rest if {
+	many := {"kubeletVersion": "v1.28.0", "count": 250, "names": [sprintf("n%03d", [i]) | some i in numbers.range(0, 99)], "namesOmitted": 150}
+	some f in findings({"serverVersion": "v1.31.0", "nodes": [many]}, "1.32")
+	f.key == "version-skew/kubelet-post-upgrade"
+	f.title == "250 kubelet(s) would be more than 3 minors behind Kubernetes 1.32"
+	endswith(f.detail, "n099 and 150 more")
+}
+
 test_kubelets_already_out_of_window_are_a_warning if {
-	inv := {"serverVersion": "v1.33.0+k3s1", "nodes": [node("old", "v1.29.0")]}
+	inv := {"serverVersion": "v1.33.0+k3s1", "nodes": [nodes("v1.29.0", ["old"])]}
 	["version-skew/kubelet-current", "warning"] in judge(inv, "1.33")
 }
 
 test_a_kubelet_newer_than_the_apiserver_is_a_warning if {
-	["version-skew/kubelet-newer-than-apiserver", "warning"] in judge({"serverVersion": "v1.32.0", "nodes": [node("n", "v1.33.0")]}, "1.33")
+	inv := {"serverVersion": "v1.32.0", "nodes": [nodes("v1.33.0", ["n"])]}
+	["version-skew/kubelet-newer-than-apiserver", "warning"] in judge(inv, "1.33")
 }
 
 test_unparseable_kubelets_are_info if {
-	judge({"serverVersion": "v1.32.0", "nodes": [node("n", "unknown")]}, "1.33") == {["version-skew/kubelet-unparseable", "info"]}
+	judge({"serverVersion": "v1.32.0", "nodes": [nodes("unknown", ["n"])]}, "1.33") == {["version-skew/kubelet-unparseable", "info"]}
 }
 
 test_no_server_version_means_no_findings if {
-	judge({"nodes": [node("n", "v1.20.0")]}, "1.33") == set()
+	judge({"nodes": [nodes("v1.20.0", ["n"])]}, "1.33") == set()
 }
 
 test_apiserver_spread_and_control_plane_skew if {
@@ -60,17 +71,16 @@ test_apiserver_spread_and_control_plane_skew if {
 test_kube_proxy_rules if {
 	inv := {
 		"serverVersion": "v1.32.0",
-		"nodes": [node("n1", "v1.32.0"), node("n2", "v1.28.0")],
 		"controlPlane": [
 			{"component": "kube-apiserver", "version": "v1.32.0"},
-			{"component": "kube-proxy", "version": "v1.28.0", "node": "n1"},
-			{"component": "kube-proxy", "version": "v1.29.0", "node": "n2"},
+			{"component": "kube-proxy", "version": "v1.28.0", "kubeletVersion": "v1.32.0", "count": 1, "nodes": ["n1"]},
+			{"component": "kube-proxy", "version": "v1.29.0", "kubeletVersion": "v1.28.0", "count": 1, "nodes": ["n2"]},
 		],
 	}
 	got := judge(inv, "1.32")
 	["version-skew/kube-proxy-behind", "warning"] in got
-	["version-skew/kube-proxy-kubelet/n1", "warning"] in got
-	["version-skew/kube-proxy-kubelet/n2", "warning"] in got
+	["version-skew/kube-proxy-kubelet/1.28/1.32", "warning"] in got
+	["version-skew/kube-proxy-kubelet/1.29/1.28", "warning"] in got
 	["version-skew/kube-proxy-post-upgrade", "blocker"] in judge(inv, "1.33")
 }
 
