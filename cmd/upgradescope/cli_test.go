@@ -55,7 +55,7 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		stdoutNone []string
 	}{
 		{name: "a blocker fails the default gate", args: []string{"scan", "--files", examples, "--target", "1.37", pinned},
-			code: 2, stdout: []string{"VERDICT BLOCKED", "extensions/v1beta1 Ingress removed in 1.22", "ingress.yaml:4"}, stderr: []string{"gate failed: 1.37: 2 blocker(s)"}},
+			code: 2, stdout: []string{"VERDICT BLOCKED", "extensions/v1beta1 Ingress removed in 1.22", "ingress.yaml:4", "Ingress NGINX Controller is end-of-life"}, stderr: []string{"gate failed: 1.37: 3 blocker(s)"}},
 		{name: "--fail-on never always passes", args: []string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", pinned}, code: 0},
 		{name: "a target before any removal is ready", args: []string{"scan", "--files", ingressOnly, "--target", "1.20", pinned},
 			code: 0, stdout: []string{"VERDICT READY", "INFO (1)"}},

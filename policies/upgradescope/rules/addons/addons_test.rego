@@ -182,3 +182,12 @@ test_a_single_segment_matcher_matches_the_last_path_segment if {
 		with data.upgradescope.kb.addonindex as idx
 	{d.id | some d in fs} == {"quiet"}
 }
+
+test_weak_evidence_merges_into_an_image_detection_of_the_same_addon if {
+	inv := {
+		"workloadImages": [image("registry.k8s.io/retired/controller:v1.9.4", "ingress")],
+		"ingressClasses": [{"name": "x", "controller": "example.com/retired"}],
+	}
+	some f in judge(inv, "1.30")
+	f.detail == "Detected Retired 1.9.4 via image in namespace(s): ingress"
+}

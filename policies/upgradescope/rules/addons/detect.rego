@@ -92,11 +92,18 @@ else := ""
 strong := {"image", "helm"}
 
 # A weak detection (labels, IngressClass) gives way to an add-on that supersedes it, such
-# as a vendor's build of ingress-nginx found by its image.
+# as a vendor's build of ingress-nginx found by its image, and to a strong detection of the
+# same add-on, which knows its version.
 superseded(id) if {
 	some d in detections
 	d.source in strong
 	id in object.get(kb.addons[d.id], "supersedes", [])
+}
+
+superseded(id) if {
+	some d in detections
+	d.source in strong
+	d.id == id
 }
 
 kept contains d if {
