@@ -33,9 +33,10 @@ rego-test: ## stock `opa test` on the rule packs and the example custom pack
 
 .PHONY: rego-coverage
 rego-coverage: ## Rego test coverage of policies/, reported; fails under 90%
-	@$(OPA) test --coverage --threshold 90 policies > /tmp/upgradescope-coverage.json || \
-	  { echo "Rego coverage below 90%"; grep -o '"coverage": [0-9.]*' /tmp/upgradescope-coverage.json | tail -1; exit 1; }
-	@echo "Rego coverage of policies/: $$(grep -o '"coverage": [0-9.]*' /tmp/upgradescope-coverage.json | tail -1 | cut -d' ' -f2)%"
+	@out=$$(mktemp) && trap 'rm -f "$$out"' EXIT && \
+	  { $(OPA) test --coverage --threshold 90 policies > "$$out" || \
+	    { echo "Rego coverage below 90%: $$(grep -o '"coverage": [0-9.]*' "$$out" | tail -1)"; exit 1; }; } && \
+	  echo "Rego coverage of policies/: $$(grep -o '"coverage": [0-9.]*' "$$out" | tail -1 | cut -d' ' -f2)%"
 
 .PHONY: rego-check
 rego-check: ## stock `opa check --strict`

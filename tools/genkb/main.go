@@ -211,7 +211,6 @@ func metaFor(apiVersion string) (map[string]any, error) {
 		"horizon":       fmt.Sprintf("1.%d", minor),
 		"generatedFrom": "k8s.io/api " + apiVersion,
 		"citation":      deprecationGuide,
-		"oldestTarget":  "1.16",
 	}, nil
 }
 
