@@ -72,6 +72,16 @@ registry-check: ## fail when the compiled add-on data differs from registry/*.ya
 	  for d in addons addonindex; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "add-on data is current"
 
+.PHONY: kube-install kube-up kube-down
+kube-install: ## build etcd and kube-apiserver from source (cached under ~/.cache/upgradescope-kube; ~20 min cold)
+	hack/kube-env.sh install
+
+kube-up: ## start a real etcd + kube-apiserver on loopback; `hack/kube-env.sh env` prints its KUBECONFIG
+	hack/kube-env.sh start
+
+kube-down: ## stop it and remove its data
+	hack/kube-env.sh stop
+
 .PHONY: bench
 bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3
