@@ -30,14 +30,19 @@ const MaxObjectRefs = 100
 
 // Document is one cluster's (or one manifest set's) inventory.
 type Document struct {
-	SchemaVersion int                   `json:"schemaVersion"`
-	Source        string                `json:"source"`
-	ClusterID     string                `json:"clusterId,omitempty"`
-	CollectedAt   time.Time             `json:"collectedAt"`
-	ServerVersion string                `json:"serverVersion,omitempty"`
-	FilesBase     string                `json:"filesBase,omitempty"`
-	Capabilities  map[string]Capability `json:"capabilities"`
-	APIUsage      []APIUsage            `json:"apiUsage"`
+	SchemaVersion int       `json:"schemaVersion"`
+	Source        string    `json:"source"`
+	ClusterID     string    `json:"clusterId,omitempty"`
+	CollectedAt   time.Time `json:"collectedAt"`
+	ServerVersion string    `json:"serverVersion,omitempty"`
+	// EmulatedVersion is set when /version reports an emulated minor ("1.32"): the cluster
+	// behaves as that minor and is judged as it.
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
+	// Provider is eks, gke, aks or other for a live cluster.
+	Provider     string                `json:"provider,omitempty"`
+	FilesBase    string                `json:"filesBase,omitempty"`
+	Capabilities map[string]Capability `json:"capabilities"`
+	APIUsage     []APIUsage            `json:"apiUsage"`
 
 	DeprecatedCalls []DeprecatedCall        `json:"deprecatedCalls,omitempty"`
 	HelmReleases    []HelmRelease           `json:"helmReleases,omitempty"`

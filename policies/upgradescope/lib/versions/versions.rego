@@ -18,5 +18,13 @@ ordinal(v) := (to_number(m[1]) * 1000) + to_number(m[2]) if {
 minor(n) := sprintf("%d.%d", [floor(n / 1000), n % 1000])
 
 # METADATA
+# description: |
+#   The ordinal of the cluster's version: the emulated minor when the apiserver reports one
+#   (it behaves as that minor), else its server version.
+server(inventory) := ordinal(inventory.emulatedVersion) if {
+	inventory.emulatedVersion
+} else := ordinal(inventory.serverVersion)
+
+# METADATA
 # description: The minor after the given one.
 next(v) := minor(ordinal(v) + 1)

@@ -20,6 +20,12 @@ test_ordinal_is_undefined_for_garbage if {
 	not versions.ordinal("latest")
 }
 
+test_server_prefers_the_emulated_minor if {
+	versions.server({"serverVersion": "v1.35.4", "emulatedVersion": "1.32"}) == 1032
+	versions.server({"serverVersion": "v1.33.1-eks-4096722"}) == 1033
+	not versions.server({})
+}
+
 test_minor_and_next if {
 	versions.minor(1037) == "1.37"
 	versions.next("1.36") == "1.37"

@@ -141,10 +141,13 @@ apiservers contains versions.ordinal(c.version) if {
 	c.component == "kube-apiserver"
 }
 
-# The cluster's current minor: its oldest kube-apiserver, else the server version.
-current := min(apiservers) if count(apiservers) > 0
-
-else := versions.ordinal(input.inventory.serverVersion)
+# The cluster's current minor: the emulated minor, else its oldest kube-apiserver, else the
+# server version.
+current := versions.server(input.inventory) if {
+	input.inventory.emulatedVersion # an emulating apiserver behaves as its emulated minor
+} else := min(apiservers) if {
+	count(apiservers) > 0
+} else := versions.server(input.inventory)
 
 newest_apiserver := max(apiservers) if count(apiservers) > 0
 

@@ -88,3 +88,7 @@ test_a_target_more_than_one_minor_ahead_is_an_upgrade_path_note if {
 	judge({"serverVersion": "v1.31.4-gke.1106000"}, "1.33") == {["version-skew/upgrade-path", "info"]}
 	judge({"serverVersion": "v1.31.4-gke.1106000"}, "1.32") == set()
 }
+
+test_an_emulated_minor_is_the_current_minor if {
+	judge({"serverVersion": "v1.35.4", "emulatedVersion": "1.32"}, "1.34") == {["version-skew/upgrade-path", "info"]}
+}

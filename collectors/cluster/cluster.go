@@ -1,0 +1,50 @@
+// Package cluster collects an inventory from a live cluster through client-go. It only
+// reads, lists metadata where it can, and turns every failure into a capability that says
+// what it could not see.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// DefaultRequestTimeout bounds one API request.
+const DefaultRequestTimeout = 30 * time.Second
+
+// Collector reads one cluster.
+type Collector struct {
+	client kubernetes.Interface
+}
+
+// New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.
+func New(cfg *rest.Config) (*Collector, error) {
+	c := rest.CopyConfig(cfg)
+	if c.Timeout == 0 {
+		c.Timeout = DefaultRequestTimeout
+	}
+	client, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	return &Collector{client: client}, nil
+}
+
+// unavailable turns a step's error into its capability; forbidden says so plainly.
+func unavailable(step string, err error) inventory.Capability {
+	reason := fmt.Sprintf("%s: %v", step, err)
+	switch {
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+		reason = fmt.Sprintf("%s: forbidden: %v", step, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = fmt.Sprintf("%s: timed out", step)
+	}
+	return inventory.Capability{Available: false, Reason: reason}
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# with-kube.sh CMD... - run CMD with two real API servers up: the 1.35 kube-apiserver as built
+# ($UPGRADESCOPE_KUBECONFIG) and the same binary emulating 1.32 with beta APIs on
+# ($UPGRADESCOPE_KUBECONFIG_EMULATED), which still serves APIs 1.34 removed. Builds them on
+# first use (cached under ~/.cache/upgradescope-kube; ~20 min cold) and stops them on exit.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+kube="$here/kube-env.sh"
+emulated=(env KUBE_WORK_DIR=/tmp/upgradescope-kube-emulated APISERVER_PORT=16444 ETCD_PORT=12381
+  APISERVER_EXTRA_ARGS=--emulated-version=1.32 RUNTIME_CONFIG=api/beta=true)
+
+stop() {
+  "$kube" stop >/dev/null 2>&1 || true
+  "${emulated[@]}" "$kube" stop >/dev/null 2>&1 || true
+}
+trap stop EXIT
+
+"$kube" install
+stop # a previous run may have left servers behind
+"$kube" start
+"${emulated[@]}" "$kube" start
+export UPGRADESCOPE_KUBECONFIG="$("$kube" env | sed 's/^export KUBECONFIG=//')"
+export UPGRADESCOPE_KUBECONFIG_EMULATED=/tmp/upgradescope-kube-emulated/kubeconfig
+"$@"
