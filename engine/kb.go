@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
@@ -107,4 +109,31 @@ func apiVersionKind(group, version, kind string) string {
 		return version + "/" + kind
 	}
 	return group + "/" + version + "/" + kind
+}
+
+// FlaggedAPIs are the stored kinds the knowledge base deprecates or removes: what a live
+// collector lists. Sorted by key.
+func (e *Engine) FlaggedAPIs() []APIEntry {
+	var out []APIEntry
+	for _, a := range e.apis {
+		if a.Stored && (a.Deprecated != "" || a.Removed != "") {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return apiVersionKind(out[i].Group, out[i].Version, out[i].Kind) < apiVersionKind(out[j].Group, out[j].Version, out[j].Kind)
+	})
+	return out
+}
+
+// ReplacementGVK splits the replacement key ("<group or core>/<version>/<Kind>").
+func (a APIEntry) ReplacementGVK() (group, version, kind string) {
+	parts := strings.Split(a.Replacement, "/")
+	if len(parts) != 3 {
+		return "", "", ""
+	}
+	if parts[0] == "core" {
+		parts[0] = ""
+	}
+	return parts[0], parts[1], parts[2]
 }

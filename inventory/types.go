@@ -43,6 +43,9 @@ type Document struct {
 	FilesBase    string                `json:"filesBase,omitempty"`
 	Capabilities map[string]Capability `json:"capabilities"`
 	APIUsage     []APIUsage            `json:"apiUsage"`
+	// APIAuthorshipUnknown holds objects of flagged kinds no writer can be attributed to:
+	// no managedFields and no last-applied-configuration.
+	APIAuthorshipUnknown []APIUsage `json:"apiAuthorshipUnknown,omitempty"`
 
 	DeprecatedCalls []DeprecatedCall        `json:"deprecatedCalls,omitempty"`
 	HelmReleases    []HelmRelease           `json:"helmReleases,omitempty"`

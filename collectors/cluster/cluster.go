@@ -21,6 +21,7 @@ const DefaultRequestTimeout = 30 * time.Second
 
 // Collector reads one cluster.
 type Collector struct {
+	config *rest.Config
 	client kubernetes.Interface
 }
 
@@ -34,7 +35,7 @@ func New(cfg *rest.Config) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	return &Collector{client: client}, nil
+	return &Collector{config: c, client: client}, nil
 }
 
 // unavailable turns a step's error into its capability; forbidden says so plainly.
