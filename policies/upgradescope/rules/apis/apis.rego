@@ -63,6 +63,24 @@ findings contains unserved if {
 	unserved := object.union(f, {"key": sprintf("removed-api/%s/unserved", [k])})
 }
 
+findings contains unattributed if {
+	some u in input.inventory.apiAuthorshipUnknown
+	some t in input.targets
+	[k, e] := stored_entry(u)
+	title := sprintf("%s %s: %s whose writer cannot be told (%s)", [
+		apis.api_version(e), e.kind, objects_phrase(u.count), removal_status(e, t),
+	])
+	f := finding(u, k, t, "deprecated-api", "info", title, migrate(k, e, t))
+	unattributed := object.union(f, {
+		"key": sprintf("deprecated-api/%s/authorship-unknown", [k]),
+		"detail": "These objects have no managedFields and no last-applied-configuration: nothing shows whether a client still writes them through this version.",
+	})
+}
+
+removal_status(e, t) := sprintf("removed in %s", [e.removed]) if apis.removed_by(e, t)
+
+else := sprintf("deprecated since %s", [e.deprecated])
+
 stored_entry(u) := [k, e] if {
 	k := apis.key(u.group, u.version, u.kind)
 	e := kb.apis[k]

@@ -104,3 +104,12 @@ test_keys_never_carry_counts if {
 	u5 := object.union(usage("extensions", "v1beta1", "Ingress"), {"count": 5})
 	only(judge(u1, "1.37")).key == only(judge(u5, "1.37")).key
 }
+
+test_objects_without_an_attributable_writer_are_info if {
+	u := usage("extensions", "v1beta1", "Ingress")
+	fs := apis.findings with input as {"inventory": {"apiUsage": [], "apiAuthorshipUnknown": [u]}, "targets": ["1.37"]}
+	some f in fs
+	f.key == "deprecated-api/extensions/v1beta1/Ingress/authorship-unknown"
+	f.severity == "info"
+	contains(f.title, "removed in 1.22")
+}
