@@ -51,7 +51,9 @@ func TestAPIUsageCountsWritersNotResidents(t *testing.T) {
 	sfx := fmt.Sprintf("-%d", time.Now().UnixNano()%1e6)
 	params := map[string]string{"iops": "100"}
 	cleanup := func(name string) {
-		t.Cleanup(func() { _ = c.StorageV1().VolumeAttributesClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = c.StorageV1().VolumeAttributesClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	beta := func(name, manager string) {
 		_, err := c.StorageV1beta1().VolumeAttributesClasses().Create(ctx, &storagev1beta1.VolumeAttributesClass{

@@ -1,0 +1,163 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// recommendedLabels are the pod labels add-on detection reads.
+var recommendedLabels = []string{
+	"app.kubernetes.io/name", "app.kubernetes.io/version", "app.kubernetes.io/part-of",
+	"app.kubernetes.io/instance", "helm.sh/chart",
+}
+
+// Namespaces records every namespace with the team its teamLabel names.
+func (c *Collector) Namespaces(ctx context.Context, doc *inventory.Document, teamLabel string) error {
+	opts := metav1.ListOptions{Limit: PageSize}
+	for {
+		page, err := c.client.CoreV1().Namespaces().List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list namespaces: %w", err)
+		}
+		for _, ns := range page.Items {
+			doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: ns.Name, Team: ns.Labels[teamLabel]})
+		}
+		if page.Continue == "" {
+			return nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// Addons records add-on evidence: the distinct images of running pods with their namespaces
+// and recommended labels, and IngressClass controllers. The add-on pack decides.
+func (c *Collector) Addons(ctx context.Context, doc *inventory.Document) inventory.Capability {
+	images := map[string]*inventory.WorkloadImage{}
+	seen := map[string]map[string]bool{}
+	labelSets := map[string]map[string]bool{}
+	opts := metav1.ListOptions{Limit: PageSize}
+	for {
+		page, err := c.client.CoreV1().Pods("").List(ctx, opts)
+		if err != nil {
+			return unavailable("list pods", err)
+		}
+		for i := range page.Items {
+			addPod(&page.Items[i], images, seen, labelSets)
+		}
+		if page.Continue == "" {
+			break
+		}
+		opts.Continue = page.Continue
+	}
+	keys := make([]string, 0, len(images))
+	for k := range images {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w := images[k]
+		sort.Strings(w.Namespaces)
+		doc.WorkloadImages = append(doc.WorkloadImages, *w)
+	}
+	classes, err := c.client.NetworkingV1().IngressClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return inventory.Capability{Available: true, Partial: true, Reason: "ingress classes: " + err.Error(), Skipped: []string{"networking.k8s.io/v1 ingressclasses"}}
+	}
+	for _, ic := range classes.Items {
+		doc.IngressClasses = append(doc.IngressClasses, inventory.IngressClass{Name: ic.Name, Controller: ic.Spec.Controller})
+	}
+	return inventory.Capability{Available: true}
+}
+
+func addPod(p *corev1.Pod, images map[string]*inventory.WorkloadImage, seen, labelSets map[string]map[string]bool) {
+	labels := map[string]string{}
+	for _, l := range recommendedLabels {
+		if v := p.Labels[l]; v != "" {
+			labels[l] = v
+		}
+	}
+	key := ""
+	for _, l := range recommendedLabels {
+		key += labels[l] + "\x00"
+	}
+	for _, ctr := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
+		w := images[ctr.Image]
+		if w == nil {
+			w = &inventory.WorkloadImage{Image: ctr.Image, Namespaces: []string{}}
+			images[ctr.Image] = w
+			seen[ctr.Image] = map[string]bool{}
+			labelSets[ctr.Image] = map[string]bool{}
+		}
+		if !seen[ctr.Image][p.Namespace] {
+			seen[ctr.Image][p.Namespace] = true
+			w.Namespaces = append(w.Namespaces, p.Namespace)
+		}
+		if len(labels) == 0 || labelSets[ctr.Image][key] {
+			continue
+		}
+		labelSets[ctr.Image][key] = true
+		if len(w.LabelSets) < inventory.MaxLabelSets {
+			w.LabelSets = append(w.LabelSets, labels)
+		} else {
+			w.LabelSetsOmitted++
+		}
+	}
+}
+
+// CRDs records every CustomResourceDefinition's versions and storedVersions, and the custom
+// resources still written through a deprecated served version (the same authorship rule as
+// built-in APIs, listed at the storage version).
+func (c *Collector) CRDs(ctx context.Context, doc *inventory.Document) inventory.Capability {
+	ext, err := newExtensionsClient(c.config)
+	if err != nil {
+		return unavailable("crds", err)
+	}
+	list, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return unavailable("list crds", err)
+	}
+	meta, err := metadata.NewForConfig(c.config)
+	if err != nil {
+		return unavailable("metadata client", err)
+	}
+	var skipped []string
+	for _, crd := range list.Items {
+		out := inventory.CRD{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural, StoredVersions: crd.Status.StoredVersions}
+		storage := ""
+		for _, v := range crd.Spec.Versions {
+			cv := inventory.CRDVersion{Name: v.Name, Served: v.Served, Storage: v.Storage, Deprecated: v.Deprecated}
+			if v.DeprecationWarning != nil {
+				cv.DeprecationWarning = *v.DeprecationWarning
+			}
+			out.Versions = append(out.Versions, cv)
+			if v.Storage {
+				storage = v.Name
+			}
+		}
+		for _, v := range out.Versions {
+			if !v.Deprecated || !v.Served || storage == "" {
+				continue
+			}
+			at := served{gvr: schema.GroupVersionResource{Group: crd.Spec.Group, Version: storage, Resource: crd.Spec.Names.Plural}}
+			usage, _, err := c.attribute(ctx, meta, at, []FlaggedKind{{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}})
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s/%s %s: %v", crd.Spec.Group, v.Name, crd.Spec.Names.Kind, err))
+				continue
+			}
+			out.Usage = append(out.Usage, usage...)
+		}
+		doc.CRDs = append(doc.CRDs, out)
+	}
+	if len(skipped) > 0 {
+		return inventory.Capability{Available: true, Partial: true, Reason: fmt.Sprintf("%d custom resource kind(s) not read", len(skipped)), Skipped: skipped}
+	}
+	return inventory.Capability{Available: true}
+}
