@@ -21,16 +21,20 @@ const (
 
 // Report is what one evaluation of one inventory produced.
 type Report struct {
-	SchemaVersion int            `json:"schemaVersion"`
-	ToolVersion   string         `json:"toolVersion"`
-	EvaluatedAt   string         `json:"evaluatedAt"`
-	Source        string         `json:"source"`
-	ClusterID     string         `json:"clusterId,omitempty"`
-	ServerVersion string         `json:"serverVersion,omitempty"`
-	FilesBase     string         `json:"filesBase,omitempty"`
-	Bundles       []BundleInfo   `json:"bundles"`
-	KB            KBMeta         `json:"kb"`
-	Targets       []TargetResult `json:"targets"`
+	SchemaVersion int    `json:"schemaVersion"`
+	ToolVersion   string `json:"toolVersion"`
+	EvaluatedAt   string `json:"evaluatedAt"`
+	Source        string `json:"source"`
+	ClusterID     string `json:"clusterId,omitempty"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	FilesBase     string `json:"filesBase,omitempty"`
+	// KubeContext and APIServer (scheme, host and port; never credentials) name the live
+	// cluster a scan read; the CLI sets them.
+	KubeContext string         `json:"kubeContext,omitempty"`
+	APIServer   string         `json:"apiServer,omitempty"`
+	Bundles     []BundleInfo   `json:"bundles"`
+	KB          KBMeta         `json:"kb"`
+	Targets     []TargetResult `json:"targets"`
 	// Plan is set by WithPlan: one hop per minor; Targets holds every hop's judgement and
 	// the verdict that gates is the last one's.
 	Plan           []Hop        `json:"plan,omitempty"`

@@ -37,11 +37,17 @@ func writeHeader(w io.Writer, r *engine.Report) {
 		source += " (" + r.FilesBase + ")"
 	}
 	fmt.Fprintf(tw, "Source:\t%s\n", source)
+	if r.KubeContext != "" {
+		fmt.Fprintf(tw, "Context:\t%s\n", r.KubeContext)
+	}
+	if r.APIServer != "" {
+		fmt.Fprintf(tw, "Server:\t%s\n", r.APIServer)
+	}
 	if r.ClusterID != "" && r.ClusterID != "files" {
 		fmt.Fprintf(tw, "Cluster:\t%s\n", r.ClusterID)
 	}
 	if r.ServerVersion != "" {
-		fmt.Fprintf(tw, "Server:\t%s\n", r.ServerVersion)
+		fmt.Fprintf(tw, "Version:\t%s\n", r.ServerVersion)
 	}
 	fmt.Fprintf(tw, "KB:\t%s (horizon %s)\n", r.KB.GeneratedFrom, r.KB.Horizon)
 	var bundles []string

@@ -2,25 +2,24 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 func newInventoryCommand(s streams) *cobra.Command {
 	var filesPath, now, teamLabel string
+	var lf liveFlags
 	cmd := &cobra.Command{
-		Use:   "inventory --files PATH",
-		Short: "Collect the inventory document and print it as JSON, for eval to judge elsewhere",
-		Example: `  upgradescope inventory --files ./rendered > inventory.json
+		Use:   "inventory [--files PATH]",
+		Short: "Collect the inventory document (a live cluster, or manifests) and print it as JSON",
+		Example: `  upgradescope inventory > inventory.json
+  upgradescope inventory --files ./rendered > inventory.json
   upgradescope eval --inventory inventory.json --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if filesPath == "" {
-				return fmt.Errorf("inventory needs --files PATH: live cluster collection is not built yet")
-			}
 			clock, err := parseNow(now)
 			if err != nil {
 				return err
@@ -29,7 +28,12 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			doc, err := collectFiles(s, eng, filesPath, teamLabel, clock)
+			var doc *inventory.Document
+			if filesPath == "" {
+				doc, _, err = lf.collectLive(cmd.Context(), eng, teamLabel, clock)
+			} else {
+				doc, err = collectFiles(s, eng, filesPath, teamLabel, clock)
+			}
 			if err != nil {
 				return err
 			}
@@ -43,5 +47,6 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
+	lf.register(cmd)
 	return cmd
 }

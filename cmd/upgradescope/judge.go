@@ -49,6 +49,8 @@ type judgement struct {
 	format  string
 	failOn  string
 	now     time.Time
+	// kubeContext and apiServer go into a live report's header.
+	kubeContext, apiServer string
 }
 
 func (f *judgeFlags) validate() (*judgement, error) {
@@ -136,6 +138,7 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 	if err != nil {
 		return err
 	}
+	report.KubeContext, report.APIServer = j.kubeContext, j.apiServer
 	if err := output.Render(s.out, j.format, report, output.Options{FailOn: j.failOn}); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}

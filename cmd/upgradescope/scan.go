@@ -16,10 +16,13 @@ import (
 func newScanCommand(s streams) *cobra.Command {
 	var jf judgeFlags
 	var filesPath, teamLabel string
+	var lf liveFlags
 	cmd := &cobra.Command{
-		Use:   "scan --files PATH --target 1.37",
-		Short: "Collect an inventory and judge it against one or more target minors",
-		Example: `  upgradescope scan --files ./rendered --target 1.37
+		Use:   "scan [--files PATH] --target 1.37",
+		Short: "Collect an inventory (the current kubeconfig context's cluster, or manifests) and judge it",
+		Example: `  upgradescope scan --target 1.37
+  upgradescope scan --context prod --target 1.36,1.37 --output json
+  upgradescope scan --files ./rendered --target 1.37
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -27,12 +30,20 @@ func newScanCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if filesPath == "" {
-				return fmt.Errorf("scan needs --files PATH: live cluster scans are not built yet")
-			}
 			eng, err := jf.newEngine(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if filesPath == "" {
+				doc, target, err := lf.collectLive(cmd.Context(), eng, teamLabel, j.now)
+				if err != nil {
+					return err
+				}
+				j.kubeContext, j.apiServer = target.context, target.server
+				return jf.judge(cmd.Context(), s, eng, doc, j, ".")
+			}
+			if cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context") {
+				return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
 			}
 			doc, err := collectFiles(s, eng, filesPath, teamLabel, j.now)
 			if err != nil {
@@ -44,6 +55,7 @@ func newScanCommand(s streams) *cobra.Command {
 	jf.register(cmd)
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
+	lf.register(cmd)
 	return cmd
 }
 

@@ -43,8 +43,13 @@ valid(f) if {
 
 severity_rank := {"blocker": 0, "warning": 1, "info": 2}
 
-# Capabilities without which no verdict can be ready.
-required_capabilities := {"api-usage"}
+# Capabilities without which no verdict can be ready: what objects use, and for a live
+# cluster also its versions and its add-ons.
+required_capabilities contains "api-usage"
+
+required_capabilities contains "versions" if input.inventory.source == "cluster"
+
+required_capabilities contains "addons" if input.inventory.source == "cluster"
 
 # Arrays, not sets: each pack's findings are a set already, and hashing every finding again
 # is most of the report's cost on a large cluster.

@@ -1,0 +1,46 @@
+package cluster
+
+import (
+	"context"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Options for Collect.
+type Options struct {
+	Flagged   []FlaggedKind
+	TeamLabel string
+	// StepTimeout bounds each step; a step that runs out says so in its capability.
+	StepTimeout time.Duration
+}
+
+// Collect runs every step in order; a step that fails never fails the scan, it only says what
+// it could not see.
+func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Options) *inventory.Document {
+	doc := &inventory.Document{
+		SchemaVersion: inventory.SchemaVersion,
+		Source:        inventory.SourceCluster,
+		CollectedAt:   collectedAt.UTC().Truncate(time.Second),
+		Capabilities:  map[string]inventory.Capability{},
+		APIUsage:      []inventory.APIUsage{},
+	}
+	step := func(name string, run func(context.Context) inventory.Capability) {
+		sctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
+		defer cancel()
+		doc.Capabilities[name] = run(sctx)
+	}
+	step(inventory.CapVersions, func(ctx context.Context) inventory.Capability { return c.Versions(ctx, doc) })
+	step("namespaces", func(ctx context.Context) inventory.Capability {
+		if err := c.Namespaces(ctx, doc, opts.TeamLabel); err != nil {
+			return unavailable("namespaces", err)
+		}
+		return inventory.Capability{Available: true}
+	})
+	step(inventory.CapAPIUsage, func(ctx context.Context) inventory.Capability { return c.APIUsage(ctx, doc, opts.Flagged) })
+	step(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) })
+	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.Addons(ctx, doc) })
+	step(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) })
+	doc.Capabilities[inventory.CapHelm] = inventory.Capability{Available: false, Reason: "Helm release storage is not read yet"}
+	return doc
+}
