@@ -73,7 +73,9 @@ func TestAddonsRecordPodImagesLabelsAndIngressClasses(t *testing.T) {
 	if _, err := c.NetworkingV1().IngressClasses().Create(ctx, ic, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.NetworkingV1().IngressClasses().Delete(context.Background(), ic.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.NetworkingV1().IngressClasses().Delete(context.Background(), ic.Name, metav1.DeleteOptions{})
+	})
 
 	var doc inventory.Document
 	if capability := collector(t, envServer, "admin").Addons(ctx, &doc); !capability.Available || capability.Partial {
@@ -126,7 +128,9 @@ func TestCRDsRecordVersionsAndCustomResourcesWrittenThroughDeprecatedOnes(t *tes
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+	})
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
