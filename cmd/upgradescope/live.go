@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -53,7 +54,10 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 	if err != nil {
 		return nil, target, err
 	}
-	doc := col.Collect(ctx, now, cluster.Options{Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout})
+	doc := col.Collect(ctx, now, cluster.Options{
+		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
+		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},
+	})
 	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
 		return nil, target, fmt.Errorf("cannot read the cluster at %s: %s", target.server, v.Reason)
 	}

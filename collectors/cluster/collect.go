@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -13,6 +14,8 @@ type Options struct {
 	TeamLabel string
 	// StepTimeout bounds each step; a step that runs out says so in its capability.
 	StepTimeout time.Duration
+	// Manifest says which APIs of Helm's stored manifests to record.
+	Manifest files.Options
 }
 
 // Collect runs every step in order; a step that fails never fails the scan, it only says what
@@ -41,6 +44,6 @@ func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Opt
 	step(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) })
 	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.Addons(ctx, doc) })
 	step(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) })
-	doc.Capabilities[inventory.CapHelm] = inventory.Capability{Available: false, Reason: "Helm release storage is not read yet"}
+	step(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) })
 	return doc
 }

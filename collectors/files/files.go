@@ -3,6 +3,8 @@
 package files
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -242,4 +244,16 @@ func crdCapability(orphans []string) inventory.Capability {
 		Available: true, Partial: true, Skipped: orphans,
 		Reason: fmt.Sprintf("%d custom resource kind(s) without their CustomResourceDefinition in the files", len(orphans)),
 	}
+}
+
+// Manifest decodes one rendered manifest held in memory (a Helm release's stored manifest)
+// as a file named name, and returns its API usage with lines and helm # Source comments.
+func Manifest(name string, data []byte, opts Options) []inventory.APIUsage {
+	d := &fileDecoder{rel: name, opts: opts}
+	d.decodeYAMLStream(bufio.NewReaderSize(bytes.NewReader(data), readBufferBytes))
+	agg := newAggregator()
+	for _, o := range d.res.observed {
+		agg.add(o)
+	}
+	return agg.usage()
 }

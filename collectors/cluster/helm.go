@@ -1,0 +1,220 @@
+package cluster
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Bounds on one stored release: a record past them is skipped and named, never decoded.
+const (
+	MaxReleaseStoredBytes  = 4 << 20
+	MaxReleaseDecodedBytes = 16 << 20
+)
+
+// releaseRecord is one revision's storage object as its metadata describes it.
+type releaseRecord struct {
+	namespace, name, key, status string
+	revision                     int
+}
+
+// Helm reads the installed revision of every release from Helm's storage, Secrets (Helm's
+// default) and ConfigMaps, through the Helm 4 SDK's drivers, which read what Helm 3 wrote
+// too. Records are listed metadata-only by their owner=helm label and fetched one by one.
+// manifestOpts says which of the stored manifest's APIs to record.
+func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestOpts files.Options) inventory.Capability {
+	meta, err := metadata.NewForConfig(c.config)
+	if err != nil {
+		return unavailable("metadata client", err)
+	}
+	var skipped []string
+	read := 0
+	for _, d := range []struct{ name, resource string }{{"secrets", "secrets"}, {"configmaps", "configmaps"}} {
+		records, err := listReleaseRecords(ctx, meta, d.resource)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s driver: %v", d.name, err))
+			continue
+		}
+		read++
+		for _, r := range installed(records) {
+			rel, err := c.fetchRelease(ctx, d.name, r)
+			if err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s/%s: %v", r.namespace, r.name, err))
+				continue
+			}
+			doc.HelmReleases = append(doc.HelmReleases, toInventory(rel, manifestOpts))
+		}
+	}
+	sort.Slice(doc.HelmReleases, func(i, j int) bool {
+		a, b := doc.HelmReleases[i], doc.HelmReleases[j]
+		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	})
+	if read == 0 {
+		return inventory.Capability{Available: false, Reason: fmt.Sprint(skipped), Skipped: skipped}
+	}
+	if len(skipped) > 0 {
+		return inventory.Capability{Available: true, Partial: true, Reason: fmt.Sprintf("%d release record(s) or driver(s) not read", len(skipped)), Skipped: skipped}
+	}
+	return inventory.Capability{Available: true}
+}
+
+func listReleaseRecords(ctx context.Context, meta metadata.Interface, resource string) ([]releaseRecord, error) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: resource}
+	opts := metav1.ListOptions{LabelSelector: "owner=helm", Limit: PageSize}
+	var out []releaseRecord
+	for {
+		page, err := meta.Resource(gvr).List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Items {
+			rev, _ := strconv.Atoi(o.Labels["version"])
+			out = append(out, releaseRecord{namespace: o.Namespace, name: o.Labels["name"], key: o.Name, status: o.Labels["status"], revision: rev})
+		}
+		if page.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// installed keeps, per release, the revision Helm considers installed: the deployed one,
+// else the newest that did not fail. Uninstalled releases kept with history are dropped.
+func installed(records []releaseRecord) []releaseRecord {
+	best := map[[2]string]releaseRecord{}
+	for _, r := range records {
+		k := [2]string{r.namespace, r.name}
+		cur, ok := best[k]
+		if !ok || rank(r) > rank(cur) || rank(r) == rank(cur) && r.revision > cur.revision {
+			best[k] = r
+		}
+	}
+	var out []releaseRecord
+	for _, r := range best {
+		if r.status != "uninstalled" && r.status != "uninstalling" {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].namespace+"/"+out[i].name < out[j].namespace+"/"+out[j].name })
+	return out
+}
+
+func rank(r releaseRecord) int {
+	switch r.status {
+	case "deployed":
+		return 3
+	case "failed":
+		return 1
+	}
+	return 2
+}
+
+// fetchRelease reads one record through the Helm driver, behind a guard that refuses a
+// record too large to decode safely.
+func (c *Collector) fetchRelease(ctx context.Context, driverName string, r releaseRecord) (*releasev1.Release, error) {
+	var d driver.Driver
+	switch driverName {
+	case "secrets":
+		d = driver.NewSecrets(boundedSecrets{c.client.CoreV1().Secrets(r.namespace), ctx})
+	default:
+		d = driver.NewConfigMaps(boundedConfigMaps{c.client.CoreV1().ConfigMaps(r.namespace), ctx})
+	}
+	got, err := d.Get(r.key)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := got.(*releasev1.Release)
+	if !ok {
+		return nil, fmt.Errorf("unsupported release type %T", got)
+	}
+	return rel, nil
+}
+
+// checkPayload refuses a stored release larger than the bounds, stored or decompressed.
+func checkPayload(stored []byte) error {
+	if len(stored) > MaxReleaseStoredBytes {
+		return fmt.Errorf("stored release larger than %d MiB", MaxReleaseStoredBytes>>20)
+	}
+	raw, err := base64.StdEncoding.DecodeString(string(stored))
+	if err != nil {
+		return fmt.Errorf("decode release: %w", err)
+	}
+	if len(raw) < 3 || !bytes.Equal(raw[:3], []byte{0x1f, 0x8b, 0x08}) {
+		return nil // not compressed: the stored bound holds
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("decompress release: %w", err)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(zr, MaxReleaseDecodedBytes+1))
+	if err != nil {
+		return fmt.Errorf("decompress release: %w", err)
+	}
+	if n > MaxReleaseDecodedBytes {
+		return fmt.Errorf("release larger than %d MiB decompressed", MaxReleaseDecodedBytes>>20)
+	}
+	return nil
+}
+
+// boundedSecrets hands the Helm driver only records within bounds.
+type boundedSecrets struct {
+	typedcorev1.SecretInterface
+	ctx context.Context
+}
+
+func (b boundedSecrets) Get(_ context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	s, err := b.SecretInterface.Get(b.ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload(s.Data["release"]); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type boundedConfigMaps struct {
+	typedcorev1.ConfigMapInterface
+	ctx context.Context
+}
+
+func (b boundedConfigMaps) Get(_ context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error) {
+	cm, err := b.ConfigMapInterface.Get(b.ctx, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload([]byte(cm.Data["release"])); err != nil {
+		return nil, err
+	}
+	return cm, nil
+}
+
+func toInventory(rel *releasev1.Release, opts files.Options) inventory.HelmRelease {
+	out := inventory.HelmRelease{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}
+	if rel.Info != nil {
+		out.Status = string(rel.Info.Status)
+	}
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		m := rel.Chart.Metadata
+		out.Chart, out.ChartVersion, out.AppVersion, out.KubeVersion = m.Name, m.Version, m.AppVersion, m.KubeVersion
+	}
+	out.ManifestAPIs = files.Manifest("manifest", []byte(rel.Manifest), opts)
+	return out
+}

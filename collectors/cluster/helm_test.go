@@ -1,0 +1,138 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/release/common"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+const pdbManifest = `---
+# Source: shop/templates/pdb.yaml
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata:
+  name: shop
+spec:
+  minAvailable: 1
+---
+# Source: shop/templates/cm.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shop
+`
+
+func release(name, ns string, revision int, status common.Status, kubeVersion, manifest string) *releasev1.Release {
+	return &releasev1.Release{
+		Name: name, Namespace: ns, Version: revision,
+		Info:     &releasev1.Info{Status: status},
+		Chart:    &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: name, Version: "1.2.0", AppVersion: "2.0.1", KubeVersion: kubeVersion}},
+		Manifest: manifest,
+	}
+}
+
+// store writes a release record with the Helm SDK's own storage driver, as `helm install`
+// and `helm upgrade` do.
+func store(t *testing.T, d driver.Driver, rel *releasev1.Release) {
+	t.Helper()
+	if err := d.Create(fmt.Sprintf("sh.helm.release.v1.%s.v%d", rel.Name, rel.Version), rel); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func helmNamespace(t *testing.T, c kubernetes.Interface) string {
+	t.Helper()
+	name := fmt.Sprintf("helm-%d", time.Now().UnixNano()%1e6)
+	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
+}
+
+func TestHelmReadsTheInstalledRevisionFromBothDrivers(t *testing.T) {
+	c := adminClient(t, envServer)
+	ns := helmNamespace(t, c)
+	secrets := driver.NewSecrets(c.CoreV1().Secrets(ns))
+	configmaps := driver.NewConfigMaps(c.CoreV1().ConfigMaps(ns))
+	store(t, secrets, release("shop", ns, 1, common.StatusDeployed, ">=1.21.0-0 <1.34.0-0", pdbManifest))
+	store(t, secrets, release("upgraded", ns, 1, common.StatusSuperseded, "", ""))
+	store(t, secrets, release("upgraded", ns, 2, common.StatusDeployed, "", ""))
+	store(t, secrets, release("broken", ns, 1, common.StatusDeployed, "", ""))
+	store(t, secrets, release("broken", ns, 2, common.StatusFailed, "", ""))
+	store(t, secrets, release("gone", ns, 1, common.StatusUninstalled, "", ""))
+	store(t, configmaps, release("legacy", ns, 3, common.StatusDeployed, "", ""))
+
+	var doc inventory.Document
+	opts := files.Options{
+		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+		Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
+		BuiltinGroups: map[string]bool{"": true, "policy": true},
+	}
+	capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts)
+	if !capability.Available || capability.Partial {
+		t.Fatalf("helm = %+v", capability)
+	}
+	got := map[string]inventory.HelmRelease{}
+	for _, r := range doc.HelmReleases {
+		if r.Namespace == ns {
+			got[r.Name] = r
+		}
+	}
+	if len(got) != 4 || got["gone"].Name != "" {
+		t.Fatalf("releases = %+v, want shop, upgraded, broken and legacy", got)
+	}
+	if got["upgraded"].Revision != 2 || got["broken"].Revision != 1 || got["legacy"].Revision != 3 {
+		t.Errorf("revisions: upgraded %d broken %d legacy %d; want 2, 1 (the failed 2 is not installed), 3", got["upgraded"].Revision, got["broken"].Revision, got["legacy"].Revision)
+	}
+	shop := got["shop"]
+	if shop.Chart != "shop" || shop.ChartVersion != "1.2.0" || shop.AppVersion != "2.0.1" || shop.KubeVersion != ">=1.21.0-0 <1.34.0-0" || shop.Status != "deployed" {
+		t.Errorf("shop = %+v", shop)
+	}
+	if len(shop.ManifestAPIs) != 1 || shop.ManifestAPIs[0].Kind != "PodDisruptionBudget" || shop.ManifestAPIs[0].Objects[0].Line != 3 ||
+		shop.ManifestAPIs[0].Objects[0].RenderedFrom != "shop/templates/pdb.yaml" {
+		t.Errorf("stored manifest APIs = %+v", shop.ManifestAPIs)
+	}
+}
+
+func TestHelmSkipsAndNamesAReleaseTooLargeToDecode(t *testing.T) {
+	c := adminClient(t, envServer)
+	ns := helmNamespace(t, c)
+	secrets := driver.NewSecrets(c.CoreV1().Secrets(ns))
+	// 40 MiB of one repeated line compresses to a few hundred KiB: a small record, a bomb.
+	store(t, secrets, release("bomb", ns, 1, common.StatusDeployed, "", strings.Repeat("# padding line\n", 40<<20/15)))
+	store(t, secrets, release("fine", ns, 1, common.StatusDeployed, "", ""))
+	var doc inventory.Document
+	capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, files.Options{})
+	if !capability.Partial || !strings.Contains(strings.Join(capability.Skipped, " "), ns+"/bomb: ") {
+		t.Errorf("helm = %+v, want partial naming %s/bomb", capability, ns)
+	}
+	found := false
+	for _, r := range doc.HelmReleases {
+		found = found || r.Namespace == ns && r.Name == "fine"
+	}
+	if !found {
+		t.Error("the release within bounds was not read")
+	}
+}
+
+func TestHelmForAViewerIsNotAvailable(t *testing.T) {
+	var doc inventory.Document
+	capability := collector(t, envServer, "viewer").Helm(context.Background(), &doc, files.Options{})
+	if capability.Available || !strings.Contains(capability.Reason, "forbidden") {
+		t.Errorf("helm = %+v, want unavailable and forbidden", capability)
+	}
+}
