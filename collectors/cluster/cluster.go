@@ -20,9 +20,13 @@ import (
 const DefaultRequestTimeout = 30 * time.Second
 
 // Collector reads one cluster.
+//
+// A Collector is meant to be kept between collections (the agent's ticks): it remembers
+// decoded Helm releases by resourceVersion. It is not safe for concurrent Collect calls.
 type Collector struct {
-	config *rest.Config
-	client kubernetes.Interface
+	config    *rest.Config
+	client    kubernetes.Interface
+	helmCache map[string]cachedRelease
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.
@@ -35,7 +39,7 @@ func New(cfg *rest.Config) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	return &Collector{config: c, client: client}, nil
+	return &Collector{config: c, client: client, helmCache: map[string]cachedRelease{}}, nil
 }
 
 // unavailable turns a step's error into its capability; forbidden says so plainly.

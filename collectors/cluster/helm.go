@@ -31,8 +31,15 @@ const (
 
 // releaseRecord is one revision's storage object as its metadata describes it.
 type releaseRecord struct {
-	namespace, name, key, status string
-	revision                     int
+	namespace, name, key, status, resourceVersion string
+	revision                                      int
+}
+
+// cachedRelease is a decoded record, kept while its resourceVersion holds: the agent's next
+// tick lists metadata and fetches only what changed.
+type cachedRelease struct {
+	resourceVersion string
+	release         inventory.HelmRelease
 }
 
 // Helm reads the installed revision of every release from Helm's storage, Secrets (Helm's
@@ -54,12 +61,19 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 		}
 		read++
 		for _, r := range installed(records) {
+			cacheKey := d.name + "/" + r.namespace + "/" + r.key
+			if hit, ok := c.helmCache[cacheKey]; ok && hit.resourceVersion == r.resourceVersion {
+				doc.HelmReleases = append(doc.HelmReleases, hit.release)
+				continue
+			}
 			rel, err := c.fetchRelease(ctx, d.name, r)
 			if err != nil {
 				skipped = append(skipped, fmt.Sprintf("%s/%s: %v", r.namespace, r.name, err))
 				continue
 			}
-			doc.HelmReleases = append(doc.HelmReleases, toInventory(rel, manifestOpts))
+			out := toInventory(rel, manifestOpts)
+			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out}
+			doc.HelmReleases = append(doc.HelmReleases, out)
 		}
 	}
 	sort.Slice(doc.HelmReleases, func(i, j int) bool {
@@ -86,7 +100,10 @@ func listReleaseRecords(ctx context.Context, meta metadata.Interface, resource s
 		}
 		for _, o := range page.Items {
 			rev, _ := strconv.Atoi(o.Labels["version"])
-			out = append(out, releaseRecord{namespace: o.Namespace, name: o.Labels["name"], key: o.Name, status: o.Labels["status"], revision: rev})
+			out = append(out, releaseRecord{
+				namespace: o.Namespace, name: o.Labels["name"], key: o.Name, status: o.Labels["status"],
+				resourceVersion: o.ResourceVersion, revision: rev,
+			})
 		}
 		if page.Continue == "" {
 			return out, nil

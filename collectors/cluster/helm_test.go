@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -134,5 +135,35 @@ func TestHelmForAViewerIsNotAvailable(t *testing.T) {
 	capability := collector(t, envServer, "viewer").Helm(context.Background(), &doc, files.Options{})
 	if capability.Available || !strings.Contains(capability.Reason, "forbidden") {
 		t.Errorf("helm = %+v, want unavailable and forbidden", capability)
+	}
+}
+
+func TestASecondCollectionFetchesOnlyChangedReleases(t *testing.T) {
+	c := adminClient(t, envServer)
+	ns := helmNamespace(t, c)
+	secrets := driver.NewSecrets(c.CoreV1().Secrets(ns))
+	for i := range 5 {
+		store(t, secrets, release(fmt.Sprintf("app%d", i), ns, 1, common.StatusDeployed, "", ""))
+	}
+	cfg := restConfig(t, envServer, "admin")
+	gets := map[string]bool{}
+	cfg.WrapTransport = recordGets(gets, "/secrets/sh.helm.release")
+	col, err := cluster.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second inventory.Document
+	col.Helm(context.Background(), &first, files.Options{})
+	firstGets := len(gets)
+	clear(gets)
+	store(t, secrets, release("app0", ns, 2, common.StatusDeployed, "", "")) // an upgrade
+	col.Helm(context.Background(), &second, files.Options{})
+	if firstGets < 5 || len(gets) != 1 {
+		t.Errorf("fetched %d records first and %v on the second collection; want every one, then only the upgraded release", firstGets, gets)
+	}
+	for _, r := range second.HelmReleases {
+		if r.Namespace == ns && r.Name == "app0" && r.Revision != 2 {
+			t.Errorf("app0 revision %d after the upgrade", r.Revision)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package cluster_test
 
 import (
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
@@ -46,3 +48,19 @@ func adminClient(t *testing.T, env string) kubernetes.Interface {
 	}
 	return c
 }
+
+// recordGets records the paths of GET requests that contain fragment.
+func recordGets(paths map[string]bool, fragment string) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, fragment) {
+				paths[r.URL.Path] = true
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
