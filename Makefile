@@ -82,6 +82,10 @@ kube-up: ## start a real etcd + kube-apiserver on loopback; `hack/kube-env.sh en
 kube-down: ## stop it and remove its data
 	hack/kube-env.sh stop
 
+.PHONY: bench-live
+bench-live: build ## scan a synthetic cluster on a real API server (500 releases, 5,000 flagged objects, 2,000 pods)
+	hack/with-kube.sh go run ./hack/benchlive -bin bin/upgradescope
+
 .PHONY: bench
 bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,12 +24,15 @@ type liveFlags struct {
 	kubeconfig     string
 	context        string
 	requestTimeout time.Duration
+	countRequests  bool
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	cmd.Flags().StringVar(&f.context, "context", "", "kubeconfig context (default: the current one)")
 	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", cluster.DefaultRequestTimeout, "limit for one API request; each collector step gets twice this")
+	cmd.Flags().BoolVar(&f.countRequests, "count-requests", false, "print how many API requests the collection made (for make bench-live)")
+	_ = cmd.Flags().MarkHidden("count-requests")
 }
 
 // liveTarget is what the report header says about the cluster read.
@@ -46,6 +52,16 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 		return nil, liveTarget{}, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	cfg.Timeout = f.requestTimeout
+	var requests atomic.Int64
+	if f.countRequests {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripper(func(r *http.Request) (*http.Response, error) {
+				requests.Add(1)
+				return rt.RoundTrip(r)
+			})
+		})
+		defer func() { fmt.Fprintf(os.Stderr, "api requests: %d\n", requests.Load()) }()
+	}
 	target := liveTarget{context: f.context, server: serverOnly(cfg.Host)}
 	if raw, err := loader.RawConfig(); err == nil && target.context == "" {
 		target.context = raw.CurrentContext
@@ -68,10 +84,17 @@ func flagged(eng *engine.Engine) []cluster.FlaggedKind {
 	var out []cluster.FlaggedKind
 	for _, a := range eng.FlaggedAPIs() {
 		g, v, k := a.ReplacementGVK()
-		out = append(out, cluster.FlaggedKind{Group: a.Group, Version: a.Version, Kind: a.Kind, Replacement: schema.GroupVersionKind{Group: g, Version: v, Kind: k}})
+		out = append(out, cluster.FlaggedKind{
+			Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed,
+			Replacement: schema.GroupVersionKind{Group: g, Version: v, Kind: k},
+		})
 	}
 	return out
 }
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // serverOnly keeps scheme, host and port: never a path, query or credentials.
 func serverOnly(host string) string {

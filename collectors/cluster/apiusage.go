@@ -21,7 +21,9 @@ const PageSize = 500
 // kind that replaces it.
 type FlaggedKind struct {
 	Group, Version, Kind string
-	Replacement          schema.GroupVersionKind
+	// Removed is the minor that removes it ("1.38"), empty when only deprecated.
+	Removed     string
+	Replacement schema.GroupVersionKind
 }
 
 // ignoredManagers rewrite objects on their own (storage migration, defaults); their writes
@@ -146,7 +148,22 @@ func listingVersion(fs []FlaggedKind, servedBy map[schema.GroupVersionKind]serve
 		sort.Slice(candidates, func(i, j int) bool { return candidates[i].Version < candidates[j].Version })
 		return servedBy[candidates[0]]
 	}
-	return servedBy[schema.GroupVersionKind{Group: fs[0].Group, Version: fs[0].Version, Kind: fs[0].Kind}]
+	// Every served version is flagged: list at the one removed last, the least likely to be
+	// gone or alpha.
+	last := fs[0]
+	for _, f := range fs[1:] {
+		if f.Removed == "" || last.Removed != "" && laterMinor(f.Removed, last.Removed) {
+			last = f
+		}
+	}
+	return servedBy[schema.GroupVersionKind{Group: last.Group, Version: last.Version, Kind: last.Kind}]
+}
+
+// laterMinor compares "1.38" and "1.40" as versions, not strings.
+func laterMinor(a, b string) bool {
+	va, errA := inventory.ParseVersion(a)
+	vb, errB := inventory.ParseVersion(b)
+	return errA == nil && errB == nil && (va.Major > vb.Major || va.Major == vb.Major && va.Minor > vb.Minor)
 }
 
 // attribute lists the kind at `at` and counts, per flagged version, the objects written
@@ -158,7 +175,6 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 		aggs[f.Version] = newUsageAgg(f.Group, f.Version, f.Kind)
 		unknownAggs[f.Version] = newUsageAgg(f.Group, f.Version, f.Kind)
 	}
-	listedAtFlagged := at.gvr.Version == fs[0].Version && at.gvr.Group == fs[0].Group && len(fs) == 1
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		page, err := meta.Resource(at.gvr).List(ctx, opts)
@@ -169,7 +185,7 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 			o := &page.Items[i]
 			for _, f := range fs {
 				apiVersion := schema.GroupVersion{Group: f.Group, Version: f.Version}.String()
-				switch writtenThrough(o, apiVersion, listedAtFlagged) {
+				switch writtenThrough(o, apiVersion) {
 				case writtenYes:
 					aggs[f.Version].add(o)
 				case writtenUnknown:
@@ -202,14 +218,11 @@ const (
 )
 
 // writtenThrough decides from an object's metadata whether a writer still uses apiVersion.
-// onlyVersion is true when no other version of the kind is served: every stored object
-// then counts, whoever wrote it.
-func writtenThrough(o *metav1.PartialObjectMetadata, apiVersion string, onlyVersion bool) written {
-	if onlyVersion {
-		return writtenYes
-	}
-	entries := relevantEntries(o.ManagedFields)
-	if len(entries) > 0 {
+// The rule holds when no other version is served too: objects only the control plane writes
+// (Endpoints, ComponentStatus) then do not count, those users still write do.
+func writtenThrough(o *metav1.PartialObjectMetadata, apiVersion string) written {
+	if len(o.ManagedFields) > 0 {
+		entries := relevantEntries(o.ManagedFields)
 		for _, e := range entries {
 			if e.APIVersion != apiVersion {
 				continue
@@ -218,7 +231,7 @@ func writtenThrough(o *metav1.PartialObjectMetadata, apiVersion string, onlyVers
 				return writtenYes
 			}
 		}
-		return writtenNo
+		return writtenNo // written, but not through apiVersion, or only by the control plane
 	}
 	if last, ok := o.Annotations["kubectl.kubernetes.io/last-applied-configuration"]; ok {
 		var applied struct {

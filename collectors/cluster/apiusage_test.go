@@ -66,6 +66,8 @@ func TestAPIUsageCountsWritersNotResidents(t *testing.T) {
 	}
 	// 1. created through v1beta1 by a typed client (an Update entry): counts.
 	beta("typed"+sfx, "legacy-controller")
+	// 1b. written through v1beta1 only by the control plane (storage migration): does not count.
+	beta("controlplane"+sfx, "kube-controller-manager")
 	// 2. server-side applied at v1beta1 (an Apply entry): counts.
 	applied := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "storage.k8s.io/v1beta1", "kind": "VolumeAttributesClass",

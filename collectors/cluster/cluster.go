@@ -35,6 +35,15 @@ func New(cfg *rest.Config) (*Collector, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultRequestTimeout
 	}
+	// A scan makes a request per page and per Helm release: a few hundred. client-go's
+	// defaults (5/s) would make it wait minutes; the server's own priority and fairness still
+	// protects it.
+	if c.QPS == 0 {
+		c.QPS, c.Burst = 200, 400
+	}
+	// Deprecation warnings for the scanner's own reads (kinds with no other served version)
+	// say nothing to the user; findings do.
+	c.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(c)
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)

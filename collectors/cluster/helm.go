@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -40,6 +42,7 @@ type releaseRecord struct {
 type cachedRelease struct {
 	resourceVersion string
 	release         inventory.HelmRelease
+	err             error // a record refused once is refused again without refetching
 }
 
 // Helm reads the installed revision of every release from Helm's storage, Secrets (Helm's
@@ -62,12 +65,20 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 		read++
 		for _, r := range installed(records) {
 			cacheKey := d.name + "/" + r.namespace + "/" + r.key
-			if hit, ok := c.helmCache[cacheKey]; ok && hit.resourceVersion == r.resourceVersion {
+			hit, ok := c.helmCache[cacheKey]
+			if ok && hit.resourceVersion == r.resourceVersion && hit.err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s/%s: %v", r.namespace, r.name, hit.err))
+				continue
+			}
+			if ok && hit.resourceVersion == r.resourceVersion {
 				doc.HelmReleases = append(doc.HelmReleases, hit.release)
 				continue
 			}
 			rel, err := c.fetchRelease(ctx, d.name, r)
 			if err != nil {
+				if !isTransient(err) {
+					c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, err: err}
+				}
 				skipped = append(skipped, fmt.Sprintf("%s/%s: %v", r.namespace, r.name, err))
 				continue
 			}
@@ -162,6 +173,12 @@ func (c *Collector) fetchRelease(ctx context.Context, driverName string, r relea
 		return nil, fmt.Errorf("unsupported release type %T", got)
 	}
 	return rel, nil
+}
+
+// isTransient is true for errors a later tick may not see again (timeouts, throttling).
+func isTransient(err error) bool {
+	return apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // checkPayload refuses a stored release larger than the bounds, stored or decompressed.

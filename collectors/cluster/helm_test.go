@@ -147,7 +147,7 @@ func TestASecondCollectionFetchesOnlyChangedReleases(t *testing.T) {
 	}
 	cfg := restConfig(t, envServer, "admin")
 	gets := map[string]bool{}
-	cfg.WrapTransport = recordGets(gets, "/secrets/sh.helm.release")
+	cfg.WrapTransport = recordGets(gets, "/namespaces/"+ns+"/secrets/sh.helm.release")
 	col, err := cluster.New(cfg)
 	if err != nil {
 		t.Fatal(err)

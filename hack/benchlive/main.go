@@ -1,0 +1,175 @@
+// Command benchlive fills the real API server of hack/with-kube.sh with a synthetic cluster
+// (500 Helm releases, 200 namespaces, 5,000 objects at a deprecated API, 2,000 pods, 200
+// nodes) and measures `upgradescope scan` on it: wall time, API requests and peak RSS, then
+// the requests of a first and a steady collection in one process (the agent's ticks).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/release/common"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/engine"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/upgradescope", "the binary to measure")
+	flag.Parse()
+	if err := run(*bin); err != nil {
+		fmt.Fprintln(os.Stderr, "benchlive:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string) error {
+	kubeconfig := os.Getenv("UPGRADESCOPE_KUBECONFIG")
+	if kubeconfig == "" {
+		return fmt.Errorf("UPGRADESCOPE_KUBECONFIG is not set: run under hack/with-kube.sh")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	start := time.Now()
+	if err := populate(context.Background(), cfg); err != nil {
+		return err
+	}
+	fmt.Printf("populated in %.1f s\n\n", time.Since(start).Seconds())
+
+	cmd := exec.Command(bin, "scan", "--kubeconfig", kubeconfig, "--context", "admin", "--target", "1.37",
+		"--fail-on", "never", "-o", "json", "--count-requests")
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = nil, &stderr
+	t0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("scan: %v: %s", err, stderr.String())
+	}
+	wall := time.Since(t0)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	fmt.Println("| scan | wall | CPU (user+sys) | peak RSS | API requests |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	fmt.Printf("| upgradescope scan --target 1.37 | %.2f s | %.2f s | %d MiB | %s |\n", wall.Seconds(),
+		time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds(), ru.Maxrss/1024, strings.TrimSpace(strings.TrimPrefix(lastLine(stderr.String()), "api requests:")))
+	return ticks(cfg)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// ticks collects twice with one collector, as the agent does, and counts requests.
+func ticks(base *rest.Config) error {
+	eng, err := engine.New(context.Background())
+	if err != nil {
+		return err
+	}
+	var n atomic.Int64
+	cfg := rest.CopyConfig(base)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) { n.Add(1); return rt.RoundTrip(r) })
+	})
+	col, err := cluster.New(cfg)
+	if err != nil {
+		return err
+	}
+	var flagged []cluster.FlaggedKind
+	for _, a := range eng.FlaggedAPIs() {
+		flagged = append(flagged, cluster.FlaggedKind{Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed})
+	}
+	opts := cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute,
+		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}}
+	fmt.Println("\n| collection in one process | wall | API requests |")
+	fmt.Println("|---|---:|---:|")
+	for _, name := range []string{"first tick", "steady tick"} {
+		n.Store(0)
+		t0 := time.Now()
+		col.Collect(context.Background(), time.Now(), opts)
+		fmt.Printf("| %s | %.2f s | %d |\n", name, time.Since(t0).Seconds(), n.Load())
+	}
+	return nil
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// populate creates the synthetic cluster once; a second run finds it in place.
+func populate(ctx context.Context, cfg *rest.Config) error {
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().Namespaces().Get(ctx, "bench-199", metav1.GetOptions{}); err == nil {
+		return nil
+	}
+	for i := range 200 {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%03d", i), Labels: map[string]string{"team": fmt.Sprintf("team-%02d", i%20)}}}
+		if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range 200 {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-node-%03d", i)}}
+		created, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status.NodeInfo.KubeletVersion = fmt.Sprintf("v1.%d.3", 32+i%4)
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	images := []string{"registry.k8s.io/ingress-nginx/controller:v1.9.4", "quay.io/jetstack/cert-manager-controller:v1.13.2", "registry.example.com/shop/app:1.0"}
+	for i := range 2000 {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%04d", i), Namespace: fmt.Sprintf("bench-%03d", i%200)},
+			Spec:       corev1.PodSpec{NodeName: fmt.Sprintf("bench-node-%03d", i%200), Containers: []corev1.Container{{Name: "c", Image: images[i%len(images)]}}},
+		}
+		if _, err := c.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	for i := range 5000 {
+		v := &storagev1beta1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-vac-%04d", i)}, DriverName: "csi.example.com", Parameters: map[string]string{"iops": "100"}}
+		if _, err := c.StorageV1beta1().VolumeAttributesClasses().Create(ctx, v, metav1.CreateOptions{FieldManager: "legacy-operator"}); err != nil {
+			return err
+		}
+	}
+	manifest := strings.Repeat("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers: [{name: app, image: app:1}]\n", 20)
+	for i := range 500 {
+		ns := fmt.Sprintf("bench-%03d", i%200)
+		rel := &releasev1.Release{
+			Name: fmt.Sprintf("release-%03d", i), Namespace: ns, Version: 1,
+			Info:     &releasev1.Info{Status: common.StatusDeployed},
+			Chart:    &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "app", Version: "1.0.0", AppVersion: "1.0.0", KubeVersion: ">=1.21.0-0"}},
+			Manifest: manifest,
+		}
+		if err := driver.NewSecrets(c.CoreV1().Secrets(ns)).Create(fmt.Sprintf("sh.helm.release.v1.%s.v1", rel.Name), rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
