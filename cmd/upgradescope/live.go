@@ -35,6 +35,9 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	_ = cmd.Flags().MarkHidden("count-requests")
 }
 
+// scanBudget bounds a whole live collection; each step also has its own deadline.
+const scanBudget = 5 * time.Minute
+
 // liveTarget is what the report header says about the cluster read.
 type liveTarget struct {
 	context, server string
@@ -70,6 +73,8 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 	if err != nil {
 		return nil, target, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, scanBudget)
+	defer cancel()
 	doc := col.Collect(ctx, now, cluster.Options{
 		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
 		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},

@@ -85,6 +85,12 @@ func TestAPIUsageCountsWritersNotResidents(t *testing.T) {
 	if _, err := c.StorageV1().VolumeAttributesClasses().Patch(ctx, "migrated"+sfx, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "migrating-controller"}); err != nil {
 		t.Fatal(err)
 	}
+	// 3b. created through v1beta1; later another manager updated it through v1: the
+	// creator's last write was still v1beta1, so it counts.
+	beta("shared"+sfx, "old-controller")
+	if _, err := c.StorageV1().VolumeAttributesClasses().Patch(ctx, "shared"+sfx, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "new-controller"}); err != nil {
+		t.Fatal(err)
+	}
 	// 4. written only through v1: never counts.
 	if _, err := c.StorageV1().VolumeAttributesClasses().Create(ctx, &storagev1.VolumeAttributesClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "current" + sfx}, DriverName: "csi.example.com", Parameters: params,
@@ -121,7 +127,7 @@ func TestAPIUsageCountsWritersNotResidents(t *testing.T) {
 	if !capability.Available || capability.Partial {
 		t.Fatalf("api-usage = %+v", capability)
 	}
-	if got, want := names(doc.APIUsage, sfx), []string{"v1beta1 annotated" + sfx, "v1beta1 applied" + sfx, "v1beta1 typed" + sfx}; !reflect.DeepEqual(got, want) {
+	if got, want := names(doc.APIUsage, sfx), []string{"v1beta1 annotated" + sfx, "v1beta1 applied" + sfx, "v1beta1 shared" + sfx, "v1beta1 typed" + sfx}; !reflect.DeepEqual(got, want) {
 		t.Errorf("written through v1beta1: %q, want %q", got, want)
 	}
 	if got, want := names(doc.APIAuthorshipUnknown, sfx), []string{"v1beta1 orphan" + sfx}; !reflect.DeepEqual(got, want) {

@@ -187,3 +187,20 @@ func TestDeprecatedCallsComeFromTheMetricAndForbiddenIsAReason(t *testing.T) {
 		t.Errorf("viewer deprecated-calls = %+v, want unavailable with a forbidden reason", capability)
 	}
 }
+
+func TestEveryStepForAUserWhoCanReadNothingSaysForbidden(t *testing.T) {
+	col := collector(t, envServer, "viewer")
+	ctx := context.Background()
+	var doc inventory.Document
+	if err := col.Namespaces(ctx, &doc, "team"); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("namespaces: %v, want forbidden", err)
+	}
+	for name, step := range map[string]func() inventory.Capability{
+		"addons": func() inventory.Capability { return col.Addons(ctx, &doc) },
+		"crds":   func() inventory.Capability { return col.CRDs(ctx, &doc) },
+	} {
+		if c := step(); c.Available || !strings.Contains(c.Reason, "forbidden") {
+			t.Errorf("%s = %+v, want unavailable and forbidden", name, c)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	helm3chart "helm.sh/helm/v3/pkg/chart"
+	helm3release "helm.sh/helm/v3/pkg/release"
+	helm3driver "helm.sh/helm/v3/pkg/storage/driver"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/release/common"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
@@ -60,7 +63,13 @@ func helmNamespace(t *testing.T, c kubernetes.Interface) string {
 	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		// The test server runs no namespace controller: delete the records themselves.
+		ctx, helm := context.Background(), metav1.ListOptions{LabelSelector: "owner=helm"}
+		_ = c.CoreV1().Secrets(name).DeleteCollection(ctx, metav1.DeleteOptions{}, helm)
+		_ = c.CoreV1().ConfigMaps(name).DeleteCollection(ctx, metav1.DeleteOptions{}, helm)
+		_ = c.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 	return name
 }
 
@@ -165,5 +174,45 @@ func TestASecondCollectionFetchesOnlyChangedReleases(t *testing.T) {
 		if r.Namespace == ns && r.Name == "app0" && r.Revision != 2 {
 			t.Errorf("app0 revision %d after the upgrade", r.Revision)
 		}
+	}
+}
+
+// TestHelmReadsRecordsHelm3Wrote writes releases with the Helm 3 SDK's drivers, as a Helm 3
+// client does, and reads them with ours (the Helm 4 SDK).
+func TestHelmReadsRecordsHelm3Wrote(t *testing.T) {
+	c := adminClient(t, envServer)
+	ns := helmNamespace(t, c)
+	for i, d := range []helm3driver.Driver{helm3driver.NewSecrets(c.CoreV1().Secrets(ns)), helm3driver.NewConfigMaps(c.CoreV1().ConfigMaps(ns))} {
+		rel := &helm3release.Release{
+			Name: fmt.Sprintf("helm3-%d", i), Namespace: ns, Version: 4,
+			Info:     &helm3release.Info{Status: helm3release.StatusDeployed},
+			Chart:    &helm3chart.Chart{Metadata: &helm3chart.Metadata{APIVersion: "v2", Name: "legacy", Version: "0.9.0", AppVersion: "1.0", KubeVersion: "<1.30.0-0"}},
+			Manifest: pdbManifest,
+		}
+		if err := d.Create(fmt.Sprintf("sh.helm.release.v1.%s.v4", rel.Name), rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var doc inventory.Document
+	opts := files.Options{
+		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+		Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
+		BuiltinGroups: map[string]bool{"": true, "policy": true},
+	}
+	if capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts); !capability.Available || capability.Partial {
+		t.Fatalf("helm = %+v", capability)
+	}
+	n := 0
+	for _, r := range doc.HelmReleases {
+		if r.Namespace != ns {
+			continue
+		}
+		n++
+		if r.Chart != "legacy" || r.Revision != 4 || r.KubeVersion != "<1.30.0-0" || r.Status != "deployed" || len(r.ManifestAPIs) != 1 {
+			t.Errorf("release %+v", r)
+		}
+	}
+	if n != 2 {
+		t.Errorf("read %d Helm 3 records, want one per driver", n)
 	}
 }
