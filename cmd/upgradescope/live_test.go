@@ -118,3 +118,34 @@ func TestLiveScanAsAUserWhoCanReadNothingIsNeverReady(t *testing.T) {
 		t.Error("the report mentions a token")
 	}
 }
+
+func TestALiveInventoryRoundTripsThroughEval(t *testing.T) {
+	kubeconfig := kubeconfigFor(t, "UPGRADESCOPE_KUBECONFIG")
+	inv := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin", pinned)
+	if inv.code != 0 {
+		t.Fatalf("inventory exit %d: %s", inv.code, inv.stderr)
+	}
+	path := write(t, t.TempDir(), "live.json", inv.stdout)
+	scan := runCLI(t, "scan", "--kubeconfig", kubeconfig, "--context", "admin", "--target", "1.36", "-o", "json", "--fail-on", "never", pinned)
+	eval := runCLI(t, "eval", "--inventory", path, "--target", "1.36", "-o", "json", "--fail-on", "never", pinned)
+	if eval.code != 0 || scan.code != 0 {
+		t.Fatalf("scan exit %d, eval exit %d: %s %s", scan.code, eval.code, scan.stderr, eval.stderr)
+	}
+	var fromScan, fromEval struct {
+		Targets []struct {
+			Verdict  string `json:"verdict"`
+			Findings []struct {
+				Key string `json:"key"`
+			} `json:"findings"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(scan.stdout), &fromScan); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(eval.stdout), &fromEval); err != nil {
+		t.Fatal(err)
+	}
+	if fromScan.Targets[0].Verdict != fromEval.Targets[0].Verdict || len(fromScan.Targets[0].Findings) != len(fromEval.Targets[0].Findings) {
+		t.Errorf("eval of the live inventory (%+v) differs from the live scan (%+v)", fromEval.Targets[0], fromScan.Targets[0])
+	}
+}
