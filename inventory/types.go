@@ -2,7 +2,10 @@
 // observations only, never a verdict or a severity.
 package inventory
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // SchemaVersion is the version of the document this package reads and writes.
 const SchemaVersion = 1
@@ -99,4 +102,18 @@ type ObjectRef struct {
 	RenderedFrom string `json:"renderedFrom,omitempty"`
 	// Ignore is the object's own suppression annotation, when it has one.
 	Ignore *IgnoreAnnotation `json:"ignore,omitempty"`
+}
+
+// SortAPIUsage orders entries by group, version and kind, the order documents keep.
+func SortAPIUsage(us []APIUsage) {
+	sort.Slice(us, func(i, j int) bool {
+		a, b := us[i], us[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.Kind < b.Kind
+	})
 }

@@ -82,8 +82,8 @@ func (c *Collector) APIUsage(ctx context.Context, doc *inventory.Document, flagg
 		doc.APIUsage = append(doc.APIUsage, usage...)
 		doc.APIAuthorshipUnknown = append(doc.APIAuthorshipUnknown, unknown...)
 	}
-	sortUsage(doc.APIUsage)
-	sortUsage(doc.APIAuthorshipUnknown)
+	inventory.SortAPIUsage(doc.APIUsage)
+	inventory.SortAPIUsage(doc.APIAuthorshipUnknown)
 	if doc.APIUsage == nil {
 		doc.APIUsage = []inventory.APIUsage{}
 	}
@@ -295,17 +295,4 @@ func ignoreOf(annotations map[string]string) *inventory.IgnoreAnnotation {
 		return nil
 	}
 	return &inventory.IgnoreAnnotation{Rules: rules, Reason: reason}
-}
-
-func sortUsage(us []inventory.APIUsage) {
-	sort.Slice(us, func(i, j int) bool {
-		a, b := us[i], us[j]
-		if a.Group != b.Group {
-			return a.Group < b.Group
-		}
-		if a.Version != b.Version {
-			return a.Version < b.Version
-		}
-		return a.Kind < b.Kind
-	})
 }

@@ -42,15 +42,7 @@ func (a *aggregator) usage() []inventory.APIUsage {
 	for _, u := range a.byGVK {
 		out = append(out, *u)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Group != out[j].Group {
-			return out[i].Group < out[j].Group
-		}
-		if out[i].Version != out[j].Version {
-			return out[i].Version < out[j].Version
-		}
-		return out[i].Kind < out[j].Kind
-	})
+	inventory.SortAPIUsage(out)
 	return out
 }
 
