@@ -175,6 +175,11 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 		aggs[f.Version] = newUsageAgg(f.Group, f.Version, f.Kind)
 		unknownAggs[f.Version] = newUsageAgg(f.Group, f.Version, f.Kind)
 	}
+	for _, f := range fs {
+		if at.gvr.Group == f.Group && at.gvr.Version == f.Version {
+			c.selfListed[at.gvr] = true
+		}
+	}
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		page, err := meta.Resource(at.gvr).List(ctx, opts)

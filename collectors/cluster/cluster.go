@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -27,6 +28,9 @@ type Collector struct {
 	config    *rest.Config
 	client    kubernetes.Interface
 	helmCache map[string]cachedRelease
+	// selfListed are resources this collector listed at a deprecated version because no
+	// other was served: their rows in the deprecated-API metric may be its own requests.
+	selfListed map[schema.GroupVersionResource]bool
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.
@@ -48,7 +52,7 @@ func New(cfg *rest.Config) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	return &Collector{config: c, client: client, helmCache: map[string]cachedRelease{}}, nil
+	return &Collector{config: c, client: client, helmCache: map[string]cachedRelease{}, selfListed: map[schema.GroupVersionResource]bool{}}, nil
 }
 
 // unavailable turns a step's error into its capability; forbidden says so plainly.

@@ -204,3 +204,26 @@ func TestEveryStepForAUserWhoCanReadNothingSaysForbidden(t *testing.T) {
 		}
 	}
 }
+
+func TestTheScansOwnListsAtDeprecatedVersionsAreLeftOutOfTheCalls(t *testing.T) {
+	col := collector(t, envServer, "admin")
+	ctx := context.Background()
+	var doc inventory.Document
+	// Every served version of LeaseCandidate is flagged: the scan has to list one of them.
+	flagged := []cluster.FlaggedKind{
+		{Group: "coordination.k8s.io", Version: "v1alpha2", Kind: "LeaseCandidate", Removed: "1.38"},
+		{Group: "coordination.k8s.io", Version: "v1beta1", Kind: "LeaseCandidate", Removed: "1.39"},
+	}
+	if c := col.APIUsage(ctx, &doc, flagged); !c.Available || c.Partial {
+		t.Fatalf("api-usage = %+v", c)
+	}
+	capability := col.DeprecatedCalls(ctx, &doc)
+	if !capability.Partial || !strings.Contains(strings.Join(capability.Skipped, " "), "leasecandidates (listed by this scan)") {
+		t.Errorf("deprecated-calls = %+v, want the scan's own leasecandidates rows left out", capability)
+	}
+	for _, call := range doc.DeprecatedCalls {
+		if call.Resource == "leasecandidates" && call.Subresource == "" {
+			t.Errorf("call %+v kept", call)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -38,7 +39,20 @@ func (c *Collector) DeprecatedCalls(ctx context.Context, doc *inventory.Document
 	if err != nil {
 		return unavailable("parse /metrics", err)
 	}
-	doc.DeprecatedCalls = calls
+	// Rows for resources this scanner itself listed at a deprecated version (no other was
+	// served) may be its own requests: they are left out, and said so.
+	var skipped []string
+	for _, call := range calls {
+		gvr := schema.GroupVersionResource{Group: call.Group, Version: call.Version, Resource: call.Resource}
+		if c.selfListed[gvr] && call.Subresource == "" {
+			skipped = append(skipped, fmt.Sprintf("%s %s (listed by this scan)", gvr.GroupVersion(), call.Resource))
+			continue
+		}
+		doc.DeprecatedCalls = append(doc.DeprecatedCalls, call)
+	}
+	if len(skipped) > 0 {
+		return inventory.Capability{Available: true, Partial: true, Reason: "rows the scan's own requests may explain are left out", Skipped: skipped}
+	}
 	return inventory.Capability{Available: true}
 }
 

@@ -48,6 +48,7 @@ var neverStored = map[string]bool{
 	"Scale": true, "DeploymentRollback": true, "Binding": true,
 	"PodStatusResult": true, "EphemeralContainers": true, "RangeAllocation": true,
 	"SerializedReference": true, "TokenRequest": true, "APIGroupDiscovery": true,
+	"ComponentStatus":       true, // computed on read, never stored
 	"APIGroupDiscoveryList": true,
 }
 
