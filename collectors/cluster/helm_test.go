@@ -75,46 +75,52 @@ func helmNamespace(t *testing.T, c kubernetes.Interface) string {
 
 func TestHelmReadsTheInstalledRevisionFromBothDrivers(t *testing.T) {
 	c := adminClient(t, envServer)
-	ns := helmNamespace(t, c)
-	secrets := driver.NewSecrets(c.CoreV1().Secrets(ns))
-	configmaps := driver.NewConfigMaps(c.CoreV1().ConfigMaps(ns))
-	store(t, secrets, release("shop", ns, 1, common.StatusDeployed, ">=1.21.0-0 <1.34.0-0", pdbManifest))
-	store(t, secrets, release("upgraded", ns, 1, common.StatusSuperseded, "", ""))
-	store(t, secrets, release("upgraded", ns, 2, common.StatusDeployed, "", ""))
-	store(t, secrets, release("broken", ns, 1, common.StatusDeployed, "", ""))
-	store(t, secrets, release("broken", ns, 2, common.StatusFailed, "", ""))
-	store(t, secrets, release("gone", ns, 1, common.StatusUninstalled, "", ""))
-	store(t, configmaps, release("legacy", ns, 3, common.StatusDeployed, "", ""))
+	drivers := map[string]func(ns string) driver.Driver{
+		"secrets":    func(ns string) driver.Driver { return driver.NewSecrets(c.CoreV1().Secrets(ns)) },
+		"configmaps": func(ns string) driver.Driver { return driver.NewConfigMaps(c.CoreV1().ConfigMaps(ns)) },
+	}
+	for name, newDriver := range drivers {
+		t.Run(name, func(t *testing.T) {
+			ns := helmNamespace(t, c)
+			d := newDriver(ns)
+			store(t, d, release("shop", ns, 1, common.StatusDeployed, ">=1.21.0-0 <1.34.0-0", pdbManifest))
+			store(t, d, release("upgraded", ns, 1, common.StatusSuperseded, "", ""))
+			store(t, d, release("upgraded", ns, 2, common.StatusDeployed, "", ""))
+			store(t, d, release("broken", ns, 1, common.StatusDeployed, "", ""))
+			store(t, d, release("broken", ns, 2, common.StatusFailed, "", ""))
+			store(t, d, release("gone", ns, 1, common.StatusUninstalled, "", ""))
 
-	var doc inventory.Document
-	opts := files.Options{
-		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
-		Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
-		BuiltinGroups: map[string]bool{"": true, "policy": true},
-	}
-	capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts)
-	if !capability.Available || capability.Partial {
-		t.Fatalf("helm = %+v", capability)
-	}
-	got := map[string]inventory.HelmRelease{}
-	for _, r := range doc.HelmReleases {
-		if r.Namespace == ns {
-			got[r.Name] = r
-		}
-	}
-	if len(got) != 4 || got["gone"].Name != "" {
-		t.Fatalf("releases = %+v, want shop, upgraded, broken and legacy", got)
-	}
-	if got["upgraded"].Revision != 2 || got["broken"].Revision != 1 || got["legacy"].Revision != 3 {
-		t.Errorf("revisions: upgraded %d broken %d legacy %d; want 2, 1 (the failed 2 is not installed), 3", got["upgraded"].Revision, got["broken"].Revision, got["legacy"].Revision)
-	}
-	shop := got["shop"]
-	if shop.Chart != "shop" || shop.ChartVersion != "1.2.0" || shop.AppVersion != "2.0.1" || shop.KubeVersion != ">=1.21.0-0 <1.34.0-0" || shop.Status != "deployed" {
-		t.Errorf("shop = %+v", shop)
-	}
-	if len(shop.ManifestAPIs) != 1 || shop.ManifestAPIs[0].Kind != "PodDisruptionBudget" || shop.ManifestAPIs[0].Objects[0].Line != 3 ||
-		shop.ManifestAPIs[0].Objects[0].RenderedFrom != "shop/templates/pdb.yaml" {
-		t.Errorf("stored manifest APIs = %+v", shop.ManifestAPIs)
+			var doc inventory.Document
+			opts := files.Options{
+				Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+				Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
+				BuiltinGroups: map[string]bool{"": true, "policy": true},
+			}
+			capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts)
+			if !capability.Available || capability.Partial {
+				t.Fatalf("helm = %+v", capability)
+			}
+			got := map[string]inventory.HelmRelease{}
+			for _, r := range doc.HelmReleases {
+				if r.Namespace == ns {
+					got[r.Name] = r
+				}
+			}
+			if len(got) != 3 || got["gone"].Name != "" {
+				t.Fatalf("releases = %+v, want shop, upgraded and broken (gone was uninstalled)", got)
+			}
+			if got["upgraded"].Revision != 2 || got["broken"].Revision != 1 {
+				t.Errorf("revisions: upgraded %d broken %d; want 2 and 1 (the failed 2 is not installed)", got["upgraded"].Revision, got["broken"].Revision)
+			}
+			shop := got["shop"]
+			if shop.Chart != "shop" || shop.ChartVersion != "1.2.0" || shop.AppVersion != "2.0.1" || shop.KubeVersion != ">=1.21.0-0 <1.34.0-0" || shop.Status != "deployed" {
+				t.Errorf("shop = %+v", shop)
+			}
+			if len(shop.ManifestAPIs) != 1 || shop.ManifestAPIs[0].Kind != "PodDisruptionBudget" || shop.ManifestAPIs[0].Objects[0].Line != 3 ||
+				shop.ManifestAPIs[0].Objects[0].RenderedFrom != "shop/templates/pdb.yaml" {
+				t.Errorf("stored manifest APIs = %+v", shop.ManifestAPIs)
+			}
+		})
 	}
 }
 
