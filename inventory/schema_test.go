@@ -73,16 +73,19 @@ func TestSchemaRefusesMissingFieldsAndUnknownSources(t *testing.T) {
 	}
 }
 
-func TestLaterSectionsPassThroughAsOpenObjects(t *testing.T) {
+func TestGitopsChartsAreValidated(t *testing.T) {
 	doc := validDocument()
-	doc.GitopsCharts = []Object{{"tool": "argocd", "futureField": true}}
+	doc.GitopsCharts = []GitopsChart{{
+		Tool: ToolArgoCD, Namespace: "argocd", Name: "ingress", TargetNamespace: "ingress-nginx",
+		Chart: "ingress-nginx", Version: "4.*", VersionKind: VersionRange,
+	}}
 	data, _ := json.Marshal(doc)
 	if err := Validate(data); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	bad := strings.Replace(string(data), `"gitopsCharts":[{`, `"gitopsCharts":["x",{`, 1)
-	if err := Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/gitopsCharts/0") {
-		t.Errorf("Validate(non-object node) = %v, want an error at /nodes/0", err)
+	bad := strings.Replace(string(data), `"tool":"argocd"`, `"tool":"jenkins"`, 1)
+	if err := Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), "/gitopsCharts/0/tool") {
+		t.Errorf("Validate(unknown tool) = %v, want an error at /gitopsCharts/0/tool", err)
 	}
 }
 

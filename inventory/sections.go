@@ -105,3 +105,35 @@ const (
 	AnnotationIgnore       = "upgradescope.basit.engineer/ignore"
 	AnnotationIgnoreReason = "upgradescope.basit.engineer/ignore-reason"
 )
+
+// Tools a GitopsChart comes from.
+const (
+	ToolArgoCD = "argocd"
+	ToolFlux   = "flux"
+)
+
+// Kinds of a GitopsChart's version: what the author asked for, not what is installed.
+const (
+	VersionExact  = "exact"
+	VersionRange  = "range"
+	VersionDigest = "digest"
+)
+
+// GitopsChart is a chart an Argo CD Application or a Flux HelmRelease declares. Its version is
+// what the author asked for, often a constraint; only an exact one is a chart version.
+type GitopsChart struct {
+	Tool string `json:"tool"`
+	// Namespace and Name are the Application's or HelmRelease's own.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// TargetNamespace is where the chart deploys.
+	TargetNamespace string `json:"targetNamespace"`
+	Chart           string `json:"chart"`
+	// RepoURL keeps only scheme, host, port and path (and an OCI digest).
+	RepoURL string `json:"repoURL,omitempty"`
+	// SourceKind is a Flux source kind (HelmRepository, GitRepository, Bucket,
+	// OCIRepository) or, for Argo CD, helm, oci or git.
+	SourceKind  string `json:"sourceKind,omitempty"`
+	Version     string `json:"version,omitempty"`
+	VersionKind string `json:"versionKind,omitempty"`
+}

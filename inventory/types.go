@@ -59,12 +59,9 @@ type Document struct {
 	Namespaces      []Namespace             `json:"namespaces,omitempty"`
 	CRDs            []CRD                   `json:"crds,omitempty"`
 
-	// GitopsCharts is filled by the GitOps collector; open objects until then.
-	GitopsCharts []Object `json:"gitopsCharts,omitempty"`
+	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
 }
 
-// Object is an entry of a section whose Go type a later collector defines.
-type Object = map[string]any
 
 // Capability says whether a collector step saw everything it looked for.
 type Capability struct {
