@@ -62,7 +62,6 @@ type Document struct {
 	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
 }
 
-
 // Capability says whether a collector step saw everything it looked for.
 type Capability struct {
 	Available bool     `json:"available"`

@@ -66,18 +66,18 @@ func TestApplicationCharts(t *testing.T) {
 			spec: `{destination: {server: "https://kubernetes.default.svc", namespace: web}, source: {repoURL: "git@github.com:acme/deploy.git", path: charts/ingress-nginx, targetRevision: HEAD}}`,
 		},
 		{
-			name: "an Application for another cluster is counted, not read",
-			spec: `{destination: {server: "https://prod.example.com:6443", namespace: web}, source: {repoURL: "https://c.example.com", chart: app}}`,
+			name:         "an Application for another cluster is counted, not read",
+			spec:         `{destination: {server: "https://prod.example.com:6443", namespace: web}, source: {repoURL: "https://c.example.com", chart: app}}`,
 			otherCluster: true,
 		},
 		{
-			name: "a destination name other than in-cluster is another cluster",
-			spec: `{destination: {name: prod-eu, namespace: web}, source: {repoURL: "https://c.example.com", chart: app}}`,
+			name:         "a destination name other than in-cluster is another cluster",
+			spec:         `{destination: {name: prod-eu, namespace: web}, source: {repoURL: "https://c.example.com", chart: app}}`,
 			otherCluster: true,
 		},
 		{
-			name: "a destination namespace that is no namespace name is not counted",
-			spec: `{destination: {server: "https://kubernetes.default.svc", namespace: "Not_A Namespace"}, source: {repoURL: "https://c.example.com", chart: app}}`,
+			name:    "a destination namespace that is no namespace name is not counted",
+			spec:    `{destination: {server: "https://kubernetes.default.svc", namespace: "Not_A Namespace"}, source: {repoURL: "https://c.example.com", chart: app}}`,
 			invalid: true,
 		},
 	}
