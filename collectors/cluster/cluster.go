@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -31,6 +32,8 @@ type Collector struct {
 	// selfListed are resources this collector listed at a deprecated version because no
 	// other was served: their rows in the deprecated-API metric may be its own requests.
 	selfListed map[schema.GroupVersionResource]bool
+	// gitops remembers refused lists across ticks.
+	gitops *gitops.Reader
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.

@@ -45,5 +45,8 @@ func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Opt
 	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.Addons(ctx, doc) })
 	step(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) })
 	step(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) })
+	gctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
+	defer cancel()
+	c.GitOps(gctx, doc)
 	return doc
 }
