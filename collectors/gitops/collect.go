@@ -38,15 +38,16 @@ type Reader struct {
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	metadata  metadata.Interface
-	now       func() time.Time
-	refused   map[string]time.Time
+	// Clock is time.Now unless a test moves it.
+	Clock   func() time.Time
+	refused map[string]time.Time
 	// Requests counts API requests, for the benchmark.
 	Requests int
 }
 
 // NewReader builds a Reader from the clients a collector already holds.
 func NewReader(dyn dynamic.Interface, disc discovery.DiscoveryInterface, meta metadata.Interface) *Reader {
-	return &Reader{dynamic: dyn, discovery: disc, metadata: meta, now: time.Now, refused: map[string]time.Time{}}
+	return &Reader{dynamic: dyn, discovery: disc, metadata: meta, Clock: time.Now, refused: map[string]time.Time{}}
 }
 
 // Result is what one read found, before it is folded into capabilities.

@@ -113,14 +113,14 @@ func scopeOf(namespaces []string) string {
 func (r *Reader) tryList(ctx context.Context, gvr schema.GroupVersionResource, namespace string, each func(*unstructured.Unstructured)) error {
 	err := r.list(ctx, gvr, namespace, each)
 	if apierrors.IsForbidden(err) {
-		r.refused[gvr.Resource+"@"+namespace] = r.now()
+		r.refused[gvr.Resource+"@"+namespace] = r.Clock()
 	}
 	return err
 }
 
 func (r *Reader) listRefusedRecently(gvr schema.GroupVersionResource, namespace string) bool {
 	at, ok := r.refused[gvr.Resource+"@"+namespace]
-	return ok && r.now().Sub(at) < RefusedListTTL
+	return ok && r.Clock().Sub(at) < RefusedListTTL
 }
 
 func sortedKeys(m map[string][]string) []string {

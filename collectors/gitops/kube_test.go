@@ -54,8 +54,15 @@ var upstreamCRDs = []struct {
 	{"flux/source.toolkit.fluxcd.io_ocirepositories.yaml", "source.toolkit.fluxcd.io", "OCIRepository", "ocirepositories", []string{"v1"}},
 }
 
+// crdsInstalled: the CRDs are applied once per test binary; they are large.
+var crdsInstalled bool
+
 func installCRDs(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
+	if crdsInstalled {
+		return
+	}
+	defer func() { crdsInstalled = !t.Failed() }()
 	dir := filepath.Join("..", "..", "..", "shared", "kube", "crds")
 	for _, c := range upstreamCRDs {
 		obj := minimalCRD(c.group, c.kind, c.plural, c.versions)

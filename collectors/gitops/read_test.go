@@ -57,21 +57,25 @@ func setUpScenario(t *testing.T) (dynamic.Interface, *gitops.Reader) {
 		_, _ = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	}
 	for _, doc := range gitopsObjects {
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
-		gvr := gv.WithResource(map[string]string{
-			"Application": "applications", "HelmRelease": "helmreleases", "OCIRepository": "ocirepositories",
-		}[u.GetKind()])
-		_ = dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{})
-		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
+		createObject(t, dyn, doc)
 	}
 	return dyn, gitops.NewReader(dyn, kube.Discovery(), metadata.NewForConfigOrDie(cfg))
+}
+
+func decode(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func resourceOf(u *unstructured.Unstructured) schema.GroupVersionResource {
+	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+	return gv.WithResource(map[string]string{
+		"Application": "applications", "HelmRelease": "helmreleases", "OCIRepository": "ocirepositories",
+	}[u.GetKind()])
 }
 
 func ours(charts []inventory.GitopsChart) []inventory.GitopsChart {
