@@ -36,6 +36,7 @@ func restConfig(t *testing.T, context string) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS, cfg.Burst = 200, 400 // client-go's 5/s would make set-up take seconds
 	return cfg
 }
 

@@ -1,0 +1,79 @@
+package gitops_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgradescope/upgradescope/collectors/gitops"
+)
+
+// The second test server (emulating 1.32) gets a HelmRelease CRD of the project's own that
+// serves only the older versions current Flux no longer ships, v2beta2 and v2beta1; the first
+// server has upstream's, serving v2. The Reader must list the newest each serves.
+func TestHelmReleasesAreReadAtTheNewestServedVersion(t *testing.T) {
+	path := os.Getenv("UPGRADESCOPE_KUBECONFIG_EMULATED")
+	if path == "" {
+		restConfig(t, "admin") // fails in CI, skips locally
+		t.Skip("UPGRADESCOPE_KUBECONFIG_EMULATED is not set")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	applyCRD(t, dyn, &unstructured.Unstructured{Object: minimalCRD("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", []string{"v2beta2", "v2beta1"})})
+	ctx := context.Background()
+	_, _ = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitops-old"}}, metav1.CreateOptions{})
+	createObject(t, dyn, `{apiVersion: helm.toolkit.fluxcd.io/v2beta1, kind: HelmRelease, metadata: {name: old, namespace: gitops-old}, spec: {chart: {spec: {chart: ingress-nginx, version: 4.0.1, sourceRef: {kind: HelmRepository, name: r}}}}}`)
+
+	for _, server := range []struct {
+		name      string
+		cfg       *rest.Config
+		want      string
+		wantChart string
+	}{
+		{"a server serving v2beta2 and v2beta1", cfg, "/apis/helm.toolkit.fluxcd.io/v2beta2/helmreleases", "old"},
+		{"a server serving upstream v2", restConfig(t, "admin"), "/apis/helm.toolkit.fluxcd.io/v2/helmreleases", "from-repo"},
+	} {
+		t.Run(server.name, func(t *testing.T) {
+			if server.want == "/apis/helm.toolkit.fluxcd.io/v2/helmreleases" {
+				setUpScenario(t)
+			}
+			c := rest.CopyConfig(server.cfg)
+			log := &requestLog{}
+			c.Wrap(log.wrap)
+			k := kubernetes.NewForConfigOrDie(c)
+			res := gitops.NewReader(dynamic.NewForConfigOrDie(c), k.Discovery(), metadata.NewForConfigOrDie(c)).Read(ctx)
+			var listed []string
+			for _, l := range log.take() {
+				if strings.Contains(l, "helmreleases") {
+					listed = append(listed, l)
+				}
+			}
+			if len(listed) != 1 || listed[0] != "GET "+server.want {
+				t.Errorf("HelmRelease requests = %q, want one GET %s", listed, server.want)
+			}
+			found := false
+			for _, c := range res.Charts {
+				found = found || c.Name == server.wantChart
+			}
+			if !found {
+				t.Errorf("HelmRelease %s not read: charts %+v, gaps %q", server.wantChart, res.Charts, res.Gaps)
+			}
+		})
+	}
+}
