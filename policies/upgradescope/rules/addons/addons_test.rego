@@ -47,7 +47,7 @@ index := {
 	},
 	"firstSegments": {"retired": true, "vendor": true, "lined": true, "ranged": true, "quiet": true},
 	"labels": {"retired": ["retired"]},
-	"charts": {"lined": ["lined"]},
+	"charts": {"lined": ["lined"], "retired": ["retired"]},
 	"ingressControllers": {"example.com/retired": ["retired"]},
 }
 
@@ -190,4 +190,68 @@ test_weak_evidence_merges_into_an_image_detection_of_the_same_addon if {
 	}
 	some f in judge(inv, "1.30")
 	f.detail == "Detected Retired 1.9.4 via image in namespace(s): ingress"
+}
+
+gitops_chart(chart, target, version, kind) := {
+	"tool": "argocd", "namespace": "argocd", "name": "app", "targetNamespace": target,
+	"chart": chart, "version": version, "versionKind": kind,
+}
+
+installs_of(inventory) := got if {
+	got := addons.installs with input as {"inventory": inventory, "targets": ["1.36"], "now": "2026-11-29T12:00:00Z"}
+		with data.upgradescope.kb.addons as registry
+		with data.upgradescope.kb.addonindex as index
+}
+
+test_a_gitops_chart_alone_is_an_install_in_the_namespace_it_deploys_into if {
+	got := installs_of({"gitopsCharts": [gitops_chart("retired", "ingress", "4.11.2", "exact")]})
+	got == {["retired", ""]: {
+		"id": "retired", "version": "", "namespaces": ["ingress"], "sources": ["gitops"],
+		"evidence": ["argocd argocd/app: chart retired 4.11.2"],
+	}}
+}
+
+test_an_add_on_retired_as_a_whole_is_end_of_life_from_its_chart_alone if {
+	fs := judge({"gitopsCharts": [gitops_chart("retired", "ingress", "", "")]}, "1.36")
+	some f in fs
+	f.key == "eol-addon/retired"
+	f.severity == "blocker"
+}
+
+test_a_gitops_chart_gives_way_to_an_image_in_its_namespace if {
+	got := installs_of({
+		"gitopsCharts": [gitops_chart("retired", "ingress", "4.11.2", "exact")],
+		"workloadImages": [image("registry.k8s.io/retired/controller:v1.11.3", "ingress")],
+	})
+	[k | some k, _ in got] == [["retired", "1.11.3"]]
+}
+
+test_a_gitops_chart_in_another_namespace_is_another_install if {
+	got := installs_of({
+		"gitopsCharts": [gitops_chart("retired", "edge", "4.11.2", "exact")],
+		"workloadImages": [image("registry.k8s.io/retired/controller:v1.11.3", "ingress")],
+	})
+	got[["retired", ""]].namespaces == ["edge"]
+	got[["retired", "1.11.3"]].namespaces == ["ingress"]
+}
+
+test_a_gitops_chart_gives_way_to_a_strong_detection_that_supersedes_it if {
+	got := installs_of({
+		"gitopsCharts": [gitops_chart("retired", "edge", "", "")],
+		"workloadImages": [image("docker.io/vendor/retired:1.2-hardened", "ingress")],
+	})
+	[k | some k, _ in got] == [["vendor", "1.2.0"]]
+}
+
+test_a_range_is_no_chart_version if {
+	got := installs_of({"gitopsCharts": [gitops_chart("retired", "ingress", "4.*", "range")]})
+	got[["retired", ""]].evidence == ["argocd argocd/app: chart retired"]
+}
+
+test_a_helm_release_in_the_chart_namespace_records_the_real_version_and_the_chart_source_gives_way if {
+	got := installs_of({
+		"gitopsCharts": [gitops_chart("lined", "edge", "3.4.0", "exact")],
+		"helmReleases": [{"name": "lined", "namespace": "edge", "chart": "lined", "chartVersion": "3.4.1", "appVersion": "3.4.1", "status": "deployed"}],
+	})
+	got == {["lined", "3.4.1"]: {"id": "lined", "version": "3.4.1", "namespaces": ["edge"], "sources": ["helm"], "evidence": ["lined"]}}
 }

@@ -73,6 +73,20 @@ detections contains {"id": id, "version": "", "namespaces": [], "source": "ingre
 	some id in kb.addonindex.ingressControllers[c.controller]
 }
 
+# A chart an Argo CD Application or Flux HelmRelease declares is an install in the namespace the
+# chart deploys into. It carries no application version: that comes from the pods.
+detections contains {"id": id, "version": "", "namespaces": [c.targetNamespace], "source": "gitops", "evidence": gitops_evidence(c)} if {
+	some c in input.inventory.gitopsCharts
+	some id in kb.addonindex.charts[c.chart]
+}
+
+# The chart version is what the author asked for: shown only when it is one version. Where a
+# Helm release in the chart's namespace records the real one, the release's detection covers
+# the namespace and this one gives way (see covered_by_strong).
+gitops_evidence(c) := sprintf("%s %s/%s: chart %s %s", [c.tool, c.namespace, c.name, c.chart, c.version]) if {
+	c.versionKind == "exact"
+} else := sprintf("%s %s/%s: chart %s", [c.tool, c.namespace, c.name, c.chart])
+
 image_version(w) := v if {
 	v := images.tag_version(images.parse(w.image).tag)
 } else := v if {
@@ -114,7 +128,30 @@ kept contains d if {
 kept contains d if {
 	some d in detections
 	not d.source in strong
+	d.source != "gitops"
 	not superseded(d.id)
+}
+
+# A chart source gives way only where a strong detection already covers its namespace: a chart
+# deployed into another namespace is another install.
+kept contains d if {
+	some d in detections
+	d.source == "gitops"
+	not covered_by_strong(d)
+}
+
+covered_by_strong(d) if {
+	some s in detections
+	s.source in strong
+	s.id == d.id
+	some ns in d.namespaces
+	ns in s.namespaces
+}
+
+covered_by_strong(d) if {
+	some s in detections
+	s.source in strong
+	d.id in object.get(kb.addons[s.id], "supersedes", [])
 }
 
 # METADATA
