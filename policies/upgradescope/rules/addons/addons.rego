@@ -221,11 +221,12 @@ finding(id, discriminator, category, severity, t, title, citations, covered) := 
 	"citations": citations,
 }
 
-detail(id, covered) := sprintf("Detected %s %s via %s in namespace(s): %s", [
+detail(id, covered) := sprintf("Detected %s %s via %s in namespace(s): %s (evidence: %s)", [
 	kb.addons[id].name,
 	concat(", ", sort({version_text(i.version) | some i in covered})),
 	concat(", ", sort({s | some i in covered; some s in i.sources})),
 	namespace_text(sort({ns | some i in covered; some ns in i.namespaces})),
+	concat("; ", sort({e | some i in covered; some e in i.evidence})),
 ])
 
 version_text("") := "(version unknown)"

@@ -164,7 +164,7 @@ test_installs_of_one_line_merge_into_one_finding if {
 	count(fs) == 1
 	some f in fs
 	f.namespaces == ["a", "b"]
-	f.detail == "Detected Lined 3.2.1, 3.2.7 via image in namespace(s): a, b"
+	f.detail == "Detected Lined 3.2.1, 3.2.7 via image in namespace(s): a, b (evidence: docker.io/lined/controller:v3.2.1; docker.io/lined/controller:v3.2.7)"
 }
 
 test_unmatched_images_find_nothing if {
@@ -189,7 +189,7 @@ test_weak_evidence_merges_into_an_image_detection_of_the_same_addon if {
 		"ingressClasses": [{"name": "x", "controller": "example.com/retired"}],
 	}
 	some f in judge(inv, "1.30")
-	f.detail == "Detected Retired 1.9.4 via image in namespace(s): ingress"
+	f.detail == "Detected Retired 1.9.4 via image in namespace(s): ingress (evidence: registry.k8s.io/retired/controller:v1.9.4)"
 }
 
 gitops_chart(chart, target, version, kind) := {
