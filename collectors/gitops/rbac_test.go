@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -204,5 +205,38 @@ func createObject(t *testing.T, dyn dynamic.Interface, doc string) {
 	_ = dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{})
 	if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+}
+
+// A role that may read the GitOps objects but no pods, Secrets or ConfigMaps: the charts are
+// still add-on evidence, so addons is partial rather than unavailable, and helm says the
+// chart sources still feed add-on detection.
+func TestChartsFeedAddonDetectionWhenPodsAndHelmStorageAreForbidden(t *testing.T) {
+	setUpScenario(t)
+	kube := kubernetes.NewForConfigOrDie(restConfig(t, "admin"))
+	rules := append([]rbacv1.PolicyRule{}, listGitOps...)
+	rules = append(rules, ociRules("get", "list")...)
+	grant(t, kube, "default", "gitops-no-pods", rules)
+
+	cfg := rest.CopyConfig(restConfig(t, "admin"))
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:default:gitops-no-pods",
+		Groups:   []string{"system:serviceaccounts", "system:authenticated"},
+	}
+	collector, err := cluster.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := collector.Collect(context.Background(), time.Now(), cluster.Options{StepTimeout: time.Minute})
+	addons := doc.Capabilities[inventory.CapAddons]
+	if !addons.Available || !addons.Partial || !strings.Contains(addons.Reason, "GitOps chart sources") {
+		t.Errorf("addons = %+v, want partial, detected from the GitOps chart sources", addons)
+	}
+	helm := doc.Capabilities[inventory.CapHelm]
+	if helm.Available || !strings.Contains(helm.Reason, "still feed add-on detection") {
+		t.Errorf("helm = %+v, want unavailable, saying the chart sources still feed add-on detection", helm)
+	}
+	if !hasChart(doc.GitopsCharts, "single", "ingress-nginx", "4.11.2") {
+		t.Errorf("gitopsCharts %+v lack the Application's ingress-nginx chart", doc.GitopsCharts)
 	}
 }

@@ -28,6 +28,7 @@ var gitopsObjects = []string{
 	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: multi, namespace: gitops-argo}, spec: {project: default, destination: {name: in-cluster, namespace: monitoring}, sources: [{repoURL: "https://prometheus-community.github.io/helm-charts", chart: kube-prometheus-stack, targetRevision: "65.*"}, {repoURL: "https://github.com/acme/values.git", targetRevision: main, ref: values}]}}`,
 	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: oci, namespace: gitops-argo}, spec: {project: default, destination: {server: "https://kubernetes.default.svc.cluster.local:443", namespace: cert-manager}, source: {repoURL: "oci://quay.io/jetstack/charts/cert-manager", path: ".", targetRevision: 1.16.1}}}`,
 	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: oci-path, namespace: gitops-argo}, spec: {project: default, destination: {server: "https://kubernetes.default.svc", namespace: web}, source: {repoURL: "oci://ghcr.io/acme/manifests", path: deploy, targetRevision: 2.0.0}}}`,
+	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: from-appset, namespace: gitops-argo, ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: ApplicationSet, name: clusters, uid: 6b1d3c1e-0000-4000-8000-000000000001, controller: true}]}, spec: {project: default, destination: {server: "https://kubernetes.default.svc", namespace: external-dns}, source: {repoURL: "https://kubernetes-sigs.github.io/external-dns/", chart: external-dns, targetRevision: 1.15.0}}}`,
 	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: remote, namespace: gitops-argo}, spec: {project: default, destination: {server: "https://prod.example.com:6443", namespace: web}, source: {repoURL: "https://charts.example.com", chart: remote-chart}}}`,
 	`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: git-path, namespace: gitops-argo}, spec: {project: default, destination: {server: "https://kubernetes.default.svc", namespace: web}, source: {repoURL: "git@github.com:acme/deploy.git", path: charts/web, targetRevision: HEAD}}}`,
 	`{apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, metadata: {name: from-repo, namespace: gitops-flux}, spec: {interval: 10m, chart: {spec: {chart: traefik, version: 33.0.0, sourceRef: {kind: HelmRepository, name: traefik}}}}}`,
@@ -99,6 +100,7 @@ func TestGitOpsChartsOnARealAPIServer(t *testing.T) {
 	}
 	const podinfo = "oci://ghcr.io/stefanprodan/charts/podinfo"
 	want := []inventory.GitopsChart{
+		argo("from-appset", "external-dns", "external-dns", "https://kubernetes-sigs.github.io/external-dns/", "helm", "1.15.0", "exact"),
 		argo("multi", "monitoring", "kube-prometheus-stack", "https://prometheus-community.github.io/helm-charts", "helm", "65.*", "range"),
 		argo("oci", "cert-manager", "cert-manager", "oci://quay.io/jetstack/charts/cert-manager", "oci", "1.16.1", "exact"),
 		argo("oci-path", "web", "manifests", "oci://ghcr.io/acme/manifests", "oci", "2.0.0", "exact"),

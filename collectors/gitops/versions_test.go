@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,5 +76,47 @@ func TestHelmReleasesAreReadAtTheNewestServedVersion(t *testing.T) {
 				t.Errorf("HelmRelease %s not read: charts %+v, gaps %q", server.wantChart, res.Charts, res.Gaps)
 			}
 		})
+	}
+}
+
+// An Argo CD running in another cluster shows only by the tracking metadata it leaves on
+// workloads; the second test server serves no Argo CD CRD.
+func TestArgoCDInAnotherClusterShowsByItsTrackingAnnotation(t *testing.T) {
+	path := os.Getenv("UPGRADESCOPE_KUBECONFIG_EMULATED")
+	if path == "" {
+		restConfig(t, "admin")
+		t.Skip("UPGRADESCOPE_KUBECONFIG_EMULATED is not set")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	reader := func() gitops.Result {
+		return gitops.NewReader(dynamic.NewForConfigOrDie(cfg), kube.Discovery(), metadata.NewForConfigOrDie(cfg)).Read(context.Background())
+	}
+	ctx := context.Background()
+	_ = kube.AppsV1().Deployments("default").Delete(ctx, "tracked", metav1.DeleteOptions{})
+	if res := reader(); res.ArgoCD {
+		t.Fatal("Argo CD reported present before any workload carries its tracking annotation")
+	}
+	labels := map[string]string{"app": "tracked"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "tracked", Namespace: "default",
+			Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "web:apps/Deployment:default/tracked"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/web:1"}}}},
+		},
+	}
+	if _, err := kube.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.AppsV1().Deployments("default").Delete(ctx, "tracked", metav1.DeleteOptions{}) })
+	if res := reader(); !res.ArgoCD {
+		t.Error("Argo CD not reported present with a Deployment carrying argocd.argoproj.io/tracking-id")
 	}
 }
