@@ -90,3 +90,7 @@ bench-live: build ## scan a synthetic cluster on a real API server (500 releases
 bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3
 	go test -run '^$$' -bench Evaluate -benchmem -count 3 ./engine
+
+.PHONY: bench-gitops
+bench-gitops: ## read 1,000 Applications, 1,000 HelmReleases and 500 OCIRepositories on a real API server; requests per read
+	hack/with-kube.sh go test -run '^$$' -bench GitOpsScale -benchtime 5x ./collectors/gitops

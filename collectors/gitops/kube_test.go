@@ -20,7 +20,7 @@ import (
 
 // restConfig loads a context of the kubeconfig hack/with-kube.sh exports. In CI a missing
 // server is a failure, never a skip.
-func restConfig(t *testing.T, context string) *rest.Config {
+func restConfig(t testing.TB, context string) *rest.Config {
 	t.Helper()
 	path := os.Getenv("UPGRADESCOPE_KUBECONFIG")
 	if path == "" {
@@ -58,7 +58,7 @@ var upstreamCRDs = []struct {
 // crdsInstalled: the CRDs are applied once per test binary; they are large.
 var crdsInstalled bool
 
-func installCRDs(t *testing.T, dyn dynamic.Interface) {
+func installCRDs(t testing.TB, dyn dynamic.Interface) {
 	t.Helper()
 	if crdsInstalled {
 		return
@@ -98,7 +98,7 @@ func minimalCRD(group, kind, plural string, versions []string) map[string]any {
 	}
 }
 
-func applyCRD(t *testing.T, dyn dynamic.Interface, crd *unstructured.Unstructured) {
+func applyCRD(t testing.TB, dyn dynamic.Interface, crd *unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
 	data, err := crd.MarshalJSON()
