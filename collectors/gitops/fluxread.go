@@ -90,6 +90,11 @@ func (r *Reader) resolveOCI(ctx context.Context, version string, pending []hrCha
 			res.Charts = append(res.Charts, *h.chart)
 			continue
 		}
+		if firstErr == nil && !ok {
+			firstErr = fmt.Errorf("ocirepository %s not found", h.ociRef)
+		} else if firstErr == nil {
+			firstErr = fmt.Errorf("ocirepository %s names no chart", h.ociRef)
+		}
 		unreadable++
 	}
 	if unreadable > 0 {

@@ -178,10 +178,13 @@ func TestAUserWhoCannotListGitOpsObjectsGetsAPartialHelmCapabilityNamingTheForbi
 
 var helmReleases = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 
+// ociRequests are the OCIRepository requests for this test's namespaces (or the whole
+// cluster): another test's objects may share the server.
 func ociRequests(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		if strings.Contains(l, "ocirepositories") {
+		if strings.HasSuffix(l, "/v1/ocirepositories") || strings.Contains(l, "/namespaces/gitops-flux/ocirepositories") ||
+			strings.Contains(l, "/namespaces/gitops-flux-b/ocirepositories") {
 			out = append(out, l)
 		}
 	}

@@ -124,7 +124,7 @@ func TestGitOpsChartsOnARealAPIServer(t *testing.T) {
 		"1 Flux HelmRelease(s) deploy to other clusters",
 		"1 Flux HelmRelease(s) name a targetNamespace that is no namespace name",
 		"1 Flux HelmRelease(s) reference a HelmChart",
-		"1 Flux chartRef(s) to an OCIRepository that could not be read",
+		"1 Flux chartRef(s) to an OCIRepository that could not be read: ocirepository gitops-flux/not-there not found",
 	} {
 		if !strings.Contains(reason, want) {
 			t.Errorf("gaps %q do not say %q", reason, want)

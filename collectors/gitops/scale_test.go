@@ -35,6 +35,7 @@ func BenchmarkGitOpsScale(b *testing.B) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	installCRDs(b, dyn)
 	populateScale(b, dyn, kube)
+	b.Cleanup(func() { removeScale(dyn) })
 	want := 1 + pages(countAll(b, dyn, applicationsGVR, "")) + pages(countAll(b, dyn, helmReleases, "")) + ociPages(b, dyn)
 
 	var res gitops.Result
@@ -151,4 +152,16 @@ func yamlObject(b *testing.B, doc string) *unstructured.Unstructured {
 		b.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: m}
+}
+
+// removeScale deletes the benchmark's objects: a test server has no namespace controller, so
+// deleting the namespaces would leave them behind for the next test.
+func removeScale(dyn dynamic.Interface) {
+	ctx := context.Background()
+	for _, at := range []struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}{{applicationsGVR, scaleArgoNS}, {helmReleases, scaleFluxNS}, {ociGVR, scaleFluxNS}} {
+		_ = dyn.Resource(at.gvr).Namespace(at.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
 }
