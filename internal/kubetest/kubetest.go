@@ -1,0 +1,40 @@
+// Package kubetest connects integration tests to the real API servers hack/with-kube.sh
+// starts: UPGRADESCOPE_KUBECONFIG (1.35) and UPGRADESCOPE_KUBECONFIG_EMULATED (1.32).
+package kubetest
+
+import (
+	"os"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Environment variables naming the servers' kubeconfigs.
+const (
+	EnvServer   = "UPGRADESCOPE_KUBECONFIG"
+	EnvEmulated = "UPGRADESCOPE_KUBECONFIG_EMULATED"
+)
+
+// Config loads a context ("admin", "viewer", …) of the kubeconfig env names. Without it the
+// test is skipped locally and fails in CI, where the servers must have run.
+func Config(t testing.TB, env, context string) *rest.Config {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set: .ci/run starts the API servers before the tests", env)
+		}
+		t.Skipf("%s is not set: run `make kube-up` and export `hack/kube-env.sh env`", env)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+		&clientcmd.ConfigOverrides{CurrentContext: context},
+	).ClientConfig()
+	if err != nil {
+		t.Fatalf("load %s context %s: %v", path, context, err)
+	}
+	// client-go's default 5 requests/s would make set-up take seconds.
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg
+}
