@@ -129,19 +129,28 @@ func parseRule(n *yaml.Node) (engine.IgnoreRule, error) {
 }
 
 func validate(n *yaml.Node, r engine.IgnoreRule) error {
+	if err := CheckRule(r); err != nil {
+		return errAt(n, "%s", err)
+	}
+	return nil
+}
+
+// CheckRule says what is wrong with an ignore rule, wherever it came from (this file or a
+// ClusterReadiness spec.ignore).
+func CheckRule(r engine.IgnoreRule) error {
 	switch {
 	case r.Reason == "":
-		return errAt(n, "ignore rule needs a reason")
+		return fmt.Errorf("ignore rule needs a reason")
 	case (r.Key == "") == (r.Category == ""):
-		return errAt(n, "ignore rule needs exactly one of key or category")
+		return fmt.Errorf("ignore rule needs exactly one of key or category")
 	case r.Category != "" && !categoryRE.MatchString(r.Category):
-		return errAt(n, "category %q is not a category name", r.Category)
+		return fmt.Errorf("category %q is not a category name", r.Category)
 	case r.Key != "" && !validKey(r.Key):
-		return errAt(n, "key %q does not start with a category (removed-api/…)", r.Key)
+		return fmt.Errorf("key %q does not start with a category (removed-api/…)", r.Key)
 	}
 	if r.Expires != "" {
 		if _, err := time.Parse(time.DateOnly, r.Expires); err != nil {
-			return errAt(n, "expires %q is not a date (YYYY-MM-DD)", r.Expires)
+			return fmt.Errorf("expires %q is not a date (YYYY-MM-DD)", r.Expires)
 		}
 	}
 	for name, pattern := range map[string]string{"namespace": r.Namespace, "name": r.Name, "file": r.File} {
@@ -149,7 +158,7 @@ func validate(n *yaml.Node, r engine.IgnoreRule) error {
 			continue
 		}
 		if _, err := glob.Compile(pattern, '/'); err != nil {
-			return errAt(n, "%s glob %q: %v", name, pattern, err)
+			return fmt.Errorf("%s glob %q: %v", name, pattern, err)
 		}
 	}
 	return nil

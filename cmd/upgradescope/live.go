@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
@@ -46,15 +47,10 @@ type liveTarget struct {
 // collectLive reads the cluster of the chosen context. A cluster whose version cannot be read
 // at all is an error: nothing else could be trusted.
 func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLabel string, now time.Time) (*inventory.Document, liveTarget, error) {
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: f.context},
-	)
-	cfg, err := loader.ClientConfig()
+	loader, cfg, err := f.restConfig()
 	if err != nil {
-		return nil, liveTarget{}, fmt.Errorf("load kubeconfig: %w", err)
+		return nil, liveTarget{}, err
 	}
-	cfg.Timeout = f.requestTimeout
 	var requests atomic.Int64
 	if f.countRequests {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -75,14 +71,33 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 	}
 	ctx, cancel := context.WithTimeout(ctx, scanBudget)
 	defer cancel()
-	doc := col.Collect(ctx, now, cluster.Options{
-		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
-		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},
-	})
+	doc := col.Collect(ctx, now, f.collectOptions(eng, teamLabel))
 	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
 		return nil, target, fmt.Errorf("cannot read the cluster at %s: %s", target.server, v.Reason)
 	}
 	return doc, target, nil
+}
+
+// restConfig loads the chosen kubeconfig context (or the in-cluster config).
+func (f *liveFlags) restConfig() (clientcmd.ClientConfig, *rest.Config, error) {
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: f.context},
+	)
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg.Timeout = f.requestTimeout
+	return loader, cfg, nil
+}
+
+// collectOptions are the collector options a live scan and the agent share.
+func (f *liveFlags) collectOptions(eng *engine.Engine, teamLabel string) cluster.Options {
+	return cluster.Options{
+		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
+		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},
+	}
 }
 
 func flagged(eng *engine.Engine) []cluster.FlaggedKind {

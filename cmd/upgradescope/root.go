@@ -71,6 +71,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newEvalCommand(s),
 		newPolicyCommand(s),
 		newVersionCommand(s),
+		newAgentCommand(s),
 	)
 	return cmd
 }

@@ -1,0 +1,202 @@
+// Package agent keeps a ClusterReadiness object's status current: each tick collects the
+// cluster, reads the object's spec, evaluates every target and writes the status.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// MinInterval is the shortest interval the agent accepts.
+const MinInterval = time.Minute
+
+// Options configure an Agent.
+type Options struct {
+	Name string
+	// Targets, when set, are owned by the agent: spec.targets is reset to them every tick.
+	Targets      []string
+	Interval     time.Duration
+	AgentVersion string
+	Collect      cluster.Options
+	Log          *slog.Logger
+	Now          func() time.Time
+}
+
+// Agent runs ticks. It keeps its collector between ticks (Helm cache, refused lists).
+type Agent struct {
+	opts      Options
+	collector *cluster.Collector
+	engine    *engine.Engine
+	objects   dynamic.NamespaceableResourceInterface
+	failures  int
+	// Health is what /readyz and /metrics read.
+	Health *Health
+}
+
+// New builds an agent.
+func New(opts Options, col *cluster.Collector, eng *engine.Engine, dyn dynamic.Interface) *Agent {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Agent{opts: opts, collector: col, engine: eng, objects: dyn.Resource(crd.GVR), Health: newHealth(opts.Interval)}
+}
+
+// Run ticks at once, then every interval ±10%, until ctx ends. A failed tick never stops it.
+func (a *Agent) Run(ctx context.Context) error {
+	for {
+		a.logTick(a.Tick(ctx))
+		wait := time.Duration(float64(a.opts.Interval) * (0.9 + 0.2*rand.Float64()))
+		select {
+		case <-ctx.Done():
+			a.opts.Log.Info("agent stopping")
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Outcome is what one tick did, for its log line and the health endpoints.
+type Outcome struct {
+	Duration time.Duration
+	Report   *engine.Report
+	Err      error
+}
+
+// Tick collects, evaluates and writes the status once.
+func (a *Agent) Tick(ctx context.Context) Outcome {
+	start := a.opts.Now()
+	out := Outcome{}
+	out.Report, out.Err = a.tick(ctx, start)
+	out.Duration = a.opts.Now().Sub(start)
+	return out
+}
+
+func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, error) {
+	doc := a.collector.Collect(ctx, now, a.opts.Collect)
+	obj, err := a.ensureObject(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cr crd.ClusterReadiness
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
+		return nil, fmt.Errorf("read ClusterReadiness %s: %w", a.opts.Name, err)
+	}
+	targets, notes := resolveTargets(cr.Spec.Targets, doc)
+	rules, ruleNotes := ignoreRules(cr.Spec.Ignore)
+	notes = append(notes, ruleNotes...)
+	var rep *engine.Report
+	if len(targets) > 0 {
+		if rep, err = a.engine.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		for _, r := range rep.ExpiredIgnores {
+			notes = append(notes, fmt.Sprintf("ignore: spec.ignore[%d] expired on %s", r.Index, r.Expires))
+		}
+	}
+	ev := crd.Evaluation{Report: rep, Generation: obj.GetGeneration(), ServerVersion: doc.ServerVersion,
+		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now}
+	if err := a.writeStatus(ctx, ev); err != nil {
+		return rep, err
+	}
+	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
+		return rep, fmt.Errorf("cluster not readable: %s", v.Reason)
+	}
+	return rep, nil
+}
+
+// ensureObject reads the ClusterReadiness, creating it when absent, and resets spec.targets
+// when the agent owns them.
+func (a *Agent) ensureObject(ctx context.Context) (*unstructured.Unstructured, error) {
+	obj, err := a.objects.Get(ctx, a.opts.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		obj = &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": crd.Group + "/" + crd.Version, "kind": crd.Kind,
+			"metadata": map[string]any{"name": a.opts.Name}, "spec": map[string]any{},
+		}}
+		obj, err = a.objects.Create(ctx, obj, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read ClusterReadiness %s: %w", a.opts.Name, err)
+	}
+	if len(a.opts.Targets) == 0 {
+		return obj, nil
+	}
+	current, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "targets")
+	if slices.Equal(current, a.opts.Targets) {
+		return obj, nil
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"targets": a.opts.Targets}})
+	obj, err = a.objects.Patch(ctx, a.opts.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reset spec.targets of ClusterReadiness %s: %w", a.opts.Name, err)
+	}
+	return obj, nil
+}
+
+// writeStatus writes over a fresh read on each attempt, so a conflicting writer costs a
+// retry, never a lost status.
+func (a *Agent) writeStatus(ctx context.Context, ev crd.Evaluation) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		obj, err := a.objects.Get(ctx, a.opts.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var cr crd.ClusterReadiness
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
+			return err
+		}
+		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr(crd.BuildStatus(cr.Status, ev)))
+		if err != nil {
+			return err
+		}
+		obj.Object["status"] = st
+		_, err = a.objects.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write status of ClusterReadiness %s: %w", a.opts.Name, err)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// logTick writes exactly one line per tick.
+func (a *Agent) logTick(out Outcome) {
+	a.Health.record(out, a.opts.Now())
+	attrs := []any{"duration", out.Duration.Round(time.Millisecond).String()}
+	if out.Report != nil {
+		for _, t := range out.Report.Targets {
+			attrs = append(attrs, "targets."+t.Target+".verdict", t.Verdict, "targets."+t.Target+".score", t.Score,
+				"targets."+t.Target+".blockers", t.Blockers)
+		}
+	}
+	if out.Err != nil {
+		a.failures++
+		a.opts.Log.Error("tick failed", append(attrs, "error", out.Err.Error(), "consecutiveFailures", a.failures)...)
+		return
+	}
+	a.failures = 0
+	a.opts.Log.Info("tick complete", append(attrs, "consecutiveFailures", 0)...)
+}

@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/upgradescope/upgradescope/config"
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// resolveTargets picks what a tick judges: the spec's valid targets (at most crd.MaxTargets
+// distinct), else the next minor above the server's. Skipped entries become notes.
+func resolveTargets(spec []string, doc *inventory.Document) (targets, notes []string) {
+	seen := map[string]bool{}
+	for _, raw := range spec {
+		t, err := inventory.ParseTarget(raw)
+		switch {
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("targets: skipped invalid spec target %q", raw))
+		case seen[t]:
+		case len(targets) == crd.MaxTargets:
+			notes = append(notes, fmt.Sprintf("targets: skipped %q: at most %d targets are evaluated", raw, crd.MaxTargets))
+		default:
+			seen[t] = true
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) > 0 {
+		return targets, notes
+	}
+	if next, ok := nextMinor(doc); ok {
+		return []string{next}, notes
+	}
+	return nil, append(notes, "targets: no spec targets and the server version is unknown")
+}
+
+// nextMinor is the minor above the one the cluster behaves as (its emulated minor if any).
+func nextMinor(doc *inventory.Document) (string, bool) {
+	current := doc.ServerVersion
+	if doc.EmulatedVersion != "" {
+		current = doc.EmulatedVersion
+	}
+	v, err := inventory.ParseVersion(current)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor+1), true
+}
+
+// ignoreRules turns spec.ignore into the engine's rules; invalid ones are skipped with a note.
+func ignoreRules(spec []crd.IgnoreRule) (rules []engine.IgnoreRule, notes []string) {
+	for i, s := range spec {
+		r := engine.IgnoreRule{Key: s.Key, Category: s.Category, Namespace: s.Namespace, Name: s.Name,
+			Reason: s.Reason, Expires: s.Expires, Index: i}
+		if err := config.CheckRule(r); err != nil {
+			notes = append(notes, fmt.Sprintf("ignore: skipped spec.ignore[%d]: %v", i, err))
+			continue
+		}
+		rules = append(rules, r)
+	}
+	return rules, notes
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgradescope/upgradescope/agent"
+	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+type agentFlags struct {
+	live       liveFlags
+	interval   time.Duration
+	targets    string
+	crName     string
+	teamLabel  string
+	manageCRD  bool
+	healthAddr string
+	// testInterval replaces --interval below its minimum, for the end-to-end test only.
+	testInterval time.Duration
+}
+
+func newAgentCommand(s streams) *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Keep a ClusterReadiness object's status current, on a polling tick",
+		Example: `  upgradescope agent                       # in-cluster, ClusterReadiness "cluster"
+  upgradescope agent --targets 1.37,1.38 --interval 5m
+  kubectl get ucr`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), s) },
+	}
+	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Minute, "time between ticks (±10% jitter); at least 1m")
+	cmd.Flags().StringVar(&f.targets, "targets", "", "comma-separated target minors; when set the agent owns spec.targets and resets it every tick")
+	cmd.Flags().StringVar(&f.crName, "cr-name", crd.DefaultName, "name of the ClusterReadiness object")
+	cmd.Flags().StringVar(&f.teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
+	cmd.Flags().BoolVar(&f.manageCRD, "manage-crd", true, "server-side apply the ClusterReadiness CRD at start (only the fields the agent owns)")
+	cmd.Flags().StringVar(&f.healthAddr, "health-addr", "127.0.0.1:8081", "address for /healthz and /readyz; empty disables (use :8081 in a pod)")
+	cmd.Flags().DurationVar(&f.testInterval, "test-interval", 0, "tick interval below the minimum, for tests")
+	_ = cmd.Flags().MarkHidden("test-interval")
+	f.live.register(cmd)
+	return cmd
+}
+
+func (f *agentFlags) run(ctx context.Context, s streams) error {
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	_, cfg, err := f.live.restConfig()
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(ctx, engine.WithToolVersion(version))
+	if err != nil {
+		return err
+	}
+	col, err := cluster.New(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if f.manageCRD {
+		if err := crd.Apply(ctx, dyn); err != nil {
+			return fmt.Errorf("%w (install deploy CRD crd/clusterreadiness.yaml, or grant the agent apply on customresourcedefinitions)", err)
+		}
+	}
+	opts.Log = slog.New(slog.NewTextHandler(s.err, nil))
+	opts.Collect = f.live.collectOptions(eng, f.teamLabel)
+	a := agent.New(opts, col, eng, dyn)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if f.healthAddr != "" {
+		ln, err := net.Listen("tcp", f.healthAddr)
+		if err != nil {
+			return fmt.Errorf("listen on --health-addr %s: %w", f.healthAddr, err)
+		}
+		srv := &http.Server{Handler: a.Health.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+	}
+	opts.Log.Info("agent starting", "version", version, "interval", opts.Interval.String(), "crName", opts.Name, "targets", strings.Join(opts.Targets, ","))
+	return a.Run(ctx)
+}
+
+func (f *agentFlags) options() (agent.Options, error) {
+	opts := agent.Options{Name: f.crName, Interval: f.interval, AgentVersion: version}
+	if f.testInterval > 0 {
+		opts.Interval = f.testInterval
+	} else if f.interval < agent.MinInterval {
+		return opts, fmt.Errorf("--interval %s is below the minimum %s", f.interval, agent.MinInterval)
+	}
+	if f.crName == "" {
+		return opts, errors.New("--cr-name must not be empty")
+	}
+	seen := map[string]bool{}
+	for _, raw := range strings.Split(f.targets, ",") {
+		if raw = strings.TrimSpace(raw); raw == "" {
+			continue
+		}
+		t, err := inventory.ParseTarget(raw)
+		if err != nil {
+			return opts, fmt.Errorf("--targets: %w", err)
+		}
+		if !seen[t] {
+			seen[t] = true
+			opts.Targets = append(opts.Targets, t)
+		}
+	}
+	if len(opts.Targets) > crd.MaxTargets {
+		return opts, fmt.Errorf("--targets names %d minors; at most %d", len(opts.Targets), crd.MaxTargets)
+	}
+	return opts, nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
+)
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestAgentProcessKeepsTheStatusCurrent runs the agent binary against the real API server with
+// a 2 s tick, edits spec.targets and spec.ignore, and reads what it writes.
+func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
+	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	objects := dyn.Resource(crd.GVR)
+	ctx := context.Background()
+	const name = "agent-e2e"
+	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
+
+	bin := filepath.Join(t.TempDir(), "upgradescope")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var logs syncBuffer
+	agentCmd := exec.Command(bin, "agent", "--kubeconfig", kubeconfig, "--context", "admin",
+		"--cr-name", name, "--test-interval", "2s", "--health-addr", "")
+	agentCmd.Stdout, agentCmd.Stderr = &logs, &logs
+	if err := agentCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = agentCmd.Process.Signal(syscall.SIGTERM)
+		_ = agentCmd.Wait()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	})
+
+	// First ticks: the agent creates the object and judges the next minor above 1.35.
+	first := waitForStatus(t, objects, name, 1)
+	if len(first.Status.Targets) != 1 || first.Status.Targets[0].Target != "1.36" {
+		t.Fatalf("targets without a spec = %+v, want the next minor 1.36", first.Status.Targets)
+	}
+	checkConditions(t, first.Status)
+
+	// A spec edit: two targets, a category suppression and a rule with neither key nor category.
+	patch := []byte(`{"spec":{"targets":["1.36","1.37","1.36"],"ignore":[` +
+		`{"category":"eol-addon","reason":"migrating, PLAT-123","expires":"2099-12-31"},` +
+		`{"reason":"no key or category"}]}}`)
+	edited, err := objects.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := waitForStatus(t, objects, name, edited.GetGeneration())
+	if got := []string{after.Status.Targets[0].Target, after.Status.Targets[len(after.Status.Targets)-1].Target}; len(after.Status.Targets) != 2 || got[0] != "1.36" || got[1] != "1.37" {
+		t.Errorf("targets after the edit = %+v, want 1.36 and 1.37 once each", after.Status.Targets)
+	}
+	checkConditions(t, after.Status)
+	for _, ts := range after.Status.Targets {
+		if ts.ByCategory["eol-addon"] != 0 {
+			t.Errorf("%s still counts eol-addon findings under a category suppression: %v", ts.Target, ts.ByCategory)
+		}
+	}
+	if !strings.Contains(strings.Join(after.Status.NotAssessed, "\n"), "ignore: skipped spec.ignore[1]") {
+		t.Errorf("notAssessed %q does not report the invalid ignore rule", after.Status.NotAssessed)
+	}
+	if n := strings.Count(logs.String(), "tick complete"); n < 2 {
+		t.Errorf("agent logged %d completed ticks, want one line per tick", n)
+	}
+}
+
+// waitForStatus waits until the agent has evaluated at least generation.
+func waitForStatus(t *testing.T, objects dynamic.NamespaceableResourceInterface, name string, generation int64) crd.ClusterReadiness {
+	t.Helper()
+	var cr crd.ClusterReadiness
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		obj, err := objects.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		cr = crd.ClusterReadiness{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
+			return false, err
+		}
+		return cr.Status.ObservedGeneration >= generation && cr.Status.LastEvaluated != nil, nil
+	})
+	if err != nil {
+		raw, _ := json.Marshal(cr)
+		t.Fatalf("status never reached generation %d: %v\n%s", generation, err, raw)
+	}
+	return cr
+}
+
+// checkConditions holds Ready to the first target's verdict and AllTargetsReady to all.
+func checkConditions(t *testing.T, st crd.Status) {
+	t.Helper()
+	want := map[string]metav1.ConditionStatus{"ready": metav1.ConditionTrue, "blocked": metav1.ConditionFalse, "unknown": metav1.ConditionUnknown}
+	all := metav1.ConditionTrue
+	for _, ts := range st.Targets {
+		switch {
+		case ts.Verdict == "blocked":
+			all = metav1.ConditionFalse
+		case ts.Verdict == "unknown" && all == metav1.ConditionTrue:
+			all = metav1.ConditionUnknown
+		}
+	}
+	for _, c := range st.Conditions {
+		switch c.Type {
+		case crd.ConditionReady:
+			if c.Status != want[st.Targets[0].Verdict] {
+				t.Errorf("Ready = %s for a %s first target", c.Status, st.Targets[0].Verdict)
+			}
+		case crd.ConditionAllTargetsReady:
+			if c.Status != all {
+				t.Errorf("AllTargetsReady = %s (%s), want %s for %+v", c.Status, c.Message, all, st.Targets)
+			}
+		}
+		if c.ObservedGeneration != st.ObservedGeneration {
+			t.Errorf("condition %s at generation %d, status at %d", c.Type, c.ObservedGeneration, st.ObservedGeneration)
+		}
+	}
+	if len(st.Conditions) != 2 {
+		t.Errorf("conditions = %+v, want Ready and AllTargetsReady", st.Conditions)
+	}
+}
