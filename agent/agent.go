@@ -78,22 +78,28 @@ func (a *Agent) Run(ctx context.Context) error {
 
 // Outcome is what one tick did, for its log line and the health endpoints.
 type Outcome struct {
-	Duration time.Duration
-	Report   *engine.Report
-	Err      error
+	Duration     time.Duration
+	Report       *engine.Report
+	Capabilities map[string]inventory.Capability
+	Err          error
 }
 
 // Tick collects, evaluates and writes the status once.
 func (a *Agent) Tick(ctx context.Context) Outcome {
 	start := a.opts.Now()
 	out := Outcome{}
-	out.Report, out.Err = a.tick(ctx, start)
+	out.Report, out.Capabilities, out.Err = a.tick(ctx, start)
 	out.Duration = a.opts.Now().Sub(start)
 	return out
 }
 
-func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, error) {
+func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, map[string]inventory.Capability, error) {
 	doc := a.collector.Collect(ctx, now, a.opts.Collect)
+	rep, err := a.judge(ctx, doc, now)
+	return rep, doc.Capabilities, err
+}
+
+func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Time) (*engine.Report, error) {
 	obj, err := a.ensureObject(ctx)
 	if err != nil {
 		return nil, err

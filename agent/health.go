@@ -4,11 +4,14 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Health answers /healthz and /readyz: ready once a tick succeeded within twice the interval
 // plus a tick's own budget.
 type Health struct {
+	metrics     *metrics
 	mu          sync.Mutex
 	interval    time.Duration
 	lastSuccess time.Time
@@ -16,12 +19,15 @@ type Health struct {
 }
 
 func newHealth(interval time.Duration) *Health {
-	return &Health{interval: interval, now: time.Now}
+	m := newMetrics()
+	m.interval.Set(interval.Seconds())
+	return &Health{interval: interval, now: time.Now, metrics: m}
 }
 
 func (h *Health) record(out Outcome, at time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.metrics.record(out, float64(at.Unix()))
 	if out.Err == nil {
 		h.lastSuccess = at
 	}
@@ -35,7 +41,7 @@ func (h *Health) Ready() bool {
 	return !h.lastSuccess.IsZero() && h.now().Sub(h.lastSuccess) <= 2*h.interval+budget
 }
 
-// Handler serves /healthz and /readyz.
+// Handler serves /healthz, /readyz and /metrics.
 func (h *Health) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
@@ -46,5 +52,6 @@ func (h *Health) Handler() http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	mux.Handle("/metrics", promhttp.HandlerFor(h.metrics.registry, promhttp.HandlerOpts{}))
 	return mux
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -50,24 +53,7 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	const name = "agent-e2e"
 	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
 
-	bin := filepath.Join(t.TempDir(), "upgradescope")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	var logs syncBuffer
-	agentCmd := exec.Command(bin, "agent", "--kubeconfig", kubeconfig, "--context", "admin",
-		"--cr-name", name, "--test-interval", "2s", "--health-addr", "")
-	agentCmd.Stdout, agentCmd.Stderr = &logs, &logs
-	if err := agentCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = agentCmd.Process.Signal(syscall.SIGTERM)
-		_ = agentCmd.Wait()
-		if t.Failed() {
-			t.Logf("agent log:\n%s", logs.String())
-		}
-	})
+	logs := startAgent(t, kubeconfig, "--cr-name", name)
 
 	// First ticks: the agent creates the object and judges the next minor above 1.35.
 	first := waitForStatus(t, objects, name, 1)
@@ -99,6 +85,88 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "tick complete"); n < 2 {
 		t.Errorf("agent logged %d completed ticks, want one line per tick", n)
+	}
+}
+
+var (
+	agentBinOnce sync.Once
+	agentBin     string
+	agentBinErr  error
+)
+
+// startAgent builds the binary once and runs `agent` with a 2 s tick until the test ends.
+func startAgent(t *testing.T, kubeconfig string, args ...string) *syncBuffer {
+	t.Helper()
+	agentBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "upgradescope-agent-test")
+		if err != nil {
+			agentBinErr = err
+			return
+		}
+		agentBin = filepath.Join(dir, "upgradescope")
+		if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
+			agentBinErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if agentBinErr != nil {
+		t.Fatal(agentBinErr)
+	}
+	logs := &syncBuffer{}
+	cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", kubeconfig, "--context", "admin",
+		"--test-interval", "2s", "--health-addr", ""}, args...)...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	})
+	return logs
+}
+
+// TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels: with --targets the
+// agent resets a user's spec.targets edit; its CRD apply at start leaves a label Argo CD set.
+func TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels(t *testing.T) {
+	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	ctx := context.Background()
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	const crdName = "clusterreadinesses.upgradescope.basit.engineer"
+	if err := crd.Apply(ctx, dyn); err != nil {
+		t.Fatal(err)
+	}
+	label := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + crdName + `","labels":{"app.kubernetes.io/managed-by":"argocd"}}}`)
+	force := true
+	if _, err := dyn.Resource(crds).Patch(ctx, crdName, types.ApplyPatchType, label, metav1.PatchOptions{FieldManager: "argocd-controller", Force: &force}); err != nil {
+		t.Fatal(err)
+	}
+	const name = "agent-owns-targets"
+	objects := dyn.Resource(crd.GVR)
+	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
+	startAgent(t, kubeconfig, "--cr-name", name, "--targets", "1.37")
+	first := waitForStatus(t, objects, name, 1)
+	if len(first.Status.Targets) != 1 || first.Status.Targets[0].Target != "1.37" {
+		t.Fatalf("targets = %+v, want the --targets 1.37", first.Status.Targets)
+	}
+	edited, err := objects.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"targets":["1.38"]}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next tick resets the edit (a new generation) and judges 1.37 again.
+	after := waitForStatus(t, objects, name, edited.GetGeneration()+1)
+	if got := after.Spec.Targets; len(got) != 1 || got[0] != "1.37" || after.Status.Targets[0].Target != "1.37" {
+		t.Errorf("spec.targets = %v, status targets %+v; want both reset to 1.37", got, after.Status.Targets)
+	}
+	crdObj, err := dyn.Resource(crds).Get(ctx, crdName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crdObj.GetLabels()["app.kubernetes.io/managed-by"] != "argocd" {
+		t.Errorf("CRD labels after the agent's apply = %v, want Argo CD's label kept", crdObj.GetLabels())
 	}
 }
 
