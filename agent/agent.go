@@ -23,6 +23,7 @@ import (
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/push"
 )
 
 // MinInterval is the shortest interval the agent accepts.
@@ -44,9 +45,11 @@ type Options struct {
 type Agent struct {
 	opts      Options
 	collector *cluster.Collector
-	engine    *engine.Engine
-	objects   dynamic.NamespaceableResourceInterface
-	failures  int
+	// Pusher, when set, delivers each tick's inventory to the fleet server.
+	Pusher   *push.Client
+	engine   *engine.Engine
+	objects  dynamic.NamespaceableResourceInterface
+	failures int
 	// Health is what /readyz and /metrics read.
 	Health *Health
 }
@@ -63,17 +66,44 @@ func New(opts Options, col *cluster.Collector, eng *engine.Engine, dyn dynamic.I
 }
 
 // Run ticks at once, then every interval ±10%, until ctx ends. A failed tick never stops it.
+// Between ticks it retries a failed push when its time comes.
 func (a *Agent) Run(ctx context.Context) error {
 	for {
 		a.logTick(a.Tick(ctx))
-		wait := time.Duration(float64(a.opts.Interval) * (0.9 + 0.2*rand.Float64()))
-		select {
-		case <-ctx.Done():
-			a.opts.Log.Info("agent stopping")
-			return nil
-		case <-time.After(wait):
+		nextTick := time.Now().Add(time.Duration(float64(a.opts.Interval) * (0.9 + 0.2*rand.Float64())))
+		for {
+			wake := nextTick
+			if retry, ok := a.retryAt(); ok && retry.Before(wake) {
+				wake = retry
+			}
+			select {
+			case <-ctx.Done():
+				a.opts.Log.Info("agent stopping")
+				return nil
+			case <-time.After(time.Until(wake)):
+			}
+			if !wake.Before(nextTick) {
+				break
+			}
+			if res, err := a.Pusher.Retry(ctx); err != nil || res == push.Delivered {
+				a.opts.Log.Info("push retried", "push", string(res), "error", errText(err))
+			}
 		}
 	}
+}
+
+func (a *Agent) retryAt() (time.Time, bool) {
+	if a.Pusher == nil {
+		return time.Time{}, false
+	}
+	return a.Pusher.NextRetry()
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // Outcome is what one tick did, for its log line and the health endpoints.
@@ -81,22 +111,30 @@ type Outcome struct {
 	Duration     time.Duration
 	Report       *engine.Report
 	Capabilities map[string]inventory.Capability
+	Push         push.Result
+	PushErr      error
 	Err          error
 }
 
 // Tick collects, evaluates and writes the status once.
 func (a *Agent) Tick(ctx context.Context) Outcome {
 	start := a.opts.Now()
-	out := Outcome{}
-	out.Report, out.Capabilities, out.Err = a.tick(ctx, start)
+	out := Outcome{Push: "off"}
+	var doc *inventory.Document
+	out.Report, doc, out.Err = a.tick(ctx, start)
+	out.Capabilities = doc.Capabilities
+	// The status is written whether or not a server is configured; the push follows it.
+	if a.Pusher != nil {
+		out.Push, out.PushErr = a.Pusher.Offer(ctx, doc)
+	}
 	out.Duration = a.opts.Now().Sub(start)
 	return out
 }
 
-func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, map[string]inventory.Capability, error) {
+func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, *inventory.Document, error) {
 	doc := a.collector.Collect(ctx, now, a.opts.Collect)
 	rep, err := a.judge(ctx, doc, now)
-	return rep, doc.Capabilities, err
+	return rep, doc, err
 }
 
 func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Time) (*engine.Report, error) {
@@ -191,7 +229,10 @@ func ptr[T any](v T) *T { return &v }
 // logTick writes exactly one line per tick.
 func (a *Agent) logTick(out Outcome) {
 	a.Health.record(out, a.opts.Now())
-	attrs := []any{"duration", out.Duration.Round(time.Millisecond).String()}
+	attrs := []any{"duration", out.Duration.Round(time.Millisecond).String(), "push", string(out.Push)}
+	if out.PushErr != nil {
+		attrs = append(attrs, "pushError", out.PushErr.Error())
+	}
 	if out.Report != nil {
 		for _, t := range out.Report.Targets {
 			attrs = append(attrs, "targets."+t.Target+".verdict", t.Verdict, "targets."+t.Target+".score", t.Score,

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
@@ -20,6 +22,7 @@ import (
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/push"
 )
 
 type agentFlags struct {
@@ -32,6 +35,9 @@ type agentFlags struct {
 	healthAddr string
 	// testInterval replaces --interval below its minimum, for the end-to-end test only.
 	testInterval time.Duration
+
+	serverURL, serverToken, serverTokenFile, serverCAFile, clusterName string
+	forceSyncEvery                                                     time.Duration
 }
 
 func newAgentCommand(s streams) *cobra.Command {
@@ -53,6 +59,12 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.healthAddr, "health-addr", "127.0.0.1:8081", "address for /healthz and /readyz; empty disables (use :8081 in a pod)")
 	cmd.Flags().DurationVar(&f.testInterval, "test-interval", 0, "tick interval below the minimum, for tests")
 	_ = cmd.Flags().MarkHidden("test-interval")
+	cmd.Flags().StringVar(&f.serverURL, "server-url", "", "fleet server to push inventories to (empty: ClusterReadiness only)")
+	cmd.Flags().StringVar(&f.serverToken, "server-token", "", "ingest token (default $UPGRADESCOPE_SERVER_TOKEN); prefer --server-token-file")
+	cmd.Flags().StringVar(&f.serverTokenFile, "server-token-file", "", "file holding the ingest token, re-read on every push")
+	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server-url, besides the system roots")
+	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
+	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
 	f.live.register(cmd)
 	return cmd
 }
@@ -86,6 +98,12 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	opts.Log = slog.New(slog.NewTextHandler(s.err, nil))
 	opts.Collect = f.live.collectOptions(eng, f.teamLabel)
 	a := agent.New(opts, col, eng, dyn)
+	if a.Pusher, err = f.pusher(eng); err != nil {
+		return err
+	}
+	if a.Pusher != nil && a.Pusher.Warning != "" {
+		opts.Log.Warn(a.Pusher.Warning)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if f.healthAddr != "" {
@@ -129,4 +147,32 @@ func (f *agentFlags) options() (agent.Options, error) {
 		return opts, fmt.Errorf("--targets names %d minors; at most %d", len(opts.Targets), crd.MaxTargets)
 	}
 	return opts, nil
+}
+
+// pusher builds the fleet-server client, or nil without --server-url.
+func (f *agentFlags) pusher(eng *engine.Engine) (*push.Client, error) {
+	if f.serverURL == "" {
+		return nil, nil
+	}
+	if f.forceSyncEvery <= 0 {
+		return nil, errors.New("--force-sync-every must be positive")
+	}
+	token := func() (string, error) {
+		if f.serverTokenFile != "" {
+			raw, err := os.ReadFile(f.serverTokenFile)
+			if err != nil {
+				return "", err
+			}
+			return strings.TrimSpace(string(raw)), nil
+		}
+		if f.serverToken != "" {
+			return f.serverToken, nil
+		}
+		return os.Getenv("UPGRADESCOPE_SERVER_TOKEN"), nil
+	}
+	if t, err := token(); err != nil || t == "" || strings.ContainsFunc(t, unicode.IsSpace) {
+		return nil, errors.New("--server-url needs a token without spaces: --server-token-file, --server-token or $UPGRADESCOPE_SERVER_TOKEN")
+	}
+	return push.New(push.Options{URL: f.serverURL, Token: token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
+		ClusterName: f.clusterName, AgentVersion: version, KBVersion: eng.KB().GeneratedFrom})
 }

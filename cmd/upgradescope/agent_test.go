@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +27,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/push"
 )
 
 // syncBuffer collects a process's output while the test reads it.
@@ -53,7 +58,27 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	const name = "agent-e2e"
 	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
 
-	logs := startAgent(t, kubeconfig, "--cr-name", name)
+	// A fleet server that takes the agent's pushes.
+	var pushes atomic.Int32
+	fleet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		var env push.Envelope
+		if err == nil {
+			err = json.NewDecoder(zr).Decode(&env)
+		}
+		if err != nil || r.Header.Get("Authorization") != "Bearer e2e-token" || env.Inventory == nil || env.ClusterName == "" {
+			http.Error(w, fmt.Sprintf("bad push: %v", err), http.StatusBadRequest)
+			return
+		}
+		pushes.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer fleet.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := startAgent(t, kubeconfig, "--cr-name", name, "--server-url", fleet.URL, "--server-token-file", tokenFile)
 
 	// First ticks: the agent creates the object and judges the next minor above 1.35.
 	first := waitForStatus(t, objects, name, 1)
@@ -82,6 +107,9 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(after.Status.NotAssessed, "\n"), "ignore: skipped spec.ignore[1]") {
 		t.Errorf("notAssessed %q does not report the invalid ignore rule", after.Status.NotAssessed)
+	}
+	if pushes.Load() < 1 || !strings.Contains(logs.String(), "push=ok") {
+		t.Errorf("the fleet server received %d pushes; the log says:\n%s", pushes.Load(), logs.String())
 	}
 	if n := strings.Count(logs.String(), "tick complete"); n < 2 {
 		t.Errorf("agent logged %d completed ticks, want one line per tick", n)

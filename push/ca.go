@@ -1,0 +1,23 @@
+package push
+
+import (
+	"crypto/x509"
+	"fmt"
+	"os"
+)
+
+// caPool is the system roots plus the PEM bundle in file.
+func caPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--server-ca-file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--server-ca-file %s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}

@@ -1,0 +1,231 @@
+// Package push delivers the agent's inventory to the fleet server: only when it changed (or
+// a forced sync is due), keeping a failed push and retrying it between ticks until it is
+// delivered or a newer one supersedes it.
+package push
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// SchemaVersion is the push protocol's version.
+const SchemaVersion = 1
+
+// retrySteps are the waits after a failed push; the last repeats. Each is jittered ±20%.
+var retrySteps = []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 2 * time.Minute}
+
+// Envelope is what one push sends.
+type Envelope struct {
+	SchemaVersion int                 `json:"schemaVersion"`
+	ClusterName   string              `json:"clusterName"`
+	AgentVersion  string              `json:"agentVersion"`
+	KBVersion     string              `json:"kbVersion"`
+	Inventory     *inventory.Document `json:"inventory"`
+}
+
+// Options configure a Client.
+type Options struct {
+	URL          string // the server's base URL
+	Token        func() (string, error)
+	CAFile       string
+	ForceEvery   time.Duration
+	ClusterName  string
+	AgentVersion string
+	KBVersion    string
+	Now          func() time.Time
+	// Jitter returns a factor in [0.8, 1.2]; tests pin it.
+	Jitter func() float64
+}
+
+// Client pushes snapshots. It is not safe for concurrent use.
+type Client struct {
+	opts       Options
+	endpoint   string
+	http       *http.Client
+	lastHash   string
+	lastPushed time.Time
+	pending    *pending
+	// Warning is set when the token would travel in clear text.
+	Warning string
+}
+
+type pending struct {
+	body     []byte
+	hash     string
+	failures int
+	next     time.Time
+}
+
+// New validates the URL and builds a client.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--server-url %q must be an http(s) URL with a host", opts.URL)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func() float64 { return 0.8 + 0.4*rand.Float64() }
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if opts.CAFile != "" {
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("--server-ca-file needs an https --server-url")
+		}
+		pool, err := caPool(opts.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		transport.TLSClientConfig.RootCAs = pool
+	}
+	c := &Client{
+		opts: opts, endpoint: u.JoinPath("/api/v1/snapshots").String(),
+		http: &http.Client{Timeout: 30 * time.Second, Transport: transport,
+			// A redirect would resend the token elsewhere; it is an error instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		c.Warning = fmt.Sprintf("--server-url %s is plain http to a non-loopback host: the token travels in clear text", u.Redacted())
+	}
+	return c, nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Result says what a push attempt did, for the tick's log line.
+type Result string
+
+// Results.
+const (
+	Unchanged Result = "unchanged"
+	Delivered Result = "ok"
+	Failed    Result = "failed"
+	Dropped   Result = "dropped" // a permanent refusal: retrying cannot help
+)
+
+// Offer is called once per tick with the new inventory: it replaces any pending push and
+// sends it now if it changed or a forced sync is due.
+func (c *Client) Offer(ctx context.Context, doc *inventory.Document) (Result, error) {
+	hash, err := doc.Hash()
+	if err != nil {
+		return Failed, err
+	}
+	now := c.opts.Now()
+	due := c.lastPushed.IsZero() || now.Sub(c.lastPushed) >= c.opts.ForceEvery
+	if hash == c.lastHash && !due {
+		c.pending = nil
+		return Unchanged, nil
+	}
+	body, err := c.encode(doc)
+	if err != nil {
+		return Failed, err
+	}
+	c.pending = &pending{body: body, hash: hash}
+	return c.attempt(ctx)
+}
+
+// NextRetry is when a pending push should be tried again; false when none is pending.
+func (c *Client) NextRetry() (time.Time, bool) {
+	if c.pending == nil {
+		return time.Time{}, false
+	}
+	return c.pending.next, true
+}
+
+// Retry tries the pending push again if its time has come.
+func (c *Client) Retry(ctx context.Context) (Result, error) {
+	if c.pending == nil || c.opts.Now().Before(c.pending.next) {
+		return Unchanged, nil
+	}
+	return c.attempt(ctx)
+}
+
+func (c *Client) attempt(ctx context.Context) (Result, error) {
+	p := c.pending
+	err := c.send(ctx, p.body)
+	var perm *permanentError
+	switch {
+	case err == nil:
+		c.lastHash, c.lastPushed, c.pending = p.hash, c.opts.Now(), nil
+		return Delivered, nil
+	case errors.As(err, &perm):
+		c.pending = nil
+		return Dropped, err
+	}
+	step := retrySteps[min(p.failures, len(retrySteps)-1)]
+	p.failures++
+	p.next = c.opts.Now().Add(time.Duration(float64(step) * c.opts.Jitter()))
+	return Failed, err
+}
+
+type permanentError struct{ msg string }
+
+func (e *permanentError) Error() string { return e.msg }
+
+func (c *Client) send(ctx context.Context, body []byte) error {
+	token, err := c.opts.Token()
+	if err != nil {
+		return fmt.Errorf("read the server token: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", c.endpoint, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	switch {
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted:
+		return nil
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return &permanentError{fmt.Sprintf("push refused (%s): check --server-token or --server-token-file", resp.Status)}
+	case resp.StatusCode == http.StatusUnprocessableEntity:
+		return &permanentError{fmt.Sprintf("push refused (%s): the server could not accept this inventory: %s", resp.Status, bytes.TrimSpace(msg))}
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; set --server-url to the final address", resp.Status, resp.Header.Get("Location"))}
+	}
+	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
+}
+
+func (c *Client) encode(doc *inventory.Document) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	name := c.opts.ClusterName
+	if name == "" {
+		name = doc.ClusterID // the kube-system namespace UID
+	}
+	env := Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
+		KBVersion: c.opts.KBVersion, Inventory: doc}
+	if err := json.NewEncoder(zw).Encode(env); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

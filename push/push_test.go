@@ -1,0 +1,217 @@
+package push
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// server records pushes and answers with the status codes it is given, in order (the last
+// repeats).
+type server struct {
+	mu       sync.Mutex
+	codes    []int
+	received []Envelope
+	auth     []string
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	code := s.codes[min(len(s.received), len(s.codes)-1)]
+	zr, err := gzip.NewReader(r.Body)
+	if err != nil || r.URL.Path != "/api/v1/snapshots" || r.Header.Get("Content-Encoding") != "gzip" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var env Envelope
+	if err := json.NewDecoder(zr).Decode(&env); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.received = append(s.received, env)
+	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	if code == http.StatusFound {
+		w.Header().Set("Location", "https://elsewhere.example.com/api")
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte("cluster name is not a subdomain"))
+}
+
+func (s *server) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.received)
+}
+
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+func newClient(t *testing.T, url string, clk *clock) *Client {
+	t.Helper()
+	c, err := New(Options{URL: url, Token: func() (string, error) { return "s3cr3t", nil }, ForceEvery: time.Hour,
+		ClusterName: "prod-eu", AgentVersion: "test", KBVersion: "k8s.io/api v0.37.2", Now: clk.Now, Jitter: func() float64 { return 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func doc(server string) *inventory.Document {
+	return &inventory.Document{SchemaVersion: 1, Source: "cluster", ServerVersion: server, CollectedAt: time.Now(),
+		Capabilities: map[string]inventory.Capability{}, APIUsage: []inventory.APIUsage{}}
+}
+
+func TestPushesOnlyWhenTheInventoryChangedOrAForcedSyncIsDue(t *testing.T) {
+	srv := &server{codes: []int{http.StatusAccepted}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	clk := &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := newClient(t, ts.URL, clk)
+	ctx := context.Background()
+	steps := []struct {
+		name    string
+		advance time.Duration
+		server  string
+		want    Result
+	}{
+		{"the first inventory is pushed", 0, "v1.35.0", Delivered},
+		{"the same state collected later is not", 10 * time.Minute, "v1.35.0", Unchanged},
+		{"a changed state is", 10 * time.Minute, "v1.35.1", Delivered},
+		{"an unchanged state is pushed again once a forced sync is due", time.Hour, "v1.35.1", Delivered},
+	}
+	for _, s := range steps {
+		clk.now = clk.now.Add(s.advance)
+		if got, err := c.Offer(ctx, doc(s.server)); got != s.want {
+			t.Errorf("%s: got %s (%v), want %s", s.name, got, err, s.want)
+		}
+	}
+	if srv.count() != 3 {
+		t.Fatalf("server received %d pushes, want 3", srv.count())
+	}
+	env := srv.received[0]
+	if env.SchemaVersion != 1 || env.ClusterName != "prod-eu" || env.Inventory.ServerVersion != "v1.35.0" || srv.auth[0] != "Bearer s3cr3t" {
+		t.Errorf("first push = %+v with %q", env, srv.auth[0])
+	}
+}
+
+func TestAFailedPushIsRetriedOnTheBackoffScheduleUntilDelivered(t *testing.T) {
+	srv := &server{codes: []int{503, 503, 503, 503, 503, 503, 202}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	clk := &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := newClient(t, ts.URL, clk)
+	ctx := context.Background()
+	if got, _ := c.Offer(ctx, doc("v1.35.0")); got != Failed {
+		t.Fatalf("first push = %s, want failed", got)
+	}
+	for _, wait := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 2 * time.Minute, 2 * time.Minute} {
+		next, ok := c.NextRetry()
+		if !ok || next.Sub(clk.now) != wait {
+			t.Fatalf("next retry in %s (pending %v), want %s", next.Sub(clk.now), ok, wait)
+		}
+		clk.now = next.Add(-time.Second)
+		before := srv.count()
+		if got, _ := c.Retry(ctx); got != Unchanged || srv.count() != before {
+			t.Fatalf("a retry before its time sent a request (%s)", got)
+		}
+		clk.now = next
+		if _, err := c.Retry(ctx); err != nil && srv.count() == 7 {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := c.NextRetry(); ok || srv.count() != 7 {
+		t.Errorf("after delivery: pending %v, %d requests; want none pending after 7", ok, srv.count())
+	}
+}
+
+func TestJitterStaysWithinTwentyPercent(t *testing.T) {
+	c, err := New(Options{URL: "http://127.0.0.1:1", Token: func() (string, error) { return "t", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if j := c.opts.Jitter(); j < 0.8 || j > 1.2 {
+			t.Fatalf("jitter %v outside [0.8, 1.2]", j)
+		}
+	}
+}
+
+func TestANewerInventorySupersedesAPendingPush(t *testing.T) {
+	srv := &server{codes: []int{503, 202}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	clk := &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	c := newClient(t, ts.URL, clk)
+	ctx := context.Background()
+	_, _ = c.Offer(ctx, doc("v1.35.0"))
+	clk.now = clk.now.Add(5 * time.Second)
+	if got, _ := c.Offer(ctx, doc("v1.35.1")); got != Delivered {
+		t.Fatalf("the newer push = %s, want delivered", got)
+	}
+	if srv.received[1].Inventory.ServerVersion != "v1.35.1" {
+		t.Errorf("delivered %s, want the newer inventory", srv.received[1].Inventory.ServerVersion)
+	}
+	if _, ok := c.NextRetry(); ok {
+		t.Error("the superseded push is still pending")
+	}
+}
+
+func TestPermanentRefusalsAreDroppedWithWhatToFix(t *testing.T) {
+	tests := []struct {
+		code int
+		want string
+	}{
+		{http.StatusUnauthorized, "check --server-token"},
+		{http.StatusForbidden, "check --server-token"},
+		{http.StatusUnprocessableEntity, "cluster name is not a subdomain"},
+		{http.StatusFound, "redirected to https://elsewhere.example.com/api"},
+	}
+	for _, tt := range tests {
+		t.Run(http.StatusText(tt.code), func(t *testing.T) {
+			srv := &server{codes: []int{tt.code}}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			c := newClient(t, ts.URL, &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)})
+			got, err := c.Offer(context.Background(), doc("v1.35.0"))
+			if got != Dropped || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %s, %v; want dropped saying %q", got, err, tt.want)
+			}
+			if _, ok := c.NextRetry(); ok {
+				t.Error("a permanent refusal is retried")
+			}
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Error("the error shows the token")
+			}
+		})
+	}
+}
+
+func TestServerURLChecks(t *testing.T) {
+	token := func() (string, error) { return "t", nil }
+	for _, bad := range []string{"", "ftp://host", "http://", "not a url"} {
+		if _, err := New(Options{URL: bad, Token: token}); err == nil {
+			t.Errorf("New(%q) accepted", bad)
+		}
+	}
+	if _, err := New(Options{URL: "http://fleet.example.com", Token: token, CAFile: "ca.pem"}); err == nil {
+		t.Error("a CA file with a plain http URL was accepted")
+	}
+	c, _ := New(Options{URL: "http://fleet.example.com", Token: token})
+	if !strings.Contains(c.Warning, "clear text") {
+		t.Errorf("plain http to a remote host warns %q", c.Warning)
+	}
+	c, _ = New(Options{URL: "http://127.0.0.1:8080", Token: token})
+	if c.Warning != "" {
+		t.Errorf("plain http to loopback warns %q", c.Warning)
+	}
+}
