@@ -74,11 +74,16 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	_, cfg, err := f.live.restConfig()
+	eng, err := engine.New(ctx, engine.WithToolVersion(version))
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.WithToolVersion(version))
+	// Every flag is checked before the cluster is touched.
+	pusher, err := f.pusher(eng)
+	if err != nil {
+		return err
+	}
+	_, cfg, err := f.live.restConfig()
 	if err != nil {
 		return err
 	}
@@ -98,9 +103,7 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	opts.Log = slog.New(slog.NewTextHandler(s.err, nil))
 	opts.Collect = f.live.collectOptions(eng, f.teamLabel)
 	a := agent.New(opts, col, eng, dyn)
-	if a.Pusher, err = f.pusher(eng); err != nil {
-		return err
-	}
+	a.Pusher = pusher
 	if a.Pusher != nil && a.Pusher.Warning != "" {
 		opts.Log.Warn(a.Pusher.Warning)
 	}

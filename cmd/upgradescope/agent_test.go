@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/internal/healthcheck"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
 	"github.com/upgradescope/upgradescope/push"
 )
@@ -108,6 +109,7 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	if !strings.Contains(strings.Join(after.Status.NotAssessed, "\n"), "ignore: skipped spec.ignore[1]") {
 		t.Errorf("notAssessed %q does not report the invalid ignore rule", after.Status.NotAssessed)
 	}
+	checkRecipes(t, objects, name)
 	if pushes.Load() < 1 || !strings.Contains(logs.String(), "push=ok") {
 		t.Errorf("the fleet server received %d pushes; the log says:\n%s", pushes.Load(), logs.String())
 	}
@@ -198,6 +200,41 @@ func TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels(t *te
 	}
 }
 
+// checkRecipes runs the Argo CD and Flux health checks of docs/gitops.md on the object as the
+// agent process left it: its status is current, so they follow AllTargetsReady.
+func checkRecipes(t *testing.T, objects dynamic.NamespaceableResourceInterface, name string) {
+	t.Helper()
+	recipes, err := healthcheck.FromDocs("../../docs/gitops.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := objects.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr crd.ClusterReadiness
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
+		t.Fatal(err)
+	}
+	var all metav1.ConditionStatus
+	for _, c := range cr.Status.Conditions {
+		if c.Type == crd.ConditionAllTargetsReady {
+			all = c.Status
+		}
+	}
+	wantArgo := map[metav1.ConditionStatus]string{metav1.ConditionTrue: "Healthy", metav1.ConditionFalse: "Degraded", metav1.ConditionUnknown: "Degraded"}[all]
+	if cr.Status.ObservedGeneration < obj.GetGeneration() {
+		wantArgo = "Progressing"
+	}
+	if got, msg, err := recipes.Argo(obj.Object); err != nil || got != wantArgo {
+		t.Errorf("Argo CD health = %s (%s, %v), want %s for AllTargetsReady=%s", got, msg, err, wantArgo, all)
+	}
+	current, failed, err := recipes.Flux(obj.Object)
+	if err != nil || current != (all == metav1.ConditionTrue) || failed != (all == metav1.ConditionFalse) {
+		t.Errorf("Flux current, failed = %v, %v (%v) for AllTargetsReady=%s", current, failed, err, all)
+	}
+}
+
 // waitForStatus waits until the agent has evaluated at least generation.
 func waitForStatus(t *testing.T, objects dynamic.NamespaceableResourceInterface, name string, generation int64) crd.ClusterReadiness {
 	t.Helper()
@@ -250,5 +287,32 @@ func checkConditions(t *testing.T, st crd.Status) {
 	}
 	if len(st.Conditions) != 2 {
 		t.Errorf("conditions = %+v, want Ready and AllTargetsReady", st.Conditions)
+	}
+}
+
+func TestAgentRefusesBadFlagsBeforeTouchingTheCluster(t *testing.T) {
+	t.Setenv("UPGRADESCOPE_SERVER_TOKEN", "")
+	nowhere := []string{"--kubeconfig", filepath.Join(t.TempDir(), "missing")}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"an interval below a minute", []string{"--interval", "30s"}, "below the minimum 1m0s"},
+		{"more than eight targets", []string{"--targets", "1.30,1.31,1.32,1.33,1.34,1.35,1.36,1.37,1.38"}, "at most 8"},
+		{"a target that is no minor", []string{"--targets", "next"}, "--targets"},
+		{"an empty object name", []string{"--cr-name", ""}, "--cr-name must not be empty"},
+		{"a server URL that is not http(s)", []string{"--server-url", "ftp://fleet.example.com", "--server-token", "t"}, "must be an http(s) URL"},
+		{"a server URL without a token", []string{"--server-url", "https://fleet.example.com"}, "needs a token"},
+		{"a token with a space", []string{"--server-url", "https://fleet.example.com", "--server-token", "a b"}, "without spaces"},
+		{"a CA file for plain http", []string{"--server-url", "http://fleet.example.com", "--server-token", "t", "--server-ca-file", "ca.pem"}, "needs an https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, append(append([]string{"agent"}, nowhere...), tt.args...)...)
+			if r.code != exitErr || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 1 saying %q", r.code, r.stderr, tt.want)
+			}
+		})
 	}
 }
