@@ -127,6 +127,11 @@ var (
 // startAgent builds the binary once and runs `agent` with a 2 s tick until the test ends.
 func startAgent(t *testing.T, kubeconfig string, args ...string) *syncBuffer {
 	t.Helper()
+	return startAgentWithInterval(t, kubeconfig, "2s", args...)
+}
+
+func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...string) *syncBuffer {
+	t.Helper()
 	agentBinOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "upgradescope-agent-test")
 		if err != nil {
@@ -143,7 +148,7 @@ func startAgent(t *testing.T, kubeconfig string, args ...string) *syncBuffer {
 	}
 	logs := &syncBuffer{}
 	cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", kubeconfig, "--context", "admin",
-		"--test-interval", "2s", "--health-addr", ""}, args...)...)
+		"--test-interval", interval, "--health-addr", ""}, args...)...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -314,5 +319,31 @@ func TestAgentRefusesBadFlagsBeforeTouchingTheCluster(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 1 saying %q", r.code, r.stderr, tt.want)
 			}
 		})
+	}
+}
+
+// A cluster that cannot be reached fails every tick; the agent logs each failure with the
+// count and keeps ticking. With --manage-crd=false it does not try the CRD at start.
+func TestAgentKeepsTickingThroughFailedTicks(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	unreachable := `apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: admin, context: {cluster: gone, user: u}}]
+current-context: admin
+`
+	if err := os.WriteFile(kubeconfig, []byte(unreachable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := startAgentWithInterval(t, kubeconfig, "200ms", "--manage-crd=false", "--request-timeout", "1s")
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return strings.Contains(logs.String(), "consecutiveFailures=3"), nil
+	})
+	if err != nil {
+		t.Fatalf("the agent did not keep ticking through failures:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), "customresourcedefinitions") {
+		t.Errorf("with --manage-crd=false the agent touched the CRD:\n%s", logs.String())
 	}
 }
