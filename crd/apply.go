@@ -20,11 +20,17 @@ const FieldManager = "upgradescope-agent"
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// Apply server-side applies the manifest and waits until the CRD is Established.
+// Apply server-side applies the ClusterReadiness manifest and waits until it is Established.
 func Apply(ctx context.Context, dyn dynamic.Interface) error {
+	return ApplyDefinition(ctx, dyn, Manifest, FieldManager)
+}
+
+// ApplyDefinition server-side applies a CustomResourceDefinition manifest as manager, and
+// waits (10 s at most) until the API server serves it.
+func ApplyDefinition(ctx context.Context, dyn dynamic.Interface, manifest []byte, manager string) error {
 	var obj map[string]any
-	if err := yaml.Unmarshal(Manifest, &obj); err != nil {
-		return fmt.Errorf("decode the embedded CRD manifest: %w", err)
+	if err := yaml.Unmarshal(manifest, &obj); err != nil {
+		return fmt.Errorf("decode CRD manifest: %w", err)
 	}
 	crd := &unstructured.Unstructured{Object: obj}
 	data, err := crd.MarshalJSON()
@@ -33,7 +39,7 @@ func Apply(ctx context.Context, dyn dynamic.Interface) error {
 	}
 	force := true
 	if _, err := dyn.Resource(crdResource).Patch(ctx, crd.GetName(), types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
+		metav1.PatchOptions{FieldManager: manager, Force: &force}); err != nil {
 		return fmt.Errorf("apply CRD %s: %w", crd.GetName(), err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {

@@ -2,42 +2,28 @@ package cluster_test
 
 import (
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
 // Integration tests run against a real kube-apiserver started by hack/kube-env.sh:
 // UPGRADESCOPE_KUBECONFIG points at the 1.35 server, UPGRADESCOPE_KUBECONFIG_EMULATED at the
 // same binary emulating 1.32. .ci/run starts both; locally, `make kube-up` and export them.
 const (
-	envServer   = "UPGRADESCOPE_KUBECONFIG"
-	envEmulated = "UPGRADESCOPE_KUBECONFIG_EMULATED"
+	envServer   = kubetest.EnvServer
+	envEmulated = kubetest.EnvEmulated
 )
 
 // restConfig loads a context of the kubeconfig in env. In CI a missing server is a failure,
 // never a skip: the tests must have run.
 func restConfig(t *testing.T, env, context string) *rest.Config {
 	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: .ci/run starts the API servers before the tests", env)
-		}
-		t.Skipf("%s is not set: run `make kube-up` and export `hack/kube-env.sh env`", env)
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
-		&clientcmd.ConfigOverrides{CurrentContext: context},
-	).ClientConfig()
-	if err != nil {
-		t.Fatalf("load %s context %s: %v", path, context, err)
-	}
-	return cfg
+	return kubetest.Config(t, env, context)
 }
 
 func adminClient(t *testing.T, env string) kubernetes.Interface {

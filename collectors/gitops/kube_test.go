@@ -2,45 +2,22 @@ package gitops_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
+
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
-// restConfig loads a context of the kubeconfig hack/with-kube.sh exports. In CI a missing
-// server is a failure, never a skip.
 func restConfig(t testing.TB, context string) *rest.Config {
 	t.Helper()
-	path := os.Getenv("UPGRADESCOPE_KUBECONFIG")
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("UPGRADESCOPE_KUBECONFIG is not set: .ci/run starts the API servers before the tests")
-		}
-		t.Skip("UPGRADESCOPE_KUBECONFIG is not set: run `make kube-up` and export `hack/kube-env.sh env`")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
-		&clientcmd.ConfigOverrides{CurrentContext: context},
-	).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 200, 400 // client-go's 5/s would make set-up take seconds
-	return cfg
+	return kubetest.Config(t, kubetest.EnvServer, context)
 }
-
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // upstreamCRDs are Argo CD's and Flux's own CRDs, read from ../shared/kube/crds beside the
 // checkout (CI has it); a user's clone falls back to minimal CRDs with the same names and
@@ -66,16 +43,12 @@ func installCRDs(t testing.TB, dyn dynamic.Interface) {
 	defer func() { crdsInstalled = !t.Failed() }()
 	dir := filepath.Join("..", "..", "..", "shared", "kube", "crds")
 	for _, c := range upstreamCRDs {
-		obj := minimalCRD(c.group, c.kind, c.plural, c.versions)
-		if raw, err := os.ReadFile(filepath.Join(dir, c.file)); err == nil {
-			obj = map[string]any{}
-			if err := yaml.Unmarshal(raw, &obj); err != nil {
-				t.Fatalf("decode %s: %v", c.file, err)
-			}
-		} else {
+		raw, err := os.ReadFile(filepath.Join(dir, c.file))
+		if err != nil {
 			t.Logf("%s not found (%v): installing a minimal CRD", c.file, err)
+			raw, _ = json.Marshal(minimalCRD(c.group, c.kind, c.plural, c.versions))
 		}
-		applyCRD(t, dyn, &unstructured.Unstructured{Object: obj})
+		applyCRD(t, dyn, raw)
 	}
 }
 
@@ -98,33 +71,9 @@ func minimalCRD(group, kind, plural string, versions []string) map[string]any {
 	}
 }
 
-func applyCRD(t testing.TB, dyn dynamic.Interface, crd *unstructured.Unstructured) {
+func applyCRD(t testing.TB, dyn dynamic.Interface, manifest []byte) {
 	t.Helper()
-	ctx := context.Background()
-	data, err := crd.MarshalJSON()
-	if err != nil {
+	if err := crd.ApplyDefinition(context.Background(), dyn, manifest, "upgradescope-test"); err != nil {
 		t.Fatal(err)
-	}
-	force := true
-	if _, err := dyn.Resource(crdResource).Patch(ctx, crd.GetName(), types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: "upgradescope-test", Force: &force}); err != nil {
-		t.Fatalf("apply CRD %s: %v", crd.GetName(), err)
-	}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		got, err := dyn.Resource(crdResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Established" && m["status"] == "True" {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("CRD %s never established: %v", crd.GetName(), err)
 	}
 }

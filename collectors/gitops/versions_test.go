@@ -2,41 +2,31 @@ package gitops_test
 
 import (
 	"context"
-	"os"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
 // The second test server (emulating 1.32) gets a HelmRelease CRD of the project's own that
 // serves only the older versions current Flux no longer ships, v2beta2 and v2beta1; the first
 // server has upstream's, serving v2. The Reader must list the newest each serves.
 func TestHelmReleasesAreReadAtTheNewestServedVersion(t *testing.T) {
-	path := os.Getenv("UPGRADESCOPE_KUBECONFIG_EMULATED")
-	if path == "" {
-		restConfig(t, "admin") // fails in CI, skips locally
-		t.Skip("UPGRADESCOPE_KUBECONFIG_EMULATED is not set")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 200, 400
+	cfg := kubetest.Config(t, kubetest.EnvEmulated, "admin")
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	kube := kubernetes.NewForConfigOrDie(cfg)
-	applyCRD(t, dyn, &unstructured.Unstructured{Object: minimalCRD("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", []string{"v2beta2", "v2beta1"})})
+	oldFlux, _ := json.Marshal(minimalCRD("helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", []string{"v2beta2", "v2beta1"}))
+	applyCRD(t, dyn, oldFlux)
 	ctx := context.Background()
 	_, _ = kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitops-old"}}, metav1.CreateOptions{})
 	createObject(t, dyn, `{apiVersion: helm.toolkit.fluxcd.io/v2beta1, kind: HelmRelease, metadata: {name: old, namespace: gitops-old}, spec: {chart: {spec: {chart: ingress-nginx, version: 4.0.1, sourceRef: {kind: HelmRepository, name: r}}}}}`)
@@ -82,17 +72,7 @@ func TestHelmReleasesAreReadAtTheNewestServedVersion(t *testing.T) {
 // An Argo CD running in another cluster shows only by the tracking metadata it leaves on
 // workloads; the second test server serves no Argo CD CRD.
 func TestArgoCDInAnotherClusterShowsByItsTrackingAnnotation(t *testing.T) {
-	path := os.Getenv("UPGRADESCOPE_KUBECONFIG_EMULATED")
-	if path == "" {
-		restConfig(t, "admin")
-		t.Skip("UPGRADESCOPE_KUBECONFIG_EMULATED is not set")
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 200, 400
+	cfg := kubetest.Config(t, kubetest.EnvEmulated, "admin")
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	reader := func() gitops.Result {
 		return gitops.NewReader(dynamic.NewForConfigOrDie(cfg), kube.Discovery(), metadata.NewForConfigOrDie(cfg)).Read(context.Background())
