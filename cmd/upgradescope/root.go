@@ -72,6 +72,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newPolicyCommand(s),
 		newVersionCommand(s),
 		newAgentCommand(s),
+		newBundleCommand(s),
 	)
 	return cmd
 }

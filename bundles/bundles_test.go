@@ -1,0 +1,155 @@
+package bundles
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func rsaKeys(t *testing.T) (private, public string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+}
+
+func ecKeys(t *testing.T) (private, public string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalECPrivateKey(key)
+	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+}
+
+// built is the shipped policies/ directory built into a bundle.
+func built(t *testing.T) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Build(context.Background(), "../policies", "2026-11-29.7", &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestBuildStampsTheRevisionAndLeavesTestsOut(t *testing.T) {
+	s, err := Inspect(bytes.NewReader(built(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Revision != "2026-11-29.7" || s.Signed || len(s.Roots) != 4 {
+		t.Errorf("summary = %+v, want revision 2026-11-29.7, unsigned, four roots", s)
+	}
+	var rules int
+	for _, f := range s.Files {
+		if strings.HasSuffix(f, "_test.rego") {
+			t.Errorf("built bundle holds the test %s", f)
+		}
+		if strings.HasSuffix(f, ".rego") {
+			rules++
+		}
+	}
+	if rules < 10 {
+		t.Errorf("built bundle holds %d modules, want every rule pack: %v", rules, s.Files)
+	}
+}
+
+func TestSignedBundlesVerifyAndEverythingElseIsRefused(t *testing.T) {
+	rsaPriv, rsaPub := rsaKeys(t)
+	ecPriv, ecPub := ecKeys(t)
+	_, otherPub := rsaKeys(t)
+	sign := func(priv, alg string) []byte {
+		keyFile := filepath.Join(t.TempDir(), "key.pem")
+		if err := os.WriteFile(keyFile, []byte(priv), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := Sign(bytes.NewReader(built(t)), &out, keyFile, alg, ""); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	signedRSA, signedEC := sign(rsaPriv, "RS256"), sign(ecPriv, "ES256")
+	tampered := changeAFile(t, signedRSA)
+	tests := []struct {
+		name      string
+		bundle    []byte
+		key, alg  string
+		wantError string
+	}{
+		{"an RS256 signature verifies with its public key", signedRSA, rsaPub, "RS256", ""},
+		{"an ES256 signature verifies with its public key", signedEC, ecPub, "ES256", ""},
+		{"another key is refused", signedRSA, otherPub, "RS256", "verification"},
+		{"an unsigned bundle is refused", built(t), rsaPub, "RS256", "signature"},
+		{"a file changed after signing is refused", tampered, rsaPub, "RS256", "digest mismatch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(bytes.NewReader(tt.bundle), VerificationConfig(tt.key, tt.alg))
+			switch {
+			case tt.wantError == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.wantError != "" && (err == nil || !strings.Contains(strings.ToLower(err.Error()), tt.wantError)):
+				t.Errorf("error = %v, want one mentioning %q", err, tt.wantError)
+			}
+		})
+	}
+}
+
+// changeAFile rewrites the tarball with one .rego file changed and .signatures.json kept.
+func changeAFile(t *testing.T, tarball []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(tarball))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	tw := tar.NewWriter(zw)
+	changed := false
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(tr)
+		if !changed && strings.HasSuffix(h.Name, ".rego") {
+			body = append(body, []byte("\n# changed after signing\n")...)
+			changed = true
+		}
+		h.Size = int64(len(body))
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = tw.Write(body)
+	}
+	_ = tw.Close()
+	_ = zw.Close()
+	if !changed {
+		t.Fatal("no .rego file to change")
+	}
+	return out.Bytes()
+}
