@@ -3,8 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +23,7 @@ func newBundleCommand(s streams) *cobra.Command {
 		Use:   "bundle",
 		Short: "Build, sign, verify and inspect policy bundles (ordinary OPA bundles)",
 	}
-	cmd.AddCommand(newBundleBuildCommand(), newBundleSignCommand(), newBundleVerifyCommand(s), newBundleInspectCommand(s))
+	cmd.AddCommand(newBundleBuildCommand(), newBundleSignCommand(), newBundleVerifyCommand(s), newBundleInspectCommand(s), newBundleServeCommand(s))
 	return cmd
 }
 
@@ -133,4 +139,40 @@ func writeOutput(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+func newBundleServeCommand(s streams) *cobra.Command {
+	var addr, tokenFile string
+	cmd := &cobra.Command{
+		Use:     "serve DIR",
+		Short:   "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
+		Example: "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var opts bundles.ServeOptions
+			if tokenFile != "" {
+				raw, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return err
+				}
+				opts.Token = strings.TrimSpace(string(raw))
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on --addr %s: %w", addr, err)
+			}
+			fmt.Fprintf(s.err, "serving bundles from %s on http://%s\n", args[0], ln.Addr())
+			srv := &http.Server{Handler: bundles.Handler(args[0], opts), ReadHeaderTimeout: 5 * time.Second}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			go func() { <-ctx.Done(); _ = srv.Close() }()
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8282", "listen address (loopback by default)")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file holding a bearer token every request must carry")
+	return cmd
 }
