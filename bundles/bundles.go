@@ -20,11 +20,12 @@ import (
 	"github.com/open-policy-agent/opa/v1/keys"
 )
 
-// MaxSize bounds a bundle read from disk or the network.
+// MaxSize bounds a bundle, and any one file in it, read from disk or the network.
 const MaxSize = 64 << 20
 
-// skipTests keeps Rego tests and non-policy files out of a built bundle.
-func skipTests(_ string, info fs.FileInfo, _ int) bool {
+// SkipTests is a loader filter that keeps Rego tests out of a bundle: they are for `opa test`,
+// not for evaluation or shipping.
+func SkipTests(_ string, info fs.FileInfo, _ int) bool {
 	return !info.IsDir() && strings.HasSuffix(info.Name(), "_test.rego")
 }
 
@@ -35,7 +36,7 @@ func Build(ctx context.Context, dir, revision string, out io.Writer) error {
 		return fmt.Errorf("bundle build: %w", err)
 	}
 	c := compile.New().WithPaths(dir).WithAsBundle(true).WithRevision(revision).
-		WithFilter(skipTests).WithOutput(out)
+		WithFilter(SkipTests).WithOutput(out)
 	if err := c.Build(ctx); err != nil {
 		return fmt.Errorf("bundle build %s: %w", dir, err)
 	}

@@ -10,27 +10,21 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
+
+	"github.com/upgradescope/upgradescope/bundles"
 )
 
 // CustomRoot is where every custom pack lives: upgradescope/custom/<name>.
 const CustomRoot = "upgradescope/custom"
-
-// maxBundleBytes bounds any one file read from a bundle.
-const maxBundleBytes = 64 << 20
-
-// skipTests keeps Rego tests out of the evaluated bundle; `opa test` still runs them.
-func skipTests(abspath string, info fs.FileInfo, _ int) bool {
-	return !info.IsDir() && strings.HasSuffix(abspath, "_test.rego")
-}
 
 func readFSBundle(fsys fs.FS) (*bundle.Bundle, error) {
 	loader, err := bundle.NewFSLoader(fsys)
 	if err != nil {
 		return nil, err
 	}
-	b, err := bundle.NewCustomReader(loader.WithFilter(skipTests)).
+	b, err := bundle.NewCustomReader(loader.WithFilter(bundles.SkipTests)).
 		WithRegoVersion(ast.RegoV1).
-		WithSizeLimitBytes(maxBundleBytes).
+		WithSizeLimitBytes(bundles.MaxSize).
 		WithProcessAnnotations(true).
 		Read()
 	if err != nil {
@@ -48,7 +42,7 @@ func readCustom(path string) (*bundle.Bundle, error) {
 	}
 	var b bundle.Bundle
 	if info.IsDir() {
-		loader := bundle.NewDirectoryLoader(path).WithFilter(skipTests).WithSizeLimitBytes(maxBundleBytes)
+		loader := bundle.NewDirectoryLoader(path).WithFilter(bundles.SkipTests).WithSizeLimitBytes(bundles.MaxSize)
 		b, err = bundle.NewCustomReader(loader).WithRegoVersion(ast.RegoV1).WithBaseDir(path).Read()
 	} else {
 		var f *os.File
@@ -56,7 +50,7 @@ func readCustom(path string) (*bundle.Bundle, error) {
 			return nil, fmt.Errorf("read policy: %w", err)
 		}
 		defer f.Close()
-		b, err = bundle.NewReader(f).WithRegoVersion(ast.RegoV1).WithSizeLimitBytes(maxBundleBytes).Read()
+		b, err = bundle.NewReader(f).WithRegoVersion(ast.RegoV1).WithSizeLimitBytes(bundles.MaxSize).Read()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read policy %s: %w", path, err)
