@@ -10,10 +10,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
 // kubeconfigFor returns the kubeconfig of a real API server started by hack/with-kube.sh;
@@ -60,17 +60,8 @@ func TestLiveScanOfAnEmulatedServerFindsAPolicyAtARemovedAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("cli-policy-%d", time.Now().UnixNano()%1e6)
-	gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}
-	policy := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "ValidatingAdmissionPolicy",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
-				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"configmaps"},
-			}}},
-			"validations": []any{map[string]any{"expression": "true"}},
-		},
-	}}
+	gvr := kubetest.LegacyAdmissionPolicies
+	policy := kubetest.LegacyAdmissionPolicy(name)
 	if _, err := dyn.Resource(gvr).Create(context.Background(), policy, metav1.CreateOptions{FieldManager: "policy-bot"}); err != nil {
 		t.Fatal(err)
 	}

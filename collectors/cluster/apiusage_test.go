@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -145,17 +146,8 @@ func TestAPIUsageOnTheEmulatedServerFindsAnAPIRemovedIn134(t *testing.T) {
 	}
 	ctx := context.Background()
 	name := fmt.Sprintf("legacy-policy-%d", time.Now().UnixNano()%1e6)
-	gvr := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}
-	policy := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "ValidatingAdmissionPolicy",
-		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
-				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"configmaps"},
-			}}},
-			"validations": []any{map[string]any{"expression": "true"}},
-		},
-	}}
+	gvr := kubetest.LegacyAdmissionPolicies
+	policy := kubetest.LegacyAdmissionPolicy(name)
 	if _, err := dyn.Resource(gvr).Create(ctx, policy, metav1.CreateOptions{FieldManager: "policy-bot"}); err != nil {
 		t.Fatal(err)
 	}

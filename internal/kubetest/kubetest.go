@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -37,4 +39,22 @@ func Config(t testing.TB, env, context string) *rest.Config {
 	// client-go's default 5 requests/s would make set-up take seconds.
 	cfg.QPS, cfg.Burst = 200, 400
 	return cfg
+}
+
+// LegacyAdmissionPolicies are ValidatingAdmissionPolicies at admissionregistration.k8s.io
+// v1beta1, which Kubernetes 1.34 stopped serving: the emulated 1.32 server still does.
+var LegacyAdmissionPolicies = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1beta1", Resource: "validatingadmissionpolicies"}
+
+// LegacyAdmissionPolicy is a minimal valid v1beta1 ValidatingAdmissionPolicy named name.
+func LegacyAdmissionPolicy(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"configmaps"},
+			}}},
+			"validations": []any{map[string]any{"expression": "true"}},
+		},
+	}}
 }
