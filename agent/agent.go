@@ -160,7 +160,7 @@ func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Tim
 	}
 	ev := crd.Evaluation{Report: rep, Generation: obj.GetGeneration(), ServerVersion: doc.ServerVersion,
 		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now}
-	if err := a.writeStatus(ctx, ev); err != nil {
+	if err := a.writeStatus(ctx, obj, ev); err != nil {
 		return rep, err
 	}
 	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
@@ -198,14 +198,19 @@ func (a *Agent) ensureObject(ctx context.Context) (*unstructured.Unstructured, e
 	return obj, nil
 }
 
-// writeStatus writes over a fresh read on each attempt, so a conflicting writer costs a
-// retry, never a lost status.
-func (a *Agent) writeStatus(ctx context.Context, ev crd.Evaluation) error {
+// writeStatus writes over the tick's one read of the object; after a conflict it reads again,
+// so a concurrent writer costs a retry, never a lost status.
+func (a *Agent) writeStatus(ctx context.Context, obj *unstructured.Unstructured, ev crd.Evaluation) error {
+	retrying := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		obj, err := a.objects.Get(ctx, a.opts.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
+		if retrying {
+			fresh, err := a.objects.Get(ctx, a.opts.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			obj = fresh
 		}
+		retrying = true
 		var cr crd.ClusterReadiness
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
 			return err
