@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -59,14 +60,10 @@ func newBundleSignCommand() *cobra.Command {
 		Example: "  upgradescope bundle sign builtin.tar.gz --signing-key private.pem -o builtin.signed.tar.gz",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			in, err := os.Open(args[0])
+			var buf bytes.Buffer
+			err := readBundleFile(args[0], func(in io.Reader) error { return bundles.Sign(in, &buf, key, alg, claims) })
 			if err != nil {
 				return err
-			}
-			defer in.Close()
-			var buf bytes.Buffer
-			if err := bundles.Sign(in, &buf, key, alg, claims); err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			return writeOutput(out, buf.Bytes())
 		},
@@ -92,17 +89,13 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 				return err
 			}
 			vc := bundles.VerificationConfig(string(pub), alg)
-			in, err := os.Open(args[0])
-			if err != nil {
+			return readBundleFile(args[0], func(in io.Reader) error {
+				b, err := bundles.Read(in, vc)
+				if err == nil {
+					fmt.Fprintf(s.out, "%s: signature verified (revision %s)\n", args[0], b.Manifest.Revision)
+				}
 				return err
-			}
-			defer in.Close()
-			b, err := bundles.Read(in, vc)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			fmt.Fprintf(s.out, "%s: signature verified (revision %s)\n", args[0], b.Manifest.Revision)
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "PEM public key file")
@@ -117,20 +110,30 @@ func newBundleInspectCommand(s streams) *cobra.Command {
 		Short: "Print a bundle's revision, roots, metadata, files and whether it is signed (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			in, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			sum, err := bundles.Inspect(in)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			enc := json.NewEncoder(s.out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(sum)
+			return readBundleFile(args[0], func(in io.Reader) error {
+				sum, err := bundles.Inspect(in)
+				if err != nil {
+					return err
+				}
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(sum)
+			})
 		},
 	}
+}
+
+// readBundleFile opens path for use; an error names the file.
+func readBundleFile(path string, use func(io.Reader) error) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := use(in); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // writeOutput creates path 0600 (a bundle may hold a team's private rules).
