@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 OPA   := go tool opa
 REGAL := go tool -modfile=tools/regal/go.mod regal
-REGO  := policies examples/policies
+REGO  := policies/rules policies/kb examples/policies
 
 .PHONY: help
 help: ## list the targets
@@ -34,7 +34,7 @@ rego-test: ## stock `opa test` on the rule packs and the example custom pack
 .PHONY: rego-coverage
 rego-coverage: ## Rego test coverage of policies/, reported; fails under 90%
 	@out=$$(mktemp) && trap 'rm -f "$$out"' EXIT && \
-	  { $(OPA) test --coverage --threshold 90 policies > "$$out" || \
+	  { $(OPA) test --coverage --threshold 90 policies/rules policies/kb > "$$out" || \
 	    { echo "Rego coverage below 90%: $$(grep -o '"coverage": [0-9.]*' "$$out" | tail -1)"; exit 1; }; } && \
 	  echo "Rego coverage of policies/: $$(grep -o '"coverage": [0-9.]*' "$$out" | tail -1 | cut -d' ' -f2)%"
 
@@ -52,24 +52,24 @@ regal: ## Regal lint (its own go.mod, tools/regal)
 
 .PHONY: kb
 kb: ## regenerate the API lifecycle data from k8s.io/api
-	go run ./tools/genkb -out policies/upgradescope/kb
+	go run ./tools/genkb -out policies/kb/upgradescope/kb
 
 .PHONY: kb-check
 kb-check: ## fail when the committed knowledge base differs from a fresh generation
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genkb -out "$$tmp" && \
-	  for d in apis apiindex groups meta; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in apis apiindex groups meta; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "knowledge base is current"
 
 .PHONY: registry
 registry: ## compile registry/*.yaml into the bundle's add-on data
-	go run ./tools/genregistry -out policies/upgradescope/kb
+	go run ./tools/genregistry -out policies/kb/upgradescope/kb
 
 .PHONY: registry-check
 registry-check: ## fail when the compiled add-on data differs from registry/*.yaml
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
-	  for d in addons addonindex; do diff -r "$$tmp/$$d" "policies/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in addons addonindex; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "add-on data is current"
 
 .PHONY: kube-install kube-up kube-down

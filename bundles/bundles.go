@@ -43,6 +43,17 @@ func Build(ctx context.Context, dir, revision string, out io.Writer) error {
 	return nil
 }
 
+// BuildFS is Build over a file system whose root is the bundle directory: the embedded
+// built-in bundles are built this way.
+func BuildFS(ctx context.Context, fsys fs.FS, revision string, out io.Writer) error {
+	c := compile.New().WithFS(fsys).WithPaths(".").WithAsBundle(true).WithRevision(revision).
+		WithFilter(SkipTests).WithOutput(out)
+	if err := c.Build(ctx); err != nil {
+		return fmt.Errorf("bundle build: %w", err)
+	}
+	return nil
+}
+
 // Sign adds a signature (.signatures.json) over every file of the bundle read from in, with
 // the private key in keyFile. alg is RS256, ES256 or another JWA algorithm OPA supports;
 // claimsFile is optional.

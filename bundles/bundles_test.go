@@ -12,10 +12,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 func rsaKeys(t *testing.T) (private, public string) {
@@ -41,36 +44,60 @@ func ecKeys(t *testing.T) (private, public string) {
 		string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 }
 
-// built is the shipped policies/ directory built into a bundle.
-func built(t *testing.T) []byte {
+// built is the embedded rules bundle built into a tarball.
+func built(t *testing.T) []byte { return builtFS(t, policies.Rules) }
+
+func builtFS(t *testing.T, fsys fs.FS) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Build(context.Background(), "../policies", "2026-11-29.7", &out); err != nil {
+	if err := BuildFS(context.Background(), fsys, "2026-11-29.7", &out); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
 }
 
-func TestBuildStampsTheRevisionAndLeavesTestsOut(t *testing.T) {
-	s, err := Inspect(bytes.NewReader(built(t)))
-	if err != nil {
-		t.Fatal(err)
+func TestEveryBuiltinBundleBuildsWithItsRevisionRootsAndNoTests(t *testing.T) {
+	tests := []struct {
+		name      string
+		fsys      fs.FS
+		roots     int
+		wantFiles func(files []string) bool
+	}{
+		{"rules", policies.Rules, 3, func(files []string) bool { return count(files, ".rego") >= 10 }},
+		{"kb", policies.KB, 1, func(files []string) bool { return count(files, ".rego") == 0 && count(files, "data.json") == 1 }},
 	}
-	if s.Revision != "2026-11-29.7" || s.Signed || len(s.Roots) != 4 {
-		t.Errorf("summary = %+v, want revision 2026-11-29.7, unsigned, four roots", s)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Inspect(bytes.NewReader(builtFS(t, tt.fsys)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Revision != "2026-11-29.7" || s.Signed || len(s.Roots) != tt.roots || s.Metadata["name"] != tt.name {
+				t.Errorf("summary = %+v, want revision 2026-11-29.7, unsigned, %d roots, named %s", s, tt.roots, tt.name)
+			}
+			if s.Metadata["minEngineVersion"] == nil {
+				t.Errorf("metadata %v names no minEngineVersion", s.Metadata)
+			}
+			for _, f := range s.Files {
+				if strings.HasSuffix(f, "_test.rego") {
+					t.Errorf("built bundle holds the test %s", f)
+				}
+			}
+			if !tt.wantFiles(s.Files) {
+				t.Errorf("files = %v", s.Files)
+			}
+		})
 	}
-	var rules int
-	for _, f := range s.Files {
-		if strings.HasSuffix(f, "_test.rego") {
-			t.Errorf("built bundle holds the test %s", f)
+}
+
+func count(files []string, suffix string) int {
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, suffix) {
+			n++
 		}
-		if strings.HasSuffix(f, ".rego") {
-			rules++
-		}
 	}
-	if rules < 10 {
-		t.Errorf("built bundle holds %d modules, want every rule pack: %v", rules, s.Files)
-	}
+	return n
 }
 
 func TestSignedBundlesVerifyAndEverythingElseIsRefused(t *testing.T) {

@@ -55,7 +55,7 @@ func TestExampleCustomPackAddsItsFindingsBesideTheBuiltins(t *testing.T) {
 	if len(keys) != 2 || keys[0] != want {
 		t.Errorf("findings = %q, want the acme warning first, then the built-in info", keys)
 	}
-	if len(r.Bundles) != 2 || r.Bundles[1].Roots[0] != "upgradescope/custom/acme" {
+	if len(r.Bundles) != 3 || r.Bundles[2].Roots[0] != "upgradescope/custom/acme" {
 		t.Errorf("bundles = %+v, want the custom pack named with its derived root", r.Bundles)
 	}
 }
@@ -142,7 +142,7 @@ func TestCustomPackAsABundleTarball(t *testing.T) {
 	for _, f := range r.Targets[0].Findings {
 		found = found || f.Key == "tar/x" && f.Pack == "custom/tar"
 	}
-	if !found || r.Bundles[1].Revision != "7" {
+	if !found || r.Bundles[2].Revision != "7" {
 		t.Errorf("findings %+v, bundles %+v: want tar/x from revision 7", r.Targets[0].Findings, r.Bundles)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -18,7 +19,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/policies"
 )
 
 // Query is the one query the engine prepares.
@@ -41,9 +41,16 @@ type Engine struct {
 }
 
 type config struct {
-	builtin     fs.FS
-	custom      []string
-	toolVersion string
+	builtin       []namedFS
+	bundles       []given
+	custom        []string
+	toolVersion   string
+	engineVersion string
+}
+
+type given struct {
+	origin string
+	b      *bundle.Bundle
 }
 
 // Option configures New.
@@ -53,32 +60,65 @@ type Option func(*config)
 // upgradescope/custom/<name>.
 func WithPolicy(path string) Option { return func(c *config) { c.custom = append(c.custom, path) } }
 
-// WithBuiltinFS replaces the embedded built-in bundle.
-func WithBuiltinFS(fsys fs.FS) Option { return func(c *config) { c.builtin = fsys } }
+// WithBundle adds a bundle the caller has read (and verified): one whose roots are exactly a
+// built-in bundle's replaces it, any other is a custom pack. origin (a path or URL) names it
+// in errors and reports.
+func WithBundle(origin string, b *bundle.Bundle) Option {
+	return func(c *config) { c.bundles = append(c.bundles, given{origin, b}) }
+}
+
+// WithBuiltin replaces the embedded built-in bundles (tests build older or broken ones).
+func WithBuiltin(name string, fsys fs.FS) Option {
+	return func(c *config) { c.builtin = append(c.builtin, namedFS{name, fsys}) }
+}
 
 // WithToolVersion names the tool version reports carry.
 func WithToolVersion(v string) Option { return func(c *config) { c.toolVersion = v } }
 
+// WithEngineVersion overrides Version, the version bundles' minEngineVersion is checked
+// against.
+func WithEngineVersion(v string) Option { return func(c *config) { c.engineVersion = v } }
+
 // New reads the bundles, compiles them once and prepares the report query.
 func New(ctx context.Context, opts ...Option) (*Engine, error) {
-	cfg := config{builtin: policies.FS, toolVersion: "dev"}
+	cfg := config{toolVersion: "dev", engineVersion: Version}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	builtin, err := readFSBundle(cfg.builtin)
+	set, err := assemble(cfg)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{toolVersion: cfg.toolVersion}
-	if err := e.readKB(builtin); err != nil {
+	for _, l := range set {
+		if l.builtin && l.name == "kb" {
+			if err := e.readKB(l); err != nil {
+				return nil, err
+			}
+		}
+		e.bundles = append(e.bundles, infoOf(l))
+	}
+	if e.apis == nil {
+		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
+	}
+	if err := e.prepare(ctx, set); err != nil {
 		return nil, err
 	}
+	if len(cfg.bundles) > 0 {
+		if err := e.probe(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 	// Bundle data is written into the store once, inside one transaction, and read back as
 	// AST values on every evaluation.
 	store := inmem.NewWithOpts(inmem.OptReturnASTValuesOnRead(true))
 	txn, err := store.NewTransaction(ctx, storage.WriteParams)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	regoOpts := []func(*rego.Rego){
 		rego.Query(Query),
@@ -86,42 +126,54 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		rego.Transaction(txn),
 		rego.UnsafeBuiltins(networkBuiltins),
 		rego.Strict(true),
-		rego.ParsedBundle("builtin", builtin),
 	}
-	e.bundles = append(e.bundles, infoOf("builtin", builtin))
-	for _, path := range cfg.custom {
-		b, err := readCustom(path)
-		if err != nil {
-			return nil, err
-		}
-		regoOpts = append(regoOpts, rego.ParsedBundle(path, b))
-		e.bundles = append(e.bundles, infoOf(path, b))
+	for _, l := range set {
+		regoOpts = append(regoOpts, rego.ParsedBundle(l.name, l.b))
 	}
 	pq, err := rego.New(regoOpts...).PrepareForEval(ctx)
 	if err != nil {
 		store.Abort(ctx, txn)
-		return nil, fmt.Errorf("compile policies: %w", err)
+		return fmt.Errorf("compile policies: %w", err)
 	}
 	if err := store.Commit(ctx, txn); err != nil {
-		return nil, fmt.Errorf("activate bundles: %w", err)
+		return fmt.Errorf("activate bundles: %w", err)
 	}
 	e.pq = pq
-	return e, nil
+	return nil
 }
 
-func infoOf(name string, b *bundle.Bundle) BundleInfo {
+// probe evaluates an empty inventory once, so a bundle set that compiles but cannot produce a
+// report (rules that need data a kb lacks, a report package replaced by one without result)
+// is refused when it is loaded, not at the first scan.
+func (e *Engine) probe(ctx context.Context) error {
+	inv := &inventory.Document{SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, Capabilities: map[string]inventory.Capability{}}
+	if _, err := e.Evaluate(ctx, inv, []string{e.kb.Horizon}, time.Unix(0, 0)); err != nil {
+		return fmt.Errorf("bundles %s cannot produce a report: %w", e.describe(), err)
+	}
+	return nil
+}
+
+func (e *Engine) describe() string {
+	parts := make([]string, len(e.bundles))
+	for i, b := range e.bundles {
+		parts[i] = b.Name + " " + b.Revision
+	}
+	return strings.Join(parts, ", ")
+}
+
+func infoOf(l loaded) BundleInfo {
 	roots := []string{}
-	if b.Manifest.Roots != nil {
-		roots = append(roots, *b.Manifest.Roots...)
+	if l.b.Manifest.Roots != nil {
+		roots = append(roots, *l.b.Manifest.Roots...)
 	}
 	sort.Strings(roots)
-	return BundleInfo{Name: name, Revision: b.Manifest.Revision, Roots: roots}
+	return BundleInfo{Name: l.name, Revision: l.b.Manifest.Revision, Source: l.origin, Roots: roots}
 }
 
 // Bundles lists the bundles the engine evaluates, built-in first.
 func (e *Engine) Bundles() []BundleInfo { return append([]BundleInfo(nil), e.bundles...) }
 
-// KB describes the knowledge base of the built-in bundle.
+// KB describes the knowledge base of the kb bundle.
 func (e *Engine) KB() KBMeta { return e.kb }
 
 // EvalOption configures one Evaluate call.

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/open-policy-agent/opa/v1/bundle"
-
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -27,19 +25,19 @@ type APIEntry struct {
 	Stored      bool   `json:"stored"`
 }
 
-func (e *Engine) readKB(b *bundle.Bundle) error {
-	if kb, ok := lookup(b.Data, "upgradescope", "kb"); ok {
-		_ = remarshal(kb["groups"], &e.groups)
-	}
-	kb, ok := lookup(b.Data, "upgradescope", "kb")
+// readKB reads what the engine itself needs from the kb bundle: the horizon and the API
+// lifecycle data collectors take their watched kinds from.
+func (e *Engine) readKB(l loaded) error {
+	kb, ok := lookup(l.b.Data, "upgradescope", "kb")
 	if !ok {
-		return fmt.Errorf("built-in bundle has no upgradescope/kb data")
+		return fmt.Errorf("kb bundle (%s) has no upgradescope/kb data", l.origin)
 	}
+	_ = remarshal(kb["groups"], &e.groups)
 	if err := remarshal(kb["meta"], &e.kb); err != nil || e.kb.Horizon == "" {
-		return fmt.Errorf("built-in bundle: knowledge base meta has no horizon")
+		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/meta has no horizon", l.origin)
 	}
 	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
-		return fmt.Errorf("built-in bundle: knowledge base has no API lifecycle data")
+		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/apis holds no API lifecycle data", l.origin)
 	}
 	return nil
 }

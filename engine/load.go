@@ -17,7 +17,7 @@ import (
 // CustomRoot is where every custom pack lives: upgradescope/custom/<name>.
 const CustomRoot = "upgradescope/custom"
 
-func readFSBundle(fsys fs.FS) (*bundle.Bundle, error) {
+func readFSBundle(name string, fsys fs.FS) (*bundle.Bundle, error) {
 	loader, err := bundle.NewFSLoader(fsys)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func readFSBundle(fsys fs.FS) (*bundle.Bundle, error) {
 		WithProcessAnnotations(true).
 		Read()
 	if err != nil {
-		return nil, fmt.Errorf("read built-in bundle: %w", err)
+		return nil, fmt.Errorf("read built-in %s bundle: %w", name, err)
 	}
 	return &b, nil
 }

@@ -63,9 +63,12 @@ type TeamResult struct {
 
 // BundleInfo names a bundle that took part in an evaluation.
 type BundleInfo struct {
-	Name     string   `json:"name"`
-	Revision string   `json:"revision"`
-	Roots    []string `json:"roots"`
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+	// Source is "embedded" for a bundle compiled into the binary, else the path or URL it
+	// was read from.
+	Source string   `json:"source"`
+	Roots  []string `json:"roots"`
 }
 
 // KBMeta describes the knowledge base: its horizon is the newest minor it can judge.

@@ -36,7 +36,7 @@ func TestBundleBuildSignVerifyRoundTripAndStockOPAAgrees(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"bundle", "build", "../../policies", "-o", unsigned, "--revision", "2026-11-29.5"}, 0, ""},
+		{[]string{"bundle", "build", "../../policies/rules", "-o", unsigned, "--revision", "2026-11-29.5"}, 0, ""},
 		{[]string{"bundle", "sign", unsigned, "--signing-key", private, "-o", signed}, 0, ""},
 		{[]string{"bundle", "verify", signed, "--key", public}, 0, "signature verified (revision 2026-11-29.5)"},
 		{[]string{"bundle", "verify", unsigned, "--key", public}, 1, "missing .signatures.json"},

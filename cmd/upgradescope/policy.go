@@ -31,9 +31,9 @@ func newPolicyTestCommand(s streams) *cobra.Command {
 		Short: "Run the Rego tests of rule packs, as `opa test` does (exit 2 when a test fails)",
 		Long: `Runs the Rego tests under PATH with OPA's own test runner. The built-in library and
 knowledge base (data.upgradescope.lib, data.upgradescope.kb) are loaded beside them, so the
-result is that of ` + "`opa test PATH... policies/`" + ` without the built-in tests.`,
+result is that of ` + "`opa test PATH... policies/rules policies/kb`" + ` without the built-in tests.`,
 		Example: `  upgradescope policy test ./my-rules
-  upgradescope policy test policies/`,
+  upgradescope policy test policies/rules policies/kb`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return policyTest(cmd.Context(), s, args)
@@ -45,16 +45,20 @@ result is that of ` + "`opa test PATH... policies/`" + ` without the built-in te
 // those of `opa test`.
 func policyTest(ctx context.Context, s streams, paths []string) error {
 	load := append([]string(nil), paths...)
-	if !holdsBuiltin(paths) {
-		builtin, err := os.MkdirTemp("", "upgradescope-policies-")
-		if err != nil {
+	tmp, err := os.MkdirTemp("", "upgradescope-policies-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, b := range policies.Builtin {
+		if holdsBuiltin(paths, b.Name) {
+			continue
+		}
+		dir := filepath.Join(tmp, b.Name)
+		if err := writeBuiltin(b.FS, dir); err != nil {
 			return err
 		}
-		defer os.RemoveAll(builtin)
-		if err := writeBuiltin(builtin); err != nil {
-			return err
-		}
-		load = append(load, builtin)
+		load = append(load, dir)
 	}
 	popts := ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}
 	modules, store, err := tester.LoadWithParserOptions(load, nil, popts)
@@ -96,19 +100,23 @@ func policyTest(ctx context.Context, s streams, paths []string) error {
 	return nil
 }
 
-// holdsBuiltin is true when a path is the built-in bundle itself (a checkout's policies/).
-func holdsBuiltin(paths []string) bool {
+// builtinMarker is a directory only each built-in bundle's checkout holds.
+var builtinMarker = map[string]string{"rules": "upgradescope/lib", "kb": "upgradescope/kb"}
+
+// holdsBuiltin is true when a path is the named built-in bundle itself (a checkout's
+// policies/rules or policies/kb).
+func holdsBuiltin(paths []string, name string) bool {
 	for _, p := range paths {
-		if info, err := os.Stat(filepath.Join(p, "upgradescope", "lib")); err == nil && info.IsDir() {
+		if info, err := os.Stat(filepath.Join(p, filepath.FromSlash(builtinMarker[name]))); err == nil && info.IsDir() {
 			return true
 		}
 	}
 	return false
 }
 
-// writeBuiltin copies the embedded bundle, tests excluded, to dir.
-func writeBuiltin(dir string) error {
-	return fs.WalkDir(policies.FS, ".", func(path string, d fs.DirEntry, err error) error {
+// writeBuiltin copies an embedded bundle, tests and manifest excluded, to dir.
+func writeBuiltin(fsys fs.FS, dir string) error {
+	return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || path == "." {
 			return err
 		}
@@ -119,7 +127,7 @@ func writeBuiltin(dir string) error {
 		if strings.HasSuffix(path, "_test.rego") || path == ".manifest" {
 			return nil
 		}
-		data, err := policies.FS.ReadFile(path)
+		data, err := fs.ReadFile(fsys, path)
 		if err != nil {
 			return err
 		}

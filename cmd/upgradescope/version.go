@@ -39,7 +39,7 @@ func newVersionCommand(s streams) *cobra.Command {
 			fmt.Fprintf(s.out, "upgradescope %s\ngo:         %s\nopa:        %s\nkb:         %s (horizon: Kubernetes %s)\n",
 				v.Version, v.Go, v.OPA, v.KB.GeneratedFrom, v.KB.Horizon)
 			for _, b := range v.Bundles {
-				fmt.Fprintf(s.out, "bundle:     %s %s\n", b.Name, b.Revision)
+				fmt.Fprintf(s.out, "bundle:     %s %s (%s)\n", b.Name, b.Revision, b.Source)
 			}
 			return nil
 		},

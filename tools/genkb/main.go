@@ -148,7 +148,7 @@ var supplementJSON []byte
 const deprecationGuide = "https://kubernetes.io/docs/reference/using-api/deprecation-guide/"
 
 func main() {
-	out := flag.String("out", "policies/upgradescope/kb", "directory that receives apis/data.json and meta/data.json")
+	out := flag.String("out", "policies/kb/upgradescope/kb", "directory that receives apis/data.json and meta/data.json")
 	flag.Parse()
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "genkb:", err)

@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "policies/upgradescope/kb", "the knowledge-base directory: writes addons/ and addonindex/")
+	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/ and addonindex/")
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
 	if err == nil {
