@@ -8,6 +8,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/compile"
 	"github.com/open-policy-agent/opa/v1/keys"
@@ -89,7 +94,8 @@ func Read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 
 func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 	loader := bundle.NewTarballLoaderWithBaseURL(io.LimitReader(in, MaxSize), "").WithSizeLimitBytes(MaxSize)
-	r := bundle.NewCustomReader(loader).WithSizeLimitBytes(MaxSize)
+	r := bundle.NewCustomReader(loader).WithSizeLimitBytes(MaxSize).
+		WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true)
 	if vc != nil {
 		r = r.WithBundleVerificationConfig(vc)
 	} else {
@@ -159,4 +165,32 @@ func Inspect(in io.Reader) (Summary, error) {
 	}
 	sort.Strings(s.Files)
 	return s, nil
+}
+
+// KeyAlgorithm is the JWA algorithm a public key verifies by default: RS256 for RSA, ES256,
+// ES384 or ES512 for EC keys by curve. Other algorithms (PS256, RS512, …) are named
+// explicitly.
+func KeyAlgorithm(publicKeyPEM []byte) (string, error) {
+	block, _ := pem.Decode(publicKeyPEM)
+	if block == nil {
+		return "", fmt.Errorf("not a PEM public key")
+	}
+	key, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("not a PEM public key: %w", err)
+	}
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		return "RS256", nil
+	case *ecdsa.PublicKey:
+		switch k.Curve.Params().BitSize {
+		case 256:
+			return "ES256", nil
+		case 384:
+			return "ES384", nil
+		case 521:
+			return "ES512", nil
+		}
+	}
+	return "", fmt.Errorf("unsupported public key type %T; name the algorithm", key)
 }

@@ -88,6 +88,11 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if alg == "" {
+				if alg, err = bundles.KeyAlgorithm(pub); err != nil {
+					return fmt.Errorf("--key %s: %w", key, err)
+				}
+			}
 			vc := bundles.VerificationConfig(string(pub), alg)
 			return readBundleFile(args[0], func(in io.Reader) error {
 				b, err := bundles.Read(in, vc)
@@ -99,7 +104,7 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "PEM public key file")
-	cmd.Flags().StringVar(&alg, "alg", "RS256", "JWA algorithm the bundle was signed with")
+	cmd.Flags().StringVar(&alg, "alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
 	_ = cmd.MarkFlagRequired("key")
 	return cmd
 }

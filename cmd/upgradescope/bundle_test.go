@@ -4,12 +4,17 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/engine"
 )
 
 func writeRSAKeys(t *testing.T, dir string) (private, public string) {
@@ -59,5 +64,91 @@ func TestBundleBuildSignVerifyRoundTripAndStockOPAAgrees(t *testing.T) {
 	}
 	if err := opa(unsigned); err == nil {
 		t.Error("stock opa build --verification-key accepted an unsigned bundle")
+	}
+}
+
+// kbBundle builds and signs the shipped kb as a later revision that knows Kubernetes only up
+// to horizon: what a knowledge update looks like on the wire.
+func kbBundle(t *testing.T, dir, private, revision, horizon string) (unsigned, signed string) {
+	t.Helper()
+	src := filepath.Join(dir, "kb-"+revision)
+	if err := os.CopyFS(src, os.DirFS("../../policies/kb")); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(src, "upgradescope", "kb", "meta", "data.json")
+	raw, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = []byte(strings.Replace(string(raw), `"horizon": "1.37"`, `"horizon": "`+horizon+`"`, 1))
+	if err := os.WriteFile(meta, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unsigned, signed = src+".tar.gz", src+".signed.tar.gz"
+	for _, args := range [][]string{
+		{"bundle", "build", src, "-o", unsigned, "--revision", revision},
+		{"bundle", "sign", unsigned, "--signing-key", private, "-o", signed},
+	} {
+		if r := runCLI(t, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	return unsigned, signed
+}
+
+func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
+	dir := t.TempDir()
+	private, public := writeRSAKeys(t, dir)
+	_, otherPublic := writeRSAKeys(t, t.TempDir())
+	unsigned, signed := kbBundle(t, dir, private, "2027-01-05.1", "1.36")
+	served := t.TempDir()
+	if err := os.CopyFS(served, os.DirFS(filepath.Dir(signed))); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(bundles.Handler(served, bundles.ServeOptions{}))
+	defer srv.Close()
+	url := srv.URL + "/" + filepath.Base(signed)
+	scan := []string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", "-o", "json", pinned}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantSource string
+		wantError  string
+	}{
+		{"a signed kb from a path replaces the embedded one", []string{"--bundle", signed, "--bundle-verification-key", public}, 0, signed, ""},
+		{"a signed kb from a URL replaces the embedded one", []string{"--bundle", url, "--bundle-verification-key", public}, 0, url, ""},
+		{"an unsigned local bundle loads without a key", []string{"--bundle", unsigned}, 0, unsigned, ""},
+		{"a URL without a key is refused", []string{"--bundle", url}, 1, "", "must be signed"},
+		{"an unsigned bundle is refused when a key is given", []string{"--bundle", unsigned, "--bundle-verification-key", public}, 1, "", ".signatures.json"},
+		{"another key is refused", []string{"--bundle", signed, "--bundle-verification-key", otherPublic}, 1, "", "verification"},
+		{"two kb bundles are refused", []string{"--bundle", signed, "--bundle", unsigned}, 1, "", "both replace the built-in kb bundle"},
+		{"a missing bundle names its path", []string{"--bundle", filepath.Join(dir, "nope.tar.gz")}, 1, "", "nope.tar.gz"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, append(append([]string(nil), scan...), tt.args...)...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.wantError) {
+				t.Fatalf("exit %d, stderr %q; want %d with %q", r.code, r.stderr, tt.code, tt.wantError)
+			}
+			if tt.code != 0 {
+				return
+			}
+			var rep engine.Report
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			kb := rep.Bundles[1]
+			if kb.Name != "kb" || kb.Revision != "2027-01-05.1" || kb.Source != tt.wantSource || rep.Bundles[0].Source != engine.OriginEmbedded {
+				t.Errorf("bundles = %+v, want embedded rules and kb 2027-01-05.1 from %s", rep.Bundles, tt.wantSource)
+			}
+			stale := false
+			for _, f := range rep.Targets[0].Findings {
+				stale = stale || f.Key == "kb-stale"
+			}
+			if rep.KB.Horizon != "1.36" || !stale {
+				t.Errorf("horizon %s, kb-stale finding %v: want the loaded kb's horizon, and 1.37 judged past it", rep.KB.Horizon, stale)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 func newInventoryCommand(s streams) *cobra.Command {
 	var filesPath, now, teamLabel string
 	var lf liveFlags
+	var bf bundleFlags
 	cmd := &cobra.Command{
 		Use:   "inventory [--files PATH]",
 		Short: "Collect the inventory document (a live cluster, or manifests) and print it as JSON",
@@ -24,7 +25,13 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eng, err := engine.New(cmd.Context(), engine.WithToolVersion(version))
+			// The kb bundle decides which kinds a collector lists, so a newer kb changes the
+			// inventory too.
+			opts, err := bf.engineOptions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			eng, err := engine.New(cmd.Context(), append(opts, engine.WithToolVersion(version))...)
 			if err != nil {
 				return err
 			}
@@ -48,5 +55,6 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
 	lf.register(cmd)
+	bf.register(cmd.Flags())
 	return cmd
 }

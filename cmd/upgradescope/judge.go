@@ -26,6 +26,7 @@ type judgeFlags struct {
 	now             string
 	plan            bool
 	from            string
+	bundles         bundleFlags
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -38,6 +39,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
+	f.bundles.register(fl)
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")
@@ -90,7 +92,11 @@ func parseNow(s string) (time.Time, error) {
 }
 
 func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
-	opts := []engine.Option{engine.WithToolVersion(version)}
+	opts, err := f.bundles.engineOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, engine.WithToolVersion(version))
 	for _, p := range f.policies {
 		opts = append(opts, engine.WithPolicy(p))
 	}
