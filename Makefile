@@ -15,7 +15,7 @@ build: ## build bin/upgradescope
 	go build -o bin/upgradescope ./cmd/upgradescope
 
 .PHONY: test
-test: vet go-test rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
+test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
 
 .PHONY: vet
 vet: ## go vet and gofmt
@@ -26,6 +26,10 @@ vet: ## go vet and gofmt
 .PHONY: go-test
 go-test: ## Go tests: inventory, collectors, engine, outputs, CLI
 	go test -count=1 ./... # never cached: integration tests read API servers the cache cannot see
+
+.PHONY: race
+race: ## the race detector over the bundle poller, hot swap and bundle server
+	go test -race -count=1 ./agent ./bundles
 
 .PHONY: rego-test
 rego-test: ## stock `opa test` on the rule packs and the example custom pack

@@ -36,9 +36,11 @@ type Options struct {
 	Targets      []string
 	Interval     time.Duration
 	AgentVersion string
-	Collect      cluster.Options
-	Log          *slog.Logger
-	Now          func() time.Time
+	// Collect gives the collection options for an engine: the kb decides which kinds are
+	// listed, so a new kb revision changes what the next tick collects.
+	Collect func(*engine.Engine) cluster.Options
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // Agent runs ticks. It keeps its collector between ticks (Helm cache, refused lists).
@@ -47,22 +49,24 @@ type Agent struct {
 	collector *cluster.Collector
 	// Pusher, when set, delivers each tick's inventory to the fleet server.
 	Pusher   *push.Client
-	engine   *engine.Engine
+	policy   *Policy
 	objects  dynamic.NamespaceableResourceInterface
 	failures int
 	// Health is what /readyz and /metrics read.
 	Health *Health
 }
 
-// New builds an agent.
-func New(opts Options, col *cluster.Collector, eng *engine.Engine, dyn dynamic.Interface) *Agent {
+// New builds an agent that evaluates with policy's current engine.
+func New(opts Options, col *cluster.Collector, policy *Policy, dyn dynamic.Interface) *Agent {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	return &Agent{opts: opts, collector: col, engine: eng, objects: dyn.Resource(crd.GVR), Health: newHealth(opts.Interval)}
+	a := &Agent{opts: opts, collector: col, policy: policy, objects: dyn.Resource(crd.GVR), Health: newHealth(opts.Interval)}
+	policy.attach(a.Health.metrics.bundles)
+	return a
 }
 
 // Run ticks at once, then every interval ±10%, until ctx ends. A failed tick never stops it.
@@ -132,12 +136,14 @@ func (a *Agent) Tick(ctx context.Context) Outcome {
 }
 
 func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, *inventory.Document, error) {
-	doc := a.collector.Collect(ctx, now, a.opts.Collect)
-	rep, err := a.judge(ctx, doc, now)
+	// One engine for the whole tick: a bundle swap lands at the next one.
+	eng, revs := a.policy.Engine()
+	doc := a.collector.Collect(ctx, now, a.opts.Collect(eng))
+	rep, err := a.judge(ctx, eng, revs, doc, now)
 	return rep, doc, err
 }
 
-func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Time) (*engine.Report, error) {
+func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.BundleRevision, doc *inventory.Document, now time.Time) (*engine.Report, error) {
 	obj, err := a.ensureObject(ctx)
 	if err != nil {
 		return nil, err
@@ -151,7 +157,7 @@ func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Tim
 	notes = append(notes, ruleNotes...)
 	var rep *engine.Report
 	if len(targets) > 0 {
-		if rep, err = a.engine.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
+		if rep, err = eng.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
 			return nil, fmt.Errorf("evaluate: %w", err)
 		}
 		for _, r := range rep.ExpiredIgnores {
@@ -159,7 +165,7 @@ func (a *Agent) judge(ctx context.Context, doc *inventory.Document, now time.Tim
 		}
 	}
 	ev := crd.Evaluation{Report: rep, Generation: obj.GetGeneration(), ServerVersion: doc.ServerVersion,
-		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now}
+		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now, Bundles: revs, BundleUpdate: a.policy.Update()}
 	if err := a.writeStatus(ctx, obj, ev); err != nil {
 		return rep, err
 	}

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/upgradescope/upgradescope/crd"
 )
 
 // metrics are the agent's /metrics: the last successful tick's judgement, and tick health.
@@ -16,6 +18,7 @@ type metrics struct {
 	findings     *prometheus.GaugeVec
 	capAvailable *prometheus.GaugeVec
 	capPartial   *prometheus.GaugeVec
+	bundles      *bundleMetrics
 }
 
 var verdicts = []string{"ready", "blocked", "unknown"}
@@ -39,6 +42,7 @@ func newMetrics() *metrics {
 		capPartial:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_capability_partial", Help: "1 when the collector step saw only part of what it looked for."}, []string{"capability"}),
 	}
 	m.registry.MustRegister(m.tickDuration, m.tickErrors, m.lastSuccess, m.interval, m.score, m.verdict, m.findings, m.capAvailable, m.capPartial)
+	m.bundles = newBundleMetrics(m.registry)
 	return m
 }
 
@@ -77,4 +81,43 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// bundleMetrics describe the active bundles and how polling for new ones goes.
+type bundleMetrics struct {
+	info      *prometheus.GaugeVec
+	activated *prometheus.GaugeVec
+	updates   *prometheus.CounterVec
+	failing   prometheus.Gauge
+}
+
+func newBundleMetrics(r *prometheus.Registry) *bundleMetrics {
+	m := &bundleMetrics{
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_bundle_info",
+			Help: "1 for each active policy bundle revision."}, []string{"name", "revision", "source"}),
+		activated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_bundle_activated_timestamp_seconds",
+			Help: "When the active revision of each bundle was activated (Unix time)."}, []string{"name"}),
+		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "upgradescope_bundle_polls_total",
+			Help: "Bundle polls by URL and result: activated, not_modified, download_failed, activation_failed, cache_failed."}, []string{"source", "result"}),
+		failing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "upgradescope_bundle_update_failing",
+			Help: "1 while the last bundle download or activation failed; the last good bundles stay active."}),
+	}
+	r.MustRegister(m.info, m.activated, m.updates, m.failing)
+	return m
+}
+
+func (m *bundleMetrics) active(revs []crd.BundleRevision) {
+	m.info.Reset()
+	m.activated.Reset()
+	for _, b := range revs {
+		m.info.WithLabelValues(b.Name, b.Revision, b.Source).Set(1)
+		if b.ActivatedAt != nil {
+			m.activated.WithLabelValues(b.Name).Set(float64(b.ActivatedAt.Unix()))
+		}
+	}
+}
+
+func (m *bundleMetrics) observed(src, result string, failing bool) {
+	m.updates.WithLabelValues(src, result).Inc()
+	m.failing.Set(b2f(failing))
 }

@@ -21,6 +21,18 @@ type Evaluation struct {
 	// Notes are the tick's own gaps ("targets: skipped invalid spec target …").
 	Notes []string
 	Now   time.Time
+	// Bundles, when the agent manages bundles, are the active revisions with their
+	// activation times; otherwise the report's are used.
+	Bundles []BundleRevision
+	// BundleUpdate, when the agent polls bundle URLs, says how the last update went.
+	BundleUpdate *BundleUpdate
+}
+
+// BundleUpdate is the outcome of the agent's last bundle poll.
+type BundleUpdate struct {
+	// Err is the last download or activation failure; empty once an update succeeds again.
+	Err string
+	At  time.Time
 }
 
 // BuildStatus turns an evaluation into the status to write. previous is the status read at
@@ -37,7 +49,7 @@ func BuildStatus(previous Status, ev Evaluation) Status {
 	if r := ev.Report; r != nil {
 		st.KBVersion = r.KB.GeneratedFrom
 		for _, b := range r.Bundles {
-			st.Bundles = append(st.Bundles, BundleRevision{Name: b.Name, Revision: b.Revision})
+			st.Bundles = append(st.Bundles, BundleRevision{Name: b.Name, Revision: b.Revision, Source: clip(b.Source, MaxSource)})
 		}
 		if len(r.Targets) > 0 {
 			for _, g := range r.Targets[0].NotAssessed {
@@ -52,9 +64,34 @@ func BuildStatus(previous Status, ev Evaluation) Status {
 			st.Targets = append(st.Targets, targetStatus(t))
 		}
 	}
+	if ev.Bundles != nil {
+		st.Bundles = append([]BundleRevision(nil), ev.Bundles...)
+		for i := range st.Bundles {
+			st.Bundles[i].Source = clip(st.Bundles[i].Source, MaxSource)
+		}
+	}
 	setCondition(&st, ev, readyCondition(st.Targets))
 	setCondition(&st, ev, allTargetsReadyCondition(st.Targets))
+	if ev.BundleUpdate != nil {
+		setCondition(&st, ev, bundlesCurrentCondition(*ev.BundleUpdate, st.Bundles))
+	}
 	return st
+}
+
+// bundlesCurrentCondition is False while the last bundle update failed; the message names
+// the revisions still in use.
+func bundlesCurrentCondition(u BundleUpdate, active []BundleRevision) metav1.Condition {
+	revs := make([]string, len(active))
+	for i, b := range active {
+		revs[i] = b.Name + " " + b.Revision
+	}
+	inUse := strings.Join(revs, ", ")
+	if u.Err == "" {
+		return metav1.Condition{Type: ConditionBundlesCurrent, Status: metav1.ConditionTrue, Reason: "Activated",
+			Message: "evaluating with " + inUse}
+	}
+	return metav1.Condition{Type: ConditionBundlesCurrent, Status: metav1.ConditionFalse, Reason: "UpdateFailed",
+		Message: clip(fmt.Sprintf("%s at %s; still evaluating with %s", u.Err, u.At.UTC().Format(time.RFC3339), inUse), MaxConditionMessage)}
 }
 
 func setCondition(st *Status, ev Evaluation, c metav1.Condition) {

@@ -30,6 +30,9 @@ var GVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: 
 const (
 	ConditionReady           = "Ready"
 	ConditionAllTargetsReady = "AllTargetsReady"
+	// ConditionBundlesCurrent is set when the agent polls bundle URLs: False while the last
+	// download or activation failed (the last good bundles stay active).
+	ConditionBundlesCurrent = "BundlesCurrent"
 )
 
 // Limits the status keeps to, so a worst-case status stays far below etcd's object limit.
@@ -40,6 +43,9 @@ const (
 	MaxRemediation = 1024
 	MaxNote        = 2048
 	MaxNotes       = 64
+	MaxSource      = 2048
+	// MaxConditionMessage is far below the schema's 32768, which no condition needs.
+	MaxConditionMessage = 4096
 )
 
 // ClusterReadiness is the cluster's upgrade readiness.
@@ -83,6 +89,10 @@ type Status struct {
 type BundleRevision struct {
 	Name     string `json:"name"`
 	Revision string `json:"revision"`
+	// Source is "embedded", or the path or URL the bundle was read from.
+	Source string `json:"source,omitempty"`
+	// ActivatedAt is when the agent started evaluating with this revision.
+	ActivatedAt *metav1.Time `json:"activatedAt,omitempty"`
 }
 
 // TargetStatus summarises one target's judgement.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/agent"
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
@@ -38,6 +39,11 @@ type agentFlags struct {
 
 	serverURL, serverToken, serverTokenFile, serverCAFile, clusterName string
 	forceSyncEvery                                                     time.Duration
+
+	bundles                    bundleFlags
+	bundleURLs                 []string
+	bundleCache                string
+	pollMin, pollMax, longPoll time.Duration
 }
 
 func newAgentCommand(s streams) *cobra.Command {
@@ -65,6 +71,12 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server-url, besides the system roots")
 	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
 	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
+	f.bundles.register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --bundle-verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
+	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")
+	cmd.Flags().DurationVar(&f.pollMin, "bundle-poll-min-delay", time.Minute, "shortest wait between polls of a --bundle-url (jittered up to the maximum)")
+	cmd.Flags().DurationVar(&f.pollMax, "bundle-poll-max-delay", 2*time.Minute, "longest wait between polls of a --bundle-url")
+	cmd.Flags().DurationVar(&f.longPoll, "bundle-long-poll", 0, "ask the bundle server to hold each poll this long for a new revision (0: off)")
 	f.live.register(cmd)
 	return cmd
 }
@@ -74,11 +86,24 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.WithToolVersion(version))
+	fixed, err := f.bundles.engineOptions(ctx)
 	if err != nil {
 		return err
 	}
+	fixed = append(fixed, engine.WithToolVersion(version))
+	eng, err := engine.New(ctx, fixed...)
+	if err != nil {
+		return err
+	}
+	build := func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
+		return engine.New(ctx, append(append([]engine.Option(nil), fixed...), polled...)...)
+	}
+	policy := agent.NewPolicy(eng, build, nil)
 	// Every flag is checked before the cluster is touched.
+	pollOpts, err := f.pollOptions(policy)
+	if err != nil {
+		return err
+	}
 	pusher, err := f.pusher(eng)
 	if err != nil {
 		return err
@@ -101,8 +126,8 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 		}
 	}
 	opts.Log = slog.New(slog.NewTextHandler(s.err, nil))
-	opts.Collect = f.live.collectOptions(eng, f.teamLabel)
-	a := agent.New(opts, col, eng, dyn)
+	opts.Collect = func(eng *engine.Engine) cluster.Options { return f.live.collectOptions(eng, f.teamLabel) }
+	a := agent.New(opts, col, policy, dyn)
 	a.Pusher = pusher
 	if a.Pusher != nil && a.Pusher.Warning != "" {
 		opts.Log.Warn(a.Pusher.Warning)
@@ -118,8 +143,68 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
+	if len(f.bundleURLs) > 0 {
+		pollOpts.Observed = func(src, result string, err error) {
+			policy.Observed(src, result, err)
+			logPoll(opts.Log, policy, src, result, err)
+		}
+		poller, err := bundles.Poll(ctx, pollOpts)
+		if err != nil {
+			return err
+		}
+		defer poller.Stop(context.Background())
+	}
 	opts.Log.Info("agent starting", "version", version, "interval", opts.Interval.String(), "crName", opts.Name, "targets", strings.Join(opts.Targets, ","))
 	return a.Run(ctx)
+}
+
+// pollOptions checks the --bundle-url flags; polling starts once the agent is built.
+func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, error) {
+	po := bundles.PollOptions{URLs: f.bundleURLs, CacheDir: f.bundleCache, MinDelay: f.pollMin, MaxDelay: f.pollMax,
+		LongPoll: f.longPoll, Activate: policy.Activate}
+	if len(f.bundleURLs) == 0 {
+		return po, nil
+	}
+	for _, u := range f.bundleURLs {
+		if !bundles.IsURL(u) {
+			return po, fmt.Errorf("--bundle-url %s: want an http(s) URL; a file is loaded with --bundle", u)
+		}
+	}
+	if f.bundles.keyFile == "" {
+		return po, errors.New("--bundle-url: polled bundles must be signed; pass --bundle-verification-key")
+	}
+	if f.pollMin < time.Second || f.pollMax < f.pollMin {
+		return po, fmt.Errorf("--bundle-poll-min-delay %s and --bundle-poll-max-delay %s: want 1s ≤ min ≤ max", f.pollMin, f.pollMax)
+	}
+	vc, err := f.bundles.verification()
+	if err != nil {
+		return po, err
+	}
+	if po.Token, err = f.bundles.token(); err != nil {
+		return po, err
+	}
+	po.Verification = vc
+	return po, nil
+}
+
+// logPoll writes a line for every poll that changed something; 304s stay quiet.
+func logPoll(log *slog.Logger, policy *agent.Policy, src, result string, err error) {
+	switch {
+	case err != nil:
+		_, revs := policy.Engine()
+		log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", revisions(revs))
+	case result == bundles.ResultActivated:
+		_, revs := policy.Engine()
+		log.Info("bundle activated", "source", src, "active", revisions(revs))
+	}
+}
+
+func revisions(revs []crd.BundleRevision) string {
+	parts := make([]string, len(revs))
+	for i, r := range revs {
+		parts[i] = r.Name + " " + r.Revision
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (f *agentFlags) options() (agent.Options, error) {

@@ -132,20 +132,7 @@ func startAgent(t *testing.T, kubeconfig string, args ...string) *syncBuffer {
 
 func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...string) *syncBuffer {
 	t.Helper()
-	agentBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "upgradescope-agent-test")
-		if err != nil {
-			agentBinErr = err
-			return
-		}
-		agentBin = filepath.Join(dir, "upgradescope")
-		if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
-			agentBinErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if agentBinErr != nil {
-		t.Fatal(agentBinErr)
-	}
+	buildBinary(t)
 	logs := &syncBuffer{}
 	cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", kubeconfig, "--context", "admin",
 		"--test-interval", interval, "--health-addr", ""}, args...)...)
@@ -161,6 +148,25 @@ func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...s
 		}
 	})
 	return logs
+}
+
+// buildBinary builds the upgradescope binary once per test run, into agentBin.
+func buildBinary(t *testing.T) {
+	t.Helper()
+	agentBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "upgradescope-agent-test")
+		if err != nil {
+			agentBinErr = err
+			return
+		}
+		agentBin = filepath.Join(dir, "upgradescope")
+		if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
+			agentBinErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if agentBinErr != nil {
+		t.Fatal(agentBinErr)
+	}
 }
 
 // TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels: with --targets the

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
+)
+
+// everyFindingCategory suppresses every finding, so the verdict moves only with what the kb
+// can assess: other tests write objects to the same server while this one runs.
+var everyFindingCategory = []string{"removed-api", "deprecated-api", "deprecated-api-in-use", "eol-addon", "eol-approaching",
+	"chart-incompat", "addon-no-data", "crd-version", "unknown-api", "version-skew", "kb-stale"}
+
+// TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart runs `bundle serve` and the
+// agent binary against the real API server. The served kb knows Kubernetes up to 1.35, so
+// target 1.36 is unknown; a new revision knowing 1.37 is published and the same agent process
+// turns the verdict ready. An unsigned revision after that is refused and reported, and the
+// last good kb stays active.
+func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
+	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	objects := dyn.Resource(crd.GVR)
+	ctx := context.Background()
+	const name = "agent-bundles-e2e"
+	if err := crd.Apply(ctx, dyn); err != nil {
+		t.Fatal(err)
+	}
+	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
+	var ignore []any
+	for _, c := range everyFindingCategory {
+		ignore = append(ignore, map[string]any{"category": c, "reason": "the verdict under test is the kb's"})
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": crd.Group + "/" + crd.Version, "kind": crd.Kind,
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{"targets": []any{"1.36"}, "ignore": ignore}}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	served := filepath.Join(dir, "kb.tar.gz")
+	bundletest.Publish(t, served, bundletest.KB(t, private, "2027-01-05.1", "1.35"))
+	url := startBundleServe(t, dir) + "/kb.tar.gz"
+	cache := filepath.Join(t.TempDir(), "bundle-cache")
+	logs := startAgent(t, kubeconfig, "--cr-name", name, "--bundle-url", url, "--bundle-verification-key", public,
+		"--bundle-cache", cache, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s", "--bundle-long-poll", "20s")
+
+	old := waitForBundleStatus(t, objects, name, "2027-01-05.1", "unknown")
+	if !strings.Contains(strings.Join(old.Status.NotAssessed, "\n"), "kb-coverage: target 1.36 is past the knowledge base horizon 1.35") {
+		t.Errorf("notAssessed %q does not name the old kb's horizon", old.Status.NotAssessed)
+	}
+	if c := apimeta.FindStatusCondition(old.Status.Conditions, crd.ConditionBundlesCurrent); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("BundlesCurrent = %+v, want True", c)
+	}
+
+	bundletest.Publish(t, served, bundletest.KB(t, private, "2027-01-12.1", "1.37"))
+	cur := waitForBundleStatus(t, objects, name, "2027-01-12.1", "ready")
+	kb := cur.Status.Bundles[1]
+	if kb.Source != url || kb.ActivatedAt == nil || cur.Status.Bundles[0].Source != "embedded" {
+		t.Errorf("bundles = %+v, want embedded rules and the served kb with its activation time", cur.Status.Bundles)
+	}
+	if c := apimeta.FindStatusCondition(cur.Status.Conditions, crd.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v after the new kb, want True", c)
+	}
+
+	bundletest.Publish(t, served, bundletest.KB(t, "", "2027-01-19.1", "1.37"))
+	refused := waitForCondition(t, objects, name, crd.ConditionBundlesCurrent, metav1.ConditionFalse)
+	if kbRev := refused.Status.Bundles[1].Revision; kbRev != "2027-01-12.1" || refused.Status.Targets[0].Verdict != "ready" {
+		t.Errorf("after an unsigned revision kb = %s, verdict %s; want 2027-01-12.1 kept and still ready", kbRev, refused.Status.Targets[0].Verdict)
+	}
+	if n := strings.Count(logs.String(), "agent starting"); n != 1 || !strings.Contains(logs.String(), "bundle activated") {
+		t.Errorf("agent started %d times, log:\n%s", n, logs.String())
+	}
+	if entries, err := os.ReadDir(cache); err != nil || len(entries) != 2 {
+		t.Errorf("bundle cache holds %v (%v), want the last good bundle and its ETag", entries, err)
+	}
+}
+
+// startBundleServe runs `upgradescope bundle serve DIR` on a free loopback port and returns
+// its base URL.
+func startBundleServe(t *testing.T, dir string) string {
+	t.Helper()
+	buildBinary(t)
+	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	m := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("bundle serve said %q (%v)", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	return m[1]
+}
+
+func waitForBundleStatus(t *testing.T, objects dynamic.NamespaceableResourceInterface, name, kbRevision, verdict string) crd.ClusterReadiness {
+	t.Helper()
+	return waitForCR(t, objects, name, "kb "+kbRevision+" and verdict "+verdict, func(cr crd.ClusterReadiness) bool {
+		return len(cr.Status.Bundles) == 2 && cr.Status.Bundles[1].Revision == kbRevision &&
+			len(cr.Status.Targets) == 1 && cr.Status.Targets[0].Verdict == verdict
+	})
+}
+
+func waitForCondition(t *testing.T, objects dynamic.NamespaceableResourceInterface, name, condition string, status metav1.ConditionStatus) crd.ClusterReadiness {
+	t.Helper()
+	return waitForCR(t, objects, name, condition+"="+string(status), func(cr crd.ClusterReadiness) bool {
+		c := apimeta.FindStatusCondition(cr.Status.Conditions, condition)
+		return c != nil && c.Status == status && len(cr.Status.Bundles) == 2 && len(cr.Status.Targets) == 1
+	})
+}
+
+func waitForCR(t *testing.T, objects dynamic.NamespaceableResourceInterface, name, what string, ok func(crd.ClusterReadiness) bool) crd.ClusterReadiness {
+	t.Helper()
+	var cr crd.ClusterReadiness
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		obj, err := objects.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		cr = crd.ClusterReadiness{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
+			return false, err
+		}
+		return ok(cr), nil
+	})
+	if err != nil {
+		raw, _ := json.Marshal(cr.Status)
+		t.Fatalf("status never showed %s: %v\n%s", what, err, raw)
+	}
+	return cr
+}
