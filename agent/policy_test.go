@@ -118,7 +118,9 @@ func TestPolicySwapsANewKBRevisionWhileEvaluationsRun(t *testing.T) {
 
 type mismatch struct{ horizon string }
 
-func (m *mismatch) Error() string { return "a report mixed two kb revisions (horizon " + m.horizon + ")" }
+func (m *mismatch) Error() string {
+	return "a report mixed two kb revisions (horizon " + m.horizon + ")"
+}
 
 func kbRevision(revs []crd.BundleRevision) string {
 	for _, r := range revs {
