@@ -7,21 +7,26 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/ecdsa"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
-	"github.com/open-policy-agent/opa/v1/compile"
 	"github.com/open-policy-agent/opa/v1/keys"
 )
 
@@ -36,24 +41,80 @@ func SkipTests(_ string, info fs.FileInfo, _ int) bool {
 
 // Build compiles dir (a bundle directory with its .manifest) into a bundle tarball, without
 // tests, with revision stamped.
-func Build(ctx context.Context, dir, revision string, out io.Writer) error {
+func Build(dir, revision string, out io.Writer) error {
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("bundle build: %w", err)
 	}
-	c := compile.New().WithPaths(dir).WithAsBundle(true).WithRevision(revision).
-		WithFilter(SkipTests).WithOutput(out)
-	if err := c.Build(ctx); err != nil {
+	if err := checkManifest(dir); err != nil {
+		return err
+	}
+	loader := bundle.NewDirectoryLoader(dir).WithFilter(SkipTests).WithSizeLimitBytes(MaxSize)
+	if err := build(loader, revision, out); err != nil {
 		return fmt.Errorf("bundle build %s: %w", dir, err)
+	}
+	return nil
+}
+
+// build reads the bundle (every module parsed, data within the roots) and writes it with
+// revision stamped. It does not type-check: a custom pack imports the built-in library, which
+// only the engine has, so the CLI checks a build by loading it beside the built-in bundles.
+func build(loader bundle.DirectoryLoader, revision string, out io.Writer) error {
+	b, err := bundle.NewCustomReader(loader).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true).
+		WithSizeLimitBytes(MaxSize).Read()
+	if err != nil {
+		return err
+	}
+	switch {
+	case revision != "":
+		b.Manifest.Revision = revision
+	case b.Manifest.Revision == "":
+		b.Manifest.Revision = contentDigest(&b)
+	}
+	// Module paths relative to the bundle directory, as `opa build` writes them.
+	return bundle.NewWriter(out).UseModulePath(true).Write(b)
+}
+
+// contentDigest names a revision by what the bundle holds: its modules and its data.
+func contentDigest(b *bundle.Bundle) string {
+	h := sha256.New()
+	for _, m := range b.Modules {
+		fmt.Fprintf(h, "%s\x00%d\x00", m.Path, len(m.Raw))
+		h.Write(m.Raw)
+	}
+	data, _ := json.Marshal(b.Data) // map keys are sorted
+	h.Write(data)
+	return "sha256-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// checkManifest refuses a directory whose .manifest names no roots: OPA would build it, but
+// the bundle would own every path, so nothing could load beside it.
+func checkManifest(dir string) error {
+	const hint = "a bundle needs roots; a custom pack's are [\"upgradescope/custom/<name>\"] (docs/custom-rules.md)"
+	raw, err := os.ReadFile(filepath.Join(dir, ".manifest"))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bundle build %s: no .manifest; %s", dir, hint)
+	}
+	if err != nil {
+		return fmt.Errorf("bundle build: %w", err)
+	}
+	var m bundle.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("bundle build %s: %w", filepath.Join(dir, ".manifest"), err)
+	}
+	if m.Roots == nil || len(*m.Roots) == 0 || slices.Contains(*m.Roots, "") {
+		return fmt.Errorf("bundle build %s: .manifest names no roots; %s", dir, hint)
 	}
 	return nil
 }
 
 // BuildFS is Build over a file system whose root is the bundle directory: the embedded
 // built-in bundles are built this way.
-func BuildFS(ctx context.Context, fsys fs.FS, revision string, out io.Writer) error {
-	c := compile.New().WithFS(fsys).WithPaths(".").WithAsBundle(true).WithRevision(revision).
-		WithFilter(SkipTests).WithOutput(out)
-	if err := c.Build(ctx); err != nil {
+func BuildFS(fsys fs.FS, revision string, out io.Writer) error {
+	loader, err := bundle.NewFSLoader(fsys)
+	if err != nil {
+		return fmt.Errorf("bundle build: %w", err)
+	}
+	if err := build(loader.WithFilter(SkipTests).WithSizeLimitBytes(MaxSize), revision, out); err != nil {
 		return fmt.Errorf("bundle build: %w", err)
 	}
 	return nil
@@ -108,26 +169,85 @@ func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 	return b, nil
 }
 
-// hasSignatures says whether the tarball carries .signatures.json; a reader that skips
-// verification does not keep it.
-func hasSignatures(tarball []byte) (bool, error) {
+// Signer is what a bundle's signature says about who signed it. Inspect reads it without
+// verifying; `bundle verify` checks it.
+type Signer struct {
+	Algorithm string `json:"alg"`
+	KeyID     string `json:"kid,omitempty"`
+	Issuer    string `json:"iss,omitempty"`
+	IssuedAt  int64  `json:"iat,omitempty"`
+	Scope     string `json:"scope,omitempty"`
+	// Claims are any other claims the signer added (bundle sign --claims-file).
+	Claims map[string]any `json:"claims,omitempty"`
+}
+
+// signer reads .signatures.json from the tarball; nil when the bundle is unsigned. A reader
+// that skips verification does not keep the signatures, so the tarball is walked here.
+func signer(tarball []byte) (*Signer, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(tarball))
 	if err != nil {
-		return false, fmt.Errorf("read bundle: %w", err)
+		return nil, fmt.Errorf("read bundle: %w", err)
 	}
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return false, nil
+			return nil, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("read bundle: %w", err)
+			return nil, fmt.Errorf("read bundle: %w", err)
 		}
 		if bundle.IsSignaturesFile(h.Name) {
-			return true, nil
+			var sigs bundle.SignaturesConfig
+			if err := json.NewDecoder(io.LimitReader(tr, MaxSize)).Decode(&sigs); err != nil || len(sigs.Signatures) == 0 {
+				return nil, fmt.Errorf("read bundle: %s holds no signature: %v", h.Name, err)
+			}
+			return decodeJWT(sigs.Signatures[0])
 		}
 	}
+}
+
+// decodeJWT reads a signature's header and claims without checking it.
+func decodeJWT(token string) (*Signer, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("read bundle: the signature is not a JWS")
+	}
+	var s Signer
+	var claims map[string]any
+	for i, into := range []any{&s, &claims} {
+		raw, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err == nil {
+			err = json.Unmarshal(raw, into)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read bundle: signature part %d: %w", i+1, err)
+		}
+	}
+	if err := remarshal(claims, &s); err != nil {
+		return nil, fmt.Errorf("read bundle: signature claims: %w", err)
+	}
+	if s.KeyID == "" {
+		s.KeyID, _ = claims["keyid"].(string)
+	}
+	for _, known := range []string{"files", "keyid", "scope", "iat", "iss"} {
+		delete(claims, known)
+	}
+	if len(claims) > 0 {
+		s.Claims = claims
+	}
+	return &s, nil
+}
+
+// remarshal copies the claims' known fields into s, keeping the header's alg and kid.
+func remarshal(claims map[string]any, s *Signer) error {
+	alg, kid := s.Algorithm, s.KeyID
+	raw, err := json.Marshal(claims)
+	if err == nil {
+		err = json.Unmarshal(raw, s)
+	}
+	s.Algorithm, s.KeyID = alg, kid
+	return err
 }
 
 // Summary is what `bundle inspect` prints.
@@ -137,6 +257,7 @@ type Summary struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	Files    []string       `json:"files"`
 	Signed   bool           `json:"signed"`
+	Signer   *Signer        `json:"signer,omitempty"`
 }
 
 // Inspect summarises a bundle without verifying it.
@@ -149,11 +270,11 @@ func Inspect(in io.Reader) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	signed, err := hasSignatures(raw)
+	sig, err := signer(raw)
 	if err != nil {
 		return Summary{}, err
 	}
-	s := Summary{Revision: b.Manifest.Revision, Metadata: b.Manifest.Metadata, Signed: signed}
+	s := Summary{Revision: b.Manifest.Revision, Metadata: b.Manifest.Metadata, Signed: sig != nil, Signer: sig}
 	if b.Manifest.Roots != nil {
 		s.Roots = append(s.Roots, *b.Manifest.Roots...)
 	}

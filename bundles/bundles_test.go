@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -50,7 +49,7 @@ func built(t *testing.T) []byte { return builtFS(t, policies.Rules) }
 func builtFS(t *testing.T, fsys fs.FS) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	if err := BuildFS(context.Background(), fsys, "2026-11-29.7", &out); err != nil {
+	if err := BuildFS(fsys, "2026-11-29.7", &out); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
@@ -179,4 +178,31 @@ func changeAFile(t *testing.T, tarball []byte) []byte {
 		t.Fatal("no .rego file to change")
 	}
 	return out.Bytes()
+}
+
+func TestInspectNamesTheSignerAndItsClaims(t *testing.T) {
+	priv, _ := rsaKeys(t)
+	dir := t.TempDir()
+	keyFile, claimsFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "claims.json")
+	if err := os.WriteFile(keyFile, []byte(priv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(claimsFile, []byte(`{"iss": "platform-team", "team": "acme"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var signed bytes.Buffer
+	if err := Sign(bytes.NewReader(built(t)), &signed, keyFile, "RS256", claimsFile); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Inspect(bytes.NewReader(signed.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Signed || s.Signer == nil || s.Signer.Algorithm != "RS256" || s.Signer.Issuer != "platform-team" || s.Signer.Claims["team"] != "acme" {
+		t.Errorf("summary = %+v, signer %+v: want RS256 by platform-team with the team claim", s, s.Signer)
+	}
+	unsigned, err := Inspect(bytes.NewReader(built(t)))
+	if err != nil || unsigned.Signed || unsigned.Signer != nil {
+		t.Errorf("unsigned summary = %+v (%v), want no signer", unsigned, err)
+	}
 }

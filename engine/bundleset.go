@@ -63,7 +63,7 @@ func assemble(cfg config) ([]loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		set = append(set, loaded{name: path, origin: path, b: b})
+		set = append(set, loaded{name: nameOf(b, path), origin: path, b: b})
 	}
 	if err := checkOverlap(set); err != nil {
 		return nil, err

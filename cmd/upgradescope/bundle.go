@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/engine"
 )
 
 func newBundleCommand(s streams) *cobra.Command {
@@ -31,25 +33,40 @@ func newBundleCommand(s streams) *cobra.Command {
 func newBundleBuildCommand() *cobra.Command {
 	var out, revision string
 	cmd := &cobra.Command{
-		Use:     "build DIR -o OUT.tar.gz",
-		Short:   "Build a bundle from a directory with a .manifest; Rego tests are left out",
-		Example: "  upgradescope bundle build policies -o builtin.tar.gz --revision 2026-11-29.2",
-		Args:    cobra.ExactArgs(1),
+		Use:   "build DIR -o OUT.tar.gz",
+		Short: "Build a bundle from a directory with a .manifest; Rego tests are left out",
+		Example: `  upgradescope bundle build policies/kb -o kb.tar.gz --revision 2027-01-05.1
+  upgradescope bundle build examples/policies -o acme.tar.gz`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if revision == "" {
-				revision = time.Now().UTC().Format("2006-01-02")
-			}
 			var buf bytes.Buffer
-			if err := bundles.Build(cmd.Context(), args[0], revision, &buf); err != nil {
+			if err := bundles.Build(args[0], revision, &buf); err != nil {
+				return err
+			}
+			if err := loadsBesideBuiltins(cmd.Context(), args[0], buf.Bytes()); err != nil {
 				return err
 			}
 			return writeOutput(out, buf.Bytes())
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "bundle file to write")
-	cmd.Flags().StringVar(&revision, "revision", "", "revision stamped in the manifest (default: today's date)")
+	cmd.Flags().StringVar(&revision, "revision", "", "revision stamped in the manifest (default: the .manifest's, else a digest of the content)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
+}
+
+// loadsBesideBuiltins compiles the built bundle with the built-in ones, as scan and the agent
+// will: type errors, modules outside the roots, overlaps and a rule set that cannot produce a
+// report are found at build time, not on the agent.
+func loadsBesideBuiltins(ctx context.Context, dir string, tarball []byte) error {
+	b, err := bundles.Read(bytes.NewReader(tarball), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := engine.New(ctx, engine.WithBundle(dir, &b)); err != nil {
+		return fmt.Errorf("bundle build %s: it does not load beside the built-in bundles: %w", dir, err)
+	}
+	return nil
 }
 
 func newBundleSignCommand() *cobra.Command {

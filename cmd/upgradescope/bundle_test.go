@@ -152,3 +152,64 @@ func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
 		})
 	}
 }
+
+// The custom-pack loop of docs/custom-rules.md: build the example pack, sign it, and scan
+// with it beside the built-ins; its finding appears and the report names its revision.
+func TestACustomPackShipsAsASignedBundle(t *testing.T) {
+	dir := t.TempDir()
+	private, public := writeRSAKeys(t, dir)
+	unsigned, signed := filepath.Join(dir, "acme.tar.gz"), filepath.Join(dir, "acme.signed.tar.gz")
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.MkdirAll(manifests, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	prod := "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: db\n  namespace: prod-web\n"
+	if err := os.WriteFile(filepath.Join(manifests, "endpoints.yaml"), []byte(prod), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bundle", "build", "../../examples/policies", "-o", unsigned},
+		{"bundle", "sign", unsigned, "--signing-key", private, "-o", signed},
+	} {
+		if r := runCLI(t, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, "scan", "--files", manifests, "--target", "1.37", "--bundle", signed, "--bundle-verification-key", public, "--fail-on", "never", pinned)
+	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules 2026-11-29.2, kb 2026-11-29.2, acme 2026-11-29.1"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestBundleBuildRefusesPacksThatWouldNotLoad(t *testing.T) {
+	pack := func(manifest, rego string) string {
+		dir := t.TempDir()
+		if manifest != "" {
+			_ = os.WriteFile(filepath.Join(dir, ".manifest"), []byte(manifest), 0o600)
+		}
+		p := filepath.Join(dir, "upgradescope", "custom", "x")
+		_ = os.MkdirAll(p, 0o700)
+		_ = os.WriteFile(filepath.Join(p, "x.rego"), []byte(rego), 0o600)
+		return dir
+	}
+	const ok = "package upgradescope.custom.x\n\nfindings := set()\n"
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"no manifest", pack("", ok), "no .manifest"},
+		{"a manifest without roots", pack(`{"revision": "1"}`, ok), "names no roots"},
+		{"a call the library does not have", pack(`{"roots": ["upgradescope/custom/x"]}`,
+			"package upgradescope.custom.x\n\nimport data.upgradescope.lib.apis\n\nfindings contains apis.nope(1)\n"), "undefined function data.upgradescope.lib.apis.nope"},
+		{"a pack claiming a built-in root", pack(`{"roots": ["upgradescope/rules/x"]}`, "package upgradescope.rules.x\n\nfindings := set()\n"), "neither a built-in bundle's roots"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "bundle", "build", tt.dir, "-o", filepath.Join(t.TempDir(), "out.tar.gz"))
+			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 1 with %q", r.code, r.stderr, tt.want)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ package bundletest
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -57,7 +56,7 @@ func KB(t testing.TB, privateFile, revision, horizon string) []byte {
 	}
 	write(t, meta, []byte(edited))
 	var built bytes.Buffer
-	if err := bundles.Build(context.Background(), dir, revision, &built); err != nil {
+	if err := bundles.Build(dir, revision, &built); err != nil {
 		t.Fatal(err)
 	}
 	if privateFile == "" {
