@@ -144,6 +144,9 @@ func (s *pollState) coldStart(ctx context.Context) string {
 // update is the downloader's callback; it runs on the downloader's goroutine, never on an
 // evaluation's.
 func (s *pollState) update(ctx context.Context, u download.Update) error {
+	if ctx.Err() != nil {
+		return nil // stopping: a cancelled request is no failed update
+	}
 	switch {
 	case u.Error != nil:
 		s.observe(ResultDownloadFailed, fmt.Errorf("bundle %s: %w", SanitizedURL(s.src), u.Error))

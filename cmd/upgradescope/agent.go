@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -144,9 +145,10 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 		defer srv.Close()
 	}
 	if len(f.bundleURLs) > 0 {
+		logPoll := pollLogger(opts.Log, policy)
 		pollOpts.Observed = func(src, result string, err error) {
 			policy.Observed(src, result, err)
-			logPoll(opts.Log, policy, src, result, err)
+			logPoll(src, result, err)
 		}
 		poller, err := bundles.Poll(ctx, pollOpts)
 		if err != nil {
@@ -187,15 +189,23 @@ func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, err
 	return po, nil
 }
 
-// logPoll writes a line for every poll that changed something; 304s stay quiet.
-func logPoll(log *slog.Logger, policy *agent.Policy, src, result string, err error) {
-	switch {
-	case err != nil:
+// pollLogger logs an activation, and a failure once until it changes or an update succeeds:
+// the downloader retries a failure within a second, and 304s stay quiet.
+func pollLogger(log *slog.Logger, policy *agent.Policy) func(src, result string, err error) {
+	var mu sync.Mutex
+	last := map[string]string{}
+	return func(src, result string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		_, revs := policy.Engine()
-		log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", revisions(revs))
-	case result == bundles.ResultActivated:
-		_, revs := policy.Engine()
-		log.Info("bundle activated", "source", src, "active", revisions(revs))
+		switch {
+		case err != nil && last[src] != err.Error():
+			last[src] = err.Error()
+			log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", revisions(revs))
+		case err == nil && result == bundles.ResultActivated:
+			delete(last, src)
+			log.Info("bundle activated", "source", src, "active", revisions(revs))
+		}
 	}
 }
 

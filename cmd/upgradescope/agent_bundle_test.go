@@ -14,12 +14,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/internal/bundletest"
@@ -35,7 +38,8 @@ var everyFindingCategory = []string{"removed-api", "deprecated-api", "deprecated
 // agent binary against the real API server. The served kb knows Kubernetes up to 1.35, so
 // target 1.36 is unknown; a new revision knowing 1.37 is published and the same agent process
 // turns the verdict ready. An unsigned revision after that is refused and reported, and the
-// last good kb stays active.
+// last good kb stays active. Beside it the agent polls the example custom pack, built and
+// signed with the CLI, whose warning appears for an Endpoints object in a prod-* namespace.
 func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
@@ -56,14 +60,28 @@ func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	prodEndpoints(t)
+
 	dir := t.TempDir()
 	private, public := bundletest.Keys(t, t.TempDir())
 	served := filepath.Join(dir, "kb.tar.gz")
 	bundletest.Publish(t, served, bundletest.KB(t, private, "2027-01-05.1", "1.35"))
-	url := startBundleServe(t, dir) + "/kb.tar.gz"
+	buildBinary(t)
+	acme := filepath.Join(t.TempDir(), "acme.tar.gz")
+	for _, args := range [][]string{
+		{"bundle", "build", "../../examples/policies", "-o", acme},
+		{"bundle", "sign", acme, "--signing-key", private, "-o", filepath.Join(dir, "acme.tar.gz")},
+	} {
+		if out, err := exec.Command(agentBin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	base := startBundleServe(t, dir)
+	url := base + "/kb.tar.gz"
 	cache := filepath.Join(t.TempDir(), "bundle-cache")
-	logs := startAgent(t, kubeconfig, "--cr-name", name, "--bundle-url", url, "--bundle-verification-key", public,
-		"--bundle-cache", cache, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s", "--bundle-long-poll", "20s")
+	logs := startAgent(t, kubeconfig, "--cr-name", name, "--bundle-url", url, "--bundle-url", base+"/acme.tar.gz",
+		"--bundle-verification-key", public, "--bundle-cache", cache,
+		"--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s", "--bundle-long-poll", "20s")
 
 	old := waitForBundleStatus(t, objects, name, "2027-01-05.1", "unknown")
 	if !strings.Contains(strings.Join(old.Status.NotAssessed, "\n"), "kb-coverage: target 1.36 is past the knowledge base horizon 1.35") {
@@ -75,9 +93,12 @@ func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 
 	bundletest.Publish(t, served, bundletest.KB(t, private, "2027-01-12.1", "1.37"))
 	cur := waitForBundleStatus(t, objects, name, "2027-01-12.1", "ready")
-	kb := cur.Status.Bundles[1]
-	if kb.Source != url || kb.ActivatedAt == nil || cur.Status.Bundles[0].Source != "embedded" {
-		t.Errorf("bundles = %+v, want embedded rules and the served kb with its activation time", cur.Status.Bundles)
+	kb, custom := cur.Status.Bundles[1], cur.Status.Bundles[2]
+	if kb.Source != url || kb.ActivatedAt == nil || cur.Status.Bundles[0].Source != "embedded" || custom.Name != "acme" {
+		t.Errorf("bundles = %+v, want embedded rules, the served kb with its activation time and the acme pack", cur.Status.Bundles)
+	}
+	if n := cur.Status.Targets[0].ByCategory["acme-prod-deprecated"]; n < 1 {
+		t.Errorf("byCategory = %v, want the acme pack's warning for prod-bundles-e2e/db", cur.Status.Targets[0].ByCategory)
 	}
 	if c := apimeta.FindStatusCondition(cur.Status.Conditions, crd.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v after the new kb, want True", c)
@@ -91,8 +112,27 @@ func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 	if n := strings.Count(logs.String(), "agent starting"); n != 1 || !strings.Contains(logs.String(), "bundle activated") {
 		t.Errorf("agent started %d times, log:\n%s", n, logs.String())
 	}
-	if entries, err := os.ReadDir(cache); err != nil || len(entries) != 2 {
-		t.Errorf("bundle cache holds %v (%v), want the last good bundle and its ETag", entries, err)
+	if entries, err := os.ReadDir(cache); err != nil || len(entries) != 4 {
+		t.Errorf("bundle cache holds %v (%v), want each URL's last good bundle and its ETag", entries, err)
+	}
+}
+
+// prodEndpoints writes an Endpoints object (v1, deprecated since 1.33) into a prod-*
+// namespace, what the acme pack warns about.
+func prodEndpoints(t *testing.T) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod-bundles-e2e"}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// A label gives the object a managedFields entry: an object with no fields set has none,
+	// and then nothing shows who writes it through v1.
+	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns.Name, Labels: map[string]string{"app": "db"}}}
+	_ = cs.CoreV1().Endpoints(ns.Name).Delete(ctx, ep.Name, metav1.DeleteOptions{})
+	if _, err := cs.CoreV1().Endpoints(ns.Name).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -122,7 +162,7 @@ func startBundleServe(t *testing.T, dir string) string {
 func waitForBundleStatus(t *testing.T, objects dynamic.NamespaceableResourceInterface, name, kbRevision, verdict string) crd.ClusterReadiness {
 	t.Helper()
 	return waitForCR(t, objects, name, "kb "+kbRevision+" and verdict "+verdict, func(cr crd.ClusterReadiness) bool {
-		return len(cr.Status.Bundles) == 2 && cr.Status.Bundles[1].Revision == kbRevision &&
+		return len(cr.Status.Bundles) == 3 && cr.Status.Bundles[1].Revision == kbRevision &&
 			len(cr.Status.Targets) == 1 && cr.Status.Targets[0].Verdict == verdict
 	})
 }
@@ -131,7 +171,7 @@ func waitForCondition(t *testing.T, objects dynamic.NamespaceableResourceInterfa
 	t.Helper()
 	return waitForCR(t, objects, name, condition+"="+string(status), func(cr crd.ClusterReadiness) bool {
 		c := apimeta.FindStatusCondition(cr.Status.Conditions, condition)
-		return c != nil && c.Status == status && len(cr.Status.Bundles) == 2 && len(cr.Status.Targets) == 1
+		return c != nil && c.Status == status && len(cr.Status.Bundles) == 3 && len(cr.Status.Targets) == 1
 	})
 }
 

@@ -125,8 +125,10 @@ func hasVerb(verbs metav1.Verbs, verb string) bool {
 	return false
 }
 
-// listingVersion picks where to list a kind: the replacement if served, else another served
-// version of the group that is not flagged, else the flagged version itself.
+// listingVersion picks where to list a kind: the replacement if served and the same kind in
+// another version, else another served version of the group that is not flagged, else the
+// flagged version itself. A replacement of another kind (Endpoints → EndpointSlice) holds
+// other objects, so listing it would never find the flagged ones.
 func listingVersion(fs []FlaggedKind, servedBy map[schema.GroupVersionKind]served) served {
 	flaggedVersion := map[string]bool{}
 	for _, f := range fs {
@@ -134,7 +136,7 @@ func listingVersion(fs []FlaggedKind, servedBy map[schema.GroupVersionKind]serve
 	}
 	for _, f := range fs {
 		r := f.Replacement
-		if s, ok := servedBy[r]; ok && r.Kind != "" && !(r.Group == f.Group && flaggedVersion[r.Version]) {
+		if s, ok := servedBy[r]; ok && r.Kind == f.Kind && r.Group == f.Group && !flaggedVersion[r.Version] {
 			return s
 		}
 	}
