@@ -42,23 +42,38 @@ func TestTheChartLintsClean(t *testing.T) {
 
 func render(t *testing.T, values map[string]any) string {
 	t.Helper()
-	chrt, err := loader.Load(chartDir)
+	out, err := renderChart(values)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+func renderChart(values map[string]any) (string, error) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		return "", err
 	}
 	vals, err := util.ToRenderValues(chrt, values, common.ReleaseOptions{Name: "us", Namespace: "upgradescope", IsInstall: true}, common.DefaultCapabilities)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	out, err := engine.Render(chrt, vals)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var all strings.Builder
-	for _, name := range []string{"upgradescope/templates/rbac.yaml", "upgradescope/templates/deployment.yaml"} {
+	for _, name := range []string{"upgradescope/templates/rbac.yaml", "upgradescope/templates/deployment.yaml", "upgradescope/templates/bundle-key.yaml"} {
 		all.WriteString(out[name])
 	}
-	return all.String()
+	return all.String(), nil
+}
+
+func TestChartRefusesBundleURLsWithoutAVerificationKey(t *testing.T) {
+	_, err := renderChart(map[string]any{"bundles": map[string]any{"urls": []any{"https://bundles.example/kb.tar.gz"}}})
+	if err == nil || !strings.Contains(err.Error(), "bundles.urls needs bundles.verificationKey") {
+		t.Errorf("render = %v, want the chart to refuse unsigned polling", err)
+	}
 }
 
 func TestChartValues(t *testing.T) {
@@ -73,6 +88,13 @@ func TestChartValues(t *testing.T) {
 			[]string{"--manage-crd=false"}, []string{"customresourcedefinitions"}},
 		{"targets make the agent own spec.targets", map[string]any{"agent": map[string]any{"targets": []any{"1.37", "1.38"}}},
 			[]string{"--targets=1.37,1.38"}, nil},
+		{"bundle URLs are polled with the key from a ConfigMap and a cache",
+			map[string]any{"bundles": map[string]any{"urls": []any{"https://bundles.example/kb.tar.gz"}, "verificationKey": "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----\n",
+				"tokenSecret": map[string]any{"name": "bundle-token", "key": "token"}}},
+			[]string{"--bundle-url=https://bundles.example/kb.tar.gz", "--bundle-verification-key=/etc/upgradescope/bundles/key.pem",
+				"--bundle-cache=/var/cache/upgradescope/bundles", "--bundle-token-file=/etc/upgradescope/bundle-token/token",
+				"key.pem: \"-----BEGIN PUBLIC KEY-----\\nabc", "emptyDir: {}", "secretName: bundle-token"}, nil},
+		{"without bundle URLs nothing about bundles is rendered", nil, nil, []string{"--bundle", "bundle-key"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
