@@ -44,7 +44,10 @@ type Options struct {
 	ClusterName  string
 	AgentVersion string
 	KBVersion    string
-	Now          func() time.Time
+	// KB, when set, is read at every push instead of KBVersion: an agent's kb bundle can
+	// change while it runs.
+	KB  func() string
+	Now func() time.Time
 	// Jitter returns a factor in [0.8, 1.2]; tests pin it.
 	Jitter func() float64
 }
@@ -220,7 +223,7 @@ func (c *Client) encode(doc *inventory.Document) ([]byte, error) {
 		name = doc.ClusterID // the kube-system namespace UID
 	}
 	env := Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
-		KBVersion: c.opts.KBVersion, Inventory: doc}
+		KBVersion: c.kbVersion(), Inventory: doc}
 	if err := json.NewEncoder(zw).Encode(env); err != nil {
 		return nil, err
 	}
@@ -228,4 +231,11 @@ func (c *Client) encode(doc *inventory.Document) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+func (c *Client) kbVersion() string {
+	if c.opts.KB != nil {
+		return c.opts.KB()
+	}
+	return c.opts.KBVersion
 }

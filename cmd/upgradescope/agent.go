@@ -105,7 +105,7 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	pusher, err := f.pusher(eng)
+	pusher, err := f.pusher(policy)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (f *agentFlags) options() (agent.Options, error) {
 }
 
 // pusher builds the fleet-server client, or nil without --server-url.
-func (f *agentFlags) pusher(eng *engine.Engine) (*push.Client, error) {
+func (f *agentFlags) pusher(policy *agent.Policy) (*push.Client, error) {
 	if f.serverURL == "" {
 		return nil, nil
 	}
@@ -272,5 +272,6 @@ func (f *agentFlags) pusher(eng *engine.Engine) (*push.Client, error) {
 		return nil, errors.New("--server-url needs a token without spaces: --server-token-file, --server-token or $UPGRADESCOPE_SERVER_TOKEN")
 	}
 	return push.New(push.Options{URL: f.serverURL, Token: token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
-		ClusterName: f.clusterName, AgentVersion: version, KBVersion: eng.KB().GeneratedFrom})
+		ClusterName: f.clusterName, AgentVersion: version,
+		KB: func() string { eng, _ := policy.Engine(); return eng.KB().GeneratedFrom }})
 }
