@@ -160,6 +160,7 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 		if rep, err = eng.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
 			return nil, fmt.Errorf("evaluate: %w", err)
 		}
+		a.policy.Remember(doc, targets)
 		for _, r := range rep.ExpiredIgnores {
 			notes = append(notes, fmt.Sprintf("ignore: spec.ignore[%d] expired on %s", r.Index, r.Expires))
 		}

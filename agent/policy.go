@@ -14,6 +14,7 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // Policy is the bundle set the agent evaluates with. A new bundle is compiled into a new
@@ -26,11 +27,21 @@ type Policy struct {
 	build func(ctx context.Context, polled []engine.Option) (*engine.Engine, error)
 	now   func() time.Time
 
+	// last is the most recent tick's inventory and targets: a new set must judge it before it
+	// is swapped in, so a pack that breaks the findings contract on this cluster's data is
+	// refused rather than failing every tick.
+	last atomic.Pointer[judged]
+
 	mu      sync.Mutex // serialises activations and guards what follows
 	polled  map[string]*bundle.Bundle
 	polling bool
 	update  crd.BundleUpdate
 	metrics *bundleMetrics
+}
+
+type judged struct {
+	doc     *inventory.Document
+	targets []string
 }
 
 type activeSet struct {
@@ -73,11 +84,33 @@ func (p *Policy) Activate(ctx context.Context, f *bundles.Fetched) error {
 	}
 	next[f.Source] = f.Bundle
 	eng, err := p.build(ctx, options(next))
+	if err == nil {
+		err = p.rehearse(ctx, eng)
+	}
 	if err != nil {
 		return fmt.Errorf("activate %s revision %s: %w", f.Source, f.Bundle.Manifest.Revision, err)
 	}
 	p.polled = next
 	p.swap(eng, p.current.Load())
+	return nil
+}
+
+// Remember keeps a tick's inventory and targets for the next activation to judge.
+func (p *Policy) Remember(doc *inventory.Document, targets []string) {
+	if doc != nil && len(targets) > 0 {
+		p.last.Store(&judged{doc: doc, targets: targets})
+	}
+}
+
+// rehearse evaluates the last tick's inventory with a candidate engine.
+func (p *Policy) rehearse(ctx context.Context, eng *engine.Engine) error {
+	j := p.last.Load()
+	if j == nil {
+		return nil
+	}
+	if _, err := eng.Evaluate(ctx, j.doc, j.targets, p.now()); err != nil {
+		return fmt.Errorf("judging the last tick's inventory: %w", err)
+	}
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -169,5 +171,39 @@ func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
 	c := apimeta.FindStatusCondition(st.Conditions, crd.ConditionBundlesCurrent)
 	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "2027-01-05.1") || !strings.Contains(c.Message, "still evaluating with rules 2026-11-29.2, kb 2026-11-29.2") {
 		t.Errorf("BundlesCurrent = %+v, want False naming the refused revision and the ones kept", c)
+	}
+}
+
+// A pack whose findings break the contract only on this cluster's data passes the load-time
+// probe (an empty inventory); judging the last tick's inventory refuses it before the swap.
+func TestPolicyRefusesAPackThatBreaksTheContractOnTheLastInventory(t *testing.T) {
+	ctx := context.Background()
+	eng, err := engine.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := NewPolicy(eng, func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
+		return engine.New(ctx, polled...)
+	}, nil)
+	src := "package upgradescope.custom.broken\n\nfindings contains {\"key\": \"broken/x\", \"category\": \"broken\", \"severity\": \"fatal\", \"target\": t, \"title\": \"x\"} if {\n\tsome t in input.targets\n\tcount(input.inventory.apiUsage) > 0\n}\n"
+	m, err := ast.ParseModuleWithOpts("/broken.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := []string{"upgradescope/custom/broken"}
+	pack := &bundle.Bundle{Manifest: bundle.Manifest{Revision: "1", Roots: &roots}, Data: map[string]any{},
+		Modules: []bundle.ModuleFile{{Path: "/broken.rego", URL: "/broken.rego", Raw: []byte(src), Parsed: m}}}
+	f := &bundles.Fetched{Source: "https://b.example/broken.tar.gz", Bundle: pack}
+	if err := policy.Activate(ctx, f); err != nil {
+		t.Fatalf("with no tick yet the pack loads (its findings need data): %v", err)
+	}
+
+	policy = NewPolicy(eng, policy.build, nil)
+	policy.Remember(&inventory.Document{SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles,
+		Capabilities: map[string]inventory.Capability{inventory.CapAPIUsage: {Available: true}},
+		APIUsage:     []inventory.APIUsage{{Version: "v1", Kind: "Endpoints", Count: 1}}}, []string{"1.36"})
+	err = policy.Activate(ctx, f)
+	if current, _ := policy.Engine(); err == nil || !strings.Contains(err.Error(), "breaks the findings contract") || current != eng {
+		t.Errorf("err = %v; want the pack refused for its findings and the embedded engine kept", err)
 	}
 }

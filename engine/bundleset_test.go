@@ -16,7 +16,7 @@ import (
 )
 
 // parsed reads an embedded bundle afresh, so a test may change it.
-func parsed(t *testing.T, fsys fs.FS) *bundle.Bundle {
+func parsed(t testing.TB, fsys fs.FS) *bundle.Bundle {
 	t.Helper()
 	loader, err := bundle.NewFSLoader(fsys)
 	if err != nil {
@@ -30,7 +30,7 @@ func parsed(t *testing.T, fsys fs.FS) *bundle.Bundle {
 }
 
 // kbWithHorizon is the shipped kb as a later revision that knows only up to horizon.
-func kbWithHorizon(t *testing.T, revision, horizon string) *bundle.Bundle {
+func kbWithHorizon(t testing.TB, revision, horizon string) *bundle.Bundle {
 	b := parsed(t, policies.KB)
 	b.Manifest.Revision = revision
 	b.Data["upgradescope"].(map[string]any)["kb"].(map[string]any)["meta"].(map[string]any)["horizon"] = horizon

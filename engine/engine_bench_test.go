@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/hack/corpus"
 )
 
@@ -45,6 +46,19 @@ func BenchmarkEvaluateLargeCluster(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := eng.Evaluate(ctx, inv, targets, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkActivateNewKB is what an agent spends, off the tick, when a new kb revision
+// arrives: compiling the embedded rules with the new kb and probing the set once.
+func BenchmarkActivateNewKB(b *testing.B) {
+	ctx := context.Background()
+	kb := kbWithHorizon(b, "2027-01-05.1", "1.37")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := engine.New(ctx, engine.WithBundle("kb.tar.gz", kb)); err != nil {
 			b.Fatal(err)
 		}
 	}
