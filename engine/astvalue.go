@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,9 +57,9 @@ func (c *converter) valueOf(v reflect.Value) (ast.Value, error) {
 	case reflect.Bool:
 		return ast.Boolean(v.Bool()), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return ast.Number(fmt.Sprint(v.Int())), nil
+		return ast.Number(strconv.FormatInt(v.Int(), 10)), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return ast.Number(fmt.Sprint(v.Uint())), nil
+		return ast.Number(strconv.FormatUint(v.Uint(), 10)), nil
 	case reflect.Float32, reflect.Float64:
 		return ast.InterfaceToValue(v.Float())
 	case reflect.Slice, reflect.Array:
@@ -84,8 +85,14 @@ func (c *converter) valueOf(v reflect.Value) (ast.Value, error) {
 
 // term is valueOf wrapped in a term, reusing interned string terms.
 func (c *converter) term(v reflect.Value) (*ast.Term, error) {
-	if v.Kind() == reflect.String {
+	switch v.Kind() {
+	case reflect.String:
 		return c.str(v.String()), nil
+	case reflect.Bool:
+		return ast.InternedTerm(v.Bool()), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		// OPA keeps small integers interned; larger ones get a new term.
+		return ast.InternedTerm(v.Int()), nil
 	}
 	e, err := c.valueOf(v)
 	if err != nil {

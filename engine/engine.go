@@ -207,7 +207,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	if err != nil {
 		return nil, err
 	}
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true))
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultJSON))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate policies: %w", err)
 	}
@@ -265,9 +265,9 @@ type result struct {
 }
 
 func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
+	b, ok := v.(json.RawMessage)
+	if !ok {
+		return nil, fmt.Errorf("read report: got %T, want the JSON resultJSON writes", v)
 	}
 	var r result
 	dec := json.NewDecoder(bytes.NewReader(b))
