@@ -79,14 +79,36 @@ findings contains f if {
 }
 
 # The judged APIs of each release's stored manifest, looked up once per query. Only APIs the
-# knowledge base deprecates or removes matter here.
-release_apis := {release_key(r): [[u, e] | # regal ignore:prefer-set-or-object-rule
+# knowledge base deprecates or removes matter here, and only objects the live scan does not
+# already flag at the same API: one object is never counted twice.
+release_apis := {release_key(r): [[object.union(u, {"count": n}), e] | # regal ignore:prefer-set-or-object-rule
 	some u in object.get(r, "manifestApis", [])
-	e := kb.apis[apis.key(u.group, u.version, u.kind)]
+	k := apis.key(u.group, u.version, u.kind)
+	e := kb.apis[k]
 	e.stored
 	e.deprecated
+	n := u.count - count([o |
+		some o in object.get(u, "objects", [])
+		flagged_live(k, r, o)
+	])
+	n > 0
 ] |
 	some r in releases
+}
+
+# Objects the live scan found written through a flagged API, as [api key, namespace, name].
+live_flagged contains [apis.key(u.group, u.version, u.kind), object.get(o, "namespace", ""), o.name] if {
+	some u in input.inventory.apiUsage
+	some o in object.get(u, "objects", [])
+}
+
+flagged_live(k, _, o) if [k, object.get(o, "namespace", ""), o.name] in live_flagged
+
+# Helm installs a namespaced object stored without metadata.namespace into the release's
+# namespace; a cluster-scoped one has none, which the rule above matches.
+flagged_live(k, r, o) if {
+	object.get(o, "namespace", "") == ""
+	[k, r.namespace, o.name] in live_flagged
 }
 
 api_label(u, e) := sprintf("%s %s (%d, removal in %s%s)", [apis.api_version(e), u.kind, u.count, e.removed, projected(e)]) if {

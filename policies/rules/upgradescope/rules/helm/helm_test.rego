@@ -55,3 +55,44 @@ test_deprecated_manifest_apis_are_a_warning if {
 test_uninstalled_releases_are_skipped if {
 	count(judge(object.union(release, {"status": "uninstalled"}), "1.33", "excludes")) == 0
 }
+
+# The release's Ingress (stored without a namespace, so in the release's) is flagged by the
+# live scan already; one of its two Endpoints is too.
+with_objects := object.union(release, {"manifestApis": [
+	{
+		"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1, "namespaces": {"": 1},
+		"objects": [{"name": "shop"}],
+	},
+	{
+		"group": "", "version": "v1", "kind": "Endpoints", "count": 2, "namespaces": {"web": 2},
+		"objects": [{"namespace": "web", "name": "db"}, {"namespace": "web", "name": "cache"}],
+	},
+]})
+
+live_usage := [
+	{
+		"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1,
+		"objects": [{"namespace": "web", "name": "shop"}],
+	},
+	{"group": "", "version": "v1", "kind": "Endpoints", "count": 1, "objects": [{"namespace": "web", "name": "db"}]},
+]
+
+test_objects_the_live_scan_flags_are_not_counted_again if {
+	fs := helm.findings with input as {
+		"inventory": {"helmReleases": [with_objects], "apiUsage": live_usage}, "targets": ["1.32"],
+		"facts": {"kubeVersion": {}},
+	}
+	not "removed-api/helm-release/web/shop" in {f.key | some f in fs}
+	some f in fs
+	f.key == "deprecated-api/helm-release/web/shop"
+	contains(f.detail, "v1 Endpoints (1, deprecated in 1.33)")
+}
+
+test_objects_in_another_namespace_still_count if {
+	elsewhere := [object.union(u, {"objects": [{"namespace": "blog", "name": "shop"}]}) | some u in live_usage]
+	fs := helm.findings with input as {
+		"inventory": {"helmReleases": [with_objects], "apiUsage": elsewhere}, "targets": ["1.32"],
+		"facts": {"kubeVersion": {}},
+	}
+	"removed-api/helm-release/web/shop" in {f.key | some f in fs}
+}
