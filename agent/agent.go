@@ -73,7 +73,13 @@ func New(opts Options, col *cluster.Collector, policy *Policy, dyn dynamic.Inter
 // Between ticks it retries a failed push when its time comes.
 func (a *Agent) Run(ctx context.Context) error {
 	for {
-		a.logTick(a.Tick(ctx))
+		out, finished := a.tickUntilStopped(ctx)
+		if !finished {
+			a.opts.Log.Info("tick interrupted", "interruptedTick", true, "abandoned", true)
+			a.opts.Log.Info("agent stopping")
+			return nil
+		}
+		a.logTick(out)
 		nextTick := time.Now().Add(time.Duration(float64(a.opts.Interval) * (0.9 + 0.2*rand.Float64())))
 		for {
 			wake := nextTick
@@ -93,6 +99,27 @@ func (a *Agent) Run(ctx context.Context) error {
 				a.opts.Log.Info("push retried", "push", string(res), "error", errText(err))
 			}
 		}
+	}
+}
+
+// StopGrace is how long a stop waits for the tick in flight: a request that ignores
+// cancellation (a server that accepts and never answers) must not hold the process.
+const StopGrace = 5 * time.Second
+
+// tickUntilStopped runs a tick; after a stop it waits StopGrace at most for it to end.
+func (a *Agent) tickUntilStopped(ctx context.Context) (Outcome, bool) {
+	done := make(chan Outcome, 1)
+	go func() { done <- a.Tick(ctx) }()
+	select {
+	case out := <-done:
+		return out, true
+	case <-ctx.Done():
+	}
+	select {
+	case out := <-done:
+		return out, true
+	case <-time.After(StopGrace):
+		return Outcome{}, false
 	}
 }
 
@@ -118,27 +145,48 @@ type Outcome struct {
 	Push         push.Result
 	PushErr      error
 	Err          error
+	// Interrupted is a tick the agent's own stop cut short: not a failure.
+	Interrupted bool
 }
 
-// Tick collects, evaluates and writes the status once.
+// Budget is how long a tick may take and how much of that is kept for writing the status,
+// the marker and the push: half the interval, between 30 s and 5 min, with 30 s reserved (half
+// the deadline under a minute). Collection gets the rest, so a slow cluster yields a partial
+// inventory, judged unknown, rather than a tick that never ends.
+func Budget(interval time.Duration) (deadline, reserve time.Duration) {
+	deadline = min(max(interval/2, 30*time.Second), 5*time.Minute)
+	reserve = 30 * time.Second
+	if deadline < time.Minute {
+		reserve = deadline / 2
+	}
+	return deadline, reserve
+}
+
+// Tick collects, evaluates and writes the status once, within the tick budget.
 func (a *Agent) Tick(ctx context.Context) Outcome {
 	start := a.opts.Now()
 	out := Outcome{Push: "off"}
+	deadline, reserve := Budget(a.opts.Interval)
+	tctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
 	var doc *inventory.Document
-	out.Report, doc, out.Err = a.tick(ctx, start)
+	out.Report, doc, out.Err = a.tick(tctx, start, deadline-reserve)
 	out.Capabilities = doc.Capabilities
 	// The status is written whether or not a server is configured; the push follows it.
 	if a.Pusher != nil {
-		out.Push, out.PushErr = a.Pusher.Offer(ctx, doc)
+		out.Push, out.PushErr = a.Pusher.Offer(tctx, doc)
 	}
 	out.Duration = a.opts.Now().Sub(start)
+	out.Interrupted = ctx.Err() != nil
 	return out
 }
 
-func (a *Agent) tick(ctx context.Context, now time.Time) (*engine.Report, *inventory.Document, error) {
+func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duration) (*engine.Report, *inventory.Document, error) {
 	// One engine for the whole tick: a bundle swap lands at the next one.
 	eng, revs := a.policy.Engine()
-	doc := a.collector.Collect(ctx, now, a.opts.Collect(eng))
+	cctx, cancel := context.WithTimeout(ctx, collectFor)
+	doc := a.collector.Collect(cctx, now, a.opts.Collect(eng))
+	cancel()
 	rep, err := a.judge(ctx, eng, revs, doc, now)
 	return rep, doc, err
 }
@@ -168,7 +216,12 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 	ev := crd.Evaluation{Report: rep, Generation: obj.GetGeneration(), ServerVersion: doc.ServerVersion,
 		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now, Bundles: revs, BundleUpdate: a.policy.Update()}
 	if err := a.writeStatus(ctx, obj, ev); err != nil {
-		return rep, err
+		return rep, a.markStatusError(ctx, err)
+	}
+	if _, marked := obj.GetAnnotations()[crd.StatusErrorAnnotation]; marked {
+		if err := a.clearStatusError(ctx); err != nil {
+			return rep, err
+		}
 	}
 	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
 		return rep, fmt.Errorf("cluster not readable: %s", v.Reason)
@@ -236,11 +289,36 @@ func (a *Agent) writeStatus(ctx context.Context, obj *unstructured.Unstructured,
 	return nil
 }
 
+// markStatusError sets the status-error annotation while the status cannot be written, so
+// `kubectl get` shows why the status is stale; err is returned either way.
+func (a *Agent) markStatusError(ctx context.Context, err error) error {
+	msg := err.Error()
+	if len(msg) > crd.MaxNote {
+		msg = msg[:crd.MaxNote]
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{crd.StatusErrorAnnotation: msg}}})
+	if _, perr := a.objects.Patch(ctx, a.opts.Name, types.MergePatchType, patch, metav1.PatchOptions{}); perr != nil {
+		return fmt.Errorf("%w; and the %s annotation could not be set: %v", err, crd.StatusErrorAnnotation, perr)
+	}
+	return err
+}
+
+// clearStatusError removes the marker once a status was written again.
+func (a *Agent) clearStatusError(ctx context.Context) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{crd.StatusErrorAnnotation: nil}}})
+	if _, err := a.objects.Patch(ctx, a.opts.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("clear the %s annotation of ClusterReadiness %s: %w", crd.StatusErrorAnnotation, a.opts.Name, err)
+	}
+	return nil
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // logTick writes exactly one line per tick.
 func (a *Agent) logTick(out Outcome) {
-	a.Health.record(out, a.opts.Now())
+	if !out.Interrupted {
+		a.Health.record(out, a.opts.Now())
+	}
 	attrs := []any{"duration", out.Duration.Round(time.Millisecond).String(), "push", string(out.Push)}
 	if out.PushErr != nil {
 		attrs = append(attrs, "pushError", out.PushErr.Error())
@@ -250,6 +328,11 @@ func (a *Agent) logTick(out Outcome) {
 			attrs = append(attrs, "targets."+t.Target+".verdict", t.Verdict, "targets."+t.Target+".score", t.Score,
 				"targets."+t.Target+".blockers", t.Blockers)
 		}
+	}
+	if out.Interrupted {
+		// The agent is stopping: a tick cut short is not a failure.
+		a.opts.Log.Info("tick interrupted", append(attrs, "interruptedTick", true)...)
+		return
 	}
 	if out.Err != nil {
 		a.failures++

@@ -26,6 +26,10 @@ const (
 // GVR is what clients address.
 var GVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: Resource}
 
+// StatusErrorAnnotation is set on the object while the agent cannot write its status, with
+// the reason; the next status written clears it.
+const StatusErrorAnnotation = Group + "/status-error"
+
 // Condition types the agent writes.
 const (
 	ConditionReady           = "Ready"

@@ -83,7 +83,7 @@ func TestChartValues(t *testing.T) {
 		want, notWant []string
 	}{
 		{"by default the agent manages the CRD and may patch it", nil,
-			[]string{"--manage-crd=true", "customresourcedefinitions", "--health-addr=:8081", "image: \"ghcr.io/upgradescope/upgradescope:0.1.0\""}, []string{"--targets"}},
+			[]string{"--manage-crd=true", "customresourcedefinitions", "--health-addr=:8081", "--log-format=text", "image: \"ghcr.io/upgradescope/upgradescope:0.1.0\""}, []string{"--targets"}},
 		{"manageCRD false drops the CRD write permission", map[string]any{"agent": map[string]any{"manageCRD": false}},
 			[]string{"--manage-crd=false"}, []string{"customresourcedefinitions"}},
 		{"targets make the agent own spec.targets", map[string]any{"agent": map[string]any{"targets": []any{"1.37", "1.38"}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,6 +42,8 @@ type agentFlags struct {
 	serverURL, serverToken, serverTokenFile, serverCAFile, clusterName string
 	forceSyncEvery                                                     time.Duration
 
+	logFormat, logLevel string
+
 	bundles                    bundleFlags
 	bundleURLs                 []string
 	bundleCache                string
@@ -72,6 +75,8 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server-url, besides the system roots")
 	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
 	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
+	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as text (logfmt) or json")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.bundles.register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --bundle-verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
 	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")
@@ -85,6 +90,9 @@ func newAgentCommand(s streams) *cobra.Command {
 func (f *agentFlags) run(ctx context.Context, s streams) error {
 	opts, err := f.options()
 	if err != nil {
+		return err
+	}
+	if opts.Log, err = f.logger(s.err); err != nil {
 		return err
 	}
 	fixed, err := f.bundles.engineOptions(ctx)
@@ -126,7 +134,6 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 			return fmt.Errorf("%w (install deploy CRD crd/clusterreadiness.yaml, or grant the agent apply on customresourcedefinitions)", err)
 		}
 	}
-	opts.Log = slog.New(slog.NewTextHandler(s.err, nil))
 	opts.Collect = func(eng *engine.Engine) cluster.Options { return f.live.collectOptions(eng, f.teamLabel) }
 	a := agent.New(opts, col, policy, dyn)
 	a.Pusher = pusher
@@ -158,6 +165,22 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	}
 	opts.Log.Info("agent starting", "version", version, "interval", opts.Interval.String(), "crName", opts.Name, "targets", strings.Join(opts.Targets, ","))
 	return a.Run(ctx)
+}
+
+// logger is the agent's log: one line per tick, as logfmt text or JSON.
+func (f *agentFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	ho := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 }
 
 // pollOptions checks the --bundle-url flags; polling starts once the agent is built.

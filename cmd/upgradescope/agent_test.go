@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -316,6 +317,10 @@ func TestAgentRefusesBadFlagsBeforeTouchingTheCluster(t *testing.T) {
 		{"a server URL that is not http(s)", []string{"--server-url", "ftp://fleet.example.com", "--server-token", "t"}, "must be an http(s) URL"},
 		{"a server URL without a token", []string{"--server-url", "https://fleet.example.com"}, "needs a token"},
 		{"a token with a space", []string{"--server-url", "https://fleet.example.com", "--server-token", "a b"}, "without spaces"},
+		{"an unknown log format", []string{"--log-format", "xml"}, "--log-format \"xml\": want text or json"},
+		{"an unknown log level", []string{"--log-level", "loud"}, "--log-level \"loud\""},
+		{"a bundle URL without a key", []string{"--bundle-url", "https://bundles.example.com/kb.tar.gz"}, "polled bundles must be signed"},
+		{"a bundle URL that is a file", []string{"--bundle-url", "kb.tar.gz"}, "want an http(s) URL"},
 		{"a CA file for plain http", []string{"--server-url", "http://fleet.example.com", "--server-token", "t", "--server-ca-file", "ca.pem"}, "needs an https"},
 	}
 	for _, tt := range tests {
@@ -351,5 +356,63 @@ current-context: admin
 	}
 	if strings.Contains(logs.String(), "customresourcedefinitions") {
 		t.Errorf("with --manage-crd=false the agent touched the CRD:\n%s", logs.String())
+	}
+}
+
+// A stop in the middle of a tick (the server accepts connections and never answers) ends the
+// tick as interrupted, not failed, and the agent exits promptly.
+func TestAgentStopMidTickIsNotAFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never read, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	silent := "apiVersion: v1\nkind: Config\nclusters: [{name: silent, cluster: {server: \"https://" + ln.Addr().String() + "\", insecure-skip-tls-verify: true}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: admin, context: {cluster: silent, user: u}}]\ncurrent-context: admin\n"
+	if err := os.WriteFile(kubeconfig, []byte(silent), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	buildBinary(t)
+	logs := &syncBuffer{}
+	cmd := exec.Command(agentBin, "agent", "--kubeconfig", kubeconfig, "--test-interval", "2s", "--health-addr", "",
+		"--manage-crd=false", "--request-timeout", "60s")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(logs.String(), "agent starting") && len(held) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the agent never reached the server:\n%s", logs.String())
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	if time.Since(start) > 10*time.Second || !strings.Contains(logs.String(), "interruptedTick=true") || strings.Contains(logs.String(), "tick failed") {
+		t.Errorf("stopped after %s; log:\n%s", time.Since(start), logs.String())
 	}
 }

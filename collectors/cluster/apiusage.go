@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -47,7 +48,7 @@ type served struct {
 // when its last-applied-configuration names the version; objects nobody can be attributed to
 // go to apiAuthorshipUnknown.
 func (c *Collector) APIUsage(ctx context.Context, doc *inventory.Document, flagged []FlaggedKind) inventory.Capability {
-	servedBy, discoveryErr := c.discover()
+	servedBy, discoveryErr := c.discover(ctx)
 	if servedBy == nil {
 		return unavailable("discovery", discoveryErr)
 	}
@@ -95,8 +96,8 @@ func (c *Collector) APIUsage(ctx context.Context, doc *inventory.Document, flagg
 
 // discover maps every served, listable group/version/kind to its resource. Partial
 // discovery returns what it found and the error.
-func (c *Collector) discover() (map[schema.GroupVersionKind]served, error) {
-	_, lists, err := c.client.Discovery().ServerGroupsAndResources()
+func (c *Collector) discover(ctx context.Context) (map[schema.GroupVersionKind]served, error) {
+	_, lists, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerGroupsAndResourcesWithContext(ctx)
 	if lists == nil {
 		return nil, err
 	}

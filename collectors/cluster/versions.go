@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -18,7 +19,7 @@ var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager
 // control-plane components from kube-system pods and the provider. It fails only as a whole
 // when the server version cannot be read; what else it misses it lists as skipped.
 func (c *Collector) Versions(ctx context.Context, doc *inventory.Document) inventory.Capability {
-	info, err := c.client.Discovery().ServerVersion()
+	info, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerVersionWithContext(ctx)
 	if err != nil {
 		return unavailable("server version", err)
 	}

@@ -70,7 +70,7 @@ type Result struct {
 // Read lists Applications, HelmReleases and the OCIRepositories they point to.
 func (r *Reader) Read(ctx context.Context) Result {
 	var res Result
-	served, err := r.servedVersions()
+	served, err := r.servedVersions(ctx)
 	if err != nil {
 		res.DiscoveryFailed = err
 		res.ArgoCD, res.Flux = true, true
@@ -93,9 +93,9 @@ func (r *Reader) Read(ctx context.Context) Result {
 	return res
 }
 
-func (r *Reader) servedVersions() (map[string]map[string]bool, error) {
+func (r *Reader) servedVersions(ctx context.Context) (map[string]map[string]bool, error) {
 	r.Requests++
-	groups, err := r.discovery.ServerGroups()
+	groups, err := discovery.ToDiscoveryInterfaceWithContext(r.discovery).ServerGroupsWithContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("discover API groups: %w", err)
 	}
