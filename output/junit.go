@@ -20,12 +20,19 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+// junitProperty names a bundle revision each suite was judged with.
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -88,8 +95,13 @@ func JUnit(w io.Writer, r *engine.Report, failOn string) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var props []junitProperty
+	for _, b := range r.Bundles {
+		props = append(props, junitProperty{Name: "bundle." + b.Name, Value: b.Revision + " (" + b.Source + ")"})
+	}
 	for _, n := range names {
 		s := suites[n]
+		s.Properties = props
 		out.Suites = append(out.Suites, *s)
 		out.Tests += s.Tests
 		out.Failures += s.Failures

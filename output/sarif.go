@@ -23,6 +23,14 @@ type sarifRun struct {
 
 type sarifTool struct {
 	Driver sarifDriver `json:"driver"`
+	// Extensions are the policy bundles that judged: SARIF's tool components that add rules.
+	Extensions []sarifExtension `json:"extensions"`
+}
+
+type sarifExtension struct {
+	Name       string         `json:"name"`
+	Version    string         `json:"version"`
+	Properties map[string]any `json:"properties"`
 }
 
 type sarifDriver struct {
@@ -100,7 +108,7 @@ func SARIF(w io.Writer, r *engine.Report) error {
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
-		Runs:    []sarifRun{{Tool: sarifTool{Driver: driver}, Results: results}},
+		Runs:    []sarifRun{{Tool: sarifTool{Driver: driver, Extensions: extensions(r)}, Results: results}},
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -152,4 +160,12 @@ func artifactURI(base, file string) string {
 		return file
 	}
 	return path.Join(filepath.ToSlash(base), file)
+}
+
+func extensions(r *engine.Report) []sarifExtension {
+	out := make([]sarifExtension, 0, len(r.Bundles))
+	for _, b := range r.Bundles {
+		out = append(out, sarifExtension{Name: b.Name, Version: b.Revision, Properties: map[string]any{"source": b.Source, "roots": b.Roots}})
+	}
+	return out
 }
