@@ -73,9 +73,9 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		{name: "an unknown output format is an error", args: []string{"scan", "--files", examples, "--target", "1.37", "-o", "yaml"}, code: 1, stderr: []string{`invalid --output "yaml"`}},
 		{name: "the target is required", args: []string{"scan", "--files", examples}, code: 1, stderr: []string{`"target" not set`}},
 		{name: "a custom pack adds findings", args: []string{"scan", "--files", examples, "--target", "1.37", "--policy", "../../examples/policies", "--fail-on", "never", pinned},
-			code: 0, stdout: []string{"rules 2026-11-29.3, kb 2026-11-29.2, acme 2026-11-29.1"}},
+			code: 0, stdout: []string{"rules 2026-11-29.3, kb 2026-11-29.3, acme 2026-11-29.1"}},
 		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 3/3"}},
-		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules 2026-11-29.3 (embedded)", "bundle:     kb 2026-11-29.2 (embedded)"}},
+		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules 2026-11-29.3 (embedded)", "bundle:     kb 2026-11-29.3 (embedded)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
