@@ -124,10 +124,15 @@ func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
 		{"another key is refused", []string{"--bundle", signed, "--bundle-verification-key", otherPublic}, 1, "", "verification"},
 		{"two kb bundles are refused", []string{"--bundle", signed, "--bundle", unsigned}, 1, "", "both replace the built-in kb bundle"},
 		{"a missing bundle names its path", []string{"--bundle", filepath.Join(dir, "nope.tar.gz")}, 1, "", "nope.tar.gz"},
+		{"eval takes the same flags", []string{"eval", "--inventory", "../../testdata/clean-is-ready/inventory.json", "--bundle", signed, "--bundle-verification-key", public}, 0, signed, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runCLI(t, append(append([]string(nil), scan...), tt.args...)...)
+			args := append(append([]string(nil), scan...), tt.args...)
+			if tt.args[0] == "eval" {
+				args = append([]string{"eval", "--target", "1.37", "--fail-on", "never", "-o", "json", pinned}, tt.args[1:]...)
+			}
+			r := runCLI(t, args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.wantError) {
 				t.Fatalf("exit %d, stderr %q; want %d with %q", r.code, r.stderr, tt.code, tt.wantError)
 			}
