@@ -43,6 +43,7 @@ type agentFlags struct {
 	forceSyncEvery                                                     time.Duration
 
 	logFormat, logLevel string
+	podPassEvery        int
 
 	bundles                    bundleFlags
 	bundleURLs                 []string
@@ -75,6 +76,7 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server-url, besides the system roots")
 	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
 	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
+	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as text (logfmt) or json")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.bundles.register(cmd.Flags())
@@ -134,7 +136,11 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 			return fmt.Errorf("%w (install deploy CRD crd/clusterreadiness.yaml, or grant the agent apply on customresourcedefinitions)", err)
 		}
 	}
-	opts.Collect = func(eng *engine.Engine) cluster.Options { return f.live.collectOptions(eng, f.teamLabel) }
+	opts.Collect = func(eng *engine.Engine) cluster.Options {
+		o := f.live.collectOptions(eng, f.teamLabel)
+		o.PodPassEvery = f.podPassEvery
+		return o
+	}
 	a := agent.New(opts, col, policy, dyn)
 	a.Pusher = pusher
 	if a.Pusher != nil && a.Pusher.Warning != "" {
@@ -249,6 +255,9 @@ func (f *agentFlags) options() (agent.Options, error) {
 	}
 	if f.crName == "" {
 		return opts, errors.New("--cr-name must not be empty")
+	}
+	if f.podPassEvery < 1 {
+		return opts, fmt.Errorf("--pod-pass-every %d: want 1 or more", f.podPassEvery)
 	}
 	seen := map[string]bool{}
 	for _, raw := range strings.Split(f.targets, ",") {

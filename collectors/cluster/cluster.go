@@ -34,6 +34,8 @@ type Collector struct {
 	selfListed map[schema.GroupVersionResource]bool
 	// gitops remembers refused lists across ticks.
 	gitops *gitops.Reader
+	// pods is the last full pod pass, reused between passes.
+	pods podPass
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.

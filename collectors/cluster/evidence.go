@@ -67,6 +67,11 @@ func (c *Collector) Addons(ctx context.Context, doc *inventory.Document) invento
 		sort.Strings(w.Namespaces)
 		doc.WorkloadImages = append(doc.WorkloadImages, *w)
 	}
+	return c.ingressClasses(ctx, doc)
+}
+
+// ingressClasses records the IngressClass controllers; they are listed every collection.
+func (c *Collector) ingressClasses(ctx context.Context, doc *inventory.Document) inventory.Capability {
 	classes, err := c.client.NetworkingV1().IngressClasses().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return inventory.Capability{Available: true, Partial: true, Reason: "ingress classes: " + err.Error(), Skipped: []string{"networking.k8s.io/v1 ingressclasses"}}

@@ -1,0 +1,68 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// podPass remembers the last pod listing so an agent can list pods on one tick in N: on a
+// large cluster the pod list is most of a tick's bytes, and the images it yields change far
+// less often than ticks come.
+type podPass struct {
+	images []inventory.WorkloadImage
+	// since counts the collections that reused images since the last full pass.
+	since int
+	// charts is a digest of the Helm releases and GitOps charts seen at the last collection;
+	// a change forces the next pass, since a new chart can mean a new add-on.
+	charts uint64
+	force  bool
+	valid  bool
+}
+
+// addonsPass records add-on evidence, listing pods only when a pass is due.
+func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int) inventory.Capability {
+	p := &c.pods
+	if every > 1 && p.valid && !p.force && p.since < every-1 {
+		p.since++
+		doc.WorkloadImages = cloneImages(p.images)
+		capability := c.ingressClasses(ctx, doc)
+		if capability.Reason == "" {
+			// Stable from one collection to the next, so an unchanged cluster hashes the same.
+			capability.Reason = fmt.Sprintf("pod images from the last pod pass (pods are listed every %d collections)", every)
+		}
+		return capability
+	}
+	capability := c.Addons(ctx, doc)
+	p.valid = capability.Available
+	p.images, p.since, p.force = cloneImages(doc.WorkloadImages), 0, false
+	return capability
+}
+
+// noteCharts forces a pod pass at the next collection when the charts changed.
+func (p *podPass) noteCharts(doc *inventory.Document) {
+	h := fnv.New64a()
+	for _, r := range doc.HelmReleases {
+		fmt.Fprintf(h, "%s/%s %s %s %d %s\n", r.Namespace, r.Name, r.Chart, r.ChartVersion, r.Revision, r.Status)
+	}
+	for _, g := range doc.GitopsCharts {
+		fmt.Fprintf(h, "%s %s/%s %s %s\n", g.Tool, g.Namespace, g.Name, g.Chart, g.Version)
+	}
+	if sum := h.Sum64(); sum != p.charts {
+		p.force = p.force || p.valid && p.charts != 0
+		p.charts = sum
+	}
+}
+
+func cloneImages(in []inventory.WorkloadImage) []inventory.WorkloadImage {
+	out := make([]inventory.WorkloadImage, len(in))
+	for i, w := range in {
+		w.Namespaces = slices.Clone(w.Namespaces)
+		w.LabelSets = slices.Clone(w.LabelSets)
+		out[i] = w
+	}
+	return out
+}
