@@ -56,7 +56,7 @@ findings contains f if {
 	count(judged) > 0
 	r := release_by_key[key]
 	some t in input.targets
-	used := [api_label(u, e) | some [u, e] in judged; apis.removed_by(e, t)]
+	used := [api_label(u, e, n) | some [u, e, n] in judged; apis.removed_by(e, t)]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses APIs removed by %s", [release_key(r), t])
 	remediation := sprintf(
@@ -71,7 +71,7 @@ findings contains f if {
 	count(judged) > 0
 	r := release_by_key[key]
 	some t in input.targets
-	used := [api_label(u, e) | some [u, e] in judged; not apis.removed_by(e, t)]
+	used := [api_label(u, e, n) | some [u, e, n] in judged; not apis.removed_by(e, t)]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses deprecated APIs", [release_key(r)])
 	remediation := "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone."
@@ -81,39 +81,44 @@ findings contains f if {
 # The judged APIs of each release's stored manifest, looked up once per query. Only APIs the
 # knowledge base deprecates or removes matter here, and only objects the live scan does not
 # already flag at the same API: one object is never counted twice.
-release_apis := {release_key(r): [[object.union(u, {"count": n}), e] | # regal ignore:prefer-set-or-object-rule
+release_apis := {release_key(r): [[u, e, n] | # regal ignore:prefer-set-or-object-rule
 	some u in object.get(r, "manifestApis", [])
 	k := apis.key(u.group, u.version, u.kind)
 	e := kb.apis[k]
 	e.stored
 	e.deprecated
-	n := u.count - count([o |
-		some o in object.get(u, "objects", [])
-		flagged_live(k, r, o)
-	])
+	n := unflagged_count(k, r, u)
 	n > 0
 ] |
 	some r in releases
 }
 
-# Objects the live scan found written through a flagged API, as [api key, namespace, name].
-live_flagged contains [apis.key(u.group, u.version, u.kind), object.get(o, "namespace", ""), o.name] if {
-	some u in input.inventory.apiUsage
+# The objects of an API the live scan found written through it, as [namespace, name] by API
+# key; most releases' APIs have none, and skip the object walk.
+live_objects := {apis.key(u.group, u.version, u.kind): {[object.get(o, "namespace", ""), o.name] | # regal ignore:prefer-set-or-object-rule
 	some o in object.get(u, "objects", [])
+} |
+	some u in input.inventory.apiUsage
 }
 
-flagged_live(k, _, o) if [k, object.get(o, "namespace", ""), o.name] in live_flagged
+unflagged_count(k, r, u) := n if {
+	live := live_objects[k]
+	n := u.count - count([o | some o in object.get(u, "objects", []); flagged_live(r, o, live)])
+} else := u.count
+
+flagged_live(_, o, live) if [object.get(o, "namespace", ""), o.name] in live
 
 # Helm installs a namespaced object stored without metadata.namespace into the release's
 # namespace; a cluster-scoped one has none, which the rule above matches.
-flagged_live(k, r, o) if {
+flagged_live(r, o, live) if {
 	object.get(o, "namespace", "") == ""
-	[k, r.namespace, o.name] in live_flagged
+	[r.namespace, o.name] in live
 }
 
-api_label(u, e) := sprintf("%s %s (%d, removal in %s%s)", [apis.api_version(e), u.kind, u.count, e.removed, projected(e)]) if {
+# n is how many of the release's objects at the API the live scan does not already flag.
+api_label(u, e, n) := sprintf("%s %s (%d, removal in %s%s)", [apis.api_version(e), u.kind, n, e.removed, projected(e)]) if {
 	e.removed
-} else := sprintf("%s %s (%d, deprecated in %s)", [apis.api_version(e), u.kind, u.count, e.deprecated])
+} else := sprintf("%s %s (%d, deprecated in %s)", [apis.api_version(e), u.kind, n, e.deprecated])
 
 projected(e) := " (projected)" if versions.ordinal(e.removed) > versions.ordinal(kb.meta.horizon)
 
