@@ -144,17 +144,23 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 }
 
-// A failed activation keeps the engine and its activation times, and the status says why.
-func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
-	ctx := context.Background()
-	eng, err := engine.New(ctx)
+// embeddedPolicy starts from the embedded bundles; later sets are built with extra options.
+func embeddedPolicy(t *testing.T, extra ...engine.Option) *Policy {
+	t.Helper()
+	eng, err := engine.New(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// This build refuses every set, as an engine too old for a bundle would.
-	policy := NewPolicy(eng, func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
-		return engine.New(ctx, append(polled, engine.WithEngineVersion("0.0.1"))...)
+	return NewPolicy(eng, func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
+		return engine.New(ctx, append(polled, extra...)...)
 	}, nil)
+}
+
+// A failed activation keeps the engine and its activation times, and the status says why.
+func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
+	ctx := context.Background()
+	// This build refuses every set, as an engine too old for a bundle would.
+	policy := embeddedPolicy(t, engine.WithEngineVersion("0.0.1"))
 	before, revs := policy.Engine()
 	b, err := bundles.Read(bytes.NewReader(bundletest.KB(t, "", "2027-01-05.1", "1.37")), nil)
 	if err != nil {
@@ -178,13 +184,8 @@ func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
 // probe (an empty inventory); judging the last tick's inventory refuses it before the swap.
 func TestPolicyRefusesAPackThatBreaksTheContractOnTheLastInventory(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.New(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := NewPolicy(eng, func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
-		return engine.New(ctx, polled...)
-	}, nil)
+	policy := embeddedPolicy(t)
+	eng, _ := policy.Engine()
 	src := "package upgradescope.custom.broken\n\nfindings contains {\"key\": \"broken/x\", \"category\": \"broken\", \"severity\": \"fatal\", \"target\": t, \"title\": \"x\"} if {\n\tsome t in input.targets\n\tcount(input.inventory.apiUsage) > 0\n}\n"
 	m, err := ast.ParseModuleWithOpts("/broken.rego", src, ast.ParserOptions{RegoVersion: ast.RegoV1})
 	if err != nil {

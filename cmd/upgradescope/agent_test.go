@@ -250,23 +250,9 @@ func checkRecipes(t *testing.T, objects dynamic.NamespaceableResourceInterface, 
 // waitForStatus waits until the agent has evaluated at least generation.
 func waitForStatus(t *testing.T, objects dynamic.NamespaceableResourceInterface, name string, generation int64) crd.ClusterReadiness {
 	t.Helper()
-	var cr crd.ClusterReadiness
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		obj, err := objects.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		cr = crd.ClusterReadiness{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cr); err != nil {
-			return false, err
-		}
-		return cr.Status.ObservedGeneration >= generation && cr.Status.LastEvaluated != nil, nil
+	return waitForCR(t, objects, name, fmt.Sprintf("generation %d evaluated", generation), func(cr crd.ClusterReadiness) bool {
+		return cr.Status.ObservedGeneration >= generation && cr.Status.LastEvaluated != nil
 	})
-	if err != nil {
-		raw, _ := json.Marshal(cr)
-		t.Fatalf("status never reached generation %d: %v\n%s", generation, err, raw)
-	}
-	return cr
 }
 
 // checkConditions holds Ready to the first target's verdict and AllTargetsReady to all.
