@@ -103,39 +103,43 @@ func TestSignedBundlesVerifyAndEverythingElseIsRefused(t *testing.T) {
 	rsaPriv, rsaPub := rsaKeys(t)
 	ecPriv, ecPub := ecKeys(t)
 	_, otherPub := rsaKeys(t)
-	sign := func(priv, alg string) []byte {
-		keyFile := filepath.Join(t.TempDir(), "key.pem")
-		if err := os.WriteFile(keyFile, []byte(priv), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		if err := Sign(bytes.NewReader(built(t)), &out, keyFile, alg, ""); err != nil {
-			t.Fatal(err)
-		}
-		return out.Bytes()
-	}
-	signedRSA, signedEC := sign(rsaPriv, "RS256"), sign(ecPriv, "ES256")
-	tampered := changeAFile(t, signedRSA)
-	tests := []struct {
-		name      string
-		bundle    []byte
-		key, alg  string
-		wantError string
-	}{
-		{"an RS256 signature verifies with its public key", signedRSA, rsaPub, "RS256", ""},
-		{"an ES256 signature verifies with its public key", signedEC, ecPub, "ES256", ""},
-		{"another key is refused", signedRSA, otherPub, "RS256", "verification"},
-		{"an unsigned bundle is refused", built(t), rsaPub, "RS256", "signature"},
-		{"a file changed after signing is refused", tampered, rsaPub, "RS256", "digest mismatch"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read(bytes.NewReader(tt.bundle), VerificationConfig(tt.key, tt.alg))
-			switch {
-			case tt.wantError == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tt.wantError != "" && (err == nil || !strings.Contains(strings.ToLower(err.Error()), tt.wantError)):
-				t.Errorf("error = %v, want one mentioning %q", err, tt.wantError)
+	for _, shipped := range policies.Builtin {
+		t.Run(shipped.Name, func(t *testing.T) {
+			unsigned := builtFS(t, shipped.FS)
+			sign := func(priv, alg string) []byte {
+				keyFile := filepath.Join(t.TempDir(), "key.pem")
+				if err := os.WriteFile(keyFile, []byte(priv), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				if err := Sign(bytes.NewReader(unsigned), &out, keyFile, alg, ""); err != nil {
+					t.Fatal(err)
+				}
+				return out.Bytes()
+			}
+			signedRSA, signedEC := sign(rsaPriv, "RS256"), sign(ecPriv, "ES256")
+			tests := []struct {
+				name      string
+				bundle    []byte
+				key, alg  string
+				wantError string
+			}{
+				{"an RS256 signature verifies with its public key", signedRSA, rsaPub, "RS256", ""},
+				{"an ES256 signature verifies with its public key", signedEC, ecPub, "ES256", ""},
+				{"another key is refused", signedRSA, otherPub, "RS256", "verification"},
+				{"an unsigned bundle is refused", unsigned, rsaPub, "RS256", "signature"},
+				{"a file changed after signing is refused", changeAFile(t, signedRSA), rsaPub, "RS256", "digest mismatch"},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					b, err := Read(bytes.NewReader(tt.bundle), VerificationConfig(tt.key, tt.alg))
+					switch {
+					case tt.wantError == "" && (err != nil || b.Manifest.Revision != "2026-11-29.7"):
+						t.Errorf("refused or misread: %v (revision %q)", err, b.Manifest.Revision)
+					case tt.wantError != "" && (err == nil || !strings.Contains(strings.ToLower(err.Error()), tt.wantError)):
+						t.Errorf("error = %v, want one mentioning %q", err, tt.wantError)
+					}
+				})
 			}
 		})
 	}
@@ -162,9 +166,13 @@ func changeAFile(t *testing.T, tarball []byte) []byte {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(tr)
-		if !changed && strings.HasSuffix(h.Name, ".rego") {
-			body = append(body, []byte("\n# changed after signing\n")...)
-			changed = true
+		switch {
+		case changed:
+		case strings.HasSuffix(h.Name, ".rego"):
+			body, changed = append(body, []byte("\n# changed after signing\n")...), true
+		case strings.HasSuffix(h.Name, "data.json") && bytes.Contains(body, []byte(`"1.37"`)):
+			// A knowledge base tampered with: the horizon (or any date) moved.
+			body, changed = bytes.Replace(body, []byte(`"1.37"`), []byte(`"1.99"`), 1), true
 		}
 		h.Size = int64(len(body))
 		if err := tw.WriteHeader(h); err != nil {
@@ -175,7 +183,7 @@ func changeAFile(t *testing.T, tarball []byte) []byte {
 	_ = tw.Close()
 	_ = zw.Close()
 	if !changed {
-		t.Fatal("no .rego file to change")
+		t.Fatal(`no .rego file or data.json holding "1.37" to change`)
 	}
 	return out.Bytes()
 }
