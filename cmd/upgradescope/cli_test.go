@@ -72,6 +72,8 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		{name: "an invalid target is an error", args: []string{"scan", "--files", examples, "--target", "1.x"}, code: 1, stderr: []string{`invalid Kubernetes version "1.x"`}},
 		{name: "an unknown output format is an error", args: []string{"scan", "--files", examples, "--target", "1.37", "-o", "yaml"}, code: 1, stderr: []string{`invalid --output "yaml"`}},
 		{name: "the target is required", args: []string{"scan", "--files", examples}, code: 1, stderr: []string{`"target" not set`}},
+		{name: "charts Argo CD and Flux manifests declare are read in files mode", args: []string{"scan", "--files", "../../examples/gitops", "--target", "1.37", pinned},
+			code: 2, stdout: []string{"[eol-addon] Ingress NGINX Controller", "evidence: argocd argocd/ingress: chart ingress-nginx 4.11.2", "evidence: flux dns/external-dns: chart external-dns 1.15.0", "helm              optional  files mode; charts Argo CD renders"}},
 		{name: "a custom pack adds findings", args: []string{"scan", "--files", examples, "--target", "1.37", "--policy", "../../examples/policies", "--fail-on", "never", pinned},
 			code: 0, stdout: []string{"rules 2026-11-29.3, kb 2026-11-29.3, acme 2026-11-29.1"}},
 		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 3/3"}},

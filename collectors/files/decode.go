@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -22,6 +24,7 @@ type fileResult struct {
 	ingressClasses []inventory.IngressClass
 	namespaces     []inventory.Namespace
 	crds           []inventory.CRD
+	gitops         []*unstructured.Unstructured
 	warnings       []Warning
 	documents      int
 	objects        int

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -63,6 +66,8 @@ type Result struct {
 	IngressClasses []inventory.IngressClass
 	Namespaces     []inventory.Namespace
 	CRDs           []inventory.CRD
+	// GitOps are the Argo CD Applications, Flux HelmReleases and OCIRepositories seen.
+	GitOps []*unstructured.Unstructured
 	// Orphans are custom resources whose CRD is not among the files.
 	Orphans   []string
 	Warnings  []Warning
@@ -95,6 +100,7 @@ func Collect(root string, opts Options) (*Result, error) {
 		res.IngressClasses = append(res.IngressClasses, fr.ingressClasses...)
 		res.Namespaces = append(res.Namespaces, fr.namespaces...)
 		res.CRDs = append(res.CRDs, fr.crds...)
+		res.GitOps = append(res.GitOps, fr.gitops...)
 	})
 	res.APIUsage = agg.usage()
 	res.WorkloadImages = images.list()
@@ -213,6 +219,9 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	}
 	if doc.APIUsage == nil {
 		doc.APIUsage = []inventory.APIUsage{}
+	}
+	if len(res.GitOps) > 0 {
+		gitops.Apply(doc, gitops.FromManifests(res.GitOps))
 	}
 	return doc
 }

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -105,7 +107,20 @@ func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind, namespace, name s
 		d.crd(n)
 	case workloadGroups[group]:
 		d.images(n, kind, namespace)
+	case gitops.DeclaresCharts(group, kind):
+		d.gitopsObject(n)
 	}
+}
+
+// gitopsObject keeps an Argo CD Application, Flux HelmRelease or OCIRepository whole: the
+// charts they declare are read after every file is decoded, since a chartRef may point into
+// another file.
+func (d *fileDecoder) gitopsObject(n *yaml.Node) {
+	var obj map[string]any
+	if err := n.Decode(&obj); err != nil || obj == nil {
+		return // the object was counted; a chart it might declare is not read
+	}
+	d.res.gitops = append(d.res.gitops, &unstructured.Unstructured{Object: obj})
 }
 
 func resolve(n *yaml.Node, depth int) *yaml.Node {

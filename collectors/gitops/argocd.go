@@ -29,6 +29,11 @@ func fromApplication(app *unstructured.Unstructured) appCharts {
 	if !destinationIsThisCluster(app) {
 		return appCharts{otherCluster: true}
 	}
+	return chartsOfApplication(app)
+}
+
+// chartsOfApplication reads an Application's charts whatever its destination.
+func chartsOfApplication(app *unstructured.Unstructured) appCharts {
 	target, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "namespace")
 	if target != "" && !validNamespace(target) {
 		return appCharts{invalidNamespace: true}

@@ -23,13 +23,24 @@ func fromHelmRelease(hr *unstructured.Unstructured) hrChart {
 	if kc, ok, _ := unstructured.NestedFieldNoCopy(hr.Object, "spec", "kubeConfig"); ok && kc != nil {
 		return hrChart{otherCluster: true}
 	}
+	target := targetNamespace(hr)
+	if !validNamespace(target) {
+		return hrChart{invalidNamespace: true}
+	}
+	return chartOfHelmRelease(hr, target)
+}
+
+// targetNamespace is where a HelmRelease installs: spec.targetNamespace, else its own.
+func targetNamespace(hr *unstructured.Unstructured) string {
 	target, _, _ := unstructured.NestedString(hr.Object, "spec", "targetNamespace")
 	if target == "" {
 		target = hr.GetNamespace()
 	}
-	if !validNamespace(target) {
-		return hrChart{invalidNamespace: true}
-	}
+	return target
+}
+
+// chartOfHelmRelease reads the chart a HelmRelease declares, whatever cluster it targets.
+func chartOfHelmRelease(hr *unstructured.Unstructured, target string) hrChart {
 	base := inventory.GitopsChart{
 		Tool: inventory.ToolFlux, Namespace: hr.GetNamespace(), Name: hr.GetName(), TargetNamespace: target,
 	}
