@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/collectors/gitops"
 )
 
 // FuzzDecodeFile feeds arbitrary bytes to the decoder as YAML and as JSON: it must never
@@ -16,6 +18,8 @@ func FuzzDecodeFile(f *testing.F) {
 		`{"apiVersion":"v1","kind":"EndpointsList","items":[{"apiVersion":"v1","kind":"Endpoints"}]}{"a":`,
 		"a: &a [*a]\n<<: *a\n",
 		"\ufeff---\r\napiVersion: extensions/v1beta1\r\nkind: Ingress\r\n...\r\n",
+		"apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: &s {source: {chart: x, repoURL: &u 'oci://a@b/c'}, sources: [*s, {repoURL: *u}], destination: {namespace: 7}}\n",
+		"apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: [a]}\nspec: {chartRef: {kind: OCIRepository, name: {x: 1}}}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nspec: {ref: {digest: 5}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -27,6 +31,7 @@ func FuzzDecodeFile(f *testing.F) {
 				t.Fatal(err)
 			}
 			res := decodeFile(p, name, testOptions())
+			gitops.FromManifests(res.gitops) // must not panic on whatever the objects hold
 			for _, o := range res.observed {
 				if o.ref.File != name || o.ref.Line < 1 {
 					t.Errorf("recorded %+v without its file and line", o)

@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,9 +117,20 @@ func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind, namespace, name s
 // charts they declare are read after every file is decoded, since a chartRef may point into
 // another file.
 func (d *fileDecoder) gitopsObject(n *yaml.Node) {
+	// Through JSON, so values have the types unstructured's helpers expect (yaml gives int and
+	// maps with non-string keys, on which they panic). An object that has no JSON form was
+	// counted; a chart it might declare is not read.
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
 	var obj map[string]any
-	if err := n.Decode(&obj); err != nil || obj == nil {
-		return // the object was counted; a chart it might declare is not read
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return
 	}
 	d.res.gitops = append(d.res.gitops, &unstructured.Unstructured{Object: obj})
 }
