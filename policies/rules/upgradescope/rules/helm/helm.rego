@@ -71,7 +71,11 @@ findings contains f if {
 	count(judged) > 0
 	r := release_by_key[key]
 	some t in input.targets
-	used := [api_label(u, e, n) | some [u, e, n] in judged; not apis.removed_by(e, t)]
+	used := [api_label(u, e, n) |
+		some [u, e, n] in judged
+		apis.deprecated_by(e, t)
+		not apis.removed_by(e, t)
+	]
 	count(used) > 0
 	title := sprintf("Helm release %s: stored manifest uses deprecated APIs", [release_key(r)])
 	remediation := "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone."

@@ -45,11 +45,16 @@ test_stored_manifest_apis_removed_by_the_target_block_helm_upgrade if {
 }
 
 test_deprecated_manifest_apis_are_a_warning if {
-	fs := judge(release, "1.32", "admits")
+	fs := judge(release, "1.33", "admits")
 	some f in fs
 	f.key == "deprecated-api/helm-release/web/shop"
 	f.severity == "warning"
 	contains(f.detail, "v1 Endpoints (2, deprecated in 1.33)")
+}
+
+test_an_api_deprecated_after_the_target_is_not_a_warning_yet if {
+	fs := judge(release, "1.32", "admits")
+	not "deprecated-api/helm-release/web/shop" in {f.key | some f in fs}
 }
 
 test_uninstalled_releases_are_skipped if {
@@ -79,7 +84,7 @@ live_usage := [
 
 test_objects_the_live_scan_flags_are_not_counted_again if {
 	fs := helm.findings with input as {
-		"inventory": {"helmReleases": [with_objects], "apiUsage": live_usage}, "targets": ["1.32"],
+		"inventory": {"helmReleases": [with_objects], "apiUsage": live_usage}, "targets": ["1.33"],
 		"facts": {"kubeVersion": {}},
 	}
 	not "removed-api/helm-release/web/shop" in {f.key | some f in fs}
