@@ -52,12 +52,14 @@ type Entry struct {
 
 // Match says what identifies the add-on. Images are repository prefixes (a mirror matches
 // by path suffix) with an optional ":tag-glob"; charts are chart names; labels are
-// app.kubernetes.io/name values; ingressControllers are IngressClass spec.controller values.
+// app.kubernetes.io/name values; ingressControllers are IngressClass spec.controller values;
+// runtimes are node container runtime names (the part of containerRuntimeVersion before "://").
 type Match struct {
 	Images             []string `yaml:"images" json:"images,omitempty"`
 	Charts             []string `yaml:"charts" json:"charts,omitempty"`
 	Labels             []string `yaml:"labels" json:"labels,omitempty"`
 	IngressControllers []string `yaml:"ingressControllers" json:"ingressControllers,omitempty"`
+	Runtimes           []string `yaml:"runtimes" json:"runtimes,omitempty"`
 }
 
 // Support is the product's status and end of life.
@@ -159,8 +161,13 @@ func validate(e Entry) []string {
 	if e.Name == "" {
 		add("name", "required")
 	}
-	if len(e.Match.Images)+len(e.Match.Charts)+len(e.Match.Labels)+len(e.Match.IngressControllers) == 0 {
-		add("match", "at least one image, chart, label or ingress controller is required")
+	if len(e.Match.Images)+len(e.Match.Charts)+len(e.Match.Labels)+len(e.Match.IngressControllers)+len(e.Match.Runtimes) == 0 {
+		add("match", "at least one image, chart, label, ingress controller or runtime is required")
+	}
+	for i, r := range e.Match.Runtimes {
+		if !idRE.MatchString(r) {
+			add(fmt.Sprintf("match.runtimes[%d]", i), "%q is not a runtime name such as containerd", r)
+		}
 	}
 	for i, img := range e.Match.Images {
 		if _, err := ParseMatcher(img); err != nil {
@@ -256,7 +263,8 @@ func crossCheck(entries map[string]Entry) []string {
 	sort.Strings(ids)
 	for _, id := range ids {
 		e := entries[id]
-		claims := map[string][]string{"image": e.Match.Images, "chart": e.Match.Charts, "label": e.Match.Labels, "ingressController": e.Match.IngressControllers}
+		claims := map[string][]string{"image": e.Match.Images, "chart": e.Match.Charts, "label": e.Match.Labels,
+			"ingressController": e.Match.IngressControllers, "runtime": e.Match.Runtimes}
 		for kind, vs := range claims {
 			for _, v := range vs {
 				k := kind + " " + v
@@ -312,6 +320,8 @@ type Index struct {
 	// Charts and IngressControllers map chart names and IngressClass controllers to ids.
 	Charts             map[string][]string `json:"charts"`
 	IngressControllers map[string][]string `json:"ingressControllers"`
+	// Runtimes maps node container runtime names to ids.
+	Runtimes map[string][]string `json:"runtimes"`
 }
 
 // IndexedMatcher is one add-on's claim on an image path.
@@ -324,7 +334,7 @@ type IndexedMatcher struct {
 func BuildIndex(entries map[string]Entry) Index {
 	idx := Index{
 		ImagePaths: map[string][]IndexedMatcher{}, FirstSegments: map[string]bool{}, Labels: map[string][]string{},
-		Charts: map[string][]string{}, IngressControllers: map[string][]string{},
+		Charts: map[string][]string{}, IngressControllers: map[string][]string{}, Runtimes: map[string][]string{},
 	}
 	ids := make([]string, 0, len(entries))
 	for id := range entries {
@@ -346,6 +356,9 @@ func BuildIndex(entries map[string]Entry) Index {
 		}
 		for _, c := range entries[id].Match.IngressControllers {
 			idx.IngressControllers[c] = append(idx.IngressControllers[c], id)
+		}
+		for _, r := range entries[id].Match.Runtimes {
+			idx.Runtimes[r] = append(idx.Runtimes[r], id)
 		}
 	}
 	return idx

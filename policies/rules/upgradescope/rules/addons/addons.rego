@@ -221,7 +221,13 @@ finding(id, discriminator, category, severity, t, title, citations, covered) := 
 	"citations": citations,
 }
 
-detail(id, covered) := sprintf("Detected %s %s via %s in namespace(s): %s (evidence: %s)", [
+detail(id, covered) := sprintf("Detected %s %s on nodes (evidence: %s)", [
+	kb.addons[id].name,
+	concat(", ", sort({version_text(i.version) | some i in covered})),
+	concat("; ", sort({e | some i in covered; some e in i.evidence})),
+]) if {
+	{s | some i in covered; some s in i.sources} == {"node"}
+} else := sprintf("Detected %s %s via %s in namespace(s): %s (evidence: %s)", [
 	kb.addons[id].name,
 	concat(", ", sort({version_text(i.version) | some i in covered})),
 	concat(", ", sort({s | some i in covered; some s in i.sources})),

@@ -49,6 +49,7 @@ index := {
 	"labels": {"retired": ["retired"]},
 	"charts": {"lined": ["lined"], "retired": ["retired"]},
 	"ingressControllers": {"example.com/retired": ["retired"]},
+	"runtimes": {"lined": ["lined"]},
 }
 
 image(ref, ns) := {"image": ref, "namespaces": [ns]}
@@ -254,4 +255,14 @@ test_a_helm_release_in_the_chart_namespace_records_the_real_version_and_the_char
 		"helmReleases": [{"name": "lined", "namespace": "edge", "chart": "lined", "chartVersion": "3.4.1", "appVersion": "3.4.1", "status": "deployed"}],
 	})
 	got == {["lined", "3.4.1"]: {"id": "lined", "version": "3.4.1", "namespaces": ["edge"], "sources": ["helm"], "evidence": ["lined"]}}
+}
+
+nodes(runtime, n) := {"kubeletVersion": "v1.33.4", "containerRuntime": runtime, "count": n, "names": [sprintf("node-%d", [i]) | some i in numbers.range(1, n)]}
+
+test_a_node_runtime_is_an_install_on_the_nodes_that_run_it if {
+	fs := judge({"nodes": [nodes("lined://3.1.9", 5), nodes("lined://3.4.0", 1), nodes("other://1.0.0", 2)]}, "1.33")
+	keys(fs) == {["eol-addon/lined/3.1", "blocker"]}
+	some f in fs
+	f.detail == "Detected Lined 3.1.9 on nodes (evidence: 5 node(s) with lined://3.1.9: node-1, node-2, node-3, …)"
+	f.namespaces == []
 }

@@ -80,6 +80,22 @@ detections contains {"id": id, "version": "", "namespaces": [c.targetNamespace],
 	some id in kb.addonindex.charts[c.chart]
 }
 
+# A node's container runtime (containerRuntimeVersion "containerd://1.7.24") is an install on
+# the nodes that run it; node groups arrive grouped by runtime, so each group is one detection.
+detections contains {"id": id, "version": version, "namespaces": [], "source": "node", "evidence": runtime_evidence(g)} if {
+	some g in object.get(input.inventory, "nodes", [])
+	parts := split(object.get(g, "containerRuntime", ""), "://")
+	count(parts) == 2
+	some id in kb.addonindex.runtimes[parts[0]]
+	version := images.tag_version(parts[1])
+}
+
+runtime_evidence(g) := sprintf("%d node(s) with %s: %s", [g.count, g.containerRuntime, concat(", ", node_names(g))])
+
+node_names(g) := array.concat(array.slice(g.names, 0, 3), ["…"]) if {
+	count(g.names) > 3
+} else := g.names
+
 # The chart version is what the author asked for: shown only when it is one version. Where a
 # Helm release in the chart's namespace records the real one, the release's detection covers
 # the namespace and this one gives way (see covered_by_strong).
@@ -103,7 +119,7 @@ chart_version(r) := images.tag_version(r.appVersion) if r.appVersion
 
 else := ""
 
-strong := {"image", "helm"}
+strong := {"image", "helm", "node"}
 
 # A weak detection (labels, IngressClass) gives way to an add-on that supersedes it, such
 # as a vendor's build of ingress-nginx found by its image, and to a strong detection of the
