@@ -90,6 +90,25 @@ findings contains f if {
 	f := finding(id, "", "chart-incompat", "blocker", t, title, row.citations, covered)
 }
 
+# A node container runtime no registry entry lists (cri-o, docker) cannot be judged: one
+# info per runtime names its versions and nodes, so "no finding" never reads as "supported".
+findings contains f if {
+	some name, groups in unjudged_runtimes
+	some t in input.targets
+	f := {
+		"key": sprintf("addon-no-data/%s", [name]),
+		"category": "addon-no-data",
+		"severity": "info",
+		"target": t,
+		"title": sprintf("Container runtime %s: no lifecycle data (%s)", [name, concat(", ", sort({g.containerRuntime | some g in groups}))]),
+		"detail": sprintf("%d node(s) run it: %s.", [sum([g.count | some g in groups]), concat(", ", sort({n | some g in groups; some n in g.names}))]),
+		"remediation": "Check the runtime's support lifecycle with its vendor before upgrading the nodes.",
+		"objects": [],
+		"namespaces": [],
+		"citations": ["https://kubernetes.io/docs/setup/production-environment/container-runtimes/"],
+	}
+}
+
 # Release lines by add-on and line, computed once per query.
 line_rows := {id: {row.line: row | some row in entry.lines} | # regal ignore:prefer-set-or-object-rule
 	some id, entry in kb.addons
@@ -153,6 +172,20 @@ oldest_lines := {id: sorted[0][1] | # regal ignore:prefer-set-or-object-rule
 	some id, entry in kb.addons
 	count(object.get(entry, "lines", [])) > 0
 	sorted := sort([[versions.ordinal(row.line), row] | some row in entry.lines])
+}
+
+unjudged_runtimes[name] := groups if {
+	some g in object.get(input.inventory, "nodes", [])
+	name := runtime_name(g)
+	not kb.addonindex.runtimes[name]
+	groups := [h | some h in input.inventory.nodes; runtime_name(h) == name]
+}
+
+runtime_name(g) := name if {
+	parts := split(object.get(g, "containerRuntime", ""), "://")
+	count(parts) == 2
+	name := parts[0]
+	name != ""
 }
 
 # An install can't be placed: no version where the registry tracks versions, a line it does

@@ -261,8 +261,16 @@ nodes(runtime, n) := {"kubeletVersion": "v1.33.4", "containerRuntime": runtime, 
 
 test_a_node_runtime_is_an_install_on_the_nodes_that_run_it if {
 	fs := judge({"nodes": [nodes("lined://3.1.9", 5), nodes("lined://3.4.0", 1), nodes("other://1.0.0", 2)]}, "1.33")
-	keys(fs) == {["eol-addon/lined/3.1", "blocker"]}
+	keys(fs) == {["eol-addon/lined/3.1", "blocker"], ["addon-no-data/other", "info"]}
 	some f in fs
 	f.detail == "Detected Lined 3.1.9 on nodes (evidence: 5 node(s) with lined://3.1.9: node-1, node-2, node-3, …)"
 	f.namespaces == []
+}
+
+test_a_runtime_no_entry_lists_is_reported_without_data if {
+	fs := judge({"nodes": [nodes("cri-o://1.33.2", 2), nodes("cri-o://1.32.9", 1)]}, "1.33")
+	some f in fs
+	f.key == "addon-no-data/cri-o"
+	f.title == "Container runtime cri-o: no lifecycle data (cri-o://1.32.9, cri-o://1.33.2)"
+	f.detail == "3 node(s) run it: node-1, node-2."
 }
