@@ -91,9 +91,9 @@ bench-live: build ## scan a synthetic cluster on a real API server (500 releases
 	hack/with-kube.sh go run ./hack/benchlive -bin bin/upgradescope
 
 .PHONY: bench
-bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS) and benchmark engine.Evaluate
+bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3
-	go test -run '^$$' -bench Evaluate -benchmem -count 3 ./engine
+	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 
 .PHONY: bench-gitops
 bench-gitops: ## read 1,000 Applications, 1,000 HelmReleases and 500 OCIRepositories on a real API server; requests per read
