@@ -46,7 +46,7 @@ func Build(dir, revision string, out io.Writer) error {
 		return fmt.Errorf("bundle build: %w", err)
 	}
 	if err := checkManifest(dir); err != nil {
-		return err
+		return fmt.Errorf("bundle build %w", err)
 	}
 	loader := bundle.NewDirectoryLoader(dir).WithFilter(SkipTests).WithSizeLimitBytes(MaxSize)
 	if err := build(loader, revision, out); err != nil {
@@ -92,17 +92,17 @@ func checkManifest(dir string) error {
 	const hint = "a bundle needs roots; a custom pack's are [\"upgradescope/custom/<name>\"] (docs/custom-rules.md)"
 	raw, err := os.ReadFile(filepath.Join(dir, ".manifest"))
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("bundle build %s: no .manifest; %s", dir, hint)
+		return fmt.Errorf("%s: no .manifest; %s", dir, hint)
 	}
 	if err != nil {
-		return fmt.Errorf("bundle build: %w", err)
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	var m bundle.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("bundle build %s: %w", filepath.Join(dir, ".manifest"), err)
+		return fmt.Errorf("%s: %w", filepath.Join(dir, ".manifest"), err)
 	}
 	if m.Roots == nil || len(*m.Roots) == 0 || slices.Contains(*m.Roots, "") {
-		return fmt.Errorf("bundle build %s: .manifest names no roots; %s", dir, hint)
+		return fmt.Errorf("%s: .manifest names no roots; %s", dir, hint)
 	}
 	return nil
 }

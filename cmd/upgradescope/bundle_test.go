@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -84,6 +85,16 @@ func kbBundle(t *testing.T, dir, private, revision, horizon string) (unsigned, s
 	if err := os.WriteFile(meta, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The directory itself is the new revision too, for --bundle DIR.
+	manifest := filepath.Join(src, ".manifest")
+	m, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = regexp.MustCompile(`"revision": "[^"]*"`).ReplaceAll(m, []byte(`"revision": "`+revision+`"`))
+	if err := os.WriteFile(manifest, m, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	unsigned, signed = src+".tar.gz", src+".signed.tar.gz"
 	for _, args := range [][]string{
 		{"bundle", "build", src, "-o", unsigned, "--revision", revision},
@@ -124,6 +135,8 @@ func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
 		{"another key is refused", []string{"--bundle", signed, "--bundle-verification-key", otherPublic}, 1, "", "verification"},
 		{"two kb bundles are refused", []string{"--bundle", signed, "--bundle", unsigned}, 1, "", "both replace the built-in kb bundle"},
 		{"a missing bundle names its path", []string{"--bundle", filepath.Join(dir, "nope.tar.gz")}, 1, "", "nope.tar.gz"},
+		{"a bundle directory loads like a tarball", []string{"--bundle", filepath.Join(dir, "kb-2027-01-05.1")}, 0, filepath.Join(dir, "kb-2027-01-05.1"), ""},
+		{"a directory without a manifest is refused", []string{"--bundle", examples}, 1, "", "no .manifest"},
 		{"eval takes the same flags", []string{"eval", "--inventory", "../../testdata/clean-is-ready/inventory.json", "--bundle", signed, "--bundle-verification-key", public}, 0, signed, ""},
 	}
 	for _, tt := range tests {

@@ -22,7 +22,7 @@ type bundleFlags struct {
 }
 
 func (b *bundleFlags) register(fl *pflag.FlagSet) {
-	fl.StringArrayVar(&b.sources, "bundle", nil, "policy bundle .tar.gz, a path or an http(s) URL (repeatable); one with the roots of a built-in bundle (rules, kb) replaces it")
+	fl.StringArrayVar(&b.sources, "bundle", nil, "policy bundle: a .tar.gz, a bundle directory or an http(s) URL (repeatable); one with the roots of a built-in bundle (rules, kb) replaces it")
 	fl.StringVar(&b.keyFile, "bundle-verification-key", "", "PEM public key every --bundle must be signed with (required for URLs)")
 	fl.StringVar(&b.alg, "bundle-verification-alg", "", "JWA algorithm of the signatures (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
 	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs")
