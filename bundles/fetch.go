@@ -32,9 +32,18 @@ type Fetched struct {
 	ETag   string
 }
 
-// Fetch reads one bundle from a file or, with OPA's downloader, a URL. With vc set, a bundle
-// that is unsigned, signed by another key or changed after signing is refused.
-func Fetch(ctx context.Context, src, token string, vc *bundle.VerificationConfig) (*Fetched, error) {
+// Remote says how to reach a bundle server beyond its URL.
+type Remote struct {
+	// TokenFile holds a bearer token, read again for every request (so it can be rotated);
+	// the token travels in a header, never in the URL.
+	TokenFile string
+	// CAFile is a PEM bundle trusted for https URLs besides the system roots.
+	CAFile string
+}
+
+// Fetch reads one bundle from a file, a bundle directory or, with OPA's downloader, a URL. With
+// vc set, a bundle that is unsigned, signed by another key or changed after signing is refused.
+func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.VerificationConfig) (*Fetched, error) {
 	if info, err := os.Stat(src); err == nil && info.IsDir() {
 		return readDir(src, vc)
 	}
@@ -51,7 +60,7 @@ func Fetch(ctx context.Context, src, token string, vc *bundle.VerificationConfig
 	}
 	var got *Fetched
 	trigger := plugins.TriggerManual
-	d, err := NewDownloader(src, token, vc, download.Config{Trigger: &trigger})
+	d, err := NewDownloader(src, remote, vc, download.Config{Trigger: &trigger})
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +110,8 @@ func readAll(r io.Reader) []byte {
 
 // NewDownloader is OPA's bundle downloader for one bundle URL: ETag caching, If-None-Match,
 // long polling when the server offers it, jittered polling between cfg's delays, the size
-// bound and, with vc, signature verification. The bearer token travels in a header, never
-// in the URL, and OPA's client logs nothing.
-func NewDownloader(src, token string, vc *bundle.VerificationConfig, cfg download.Config) (*download.Downloader, error) {
+// bound and, with vc, signature verification. OPA's client logs nothing.
+func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg download.Config) (*download.Downloader, error) {
 	u, err := url.Parse(src)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("bundle URL %q: want http(s)://host/path", SanitizedURL(src))
@@ -115,8 +123,20 @@ func NewDownloader(src, token string, vc *bundle.VerificationConfig, cfg downloa
 		return nil, fmt.Errorf("bundle URL %s: %w", SanitizedURL(src), err)
 	}
 	rc := map[string]any{"url": u.Scheme + "://" + u.Host}
-	if token != "" {
-		rc["credentials"] = map[string]any{"bearer": map[string]any{"token": token}}
+	if remote.TokenFile != "" {
+		if _, err := os.Stat(remote.TokenFile); err != nil {
+			return nil, fmt.Errorf("bundle token file: %w", err)
+		}
+		rc["credentials"] = map[string]any{"bearer": map[string]any{"token_path": remote.TokenFile}}
+	}
+	if remote.CAFile != "" {
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("bundle URL %s: a CA file needs an https URL", SanitizedURL(src))
+		}
+		if _, err := os.Stat(remote.CAFile); err != nil {
+			return nil, fmt.Errorf("bundle CA file: %w", err)
+		}
+		rc["tls"] = map[string]any{"ca_cert": remote.CAFile, "system_ca_required": true}
 	}
 	raw, _ := json.Marshal(rc)
 	client, err := rest.New(raw, nil, rest.Logger(logging.NewNoOpLogger()))

@@ -28,7 +28,7 @@ const (
 // PollOptions configure Poll.
 type PollOptions struct {
 	URLs         []string
-	Token        string
+	Remote       Remote
 	Verification *bundle.VerificationConfig
 	// MinDelay and MaxDelay bound the jittered wait between polls (whole seconds; OPA's
 	// defaults are 60 s and 120 s). LongPoll, when set, asks the server to hold a request
@@ -85,7 +85,7 @@ func startOne(ctx context.Context, src string, opts PollOptions) (*download.Down
 	if opts.LongPoll > 0 {
 		cfg.Polling.LongPollingTimeoutSeconds = seconds(opts.LongPoll)
 	}
-	d, err := NewDownloader(src, opts.Token, opts.Verification, cfg)
+	d, err := NewDownloader(src, opts.Remote, opts.Verification, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (s *pollState) coldStart(ctx context.Context) string {
 	}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	f, err := Fetch(fctx, s.src, s.opts.Token, s.opts.Verification)
+	f, err := Fetch(fctx, s.src, s.opts.Remote, s.opts.Verification)
 	if err != nil {
 		s.observe(ResultDownloadFailed, err)
 		return ""

@@ -2,6 +2,9 @@ package bundles_test
 
 import (
 	"context"
+	"encoding/pem"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -93,11 +96,16 @@ func TestPollerActivatesNewRevisionsAndKeepsTheLastGoodOne(t *testing.T) {
 	srv := httptest.NewServer(countRequests(&requests, bundles.Handler(dir, bundles.ServeOptions{Token: "s3cret"})))
 	defer srv.Close()
 
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	remote := bundles.Remote{TokenFile: tokenFile}
 	cache := filepath.Join(t.TempDir(), "cache")
 	rec := newRecorder()
 	rec.refuse = "r3"
 	ctx := context.Background()
-	p, err := bundles.Poll(ctx, bundles.PollOptions{URLs: []string{srv.URL + "/kb.tar.gz"}, Token: "s3cret", Verification: vc,
+	p, err := bundles.Poll(ctx, bundles.PollOptions{URLs: []string{srv.URL + "/kb.tar.gz"}, Remote: remote, Verification: vc,
 		MinDelay: time.Second, MaxDelay: time.Second, CacheDir: cache, Activate: rec.activate, Observed: rec.observed})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +131,7 @@ func TestPollerActivatesNewRevisionsAndKeepsTheLastGoodOne(t *testing.T) {
 	// A cold start with the server gone activates the cached r2.
 	srv.Close()
 	cold := newRecorder()
-	p2, err := bundles.Poll(ctx, bundles.PollOptions{URLs: []string{srv.URL + "/kb.tar.gz"}, Token: "s3cret", Verification: vc,
+	p2, err := bundles.Poll(ctx, bundles.PollOptions{URLs: []string{srv.URL + "/kb.tar.gz"}, Remote: remote, Verification: vc,
 		MinDelay: time.Second, MaxDelay: time.Second, CacheDir: cache, Activate: cold.activate, Observed: cold.observed})
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +159,49 @@ func countRequests(m *sync.Map, h http.Handler) http.Handler {
 
 func TestFetchRefusesURLsWithCredentialsAndBadSchemes(t *testing.T) {
 	for _, src := range []string{"https://user:pw@bundles.example/kb.tar.gz", "ftp://bundles.example/kb.tar.gz"} {
-		_, err := bundles.Fetch(context.Background(), src, "", nil)
+		_, err := bundles.Fetch(context.Background(), src, bundles.Remote{}, nil)
 		if err == nil || strings.Contains(err.Error(), "pw") {
 			t.Errorf("Fetch(%s) = %v: want an error that does not repeat the password", src, err)
 		}
+	}
+}
+
+// An https bundle server with a private CA is trusted through --bundle-ca-file and refused
+// without it; a token is read from its file for each request.
+func TestFetchOverHTTPSTrustsTheCAFileAndSendsTheTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	pub, _ := os.ReadFile(public)
+	bundletest.Publish(t, filepath.Join(dir, "kb.tar.gz"), bundletest.KB(t, private, "r1", "1.37"))
+	srv := httptest.NewUnstartedServer(bundles.Handler(dir, bundles.ServeOptions{Token: "rotated"}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vc := bundles.VerificationConfig(string(pub), "RS256")
+	url := srv.URL + "/kb.tar.gz"
+	ctx := context.Background()
+	if _, err := bundles.Fetch(ctx, url, bundles.Remote{TokenFile: tokenFile}, vc); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA file: %v, want a certificate error", err)
+	}
+	if _, err := bundles.Fetch(ctx, url, bundles.Remote{TokenFile: tokenFile, CAFile: ca}, vc); err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Errorf("with an old token: %v, want Unauthorized", err)
+	}
+	if err := os.WriteFile(tokenFile, []byte("rotated\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := bundles.Fetch(ctx, url, bundles.Remote{TokenFile: tokenFile, CAFile: ca}, vc)
+	if err != nil || f.Bundle.Manifest.Revision != "r1" {
+		t.Errorf("with the CA file and the rotated token: %v", err)
+	}
+	if _, err := bundles.Fetch(ctx, "http://127.0.0.1:1/kb.tar.gz", bundles.Remote{CAFile: ca}, vc); err == nil || !strings.Contains(err.Error(), "needs an https URL") {
+		t.Errorf("a CA file for http: %v", err)
 	}
 }

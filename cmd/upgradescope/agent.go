@@ -211,10 +211,7 @@ func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, err
 	if err != nil {
 		return po, err
 	}
-	if po.Token, err = f.bundles.token(); err != nil {
-		return po, err
-	}
-	po.Verification = vc
+	po.Remote, po.Verification = f.bundles.remote(), vc
 	return po, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/spf13/pflag"
@@ -19,13 +18,15 @@ type bundleFlags struct {
 	keyFile   string
 	alg       string
 	tokenFile string
+	caFile    string
 }
 
 func (b *bundleFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&b.sources, "bundle", nil, "policy bundle: a .tar.gz, a bundle directory or an http(s) URL (repeatable); one with the roots of a built-in bundle (rules, kb) replaces it")
 	fl.StringVar(&b.keyFile, "bundle-verification-key", "", "PEM public key every --bundle must be signed with (required for URLs)")
 	fl.StringVar(&b.alg, "bundle-verification-alg", "", "JWA algorithm of the signatures (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
-	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs")
+	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs, read again for every request")
+	fl.StringVar(&b.caFile, "bundle-ca-file", "", "PEM bundle trusted for https bundle URLs, besides the system roots")
 }
 
 // verification is the signature check every loaded bundle passes; nil without a key.
@@ -51,15 +52,8 @@ func (b *bundleFlags) verification() (*bundle.VerificationConfig, error) {
 	return bundles.VerificationConfig(string(pub), alg), nil
 }
 
-func (b *bundleFlags) token() (string, error) {
-	if b.tokenFile == "" {
-		return "", nil
-	}
-	raw, err := os.ReadFile(b.tokenFile)
-	if err != nil {
-		return "", fmt.Errorf("--bundle-token-file: %w", err)
-	}
-	return strings.TrimSpace(string(raw)), nil
+func (b *bundleFlags) remote() bundles.Remote {
+	return bundles.Remote{TokenFile: b.tokenFile, CAFile: b.caFile}
 }
 
 // engineOptions fetches and verifies every --bundle; the first that fails stops the command.
@@ -71,13 +65,9 @@ func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error
 	if err != nil {
 		return nil, err
 	}
-	token, err := b.token()
-	if err != nil {
-		return nil, err
-	}
 	var opts []engine.Option
 	for _, src := range b.sources {
-		f, err := bundles.Fetch(ctx, src, token, vc)
+		f, err := bundles.Fetch(ctx, src, b.remote(), vc)
 		if err != nil {
 			return nil, err
 		}
