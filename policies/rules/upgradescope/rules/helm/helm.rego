@@ -21,7 +21,9 @@ chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
 mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
 
 # An array, not a set: a set would hash every release with its whole manifest.
-releases := [r | some r in input.inventory.helmReleases; not r.status in {"uninstalled", "uninstalling"}]
+releases := [r | some r in input.inventory.helmReleases; not gone[r.status]]
+
+gone := {"uninstalled", "uninstalling"}
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 
@@ -52,9 +54,7 @@ findings contains f if {
 }
 
 findings contains f if {
-	some key, judged in release_apis
-	count(judged) > 0
-	r := release_by_key[key]
+	some [r, judged] in release_apis
 	some t in input.targets
 	used := [api_label(u, e, n) | some [u, e, n] in judged; apis.removed_by(e, t)]
 	count(used) > 0
@@ -67,9 +67,7 @@ findings contains f if {
 }
 
 findings contains f if {
-	some key, judged in release_apis
-	count(judged) > 0
-	r := release_by_key[key]
+	some [r, judged] in release_apis
 	some t in input.targets
 	used := [api_label(u, e, n) |
 		some [u, e, n] in judged
@@ -82,20 +80,22 @@ findings contains f if {
 	f := finding(r, "deprecated-api", "warning", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
 }
 
-# The judged APIs of each release's stored manifest, looked up once per query. Only APIs the
-# knowledge base deprecates or removes matter here, and only objects the live scan does not
-# already flag at the same API: one object is never counted twice.
-release_apis := {release_key(r): [[u, e, n] | # regal ignore:prefer-set-or-object-rule
-	some u in object.get(r, "manifestApis", [])
-	k := apis.key(u.group, u.version, u.kind)
-	e := kb.apis[k]
-	e.stored
-	e.deprecated
-	n := unflagged_count(k, r, u)
-	n > 0
-] |
+# Each release whose stored manifest uses an API the knowledge base deprecates or removes, with
+# those APIs as [usage, entry, objects not already flagged by the live scan], computed once
+# per query. One object is never counted twice.
+release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	some r in releases
-}
+	judged := [[u, e, n] |
+		some u in object.get(r, "manifestApis", [])
+		k := apis.key(u.group, u.version, u.kind)
+		e := kb.apis[k]
+		e.stored
+		e.deprecated
+		n := unflagged_count(k, r, u)
+		n > 0
+	]
+	count(judged) > 0
+]
 
 # The objects of an API the live scan found written through it, as [namespace, name] by API
 # key; most releases' APIs have none, and skip the object walk.
