@@ -18,6 +18,7 @@ func newEvalCommand(s streams) *cobra.Command {
   upgradescope eval --inventory inventory.json --target 1.37 --fail-on blocker --output sarif`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForOneShot()
 			j, err := jf.validate()
 			if err != nil {
 				return err

@@ -21,6 +21,7 @@ func newInventoryCommand(s streams) *cobra.Command {
   upgradescope eval --inventory inventory.json --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForOneShot()
 			clock, err := parseNow(now)
 			if err != nil {
 				return err

@@ -26,6 +26,7 @@ func newScanCommand(s streams) *cobra.Command {
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForOneShot()
 			j, err := jf.validate()
 			if err != nil {
 				return err
