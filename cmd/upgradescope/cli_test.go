@@ -77,6 +77,7 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		{name: "a custom pack adds findings", args: []string{"scan", "--files", examples, "--target", "1.37", "--policy", "../../examples/policies", "--fail-on", "never", pinned},
 			code: 0, stdout: []string{"rules 2026-11-29.7, kb 2026-11-29.4, acme 2026-11-29.1"}},
 		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 3/3"}},
+		{name: "version names the set a --bundle would give", args: []string{"version", "--bundle", "../../policies/kb"}, code: 0, stdout: []string{"bundle:     kb 2026-11-29.4 (../../policies/kb)"}},
 		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules 2026-11-29.7 (embedded)", "bundle:     kb 2026-11-29.4 (embedded)"}},
 	}
 	for _, tt := range tests {

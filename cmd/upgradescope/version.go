@@ -21,12 +21,18 @@ type versionInfo struct {
 
 func newVersionCommand(s streams) *cobra.Command {
 	var format string
+	var bf bundleFlags
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the tool, Go and OPA versions, the bundle revision and the KB horizon",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			eng, err := engine.New(cmd.Context(), engine.WithToolVersion(version))
+			// With --bundle, the set a scan would evaluate with: a quick check of a new kb.
+			opts, err := bf.engineOptions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			eng, err := engine.New(cmd.Context(), append(opts, engine.WithToolVersion(version))...)
 			if err != nil {
 				return err
 			}
@@ -45,6 +51,7 @@ func newVersionCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "text or json")
+	bf.register(cmd.Flags())
 	return cmd
 }
 
