@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -58,14 +59,18 @@ func Poll(ctx context.Context, opts PollOptions) (*Poller, error) {
 	if opts.MaxDelay < opts.MinDelay {
 		return nil, fmt.Errorf("bundle polling: the maximum delay %s is below the minimum %s", opts.MaxDelay, opts.MinDelay)
 	}
-	p := &Poller{}
-	for _, src := range opts.URLs {
-		d, err := startOne(ctx, src, opts)
-		if err != nil {
-			p.Stop(ctx)
-			return nil, err
-		}
-		p.downloaders = append(p.downloaders, d)
+	// Cold starts run side by side: a server that never answers costs its 30 s once, not once
+	// per URL behind it.
+	p := &Poller{downloaders: make([]*download.Downloader, len(opts.URLs))}
+	errs := make([]error, len(opts.URLs))
+	var wg sync.WaitGroup
+	for i, src := range opts.URLs {
+		wg.Go(func() { p.downloaders[i], errs[i] = startOne(ctx, src, opts) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		p.Stop(ctx)
+		return nil, err
 	}
 	return p, nil
 }
@@ -73,7 +78,9 @@ func Poll(ctx context.Context, opts PollOptions) (*Poller, error) {
 // Stop ends polling and waits for the downloaders.
 func (p *Poller) Stop(ctx context.Context) {
 	for _, d := range p.downloaders {
-		d.Stop(ctx)
+		if d != nil {
+			d.Stop(ctx)
+		}
 	}
 }
 
