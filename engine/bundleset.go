@@ -42,6 +42,11 @@ func assemble(cfg config) ([]loaded, error) {
 		if err != nil {
 			return nil, err
 		}
+		// OPA checks a bundle's data against its roots but not its modules' packages: without
+		// this a kb bundle could carry a module that adds rules to upgradescope.rules.
+		if err := checkModuleRoots(src.b, src.origin); err != nil {
+			return nil, err
+		}
 		if i := builtinWithRoots(set, roots); i >= 0 {
 			if prev, ok := replaced[set[i].name]; ok {
 				return nil, fmt.Errorf("bundles %s and %s both replace the built-in %s bundle", prev, src.origin, set[i].name)
@@ -52,9 +57,6 @@ func assemble(cfg config) ([]loaded, error) {
 		}
 		if err := checkCustomRoots(src.origin, roots); err != nil {
 			return nil, fmt.Errorf("%w (the built-in bundles own %s)", err, builtinRoots(set))
-		}
-		if err := checkModuleRoots(src.b, src.origin); err != nil {
-			return nil, err
 		}
 		set = append(set, loaded{name: nameOf(src.b, src.origin), origin: src.origin, b: src.b})
 	}

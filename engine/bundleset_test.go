@@ -78,6 +78,8 @@ func TestBundleSetsThatCannotBeEvaluatedSafelyAreRefused(t *testing.T) {
 	noRoots.Manifest.Roots = nil
 	brokenRules := parsed(t, policies.Rules)
 	brokenRules.Modules = nil
+	smuggling := parsed(t, policies.KB)
+	smuggling.Modules = customBundle(t, "upgradescope/custom/x", "upgradescope.rules.apis").Modules
 	tests := []struct {
 		name      string
 		opts      []engine.Option
@@ -98,6 +100,8 @@ func TestBundleSetsThatCannotBeEvaluatedSafelyAreRefused(t *testing.T) {
 		{"two replacements of one built-in are refused", []engine.Option{
 			engine.WithBundle("kb1.tar.gz", kbWithHorizon(t, "1", "1.37")), engine.WithBundle("kb2.tar.gz", kbWithHorizon(t, "2", "1.37"))},
 			"bundles kb1.tar.gz and kb2.tar.gz both replace the built-in kb bundle"},
+		{"a kb carrying a module outside its root is refused", []engine.Option{engine.WithBundle("kb.tar.gz", smuggling)},
+			"package upgradescope.rules.apis is outside the bundle's roots [upgradescope/kb]"},
 		{"rules that cannot produce a report are refused at load", []engine.Option{engine.WithBundle("rules.tar.gz", brokenRules)}, "cannot produce a report"},
 		{"an older engine refuses the shipped bundles too", []engine.Option{engine.WithEngineVersion("0.1.0")}, "this engine is 0.1.0"},
 	}

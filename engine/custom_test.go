@@ -72,7 +72,7 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 				"upgradescope/custom/ok/ok.rego":    "package upgradescope.custom.ok\n\nfindings := set()\n",
 				"upgradescope/rules/evil/evil.rego": "package upgradescope.rules.evil\n\nfindings contains 1\n",
 			},
-			want: []string{"evil.rego:1", "upgradescope.rules.evil", "outside the pack's roots"},
+			want: []string{"evil.rego:1", "upgradescope.rules.evil", "outside the bundle's roots"},
 		},
 		{
 			name:  "a manifest that claims a built-in root is refused",

@@ -112,7 +112,7 @@ func checkModuleRoots(b *bundle.Bundle, path string) error {
 			segments = append(segments, string(s))
 		}
 		if !bundle.RootPathsContain(*b.Manifest.Roots, strings.Join(segments, "/")) {
-			return fmt.Errorf("policy %s: %s: %v is outside the pack's roots %v; custom packs live under package upgradescope.custom.<name>",
+			return fmt.Errorf("policy %s: %s: %v is outside the bundle's roots %v; a bundle's modules live under its roots (a custom pack's under package upgradescope.custom.<name>)",
 				path, pkg.Location, pkg, *b.Manifest.Roots)
 		}
 	}
