@@ -288,30 +288,51 @@ func Inspect(in io.Reader) (Summary, error) {
 	return s, nil
 }
 
-// KeyAlgorithm is the JWA algorithm a public key verifies by default: RS256 for RSA, ES256,
-// ES384 or ES512 for EC keys by curve. Other algorithms (PS256, RS512, …) are named
-// explicitly.
-func KeyAlgorithm(publicKeyPEM []byte) (string, error) {
-	block, _ := pem.Decode(publicKeyPEM)
+// KeyAlgorithm is the JWA algorithm a public or private key signs and verifies with by
+// default: RS256 for RSA, ES256, ES384 or ES512 for EC keys by curve. Other algorithms (PS256,
+// RS512, …) are named explicitly.
+func KeyAlgorithm(keyPEM []byte) (string, error) {
+	block, _ := pem.Decode(keyPEM)
 	if block == nil {
-		return "", fmt.Errorf("not a PEM public key")
+		return "", fmt.Errorf("not a PEM key")
 	}
-	key, err := x509.ParsePKIXPublicKey(block.Bytes)
+	key, err := parseKey(block.Bytes)
 	if err != nil {
-		return "", fmt.Errorf("not a PEM public key: %w", err)
+		return "", fmt.Errorf("not a PEM RSA or EC key: %w", err)
 	}
 	switch k := key.(type) {
-	case *rsa.PublicKey:
+	case *rsa.PublicKey, *rsa.PrivateKey:
 		return "RS256", nil
 	case *ecdsa.PublicKey:
-		switch k.Curve.Params().BitSize {
-		case 256:
-			return "ES256", nil
-		case 384:
-			return "ES384", nil
-		case 521:
-			return "ES512", nil
-		}
+		return ecAlgorithm(k.Curve.Params().BitSize)
+	case *ecdsa.PrivateKey:
+		return ecAlgorithm(k.Curve.Params().BitSize)
 	}
-	return "", fmt.Errorf("unsupported public key type %T; name the algorithm", key)
+	return "", fmt.Errorf("unsupported key type %T; name the algorithm", key)
+}
+
+// parseKey reads the DER forms keys come in: PKIX public, PKCS#8, PKCS#1 and SEC 1 private.
+func parseKey(der []byte) (any, error) {
+	if k, err := x509.ParsePKIXPublicKey(der); err == nil {
+		return k, nil
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return k, nil
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return k, nil
+	}
+	return x509.ParseECPrivateKey(der)
+}
+
+func ecAlgorithm(bits int) (string, error) {
+	switch bits {
+	case 256:
+		return "ES256", nil
+	case 384:
+		return "ES384", nil
+	case 521:
+		return "ES512", nil
+	}
+	return "", fmt.Errorf("unsupported EC curve of %d bits; name the algorithm", bits)
 }

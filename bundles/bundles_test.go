@@ -214,3 +214,32 @@ func TestInspectNamesTheSignerAndItsClaims(t *testing.T) {
 		t.Errorf("unsigned summary = %+v (%v), want no signer", unsigned, err)
 	}
 }
+
+func TestTheAlgorithmFollowsTheKeyType(t *testing.T) {
+	rsaPriv, rsaPub := rsaKeys(t)
+	ecPriv, ecPub := ecKeys(t)
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, _ := x509.MarshalPKCS8PrivateKey(p384)
+	tests := []struct {
+		name, key, want, wantError string
+	}{
+		{"an RSA public key", rsaPub, "RS256", ""},
+		{"an RSA PKCS#1 private key", rsaPriv, "RS256", ""},
+		{"a P-256 public key", ecPub, "ES256", ""},
+		{"a P-256 SEC 1 private key", ecPriv, "ES256", ""},
+		{"a P-384 PKCS#8 private key", string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})), "ES384", ""},
+		{"text that is no PEM", "not a key", "", "not a PEM key"},
+		{"a PEM block that is no key", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("x")})), "", "not a PEM RSA or EC key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := KeyAlgorithm([]byte(tt.key))
+			if got != tt.want || (tt.wantError == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantError) {
+				t.Errorf("KeyAlgorithm = %q, %v; want %q, %q", got, err, tt.want, tt.wantError)
+			}
+		})
+	}
+}

@@ -77,6 +77,15 @@ func newBundleSignCommand() *cobra.Command {
 		Example: "  upgradescope bundle sign builtin.tar.gz --signing-key private.pem -o builtin.signed.tar.gz",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if alg == "" {
+				pemKey, err := os.ReadFile(key)
+				if err != nil {
+					return fmt.Errorf("--signing-key: %w", err)
+				}
+				if alg, err = bundles.KeyAlgorithm(pemKey); err != nil {
+					return fmt.Errorf("--signing-key %s: %w", key, err)
+				}
+			}
 			var buf bytes.Buffer
 			err := readBundleFile(args[0], func(in io.Reader) error { return bundles.Sign(in, &buf, key, alg, claims) })
 			if err != nil {
@@ -87,7 +96,7 @@ func newBundleSignCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "signed bundle file to write")
 	cmd.Flags().StringVar(&key, "signing-key", "", "PEM private key file (RSA or EC)")
-	cmd.Flags().StringVar(&alg, "signing-alg", "RS256", "JWA algorithm: RS256, ES256, …")
+	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm: RS256, ES256, … (default: from the key type)")
 	cmd.Flags().StringVar(&claims, "claims-file", "", "JSON file of extra claims for the signature")
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("signing-key")
