@@ -97,19 +97,10 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if opts.Log, err = f.logger(s.err); err != nil {
 		return err
 	}
-	fixed, err := f.bundles.engineOptions(ctx)
+	policy, err := f.policy(ctx)
 	if err != nil {
 		return err
 	}
-	fixed = append(fixed, engine.WithToolVersion(version))
-	eng, err := engine.New(ctx, fixed...)
-	if err != nil {
-		return err
-	}
-	build := func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
-		return engine.New(ctx, append(append([]engine.Option(nil), fixed...), polled...)...)
-	}
-	policy := agent.NewPolicy(eng, build, nil)
 	// Every flag is checked before the cluster is touched.
 	pollOpts, err := f.pollOptions(policy)
 	if err != nil {
@@ -119,22 +110,9 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	_, cfg, err := f.live.restConfig()
+	col, dyn, err := f.clients(ctx)
 	if err != nil {
 		return err
-	}
-	col, err := cluster.New(cfg)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if f.manageCRD {
-		if err := crd.Apply(ctx, dyn); err != nil {
-			return fmt.Errorf("%w (install deploy CRD crd/clusterreadiness.yaml, or grant the agent apply on customresourcedefinitions)", err)
-		}
 	}
 	opts.Collect = func(eng *engine.Engine) cluster.Options {
 		o := f.live.collectOptions(eng, f.teamLabel)
@@ -148,29 +126,88 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if f.healthAddr != "" {
-		ln, err := net.Listen("tcp", f.healthAddr)
-		if err != nil {
-			return fmt.Errorf("listen on --health-addr %s: %w", f.healthAddr, err)
-		}
-		srv := &http.Server{Handler: a.Health.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
+	closeHealth, err := f.serveHealth(a.Health)
+	if err != nil {
+		return err
 	}
-	if len(f.bundleURLs) > 0 {
-		logPoll := pollLogger(opts.Log, policy)
-		pollOpts.Observed = func(src, result string, err error) {
-			policy.Observed(src, result, err)
-			logPoll(src, result, err)
-		}
-		poller, err := bundles.Poll(ctx, pollOpts)
-		if err != nil {
-			return err
-		}
-		defer poller.Stop(context.Background())
+	defer closeHealth()
+	stopPolling, err := f.startPolling(ctx, opts.Log, policy, pollOpts)
+	if err != nil {
+		return err
 	}
+	defer stopPolling()
 	opts.Log.Info("agent starting", "version", version, "interval", opts.Interval.String(), "crName", opts.Name, "targets", strings.Join(opts.Targets, ","))
 	return a.Run(ctx)
+}
+
+// policy is the embedded bundles plus any --bundle, and how to build a set with polled ones.
+func (f *agentFlags) policy(ctx context.Context) (*agent.Policy, error) {
+	fixed, err := f.bundles.engineOptions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fixed = append(fixed, engine.WithToolVersion(version))
+	eng, err := engine.New(ctx, fixed...)
+	if err != nil {
+		return nil, err
+	}
+	build := func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
+		return engine.New(ctx, append(append([]engine.Option(nil), fixed...), polled...)...)
+	}
+	return agent.NewPolicy(eng, build, nil), nil
+}
+
+// clients connect to the cluster and, with --manage-crd, apply the ClusterReadiness CRD.
+func (f *agentFlags) clients(ctx context.Context) (*cluster.Collector, dynamic.Interface, error) {
+	_, cfg, err := f.live.restConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	col, err := cluster.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.manageCRD {
+		if err := crd.Apply(ctx, dyn); err != nil {
+			return nil, nil, fmt.Errorf("%w (install deploy CRD crd/clusterreadiness.yaml, or grant the agent apply on customresourcedefinitions)", err)
+		}
+	}
+	return col, dyn, nil
+}
+
+// serveHealth serves /healthz, /readyz and /metrics on --health-addr, if set.
+func (f *agentFlags) serveHealth(h *agent.Health) (func(), error) {
+	if f.healthAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", f.healthAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on --health-addr %s: %w", f.healthAddr, err)
+	}
+	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
+
+// startPolling polls every --bundle-url; the first downloads are awaited (see bundles.Poll).
+func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy *agent.Policy, po bundles.PollOptions) (func(), error) {
+	if len(f.bundleURLs) == 0 {
+		return func() {}, nil
+	}
+	logPoll := pollLogger(log, policy)
+	po.Observed = func(src, result string, err error) {
+		policy.Observed(src, result, err)
+		logPoll(src, result, err)
+	}
+	poller, err := bundles.Poll(ctx, po)
+	if err != nil {
+		return nil, err
+	}
+	return func() { poller.Stop(context.Background()) }, nil
 }
 
 // logger is the agent's log: one line per tick, as logfmt text or JSON.
