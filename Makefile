@@ -73,7 +73,7 @@ registry: ## compile registry/*.yaml into the bundle's add-on data
 registry-check: ## fail when the compiled add-on data differs from registry/*.yaml
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
-	  for d in addons addonindex; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in addons addonindex providers; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "add-on data is current"
 
 .PHONY: kube-install kube-up kube-down

@@ -62,3 +62,32 @@ func TestTwoEntriesMayNotClaimTheSameChart(t *testing.T) {
 		t.Errorf("Load = %v, want a conflict naming both entries", err)
 	}
 }
+
+func TestProviderCalendarsLoadAndBadOnesAreRefusedNamingTheField(t *testing.T) {
+	shipped, err := LoadProviders(ProviderFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eks := shipped["eks"]; eks.Pricing == nil || eks.ByMinor["1.32"].StandardEnd != "2026-03-23" || len(shipped) != 3 {
+		t.Errorf("shipped calendars = %v, want eks, gke and aks with EKS 1.32's dates and price", shipped)
+	}
+	const head = "schema_version: 1\nid: eks\ndisplay_name: Amazon EKS\nextended_support_note: n\ncitations: [https://example.com/eks]\n"
+	tests := []struct {
+		name, file, want string
+	}{
+		{"a date that is no date", head + "versions:\n  - {minor: \"1.32\", standard_end: \"March 2026\"}\n", "versions[0].standard_end"},
+		{"a minor listed twice", head + "versions:\n  - {minor: \"1.32\", standard_end: \"2026-03-23\"}\n  - {minor: \"1.32\", standard_end: \"2026-03-23\"}\n", "1.32 is listed twice"},
+		{"extended support ending before standard", head + "versions:\n  - {minor: \"1.32\", standard_end: \"2026-03-23\", extended_end: \"2026-01-01\"}\n", "is before standard_end"},
+		{"a price without a citation", head + "pricing: {currency: USD, standard_per_cluster_hour: 0.1, extended_per_cluster_hour: 0.6, as_of: \"2026-10-03\"}\nversions: []\n", "pricing.citations"},
+		{"no citation at all", "schema_version: 1\nid: eks\ndisplay_name: Amazon EKS\nversions: []\n", "citations"},
+		{"an unknown field", head + "cost: 3\nversions: []\n", "cost"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadProviders(fstest.MapFS{"providers/eks.yaml": {Data: []byte(tt.file)}})
+			if err == nil || !strings.Contains(err.Error(), "providers/eks.yaml") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one naming the file and %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/ and addonindex/")
+	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/, addonindex/ and providers/")
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
 	if err == nil {
@@ -21,6 +21,12 @@ func main() {
 	}
 	if err == nil {
 		err = writeJSON(filepath.Join(*out, "addonindex", "data.json"), registry.BuildIndex(entries))
+	}
+	if err == nil {
+		var providers map[string]registry.Provider
+		if providers, err = registry.LoadProviders(registry.ProviderFiles); err == nil {
+			err = writeJSON(filepath.Join(*out, "providers", "data.json"), providers)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genregistry:", err)

@@ -1,0 +1,104 @@
+# METADATA
+# title: Managed Kubernetes support lifecycle
+# description: |
+#   An EKS, GKE or AKS cluster whose minor has left the provider's standard support runs in
+#   extended support (billed per cluster-hour, or AKS's reduced platform support) or past it,
+#   as the provider's calendar in the knowledge base says. Judged on the scan clock, whatever
+#   the target: a blocker once standard support has ended, a warning when it ends within the
+#   approaching window. A minor the calendar does not list gets no finding.
+# related_resources:
+#   - ref: https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+#   - ref: https://docs.cloud.google.com/kubernetes-engine/docs/release-schedule
+#   - ref: https://learn.microsoft.com/en-us/azure/aks/supported-kubernetes-versions
+# custom:
+#   category: support-lifecycle
+package upgradescope.rules.lifecycle
+
+import data.upgradescope.kb
+import data.upgradescope.lib.versions
+
+today := substring(input.now, 0, 10)
+
+window_end := time.format([time.add_date(time.parse_rfc3339_ns(input.now), 0, 0, kb.skew.approachingDays), "UTC", "2006-01-02"])
+
+provider := kb.providers[input.inventory.provider]
+
+minor := versions.minor(versions.server(input.inventory))
+
+row := provider.versions[minor]
+
+# The phase of the cluster's minor today; undefined while standard support has more than the
+# approaching window left.
+phase := "ended" if {
+	row.extendedEnd <= today
+} else := "ended" if {
+	not row.extendedEnd
+	row.standardEnd <= today
+} else := "extended" if {
+	row.standardEnd <= today
+} else := "ending" if {
+	row.standardEnd <= window_end
+}
+
+severity := {"ending": "warning", "extended": "blocker", "ended": "blocker"}
+
+# METADATA
+# description: One finding per target for the cluster's minor past, or near, standard support.
+findings contains f if {
+	some t in input.targets
+	f := {
+		"key": sprintf("support-lifecycle/%s/%s/%s", [provider.id, minor, phase]),
+		"category": "support-lifecycle",
+		"severity": severity[phase],
+		"target": t,
+		"title": title,
+		"detail": detail,
+		"remediation": sprintf("Upgrade the control plane to a minor in %s standard support, one minor at a time.", [provider.name]),
+		"objects": [],
+		"namespaces": [],
+		"citations": citations,
+	}
+}
+
+title := sprintf("%s %s: standard support ends on %s", [provider.name, minor, row.standardEnd]) if phase == "ending"
+
+title := sprintf("%s %s: standard support ended on %s; extended support ends on %s", [
+	provider.name, minor, row.standardEnd, row.extendedEnd,
+]) if phase == "extended"
+
+title := sprintf("%s %s: extended support ended on %s", [provider.name, minor, row.extendedEnd]) if {
+	phase == "ended"
+	row.extendedEnd
+}
+
+title := sprintf("%s %s: standard support ended on %s", [provider.name, minor, row.standardEnd]) if {
+	phase == "ended"
+	not row.extendedEnd
+}
+
+detail := concat(" ", [s | some s in [cost_text, provider.extendedSupportNote]; s != ""])
+
+# The extra list price of a year in extended support: (extended − standard) × 8,760 hours.
+default cost_text := ""
+
+cost_text := sprintf(cost_template, [
+	p.currency, p.extendedPerClusterHour, p.standardPerClusterHour,
+	p.currency, format_int(round((p.extendedPerClusterHour - p.standardPerClusterHour) * 8760), 10),
+	p.asOf, price_note(p),
+]) if {
+	phase in {"ending", "extended"}
+	p := provider.pricing
+}
+
+cost_template := concat(" ", [
+	"Extended support lists at %s %v per cluster-hour against %v in standard support:",
+	"%s %s more per cluster per year (list price as of %s%s).",
+])
+
+price_note(p) := sprintf("; %s", [p.note]) if p.note
+
+else := ""
+
+citations := array.concat(provider.citations, object.get(provider, ["pricing", "citations"], [])) if {
+	cost_text != ""
+} else := provider.citations
