@@ -95,7 +95,9 @@ func loadProvider(fsys fs.FS, name string) (Provider, error) {
 // validateProvider checks every claim and indexes the versions by minor.
 func validateProvider(p *Provider) []string {
 	var problems []string
-	add := func(field, format string, args ...any) { problems = append(problems, field+": "+fmt.Sprintf(format, args...)) }
+	add := func(field, format string, args ...any) {
+		problems = append(problems, field+": "+fmt.Sprintf(format, args...))
+	}
 	if p.SchemaVersion != 1 {
 		add("schema_version", "%d is not 1", p.SchemaVersion)
 	}
