@@ -27,23 +27,28 @@ minor := versions.minor(versions.server(input.inventory))
 
 row := provider.versions[minor]
 
-# The phase of the cluster's minor today; undefined while standard support has more than the
-# approaching window left.
-phase := "ended" if {
-	row.extendedEnd <= today
+phase := phase_of(row)
+
+# The phase of a minor today; undefined while standard support has more than the approaching
+# window left.
+phase_of(r) := "ended" if {
+	r.extendedEnd <= today
 } else := "ended" if {
-	not row.extendedEnd
-	row.standardEnd <= today
+	not r.extendedEnd
+	r.standardEnd <= today
 } else := "extended" if {
-	row.standardEnd <= today
+	r.standardEnd <= today
 } else := "ending" if {
-	row.standardEnd <= window_end
+	r.standardEnd <= window_end
 }
 
 severity := {"ending": "warning", "extended": "blocker", "ended": "blocker"}
 
 # METADATA
-# description: One finding per target for the cluster's minor past, or near, standard support.
+# description: |
+#   One finding per target for the cluster's minor past, or near, standard support, and one
+#   for each target minor the provider has already moved out of it.
+# scope: document
 findings contains f if {
 	some t in input.targets
 	f := {
@@ -59,6 +64,34 @@ findings contains f if {
 		"citations": citations,
 	}
 }
+
+# A target the provider has already moved out of standard support: an upgrade to it lands in
+# extended support (or none), so the plan should go further.
+findings contains f if {
+	some t in input.targets
+	t != minor
+	r := provider.versions[t]
+	p := phase_of(r)
+	p in {"extended", "ended"}
+	f := {
+		"key": sprintf("support-lifecycle/%s/%s/target-%s", [provider.id, t, p]),
+		"category": "support-lifecycle",
+		"severity": "warning",
+		"target": t,
+		"title": target_title(t, r, p),
+		"detail": provider.extendedSupportNote,
+		"remediation": sprintf("Plan the upgrade past %s, to a minor still in %s standard support.", [t, provider.name]),
+		"objects": [],
+		"namespaces": [],
+		"citations": provider.citations,
+	}
+}
+
+target_title(t, r, "extended") := sprintf("%s %s left standard support on %s: upgrading to it lands in extended support (until %s)", [
+	provider.name, t, r.standardEnd, r.extendedEnd,
+])
+
+target_title(t, _, "ended") := sprintf("%s %s is past the end of its support: upgrading to it lands in an unsupported minor", [provider.name, t])
 
 title := sprintf("%s %s: standard support ends on %s", [provider.name, minor, row.standardEnd]) if phase == "ending"
 

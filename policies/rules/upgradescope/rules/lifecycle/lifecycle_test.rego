@@ -82,3 +82,21 @@ test_standard_support_far_ahead_other_providers_and_unlisted_minors_are_silent i
 	count(judge("", "v1.32.0")) == 0
 	count(judge("aks", "v1.29.0")) == 0
 }
+
+test_a_target_already_past_standard_support_is_a_warning if {
+	fs := lifecycle.findings with input as {
+		"inventory": {"provider": "eks", "serverVersion": "v1.30.1-eks-1"}, "targets": ["1.32", "1.35"],
+		"now": "2026-11-29T12:00:00Z",
+	}
+		with data.upgradescope.kb.providers as calendars
+		with data.upgradescope.kb.skew.approachingDays as 90
+	keys := {[f.key, f.target, f.severity] | some f in fs}
+	keys == {
+		["support-lifecycle/eks/1.30/ended", "1.32", "blocker"],
+		["support-lifecycle/eks/1.30/ended", "1.35", "blocker"],
+		["support-lifecycle/eks/1.32/target-extended", "1.32", "warning"],
+	}
+	some f in fs
+	f.key == "support-lifecycle/eks/1.32/target-extended"
+	f.title == "Amazon EKS 1.32 left standard support on 2026-03-23: upgrading to it lands in extended support (until 2027-03-23)"
+}
