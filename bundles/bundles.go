@@ -59,8 +59,7 @@ func Build(dir, revision string, out io.Writer) error {
 // revision stamped. It does not type-check: a custom pack imports the built-in library, which
 // only the engine has, so the CLI checks a build by loading it beside the built-in bundles.
 func build(loader bundle.DirectoryLoader, revision string, out io.Writer) error {
-	b, err := bundle.NewCustomReader(loader).WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true).
-		WithSizeLimitBytes(MaxSize).Read()
+	b, err := newReader(loader, nil).Read()
 	if err != nil {
 		return err
 	}
@@ -121,10 +120,11 @@ func BuildFS(fsys fs.FS, revision string, out io.Writer) error {
 }
 
 // Sign adds a signature (.signatures.json) over every file of the bundle read from in, with
-// the private key in keyFile. alg is RS256, ES256 or another JWA algorithm OPA supports;
-// claimsFile is optional.
+// the private key in keyFile. alg is RS256, ES256 or another JWA algorithm OPA supports,
+// empty for the key's own (KeyAlgorithm); claimsFile is optional.
 func Sign(in io.Reader, out io.Writer, keyFile, alg, claimsFile string) error {
-	if _, err := os.Stat(keyFile); err != nil {
+	_, alg, err := readKey(keyFile, alg)
+	if err != nil {
 		return fmt.Errorf("bundle sign: signing key: %w", err)
 	}
 	b, err := read(in, nil)
@@ -147,6 +147,30 @@ func VerificationConfig(publicKeyPEM, alg string) *bundle.VerificationConfig {
 	return bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{"default": key}, "default", "", nil)
 }
 
+// VerificationFromFile is VerificationConfig for the PEM public key in path; an empty alg is
+// the key's own (KeyAlgorithm).
+func VerificationFromFile(path, alg string) (*bundle.VerificationConfig, error) {
+	pub, alg, err := readKey(path, alg)
+	if err != nil {
+		return nil, err
+	}
+	return VerificationConfig(string(pub), alg), nil
+}
+
+// readKey reads a PEM key file and settles the algorithm: alg when given, else the key's.
+func readKey(path, alg string) ([]byte, string, error) {
+	pemText, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if alg == "" {
+		if alg, err = KeyAlgorithm(pemText); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return pemText, alg, nil
+}
+
 // Read reads a bundle tarball; with vc set, a bundle that is unsigned, signed by another key
 // or changed after signing is refused.
 func Read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
@@ -155,18 +179,47 @@ func Read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 
 func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 	loader := bundle.NewTarballLoaderWithBaseURL(io.LimitReader(in, MaxSize), "").WithSizeLimitBytes(MaxSize)
-	r := bundle.NewCustomReader(loader).WithSizeLimitBytes(MaxSize).
-		WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true)
-	if vc != nil {
-		r = r.WithBundleVerificationConfig(vc)
-	} else {
-		r = r.WithSkipBundleVerification(true)
-	}
-	b, err := r.Read()
+	b, err := newReader(loader, vc).Read()
 	if err != nil {
 		return bundle.Bundle{}, fmt.Errorf("read bundle: %w", err)
 	}
 	return b, nil
+}
+
+// ReadDir reads a bundle directory, tests left out; with vc it must carry a signature that
+// verifies. A directory without a manifest gets OPA's root "" (see the engine's custom packs).
+func ReadDir(dir string, vc *bundle.VerificationConfig) (*bundle.Bundle, error) {
+	loader := bundle.NewDirectoryLoader(dir).WithFilter(SkipTests).WithSizeLimitBytes(MaxSize)
+	b, err := newReader(loader, vc).WithBaseDir(dir).Read()
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// ReadFS reads a bundle from a file system whose root is the bundle directory (the embedded
+// built-ins), tests left out and unverified.
+func ReadFS(fsys fs.FS) (*bundle.Bundle, error) {
+	loader, err := bundle.NewFSLoader(fsys)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newReader(loader.WithFilter(SkipTests).WithSizeLimitBytes(MaxSize), nil).Read()
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// newReader is every bundle read of the project: bounded, Rego v1 with annotations, and
+// verified with vc, or not at all without one.
+func newReader(loader bundle.DirectoryLoader, vc *bundle.VerificationConfig) *bundle.Reader {
+	r := bundle.NewCustomReader(loader).WithSizeLimitBytes(MaxSize).
+		WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true)
+	if vc != nil {
+		return r.WithBundleVerificationConfig(vc)
+	}
+	return r.WithSkipBundleVerification(true)
 }
 
 // Signer is what a bundle's signature says about who signed it. Inspect reads it without

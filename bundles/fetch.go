@@ -85,19 +85,11 @@ func readDir(dir string, vc *bundle.VerificationConfig) (*Fetched, error) {
 	if err := checkManifest(dir); err != nil {
 		return nil, fmt.Errorf("bundle %w", err)
 	}
-	loader := bundle.NewDirectoryLoader(dir).WithFilter(SkipTests).WithSizeLimitBytes(MaxSize)
-	r := bundle.NewCustomReader(loader).WithBaseDir(dir).WithSizeLimitBytes(MaxSize).
-		WithRegoVersion(ast.RegoV1).WithProcessAnnotations(true)
-	if vc != nil {
-		r = r.WithBundleVerificationConfig(vc)
-	} else {
-		r = r.WithSkipBundleVerification(true)
-	}
-	b, err := r.Read()
+	b, err := ReadDir(dir, vc)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", dir, err)
 	}
-	return &Fetched{Source: dir, Bundle: &b}, nil
+	return &Fetched{Source: dir, Bundle: b}, nil
 }
 
 func readAll(r io.Reader) []byte {

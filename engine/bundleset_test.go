@@ -18,15 +18,11 @@ import (
 // parsed reads an embedded bundle afresh, so a test may change it.
 func parsed(t testing.TB, fsys fs.FS) *bundle.Bundle {
 	t.Helper()
-	loader, err := bundle.NewFSLoader(fsys)
+	b, err := bundles.ReadFS(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bundle.NewCustomReader(loader.WithFilter(bundles.SkipTests)).WithRegoVersion(ast.RegoV1).Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &b
+	return b
 }
 
 // kbWithHorizon is the shipped kb as a later revision that knows only up to horizon.

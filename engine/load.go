@@ -18,19 +18,11 @@ import (
 const CustomRoot = "upgradescope/custom"
 
 func readFSBundle(name string, fsys fs.FS) (*bundle.Bundle, error) {
-	loader, err := bundle.NewFSLoader(fsys)
-	if err != nil {
-		return nil, err
-	}
-	b, err := bundle.NewCustomReader(loader.WithFilter(bundles.SkipTests)).
-		WithRegoVersion(ast.RegoV1).
-		WithSizeLimitBytes(bundles.MaxSize).
-		WithProcessAnnotations(true).
-		Read()
+	b, err := bundles.ReadFS(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("read built-in %s bundle: %w", name, err)
 	}
-	return &b, nil
+	return b, nil
 }
 
 // readCustom reads a custom pack: a bundle tarball, or a directory of Rego whose manifest is
@@ -40,24 +32,18 @@ func readCustom(path string) (*bundle.Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read policy: %w", err)
 	}
-	var b bundle.Bundle
+	var b *bundle.Bundle
 	if info.IsDir() {
-		loader := bundle.NewDirectoryLoader(path).WithFilter(bundles.SkipTests).WithSizeLimitBytes(bundles.MaxSize)
-		b, err = bundle.NewCustomReader(loader).WithRegoVersion(ast.RegoV1).WithBaseDir(path).Read()
+		b, err = bundles.ReadDir(path, nil)
 	} else {
-		var f *os.File
-		if f, err = os.Open(path); err != nil {
-			return nil, fmt.Errorf("read policy: %w", err)
-		}
-		defer f.Close()
-		b, err = bundle.NewReader(f).WithRegoVersion(ast.RegoV1).WithSizeLimitBytes(bundles.MaxSize).Read()
+		b, err = readTarball(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read policy %s: %w", path, err)
 	}
 	// The reader gives a bundle without a manifest the root "", which owns everything.
 	if b.Manifest.Roots == nil || len(*b.Manifest.Roots) == 0 || len(*b.Manifest.Roots) == 1 && (*b.Manifest.Roots)[0] == "" {
-		roots := deriveRoots(&b, path)
+		roots := deriveRoots(b, path)
 		b.Manifest.Roots = &roots
 	}
 	for _, r := range *b.Manifest.Roots {
@@ -65,13 +51,23 @@ func readCustom(path string) (*bundle.Bundle, error) {
 			return nil, fmt.Errorf("policy %s: root %q is outside %s/<name>; custom packs may not own other roots", path, r, CustomRoot)
 		}
 	}
-	if err := checkModuleRoots(&b, path); err != nil {
+	if err := checkModuleRoots(b, path); err != nil {
 		return nil, err
 	}
 	if b.Manifest.Revision == "" {
 		b.Manifest.Revision = "unversioned"
 	}
-	return &b, nil
+	return b, nil
+}
+
+func readTarball(path string) (*bundle.Bundle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := bundles.Read(f, nil)
+	return &b, err
 }
 
 // deriveRoots gives a bare directory the roots its packages claim under upgradescope.custom;

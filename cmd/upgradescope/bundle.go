@@ -77,15 +77,6 @@ func newBundleSignCommand() *cobra.Command {
 		Example: "  upgradescope bundle sign builtin.tar.gz --signing-key private.pem -o builtin.signed.tar.gz",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if alg == "" {
-				pemKey, err := os.ReadFile(key)
-				if err != nil {
-					return fmt.Errorf("--signing-key: %w", err)
-				}
-				if alg, err = bundles.KeyAlgorithm(pemKey); err != nil {
-					return fmt.Errorf("--signing-key %s: %w", key, err)
-				}
-			}
 			var buf bytes.Buffer
 			err := readBundleFile(args[0], func(in io.Reader) error { return bundles.Sign(in, &buf, key, alg, claims) })
 			if err != nil {
@@ -110,16 +101,10 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 		Short: "Check a bundle's signature covers every file and was made with the key",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			pub, err := os.ReadFile(key)
+			vc, err := bundles.VerificationFromFile(key, alg)
 			if err != nil {
-				return err
+				return fmt.Errorf("--key: %w", err)
 			}
-			if alg == "" {
-				if alg, err = bundles.KeyAlgorithm(pub); err != nil {
-					return fmt.Errorf("--key %s: %w", key, err)
-				}
-			}
-			vc := bundles.VerificationConfig(string(pub), alg)
 			return readBundleFile(args[0], func(in io.Reader) error {
 				b, err := bundles.Read(in, vc)
 				if err == nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/spf13/pflag"
@@ -39,17 +38,11 @@ func (b *bundleFlags) verification() (*bundle.VerificationConfig, error) {
 		}
 		return nil, nil
 	}
-	pub, err := os.ReadFile(b.keyFile)
+	vc, err := bundles.VerificationFromFile(b.keyFile, b.alg)
 	if err != nil {
 		return nil, fmt.Errorf("--bundle-verification-key: %w", err)
 	}
-	alg := b.alg
-	if alg == "" {
-		if alg, err = bundles.KeyAlgorithm(pub); err != nil {
-			return nil, fmt.Errorf("--bundle-verification-key %s: %w", b.keyFile, err)
-		}
-	}
-	return bundles.VerificationConfig(string(pub), alg), nil
+	return vc, nil
 }
 
 func (b *bundleFlags) remote() bundles.Remote {
