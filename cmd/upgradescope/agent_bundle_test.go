@@ -41,7 +41,7 @@ var everyFindingCategory = []string{"removed-api", "deprecated-api", "deprecated
 // last good kb stays active. Beside it the agent polls the example custom pack, built and
 // signed with the CLI, whose warning appears for an Endpoints object in a prod-* namespace.
 func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
 	objects := dyn.Resource(crd.GVR)
 	ctx := context.Background()

@@ -26,7 +26,7 @@ import (
 // really produces): the object carries the status-error annotation with the reason. Once the
 // role allows status, the next tick writes it and clears the marker. Logs are JSON lines.
 func TestAgentMarksTheObjectWhileItCannotWriteTheStatus(t *testing.T) {
-	admin := kubeconfigFor(t, kubetest.EnvServer)
+	admin := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	cfg := kubetest.Config(t, kubetest.EnvServer, "admin")
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	objects := dynamic.NewForConfigOrDie(cfg).Resource(crd.GVR)

@@ -53,7 +53,7 @@ func (b *syncBuffer) String() string {
 // TestAgentProcessKeepsTheStatusCurrent runs the agent binary against the real API server with
 // a 2 s tick, edits spec.targets and spec.ignore, and reads what it writes.
 func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
 	objects := dyn.Resource(crd.GVR)
 	ctx := context.Background()
@@ -173,7 +173,7 @@ func buildBinary(t *testing.T) {
 // TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels: with --targets the
 // agent resets a user's spec.targets edit; its CRD apply at start leaves a label Argo CD set.
 func TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, kubetest.EnvServer)
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
 	ctx := context.Background()
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

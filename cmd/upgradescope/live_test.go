@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +15,6 @@ import (
 	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
-// kubeconfigFor returns the kubeconfig of a real API server started by hack/with-kube.sh;
-// in CI its absence fails the test.
-func kubeconfigFor(t *testing.T, env string) string {
-	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: .ci/run starts the API servers", env)
-		}
-		t.Skipf("%s is not set: run the tests under hack/with-kube.sh", env)
-	}
-	return path
-}
 
 type liveReport struct {
 	Source      string `json:"source"`
@@ -49,7 +35,7 @@ type liveReport struct {
 }
 
 func TestLiveScanOfAnEmulatedServerFindsAPolicyAtARemovedAPI(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, "UPGRADESCOPE_KUBECONFIG_EMULATED")
+	kubeconfig := kubetest.Kubeconfig(t, "UPGRADESCOPE_KUBECONFIG_EMULATED")
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
 	if err != nil {
@@ -85,7 +71,7 @@ func TestLiveScanOfAnEmulatedServerFindsAPolicyAtARemovedAPI(t *testing.T) {
 }
 
 func TestLiveScanAsAUserWhoCanReadNothingIsNeverReady(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, "UPGRADESCOPE_KUBECONFIG")
+	kubeconfig := kubetest.Kubeconfig(t, "UPGRADESCOPE_KUBECONFIG")
 	r := runCLI(t, "scan", "--kubeconfig", kubeconfig, "--context", "viewer", "--target", "1.36", "-o", "json", pinned)
 	var rep liveReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
@@ -111,7 +97,7 @@ func TestLiveScanAsAUserWhoCanReadNothingIsNeverReady(t *testing.T) {
 }
 
 func TestALiveInventoryRoundTripsThroughEval(t *testing.T) {
-	kubeconfig := kubeconfigFor(t, "UPGRADESCOPE_KUBECONFIG")
+	kubeconfig := kubetest.Kubeconfig(t, "UPGRADESCOPE_KUBECONFIG")
 	inv := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin", pinned)
 	if inv.code != 0 {
 		t.Fatalf("inventory exit %d: %s", inv.code, inv.stderr)

@@ -22,13 +22,7 @@ const (
 // test is skipped locally and fails in CI, where the servers must have run.
 func Config(t testing.TB, env, context string) *rest.Config {
 	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: .ci/run starts the API servers before the tests", env)
-		}
-		t.Skipf("%s is not set: run `make kube-up` and export `hack/kube-env.sh env`", env)
-	}
+	path := Kubeconfig(t, env)
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
 		&clientcmd.ConfigOverrides{CurrentContext: context},
@@ -39,6 +33,20 @@ func Config(t testing.TB, env, context string) *rest.Config {
 	// client-go's default 5 requests/s would make set-up take seconds.
 	cfg.QPS, cfg.Burst = 200, 400
 	return cfg
+}
+
+// Kubeconfig is the path the env variable names. Without it the test is skipped locally and
+// fails in CI, where the servers must have run.
+func Kubeconfig(t testing.TB, env string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set: .ci/run starts the API servers before the tests", env)
+		}
+		t.Skipf("%s is not set: run the tests under hack/with-kube.sh, or `make kube-up` and export `hack/kube-env.sh env`", env)
+	}
+	return path
 }
 
 // LegacyAdmissionPolicies are ValidatingAdmissionPolicies at admissionregistration.k8s.io
