@@ -15,7 +15,6 @@ import (
 	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
-
 type liveReport struct {
 	Source      string `json:"source"`
 	KubeContext string `json:"kubeContext"`
