@@ -1,15 +1,11 @@
 package registry
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // ProviderFiles are the managed-Kubernetes support calendars (EKS, GKE, AKS).
@@ -51,45 +47,12 @@ type ProviderVersion struct {
 
 // LoadProviders reads and validates every providers/*.yaml calendar of fsys, keyed by id.
 func LoadProviders(fsys fs.FS) (map[string]Provider, error) {
-	names, err := fs.Glob(fsys, "providers/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]Provider{}
-	var problems []string
-	for _, name := range names {
-		p, err := loadProvider(fsys, name)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		out[p.ID] = p
-	}
+	out, problems := loadAll(fsys, "providers/*.yaml", func(p *Provider) (string, []string) { return p.ID, validateProvider(p) })
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, fmt.Errorf("invalid provider calendars:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return out, nil
-}
-
-func loadProvider(fsys fs.FS, name string) (Provider, error) {
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return Provider{}, err
-	}
-	var p Provider
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		return Provider{}, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if want := strings.TrimSuffix(path.Base(name), ".yaml"); p.ID != want {
-		return Provider{}, fmt.Errorf("%s: id: %q must match the file name %q", name, p.ID, want)
-	}
-	if problems := validateProvider(&p); len(problems) > 0 {
-		return Provider{}, fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
-	}
-	return p, nil
 }
 
 // validateProvider checks every claim and indexes the versions by minor.

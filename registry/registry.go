@@ -109,20 +109,7 @@ var (
 
 // Load reads and validates every *.yaml entry of fsys.
 func Load(fsys fs.FS) (map[string]Entry, error) {
-	names, err := fs.Glob(fsys, "*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	entries := map[string]Entry{}
-	var problems []string
-	for _, name := range names {
-		e, err := loadFile(fsys, name)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		entries[e.ID] = e
-	}
+	entries, problems := loadAll(fsys, "*.yaml", func(e *Entry) (string, []string) { return e.ID, validate(*e) })
 	problems = append(problems, crossCheck(entries)...)
 	if len(problems) > 0 {
 		sort.Strings(problems)
@@ -131,24 +118,46 @@ func Load(fsys fs.FS) (map[string]Entry, error) {
 	return entries, nil
 }
 
-func loadFile(fsys fs.FS, name string) (Entry, error) {
+// loadAll decodes every file of fsys matching pattern strictly (an unknown field is an
+// error), checks that its id is its file name and validates it, keyed by id. Each problem
+// names its file.
+func loadAll[T any](fsys fs.FS, pattern string, check func(*T) (id string, problems []string)) (map[string]T, []string) {
+	names, err := fs.Glob(fsys, pattern)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	out := map[string]T{}
+	var problems []string
+	for _, name := range names {
+		v, id, err := loadOne(fsys, name, check)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out[id] = v
+	}
+	return out, problems
+}
+
+func loadOne[T any](fsys fs.FS, name string, check func(*T) (string, []string)) (T, string, error) {
+	var v T
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return Entry{}, err
+		return v, "", err
 	}
-	var e Entry
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&e); err != nil {
-		return Entry{}, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	if err := dec.Decode(&v); err != nil {
+		return v, "", fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	if want := strings.TrimSuffix(path.Base(name), ".yaml"); e.ID != want {
-		return Entry{}, fmt.Errorf("%s: id: %q must match the file name %q", name, e.ID, want)
+	id, problems := check(&v)
+	if want := strings.TrimSuffix(path.Base(name), ".yaml"); id != want {
+		return v, "", fmt.Errorf("%s: id: %q must match the file name %q", name, id, want)
 	}
-	if problems := validate(e); len(problems) > 0 {
-		return Entry{}, fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
+	if len(problems) > 0 {
+		return v, "", fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
 	}
-	return e, nil
+	return v, id, nil
 }
 
 // validate returns one "field: problem" per defect.
