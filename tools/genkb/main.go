@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -75,6 +73,9 @@ import (
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/upgradescope/upgradescope/internal/kbdata"
 )
 
 // addToScheme registers every group/version package of k8s.io/api. TestImportsCoverAPI
@@ -175,16 +176,16 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(out, "apis", "data.json"), apis); err != nil {
+	if err := kbdata.Write(filepath.Join(out, "apis", "data.json"), apis); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(out, "groups", "data.json"), groupsOf(apis)); err != nil {
+	if err := kbdata.Write(filepath.Join(out, "groups", "data.json"), groupsOf(apis)); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(out, "apiindex", "data.json"), indexOf(apis)); err != nil {
+	if err := kbdata.Write(filepath.Join(out, "apiindex", "data.json"), indexOf(apis)); err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(out, "meta", "data.json"), meta)
+	return kbdata.Write(filepath.Join(out, "meta", "data.json"), meta)
 }
 
 // moduleVersion reads the version of a dependency this binary was built with.

@@ -3,12 +3,12 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/upgradescope/upgradescope/internal/kbdata"
 	"github.com/upgradescope/upgradescope/registry"
 )
 
@@ -17,30 +17,19 @@ func main() {
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
 	if err == nil {
-		err = writeJSON(filepath.Join(*out, "addons", "data.json"), entries)
+		err = kbdata.Write(filepath.Join(*out, "addons", "data.json"), entries)
 	}
 	if err == nil {
-		err = writeJSON(filepath.Join(*out, "addonindex", "data.json"), registry.BuildIndex(entries))
+		err = kbdata.Write(filepath.Join(*out, "addonindex", "data.json"), registry.BuildIndex(entries))
 	}
 	if err == nil {
 		var providers map[string]registry.Provider
 		if providers, err = registry.LoadProviders(registry.ProviderFiles); err == nil {
-			err = writeJSON(filepath.Join(*out, "providers", "data.json"), providers)
+			err = kbdata.Write(filepath.Join(*out, "providers", "data.json"), providers)
 		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genregistry:", err)
 		os.Exit(1)
 	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
