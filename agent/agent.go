@@ -24,6 +24,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // MinInterval is the shortest interval the agent accepts.
@@ -140,7 +141,7 @@ func errText(err error) string {
 // Outcome is what one tick did, for its log line and the health endpoints.
 type Outcome struct {
 	Duration     time.Duration
-	Report       *engine.Report
+	Report       *report.Report
 	Capabilities map[string]inventory.Capability
 	Push         push.Result
 	PushErr      error
@@ -181,7 +182,7 @@ func (a *Agent) Tick(ctx context.Context) Outcome {
 	return out
 }
 
-func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duration) (*engine.Report, *inventory.Document, error) {
+func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duration) (*report.Report, *inventory.Document, error) {
 	// One engine for the whole tick: a bundle swap lands at the next one.
 	eng, revs := a.policy.Engine()
 	cctx, cancel := context.WithTimeout(ctx, collectFor)
@@ -191,7 +192,7 @@ func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duratio
 	return rep, doc, err
 }
 
-func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.BundleRevision, doc *inventory.Document, now time.Time) (*engine.Report, error) {
+func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.BundleRevision, doc *inventory.Document, now time.Time) (*report.Report, error) {
 	obj, err := a.ensureObject(ctx)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 	targets, notes := resolveTargets(cr.Spec.Targets, doc)
 	rules, ruleNotes := ignoreRules(cr.Spec.Ignore)
 	notes = append(notes, ruleNotes...)
-	var rep *engine.Report
+	var rep *report.Report
 	if len(targets) > 0 {
 		if rep, err = eng.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
 			return nil, fmt.Errorf("evaluate: %w", err)

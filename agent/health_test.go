@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
@@ -49,9 +49,9 @@ func TestMetricsFollowTheLastSuccessfulTick(t *testing.T) {
 	h := newHealth(10 * time.Minute)
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	h.now = func() time.Time { return now }
-	ok := Outcome{Duration: time.Second, Report: &engine.Report{Targets: []engine.TargetResult{{
+	ok := Outcome{Duration: time.Second, Report: &report.Report{Targets: []report.TargetResult{{
 		Target: "1.37", Verdict: "blocked", Score: 70,
-		Findings: []engine.Finding{{Severity: "blocker", Category: "eol-addon"}, {Severity: "info", Category: "addon-no-data"}},
+		Findings: []report.Finding{{Severity: "blocker", Category: "eol-addon"}, {Severity: "info", Category: "addon-no-data"}},
 	}}}, Capabilities: map[string]inventory.Capability{"helm": {Available: true, Partial: true}, "api-usage": {Available: true}}}
 	h.record(ok, now)
 	h.record(Outcome{Duration: time.Second, Err: errors.New("apiserver down")}, now.Add(time.Minute))

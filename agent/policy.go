@@ -15,6 +15,7 @@ import (
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // Policy is the bundle set the agent evaluates with. A new bundle is compiled into a new
@@ -123,7 +124,7 @@ func options(polled map[string]*bundle.Bundle) []engine.Option {
 	sort.Strings(srcs)
 	opts := make([]engine.Option, len(srcs))
 	for i, src := range srcs {
-		opts[i] = engine.WithBundle(src, polled[src])
+		opts[i] = engine.WithBundle(src, polled[src], report.SignatureVerified)
 	}
 	return opts
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // resolveTargets picks what a tick judges: the spec's valid targets (at most crd.MaxTargets
@@ -49,9 +49,9 @@ func nextMinor(doc *inventory.Document) (string, bool) {
 }
 
 // ignoreRules turns spec.ignore into the engine's rules; invalid ones are skipped with a note.
-func ignoreRules(spec []crd.IgnoreRule) (rules []engine.IgnoreRule, notes []string) {
+func ignoreRules(spec []crd.IgnoreRule) (rules []report.IgnoreRule, notes []string) {
 	for i, s := range spec {
-		r := engine.IgnoreRule{Key: s.Key, Category: s.Category, Namespace: s.Namespace, Name: s.Name,
+		r := report.IgnoreRule{Key: s.Key, Category: s.Category, Namespace: s.Namespace, Name: s.Name,
 			Reason: s.Reason, Expires: s.Expires, Index: i}
 		if err := config.CheckRule(r); err != nil {
 			notes = append(notes, fmt.Sprintf("ignore: skipped spec.ignore[%d]: %v", i, err))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -16,6 +17,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/logging"
 	"github.com/open-policy-agent/opa/v1/plugins"
 	"github.com/open-policy-agent/opa/v1/plugins/rest"
+
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // IsURL says whether a --bundle source is fetched over HTTP rather than read from disk.
@@ -30,6 +33,9 @@ type Fetched struct {
 	Bundle *bundle.Bundle
 	Raw    []byte
 	ETag   string
+	// Signature is report.SignatureVerified when a key checked the bundle,
+	// report.SignatureNotChecked when it carries a signature read without a key, else "".
+	Signature string
 }
 
 // Remote says how to reach a bundle server beyond its URL.
@@ -56,7 +62,8 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", src, err)
 		}
-		return &Fetched{Source: src, Bundle: &b, Raw: raw}, nil
+		s, _ := signer(raw)
+		return &Fetched{Source: src, Bundle: &b, Raw: raw, Signature: signatureState(vc, s != nil)}, nil
 	}
 	var got *Fetched
 	trigger := plugins.TriggerManual
@@ -66,7 +73,7 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 	}
 	d.WithCallback(func(_ context.Context, u download.Update) error {
 		if u.Error == nil && u.Bundle != nil {
-			got = &Fetched{Source: SanitizedURL(src), Bundle: u.Bundle, Raw: readAll(u.Raw), ETag: u.ETag}
+			got = &Fetched{Source: SanitizedURL(src), Bundle: u.Bundle, Raw: readAll(u.Raw), ETag: u.ETag, Signature: signatureState(vc, false)}
 		}
 		return nil
 	})
@@ -89,7 +96,20 @@ func readDir(dir string, vc *bundle.VerificationConfig) (*Fetched, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", dir, err)
 	}
-	return &Fetched{Source: dir, Bundle: b}, nil
+	_, err = os.Stat(filepath.Join(dir, ".signatures.json"))
+	return &Fetched{Source: dir, Bundle: b, Signature: signatureState(vc, err == nil)}, nil
+}
+
+// signatureState says what was checked of a bundle read with vc (nil: no key) that carries a
+// signature file or not.
+func signatureState(vc *bundle.VerificationConfig, signed bool) string {
+	switch {
+	case vc != nil:
+		return report.SignatureVerified
+	case signed:
+		return report.SignatureNotChecked
+	}
+	return ""
 }
 
 func readAll(r io.Reader) []byte {

@@ -13,7 +13,7 @@ import (
 	"github.com/gobwas/glob"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // FileName is the file Discover looks for.
@@ -30,7 +30,7 @@ var (
 // Config is a parsed file.
 type Config struct {
 	Path   string
-	Ignore []engine.IgnoreRule
+	Ignore []report.IgnoreRule
 }
 
 // Discover returns the config file in dir, if there is one.
@@ -74,7 +74,7 @@ func errAt(n *yaml.Node, format string, args ...any) error {
 	return &lineError{line: n.Line, msg: fmt.Sprintf(format, args...)}
 }
 
-func parse(data []byte) ([]engine.IgnoreRule, error) {
+func parse(data []byte) ([]report.IgnoreRule, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, err // the parser's message names the line
@@ -86,7 +86,7 @@ func parse(data []byte) ([]engine.IgnoreRule, error) {
 	if top.Kind != yaml.MappingNode {
 		return nil, errAt(top, "expected a mapping with an ignore: list")
 	}
-	var rules []engine.IgnoreRule
+	var rules []report.IgnoreRule
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Value != "ignore" {
@@ -106,8 +106,8 @@ func parse(data []byte) ([]engine.IgnoreRule, error) {
 	return rules, nil
 }
 
-func parseRule(n *yaml.Node) (engine.IgnoreRule, error) {
-	r := engine.IgnoreRule{Line: n.Line}
+func parseRule(n *yaml.Node) (report.IgnoreRule, error) {
+	r := report.IgnoreRule{Line: n.Line}
 	if n.Kind != yaml.MappingNode {
 		return r, errAt(n, "an ignore rule must be a mapping")
 	}
@@ -128,7 +128,7 @@ func parseRule(n *yaml.Node) (engine.IgnoreRule, error) {
 	return r, validate(n, r)
 }
 
-func validate(n *yaml.Node, r engine.IgnoreRule) error {
+func validate(n *yaml.Node, r report.IgnoreRule) error {
 	if err := CheckRule(r); err != nil {
 		return errAt(n, "%s", err)
 	}
@@ -137,7 +137,7 @@ func validate(n *yaml.Node, r engine.IgnoreRule) error {
 
 // CheckRule says what is wrong with an ignore rule, wherever it came from (this file or a
 // ClusterReadiness spec.ignore).
-func CheckRule(r engine.IgnoreRule) error {
+func CheckRule(r report.IgnoreRule) error {
 	switch {
 	case r.Reason == "":
 		return fmt.Errorf("ignore rule needs a reason")

@@ -11,9 +11,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/healthcheck"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // writtenStatus is one ClusterReadiness as the real API server returns it after the agent's
@@ -35,10 +35,10 @@ func writtenStatuses(t *testing.T) []writtenStatus {
 	}
 	client := dyn.Resource(crd.GVR)
 	now := time.Now()
-	report := func(verdicts ...string) *engine.Report {
-		r := &engine.Report{}
+	reportOf := func(verdicts ...string) *report.Report {
+		r := &report.Report{}
 		for i, v := range verdicts {
-			tr := engine.TargetResult{Target: []string{"1.37", "1.38"}[i], Verdict: v, Score: 100}
+			tr := report.TargetResult{Target: []string{"1.37", "1.38"}[i], Verdict: v, Score: 100}
 			if v == "blocked" {
 				tr.Blockers, tr.Score = 3, 25
 			}
@@ -46,7 +46,7 @@ func writtenStatuses(t *testing.T) []writtenStatus {
 		}
 		return r
 	}
-	write := func(name string, rep *engine.Report, at time.Time, editAfter bool) map[string]any {
+	write := func(name string, rep *report.Report, at time.Time, editAfter bool) map[string]any {
 		_ = client.Delete(ctx, name, metav1.DeleteOptions{})
 		obj, err := client.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": crd.Group + "/" + crd.Version, "kind": crd.Kind, "metadata": map[string]any{"name": name},
@@ -65,13 +65,13 @@ func writtenStatuses(t *testing.T) []writtenStatus {
 		return obj.Object
 	}
 	return []writtenStatus{
-		{name: "ready", obj: write("health-ready", report("ready"), now, false), argo: "Healthy", current: true},
-		{name: "blocked", obj: write("health-blocked", report("blocked"), now, false), argo: "Degraded", failed: true},
-		{name: "unknown", obj: write("health-unknown", report("unknown"), now, false), argo: "Degraded"},
+		{name: "ready", obj: write("health-ready", reportOf("ready"), now, false), argo: "Healthy", current: true},
+		{name: "blocked", obj: write("health-blocked", reportOf("blocked"), now, false), argo: "Degraded", failed: true},
+		{name: "unknown", obj: write("health-unknown", reportOf("unknown"), now, false), argo: "Degraded"},
 		{name: "no target", obj: write("health-no-target", nil, now, false), argo: "Degraded"},
-		{name: "stale", obj: write("health-stale", report("ready"), now.Add(-31*time.Minute), false), argo: "Degraded", current: true},
-		{name: "spec edited since the last tick", obj: write("health-edited", report("ready"), now, true), argo: "Progressing", current: true},
-		{name: "a later target blocked", obj: write("health-later-blocked", report("ready", "blocked"), now, false), argo: "Degraded", failed: true},
+		{name: "stale", obj: write("health-stale", reportOf("ready"), now.Add(-31*time.Minute), false), argo: "Degraded", current: true},
+		{name: "spec edited since the last tick", obj: write("health-edited", reportOf("ready"), now, true), argo: "Progressing", current: true},
+		{name: "a later target blocked", obj: write("health-later-blocked", reportOf("ready", "blocked"), now, false), argo: "Degraded", failed: true},
 		{name: "no status", obj: write("health-no-status", nil, now, false), argo: "Progressing", fluxEvaluateFail: true},
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -62,9 +62,9 @@ func TestTheAPIServerAcceptsTheStatusTheAgentBuildsAndRefusesABadOne(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &engine.Report{Targets: []engine.TargetResult{
+	rep := &report.Report{Targets: []report.TargetResult{
 		{Target: "1.37", Verdict: "ready", Score: 100},
-		{Target: "1.38", Verdict: "blocked", Score: 75, Blockers: 1, Findings: []engine.Finding{{Key: "eol-addon/x", Category: "eol-addon", Severity: "blocker", Title: "X is end-of-life"}}},
+		{Target: "1.38", Verdict: "blocked", Score: 75, Blockers: 1, Findings: []report.Finding{{Key: "eol-addon/x", Category: "eol-addon", Severity: "blocker", Title: "X is end-of-life"}}},
 	}}
 	st := crd.BuildStatus(crd.Status{}, crd.Evaluation{Report: rep, Generation: created.GetGeneration(), AgentVersion: "test", Now: time.Now()})
 	written := writeStatus(t, client, created, st)

@@ -9,12 +9,12 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // Evaluation is one tick's outcome, for BuildStatus.
 type Evaluation struct {
-	Report        *engine.Report // nil when nothing could be evaluated
+	Report        *report.Report // nil when nothing could be evaluated
 	Generation    int64
 	ServerVersion string
 	AgentVersion  string
@@ -101,7 +101,7 @@ func setCondition(st *Status, ev Evaluation, c metav1.Condition) {
 	apimeta.SetStatusCondition(&st.Conditions, c)
 }
 
-func targetStatus(t engine.TargetResult) TargetStatus {
+func targetStatus(t report.TargetResult) TargetStatus {
 	ts := TargetStatus{
 		Target: t.Target, Verdict: t.Verdict, Score: t.Score,
 		Blockers: t.Blockers, Warnings: t.Warnings, Infos: t.Infos, Suppressed: t.SuppressedCount,

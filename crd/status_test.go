@@ -14,12 +14,13 @@ import (
 
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 var tick = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func target(name, verdict string, blockers int) engine.TargetResult {
-	return engine.TargetResult{Target: name, Verdict: verdict, Blockers: blockers, Score: 100 - 25*blockers}
+func target(name, verdict string, blockers int) report.TargetResult {
+	return report.TargetResult{Target: name, Verdict: verdict, Blockers: blockers, Score: 100 - 25*blockers}
 }
 
 func condition(st Status, kind string) metav1.Condition {
@@ -34,33 +35,33 @@ func condition(st Status, kind string) metav1.Condition {
 func TestConditions(t *testing.T) {
 	tests := []struct {
 		name                 string
-		targets              []engine.TargetResult
+		targets              []report.TargetResult
 		ready, all           metav1.ConditionStatus
 		readyReason, allText string
 	}{
-		{"a ready target is Ready and AllTargetsReady", []engine.TargetResult{target("1.37", "ready", 0)},
+		{"a ready target is Ready and AllTargetsReady", []report.TargetResult{target("1.37", "ready", 0)},
 			metav1.ConditionTrue, metav1.ConditionTrue, "Ready", "1 target(s) ready"},
-		{"a blocked target is False/Blocked on both", []engine.TargetResult{target("1.37", "blocked", 3)},
+		{"a blocked target is False/Blocked on both", []report.TargetResult{target("1.37", "blocked", 3)},
 			metav1.ConditionFalse, metav1.ConditionFalse, "Blocked", "1.37 blocked (3 blockers)"},
-		{"an unassessed target is Unknown/NotAssessed", []engine.TargetResult{target("1.37", "unknown", 0)},
+		{"an unassessed target is Unknown/NotAssessed", []report.TargetResult{target("1.37", "unknown", 0)},
 			metav1.ConditionUnknown, metav1.ConditionUnknown, "NotAssessed", "1.37 not assessed"},
 		{"no target is Unknown on both", nil,
 			metav1.ConditionUnknown, metav1.ConditionUnknown, "NotAssessed", "no target was evaluated"},
 		{"a ready first target and a blocked later one leave Ready True and AllTargetsReady False",
-			[]engine.TargetResult{target("1.37", "ready", 0), target("1.38", "blocked", 3)},
+			[]report.TargetResult{target("1.37", "ready", 0), target("1.38", "blocked", 3)},
 			metav1.ConditionTrue, metav1.ConditionFalse, "Ready", "1.38 blocked (3 blockers)"},
 		{"a blocked target outweighs an unassessed one",
-			[]engine.TargetResult{target("1.37", "unknown", 0), target("1.38", "blocked", 1)},
+			[]report.TargetResult{target("1.37", "unknown", 0), target("1.38", "blocked", 1)},
 			metav1.ConditionUnknown, metav1.ConditionFalse, "NotAssessed", "1.38 blocked (1 blockers)"},
 		{"none blocked but one unassessed is AllTargetsReady Unknown",
-			[]engine.TargetResult{target("1.37", "ready", 0), target("1.38", "unknown", 0)},
+			[]report.TargetResult{target("1.37", "ready", 0), target("1.38", "unknown", 0)},
 			metav1.ConditionTrue, metav1.ConditionUnknown, "Ready", "1.38 not assessed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var rep *engine.Report
+			var rep *report.Report
 			if tt.targets != nil {
-				rep = &engine.Report{Targets: tt.targets}
+				rep = &report.Report{Targets: tt.targets}
 			}
 			st := BuildStatus(Status{}, Evaluation{Report: rep, Generation: 4, Now: tick})
 			ready, all := condition(st, ConditionReady), condition(st, ConditionAllTargetsReady)
@@ -75,14 +76,14 @@ func TestConditions(t *testing.T) {
 }
 
 func TestLastTransitionTimeChangesOnlyWhenTheStatusDoes(t *testing.T) {
-	blocked := &engine.Report{Targets: []engine.TargetResult{target("1.37", "blocked", 2)}}
+	blocked := &report.Report{Targets: []report.TargetResult{target("1.37", "blocked", 2)}}
 	first := BuildStatus(Status{}, Evaluation{Report: blocked, Now: tick})
-	moreBlockers := &engine.Report{Targets: []engine.TargetResult{target("1.37", "blocked", 3)}}
+	moreBlockers := &report.Report{Targets: []report.TargetResult{target("1.37", "blocked", 3)}}
 	second := BuildStatus(first, Evaluation{Report: moreBlockers, Now: tick.Add(10 * time.Minute)})
 	if got := condition(second, ConditionReady); !got.LastTransitionTime.Equal(&metav1.Time{Time: tick}) || got.Message != "1.37: 3 blocker(s) (score 25)" {
 		t.Errorf("Ready after a second blocked tick = %+v, want the first transition time and the new message", got)
 	}
-	ready := &engine.Report{Targets: []engine.TargetResult{target("1.37", "ready", 0)}}
+	ready := &report.Report{Targets: []report.TargetResult{target("1.37", "ready", 0)}}
 	third := BuildStatus(second, Evaluation{Report: ready, Now: tick.Add(20 * time.Minute)})
 	if got := condition(third, ConditionReady); got.Status != metav1.ConditionTrue || !got.LastTransitionTime.Equal(&metav1.Time{Time: tick.Add(20 * time.Minute)}) {
 		t.Errorf("Ready after turning ready = %+v, want True at the third tick", got)
@@ -90,16 +91,16 @@ func TestLastTransitionTimeChangesOnlyWhenTheStatusDoes(t *testing.T) {
 }
 
 func TestTopFindingsAreTheFirstTwentyWithTextClipped(t *testing.T) {
-	var findings []engine.Finding
+	var findings []report.Finding
 	for i := range 25 {
-		findings = append(findings, engine.Finding{
+		findings = append(findings, report.Finding{
 			Key: "removed-api/x", Category: "removed-api", Severity: "blocker",
 			Title: strings.Repeat("é", 400) + string(rune('a'+i)), Remediation: strings.Repeat("r", 2000),
 		})
 	}
 	tr := target("1.37", "blocked", 25)
 	tr.Findings = findings
-	st := BuildStatus(Status{}, Evaluation{Report: &engine.Report{Targets: []engine.TargetResult{tr}}, Now: tick})
+	st := BuildStatus(Status{}, Evaluation{Report: &report.Report{Targets: []report.TargetResult{tr}}, Now: tick})
 	ts := st.Targets[0]
 	if len(ts.TopFindings) != MaxTopFindings || ts.ByCategory["removed-api"] != 25 {
 		t.Fatalf("topFindings %d, byCategory %v; want 20 and 25", len(ts.TopFindings), ts.ByCategory)

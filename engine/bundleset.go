@@ -26,6 +26,8 @@ type loaded struct {
 	origin  string
 	b       *bundle.Bundle
 	builtin bool // one of the built-in bundles, embedded or replaced
+	// signature is what the caller checked of a given bundle (report.Signature*).
+	signature string
 }
 
 // assemble starts from the embedded built-ins; a given bundle whose roots are exactly a
@@ -52,13 +54,13 @@ func assemble(cfg config) ([]loaded, error) {
 				return nil, fmt.Errorf("bundles %s and %s both replace the built-in %s bundle", prev, src.origin, set[i].name)
 			}
 			replaced[set[i].name] = src.origin
-			set[i] = loaded{name: set[i].name, origin: src.origin, b: src.b, builtin: true}
+			set[i] = loaded{name: set[i].name, origin: src.origin, b: src.b, builtin: true, signature: src.signature}
 			continue
 		}
 		if err := checkCustomRoots(src.origin, roots); err != nil {
 			return nil, fmt.Errorf("%w (the built-in bundles own %s)", err, builtinRoots(set))
 		}
-		set = append(set, loaded{name: nameOf(src.b, src.origin), origin: src.origin, b: src.b})
+		set = append(set, loaded{name: nameOf(src.b, src.origin), origin: src.origin, b: src.b, signature: src.signature})
 	}
 	for _, path := range cfg.custom {
 		b, err := readCustom(path)

@@ -13,6 +13,7 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/policies"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // parsed reads an embedded bundle afresh, so a test may change it.
@@ -50,7 +51,7 @@ func customBundle(t *testing.T, root, pkg string) *bundle.Bundle {
 
 func TestAKBBundleWithTheBuiltinRootsReplacesTheEmbeddedOne(t *testing.T) {
 	ctx := context.Background()
-	eng := newEngine(t, engine.WithBundle("https://bundles.example/kb.tar.gz", kbWithHorizon(t, "2027-01-05.1", "1.36")))
+	eng := newEngine(t, engine.WithBundle("https://bundles.example/kb.tar.gz", kbWithHorizon(t, "2027-01-05.1", "1.36"), ""))
 	r, err := eng.Evaluate(ctx, prodInventory(), []string{"1.37"}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestAKBBundleWithTheBuiltinRootsReplacesTheEmbeddedOne(t *testing.T) {
 	if len(r.Bundles) != 2 || got.Name != "kb" || got.Revision != "2027-01-05.1" || got.Source != "https://bundles.example/kb.tar.gz" {
 		t.Errorf("bundles = %+v, want rules embedded and kb 2027-01-05.1 from its URL", r.Bundles)
 	}
-	if r.KB.Horizon != "1.36" || r.Targets[0].Verdict != engine.VerdictUnknown {
+	if r.KB.Horizon != "1.36" || r.Targets[0].Verdict != report.VerdictUnknown {
 		t.Errorf("horizon %s, verdict %s: the replacement kb must be the one judged with", r.KB.Horizon, r.Targets[0].Verdict)
 	}
 }
@@ -81,24 +82,24 @@ func TestBundleSetsThatCannotBeEvaluatedSafelyAreRefused(t *testing.T) {
 		opts      []engine.Option
 		wantError string
 	}{
-		{"a bundle needing a newer engine names both versions", []engine.Option{engine.WithBundle("kb.tar.gz", future)},
+		{"a bundle needing a newer engine names both versions", []engine.Option{engine.WithBundle("kb.tar.gz", future, "")},
 			"bundle kb revision 2030-01-01.1 (kb.tar.gz) needs upgradescope engine 99.0.0 or newer; this engine is " + engine.Version},
 		{"two custom bundles with the same root overlap", []engine.Option{
-			engine.WithBundle("a.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a")),
-			engine.WithBundle("b.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a"))}, "overlap"},
+			engine.WithBundle("a.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a"), ""),
+			engine.WithBundle("b.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a"), "")}, "overlap"},
 		{"a custom root inside another's overlaps", []engine.Option{
-			engine.WithBundle("a.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a")),
-			engine.WithBundle("b.tar.gz", customBundle(t, "upgradescope/custom/a/b", "upgradescope.custom.a.b"))}, `roots "upgradescope/custom/a" and "upgradescope/custom/a/b"`},
+			engine.WithBundle("a.tar.gz", customBundle(t, "upgradescope/custom/a", "upgradescope.custom.a"), ""),
+			engine.WithBundle("b.tar.gz", customBundle(t, "upgradescope/custom/a/b", "upgradescope.custom.a.b"), "")}, `roots "upgradescope/custom/a" and "upgradescope/custom/a/b"`},
 		{"a bundle claiming part of a built-in root is refused", []engine.Option{
-			engine.WithBundle("evil.tar.gz", customBundle(t, "upgradescope/rules/apis", "upgradescope.rules.apis"))}, `root "upgradescope/rules/apis" is neither a built-in bundle's roots`},
-		{"a bundle without roots would own everything", []engine.Option{engine.WithBundle("all.tar.gz", noRoots)}, "names no roots"},
-		{"a kb without meta is refused", []engine.Option{engine.WithBundle("kb.tar.gz", noMeta)}, "has no horizon"},
+			engine.WithBundle("evil.tar.gz", customBundle(t, "upgradescope/rules/apis", "upgradescope.rules.apis"), "")}, `root "upgradescope/rules/apis" is neither a built-in bundle's roots`},
+		{"a bundle without roots would own everything", []engine.Option{engine.WithBundle("all.tar.gz", noRoots, "")}, "names no roots"},
+		{"a kb without meta is refused", []engine.Option{engine.WithBundle("kb.tar.gz", noMeta, "")}, "has no horizon"},
 		{"two replacements of one built-in are refused", []engine.Option{
-			engine.WithBundle("kb1.tar.gz", kbWithHorizon(t, "1", "1.37")), engine.WithBundle("kb2.tar.gz", kbWithHorizon(t, "2", "1.37"))},
+			engine.WithBundle("kb1.tar.gz", kbWithHorizon(t, "1", "1.37"), ""), engine.WithBundle("kb2.tar.gz", kbWithHorizon(t, "2", "1.37"), "")},
 			"bundles kb1.tar.gz and kb2.tar.gz both replace the built-in kb bundle"},
-		{"a kb carrying a module outside its root is refused", []engine.Option{engine.WithBundle("kb.tar.gz", smuggling)},
+		{"a kb carrying a module outside its root is refused", []engine.Option{engine.WithBundle("kb.tar.gz", smuggling, "")},
 			"package upgradescope.rules.apis is outside the bundle's roots [upgradescope/kb]"},
-		{"rules that cannot produce a report are refused at load", []engine.Option{engine.WithBundle("rules.tar.gz", brokenRules)}, "cannot produce a report"},
+		{"rules that cannot produce a report are refused at load", []engine.Option{engine.WithBundle("rules.tar.gz", brokenRules, "")}, "cannot produce a report"},
 		{"an older engine refuses the shipped bundles too", []engine.Option{engine.WithEngineVersion("0.1.0")}, "this engine is 0.1.0"},
 	}
 	for _, tt := range tests {
@@ -112,7 +113,7 @@ func TestBundleSetsThatCannotBeEvaluatedSafelyAreRefused(t *testing.T) {
 }
 
 func TestACustomBundleLoadsBesideBothBuiltins(t *testing.T) {
-	eng := newEngine(t, engine.WithBundle("team.tar.gz", customBundle(t, "upgradescope/custom/team", "upgradescope.custom.team")))
+	eng := newEngine(t, engine.WithBundle("team.tar.gz", customBundle(t, "upgradescope/custom/team", "upgradescope.custom.team"), ""))
 	r, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // Query is the one query the engine prepares.
@@ -33,8 +34,8 @@ var networkBuiltins = map[string]struct{}{
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
 	pq          rego.PreparedEvalQuery
-	bundles     []BundleInfo
-	kb          KBMeta
+	bundles     []report.BundleInfo
+	kb          report.KBMeta
 	apis        map[string]APIEntry
 	groups      map[string]bool
 	toolVersion string
@@ -49,8 +50,9 @@ type config struct {
 }
 
 type given struct {
-	origin string
-	b      *bundle.Bundle
+	origin    string
+	b         *bundle.Bundle
+	signature string
 }
 
 // Option configures New.
@@ -62,9 +64,10 @@ func WithPolicy(path string) Option { return func(c *config) { c.custom = append
 
 // WithBundle adds a bundle the caller has read (and verified): one whose roots are exactly a
 // built-in bundle's replaces it, any other is a custom pack. origin (a path or URL) names it
-// in errors and reports.
-func WithBundle(origin string, b *bundle.Bundle) Option {
-	return func(c *config) { c.bundles = append(c.bundles, given{origin, b}) }
+// in errors and reports; signature (report.Signature*, "" for an unsigned bundle) says what
+// the caller checked.
+func WithBundle(origin string, b *bundle.Bundle, signature string) Option {
+	return func(c *config) { c.bundles = append(c.bundles, given{origin, b, signature}) }
 }
 
 // WithBuiltin replaces the embedded built-in bundles (tests build older or broken ones).
@@ -161,26 +164,26 @@ func (e *Engine) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-func infoOf(l loaded) BundleInfo {
+func infoOf(l loaded) report.BundleInfo {
 	roots := []string{}
 	if l.b.Manifest.Roots != nil {
 		roots = append(roots, *l.b.Manifest.Roots...)
 	}
 	sort.Strings(roots)
-	return BundleInfo{Name: l.name, Revision: l.b.Manifest.Revision, Source: l.origin, Roots: roots}
+	return report.BundleInfo{Name: l.name, Revision: l.b.Manifest.Revision, Source: l.origin, Signature: l.signature, Roots: roots}
 }
 
 // Bundles lists the bundles the engine evaluates, built-in first.
-func (e *Engine) Bundles() []BundleInfo { return append([]BundleInfo(nil), e.bundles...) }
+func (e *Engine) Bundles() []report.BundleInfo { return append([]report.BundleInfo(nil), e.bundles...) }
 
 // KB describes the knowledge base of the kb bundle.
-func (e *Engine) KB() KBMeta { return e.kb }
+func (e *Engine) KB() report.KBMeta { return e.kb }
 
 // EvalOption configures one Evaluate call.
 type EvalOption func(*evalConfig)
 
 type evalConfig struct {
-	ignore   []IgnoreRule
+	ignore   []report.IgnoreRule
 	plan     bool
 	planFrom string
 }
@@ -192,13 +195,13 @@ func WithPlan(from string) EvalOption {
 }
 
 // WithIgnore applies suppression rules.
-func WithIgnore(rules []IgnoreRule) EvalOption {
+func WithIgnore(rules []report.IgnoreRule) EvalOption {
 	return func(c *evalConfig) { c.ignore = rules }
 }
 
 // Evaluate judges inv for each target minor ("1.37"). The same inventory, bundles and now
 // give a byte-identical report. inv is not modified.
-func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets []string, now time.Time, opts ...EvalOption) (*Report, error) {
+func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets []string, now time.Time, opts ...EvalOption) (*report.Report, error) {
 	var ec evalConfig
 	for _, o := range opts {
 		o(&ec)
@@ -224,7 +227,7 @@ func buildInput(inv *inventory.Document, targets []string, now time.Time, ec eva
 	}
 	ignore := ec.ignore
 	if ignore == nil {
-		ignore = []IgnoreRule{}
+		ignore = []report.IgnoreRule{}
 	}
 	ignoreValue, err := toValue(ignore)
 	if err != nil {
@@ -258,13 +261,13 @@ func toValue(v any) (ast.Value, error) {
 }
 
 type result struct {
-	Targets         []TargetResult   `json:"targets"`
-	Plan            []Hop            `json:"plan"`
-	ExpiredIgnores  []IgnoreRule     `json:"expiredIgnores"`
-	InvalidFindings []map[string]any `json:"invalidFindings"`
+	Targets         []report.TargetResult `json:"targets"`
+	Plan            []report.Hop          `json:"plan"`
+	ExpiredIgnores  []report.IgnoreRule   `json:"expiredIgnores"`
+	InvalidFindings []map[string]any      `json:"invalidFindings"`
 }
 
-func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report, error) {
+func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.Report, error) {
 	b, ok := v.(json.RawMessage)
 	if !ok {
 		return nil, fmt.Errorf("read report: got %T, want the JSON resultJSON writes", v)
@@ -277,8 +280,8 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*Report,
 	if len(r.InvalidFindings) > 0 {
 		return nil, contractError(r.InvalidFindings)
 	}
-	return &Report{
-		SchemaVersion:  ReportSchemaVersion,
+	return &report.Report{
+		SchemaVersion:  report.SchemaVersion,
 		ToolVersion:    e.toolVersion,
 		EvaluatedAt:    now.UTC().Format(time.RFC3339),
 		Source:         inv.Source,

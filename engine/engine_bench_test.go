@@ -58,7 +58,7 @@ func BenchmarkActivateNewKB(b *testing.B) {
 	kb := kbWithHorizon(b, "2027-01-05.1", "1.37")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := engine.New(ctx, engine.WithBundle("kb.tar.gz", kb)); err != nil {
+		if _, err := engine.New(ctx, engine.WithBundle("kb.tar.gz", kb, "")); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files; read them before committing")
@@ -23,7 +24,7 @@ var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 type scenarioArgs struct {
 	Targets  []string            `json:"targets"`
-	Ignore   []engine.IgnoreRule `json:"ignore"`
+	Ignore   []report.IgnoreRule `json:"ignore"`
 	Plan     bool                `json:"plan"`
 	PlanFrom string              `json:"planFrom"`
 }
@@ -37,10 +38,10 @@ func newEngine(t testing.TB, opts ...engine.Option) *engine.Engine {
 	return eng
 }
 
-func render(t testing.TB, r *engine.Report) []byte {
+func render(t testing.TB, r *report.Report) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := output.JSON(&buf, r); err != nil {
+	if err := output.Render(&buf, output.FormatJSON, r, output.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -133,9 +134,5 @@ func planTargets(t *testing.T, from, to string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for m := f.Minor + 1; m <= e.Minor; m++ {
-		out = append(out, inventory.Version{Major: 1, Minor: m}.MinorString())
-	}
-	return out
+	return f.MinorsAfter(e)
 }

@@ -53,6 +53,19 @@ func atoi(s string) (int, error) {
 // MinorString is the `MAJOR.MINOR` form reports and rules use.
 func (v Version) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
+// MinorsAfter lists the minors after v up to and including end ("1.31", "1.32", …): the hops
+// of an upgrade plan. It is empty when end is not after v within the same major.
+func (v Version) MinorsAfter(end Version) []string {
+	if end.Major != v.Major {
+		return nil
+	}
+	var out []string
+	for m := v.Minor + 1; m <= end.Minor; m++ {
+		out = append(out, Version{Major: v.Major, Minor: m}.MinorString())
+	}
+	return out
+}
+
 // ParseTarget parses an upgrade target: a version whose patch is validated and dropped. Vendor
 // suffixes are refused, since a target names a Kubernetes minor, not a build.
 func ParseTarget(s string) (string, error) {

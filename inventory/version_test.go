@@ -1,6 +1,9 @@
 package inventory
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseVersionAcceptsPlainAndVendorBuilds(t *testing.T) {
 	tests := []struct {
@@ -50,6 +53,25 @@ func TestParseTargetKeepsTheMinorAndRefusesBuilds(t *testing.T) {
 	for _, in := range []string{"v1.37.1-eks-1", "2.0", "1.37+k3s1", "next"} {
 		if _, err := ParseTarget(in); err == nil {
 			t.Errorf("ParseTarget(%q) succeeded, want an error", in)
+		}
+	}
+}
+
+func TestMinorsAfterListsEveryHopOfAPlan(t *testing.T) {
+	tests := []struct {
+		from, to string
+		want     string
+	}{
+		{"1.30", "1.33", "1.31 1.32 1.33"},
+		{"1.36", "1.37", "1.37"},
+		{"1.37", "1.37", ""},
+		{"1.37", "1.35", ""},
+	}
+	for _, tt := range tests {
+		from, _ := ParseVersion(tt.from)
+		to, _ := ParseVersion(tt.to)
+		if got := strings.Join(from.MinorsAfter(to), " "); got != tt.want {
+			t.Errorf("%s.MinorsAfter(%s) = %q, want %q", tt.from, tt.to, got, tt.want)
 		}
 	}
 }

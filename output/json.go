@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
-// JSON writes the report as two-space-indented JSON with a trailing newline; its contract
-// is docs/report.schema.json.
-func JSON(w io.Writer, r *engine.Report) error {
+// jsonRenderer writes the report as two-space-indented JSON with a trailing newline; its
+// contract is docs/report.schema.json.
+type jsonRenderer struct{}
+
+func (jsonRenderer) Render(w io.Writer, r *report.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 type junitSuites struct {
@@ -49,10 +49,13 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnit writes one testsuite per category and one testcase per finding: a failure when the
+// junitRenderer writes one testsuite per category and one testcase per finding: a failure when the
 // finding fails the gate at failOn, skipped when suppressed, and an error per required gap so
 // an unknown verdict fails the job.
-func JUnit(w io.Writer, r *engine.Report, failOn string) error {
+type junitRenderer struct{ failOn string }
+
+func (j junitRenderer) Render(w io.Writer, r *report.Report) error {
+	failOn := j.failOn
 	suites := map[string]*junitSuite{}
 	add := func(name string, c junitCase) {
 		s := suites[name]
@@ -76,7 +79,7 @@ func JUnit(w io.Writer, r *engine.Report, failOn string) error {
 			add(f.Category, findingCase(f, failOn))
 		}
 		for _, f := range t.Suppressed {
-			c := findingCase(f, engine.FailOnNever)
+			c := findingCase(f, report.FailOnNever)
 			c.Skipped = &junitMessage{Message: "suppressed: " + f.Suppression.Reason}
 			add(f.Category, c)
 		}
@@ -120,9 +123,9 @@ func JUnit(w io.Writer, r *engine.Report, failOn string) error {
 	return err
 }
 
-func findingCase(f engine.Finding, failOn string) junitCase {
+func findingCase(f report.Finding, failOn string) junitCase {
 	c := junitCase{Name: fmt.Sprintf("%s @ %s", f.Key, f.Target), Classname: f.Category}
-	if engine.Fails(f.Severity, failOn) {
+	if report.Fails(f.Severity, failOn) {
 		c.Failure = &junitMessage{Message: f.Title, Type: f.Severity, Text: f.Detail + "\n" + f.Remediation}
 	}
 	return c

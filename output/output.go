@@ -1,13 +1,29 @@
 // Package output renders reports. Renderers never decide: every number and verdict they
-// print comes from the report.
+// print comes from the report. Each format lives in its own file behind Renderer; formats
+// below is the one list of them.
 package output
 
 import (
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
+
+// Renderer writes a report in one format.
+type Renderer interface {
+	Render(w io.Writer, r *report.Report) error
+}
+
+// Options carry what a renderer needs besides the report.
+type Options struct {
+	// FailOn decides which findings JUnit marks as failures (report.FailOn*).
+	FailOn string
+	// SARIFBase is the directory SARIF locations are made relative to (the repository root);
+	// "" keeps them relative to the scanned directory's own base.
+	SARIFBase string
+}
 
 // Formats a report can be rendered in.
 const (
@@ -17,35 +33,96 @@ const (
 	FormatJUnit = "junit"
 )
 
-// Options carry what a renderer needs besides the report.
-type Options struct {
-	// FailOn decides which findings JUnit marks as failures.
-	FailOn string
+// format is one entry of the list: how to build its renderer and whether it can show an
+// upgrade plan (hops), which SARIF and JUnit have no place for.
+type format struct {
+	name  string
+	plan  bool
+	build func(Options) Renderer
 }
 
-// ParseFormat validates an --output value.
-func ParseFormat(s string) (string, error) {
-	switch s {
-	case FormatTable, FormatJSON, FormatSARIF, FormatJUnit:
-		return s, nil
+var formats = []format{
+	{FormatTable, true, func(Options) Renderer { return tableRenderer{} }},
+	{FormatJSON, true, func(Options) Renderer { return jsonRenderer{} }},
+	{FormatSARIF, false, func(o Options) Renderer { return sarifRenderer{base: o.SARIFBase} }},
+	{FormatJUnit, false, func(o Options) Renderer { return junitRenderer{failOn: o.FailOn} }},
+}
+
+// Formats lists the format names, in the order help texts show them.
+func Formats() []string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.name
 	}
-	return "", fmt.Errorf("invalid --output %q: want table, json, sarif or junit", s)
+	return names
+}
+
+// PlanFormats lists the formats that can render an upgrade plan.
+func PlanFormats() []string {
+	var names []string
+	for _, f := range formats {
+		if f.plan {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
+func lookup(name string) (format, error) {
+	for _, f := range formats {
+		if f.name == name {
+			return f, nil
+		}
+	}
+	return format{}, fmt.Errorf("unknown output format %q: want %s", name, orList(Formats()))
+}
+
+// ParseFormat validates a format name.
+func ParseFormat(name string) (string, error) {
+	f, err := lookup(name)
+	return f.name, err
+}
+
+// CheckPlan says whether format can render an upgrade plan; the caller asks before it
+// evaluates, so a refusal costs nothing.
+func CheckPlan(name string) error {
+	f, err := lookup(name)
+	if err != nil {
+		return err
+	}
+	if !f.plan {
+		return fmt.Errorf("an upgrade plan renders as %s, not %s", orList(PlanFormats()), name)
+	}
+	return nil
+}
+
+// New returns the renderer of a format.
+func New(name string, opts Options) (Renderer, error) {
+	f, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return f.build(opts), nil
 }
 
 // Render writes r to w in format.
-func Render(w io.Writer, format string, r *engine.Report, opts Options) error {
-	if len(r.Plan) > 0 && format != FormatTable && format != FormatJSON {
-		return fmt.Errorf("an upgrade plan renders as table or json, not %s", format)
+func Render(w io.Writer, name string, r *report.Report, opts Options) error {
+	if len(r.Plan) > 0 {
+		if err := CheckPlan(name); err != nil {
+			return err
+		}
 	}
-	switch format {
-	case FormatTable:
-		return Table(w, r)
-	case FormatJSON:
-		return JSON(w, r)
-	case FormatSARIF:
-		return SARIF(w, r)
-	case FormatJUnit:
-		return JUnit(w, r, opts.FailOn)
+	rd, err := New(name, opts)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown output format %q", format)
+	return rd.Render(w, r)
+}
+
+// orList spells names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

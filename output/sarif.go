@@ -3,10 +3,12 @@ package output
 import (
 	"encoding/json"
 	"io"
+	"net/url"
 	"path"
 	"path/filepath"
+	"strings"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // SARIF 2.1.0: one rule per finding key; manifest findings carry file and line.
@@ -17,8 +19,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool sarifTool `json:"tool"`
+	// OriginalURIBaseIDs says where %SRCROOT% is on the machine that scanned; code scanning
+	// resolves it to the repository checkout instead.
+	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds,omitempty"`
+	Results            []sarifResult            `json:"results"`
 }
 
 type sarifTool struct {
@@ -72,8 +77,12 @@ type sarifPhysical struct {
 }
 
 type sarifArtifact struct {
-	URI string `json:"uri"`
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
 }
+
+// srcRoot is the SARIF base id code-scanning tools map to the repository root.
+const srcRoot = "%SRCROOT%"
 
 type sarifRegion struct {
 	StartLine int `json:"startLine"`
@@ -84,10 +93,14 @@ type sarifSuppression struct {
 	Justification string `json:"justification"`
 }
 
-var sarifLevel = map[string]string{engine.SeverityBlocker: "error", engine.SeverityWarning: "warning", engine.SeverityInfo: "note"}
+var sarifLevel = map[string]string{report.SeverityBlocker: "error", report.SeverityWarning: "warning", report.SeverityInfo: "note"}
 
-// SARIF writes a SARIF 2.1.0 log.
-func SARIF(w io.Writer, r *engine.Report) error {
+// sarifRenderer writes a SARIF 2.1.0 log. Locations are relative to base (the repository
+// root) with uriBaseId %SRCROOT% when the scanned files lie under it.
+type sarifRenderer struct{ base string }
+
+func (s sarifRenderer) Render(w io.Writer, r *report.Report) error {
+	loc := s.locator(r.FilesBase)
 	driver := sarifDriver{
 		Name: "upgradescope", Version: r.ToolVersion,
 		InformationURI: "https://github.com/upgradescope/upgradescope", Rules: []sarifRule{},
@@ -95,20 +108,23 @@ func SARIF(w io.Writer, r *engine.Report) error {
 	ruleIndex := map[string]int{}
 	results := []sarifResult{}
 	for _, t := range r.Targets {
-		for _, f := range append(append([]engine.Finding(nil), t.Findings...), t.Suppressed...) {
+		for _, f := range append(append([]report.Finding(nil), t.Findings...), t.Suppressed...) {
 			idx, ok := ruleIndex[f.Key]
 			if !ok {
 				idx = len(driver.Rules)
 				ruleIndex[f.Key] = idx
 				driver.Rules = append(driver.Rules, ruleFor(f))
 			}
-			results = append(results, resultFor(f, idx, r.FilesBase))
+			results = append(results, resultFor(f, idx, loc))
 		}
 	}
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
-		Runs:    []sarifRun{{Tool: sarifTool{Driver: driver, Extensions: extensions(r)}, Results: results}},
+		Runs: []sarifRun{{
+			Tool: sarifTool{Driver: driver, Extensions: extensions(r)}, OriginalURIBaseIDs: loc.baseIDs(),
+			Results: results,
+		}},
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -116,7 +132,7 @@ func SARIF(w io.Writer, r *engine.Report) error {
 	return enc.Encode(log)
 }
 
-func ruleFor(f engine.Finding) sarifRule {
+func ruleFor(f report.Finding) sarifRule {
 	rule := sarifRule{
 		ID: f.Key, Name: f.Category, ShortDescription: sarifText{Text: f.Title},
 		Properties: map[string]any{"category": f.Category},
@@ -127,7 +143,7 @@ func ruleFor(f engine.Finding) sarifRule {
 	return rule
 }
 
-func resultFor(f engine.Finding, ruleIdx int, base string) sarifResult {
+func resultFor(f report.Finding, ruleIdx int, loc locator) sarifResult {
 	msg := f.Title
 	if f.Detail != "" {
 		msg += " — " + f.Detail
@@ -144,7 +160,7 @@ func resultFor(f engine.Finding, ruleIdx int, base string) sarifResult {
 			continue
 		}
 		res.Locations = append(res.Locations, sarifLocation{PhysicalLocation: sarifPhysical{
-			ArtifactLocation: sarifArtifact{URI: artifactURI(base, o.File)},
+			ArtifactLocation: loc.artifact(o.File),
 			Region:           sarifRegion{StartLine: max(o.Line, 1)},
 		}})
 	}
@@ -154,15 +170,55 @@ func resultFor(f engine.Finding, ruleIdx int, base string) sarifResult {
 	return res
 }
 
-// artifactURI names a file relative to where the scan ran, as code-scanning tools expect.
-func artifactURI(base, file string) string {
-	if base == "" || filepath.IsAbs(base) {
-		return file
-	}
-	return path.Join(filepath.ToSlash(base), file)
+// locator turns a file named relative to the scanned directory into a SARIF artifact.
+type locator struct {
+	filesBase string // the scanned directory as the report names it
+	root      string // absolute repository root; "" when unknown
+	under     bool   // filesBase lies under root
+	rel       string // filesBase relative to root
 }
 
-func extensions(r *engine.Report) []sarifExtension {
+func (s sarifRenderer) locator(filesBase string) locator {
+	l := locator{filesBase: filesBase}
+	if s.base == "" {
+		return l
+	}
+	root, err1 := filepath.Abs(s.base)
+	dir, err2 := filepath.Abs(filesBase)
+	if err1 != nil || err2 != nil {
+		return l
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return l
+	}
+	l.root, l.under, l.rel = root, true, filepath.ToSlash(rel)
+	return l
+}
+
+func (l locator) artifact(file string) sarifArtifact {
+	if l.under {
+		return sarifArtifact{URI: path.Join(l.rel, filepath.ToSlash(file)), URIBaseID: srcRoot}
+	}
+	// Without a known root, a relative scan directory still names the file from where the
+	// scan ran; an absolute one cannot be mapped, so it becomes a file URI.
+	if l.filesBase == "" {
+		return sarifArtifact{URI: filepath.ToSlash(file)}
+	}
+	if filepath.IsAbs(l.filesBase) {
+		return sarifArtifact{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(l.filesBase, file))}).String()}
+	}
+	return sarifArtifact{URI: path.Join(filepath.ToSlash(l.filesBase), filepath.ToSlash(file))}
+}
+
+func (l locator) baseIDs() map[string]sarifArtifact {
+	if !l.under {
+		return nil
+	}
+	return map[string]sarifArtifact{srcRoot: {URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(l.root) + "/"}).String()}}
+}
+
+func extensions(r *report.Report) []sarifExtension {
 	out := make([]sarifExtension, 0, len(r.Bundles))
 	for _, b := range r.Bundles {
 		out = append(out, sarifExtension{Name: b.Name, Version: b.Revision, Properties: map[string]any{"source": b.Source, "roots": b.Roots}})

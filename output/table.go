@@ -8,20 +8,34 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
-// maxTableObjects is how many objects a finding lists in the table; JSON has them all.
-const maxTableObjects = 10
+const (
+	// maxTableObjects is how many objects a finding lists in the table; JSON has them all.
+	maxTableObjects = 10
+	// lineWidth is where finding lines wrap: evidence of hundreds of characters stays readable
+	// in a terminal and a CI log.
+	lineWidth = 100
+	// findingIndent starts every line under a finding's title.
+	findingIndent = "      "
+)
 
-// Table writes plain, aligned text with no colour.
-func Table(w io.Writer, r *engine.Report) error {
+// tableRenderer writes plain, aligned text with no colour. A plan lists each hop with the
+// findings it adds, changes and resolves, then the destination's teams and gaps; without a
+// plan every target is listed in full.
+type tableRenderer struct{}
+
+func (tableRenderer) Render(w io.Writer, r *report.Report) error {
 	bw := bufio.NewWriter(w)
 	writeHeader(bw, r)
-	writePlan(bw, r.Plan)
-	for _, t := range r.Targets {
-		writeTarget(bw, t)
+	if len(r.Plan) > 0 && len(r.Plan) == len(r.Targets) {
+		writePlan(bw, r)
+	} else {
+		for _, t := range r.Targets {
+			writeTarget(bw, t)
+		}
 	}
 	for _, rule := range r.ExpiredIgnores {
 		fmt.Fprintf(bw, "\nEXPIRED IGNORE RULE (line %d): %s, expired %s; its findings count again\n", rule.Line, ruleSubject(rule), rule.Expires)
@@ -29,7 +43,7 @@ func Table(w io.Writer, r *engine.Report) error {
 	return bw.Flush()
 }
 
-func writeHeader(w io.Writer, r *engine.Report) {
+func writeHeader(w io.Writer, r *report.Report) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "upgradescope report")
 	source := r.Source
@@ -52,21 +66,48 @@ func writeHeader(w io.Writer, r *engine.Report) {
 	fmt.Fprintf(tw, "KB:\t%s (horizon %s)\n", r.KB.GeneratedFrom, r.KB.Horizon)
 	var bundles []string
 	for _, b := range r.Bundles {
-		bundles = append(bundles, b.Name+" "+b.Revision)
+		bundles = append(bundles, bundleLine(b))
 	}
 	fmt.Fprintf(tw, "Bundles:\t%s\n", strings.Join(bundles, ", "))
 	_ = tw.Flush()
 }
 
-func writeTarget(w io.Writer, t engine.TargetResult) {
-	fmt.Fprintf(w, "\nTARGET %s  VERDICT %s  SCORE %d/100  (%d blocker, %d warning, %d info, %d suppressed)\n",
-		t.Target, strings.ToUpper(t.Verdict), t.Score, t.Blockers, t.Warnings, t.Infos, t.SuppressedCount)
+// bundleLine names a bundle's revision, where it came from and what was checked of its
+// signature: "kb 2027-01-05.1 (kb.tar.gz, signature verified)".
+func bundleLine(b report.BundleInfo) string {
+	origin := b.Source
+	switch b.Signature {
+	case report.SignatureVerified, report.SignatureNotChecked:
+		origin += ", signature " + b.Signature
+	default:
+		if b.Source != "embedded" {
+			origin += ", unsigned"
+		}
+	}
+	return fmt.Sprintf("%s %s (%s)", b.Name, b.Revision, origin)
+}
+
+func writeTarget(w io.Writer, t report.TargetResult) {
+	fmt.Fprintf(w, "\nTARGET %s  VERDICT %s  SCORE %d/100  (%s)\n", t.Target, strings.ToUpper(t.Verdict), t.Score, counts(t))
 	if len(t.Findings) == 0 {
 		fmt.Fprintln(w, "\nNo findings.")
 	}
-	for _, sev := range []string{engine.SeverityBlocker, engine.SeverityWarning, engine.SeverityInfo} {
-		var fs []engine.Finding
-		for _, f := range t.Findings {
+	writeBySeverity(w, t.Findings)
+	writeTeams(w, t.Teams)
+	writeGaps(w, t.NotAssessed)
+	writeSuppressed(w, t.Suppressed)
+}
+
+func counts(t report.TargetResult) string {
+	return fmt.Sprintf("%s, %s, %d info, %d suppressed",
+		report.Count(t.Blockers, "blocker"), report.Count(t.Warnings, "warning"), t.Infos, t.SuppressedCount)
+}
+
+// writeBySeverity lists findings under one heading per severity, most severe first.
+func writeBySeverity(w io.Writer, findings []report.Finding) {
+	for _, sev := range []string{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo} {
+		var fs []report.Finding
+		for _, f := range findings {
 			if f.Severity == sev {
 				fs = append(fs, f)
 			}
@@ -76,21 +117,24 @@ func writeTarget(w io.Writer, t engine.TargetResult) {
 		}
 		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev), len(fs))
 		for _, f := range fs {
-			writeFinding(w, f)
-		}
-	}
-	writeTeams(w, t.Teams)
-	writeGaps(w, t.NotAssessed)
-	if len(t.Suppressed) > 0 {
-		fmt.Fprintf(w, "\nSUPPRESSED (%d)\n", len(t.Suppressed))
-		for _, f := range t.Suppressed {
-			fmt.Fprintf(w, "  [%s] %s\n      reason (%s): %s\n", f.Category, f.Title, f.Suppression.Source, f.Suppression.Reason)
+			writeFinding(w, "", f)
 		}
 	}
 }
 
+func writeSuppressed(w io.Writer, suppressed []report.Finding) {
+	if len(suppressed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSUPPRESSED (%d)\n", len(suppressed))
+	for _, f := range suppressed {
+		fmt.Fprintf(w, "  [%s] %s\n", f.Category, f.Title)
+		writeWrapped(w, fmt.Sprintf("reason (%s): %s", f.Suppression.Source, f.Suppression.Reason))
+	}
+}
+
 // writeTeams lists teams alphabetically with the unattributed bucket last.
-func writeTeams(w io.Writer, teams map[string]engine.TeamResult) {
+func writeTeams(w io.Writer, teams map[string]report.TeamResult) {
 	if len(teams) == 0 {
 		return
 	}
@@ -116,48 +160,53 @@ func writeTeams(w io.Writer, teams map[string]engine.TeamResult) {
 
 const unattributed = "(unattributed)"
 
-func writePlan(w io.Writer, hops []engine.Hop) {
-	if len(hops) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nPLAN")
-	for _, h := range hops {
-		fmt.Fprintf(w, "  %s -> %s  %s  %d/100\n", h.From, h.To, strings.ToUpper(h.Verdict), h.Score)
-		for _, k := range h.New {
-			fmt.Fprintf(w, "      new: %s\n", k)
-		}
-		for _, k := range h.Changed {
-			fmt.Fprintf(w, "      severity changed: %s\n", k)
-		}
-	}
-}
-
-func writeFinding(w io.Writer, f engine.Finding) {
-	fmt.Fprintf(w, "  [%s] %s\n", f.Category, f.Title)
-	if f.Detail != "" {
-		fmt.Fprintf(w, "      %s\n", f.Detail)
+// writeFinding writes a finding's title line (after tag, when one is given) and its details.
+func writeFinding(w io.Writer, tag string, f report.Finding) {
+	fmt.Fprintf(w, "  %s[%s] %s\n", tag, f.Category, f.Title)
+	if f.Detail != "" && f.Detail != f.Title {
+		writeWrapped(w, f.Detail)
 	}
 	if len(f.Objects) > 0 {
-		fmt.Fprintf(w, "      objects: %s\n", objectList(f))
+		writeWrapped(w, "objects: "+objectList(f))
 	}
 	if len(f.Calls) > 0 {
-		fmt.Fprintf(w, "      still called: %s\n", strings.Join(f.Calls, ", "))
+		writeWrapped(w, "still called: "+strings.Join(f.Calls, ", "))
 	}
 	if len(f.Teams) > 0 {
-		fmt.Fprintf(w, "      teams: %s\n", strings.Join(f.Teams, ", "))
+		writeWrapped(w, "teams: "+strings.Join(f.Teams, ", "))
 	}
 	if f.SuppressedObjects > 0 {
-		fmt.Fprintf(w, "      %d object(s) suppressed\n", f.SuppressedObjects)
+		writeWrapped(w, report.Count(f.SuppressedObjects, "object")+" suppressed")
 	}
 	if f.Remediation != "" {
-		fmt.Fprintf(w, "      fix: %s\n", f.Remediation)
+		writeWrapped(w, "fix: "+f.Remediation)
 	}
 	for _, c := range f.Citations {
-		fmt.Fprintf(w, "      see: %s\n", c)
+		fmt.Fprintf(w, "%ssee: %s\n", findingIndent, c)
 	}
 }
 
-func objectList(f engine.Finding) string {
+// writeWrapped writes text under a finding, wrapped at lineWidth on spaces; continuation
+// lines are indented two more. A word longer than the line (a digest, a URL) stays whole.
+func writeWrapped(w io.Writer, text string) {
+	width := lineWidth - len(findingIndent)
+	line, indent := "", findingIndent
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > width {
+			fmt.Fprintf(w, "%s%s\n", indent, line)
+			line, indent, width = "", findingIndent+"  ", lineWidth-len(findingIndent)-2
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
+}
+
+func objectList(f report.Finding) string {
 	var parts []string
 	for i, o := range f.Objects {
 		if i == maxTableObjects {
@@ -185,7 +234,7 @@ func objectName(o inventory.ObjectRef) string {
 	return name
 }
 
-func writeGaps(w io.Writer, gaps []engine.Gap) {
+func writeGaps(w io.Writer, gaps []report.Gap) {
 	if len(gaps) == 0 {
 		return
 	}
@@ -201,9 +250,96 @@ func writeGaps(w io.Writer, gaps []engine.Gap) {
 	_ = tw.Flush()
 }
 
-func ruleSubject(r engine.IgnoreRule) string {
+func ruleSubject(r report.IgnoreRule) string {
 	if r.Key != "" {
 		return "key " + r.Key
 	}
 	return "category " + r.Category
+}
+
+// writePlan lists each hop with what it adds, changes and resolves against the hop before
+// it, so a finding shows once, at the minor where it first matters; then the destination's
+// teams, gaps and suppressions.
+func writePlan(w io.Writer, r *report.Report) {
+	first, last := r.Plan[0], r.Plan[len(r.Plan)-1]
+	fmt.Fprintf(w, "\nPLAN %s -> %s  (%s)\n", first.From, last.To, report.Count(len(r.Plan), "hop"))
+	var prev report.TargetResult
+	for i, h := range r.Plan {
+		t := r.Targets[i]
+		fmt.Fprintf(w, "\nHOP %s -> %s  VERDICT %s  SCORE %d/100  (%s)\n", h.From, h.To, strings.ToUpper(t.Verdict), t.Score, counts(t))
+		writeHop(w, h, prev, t)
+		if i == 0 || !sameGaps(prev.NotAssessed, t.NotAssessed) {
+			writeGaps(w, t.NotAssessed)
+		}
+		prev = t
+	}
+	dest := r.Targets[len(r.Targets)-1]
+	if len(dest.Teams) > 0 || len(dest.Suppressed) > 0 {
+		fmt.Fprintf(w, "\nAT %s\n", dest.Target)
+	}
+	writeTeams(w, dest.Teams)
+	writeSuppressed(w, dest.Suppressed)
+}
+
+func writeHop(w io.Writer, h report.Hop, prev, t report.TargetResult) {
+	if len(h.New)+len(h.Changed)+len(h.Resolved) == 0 {
+		fmt.Fprintln(w, "\nNo change from the previous hop.")
+		return
+	}
+	if len(h.New) > 0 {
+		fmt.Fprintf(w, "\nADDS (%d)\n", len(h.New))
+		for _, f := range bySeverity(pick(t.Findings, h.New)) {
+			writeFinding(w, strings.ToUpper(f.Severity)+" ", f)
+		}
+	}
+	if len(h.Changed) > 0 {
+		fmt.Fprintf(w, "\nCHANGES SEVERITY (%d)\n", len(h.Changed))
+		was := map[string]string{}
+		for _, f := range prev.Findings {
+			was[f.Key] = f.Severity
+		}
+		for _, f := range bySeverity(pick(t.Findings, h.Changed)) {
+			writeFinding(w, strings.ToUpper(was[f.Key]+" -> "+f.Severity)+" ", f)
+		}
+	}
+	if len(h.Resolved) > 0 {
+		fmt.Fprintf(w, "\nRESOLVES (%d)\n", len(h.Resolved))
+		for _, f := range pick(prev.Findings, h.Resolved) {
+			fmt.Fprintf(w, "  [%s] %s\n", f.Category, f.Title)
+		}
+	}
+}
+
+// bySeverity orders findings blockers first, keeping the report's order within a severity.
+func bySeverity(fs []report.Finding) []report.Finding {
+	rank := map[string]int{report.SeverityBlocker: 0, report.SeverityWarning: 1, report.SeverityInfo: 2}
+	sort.SliceStable(fs, func(i, j int) bool { return rank[fs[i].Severity] < rank[fs[j].Severity] })
+	return fs
+}
+
+// pick returns the findings whose key is in keys, in the findings' order.
+func pick(findings []report.Finding, keys []string) []report.Finding {
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	var out []report.Finding
+	for _, f := range findings {
+		if want[f.Key] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func sameGaps(a, b []report.Gap) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Capability != b[i].Capability || a[i].Required != b[i].Required || a[i].Reason != b[i].Reason {
+			return false
+		}
+	}
+	return true
 }

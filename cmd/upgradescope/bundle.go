@@ -63,7 +63,7 @@ func loadsBesideBuiltins(ctx context.Context, dir string, tarball []byte) error 
 	if err != nil {
 		return err
 	}
-	if _, err := engine.New(ctx, engine.WithBundle(dir, &b)); err != nil {
+	if _, err := engine.New(ctx, engine.WithBundle(dir, &b, "")); err != nil {
 		return fmt.Errorf("bundle build %s: it does not load beside the built-in bundles: %w", dir, err)
 	}
 	return nil

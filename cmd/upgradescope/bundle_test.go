@@ -16,6 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func writeRSAKeys(t *testing.T, dir string) (private, public string) {
@@ -152,7 +153,7 @@ func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
 			if tt.code != 0 {
 				return
 			}
-			var rep engine.Report
+			var rep report.Report
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

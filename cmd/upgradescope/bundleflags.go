@@ -64,7 +64,7 @@ func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, engine.WithBundle(f.Source, f.Bundle))
+		opts = append(opts, engine.WithBundle(f.Source, f.Bundle, f.Signature))
 	}
 	return opts, nil
 }

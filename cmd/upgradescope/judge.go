@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // judgeFlags are the flags scan and eval share: what to judge against and how to report it.
@@ -26,14 +28,16 @@ type judgeFlags struct {
 	now             string
 	plan            bool
 	from            string
+	sarifBase       string
 	bundles         bundleFlags
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.targets, "target", nil, "target Kubernetes minor(s), e.g. 1.37 or 1.36,1.37 (required)")
-	fl.StringVarP(&f.output, "output", "o", output.FormatTable, "output format: table, json, sarif or junit")
-	fl.StringVar(&f.failOn, "fail-on", engine.FailOnBlocker, "exit 2 on: blocker, warning or never")
+	fl.StringVarP(&f.output, "output", "o", output.FormatTable, "output format: "+strings.Join(output.Formats(), ", "))
+	fl.StringVar(&f.sarifBase, "sarif-base", "", "directory SARIF locations are relative to (default: the repository root holding --files, else the working directory)")
+	fl.StringVar(&f.failOn, "fail-on", report.FailOnBlocker, "exit 2 on: blocker, warning or never")
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when a verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file (default: .upgradescope.yaml beside the input, else in the working directory)")
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
@@ -68,10 +72,15 @@ func (f *judgeFlags) validate() (*judgement, error) {
 		}
 	}
 	if j.format, err = output.ParseFormat(f.output); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--output: %w", err)
 	}
-	if j.failOn, err = engine.ParseFailOn(f.failOn); err != nil {
-		return nil, err
+	if f.plan {
+		if err := output.CheckPlan(j.format); err != nil {
+			return nil, fmt.Errorf("--plan: %w", err)
+		}
+	}
+	if j.failOn, err = report.ParseFailOn(f.failOn); err != nil {
+		return nil, fmt.Errorf("--fail-on: %w", err)
 	}
 	if j.now, err = parseNow(f.now); err != nil {
 		return nil, err
@@ -105,7 +114,7 @@ func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
 
 // ignoreRules loads --config, or discovers .upgradescope.yaml in dir and then in the
 // working directory.
-func (f *judgeFlags) ignoreRules(dir string) ([]engine.IgnoreRule, error) {
+func (f *judgeFlags) ignoreRules(dir string) ([]report.IgnoreRule, error) {
 	path := f.configPath
 	if path == "" {
 		for _, d := range []string{dir, "."} {
@@ -140,18 +149,19 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 		j.targets = hops
 		opts = append(opts, engine.WithPlan(from))
 	}
-	report, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
+	rep, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
 	if err != nil {
 		return err
 	}
-	report.KubeContext, report.APIServer = j.kubeContext, j.apiServer
-	if err := output.Render(s.out, j.format, report, output.Options{FailOn: j.failOn}); err != nil {
+	rep.KubeContext, rep.APIServer = j.kubeContext, j.apiServer
+	renderOpts := output.Options{FailOn: j.failOn, SARIFBase: sarifBase(f.sarifBase, rep.FilesBase)}
+	if err := output.Render(s.out, j.format, rep, renderOpts); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	for _, r := range report.ExpiredIgnores {
+	for _, r := range rep.ExpiredIgnores {
 		fmt.Fprintf(s.err, "warning: ignore rule at line %d expired on %s; its findings count again\n", r.Line, r.Expires)
 	}
-	if reason := report.Gate(j.failOn, f.allowIncomplete); reason != "" {
+	if reason := rep.Gate(j.failOn, f.allowIncomplete); reason != "" {
 		return &exitError{code: exitGate, msg: "gate failed: " + reason}
 	}
 	return nil
@@ -180,9 +190,28 @@ func planHops(from, serverVersion string, targets []string) (string, []string, e
 	if end.Major != start.Major || end.Minor <= start.Minor {
 		return "", nil, fmt.Errorf("--plan: target %s is not after %s", targets[0], start.MinorString())
 	}
-	var hops []string
-	for m := start.Minor + 1; m <= end.Minor; m++ {
-		hops = append(hops, fmt.Sprintf("%d.%d", start.Major, m))
+	return start.MinorString(), start.MinorsAfter(end), nil
+}
+
+// sarifBase is where SARIF locations start: --sarif-base, else the repository root above the
+// scanned files (code scanning maps locations from there), else the working directory.
+func sarifBase(flag, filesBase string) string {
+	if flag != "" || filesBase == "" {
+		return flag
 	}
-	return start.MinorString(), hops, nil
+	dir, err := filepath.Abs(filesBase)
+	if err != nil {
+		return ""
+	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return "."
+		}
+	}
 }

@@ -9,14 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 type versionInfo struct {
 	Version string              `json:"version"`
 	Go      string              `json:"go"`
 	OPA     string              `json:"opa"`
-	KB      engine.KBMeta       `json:"kb"`
-	Bundles []engine.BundleInfo `json:"bundles"`
+	KB      report.KBMeta       `json:"kb"`
+	Bundles []report.BundleInfo `json:"bundles"`
 }
 
 func newVersionCommand(s streams) *cobra.Command {

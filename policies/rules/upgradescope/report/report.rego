@@ -339,7 +339,8 @@ team_verdict(counts, unattributed_blockers, gaps) := "blocked" if {
 # METADATA
 # description: |
 #   With input.plan the targets are consecutive minors after input.planFrom; each hop says
-#   which findings first appear there and which change severity.
+#   which findings first appear there, which change severity and which the previous hop
+#   had and this one no longer has.
 # scope: document
 default plan := {}
 
@@ -352,6 +353,7 @@ hop(i) := {
 	"score": tr.score,
 	"new": sort([f.key | some f in tr.findings; not f.key in previous_keys(i)]),
 	"changed": sort([f.key | some f in tr.findings; some p in previous_findings(i); p.key == f.key; p.severity != f.severity]),
+	"resolved": sort([p.key | some p in previous_findings(i); not p.key in {f.key | some f in tr.findings}]),
 } if {
 	tr := target_results[i]
 }

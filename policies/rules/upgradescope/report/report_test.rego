@@ -271,7 +271,20 @@ test_a_plan_names_the_hop_where_each_finding_first_appears if {
 		with data.upgradescope.kb.meta as meta
 		with input as inp
 	out.plan == [
-		{"from": "1.35", "to": "1.36", "verdict": "ready", "score": 95, "new": ["removed-api/x"], "changed": []},
-		{"from": "1.36", "to": "1.37", "verdict": "blocked", "score": 75, "new": ["deprecated-api/y"], "changed": ["removed-api/x"]},
+		{"from": "1.35", "to": "1.36", "verdict": "ready", "score": 95, "new": ["removed-api/x"], "changed": [], "resolved": []},
+		{"from": "1.36", "to": "1.37", "verdict": "blocked", "score": 75, "new": ["deprecated-api/y"], "changed": ["removed-api/x"], "resolved": []},
 	]
+}
+
+test_a_plan_names_the_hop_that_resolves_a_finding if {
+	fs := {
+		object.union(finding("support-lifecycle/x", "warning"), {"target": "1.36"}),
+		object.union(finding("removed-api/y", "blocker"), {"target": "1.37"}),
+	}
+	inp := object.union(base_input, {"targets": ["1.36", "1.37"], "plan": true, "planFrom": "1.35"})
+	out := report.result with data.upgradescope.rules as {"test": {"findings": fs}}
+		with data.upgradescope.kb.meta as meta
+		with input as inp
+	out.plan[1].resolved == ["support-lifecycle/x"]
+	out.plan[1].new == ["removed-api/y"]
 }

@@ -1,9 +1,9 @@
-package engine
+package report
 
 import "github.com/upgradescope/upgradescope/inventory"
 
-// ReportSchemaVersion is the version of the JSON report contract (docs/report.schema.json).
-const ReportSchemaVersion = 1
+// SchemaVersion is the version of the JSON report contract (docs/report.schema.json).
+const SchemaVersion = 1
 
 // Verdicts of a target.
 const (
@@ -41,15 +41,16 @@ type Report struct {
 	ExpiredIgnores []IgnoreRule `json:"expiredIgnores,omitempty"`
 }
 
-// Hop is one minor of an upgrade plan: findings that first appear there, and findings whose
-// severity changed since the previous hop.
+// Hop is one minor of an upgrade plan: the keys of findings that first appear there, whose
+// severity changed since the previous hop, and that the previous hop had and this one has not.
 type Hop struct {
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Verdict string   `json:"verdict"`
-	Score   int      `json:"score"`
-	New     []string `json:"new"`
-	Changed []string `json:"changed"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Verdict  string   `json:"verdict"`
+	Score    int      `json:"score"`
+	New      []string `json:"new"`
+	Changed  []string `json:"changed"`
+	Resolved []string `json:"resolved"`
 }
 
 // TeamResult scores one team's findings; see docs/concepts.md for the verdict rule.
@@ -67,9 +68,19 @@ type BundleInfo struct {
 	Revision string `json:"revision"`
 	// Source is "embedded" for a bundle compiled into the binary, else the path or URL it
 	// was read from.
-	Source string   `json:"source"`
-	Roots  []string `json:"roots"`
+	Source string `json:"source"`
+	// Signature is SignatureVerified when the bundle's signature was checked against a key,
+	// SignatureNotChecked when it carries one that was loaded without a key, and empty for an
+	// unsigned or embedded bundle.
+	Signature string   `json:"signature,omitempty"`
+	Roots     []string `json:"roots"`
 }
+
+// Signature states of a loaded bundle.
+const (
+	SignatureVerified   = "verified"
+	SignatureNotChecked = "not checked"
+)
 
 // KBMeta describes the knowledge base: its horizon is the newest minor it can judge.
 type KBMeta struct {

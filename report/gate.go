@@ -1,24 +1,24 @@
-package engine
+package report
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Gate thresholds for --fail-on.
+// Gate thresholds: the least severe finding that fails the gate, or never.
 const (
 	FailOnBlocker = "blocker"
 	FailOnWarning = "warning"
 	FailOnNever   = "never"
 )
 
-// ParseFailOn validates a --fail-on value.
+// ParseFailOn validates a gate threshold.
 func ParseFailOn(s string) (string, error) {
 	switch s {
 	case FailOnBlocker, FailOnWarning, FailOnNever:
 		return s, nil
 	}
-	return "", fmt.Errorf("invalid --fail-on %q: want blocker, warning or never", s)
+	return "", fmt.Errorf("unknown gate threshold %q: want blocker, warning or never", s)
 }
 
 // Gate says why a CI gate fails for this report, or "" when it passes. A target whose
@@ -35,9 +35,9 @@ func (r *Report) Gate(failOn string, allowIncomplete bool) string {
 	for _, t := range targets {
 		switch {
 		case t.Blockers > 0:
-			reasons = append(reasons, fmt.Sprintf("%s: %d blocker(s)", t.Target, t.Blockers))
+			reasons = append(reasons, fmt.Sprintf("%s: %s", t.Target, Count(t.Blockers, "blocker")))
 		case failOn == FailOnWarning && t.Warnings > 0:
-			reasons = append(reasons, fmt.Sprintf("%s: %d warning(s)", t.Target, t.Warnings))
+			reasons = append(reasons, fmt.Sprintf("%s: %s", t.Target, Count(t.Warnings, "warning")))
 		case t.Verdict == VerdictUnknown && !allowIncomplete:
 			reasons = append(reasons, fmt.Sprintf("%s: verdict unknown (%s not assessed)", t.Target, requiredGaps(t)))
 		}
@@ -64,4 +64,12 @@ func requiredGaps(t TargetResult) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// Count spells n of a regular noun: "1 blocker", "3 blockers".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
