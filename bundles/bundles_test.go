@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,7 +18,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/bundle"
+
 	"github.com/upgradescope/upgradescope/policies"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func rsaKeys(t *testing.T) (private, public string) {
@@ -239,6 +243,48 @@ func TestTheAlgorithmFollowsTheKeyType(t *testing.T) {
 			got, err := KeyAlgorithm([]byte(tt.key))
 			if got != tt.want || (tt.wantError == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantError) {
 				t.Errorf("KeyAlgorithm = %q, %v; want %q, %q", got, err, tt.want, tt.wantError)
+			}
+		})
+	}
+}
+
+func TestFetchSaysWhatWasCheckedOfASignature(t *testing.T) {
+	priv, pub := rsaKeys(t)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(keyFile, []byte(priv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unsigned := builtFS(t, policies.Builtin[0].FS)
+	var signed bytes.Buffer
+	if err := Sign(bytes.NewReader(unsigned), &signed, keyFile, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name   string
+		path   string
+		vc     *bundle.VerificationConfig
+		wanted string
+	}{
+		{"a signed bundle checked with a key is verified", write("signed.tar.gz", signed.Bytes()), VerificationConfig(pub, "RS256"), report.SignatureVerified},
+		{"a signed bundle read without a key is not checked", write("signed2.tar.gz", signed.Bytes()), nil, report.SignatureNotChecked},
+		{"an unsigned bundle says nothing", write("unsigned.tar.gz", unsigned), nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Fetch(context.Background(), tt.path, Remote{}, tt.vc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Signature != tt.wanted {
+				t.Errorf("Signature = %q, want %q", f.Signature, tt.wanted)
 			}
 		})
 	}

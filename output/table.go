@@ -72,17 +72,12 @@ func writeHeader(w io.Writer, r *report.Report) {
 	_ = tw.Flush()
 }
 
-// bundleLine names a bundle's revision, where it came from and what was checked of its
-// signature: "kb 2027-01-05.1 (kb.tar.gz, signature verified)".
+// bundleLine names a bundle's revision, where it came from and, for a signed bundle, whether
+// its signature was checked: "kb 2027-01-05.1 (kb.tar.gz, signature verified)".
 func bundleLine(b report.BundleInfo) string {
 	origin := b.Source
-	switch b.Signature {
-	case report.SignatureVerified, report.SignatureNotChecked:
+	if b.Signature != "" {
 		origin += ", signature " + b.Signature
-	default:
-		if b.Source != "embedded" {
-			origin += ", unsigned"
-		}
 	}
 	return fmt.Sprintf("%s %s (%s)", b.Name, b.Revision, origin)
 }

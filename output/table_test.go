@@ -62,7 +62,7 @@ func TestTheBundlesLineNamesSourceAndSignature(t *testing.T) {
 	}
 	got := string(rendered(t, output.FormatTable, r, output.Options{}))
 	want := "Bundles:  rules 1 (embedded), kb 2 (https://b.example/kb.tar.gz, signature verified), " +
-		"acme 3 (acme.tar.gz, signature not checked), team 4 (./team, unsigned)\n"
+		"acme 3 (acme.tar.gz, signature not checked), team 4 (./team)\n"
 	if !strings.Contains(got, want) {
 		t.Errorf("bundles line:\n%s\nwant %q", got, want)
 	}
