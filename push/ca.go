@@ -10,14 +10,14 @@ import (
 func caPool(file string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("--server-ca-file: %w", err)
+		return nil, fmt.Errorf("read server CA file: %w", err)
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--server-ca-file %s: no PEM certificate in it", file)
+		return nil, fmt.Errorf("server CA file %s: no PEM certificate in it", file)
 	}
 	return pool, nil
 }

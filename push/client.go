@@ -1,13 +1,8 @@
-// Package push delivers the agent's inventory to the fleet server: only when it changed (or
-// a forced sync is due), keeping a failed push and retrying it between ticks until it is
-// delivered or a newer one supersedes it.
 package push
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,20 +15,8 @@ import (
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
-// SchemaVersion is the push protocol's version.
-const SchemaVersion = 1
-
 // retrySteps are the waits after a failed push; the last repeats. Each is jittered ±20%.
 var retrySteps = []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 2 * time.Minute}
-
-// Envelope is what one push sends.
-type Envelope struct {
-	SchemaVersion int                 `json:"schemaVersion"`
-	ClusterName   string              `json:"clusterName"`
-	AgentVersion  string              `json:"agentVersion"`
-	KBVersion     string              `json:"kbVersion"`
-	Inventory     *inventory.Document `json:"inventory"`
-}
 
 // Options configure a Client.
 type Options struct {
@@ -75,7 +58,7 @@ type pending struct {
 func New(opts Options) (*Client, error) {
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--server-url %q must be an http(s) URL with a host", opts.URL)
+		return nil, fmt.Errorf("server URL %q must be an http(s) URL with a host", opts.URL)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -86,7 +69,7 @@ func New(opts Options) (*Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	if opts.CAFile != "" {
 		if u.Scheme != "https" {
-			return nil, fmt.Errorf("--server-ca-file needs an https --server-url")
+			return nil, fmt.Errorf("a server CA file needs an https server URL")
 		}
 		pool, err := caPool(opts.CAFile)
 		if err != nil {
@@ -95,13 +78,13 @@ func New(opts Options) (*Client, error) {
 		transport.TLSClientConfig.RootCAs = pool
 	}
 	c := &Client{
-		opts: opts, endpoint: u.JoinPath("/api/v1/snapshots").String(),
+		opts: opts, endpoint: u.JoinPath(Path).String(),
 		http: &http.Client{Timeout: 30 * time.Second, Transport: transport,
 			// A redirect would resend the token elsewhere; it is an error instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
 	if u.Scheme == "http" && !loopback(u.Hostname()) {
-		c.Warning = fmt.Sprintf("--server-url %s is plain http to a non-loopback host: the token travels in clear text", u.Redacted())
+		c.Warning = fmt.Sprintf("server URL %s is plain http to a non-loopback host: the token travels in clear text", u.Redacted())
 	}
 	return c, nil
 }
@@ -193,7 +176,7 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", ContentType)
 	req.Header.Set("Content-Encoding", "gzip")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.http.Do(req)
@@ -206,31 +189,22 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted:
 		return nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return &permanentError{fmt.Sprintf("push refused (%s): check --server-token or --server-token-file", resp.Status)}
+		return &permanentError{fmt.Sprintf("push refused (%s): check the server token", resp.Status)}
 	case resp.StatusCode == http.StatusUnprocessableEntity:
 		return &permanentError{fmt.Sprintf("push refused (%s): the server could not accept this inventory: %s", resp.Status, bytes.TrimSpace(msg))}
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; set --server-url to the final address", resp.Status, resp.Header.Get("Location"))}
+		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; point the server URL at the final address", resp.Status, resp.Header.Get("Location"))}
 	}
 	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
 }
 
 func (c *Client) encode(doc *inventory.Document) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
 	name := c.opts.ClusterName
 	if name == "" {
 		name = doc.ClusterID // the kube-system namespace UID
 	}
-	env := Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
-		KBVersion: c.kbVersion(), Inventory: doc}
-	if err := json.NewEncoder(zw).Encode(env); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return Encode(Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
+		KBVersion: c.kbVersion(), Inventory: doc})
 }
 
 func (c *Client) kbVersion() string {

@@ -1,9 +1,7 @@
 package push
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,17 +25,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	code := s.codes[min(len(s.received), len(s.codes)-1)]
-	zr, err := gzip.NewReader(r.Body)
-	if err != nil || r.URL.Path != "/api/v1/snapshots" || r.Header.Get("Content-Encoding") != "gzip" {
+	if r.URL.Path != Path || r.Header.Get("Content-Type") != ContentType {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	var env Envelope
-	if err := json.NewDecoder(zr).Decode(&env); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	env, err := Decode(r.Body, r.Header.Get("Content-Encoding"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
 		return
 	}
-	s.received = append(s.received, env)
+	s.received = append(s.received, *env)
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	if code == http.StatusFound {
 		w.Header().Set("Location", "https://elsewhere.example.com/api")
@@ -171,8 +168,8 @@ func TestPermanentRefusalsAreDroppedWithWhatToFix(t *testing.T) {
 		code int
 		want string
 	}{
-		{http.StatusUnauthorized, "check --server-token"},
-		{http.StatusForbidden, "check --server-token"},
+		{http.StatusUnauthorized, "check the server token"},
+		{http.StatusForbidden, "check the server token"},
 		{http.StatusUnprocessableEntity, "cluster name is not a subdomain"},
 		{http.StatusFound, "redirected to https://elsewhere.example.com/api"},
 	}

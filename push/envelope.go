@@ -1,0 +1,130 @@
+// Package push is the agent→server wire format and its client. The envelope, its encoding and
+// its validation live here so the agent that sends and the server that receives agree by
+// construction; the client delivers the agent's inventory only when it changed (or a forced
+// sync is due), keeping a failed push and retrying it between ticks until it is delivered or a
+// newer one supersedes it.
+package push
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// The wire contract.
+const (
+	// SchemaVersion is the push protocol's version.
+	SchemaVersion = 1
+	// Path is where a server accepts pushes.
+	Path = "/api/v1/snapshots"
+	// ContentType is the body's media type (gzip-encoded on the wire).
+	ContentType = "application/json"
+	// MaxBytes bounds a push on the wire and decompressed.
+	MaxBytes = 20 << 20
+)
+
+// Envelope is what one push sends.
+type Envelope struct {
+	SchemaVersion int                 `json:"schemaVersion"`
+	ClusterName   string              `json:"clusterName"`
+	AgentVersion  string              `json:"agentVersion"`
+	KBVersion     string              `json:"kbVersion"`
+	Inventory     *inventory.Document `json:"inventory"`
+}
+
+// Encode gzips env's JSON, as a push carries it.
+func Encode(env Envelope) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(env); err != nil {
+		return nil, fmt.Errorf("encode push: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode push: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Errors Decode wraps, so a server can answer each with its status code.
+var (
+	// ErrTooLarge: the body is over MaxBytes on the wire or decompressed (413).
+	ErrTooLarge = errors.New("push is larger than 20 MiB")
+	// ErrEncoding: a Content-Encoding other than gzip or identity (415).
+	ErrEncoding = errors.New("unsupported content encoding")
+	// ErrInvalid: bad gzip, JSON, protocol version, cluster name or inventory (422).
+	ErrInvalid = errors.New("invalid push")
+)
+
+// clusterName is an RFC 1123 subdomain: what the agent's --cluster-name and a cluster UID are.
+var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// Decode reads one push body sent with contentEncoding ("gzip", "identity" or ""), bounded to
+// MaxBytes on the wire and decompressed, and validates the envelope and its inventory against
+// the inventory schema. Errors wrap ErrTooLarge, ErrEncoding or ErrInvalid and name the JSON
+// pointer of an inventory problem.
+func Decode(body io.Reader, contentEncoding string) (*Envelope, error) {
+	wire, err := readBounded(body)
+	if err != nil {
+		return nil, err
+	}
+	var plain []byte
+	switch contentEncoding {
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(wire))
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalid, err)
+		}
+		if plain, err = readBounded(zr); err != nil {
+			return nil, err
+		}
+	case "identity", "":
+		plain = wire
+	default:
+		return nil, fmt.Errorf("%w %q: send gzip or identity", ErrEncoding, contentEncoding)
+	}
+	return decodeJSON(plain)
+}
+
+func readBounded(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(data) > MaxBytes {
+		return nil, ErrTooLarge
+	}
+	return data, nil
+}
+
+func decodeJSON(data []byte) (*Envelope, error) {
+	var raw struct {
+		SchemaVersion int             `json:"schemaVersion"`
+		ClusterName   string          `json:"clusterName"`
+		AgentVersion  string          `json:"agentVersion"`
+		KBVersion     string          `json:"kbVersion"`
+		Inventory     json.RawMessage `json:"inventory"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	switch {
+	case raw.SchemaVersion != SchemaVersion:
+		return nil, fmt.Errorf("%w: schemaVersion %d, want %d", ErrInvalid, raw.SchemaVersion, SchemaVersion)
+	case raw.ClusterName == "" || len(raw.ClusterName) > 253 || !clusterName.MatchString(raw.ClusterName):
+		return nil, fmt.Errorf("%w: clusterName %q is not an RFC 1123 subdomain", ErrInvalid, raw.ClusterName)
+	case len(raw.Inventory) == 0 || string(raw.Inventory) == "null":
+		return nil, fmt.Errorf("%w: no inventory", ErrInvalid)
+	}
+	doc, err := inventory.Parse(raw.Inventory)
+	if err != nil {
+		return nil, fmt.Errorf("%w: /inventory: %v", ErrInvalid, err)
+	}
+	return &Envelope{SchemaVersion: raw.SchemaVersion, ClusterName: raw.ClusterName,
+		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc}, nil
+}
