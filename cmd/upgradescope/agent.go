@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
 	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
@@ -24,6 +19,9 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/listen"
+	"github.com/upgradescope/upgradescope/internal/logging"
+	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 )
@@ -77,8 +75,8 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
 	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
 	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
-	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as text (logfmt) or json")
-	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
 	f.bundles.register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --bundle-verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
 	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")
@@ -94,8 +92,11 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
-	if opts.Log, err = f.logger(s.err); err != nil {
-		return err
+	if opts.Log, err = logging.New(s.err, f.logFormat, f.logLevel); err != nil {
+		if errors.Is(err, logging.ErrLevel) {
+			return fmt.Errorf("--log-level: %w", err)
+		}
+		return fmt.Errorf("--log-format: %w", err)
 	}
 	policy, err := f.policy(ctx)
 	if err != nil {
@@ -126,9 +127,9 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	closeHealth, err := f.serveHealth(a.Health)
+	closeHealth, err := listen.Serve(f.healthAddr, a.Health.Handler())
 	if err != nil {
-		return err
+		return fmt.Errorf("--health-addr: %w", err)
 	}
 	defer closeHealth()
 	stopPolling, err := f.startPolling(ctx, opts.Log, policy, pollOpts)
@@ -179,20 +180,6 @@ func (f *agentFlags) clients(ctx context.Context) (*cluster.Collector, dynamic.I
 	return col, dyn, nil
 }
 
-// serveHealth serves /healthz, /readyz and /metrics on --health-addr, if set.
-func (f *agentFlags) serveHealth(h *agent.Health) (func(), error) {
-	if f.healthAddr == "" {
-		return func() {}, nil
-	}
-	ln, err := net.Listen("tcp", f.healthAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on --health-addr %s: %w", f.healthAddr, err)
-	}
-	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return func() { _ = srv.Close() }, nil
-}
-
 // startPolling polls every --bundle-url; the first downloads are awaited (see bundles.Poll).
 func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy *agent.Policy, po bundles.PollOptions) (func(), error) {
 	if len(f.bundleURLs) == 0 {
@@ -208,22 +195,6 @@ func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy 
 		return nil, err
 	}
 	return func() { poller.Stop(context.Background()) }, nil
-}
-
-// logger is the agent's log: one line per tick, as logfmt text or JSON.
-func (f *agentFlags) logger(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
-	}
-	ho := &slog.HandlerOptions{Level: level}
-	switch f.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 }
 
 // pollOptions checks the --bundle-url flags; polling starts once the agent is built.
@@ -321,23 +292,15 @@ func (f *agentFlags) pusher(policy *agent.Policy) (*push.Client, error) {
 	if f.forceSyncEvery <= 0 {
 		return nil, errors.New("--force-sync-every must be positive")
 	}
-	token := func() (string, error) {
-		if f.serverTokenFile != "" {
-			raw, err := os.ReadFile(f.serverTokenFile)
-			if err != nil {
-				return "", err
-			}
-			return strings.TrimSpace(string(raw)), nil
-		}
-		if f.serverToken != "" {
-			return f.serverToken, nil
-		}
-		return os.Getenv("UPGRADESCOPE_SERVER_TOKEN"), nil
+	tokens := token.Source{File: f.serverTokenFile, Literal: f.serverToken, Env: "UPGRADESCOPE_SERVER_TOKEN"}
+	if _, err := tokens.Token(); err != nil {
+		return nil, fmt.Errorf("--server-url needs a token without spaces: --server-token-file, --server-token or $UPGRADESCOPE_SERVER_TOKEN (%w)", err)
 	}
-	if t, err := token(); err != nil || t == "" || strings.ContainsFunc(t, unicode.IsSpace) {
-		return nil, errors.New("--server-url needs a token without spaces: --server-token-file, --server-token or $UPGRADESCOPE_SERVER_TOKEN")
-	}
-	return push.New(push.Options{URL: f.serverURL, Token: token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
+	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
 		ClusterName: f.clusterName, AgentVersion: version,
 		KB: func() string { eng, _ := policy.Engine(); return eng.KB().GeneratedFrom }})
+	if err != nil {
+		return nil, fmt.Errorf("--server-url/--server-ca-file: %w", err)
+	}
+	return c, nil
 }
