@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +141,23 @@ func TestPolicyTestOfACustomPackWithTheBuiltinBundlesPasses(t *testing.T) {
 	r := runCLI(t, "policy", "test", "../../testdata/policies/team-label", "../../policies/rules", "../../policies/kb")
 	if r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "PASS: ") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// docs/custom-rules.md tells users which stock opa to install: the version this binary
+// embeds, so the two agree on the language and builtins.
+func TestCustomRulesDocPinsTheEmbeddedOPAVersion(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/custom-rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := moduleVersion("github.com/open-policy-agent/opa")
+	if !strings.HasPrefix(v, "v1.") {
+		t.Fatalf("embedded OPA version %q, want v1.x", v)
+	}
+	for _, want := range []string{"go install github.com/open-policy-agent/opa@" + v, "/releases/tag/" + v} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/custom-rules.md lacks %q (the OPA module this binary embeds is %s)", want, v)
+		}
 	}
 }
