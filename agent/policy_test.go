@@ -22,6 +22,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/bundletest"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 // A bundle server answers 200, then 304s, then a new kb revision; the policy compiles it off
@@ -175,7 +176,7 @@ func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
 	}
 	st := crd.BuildStatus(crd.Status{}, crd.Evaluation{Now: time.Now(), Bundles: revsAfter, BundleUpdate: policy.Update()})
 	c := apimeta.FindStatusCondition(st.Conditions, crd.ConditionBundlesCurrent)
-	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "2027-01-05.1") || !strings.Contains(c.Message, "still evaluating with rules 2026-11-29.9, kb 2026-11-29.5") {
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "2027-01-05.1") || !strings.Contains(c.Message, "still evaluating with rules "+policies.RulesRevision+", kb "+policies.KBRevision) {
 		t.Errorf("BundlesCurrent = %+v, want False naming the refused revision and the ones kept", c)
 	}
 }

@@ -62,16 +62,16 @@ func remarshal(in, out any) error {
 	return json.Unmarshal(b, out)
 }
 
-// WatchedKinds is the set of API versions collectors record, as "apiVersion/Kind" keys
-// ("extensions/v1beta1/Ingress", "v1/Endpoints"): every stored kind the knowledge base
-// deprecates or removes, or introduced after the oldest possible target. Everything else is
-// served by every target and cannot break an upgrade, so it is counted but never listed.
+// WatchedKinds is the set of API versions collectors record from manifests, as
+// "apiVersion/Kind" keys ("extensions/v1beta1/Ingress", "v1/Endpoints"): every kind the
+// knowledge base deprecates or removes, or introduced after the oldest possible target.
+// Request-only kinds (TokenReview, SubjectAccessReview) are watched too: a manifest can
+// create one, and a target that does not serve its API refuses it like any other. Everything
+// else is served by every target and cannot break an upgrade, so it is counted but never
+// listed. What a live collector lists is FlaggedAPIs.
 func (e *Engine) WatchedKinds() map[string]bool {
 	out := map[string]bool{}
 	for _, a := range e.apis {
-		if !a.Stored {
-			continue
-		}
 		if a.Deprecated != "" || a.Removed != "" || introducedAfterOldestTarget(a.Introduced) {
 			out[apiVersionKind(a.Group, a.Version, a.Kind)] = true
 		}
@@ -110,7 +110,8 @@ func apiVersionKind(group, version, kind string) string {
 }
 
 // FlaggedAPIs are the stored kinds the knowledge base deprecates or removes: what a live
-// collector lists. Sorted by key.
+// collector lists. Request-only kinds are left out: the apiserver keeps no objects of them
+// to list, and only the deprecated-API calls it counts show their use. Sorted by key.
 func (e *Engine) FlaggedAPIs() []APIEntry {
 	var out []APIEntry
 	for _, a := range e.apis {

@@ -7,6 +7,7 @@ package policies
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
 )
 
@@ -32,3 +33,22 @@ func sub(dir string) fs.FS {
 	}
 	return fsys
 }
+
+// Revision reads the revision a built-in bundle's .manifest declares ("" when unreadable).
+func Revision(fsys fs.FS) string {
+	raw, err := fs.ReadFile(fsys, ".manifest")
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Revision string `json:"revision"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	return m.Revision
+}
+
+// RulesRevision and KBRevision are the embedded bundles' revisions.
+var (
+	RulesRevision = Revision(Rules)
+	KBRevision    = Revision(KB)
+)

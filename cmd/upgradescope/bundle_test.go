@@ -16,6 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -195,7 +196,7 @@ func TestACustomPackShipsAsASignedBundle(t *testing.T) {
 		}
 	}
 	r := runCLI(t, "scan", "--files", manifests, "--target", "1.37", "--bundle", signed, "--bundle-verification-key", public, "--fail-on", "never", pinned)
-	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules 2026-11-29.9 (embedded), kb 2026-11-29.5 (embedded), acme 2026-11-29.1 (" + signed + ", signature verified)"} {
+	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules " + policies.RulesRevision + " (embedded), kb " + policies.KBRevision + " (embedded), acme 2026-11-29.1 (" + signed + ", signature verified)"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}

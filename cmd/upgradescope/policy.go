@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/tester"
+	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/topdown/lineage"
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/policies"
@@ -25,40 +32,61 @@ func newPolicyCommand(s streams) *cobra.Command {
 	return cmd
 }
 
+// policyTestOptions are the options of `opa test` that policy test takes, meaning what they
+// mean there.
+type policyTestOptions struct {
+	verbose   bool    // every test's result, and the notes and failures of a failing one's trace
+	run       string  // only tests whose name matches this regular expression
+	coverage  bool    // the JSON coverage report instead of the results
+	threshold float64 // with coverage: exit 2 below this percentage
+}
+
 func newPolicyTestCommand(s streams) *cobra.Command {
-	return &cobra.Command{
+	var o policyTestOptions
+	cmd := &cobra.Command{
 		Use:   "test PATH...",
 		Short: "Run the Rego tests of rule packs, as `opa test` does (exit 2 when a test fails)",
 		Long: `Runs the Rego tests under PATH with OPA's own test runner. The built-in library and
 knowledge base (data.upgradescope.lib, data.upgradescope.kb) are loaded beside them, so the
-result is that of ` + "`opa test PATH... policies/rules policies/kb`" + ` without the built-in tests.`,
+result is that of ` + "`opa test PATH... policies/rules policies/kb`" + ` without the built-in tests.
+
+-v, --run, --coverage and --threshold do what they do for ` + "`opa test`" + `. The coverage report
+covers the modules under PATH; the built-in library loaded beside them is left out unless
+PATH holds it (policies/rules).`,
 		Example: `  upgradescope policy test ./my-rules
+  upgradescope policy test -v --run 'prod' ./my-rules
+  upgradescope policy test --coverage --threshold 90 ./my-rules
   upgradescope policy test policies/rules policies/kb`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return policyTest(cmd.Context(), s, args)
+			if o.threshold > 0 {
+				o.coverage = true // as opa test: a threshold asks for coverage
+			}
+			return policyTest(cmd.Context(), s, args, o)
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every test, and the notes and failures of a failing test's trace")
+	f.StringVarP(&o.run, "run", "r", "", "run only the tests whose name matches this regular expression")
+	f.BoolVarP(&o.coverage, "coverage", "c", false, "print the coverage report (JSON, as opa test --coverage) of the modules under PATH")
+	f.Float64Var(&o.threshold, "threshold", 0, "exit 2 when coverage is below this percentage (implies --coverage)")
+	return cmd
 }
 
-// policyTest runs OPA's own test runner and reporter, so its output and exit codes are
+// policyTest runs OPA's own test runner and reporters, so its output and exit codes are
 // those of `opa test`.
-func policyTest(ctx context.Context, s streams, paths []string) error {
-	load := append([]string(nil), paths...)
+func policyTest(ctx context.Context, s streams, paths []string, o policyTestOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "upgradescope-policies-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	for _, b := range policies.Builtin {
-		if holdsBuiltin(paths, b.Name) {
-			continue
-		}
-		dir := filepath.Join(tmp, b.Name)
-		if err := writeBuiltin(b.FS, dir); err != nil {
-			return err
-		}
-		load = append(load, dir)
+	load, err := withBuiltins(paths, tmp)
+	if err != nil {
+		return err
 	}
 	popts := ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}
 	modules, store, err := tester.LoadWithParserOptions(load, nil, popts)
@@ -71,33 +99,152 @@ func policyTest(ctx context.Context, s streams, paths []string) error {
 	}
 	defer store.Abort(ctx, txn)
 	runner := tester.NewRunner().SetStore(store).SetModules(modules).SetDefaultRegoVersion(ast.RegoV1)
+	runner, reporter := o.setup(runner, s.out, modulesOutside(modules, tmp))
 	ch, err := runner.RunTests(ctx, txn)
 	if err != nil {
 		return err
 	}
+	return policyTestExit(reporter, ch, paths, o)
+}
+
+func (o policyTestOptions) validate() error {
+	if _, err := regexp.Compile(o.run); err != nil {
+		return fmt.Errorf("--run %q: %w", o.run, err)
+	}
+	if o.threshold < 0 || o.threshold > 100 {
+		return fmt.Errorf("--threshold %g: want a percentage from 0 to 100", o.threshold)
+	}
+	return nil
+}
+
+// setup applies the options to the runner, as opa test does, and picks the reporter; pack
+// is what the coverage report covers.
+func (o policyTestOptions) setup(runner *tester.Runner, out io.Writer, pack map[string]*ast.Module) (*tester.Runner, tester.Reporter) {
+	runner = runner.EnableTracing(o.verbose).Filter(o.run)
+	if !o.coverage {
+		return runner, tester.PrettyReporter{Output: out, Verbose: o.verbose}
+	}
+	cov := cover.New()
+	return runner.SetCoverageQueryTracer(cov), packCoverage{cover: cov, modules: pack, out: out, threshold: o.threshold, verbose: o.verbose}
+}
+
+// policyTestExit hands the results to the reporter and turns them into the exit code.
+func policyTestExit(reporter tester.Reporter, ch chan *tester.Result, paths []string, o policyTestOptions) error {
 	failed, ran := false, false
 	results := make(chan *tester.Result)
 	go func() {
 		defer close(results)
 		for r := range ch {
 			ran = true
-			if !r.Pass() {
-				failed = true
+			failed = failed || !r.Pass() // a skipped (todo_) test fails too, as in opa test
+			if o.verbose {
+				r.Trace = lineage.Filter(r.Trace, noteOrFail) // as opa test -v without --explain
 			}
 			results <- r
 		}
 	}()
-	reporter := tester.PrettyReporter{Output: s.out, FailureLine: true}
-	if err := reporter.Report(results); err != nil {
+	err := reporter.Report(results)
+	var below *cover.CoverageThresholdError
+	switch {
+	case errors.As(err, &below):
+		return &exitError{code: exitGate, msg: below.Error()}
+	case err != nil:
 		return err
-	}
-	if !ran {
+	case failed:
+		return &exitError{code: exitGate}
+	case !ran && o.run != "":
+		return fmt.Errorf("no test in %v matches --run %q", paths, o.run)
+	case !ran:
 		return fmt.Errorf("no tests found in %v", paths)
 	}
-	if failed {
-		return &exitError{code: exitGate}
-	}
 	return nil
+}
+
+func noteOrFail(e *topdown.Event) bool { return e.Op == topdown.NoteOp || e.Op == topdown.FailOp }
+
+// withBuiltins is paths plus a copy in dir of each built-in bundle the paths do not hold.
+func withBuiltins(paths []string, dir string) ([]string, error) {
+	load := append([]string(nil), paths...)
+	for _, b := range policies.Builtin {
+		if holdsBuiltin(paths, b.Name) {
+			continue
+		}
+		target := filepath.Join(dir, b.Name)
+		if err := writeBuiltin(b.FS, target); err != nil {
+			return nil, err
+		}
+		load = append(load, target)
+	}
+	return load, nil
+}
+
+// modulesOutside is the modules not loaded from under dir.
+func modulesOutside(modules map[string]*ast.Module, dir string) map[string]*ast.Module {
+	out := map[string]*ast.Module{}
+	for name, m := range modules {
+		if !strings.HasPrefix(name, dir+string(filepath.Separator)) {
+			out[name] = m
+		}
+	}
+	return out
+}
+
+// packCoverage is tester.JSONCoverageReporter for the modules under the paths named: OPA's
+// report of them, without the built-in library loaded beside them, which is not the pack's
+// to cover (its own tests, not run here, cover it). Failing tests are printed instead, as
+// OPA's reporter does.
+type packCoverage struct {
+	cover     *cover.Cover
+	modules   map[string]*ast.Module
+	out       io.Writer
+	threshold float64
+	verbose   bool
+}
+
+func (r packCoverage) Report(ch chan *tester.Result) error {
+	var failed []*tester.Result
+	for tr := range ch {
+		if tr.Fail || tr.Error != nil {
+			failed = append(failed, tr)
+		}
+	}
+	if len(failed) > 0 {
+		return tester.PrettyReporter{Output: r.out, Verbose: r.verbose}.Report(closedChannel(failed))
+	}
+	report := coverageOf(r.cover.Report(r.modules), r.modules)
+	if report.Coverage < r.threshold {
+		return &cover.CoverageThresholdError{Coverage: report.Coverage, Threshold: r.threshold}
+	}
+	enc := json.NewEncoder(r.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(report)
+}
+
+func closedChannel(results []*tester.Result) chan *tester.Result {
+	ch := make(chan *tester.Result, len(results))
+	for _, r := range results {
+		ch <- r
+	}
+	close(ch)
+	return ch
+}
+
+// coverageOf keeps the report's files that are modules and sums their lines again, as
+// cover.Report does.
+func coverageOf(report cover.Report, modules map[string]*ast.Module) cover.Report {
+	report.CoveredLines, report.NotCoveredLines, report.Coverage = 0, 0, 0
+	for file, fr := range report.Files {
+		if _, ok := modules[file]; !ok {
+			delete(report.Files, file)
+			continue
+		}
+		report.CoveredLines += fr.CoveredLines
+		report.NotCoveredLines += fr.NotCoveredLines
+	}
+	if total := report.CoveredLines + report.NotCoveredLines; total > 0 {
+		report.Coverage = 100 * float64(report.CoveredLines) / float64(total)
+	}
+	return report
 }
 
 // builtinMarker is a directory only each built-in bundle's checkout holds.

@@ -21,11 +21,17 @@ with_inventory(inv) := object.union(object.remove(base_input, ["inventory"]), {"
 
 meta := {"horizon": "1.37", "generatedFrom": "g", "citation": "c"}
 
-result_for(findings, inp) := r if {
-	r := report.result.targets[0] with data.upgradescope.rules as {"test": {"findings": findings}}
+# The report with the built-in and the custom packs' findings both replaced: a custom pack
+# loaded beside these tests (opa test mypack policies/rules policies/kb) must not change what
+# they assert. Every test reads the report through this.
+report_of(builtin, custom, inp) := out if {
+	out := report.result with data.upgradescope.rules as builtin
+		with data.upgradescope.custom as custom
 		with data.upgradescope.kb.meta as meta
 		with input as inp
 }
+
+result_for(findings, inp) := report_of({"test": {"findings": findings}}, {}, inp).targets[0]
 
 test_score_formula_and_caps if {
 	cases := [
@@ -90,9 +96,7 @@ test_optional_capability_gap_leaves_the_verdict_ready if {
 
 test_target_past_horizon_is_a_required_kb_coverage_gap if {
 	inp := object.union(base_input, {"targets": ["1.38"]})
-	r := report.result.targets[0] with data.upgradescope.rules as {}
-		with data.upgradescope.kb.meta as meta
-		with input as inp
+	r := report_of({}, {}, inp).targets[0]
 	r.verdict == "unknown"
 	some g in r.notAssessed
 	g.capability == "kb-coverage"
@@ -183,10 +187,7 @@ test_namespace_rule_takes_an_objectless_finding_only_when_every_namespace_matche
 }
 
 test_custom_pack_findings_are_gathered_and_tagged if {
-	r := report.result.targets[0] with data.upgradescope.rules as {}
-		with data.upgradescope.custom as {"acme": {"findings": {finding("acme-naming/x", "warning")}}}
-		with data.upgradescope.kb.meta as meta
-		with input as base_input
+	r := report_of({}, {"acme": {"findings": {finding("acme-naming/x", "warning")}}}, base_input).targets[0]
 	r.warnings == 1
 	r.findings[0].pack == "custom/acme"
 }
@@ -198,10 +199,7 @@ test_findings_that_break_the_contract_are_listed_not_scored if {
 		object.union(finding("custom-x/c", "warning"), {"target": "9.99"}),
 		object.union(finding("custom-x/d", "warning"), {"category": "other"}),
 	}
-	out := report.result with data.upgradescope.custom as {"test": {"findings": bad}}
-		with data.upgradescope.rules as {}
-		with data.upgradescope.kb.meta as meta
-		with input as base_input
+	out := report_of({}, {"test": {"findings": bad}}, base_input)
 	count(out.invalidFindings) == 4
 	out.targets[0].findings == []
 }
@@ -267,9 +265,7 @@ test_a_plan_names_the_hop_where_each_finding_first_appears if {
 		object.union(finding("deprecated-api/y", "info"), {"target": "1.37"}),
 	}
 	inp := object.union(base_input, {"targets": ["1.36", "1.37"], "plan": true, "planFrom": "1.35"})
-	out := report.result with data.upgradescope.rules as {"test": {"findings": fs}}
-		with data.upgradescope.kb.meta as meta
-		with input as inp
+	out := report_of({"test": {"findings": fs}}, {}, inp)
 	out.plan == [
 		{"from": "1.35", "to": "1.36", "verdict": "ready", "score": 95, "new": ["removed-api/x"], "changed": [], "resolved": []},
 		{"from": "1.36", "to": "1.37", "verdict": "blocked", "score": 75, "new": ["deprecated-api/y"], "changed": ["removed-api/x"], "resolved": []},

@@ -4,6 +4,8 @@
 #   Judges every group/version/kind the inventory recorded against the API lifecycle data:
 #   removed at or before the target is a blocker, removed in the minor after the target a
 #   warning, deprecated otherwise info; a version the target does not serve yet is a blocker.
+#   Kinds that are only ever requested, never stored (TokenReview), are judged the same way
+#   when manifests write them.
 # related_resources:
 #   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
 #   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-policy/
@@ -21,7 +23,7 @@ import data.upgradescope.lib.versions
 findings contains finding(u, k, t, "removed-api", "blocker", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
-	[k, e] := stored_entry(u)
+	[k, e] := entry(u)
 	apis.removed_by(e, t)
 	title := sprintf("%s %s removed in %s (%s)", [apis.api_version(e), e.kind, e.removed, objects_phrase(u.count)])
 	remediation := migrate(k, e, t)
@@ -30,7 +32,7 @@ findings contains finding(u, k, t, "removed-api", "blocker", title, remediation)
 findings contains finding(u, k, t, "removed-api", "warning", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
-	[k, e] := stored_entry(u)
+	[k, e] := entry(u)
 	versions.ordinal(e.removed) == versions.ordinal(t) + 1
 	title := sprintf("%s %s removed in %s, the minor after %s (%s)", [
 		apis.api_version(e), e.kind, e.removed, t, objects_phrase(u.count),
@@ -41,7 +43,7 @@ findings contains finding(u, k, t, "removed-api", "warning", title, remediation)
 findings contains finding(u, k, t, "deprecated-api", "info", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
-	[k, e] := stored_entry(u)
+	[k, e] := entry(u)
 	e.deprecated
 	not removal_in_window(e, t)
 	not apis.not_yet_served(e, t)
@@ -54,7 +56,7 @@ findings contains finding(u, k, t, "deprecated-api", "info", title, remediation)
 findings contains unserved if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
-	[k, e] := stored_entry(u)
+	[k, e] := entry(u)
 	apis.not_yet_served(e, t)
 	title := sprintf("%s %s not served until %s (%s)", [
 		apis.api_version(e), e.kind, e.introduced, objects_phrase(u.count),
@@ -66,7 +68,7 @@ findings contains unserved if {
 findings contains unattributed if {
 	some u in input.inventory.apiAuthorshipUnknown
 	some t in input.targets
-	[k, e] := stored_entry(u)
+	[k, e] := entry(u)
 	title := sprintf("%s %s: %s whose writer cannot be told (%s)", [
 		apis.api_version(e), e.kind, objects_phrase(u.count), removal_status(e, t),
 	])
@@ -81,10 +83,13 @@ removal_status(e, t) := sprintf("removed in %s", [e.removed]) if apis.removed_by
 
 else := sprintf("deprecated since %s", [e.deprecated])
 
-stored_entry(u) := [k, e] if {
+# Request-only kinds (TokenReview, SubjectAccessReview: stored false) are judged like stored
+# ones: a manifest that creates one at an API the target does not serve is refused. Only
+# manifests record them; a live cluster keeps no such objects to list, and its deprecated-API
+# calls are the calls pack's.
+entry(u) := [k, e] if {
 	k := apis.key(u.group, u.version, u.kind)
 	e := kb.apis[k]
-	e.stored
 }
 
 removal_in_window(e, t) if versions.ordinal(e.removed) <= versions.ordinal(t) + 1

@@ -87,8 +87,28 @@ test_unknown_kind_has_no_finding if {
 	count(judge(usage("example.com", "v1", "Gadget"), "1.37")) == 0
 }
 
-test_kinds_never_stored_are_not_judged if {
-	count(judge(usage("extensions", "v1beta1", "Scale"), "1.37")) == 0
+# Request-only kinds are never stored, but a manifest that creates one at a removed API is
+# refused by the target all the same.
+test_a_request_only_kind_at_a_removed_api_is_a_blocker_like_any_other if {
+	f := only(judge(usage("authentication.k8s.io", "v1beta1", "TokenReview"), "1.33"))
+	f.key == "removed-api/authentication.k8s.io/v1beta1/TokenReview"
+	f.category == "removed-api"
+	f.severity == "blocker"
+	f.title == "authentication.k8s.io/v1beta1 TokenReview removed in 1.22 (2 objects)"
+	f.objects[0] == {"namespace": "web", "name": "a", "file": "a.yaml", "line": 3}
+	contains(f.remediation, "authentication.k8s.io/v1 TokenReview")
+}
+
+test_every_request_only_review_kind_is_judged if {
+	every kind in ["SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"] {
+		f := only(judge(usage("authorization.k8s.io", "v1beta1", kind), "1.37"))
+		f.key == sprintf("removed-api/authorization.k8s.io/v1beta1/%s", [kind])
+		f.severity == "blocker"
+	}
+}
+
+test_a_request_only_kind_the_target_serves_has_no_finding if {
+	count(judge(usage("authentication.k8s.io", "v1", "TokenReview"), "1.37")) == 0
 }
 
 test_one_finding_per_target if {

@@ -2,8 +2,9 @@
 # title: Version skew
 # description: |
 #   Judges kubelets, kube-proxy, controller-manager and scheduler against the Kubernetes
-#   version skew policy (numbers in data.upgradescope.kb.skew): before the upgrade, against
-#   the oldest kube-apiserver; after it, against the target. Nodes come grouped by version,
+#   version skew policy (numbers in data.upgradescope.kb.skew): before the upgrade, nothing
+#   may be newer than the oldest kube-apiserver nor further behind than the window below the
+#   newest one; after it, against the target. Nodes come grouped by version,
 #   so the rules iterate versions, not nodes. Vendor builds are parsed by their minor. No
 #   server version, no skew findings.
 # related_resources:
@@ -29,12 +30,16 @@ findings contains f if {
 	f := finding("kubelet-post-upgrade", "blocker", t, title, nodes_detail(late), remediation)
 }
 
+# Behind is measured from the newest kube-apiserver: in an HA cluster at 1.32 and 1.31 a 1.28
+# kubelet is out of policy although it is three behind the older instance.
 findings contains f if {
-	window := kubelet_window(current)
-	late := [g | some g in kubelet_groups; g.minor < current - window]
+	window := kubelet_window(newest_apiserver)
+	late := [g | some g in kubelet_groups; g.minor < newest_apiserver - window]
 	count(late) > 0
 	some t in input.targets
-	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [total(late), window, versions.minor(current)])
+	title := sprintf("%d kubelet(s) are more than %d minors behind the control plane (%s) already", [
+		total(late), window, versions.minor(newest_apiserver),
+	])
 	f := finding("kubelet-current", "warning", t, title, nodes_detail(late), "Upgrade these nodes first.")
 }
 

@@ -42,6 +42,34 @@ test_kubelets_already_out_of_window_are_a_warning if {
 	["version-skew/kubelet-current", "warning"] in judge(inv, "1.33")
 }
 
+# The skew policy's HA example: kube-apiserver instances at 1.32 and 1.31 support kubelets at
+# 1.31, 1.30 and 1.29; 1.32 is newer than one instance and 1.28 more than three behind the other.
+ha_control_plane := [
+	{"component": "kube-apiserver", "version": "v1.32.1"},
+	{"component": "kube-apiserver", "version": "v1.31.5"},
+]
+
+test_in_an_ha_cluster_the_kubelet_window_hangs_from_the_newest_apiserver if {
+	cases := {
+		"v1.32.0": {["version-skew/kubelet-newer-than-apiserver", "warning"]},
+		"v1.31.0": set(),
+		"v1.29.9": set(),
+		"v1.28.9": {["version-skew/kubelet-current", "warning"], ["version-skew/kubelet-post-upgrade", "blocker"]},
+	}
+	every kubelet, want in cases {
+		inv := {"serverVersion": "v1.31.5", "controlPlane": ha_control_plane, "nodes": [nodes(kubelet, ["n"])]}
+		judge(inv, "1.32") == want
+	}
+}
+
+test_a_kubelet_behind_the_newest_apiserver_names_it if {
+	inv := {"serverVersion": "v1.31.5", "controlPlane": ha_control_plane, "nodes": [nodes("v1.28.9", ["old"])]}
+	some f in findings(inv, "1.32")
+	f.key == "version-skew/kubelet-current"
+	f.title == "1 kubelet(s) are more than 3 minors behind the control plane (1.32) already"
+	f.detail == "Nodes: old"
+}
+
 test_a_kubelet_newer_than_the_apiserver_is_a_warning if {
 	inv := {"serverVersion": "v1.32.0", "nodes": [nodes("v1.33.0", ["n"])]}
 	["version-skew/kubelet-newer-than-apiserver", "warning"] in judge(inv, "1.33")
