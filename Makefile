@@ -24,8 +24,9 @@ vet: ## go vet and gofmt
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 .PHONY: go-test
-go-test: ## Go tests: inventory, collectors, engine, outputs, CLI
-	go test -count=1 ./... # never cached: integration tests read API servers the cache cannot see
+go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how many tests skipped and why
+	@# never cached: integration tests read API servers the cache cannot see
+	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
 
 .PHONY: race
 race: ## the race detector over the bundle poller, hot swap and bundle server
