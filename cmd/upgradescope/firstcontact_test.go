@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,25 @@ func TestScanOfTheUnrenderedChartSkipsTemplatesWithoutAnUnknownVerdict(t *testin
 	}
 	if !strings.Contains(r.stderr, "templates/bundle-key.yaml:1: unrendered template skipped") || strings.Contains(r.stderr, "invalid JSON") {
 		t.Errorf("stderr:\n%s\nwant bundle-key.yaml skipped as an unrendered template", r.stderr)
+	}
+}
+
+// make build stamps the version and commit (buildBinary builds through it); an unstamped
+// build, as go run and these tests are, says dev.
+func TestMakeBuildStampsTheVersionAndCommit(t *testing.T) {
+	buildBinary(t)
+	out, err := exec.Command(agentBin, "version", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("version: %v", err)
+	}
+	var v versionInfo
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Version != builtVersion || v.Commit != builtCommit {
+		t.Errorf("version %q commit %q; want %q and %q", v.Version, v.Commit, builtVersion, builtCommit)
+	}
+	if r := runCLI(t, "version"); !strings.HasPrefix(r.stdout, "upgradescope dev\ncommit:     ") {
+		t.Errorf("an unstamped build says:\n%s", r.stdout)
 	}
 }

@@ -8,8 +8,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is stamped by the build: -ldflags "-X main.version=v0.1.0".
-var version = "dev"
+// version and commit are stamped by make build: -ldflags "-X main.version=v0.1.0 -X
+// main.commit=…". Without them (go run), version says dev and commit falls back to what go
+// build recorded (see buildCommit).
+var (
+	version = "dev"
+	commit  = ""
+)
 
 type streams struct {
 	in       io.Reader
