@@ -159,7 +159,7 @@ func (f *agentFlags) policy(ctx context.Context) (*agent.Policy, error) {
 
 // clients connect to the cluster and, with --manage-crd, apply the ClusterReadiness CRD.
 func (f *agentFlags) clients(ctx context.Context) (*cluster.Collector, dynamic.Interface, error) {
-	_, cfg, err := f.live.restConfig()
+	_, cfg, err := f.live.restConfig("; the agent is meant to run in a pod, with its service account (deploy/chart)")
 	if err != nil {
 		return nil, nil, err
 	}

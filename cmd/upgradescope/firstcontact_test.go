@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -51,5 +53,58 @@ func TestMakeBuildStampsTheVersionAndCommit(t *testing.T) {
 	}
 	if r := runCLI(t, "version"); !strings.HasPrefix(r.stdout, "upgradescope dev\ncommit:     ") {
 		t.Errorf("an unstamped build says:\n%s", r.stdout)
+	}
+}
+
+// Without a kubeconfig (an empty HOME, no KUBECONFIG) and outside a pod, a live command says
+// what to pass instead of client-go's "try setting KUBERNETES_MASTER". The binary runs in its
+// own environment: client-go reads HOME once, at start.
+func TestLiveCommandsWithoutAKubeconfigSayWhatToPass(t *testing.T) {
+	buildBinary(t)
+	home := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != "HOME" && name != "KUBECONFIG" && name != "KUBERNETES_SERVICE_HOST" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home)
+	tests := []struct {
+		name     string
+		args     []string
+		want     []string
+		wantNone []string
+	}{
+		{name: "scan offers --files", args: []string{"scan", "--target", "1.37"},
+			want: []string{"no cluster to read", home + "/.kube/config", "--kubeconfig FILE", "--context NAME", "--files PATH"}},
+		{name: "scan with only --context says the same", args: []string{"scan", "--target", "1.37", "--context", "prod"},
+			want: []string{"no cluster to read", home + "/.kube/config", "--kubeconfig FILE", "--files PATH"}},
+		{name: "inventory offers --files", args: []string{"inventory"},
+			want: []string{"no cluster to read", "--kubeconfig FILE", "--context NAME", "--files PATH"}},
+		{name: "agent says it runs in a pod and offers no --files", args: []string{"agent", "--manage-crd=false"},
+			want: []string{"no cluster to read", "--kubeconfig FILE", "--context NAME", "run in a pod"}, wantNone: []string{"--files"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(agentBin, tt.args...)
+			cmd.Env = env
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitErr {
+				t.Errorf("exit %v, want 1", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+			for _, w := range append(tt.wantNone, "KUBERNETES_MASTER") {
+				if strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr says %q:\n%s", w, stderr.String())
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -47,7 +48,7 @@ type liveTarget struct {
 // collectLive reads the cluster of the chosen context. A cluster whose version cannot be read
 // at all is an error: nothing else could be trusted.
 func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLabel string, now time.Time) (*inventory.Document, liveTarget, error) {
-	loader, cfg, err := f.restConfig()
+	loader, cfg, err := f.restConfig(", or --files PATH to judge rendered manifests instead")
 	if err != nil {
 		return nil, liveTarget{}, err
 	}
@@ -78,18 +79,35 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 	return doc, target, nil
 }
 
-// restConfig loads the chosen kubeconfig context (or the in-cluster config).
-func (f *liveFlags) restConfig() (clientcmd.ClientConfig, *rest.Config, error) {
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: f.context},
-	)
+// restConfig loads the chosen kubeconfig context (or the in-cluster config). Without either,
+// the error says what to pass, ending with otherwise: what else the command can do.
+func (f *liveFlags) restConfig(otherwise string) (clientcmd.ClientConfig, *rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
 	cfg, err := loader.ClientConfig()
 	if err != nil {
+		if clientcmd.IsEmptyConfig(err) || f.context != "" && noKubeconfig(rules) {
+			// client-go says "try setting KUBERNETES_MASTER", which nobody should.
+			return nil, nil, fmt.Errorf("no cluster to read: no kubeconfig at %s, and not running in a pod: pass --kubeconfig FILE and --context NAME%s",
+				strings.Join(rules.GetLoadingPrecedence(), " or "), otherwise)
+		}
 		return nil, nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	cfg.Timeout = f.requestTimeout
 	return loader, cfg, nil
+}
+
+// noKubeconfig is true when no file the rules would read exists.
+func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) bool {
+	if rules.ExplicitPath != "" {
+		return false
+	}
+	for _, p := range rules.GetLoadingPrecedence() {
+		if _, err := os.Stat(p); err == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // collectOptions are the collector options a live scan and the agent share.
