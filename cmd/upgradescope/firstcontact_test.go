@@ -108,3 +108,18 @@ func TestLiveCommandsWithoutAKubeconfigSayWhatToPass(t *testing.T) {
 		})
 	}
 }
+
+// --plan with a format that cannot show a plan is refused before anything is read: the
+// manifests and the inventory below do not exist, and the error is about the format.
+func TestPlanInAFormatWithoutPlansIsRefusedBeforeReadingAnything(t *testing.T) {
+	for _, args := range [][]string{
+		{"scan", "--files", "/nonexistent", "--target", "1.33", "--plan", "--from", "1.30", "-o", "sarif"},
+		{"scan", "--files", "/nonexistent", "--target", "1.33", "--plan", "--from", "1.30", "-o", "junit"},
+		{"eval", "--inventory", "/nonexistent.json", "--target", "1.33", "--plan", "-o", "sarif"},
+	} {
+		r := runCLI(t, args...)
+		if r.code != exitErr || !strings.Contains(r.stderr, "renders as table or json") || strings.Contains(r.stderr, "nonexistent") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 refusing the format before reading", args, r.code, r.stderr)
+		}
+	}
+}

@@ -70,6 +70,10 @@ func (f *judgeFlags) validate() (*judgement, error) {
 	if j.format, err = output.ParseFormat(f.output); err != nil {
 		return nil, err
 	}
+	// Refused here, before a collection and an evaluation that could only end in this error.
+	if f.plan && j.format != output.FormatTable && j.format != output.FormatJSON {
+		return nil, fmt.Errorf("--plan: an upgrade plan renders as table or json, not %s", j.format)
+	}
 	if j.failOn, err = engine.ParseFailOn(f.failOn); err != nil {
 		return nil, err
 	}
