@@ -168,6 +168,12 @@ func newBundleServeCommand(s streams) *cobra.Command {
 		Example: "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A mistyped DIR would otherwise serve 404s to every agent until someone looked.
+			if info, err := os.Stat(args[0]); err != nil {
+				return fmt.Errorf("bundle serve: %w", err)
+			} else if !info.IsDir() {
+				return fmt.Errorf("bundle serve: %s is a file; want the directory that holds the bundles", args[0])
+			}
 			var opts bundles.ServeOptions
 			if tokenFile != "" {
 				raw, err := os.ReadFile(tokenFile)
@@ -179,6 +185,9 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on --addr %s: %w", addr, err)
+			}
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" {
+				fmt.Fprintf(s.err, "warning: serving on %s, beyond this machine, without --token-file: anyone who can reach it can download the bundles\n", ln.Addr())
 			}
 			fmt.Fprintf(s.err, "serving bundles from %s on http://%s\n", args[0], ln.Addr())
 			srv := &http.Server{Handler: bundles.Handler(args[0], opts), ReadHeaderTimeout: 5 * time.Second}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The chart's templates start with "{{- if": they are unrendered templates, skipped with a
@@ -122,4 +126,58 @@ func TestPlanInAFormatWithoutPlansIsRefusedBeforeReadingAnything(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 refusing the format before reading", args, r.code, r.stderr)
 		}
 	}
+}
+
+func TestBundleServeRefusesAMissingDirectory(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "bundels")
+	file := write(t, t.TempDir(), "kb.tar.gz", "not a directory")
+	for _, dir := range []string{missing, file} {
+		r := runCLI(t, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+		if r.code != exitErr || !strings.Contains(r.stderr, dir) {
+			t.Errorf("serve %s: exit %d, stderr %q; want 1 naming it", dir, r.code, r.stderr)
+		}
+	}
+}
+
+// bundle serve warns when it listens beyond loopback without a token, and only then.
+func TestBundleServeWarnsOnANonLoopbackAddressWithoutAToken(t *testing.T) {
+	token := write(t, t.TempDir(), "token", "s3cret\n")
+	tests := []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{name: "all interfaces without a token warn", args: []string{"--addr", "0.0.0.0:0"}, warn: true},
+		{name: "all interfaces with a token do not", args: []string{"--addr", "0.0.0.0:0", "--token-file", token}},
+		{name: "loopback without a token does not", args: []string{"--addr", "127.0.0.1:0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stderr := serveUntilListening(t, append([]string{t.TempDir()}, tt.args...))
+			if warned := strings.Contains(stderr, "warning: serving on") && strings.Contains(stderr, "without --token-file"); warned != tt.warn {
+				t.Errorf("warned = %v, want %v; stderr:\n%s", warned, tt.warn, stderr)
+			}
+		})
+	}
+}
+
+// serveUntilListening runs `bundle serve args…` until it says it is serving, stops it, and
+// returns what it wrote to stderr.
+func serveUntilListening(t *testing.T, args []string) string {
+	t.Helper()
+	var stderr syncBuffer
+	cmd := newBundleServeCommand(streams{in: strings.NewReader(""), out: io.Discard, err: &stderr})
+	cmd.SetArgs(args)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "serving bundles") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	return stderr.String()
 }
