@@ -87,7 +87,7 @@ func newBundleSignCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "signed bundle file to write")
 	cmd.Flags().StringVar(&key, "signing-key", "", "PEM private key file (RSA or EC)")
-	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm: RS256, ES256, … (default: from the key type)")
+	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm to sign with: RS256, ES256, … (default: from the key type)")
 	cmd.Flags().StringVar(&claims, "claims-file", "", "JSON file of extra claims for the signature")
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("signing-key")
@@ -97,13 +97,18 @@ func newBundleSignCommand() *cobra.Command {
 func newBundleVerifyCommand(s streams) *cobra.Command {
 	var key, alg string
 	cmd := &cobra.Command{
-		Use:   "verify BUNDLE.tar.gz --key PUBLIC.pem",
-		Short: "Check a bundle's signature covers every file and was made with the key",
-		Args:  cobra.ExactArgs(1),
+		Use:     "verify BUNDLE.tar.gz --verification-key PUBLIC.pem",
+		Short:   "Check a bundle's signature covers every file and was made with the key, as opa build --verification-key does",
+		Example: "  upgradescope bundle verify builtin.signed.tar.gz --verification-key public.pem",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			// Checked here, not with MarkFlagRequired, so that the old --key still counts.
+			if key == "" {
+				return errors.New(`required flag "verification-key" not set`)
+			}
 			vc, err := bundles.VerificationFromFile(key, alg)
 			if err != nil {
-				return fmt.Errorf("--key: %w", err)
+				return fmt.Errorf("--verification-key: %w", err)
 			}
 			return readBundleFile(args[0], func(in io.Reader) error {
 				b, err := bundles.Read(in, vc)
@@ -114,9 +119,10 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "PEM public key file")
-	cmd.Flags().StringVar(&alg, "alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
-	_ = cmd.MarkFlagRequired("key")
+	cmd.Flags().StringVar(&key, "verification-key", "", "PEM public key file (required)")
+	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
+	deprecatedAlias(cmd, "key", "verification-key")
+	deprecatedAlias(cmd, "alg", "signing-alg")
 	return cmd
 }
 

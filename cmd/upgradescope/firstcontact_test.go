@@ -181,3 +181,49 @@ func serveUntilListening(t *testing.T, args []string) string {
 	}
 	return stderr.String()
 }
+
+// The key and algorithm flags have one spelling everywhere, OPA's; the old ones still work,
+// hidden, with a warning on stderr that leaves the report on stdout alone.
+func TestKeyFlagsHaveOneSpellingAndTheOldOnesStillWork(t *testing.T) {
+	dir := t.TempDir()
+	private, public := writeRSAKeys(t, dir)
+	_, signed := kbBundle(t, dir, private, "2027-01-05.1", "1.36")
+	scan := func(keyFlags ...string) []string {
+		return append([]string{"scan", "--files", examples, "--target", "1.36", "--fail-on", "never", "-o", "json", pinned, "--bundle", signed}, keyFlags...)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		stdout  string
+		warning string
+		noWarn  bool
+	}{
+		{name: "verify takes --verification-key and --signing-alg", args: []string{"bundle", "verify", signed, "--verification-key", public, "--signing-alg", "RS256"},
+			stdout: "signature verified", noWarn: true},
+		{name: "verify still takes --key and --alg", args: []string{"bundle", "verify", signed, "--key", public, "--alg", "RS256"},
+			stdout: "signature verified", warning: "warning: --key is deprecated; use --verification-key"},
+		{name: "scan takes --verification-key and --signing-alg", args: scan("--verification-key", public, "--signing-alg", "RS256"),
+			stdout: `"schemaVersion"`, noWarn: true},
+		{name: "scan still takes --bundle-verification-key and --bundle-verification-alg", args: scan("--bundle-verification-key", public, "--bundle-verification-alg", "RS256"),
+			stdout: `"schemaVersion"`, warning: "warning: --bundle-verification-alg is deprecated; use --signing-alg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.args...)
+			if r.code != 0 || !strings.Contains(r.stdout, tt.stdout) {
+				t.Fatalf("exit %d, stdout lacks %q; stderr %q", r.code, tt.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout, "is deprecated; use") || tt.noWarn && r.stderr != "" || !strings.Contains(r.stderr, tt.warning) {
+				t.Errorf("stderr %q; want the warning %q, on stderr only", r.stderr, tt.warning)
+			}
+		})
+	}
+	// Help names only the new spellings.
+	for _, cmd := range [][]string{{"bundle", "verify"}, {"scan"}, {"eval"}, {"agent"}, {"inventory"}, {"version"}} {
+		help := runCLI(t, append(cmd, "--help")...).stdout
+		if !strings.Contains(help, "--verification-key") || !strings.Contains(help, "--signing-alg") ||
+			strings.Contains(help, "--bundle-verification") || strings.Contains(help, "--key ") || strings.Contains(help, "--alg ") {
+			t.Errorf("%v --help:\n%s", cmd, help)
+		}
+	}
+}

@@ -56,6 +56,6 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
 	lf.register(cmd)
-	bf.register(cmd.Flags())
+	bf.register(cmd)
 	return cmd
 }

@@ -39,7 +39,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
-	f.bundles.register(fl)
+	f.bundles.register(cmd)
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")

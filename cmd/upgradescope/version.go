@@ -52,7 +52,7 @@ func newVersionCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "text or json")
-	bf.register(cmd.Flags())
+	bf.register(cmd)
 	return cmd
 }
 
