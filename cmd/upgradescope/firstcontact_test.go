@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // The chart's templates start with "{{- if": they are unrendered templates, skipped with a
@@ -224,6 +226,48 @@ func TestKeyFlagsHaveOneSpellingAndTheOldOnesStillWork(t *testing.T) {
 		if !strings.Contains(help, "--verification-key") || !strings.Contains(help, "--signing-alg") ||
 			strings.Contains(help, "--bundle-verification") || strings.Contains(help, "--key ") || strings.Contains(help, "--alg ") {
 			t.Errorf("%v --help:\n%s", cmd, help)
+		}
+	}
+}
+
+// No command's help shows a bool flag as "--plan[=true|false]", and bool flags still parse
+// bare and as --flag=false.
+func TestHelpShowsBoolFlagsWithoutValueNoise(t *testing.T) {
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
+		}
+	}
+	walk(newRootCommand(streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard}), nil)
+	if len(paths) < 10 {
+		t.Fatalf("walked only %v", paths)
+	}
+	paths = append(paths, []string{"completion", "bash"}) // cobra's, added at execution otherwise
+	for _, path := range paths {
+		r := runCLI(t, append(path, "--help")...)
+		if r.code != 0 || strings.Contains(r.stdout, "[=") || !strings.Contains(r.stdout, "  -h, --help ") {
+			t.Errorf("%v --help: exit %d\n%s", path, r.code, r.stdout)
+		}
+	}
+	if help := runCLI(t, "scan", "--help").stdout; !strings.Contains(help, "      --plan  ") || !strings.Contains(help, "      --allow-incomplete  ") {
+		t.Errorf("scan --help:\n%s", help)
+	}
+	if help := runCLI(t, "agent", "--help").stdout; !strings.Contains(help, "      --manage-crd  ") || !strings.Contains(help, "(default true)") {
+		t.Errorf("agent --help:\n%s", help)
+	}
+	// A document that cannot be decoded makes the verdict unknown, which only --allow-incomplete passes.
+	broken := t.TempDir()
+	write(t, broken, "ok.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\n")
+	write(t, broken, "bad.yaml", "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: x: y\n")
+	for _, tt := range []struct {
+		flag string
+		code int
+	}{{"--allow-incomplete", 0}, {"--allow-incomplete=true", 0}, {"--allow-incomplete=false", 2}} {
+		if r := runCLI(t, "scan", "--files", broken, "--target", "1.37", tt.flag, pinned); r.code != tt.code {
+			t.Errorf("%s: exit %d, want %d\n%s", tt.flag, r.code, tt.code, r.stderr)
 		}
 	}
 }

@@ -29,3 +29,29 @@ func (a *aliasValue) Set(s string) error {
 	a.warn()
 	return a.Value.Set(s)
 }
+
+// plainBools shows every bool flag of cmd and its subcommands as "--plan" in help, not as
+// "--plan[=true|false]", which pflag 1.1 (required by OPA) prints for every bool flag it
+// recognises. The flags still take no value and still accept --plan=false. The help,
+// version and completion flags cobra adds later are added here first, so they are covered.
+func plainBools(cmd *cobra.Command) {
+	if !cmd.HasParent() {
+		cmd.InitDefaultVersionFlag()
+		cmd.InitDefaultCompletionCmd()
+	}
+	cmd.InitDefaultHelpFlag()
+	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.PersistentFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if _, done := f.Value.(plainBool); !done && f.Value.Type() == "bool" && f.NoOptDefVal == "true" {
+				f.Value = plainBool{f.Value}
+			}
+		})
+	}
+	for _, sub := range cmd.Commands() {
+		plainBools(sub)
+	}
+}
+
+// plainBool is a bool flag's value without the IsBoolFlag method pflag's help looks for;
+// NoOptDefVal, which pflag's parser looks at, still makes "--plan" mean true.
+type plainBool struct{ pflag.Value }

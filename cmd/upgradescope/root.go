@@ -79,5 +79,6 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newAgentCommand(s),
 		newBundleCommand(s),
 	)
+	plainBools(cmd)
 	return cmd
 }
