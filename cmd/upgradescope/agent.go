@@ -79,6 +79,8 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as text (logfmt) or json")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	completeValues(cmd, "log-format", "text", "json")
+	completeValues(cmd, "log-level", "debug", "info", "warn", "error")
 	f.bundles.register(cmd)
 	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
 	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")

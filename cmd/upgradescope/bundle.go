@@ -37,7 +37,8 @@ func newBundleBuildCommand() *cobra.Command {
 		Short: "Build a bundle from a directory with a .manifest; Rego tests are left out",
 		Example: `  upgradescope bundle build policies/kb -o kb.tar.gz --revision 2027-01-05.1
   upgradescope bundle build examples/policies -o acme.tar.gz`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDirs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var buf bytes.Buffer
 			if err := bundles.Build(args[0], revision, &buf); err != nil {
@@ -89,6 +90,7 @@ func newBundleSignCommand() *cobra.Command {
 	cmd.Flags().StringVar(&key, "signing-key", "", "PEM private key file (RSA or EC)")
 	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm to sign with: RS256, ES256, … (default: from the key type)")
 	cmd.Flags().StringVar(&claims, "claims-file", "", "JSON file of extra claims for the signature")
+	completeValues(cmd, "signing-alg", signingAlgs...)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("signing-key")
 	return cmd
@@ -121,6 +123,7 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&key, "verification-key", "", "PEM public key file (required)")
 	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
+	completeValues(cmd, "signing-alg", signingAlgs...)
 	deprecatedAlias(cmd, "key", "verification-key")
 	deprecatedAlias(cmd, "alg", "signing-alg")
 	return cmd
@@ -169,10 +172,11 @@ func writeOutput(path string, data []byte) error {
 func newBundleServeCommand(s streams) *cobra.Command {
 	var addr, tokenFile string
 	cmd := &cobra.Command{
-		Use:     "serve DIR",
-		Short:   "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
-		Example: "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
-		Args:    cobra.ExactArgs(1),
+		Use:               "serve DIR",
+		Short:             "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
+		Example:           "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDirs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A mistyped DIR would otherwise serve 404s to every agent until someone looked.
 			if info, err := os.Stat(args[0]); err != nil {

@@ -29,6 +29,7 @@ func (b *bundleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&b.alg, "signing-alg", "", "JWA algorithm the bundles were signed with (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
 	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs, read again for every request")
 	fl.StringVar(&b.caFile, "bundle-ca-file", "", "PEM bundle trusted for https bundle URLs, besides the system roots")
+	completeValues(cmd, "signing-alg", signingAlgs...)
 	deprecatedAlias(cmd, "bundle-verification-key", "verification-key")
 	deprecatedAlias(cmd, "bundle-verification-alg", "signing-alg")
 }

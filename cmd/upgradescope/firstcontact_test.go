@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +270,44 @@ func TestHelpShowsBoolFlagsWithoutValueNoise(t *testing.T) {
 		if r := runCLI(t, "scan", "--files", broken, "--target", "1.37", tt.flag, pinned); r.code != tt.code {
 			t.Errorf("%s: exit %d, want %d\n%s", tt.flag, r.code, tt.code, r.stderr)
 		}
+	}
+}
+
+// Shell completion (cobra's __complete, what the generated scripts call) offers the values of
+// flags that take one of a few.
+func TestShellCompletionOffersFlagValues(t *testing.T) {
+	kubeconfig := write(t, t.TempDir(), "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: prod, context: {cluster: c, user: u}}, {name: dev, context: {cluster: c, user: u}}]
+current-context: dev
+`)
+	noFiles := ":4" // cobra.ShellCompDirectiveNoFileComp
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "scan --output", args: []string{"scan", "--output", ""}, want: []string{"table", "json", "sarif", "junit", noFiles}},
+		{name: "scan -o", args: []string{"scan", "-o", "s"}, want: []string{"table", "json", "sarif", "junit", noFiles}},
+		{name: "eval --fail-on", args: []string{"eval", "--fail-on", ""}, want: []string{"blocker", "warning", "never", noFiles}},
+		{name: "scan --fail-on", args: []string{"scan", "--fail-on", ""}, want: []string{"blocker", "warning", "never", noFiles}},
+		{name: "version --output", args: []string{"version", "--output", ""}, want: []string{"text", "json", noFiles}},
+		{name: "agent --log-format", args: []string{"agent", "--log-format", ""}, want: []string{"text", "json", noFiles}},
+		{name: "agent --log-level", args: []string{"agent", "--log-level", ""}, want: []string{"debug", "info", "warn", "error", noFiles}},
+		{name: "scan --signing-alg", args: []string{"scan", "--signing-alg", ""}, want: append(append([]string(nil), signingAlgs...), noFiles)},
+		{name: "bundle verify --signing-alg", args: []string{"bundle", "verify", "--signing-alg", ""}, want: append(append([]string(nil), signingAlgs...), noFiles)},
+		{name: "bundle sign --signing-alg", args: []string{"bundle", "sign", "--signing-alg", ""}, want: append(append([]string(nil), signingAlgs...), noFiles)},
+		{name: "scan --context names the kubeconfig's contexts", args: []string{"scan", "--kubeconfig", kubeconfig, "--context", ""}, want: []string{"dev", "prod", noFiles}},
+		{name: "bundle serve DIR offers directories", args: []string{"bundle", "serve", ""}, want: []string{":16"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, append([]string{"__complete"}, tt.args...)...)
+			if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); r.code != 0 || !slices.Equal(got, tt.want) {
+				t.Errorf("exit %d, completions %q; want %q", r.code, got, tt.want)
+			}
+		})
 	}
 }

@@ -7,6 +7,24 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// signingAlgs are the JWA algorithms for RSA and EC keys, offered by shell completion.
+var signingAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
+
+// completeValues makes shell completion offer values for the flag name, and no file names.
+func completeValues(cmd *cobra.Command, name string, values ...string) {
+	if err := cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)); err != nil {
+		panic(err) // a flag that does not exist, or registered twice: a programming error
+	}
+}
+
+// completeDirs makes shell completion offer directories for a command's DIR argument.
+func completeDirs(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveFilterDirs
+}
+
 // deprecatedAlias keeps old as a hidden spelling of the flag name: it sets the same value and
 // warns on stderr. pflag's own MarkDeprecated would print the warning through cobra to stdout,
 // into the report a pipeline reads.

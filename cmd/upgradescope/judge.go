@@ -43,7 +43,12 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")
+	completeValues(cmd, "output", outputFormats...)
+	completeValues(cmd, "fail-on", engine.FailOnBlocker, engine.FailOnWarning, engine.FailOnNever)
 }
+
+// outputFormats are the --output values, for shell completion.
+var outputFormats = []string{output.FormatTable, output.FormatJSON, output.FormatSARIF, output.FormatJUnit}
 
 // judgement is a validated judgeFlags.
 type judgement struct {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,22 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", cluster.DefaultRequestTimeout, "limit for one API request; each collector step gets twice this")
 	cmd.Flags().BoolVar(&f.countRequests, "count-requests", false, "print how many API requests the collection made (for make bench-live)")
 	_ = cmd.Flags().MarkHidden("count-requests")
+	_ = cmd.RegisterFlagCompletionFunc("context", f.completeContexts)
+}
+
+// completeContexts offers the contexts of the kubeconfig a scan would read, as kubectl does.
+func (f *liveFlags) completeContexts(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
+	cfg, err := rules.Load()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names := make([]cobra.Completion, 0, len(cfg.Contexts))
+	for name := range cfg.Contexts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
 // scanBudget bounds a whole live collection; each step also has its own deadline.

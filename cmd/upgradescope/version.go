@@ -52,6 +52,7 @@ func newVersionCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "text or json")
+	completeValues(cmd, "output", "text", "json")
 	bf.register(cmd)
 	return cmd
 }
