@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/internal/progress"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // The chart's templates start with "{{- if": they are unrendered templates, skipped with a
@@ -307,6 +313,70 @@ current-context: dev
 			r := runCLI(t, append([]string{"__complete"}, tt.args...)...)
 			if got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); r.code != 0 || !slices.Equal(got, tt.want) {
 				t.Errorf("exit %d, completions %q; want %q", r.code, got, tt.want)
+			}
+		})
+	}
+}
+
+// --timeout bounds the whole live collection. An API server that accepts requests and never
+// answers them makes a scan with --timeout 1ms fail at once, saying what ran out and what to
+// do, where --request-timeout alone would wait a minute per step.
+func TestLiveScanPastItsTimeoutFailsClearly(t *testing.T) {
+	silent := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer silent.Close()
+	kubeconfig := write(t, t.TempDir(), "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: silent, cluster: {server: "`+silent.URL+`"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: silent, context: {cluster: silent, user: u}}]
+current-context: silent
+`)
+	for _, cmd := range [][]string{{"scan", "--target", "1.37"}, {"inventory"}} {
+		start := time.Now()
+		r := runCLI(t, append(cmd, "--kubeconfig", kubeconfig, "--timeout", "1ms", "--request-timeout", "30s")...)
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("%v took %s", cmd, took)
+		}
+		if r.code != exitErr || !strings.Contains(r.stderr, "did not finish within --timeout 1ms") || !strings.Contains(r.stderr, "raise --timeout") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 naming --timeout", cmd, r.code, r.stderr)
+		}
+	}
+	if help := runCLI(t, "scan", "--help").stdout; !strings.Contains(help, "--timeout duration") || !strings.Contains(help, "(default 5m0s)") {
+		t.Errorf("scan --help lacks --timeout with its 5m default:\n%s", help)
+	}
+}
+
+// A live collection's steps read as what each found, or what kept it from seeing everything.
+func TestCollectorStepsShowWhatTheyFoundOrWhyNot(t *testing.T) {
+	tests := []struct {
+		name string
+		step cluster.Step
+		want string
+	}{
+		{name: "a step that saw everything counts what it found",
+			step: cluster.Step{Name: "api-usage", Index: 3, Total: 8, Done: true, Found: 212, Unit: "objects at flagged APIs", Capability: &inventory.Capability{Available: true}},
+			want: "[3/8] api-usage: 212 objects at flagged APIs\n"},
+		{name: "a partial step says why",
+			step: cluster.Step{Name: "helm", Index: 7, Total: 8, Done: true, Found: 2, Unit: "Helm releases", Capability: &inventory.Capability{Available: true, Partial: true, Reason: "1 release could not be decoded"}},
+			want: "[7/8] helm: 2 Helm releases (partial: 1 release could not be decoded)\n"},
+		{name: "an unavailable step says it was not assessed",
+			step: cluster.Step{Name: "crds", Index: 6, Total: 8, Done: true, Unit: "CRDs", Capability: &inventory.Capability{Reason: "crds: forbidden"}},
+			want: "[6/8] crds: not assessed: crds: forbidden\n"},
+		{name: "gitops has no capability of its own",
+			step: cluster.Step{Name: "gitops", Index: 8, Total: 8, Done: true, Found: 1, Unit: "Argo CD and Flux charts"},
+			want: "[8/8] gitops: 1 Argo CD and Flux charts\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var term strings.Builder
+			rep := progress.New(&term)
+			start := tt.step
+			start.Done, start.Capability = false, nil
+			showStep(rep)(start)
+			showStep(rep)(tt.step)
+			rep.Close()
+			if !strings.HasSuffix(term.String(), tt.want) {
+				t.Errorf("terminal shows %q, want it to end with %q", term.String(), tt.want)
 			}
 		})
 	}

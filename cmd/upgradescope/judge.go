@@ -11,6 +11,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 )
@@ -27,6 +28,7 @@ type judgeFlags struct {
 	plan            bool
 	from            string
 	bundles         bundleFlags
+	quiet           bool
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -40,6 +42,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
 	f.bundles.register(cmd)
+	registerQuiet(cmd, &f.quiet)
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")
@@ -100,7 +103,7 @@ func parseNow(s string) (time.Time, error) {
 	return t, nil
 }
 
-func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
+func (f *judgeFlags) newEngine(ctx context.Context, rep *progress.Reporter) (*engine.Engine, error) {
 	opts, err := f.bundles.engineOptions(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +112,7 @@ func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
 	for _, p := range f.policies {
 		opts = append(opts, engine.WithPolicy(p))
 	}
-	return engine.New(ctx, opts...)
+	return loadEngine(ctx, rep, opts)
 }
 
 // ignoreRules loads --config, or discovers .upgradescope.yaml in dir and then in the
@@ -134,8 +137,9 @@ func (f *judgeFlags) ignoreRules(dir string) ([]engine.IgnoreRule, error) {
 	return c.Ignore, nil
 }
 
-// judge evaluates doc, renders the report and turns the gate into an exit code.
-func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
+// judge evaluates doc, renders the report and turns the gate into an exit code. It closes
+// rep before the report is written.
+func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporter, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
 	rules, err := f.ignoreRules(configDir)
 	if err != nil {
 		return err
@@ -149,10 +153,17 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 		j.targets = hops
 		opts = append(opts, engine.WithPlan(from))
 	}
+	rep.Start("evaluating " + plural(len(j.targets), "target", "targets"))
 	report, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
 	if err != nil {
 		return err
 	}
+	var verdicts []string
+	for _, t := range report.Targets {
+		verdicts = append(verdicts, t.Target+" "+t.Verdict)
+	}
+	rep.Done(strings.Join(verdicts, ", "))
+	rep.Close()
 	report.KubeContext, report.APIServer = j.kubeContext, j.apiServer
 	if err := output.Render(s.out, j.format, report, output.Options{FailOn: j.failOn}); err != nil {
 		return fmt.Errorf("write report: %w", err)
