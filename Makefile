@@ -13,9 +13,16 @@ REGO  := policies/rules policies/kb examples/policies testdata/policies/team-lab
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
+# make build stamps the version (the nearest tag, else the commit; -dirty with local changes)
+# and the commit into the binary; `go run` says dev. Override either: make build VERSION=v0.3.0
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+BIN     ?= bin/upgradescope
+LDFLAGS  = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
 .PHONY: build
-build: ## build bin/upgradescope
-	go build -o bin/upgradescope ./cmd/upgradescope
+build: ## build bin/upgradescope, stamped with the version and commit
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/upgradescope
 
 .PHONY: test
 test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
@@ -30,8 +37,9 @@ vet: ## go vet and gofmt
 	  if [ -n "$$linked" ]; then echo "a report reader links OPA ($$linked)"; exit 1; fi
 
 .PHONY: go-test
-go-test: ## Go tests: inventory, collectors, engine, outputs, CLI
-	go test -count=1 ./... # never cached: integration tests read API servers the cache cannot see
+go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how many tests skipped and why
+	@# never cached: integration tests read API servers the cache cannot see
+	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
 
 .PHONY: race
 race: ## the race detector over the bundle poller, hot swap and bundle server

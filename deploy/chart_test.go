@@ -91,7 +91,7 @@ func TestChartValues(t *testing.T) {
 		{"bundle URLs are polled with the key from a ConfigMap and a cache",
 			map[string]any{"bundles": map[string]any{"urls": []any{"https://bundles.example/kb.tar.gz"}, "verificationKey": "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----\n",
 				"tokenSecret": map[string]any{"name": "bundle-token", "key": "token"}}},
-			[]string{"--bundle-url=https://bundles.example/kb.tar.gz", "--bundle-verification-key=/etc/upgradescope/bundles/key.pem",
+			[]string{"--bundle-url=https://bundles.example/kb.tar.gz", "--verification-key=/etc/upgradescope/bundles/key.pem",
 				"--bundle-cache=/var/cache/upgradescope/bundles", "--bundle-token-file=/etc/upgradescope/bundle-token/token",
 				"key.pem: \"-----BEGIN PUBLIC KEY-----\\nabc", "emptyDir: {}", "secretName: bundle-token"}, nil},
 		{"without bundle URLs nothing about bundles is rendered", nil, nil, []string{"--bundle", "bundle-key"}},

@@ -77,8 +77,10 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
-	f.bundles.register(cmd.Flags())
-	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --bundle-verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
+	completeValues(cmd, "log-format", logging.Formats...)
+	completeValues(cmd, "log-level", logging.Levels...)
+	f.bundles.register(cmd)
+	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
 	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")
 	cmd.Flags().DurationVar(&f.pollMin, "bundle-poll-min-delay", time.Minute, "shortest wait between polls of a --bundle-url (jittered up to the maximum)")
 	cmd.Flags().DurationVar(&f.pollMax, "bundle-poll-max-delay", 2*time.Minute, "longest wait between polls of a --bundle-url")
@@ -160,7 +162,7 @@ func (f *agentFlags) policy(ctx context.Context) (*agent.Policy, error) {
 
 // clients connect to the cluster and, with --manage-crd, apply the ClusterReadiness CRD.
 func (f *agentFlags) clients(ctx context.Context) (*cluster.Collector, dynamic.Interface, error) {
-	_, cfg, err := f.live.restConfig()
+	_, cfg, err := f.live.restConfig("; the agent is meant to run in a pod, with its service account (deploy/chart)")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -210,7 +212,7 @@ func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, err
 		}
 	}
 	if f.bundles.keyFile == "" {
-		return po, errors.New("--bundle-url: polled bundles must be signed; pass --bundle-verification-key")
+		return po, errors.New("--bundle-url: polled bundles must be signed; pass --verification-key")
 	}
 	if f.pollMin < time.Second || f.pollMax < f.pollMin {
 		return po, fmt.Errorf("--bundle-poll-min-delay %s and --bundle-poll-max-delay %s: want 1s ≤ min ≤ max", f.pollMin, f.pollMax)

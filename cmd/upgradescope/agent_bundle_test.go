@@ -80,7 +80,7 @@ func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 	url := base + "/kb.tar.gz"
 	cache := filepath.Join(t.TempDir(), "bundle-cache")
 	logs := startAgent(t, kubeconfig, "--cr-name", name, "--bundle-url", url, "--bundle-url", base+"/acme.tar.gz",
-		"--bundle-verification-key", public, "--bundle-cache", cache,
+		"--verification-key", public, "--bundle-cache", cache,
 		"--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s", "--bundle-long-poll", "20s")
 
 	old := waitForBundleStatus(t, objects, name, "2027-01-05.1", "unknown")

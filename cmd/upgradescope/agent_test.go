@@ -151,7 +151,14 @@ func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...s
 	return logs
 }
 
-// buildBinary builds the upgradescope binary once per test run, into agentBin.
+// The version and commit buildBinary stamps through the Makefile.
+const (
+	builtVersion = "v0.0.0-test"
+	builtCommit  = "0123456789abcdef0123456789abcdef01234567"
+)
+
+// buildBinary builds the upgradescope binary once per test run, into agentBin, with
+// `make build` as a user would: TestMakeBuildStampsTheVersionAndCommit reads its stamp.
 func buildBinary(t *testing.T) {
 	t.Helper()
 	agentBinOnce.Do(func() {
@@ -161,8 +168,9 @@ func buildBinary(t *testing.T) {
 			return
 		}
 		agentBin = filepath.Join(dir, "upgradescope")
-		if out, err := exec.Command("go", "build", "-o", agentBin, ".").CombinedOutput(); err != nil {
-			agentBinErr = fmt.Errorf("build: %v\n%s", err, out)
+		build := exec.Command("make", "-s", "-C", "../..", "build", "BIN="+agentBin, "VERSION="+builtVersion, "COMMIT="+builtCommit)
+		if out, err := build.CombinedOutput(); err != nil {
+			agentBinErr = fmt.Errorf("make build: %v\n%s", err, out)
 		}
 	})
 	if agentBinErr != nil {

@@ -37,7 +37,8 @@ func newBundleBuildCommand() *cobra.Command {
 		Short: "Build a bundle from a directory with a .manifest; Rego tests are left out",
 		Example: `  upgradescope bundle build policies/kb -o kb.tar.gz --revision 2027-01-05.1
   upgradescope bundle build examples/policies -o acme.tar.gz`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDirs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var buf bytes.Buffer
 			if err := bundles.Build(args[0], revision, &buf); err != nil {
@@ -87,8 +88,9 @@ func newBundleSignCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "signed bundle file to write")
 	cmd.Flags().StringVar(&key, "signing-key", "", "PEM private key file (RSA or EC)")
-	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm: RS256, ES256, … (default: from the key type)")
+	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm to sign with: RS256, ES256, … (default: from the key type)")
 	cmd.Flags().StringVar(&claims, "claims-file", "", "JSON file of extra claims for the signature")
+	completeValues(cmd, "signing-alg", signingAlgs...)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("signing-key")
 	return cmd
@@ -97,13 +99,18 @@ func newBundleSignCommand() *cobra.Command {
 func newBundleVerifyCommand(s streams) *cobra.Command {
 	var key, alg string
 	cmd := &cobra.Command{
-		Use:   "verify BUNDLE.tar.gz --key PUBLIC.pem",
-		Short: "Check a bundle's signature covers every file and was made with the key",
-		Args:  cobra.ExactArgs(1),
+		Use:     "verify BUNDLE.tar.gz --verification-key PUBLIC.pem",
+		Short:   "Check a bundle's signature covers every file and was made with the key, as opa build --verification-key does",
+		Example: "  upgradescope bundle verify builtin.signed.tar.gz --verification-key public.pem",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			// Checked here, not with MarkFlagRequired, so that the old --key still counts.
+			if key == "" {
+				return errors.New(`required flag "verification-key" not set`)
+			}
 			vc, err := bundles.VerificationFromFile(key, alg)
 			if err != nil {
-				return fmt.Errorf("--key: %w", err)
+				return fmt.Errorf("--verification-key: %w", err)
 			}
 			return readBundleFile(args[0], func(in io.Reader) error {
 				b, err := bundles.Read(in, vc)
@@ -114,9 +121,11 @@ func newBundleVerifyCommand(s streams) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "PEM public key file")
-	cmd.Flags().StringVar(&alg, "alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
-	_ = cmd.MarkFlagRequired("key")
+	cmd.Flags().StringVar(&key, "verification-key", "", "PEM public key file (required)")
+	cmd.Flags().StringVar(&alg, "signing-alg", "", "JWA algorithm the bundle was signed with (default: from the key type)")
+	completeValues(cmd, "signing-alg", signingAlgs...)
+	deprecatedAlias(cmd, "key", "verification-key")
+	deprecatedAlias(cmd, "alg", "signing-alg")
 	return cmd
 }
 
@@ -163,11 +172,18 @@ func writeOutput(path string, data []byte) error {
 func newBundleServeCommand(s streams) *cobra.Command {
 	var addr, tokenFile string
 	cmd := &cobra.Command{
-		Use:     "serve DIR",
-		Short:   "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
-		Example: "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
-		Args:    cobra.ExactArgs(1),
+		Use:               "serve DIR",
+		Short:             "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
+		Example:           "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeDirs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A mistyped DIR would otherwise serve 404s to every agent until someone looked.
+			if info, err := os.Stat(args[0]); err != nil {
+				return fmt.Errorf("bundle serve: %w", err)
+			} else if !info.IsDir() {
+				return fmt.Errorf("bundle serve: %s is a file; want the directory that holds the bundles", args[0])
+			}
 			var opts bundles.ServeOptions
 			if tokenFile != "" {
 				raw, err := os.ReadFile(tokenFile)
@@ -179,6 +195,9 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on --addr %s: %w", addr, err)
+			}
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" {
+				fmt.Fprintf(s.err, "warning: serving on %s, beyond this machine, without --token-file: anyone who can reach it can download the bundles\n", ln.Addr())
 			}
 			fmt.Fprintf(s.err, "serving bundles from %s on http://%s\n", args[0], ln.Addr())
 			srv := &http.Server{Handler: bundles.Handler(args[0], opts), ReadHeaderTimeout: 5 * time.Second}

@@ -46,8 +46,8 @@ func TestBundleBuildSignVerifyRoundTripAndStockOPAAgrees(t *testing.T) {
 	}{
 		{[]string{"bundle", "build", "../../policies/rules", "-o", unsigned, "--revision", "2026-11-29.5"}, 0, ""},
 		{[]string{"bundle", "sign", unsigned, "--signing-key", private, "-o", signed}, 0, ""},
-		{[]string{"bundle", "verify", signed, "--key", public}, 0, "signature verified (revision 2026-11-29.5)"},
-		{[]string{"bundle", "verify", unsigned, "--key", public}, 1, "missing .signatures.json"},
+		{[]string{"bundle", "verify", signed, "--verification-key", public}, 0, "signature verified (revision 2026-11-29.5)"},
+		{[]string{"bundle", "verify", unsigned, "--verification-key", public}, 1, "missing .signatures.json"},
 		{[]string{"bundle", "inspect", signed}, 0, `"signed": true`},
 	}
 	for _, s := range steps {
@@ -129,17 +129,17 @@ func TestScanLoadsSignedBundlesFromPathsAndURLsAndRefusesTheRest(t *testing.T) {
 		wantSource string
 		wantError  string
 	}{
-		{"a signed kb from a path replaces the embedded one", []string{"--bundle", signed, "--bundle-verification-key", public}, 0, signed, ""},
-		{"a signed kb from a URL replaces the embedded one", []string{"--bundle", url, "--bundle-verification-key", public}, 0, url, ""},
+		{"a signed kb from a path replaces the embedded one", []string{"--bundle", signed, "--verification-key", public}, 0, signed, ""},
+		{"a signed kb from a URL replaces the embedded one", []string{"--bundle", url, "--verification-key", public}, 0, url, ""},
 		{"an unsigned local bundle loads without a key", []string{"--bundle", unsigned}, 0, unsigned, ""},
 		{"a URL without a key is refused", []string{"--bundle", url}, 1, "", "must be signed"},
-		{"an unsigned bundle is refused when a key is given", []string{"--bundle", unsigned, "--bundle-verification-key", public}, 1, "", ".signatures.json"},
-		{"another key is refused", []string{"--bundle", signed, "--bundle-verification-key", otherPublic}, 1, "", "verification"},
+		{"an unsigned bundle is refused when a key is given", []string{"--bundle", unsigned, "--verification-key", public}, 1, "", ".signatures.json"},
+		{"another key is refused", []string{"--bundle", signed, "--verification-key", otherPublic}, 1, "", "verification"},
 		{"two kb bundles are refused", []string{"--bundle", signed, "--bundle", unsigned}, 1, "", "both replace the built-in kb bundle"},
 		{"a missing bundle names its path", []string{"--bundle", filepath.Join(dir, "nope.tar.gz")}, 1, "", "nope.tar.gz"},
 		{"a bundle directory loads like a tarball", []string{"--bundle", filepath.Join(dir, "kb-2027-01-05.1")}, 0, filepath.Join(dir, "kb-2027-01-05.1"), ""},
 		{"a directory without a manifest is refused", []string{"--bundle", examples}, 1, "", "no .manifest"},
-		{"eval takes the same flags", []string{"eval", "--inventory", "../../testdata/clean-is-ready/inventory.json", "--bundle", signed, "--bundle-verification-key", public}, 0, signed, ""},
+		{"eval takes the same flags", []string{"eval", "--inventory", "../../testdata/clean-is-ready/inventory.json", "--bundle", signed, "--verification-key", public}, 0, signed, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,7 +195,7 @@ func TestACustomPackShipsAsASignedBundle(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 		}
 	}
-	r := runCLI(t, "scan", "--files", manifests, "--target", "1.37", "--bundle", signed, "--bundle-verification-key", public, "--fail-on", "never", pinned)
+	r := runCLI(t, "scan", "--files", manifests, "--target", "1.37", "--bundle", signed, "--verification-key", public, "--fail-on", "never", pinned)
 	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules " + policies.RulesRevision + " (embedded), kb " + policies.KBRevision + " (embedded), acme 2026-11-29.1 (" + signed + ", signature verified)"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)

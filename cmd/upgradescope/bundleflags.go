@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
@@ -20,12 +20,18 @@ type bundleFlags struct {
 	caFile    string
 }
 
-func (b *bundleFlags) register(fl *pflag.FlagSet) {
+// register adds the flags to cmd. The key flags are spelled as OPA spells them (opa run, opa
+// build) and as bundle sign and verify spell them: --verification-key, --signing-alg.
+func (b *bundleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
 	fl.StringArrayVar(&b.sources, "bundle", nil, "policy bundle: a .tar.gz, a bundle directory or an http(s) URL (repeatable); one with the roots of a built-in bundle (rules, kb) replaces it")
-	fl.StringVar(&b.keyFile, "bundle-verification-key", "", "PEM public key every --bundle must be signed with (required for URLs)")
-	fl.StringVar(&b.alg, "bundle-verification-alg", "", "JWA algorithm of the signatures (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
+	fl.StringVar(&b.keyFile, "verification-key", "", "PEM public key every --bundle must be signed with (required for URLs)")
+	fl.StringVar(&b.alg, "signing-alg", "", "JWA algorithm the bundles were signed with (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
 	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs, read again for every request")
 	fl.StringVar(&b.caFile, "bundle-ca-file", "", "PEM bundle trusted for https bundle URLs, besides the system roots")
+	completeValues(cmd, "signing-alg", signingAlgs...)
+	deprecatedAlias(cmd, "bundle-verification-key", "verification-key")
+	deprecatedAlias(cmd, "bundle-verification-alg", "signing-alg")
 }
 
 // verification is the signature check every loaded bundle passes; nil without a key.
@@ -33,14 +39,14 @@ func (b *bundleFlags) verification() (*bundle.VerificationConfig, error) {
 	if b.keyFile == "" {
 		for _, src := range b.sources {
 			if bundles.IsURL(src) {
-				return nil, fmt.Errorf("--bundle %s: bundles fetched over the network must be signed; pass --bundle-verification-key", bundles.SanitizedURL(src))
+				return nil, fmt.Errorf("--bundle %s: bundles fetched over the network must be signed; pass --verification-key", bundles.SanitizedURL(src))
 			}
 		}
 		return nil, nil
 	}
 	vc, err := bundles.VerificationFromFile(b.keyFile, b.alg)
 	if err != nil {
-		return nil, fmt.Errorf("--bundle-verification-key: %w", err)
+		return nil, fmt.Errorf("--verification-key: %w", err)
 	}
 	return vc, nil
 }

@@ -27,11 +27,13 @@ func newEvalCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eng, err := jf.newEngine(cmd.Context())
+			rep := newProgress(s, jf.quiet)
+			defer rep.Close()
+			eng, err := jf.newEngine(cmd.Context(), rep)
 			if err != nil {
 				return err
 			}
-			return jf.judge(cmd.Context(), s, eng, doc, j, filepath.Dir(path))
+			return jf.judge(cmd.Context(), s, rep, eng, doc, j, filepath.Dir(path))
 		},
 	}
 	jf.register(cmd)

@@ -11,6 +11,7 @@ import (
 
 func newInventoryCommand(s streams) *cobra.Command {
 	var filesPath, now, teamLabel string
+	var quiet bool
 	var lf liveFlags
 	var bf bundleFlags
 	cmd := &cobra.Command{
@@ -32,19 +33,22 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eng, err := engine.New(cmd.Context(), append(opts, engine.WithToolVersion(version))...)
+			rep := newProgress(s, quiet)
+			defer rep.Close()
+			eng, err := loadEngine(cmd.Context(), rep, append(opts, engine.WithToolVersion(version)))
 			if err != nil {
 				return err
 			}
 			var doc *inventory.Document
 			if filesPath == "" {
-				doc, _, err = lf.collectLive(cmd.Context(), eng, teamLabel, clock)
+				doc, _, err = lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, clock)
 			} else {
-				doc, err = collectFiles(s, eng, filesPath, teamLabel, clock)
+				doc, err = collectFiles(s, rep, eng, filesPath, teamLabel, clock)
 			}
 			if err != nil {
 				return err
 			}
+			rep.Close()
 			enc := json.NewEncoder(s.out)
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
@@ -56,6 +60,8 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
 	lf.register(cmd)
-	bf.register(cmd.Flags())
+	lf.registerTimeout(cmd)
+	bf.register(cmd)
+	registerQuiet(cmd, &quiet)
 	return cmd
 }

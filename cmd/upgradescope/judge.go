@@ -12,6 +12,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
@@ -30,6 +31,7 @@ type judgeFlags struct {
 	from            string
 	sarifBase       string
 	bundles         bundleFlags
+	quiet           bool
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -43,10 +45,13 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
-	f.bundles.register(fl)
+	f.bundles.register(cmd)
+	registerQuiet(cmd, &f.quiet)
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	_ = cmd.MarkFlagRequired("target")
+	completeValues(cmd, "output", output.Formats()...)
+	completeValues(cmd, "fail-on", report.FailOnBlocker, report.FailOnWarning, report.FailOnNever)
 }
 
 // judgement is a validated judgeFlags.
@@ -74,6 +79,7 @@ func (f *judgeFlags) validate() (*judgement, error) {
 	if j.format, err = output.ParseFormat(f.output); err != nil {
 		return nil, fmt.Errorf("--output: %w", err)
 	}
+	// Refused here, before a collection and an evaluation that could only end in this error.
 	if f.plan {
 		if err := output.CheckPlan(j.format); err != nil {
 			return nil, fmt.Errorf("--plan: %w", err)
@@ -100,7 +106,7 @@ func parseNow(s string) (time.Time, error) {
 	return t, nil
 }
 
-func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
+func (f *judgeFlags) newEngine(ctx context.Context, rep *progress.Reporter) (*engine.Engine, error) {
 	opts, err := f.bundles.engineOptions(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +115,7 @@ func (f *judgeFlags) newEngine(ctx context.Context) (*engine.Engine, error) {
 	for _, p := range f.policies {
 		opts = append(opts, engine.WithPolicy(p))
 	}
-	return engine.New(ctx, opts...)
+	return loadEngine(ctx, rep, opts)
 }
 
 // ignoreRules loads --config, or discovers .upgradescope.yaml in dir and then in the
@@ -134,8 +140,9 @@ func (f *judgeFlags) ignoreRules(dir string) ([]report.IgnoreRule, error) {
 	return c.Ignore, nil
 }
 
-// judge evaluates doc, renders the report and turns the gate into an exit code.
-func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
+// judge evaluates doc, renders the report and turns the gate into an exit code. It closes
+// rep before the report is written.
+func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporter, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
 	rules, err := f.ignoreRules(configDir)
 	if err != nil {
 		return err
@@ -149,19 +156,26 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, eng *engine.Engine, d
 		j.targets = hops
 		opts = append(opts, engine.WithPlan(from))
 	}
-	rep, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
+	rep.Start("evaluating " + report.Count(len(j.targets), "target"))
+	res, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
 	if err != nil {
 		return err
 	}
-	rep.KubeContext, rep.APIServer = j.kubeContext, j.apiServer
-	renderOpts := output.Options{FailOn: j.failOn, SARIFBase: sarifBase(f.sarifBase, rep.FilesBase)}
-	if err := output.Render(s.out, j.format, rep, renderOpts); err != nil {
+	var verdicts []string
+	for _, t := range res.Targets {
+		verdicts = append(verdicts, t.Target+" "+t.Verdict)
+	}
+	rep.Done(strings.Join(verdicts, ", "))
+	rep.Close()
+	res.KubeContext, res.APIServer = j.kubeContext, j.apiServer
+	renderOpts := output.Options{FailOn: j.failOn, SARIFBase: sarifBase(f.sarifBase, res.FilesBase)}
+	if err := output.Render(s.out, j.format, res, renderOpts); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	for _, r := range rep.ExpiredIgnores {
+	for _, r := range res.ExpiredIgnores {
 		fmt.Fprintf(s.err, "warning: ignore rule at line %d expired on %s; its findings count again\n", r.Line, r.Expires)
 	}
-	if reason := rep.Gate(j.failOn, f.allowIncomplete); reason != "" {
+	if reason := res.Gate(j.failOn, f.allowIncomplete); reason != "" {
 		return &exitError{code: exitGate, msg: "gate failed: " + reason}
 	}
 	return nil

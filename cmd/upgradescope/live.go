@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -26,6 +30,7 @@ type liveFlags struct {
 	context        string
 	requestTimeout time.Duration
 	countRequests  bool
+	timeout        time.Duration
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
@@ -34,20 +39,43 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", cluster.DefaultRequestTimeout, "limit for one API request; each collector step gets twice this")
 	cmd.Flags().BoolVar(&f.countRequests, "count-requests", false, "print how many API requests the collection made (for make bench-live)")
 	_ = cmd.Flags().MarkHidden("count-requests")
+	_ = cmd.RegisterFlagCompletionFunc("context", f.completeContexts)
 }
 
-// scanBudget bounds a whole live collection; each step also has its own deadline.
-const scanBudget = 5 * time.Minute
+// completeContexts offers the contexts of the kubeconfig a scan would read, as kubectl does.
+func (f *liveFlags) completeContexts(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
+	cfg, err := rules.Load()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names := make([]cobra.Completion, 0, len(cfg.Contexts))
+	for name := range cfg.Contexts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// registerTimeout adds --timeout, the budget of a one-shot live collection (scan,
+// inventory); the agent's budget follows its --interval instead.
+func (f *liveFlags) registerTimeout(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "limit for the whole live collection; steps it could not finish are not assessed")
+}
 
 // liveTarget is what the report header says about the cluster read.
 type liveTarget struct {
 	context, server string
 }
 
-// collectLive reads the cluster of the chosen context. A cluster whose version cannot be read
-// at all is an error: nothing else could be trusted.
-func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLabel string, now time.Time) (*inventory.Document, liveTarget, error) {
-	loader, cfg, err := f.restConfig()
+// collectLive reads the cluster of the chosen context within --timeout, showing each step on
+// rep. A cluster whose version cannot be read at all is an error: nothing else could be
+// trusted.
+func (f *liveFlags) collectLive(ctx context.Context, s streams, rep *progress.Reporter, eng *engine.Engine, teamLabel string, now time.Time) (*inventory.Document, liveTarget, error) {
+	if f.timeout <= 0 {
+		return nil, liveTarget{}, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
+	}
+	loader, cfg, err := f.restConfig(", or --files PATH to judge rendered manifests instead")
 	if err != nil {
 		return nil, liveTarget{}, err
 	}
@@ -69,27 +97,72 @@ func (f *liveFlags) collectLive(ctx context.Context, eng *engine.Engine, teamLab
 	if err != nil {
 		return nil, target, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, scanBudget)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	doc := col.Collect(ctx, now, f.collectOptions(eng, teamLabel))
+	opts := f.collectOptions(eng, teamLabel)
+	opts.Progress = showStep(rep)
+	doc := col.Collect(ctx, now, opts)
+	spent := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
+		if spent {
+			return nil, target, fmt.Errorf("the live collection of %s did not finish within --timeout %s (%s): raise --timeout", target.server, f.timeout, v.Reason)
+		}
 		return nil, target, fmt.Errorf("cannot read the cluster at %s: %s", target.server, v.Reason)
+	}
+	if spent {
+		fmt.Fprintf(s.err, "warning: the live collection ran out of --timeout %s; what it could not finish is not assessed (raise --timeout)\n", f.timeout)
 	}
 	return doc, target, nil
 }
 
-// restConfig loads the chosen kubeconfig context (or the in-cluster config).
-func (f *liveFlags) restConfig() (clientcmd.ClientConfig, *rest.Config, error) {
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: f.context},
-	)
+// showStep shows the collector's steps on rep: "[3/8] api-usage: 12 objects at flagged
+// APIs", or what kept the step from seeing everything.
+func showStep(rep *progress.Reporter) func(cluster.Step) {
+	return func(s cluster.Step) {
+		if !s.Done {
+			rep.Start(fmt.Sprintf("[%d/%d] %s", s.Index, s.Total, s.Name))
+			return
+		}
+		found := fmt.Sprintf("%d %s", s.Found, s.Unit)
+		switch c := s.Capability; {
+		case c != nil && !c.Available:
+			found = "not assessed: " + c.Reason
+		case c != nil && c.Partial:
+			found += " (partial: " + c.Reason + ")"
+		}
+		rep.Done(found)
+	}
+}
+
+// restConfig loads the chosen kubeconfig context (or the in-cluster config). Without either,
+// the error says what to pass, ending with otherwise: what else the command can do.
+func (f *liveFlags) restConfig(otherwise string) (clientcmd.ClientConfig, *rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
 	cfg, err := loader.ClientConfig()
 	if err != nil {
+		if clientcmd.IsEmptyConfig(err) || f.context != "" && noKubeconfig(rules) {
+			// client-go says "try setting KUBERNETES_MASTER", which nobody should.
+			return nil, nil, fmt.Errorf("no cluster to read: no kubeconfig at %s, and not running in a pod: pass --kubeconfig FILE and --context NAME%s",
+				strings.Join(rules.GetLoadingPrecedence(), " or "), otherwise)
+		}
 		return nil, nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	cfg.Timeout = f.requestTimeout
 	return loader, cfg, nil
+}
+
+// noKubeconfig is true when no file the rules would read exists.
+func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) bool {
+	if rules.ExplicitPath != "" {
+		return false
+	}
+	for _, p := range rules.GetLoadingPrecedence() {
+		if _, err := os.Stat(p); err == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // collectOptions are the collector options a live scan and the agent share.

@@ -8,8 +8,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is stamped by the build: -ldflags "-X main.version=v0.1.0".
-var version = "dev"
+// version and commit are stamped by make build: -ldflags "-X main.version=v0.1.0 -X
+// main.commit=…". Without them (go run), version says dev and commit falls back to what go
+// build recorded (see buildCommit).
+var (
+	version = "dev"
+	commit  = ""
+)
 
 type streams struct {
 	in       io.Reader
@@ -74,5 +79,6 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newAgentCommand(s),
 		newBundleCommand(s),
 	)
+	plainBools(cmd)
 	return cmd
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func newScanCommand(s streams) *cobra.Command {
@@ -31,44 +33,49 @@ func newScanCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			eng, err := jf.newEngine(cmd.Context())
+			if filesPath != "" && (cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")) {
+				return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
+			}
+			rep := newProgress(s, jf.quiet)
+			defer rep.Close()
+			eng, err := jf.newEngine(cmd.Context(), rep)
 			if err != nil {
 				return err
 			}
 			if filesPath == "" {
-				doc, target, err := lf.collectLive(cmd.Context(), eng, teamLabel, j.now)
+				doc, target, err := lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, j.now)
 				if err != nil {
 					return err
 				}
 				j.kubeContext, j.apiServer = target.context, target.server
-				return jf.judge(cmd.Context(), s, eng, doc, j, ".")
+				return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
 			}
-			if cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context") {
-				return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
-			}
-			doc, err := collectFiles(s, eng, filesPath, teamLabel, j.now)
+			doc, err := collectFiles(s, rep, eng, filesPath, teamLabel, j.now)
 			if err != nil {
 				return err
 			}
-			return jf.judge(cmd.Context(), s, eng, doc, j, configDir(filesPath))
+			return jf.judge(cmd.Context(), s, rep, eng, doc, j, configDir(filesPath))
 		},
 	}
 	jf.register(cmd)
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	lf.register(cmd)
+	lf.registerTimeout(cmd)
 	return cmd
 }
 
 // collectFiles walks manifests into an inventory, printing each warning with its file:line.
 // A walk that found no Kubernetes object is an error: a wrong path must not read as ready.
-func collectFiles(s streams, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
+func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
+	rep.Start("reading manifests in " + path)
 	res, err := files.Collect(path, files.Options{
 		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
 	})
 	if err != nil {
 		return nil, err
 	}
+	rep.Done(report.Count(res.Objects, "object") + " in " + report.Count(res.Files, "file"))
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)
 	}

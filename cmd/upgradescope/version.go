@@ -14,6 +14,7 @@ import (
 
 type versionInfo struct {
 	Version string              `json:"version"`
+	Commit  string              `json:"commit"`
 	Go      string              `json:"go"`
 	OPA     string              `json:"opa"`
 	KB      report.KBMeta       `json:"kb"`
@@ -37,14 +38,14 @@ func newVersionCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v := versionInfo{Version: version, Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB(), Bundles: eng.Bundles()}
+			v := versionInfo{Version: version, Commit: buildCommit(), Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB(), Bundles: eng.Bundles()}
 			if format == "json" {
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)
 			}
-			fmt.Fprintf(s.out, "upgradescope %s\ngo:         %s\nopa:        %s\nkb:         %s (horizon: Kubernetes %s)\n",
-				v.Version, v.Go, v.OPA, v.KB.GeneratedFrom, v.KB.Horizon)
+			fmt.Fprintf(s.out, "upgradescope %s\ncommit:     %s\ngo:         %s\nopa:        %s\nkb:         %s (horizon: Kubernetes %s)\n",
+				v.Version, v.Commit, v.Go, v.OPA, v.KB.GeneratedFrom, v.KB.Horizon)
 			for _, b := range v.Bundles {
 				fmt.Fprintf(s.out, "bundle:     %s %s (%s)\n", b.Name, b.Revision, b.Source)
 			}
@@ -52,7 +53,8 @@ func newVersionCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "text or json")
-	bf.register(cmd.Flags())
+	completeValues(cmd, "output", "text", "json")
+	bf.register(cmd)
 	return cmd
 }
 
@@ -65,4 +67,32 @@ func moduleVersion(path string) string {
 		}
 	}
 	return "unknown"
+}
+
+// buildCommit is the commit make build stamped, else the one go build recorded from the
+// checkout (go run records none), else unknown.
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, modified := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "unknown"
+	case modified:
+		return rev + " (modified)"
+	}
+	return rev
 }

@@ -20,6 +20,31 @@ type Options struct {
 	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
 	// releases or GitOps charts, which can name a new add-on, forces the next pass.
 	PodPassEvery int
+	// Progress, when set, is told as each step starts and ends, on the collecting goroutine;
+	// it must not block. The collector reports; what to show is the caller's business.
+	Progress func(Step)
+}
+
+// Step is the progress of one collection step.
+type Step struct {
+	// Name is the capability the step fills ("versions", "api-usage", …), or "gitops".
+	Name string
+	// Index and Total place the step among the collection's steps, from 1.
+	Index, Total int
+	// Done is false as the step starts. Once it is true, Found counts what the step added
+	// to the document, in Unit ("nodes", "objects at flagged APIs", …), and Capability is
+	// what the step could see (nil for gitops, which records its findings elsewhere).
+	Done       bool
+	Found      int
+	Unit       string
+	Capability *inventory.Capability
+}
+
+// step is one collection step: run fills its part of the document, found counts it.
+type step struct {
+	name  string
+	run   func(context.Context)
+	found func() (int, string)
 }
 
 // Collect runs every step in order; a step that fails never fails the scan, it only says what
@@ -32,26 +57,72 @@ func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Opt
 		Capabilities:  map[string]inventory.Capability{},
 		APIUsage:      []inventory.APIUsage{},
 	}
-	step := func(name string, run func(context.Context) inventory.Capability) {
+	steps := c.steps(doc, opts)
+	for i, s := range steps {
+		report := Step{Name: s.name, Index: i + 1, Total: len(steps)}
+		opts.report(report)
 		sctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-		defer cancel()
-		doc.Capabilities[name] = run(sctx)
-	}
-	step(inventory.CapVersions, func(ctx context.Context) inventory.Capability { return c.Versions(ctx, doc) })
-	step("namespaces", func(ctx context.Context) inventory.Capability {
-		if err := c.Namespaces(ctx, doc, opts.TeamLabel); err != nil {
-			return unavailable("namespaces", err)
+		s.run(sctx)
+		cancel()
+		report.Done = true
+		report.Found, report.Unit = s.found()
+		if c, ok := doc.Capabilities[s.name]; ok {
+			report.Capability = &c
 		}
-		return inventory.Capability{Available: true}
-	})
-	step(inventory.CapAPIUsage, func(ctx context.Context) inventory.Capability { return c.APIUsage(ctx, doc, opts.Flagged) })
-	step(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) })
-	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.addonsPass(ctx, doc, opts.PodPassEvery) })
-	step(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) })
-	step(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) })
-	gctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)
-	defer cancel()
-	c.GitOps(gctx, doc)
+		opts.report(report)
+	}
 	c.pods.noteCharts(doc)
 	return doc
+}
+
+func (o Options) report(s Step) {
+	if o.Progress != nil {
+		o.Progress(s)
+	}
+}
+
+// steps are the collection's steps in the order they run; every step but gitops fills the
+// capability it is named after (gitops records its own).
+func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
+	fills := func(name string, run func(context.Context) inventory.Capability) func(context.Context) {
+		return func(ctx context.Context) { doc.Capabilities[name] = run(ctx) }
+	}
+	return []step{
+		{inventory.CapVersions, fills(inventory.CapVersions, func(ctx context.Context) inventory.Capability { return c.Versions(ctx, doc) }),
+			func() (int, string) { return nodeCount(doc), "nodes" }},
+		{"namespaces", fills("namespaces", func(ctx context.Context) inventory.Capability {
+			if err := c.Namespaces(ctx, doc, opts.TeamLabel); err != nil {
+				return unavailable("namespaces", err)
+			}
+			return inventory.Capability{Available: true}
+		}), func() (int, string) { return len(doc.Namespaces), "namespaces" }},
+		{inventory.CapAPIUsage, fills(inventory.CapAPIUsage, func(ctx context.Context) inventory.Capability { return c.APIUsage(ctx, doc, opts.Flagged) }),
+			func() (int, string) { return objectCount(doc.APIUsage), "objects at flagged APIs" }},
+		{inventory.CapDeprecatedCalls, fills(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) }),
+			func() (int, string) { return len(doc.DeprecatedCalls), "deprecated APIs called" }},
+		{inventory.CapAddons, fills(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.addonsPass(ctx, doc, opts.PodPassEvery) }),
+			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
+		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
+			func() (int, string) { return len(doc.CRDs), "CRDs" }},
+		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) }),
+			func() (int, string) { return len(doc.HelmReleases), "Helm releases" }},
+		{"gitops", func(ctx context.Context) { c.GitOps(ctx, doc) },
+			func() (int, string) { return len(doc.GitopsCharts), "Argo CD and Flux charts" }},
+	}
+}
+
+func nodeCount(doc *inventory.Document) int {
+	n := 0
+	for _, g := range doc.Nodes {
+		n += g.Count
+	}
+	return n
+}
+
+func objectCount(usage []inventory.APIUsage) int {
+	n := 0
+	for _, u := range usage {
+		n += u.Count
+	}
+	return n
 }

@@ -65,6 +65,8 @@ func decodeFile(path, rel string, opts Options) fileResult {
 
 // isJSONStream is true when the first byte that is not white space opens a JSON value: such
 // a file is one or more JSON objects (pretty, adjacent or NDJSON), whatever its extension.
+// "{{" opens a Go template (an unrendered Helm chart, `{{- if … }}`), never JSON: it goes
+// to the YAML decoder, which skips templates as unrendered.
 func isJSONStream(r *bufio.Reader) bool {
 	for n := 1; n <= readBufferBytes; n++ {
 		b, err := r.Peek(n)
@@ -74,8 +76,11 @@ func isJSONStream(r *bufio.Reader) bool {
 		switch c := b[n-1]; c {
 		case ' ', '\t', '\r', '\n':
 			continue
-		case '{', '[':
+		case '[':
 			return true
+		case '{':
+			next, _ := r.Peek(n + 1)
+			return len(next) <= n || next[n] != '{'
 		default:
 			_ = err
 			return false

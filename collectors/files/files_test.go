@@ -146,6 +146,17 @@ func TestDecoderReadsWhatKubectlApplyReads(t *testing.T) {
 			warnings: 1,
 		},
 		{
+			name:     "a template whose first character is { is skipped as unrendered, not decoded as JSON",
+			files:    map[string]string{"key.yaml": "{{- if .Values.bundles.urls }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-key\n{{- end }}\n"},
+			warnings: 1,
+		},
+		{
+			name:    "JSON that opens with white space and an object is still JSON",
+			files:   map[string]string{"ws.json": "\n  {\"apiVersion\": \"v1\", \"kind\": \"Endpoints\", \"metadata\": {\"name\": \"w\"}}"},
+			want:    []string{"v1 Endpoints /w ws.json:2"},
+			objects: 1,
+		},
+		{
 			name:     "binary junk is a warning that makes api-usage partial",
 			files:    map[string]string{"junk.yaml": "\x00\x01\x02\xff\xfe key: [unterminated\n"},
 			partial:  true,
