@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 // openTerminal opens a pseudo-terminal: the command writes to tty, the test reads what a
@@ -69,7 +71,7 @@ func TestScanShowsProgressOnATerminalUnlessQuiet(t *testing.T) {
 			if code != 0 || !strings.Contains(out.String(), "VERDICT BLOCKED") {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), screen)
 			}
-			steps := []string{"loading policy bundles: rules 2026-11-29.9, kb 2026-11-29.5", "reading manifests in " + examples + ": ", " objects in ", "evaluating 1 target: 1.37 blocked"}
+			steps := []string{"loading policy bundles: rules " + policies.RulesRevision + ", kb " + policies.KBRevision, "reading manifests in " + examples + ": ", " objects in ", "evaluating 1 target: 1.37 blocked"}
 			for _, step := range steps {
 				if strings.Contains(screen, step) == quiet {
 					t.Errorf("terminal shows %q: %v, want %v:\n%q", step, !quiet, !quiet, screen)
