@@ -123,11 +123,12 @@ objects_phrase(1) := "1 object"
 
 objects_phrase(n) := sprintf("%d objects", [n]) if n != 1
 
-detail(u) := sprintf("%s at %s %s: %s", [
-	objects_phrase(u.count), api_version_of(u), u.kind, concat(", ", per_namespace(u)),
-])
-
-api_version_of(u) := apis.api_version(u)
+# The title already counts the objects at the API; the detail adds where they are. Objects
+# with no namespace (cluster-scoped kinds) add nothing to say.
+detail(u) := sprintf("by namespace: %s", [concat(", ", per_namespace(u))]) if {
+	some ns, _ in u.namespaces
+	ns != ""
+} else := ""
 
 # The detail names ten namespaces; the finding's namespaces field has them all.
 per_namespace(u) := array.concat(

@@ -27,6 +27,17 @@ test_removed_at_or_before_target_is_a_blocker if {
 	count(f.objects) == 2
 }
 
+test_the_detail_says_where_the_objects_are_without_repeating_the_title if {
+	f := only(judge(usage("extensions", "v1beta1", "Ingress"), "1.22"))
+	f.detail == "by namespace: no namespace (1), web (1)"
+}
+
+test_cluster_scoped_objects_have_no_detail_to_add if {
+	u := json.patch(usage("policy", "v1beta1", "PodSecurityPolicy"), [{"op": "replace", "path": "/namespaces", "value": {"": 2}}])
+	f := only(judge(u, "1.37"))
+	f.detail == ""
+}
+
 test_remediation_names_the_replacement_the_target_serves if {
 	f := only(judge(usage("extensions", "v1beta1", "Ingress"), "1.37"))
 	contains(f.remediation, "networking.k8s.io/v1 Ingress")
