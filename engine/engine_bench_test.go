@@ -16,7 +16,7 @@ import (
 // see docs/performance.md for the last measured numbers.
 func BenchmarkEvaluate100k(b *testing.B) {
 	dir := b.TempDir()
-	if err := corpus.Write(dir, 100_000); err != nil {
+	if err := corpus.Write(dir, 100_000, corpus.Classic); err != nil {
 		b.Fatal(err)
 	}
 	eng := newEngine(b)
