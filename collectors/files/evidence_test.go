@@ -158,15 +158,3 @@ metadata:
 		t.Errorf("warnings = %v", res.Warnings)
 	}
 }
-
-func TestPruningKeepsLineNumbersAndDropsOnlyTheSubtree(t *testing.T) {
-	in := "spec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        type: object\n\n        # c\n        properties: {a: {}}\n    served: true\n  - name: v2\n"
-	got := string(pruneSubtrees([]byte(in), []byte("openAPIV3Schema:")))
-	want := "spec:\n  versions:\n  - name: v1\n    schema:\n\n\n\n\n\n    served: true\n  - name: v2\n"
-	if got != want {
-		t.Errorf("pruned:\n%q\nwant\n%q", got, want)
-	}
-	if pruneSubtrees([]byte("a: 1\n"), []byte("openAPIV3Schema:")) != nil {
-		t.Error("a document without the key was copied")
-	}
-}

@@ -19,8 +19,10 @@ const maxAliasDepth = 16
 
 func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	var root yaml.Node
-	if key, ok := prunedKeys[doc.kind]; ok && !doc.complex {
-		if pruned := pruneSubtrees(doc.text.Bytes(), key); pruned != nil && yaml.Unmarshal(pruned, &root) == nil && len(root.Content) > 0 {
+	if drop, ok := dropped[doc.kind]; ok && !doc.complex {
+		var narrowed bool
+		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
+		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
 			d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
 			return
 		}
