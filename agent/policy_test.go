@@ -175,7 +175,7 @@ func TestPolicyKeepsTheLastGoodEngineWhenActivationFails(t *testing.T) {
 	}
 	st := crd.BuildStatus(crd.Status{}, crd.Evaluation{Now: time.Now(), Bundles: revsAfter, BundleUpdate: policy.Update()})
 	c := apimeta.FindStatusCondition(st.Conditions, crd.ConditionBundlesCurrent)
-	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "2027-01-05.1") || !strings.Contains(c.Message, "still evaluating with rules 2026-11-29.9, kb 2026-11-29.5") {
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "2027-01-05.1") || !strings.Contains(c.Message, "still evaluating with rules 2026-11-30.1, kb 2026-11-29.5") {
 		t.Errorf("BundlesCurrent = %+v, want False naming the refused revision and the ones kept", c)
 	}
 }

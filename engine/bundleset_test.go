@@ -121,7 +121,7 @@ func TestACustomBundleLoadsBesideBothBuiltins(t *testing.T) {
 	for _, b := range r.Bundles {
 		names = append(names, b.Name+"@"+b.Revision+"@"+b.Source)
 	}
-	if strings.Join(names, " ") != "rules@2026-11-29.9@embedded kb@2026-11-29.5@embedded team.tar.gz@c1@team.tar.gz" {
+	if strings.Join(names, " ") != "rules@2026-11-30.1@embedded kb@2026-11-29.5@embedded team.tar.gz@c1@team.tar.gz" {
 		t.Errorf("bundles = %v", names)
 	}
 	found := false

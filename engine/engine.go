@@ -37,6 +37,7 @@ type Engine struct {
 	kb          KBMeta
 	apis        map[string]APIEntry
 	groups      map[string]bool
+	images      inventory.ImageWatch
 	toolVersion string
 }
 
@@ -203,7 +204,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	for _, o := range opts {
 		o(&ec)
 	}
-	input, err := buildInput(inv, targets, now, ec)
+	input, err := e.buildInput(inv, targets, now, ec)
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +218,14 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	return e.decode(rs[0].Expressions[0].Value, inv, now)
 }
 
-func buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
-	invValue, err := toAST(inv)
+func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
+	invValue, err := inventoryValue(inv)
 	if err != nil {
 		return nil, fmt.Errorf("convert inventory: %w", err)
+	}
+	imagesValue, err := toAST(imageFacts(inv, e.images))
+	if err != nil {
+		return nil, fmt.Errorf("convert image facts: %w", err)
 	}
 	ignore := ec.ignore
 	if ignore == nil {
@@ -230,23 +235,29 @@ func buildInput(inv *inventory.Document, targets []string, now time.Time, ec eva
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	factsValue, err := toValue(map[string]any{"kubeVersion": kubeVersionFacts(inv, targets)})
+	kubeVersionValue, err := toValue(kubeVersionFacts(inv, targets))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	factsValue := ast.NewObject(
+		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
+		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
+	)
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {
 		ts[i] = ast.StringTerm(t)
 	}
-	return ast.NewObject(
-		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(invValue)),
-		ast.Item(ast.StringTerm("targets"), ast.ArrayTerm(ts...)),
-		ast.Item(ast.StringTerm("now"), ast.StringTerm(now.UTC().Format(time.RFC3339))),
-		ast.Item(ast.StringTerm("ignore"), ast.NewTerm(ignoreValue)),
-		ast.Item(ast.StringTerm("facts"), ast.NewTerm(factsValue)),
-		ast.Item(ast.StringTerm("plan"), ast.BooleanTerm(ec.plan)),
-		ast.Item(ast.StringTerm("planFrom"), ast.StringTerm(ec.planFrom)),
-	), nil
+	// A lazy object: an ast.Object built from items hashes them, which would convert the
+	// inventory's images inventoryValue leaves for whoever reads them.
+	return ast.LazyObject(map[string]any{
+		"inventory": invValue,
+		"targets":   ast.NewArray(ts...),
+		"now":       ast.String(now.UTC().Format(time.RFC3339)),
+		"ignore":    ignoreValue,
+		"facts":     factsValue,
+		"plan":      ast.Boolean(ec.plan),
+		"planFrom":  ast.String(ec.planFrom),
+	}), nil
 }
 
 func toValue(v any) (ast.Value, error) {

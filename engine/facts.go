@@ -39,3 +39,23 @@ func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[
 	}
 	return facts
 }
+
+// imageFacts are the repositories and versions of the inventory's images an add-on matcher
+// could claim (watch observes them), in the workloadImages shape: the add-on pack walks
+// these, so an image no matcher can claim costs one index lookup per path segment here and
+// nothing in Rego.
+func imageFacts(inv *inventory.Document, watch inventory.ImageWatch) []inventory.WorkloadImage {
+	out := []inventory.WorkloadImage{}
+	for _, w := range inv.WorkloadImages {
+		var versions []inventory.ImageVersion
+		for _, v := range w.Versions {
+			if watch.ObservesVersion(w.Repository, v) {
+				versions = append(versions, v)
+			}
+		}
+		if len(versions) > 0 {
+			out = append(out, inventory.WorkloadImage{Repository: w.Repository, Versions: versions})
+		}
+	}
+	return out
+}

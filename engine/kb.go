@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -39,7 +40,23 @@ func (e *Engine) readKB(l loaded) error {
 	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
 		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/apis holds no API lifecycle data", l.origin)
 	}
+	var index struct {
+		FirstSegments map[string]bool     `json:"firstSegments"`
+		Labels        map[string][]string `json:"labels"`
+	}
+	_ = remarshal(kb["addonindex"], &index)
+	e.images = inventory.ImageWatch{Segments: map[string]bool{}, Names: map[string]bool{}}
+	maps.Copy(e.images.Segments, index.FirstSegments)
+	for name := range index.Labels {
+		e.images.Names[name] = true
+	}
 	return nil
+}
+
+// ImageWatch is which images collectors observe closely: those an add-on matcher of the
+// registry could claim, by a path segment a matcher starts with or a name label it lists.
+func (e *Engine) ImageWatch() inventory.ImageWatch {
+	return inventory.ImageWatch{Segments: maps.Clone(e.images.Segments), Names: maps.Clone(e.images.Names)}
 }
 
 func lookup(data map[string]any, path ...string) (map[string]any, bool) {

@@ -194,7 +194,7 @@ func TestACustomPackShipsAsASignedBundle(t *testing.T) {
 		}
 	}
 	r := runCLI(t, "scan", "--files", manifests, "--target", "1.37", "--bundle", signed, "--bundle-verification-key", public, "--fail-on", "never", pinned)
-	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules 2026-11-29.9, kb 2026-11-29.5, acme 2026-11-29.1"} {
+	for _, want := range []string{"[acme-prod-deprecated] v1 Endpoints is deprecated and still used in production", "Bundles:  rules 2026-11-30.1, kb 2026-11-29.5, acme 2026-11-29.1"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}

@@ -75,10 +75,10 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		{name: "charts Argo CD and Flux manifests declare are read in files mode", args: []string{"scan", "--files", "../../examples/gitops", "--target", "1.37", pinned},
 			code: 2, stdout: []string{"[eol-addon] Ingress NGINX Controller", "evidence: argocd argocd/ingress: chart ingress-nginx 4.11.2", "evidence: flux dns/external-dns: chart external-dns 1.15.0", "helm              optional  files mode; charts Argo CD renders"}},
 		{name: "a custom pack adds findings", args: []string{"scan", "--files", examples, "--target", "1.37", "--policy", "../../examples/policies", "--fail-on", "never", pinned},
-			code: 0, stdout: []string{"rules 2026-11-29.9, kb 2026-11-29.5, acme 2026-11-29.1"}},
+			code: 0, stdout: []string{"rules 2026-11-30.1, kb 2026-11-29.5, acme 2026-11-29.1"}},
 		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 3/3"}},
 		{name: "version names the set a --bundle would give", args: []string{"version", "--bundle", "../../policies/kb"}, code: 0, stdout: []string{"bundle:     kb 2026-11-29.5 (../../policies/kb)"}},
-		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules 2026-11-29.9 (embedded)", "bundle:     kb 2026-11-29.5 (embedded)"}},
+		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules 2026-11-30.1 (embedded)", "bundle:     kb 2026-11-29.5 (embedded)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

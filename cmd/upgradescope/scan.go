@@ -65,6 +65,7 @@ func newScanCommand(s streams) *cobra.Command {
 func collectFiles(s streams, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
 	res, err := files.Collect(path, files.Options{
 		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
+		Images: eng.ImageWatch(),
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,9 @@ type Options struct {
 	StepTimeout time.Duration
 	// Manifest says which APIs of Helm's stored manifests to record.
 	Manifest files.Options
+	// Images says which pod images to observe closely; the zero value observes every image.
+	// The engine supplies it from the add-on registry (Engine.ImageWatch).
+	Images inventory.ImageWatch
 	// PodPassEvery lists pods on one collection in N and reuses that pass's images in between
 	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
 	// releases or GitOps charts, which can name a new add-on, forces the next pass.
@@ -46,7 +49,9 @@ func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Opt
 	})
 	step(inventory.CapAPIUsage, func(ctx context.Context) inventory.Capability { return c.APIUsage(ctx, doc, opts.Flagged) })
 	step(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) })
-	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.addonsPass(ctx, doc, opts.PodPassEvery) })
+	step(inventory.CapAddons, func(ctx context.Context) inventory.Capability {
+		return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
+	})
 	step(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) })
 	step(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) })
 	gctx, cancel := context.WithTimeout(ctx, opts.StepTimeout)

@@ -24,7 +24,7 @@ type podPass struct {
 }
 
 // addonsPass records add-on evidence, listing pods only when a pass is due.
-func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int) inventory.Capability {
+func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int, watch inventory.ImageWatch) inventory.Capability {
 	p := &c.pods
 	if every > 1 && p.valid && !p.force && p.since < every-1 {
 		p.since++
@@ -36,7 +36,7 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 		}
 		return capability
 	}
-	capability := c.Addons(ctx, doc)
+	capability := c.Addons(ctx, doc, watch)
 	p.valid = capability.Available
 	p.images, p.since, p.force = cloneImages(doc.WorkloadImages), 0, false
 	return capability
@@ -60,8 +60,13 @@ func (p *podPass) noteCharts(doc *inventory.Document) {
 func cloneImages(in []inventory.WorkloadImage) []inventory.WorkloadImage {
 	out := make([]inventory.WorkloadImage, len(in))
 	for i, w := range in {
-		w.Namespaces = slices.Clone(w.Namespaces)
-		w.LabelSets = slices.Clone(w.LabelSets)
+		w.Versions = slices.Clone(w.Versions)
+		for j, v := range w.Versions {
+			v.Namespaces = slices.Clone(v.Namespaces)
+			v.LabelSets = slices.Clone(v.LabelSets)
+			v.Objects = slices.Clone(v.Objects)
+			w.Versions[j] = v
+		}
 		out[i] = w
 	}
 	return out

@@ -34,10 +34,12 @@ type fileResult struct {
 	objects        int
 }
 
-// imageSeen is one container image of one pod template.
+// imageSeen is one container image of one pod template, with the workload's recommended
+// labels and reference.
 type imageSeen struct {
-	image, namespace string
-	labels           map[string]string
+	image  string
+	labels map[string]string
+	ref    inventory.ObjectRef
 }
 
 // fileDecoder carries one file's state while its documents are decoded.

@@ -41,6 +41,9 @@ type Options struct {
 	// BuiltinGroups are the API groups Kubernetes serves itself ("" is core); objects of
 	// other groups are custom resources, listed for the CRD rules.
 	BuiltinGroups map[string]bool
+	// Images says which images to observe closely (label sets, the workloads running them);
+	// the zero value observes every image. The engine supplies it from the add-on registry.
+	Images inventory.ImageWatch
 	// TeamLabel is the Namespace label whose value names the team.
 	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.
@@ -82,7 +85,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg, custom, images := newAggregator(), newAggregator(), newImageSet()
+	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
 	res := &Result{Base: base, Files: len(paths)}
 	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
@@ -95,7 +98,7 @@ func Collect(root string, opts Options) (*Result, error) {
 			custom.add(o)
 		}
 		for _, im := range fr.images {
-			images.add(im)
+			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
 		res.IngressClasses = append(res.IngressClasses, fr.ingressClasses...)
 		res.Namespaces = append(res.Namespaces, fr.namespaces...)
@@ -103,7 +106,7 @@ func Collect(root string, opts Options) (*Result, error) {
 		res.GitOps = append(res.GitOps, fr.gitops...)
 	})
 	res.APIUsage = agg.usage()
-	res.WorkloadImages = images.list()
+	res.WorkloadImages = images.List()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	return res, nil
 }

@@ -1,0 +1,91 @@
+package engine_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func TestAnEOLAddonFoundInManifestsNamesTheWorkloadRunningItWithFileAndLine(t *testing.T) {
+	eng := newEngine(t)
+	res, err := files.Collect("../examples/manifests", files.Options{
+		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := eng.Evaluate(context.Background(), files.Inventory(res, now), []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Targets[0].Findings {
+		if f.Key != "eol-addon/ingress-nginx" {
+			continue
+		}
+		want := []inventory.ObjectRef{{Namespace: "ingress-nginx", Name: "ingress-nginx-controller", File: "ingress-controller.yaml", Line: 9}}
+		if !reflect.DeepEqual(f.Objects, want) {
+			t.Errorf("objects = %+v, want %+v", f.Objects, want)
+		}
+		return
+	}
+	t.Fatal("no eol-addon/ingress-nginx finding")
+}
+
+func TestOnlyImagesAMatcherCouldClaimAreObservedClosely(t *testing.T) {
+	watch := newEngine(t).ImageWatch()
+	tests := []struct {
+		repository string
+		labels     map[string]string
+		observed   bool
+	}{
+		{"registry.k8s.io/ingress-nginx/controller", nil, true},
+		{"harbor.corp.example/mirror/ingress-nginx/controller", nil, true},
+		{"traefik", nil, true}, // docker.io/library/traefik
+		{"corp.example/edge/nginx-rebuilt", map[string]string{inventory.NameLabel: "ingress-nginx"}, true},
+		{"registry.example.com/team-07/svc-00042", map[string]string{inventory.NameLabel: "svc-00042"}, false},
+		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/payments/api", nil, false},
+	}
+	for _, tt := range tests {
+		if got := watch.Observes(tt.repository, tt.labels); got != tt.observed {
+			t.Errorf("Observes(%q, %v) = %v, want %v", tt.repository, tt.labels, got, tt.observed)
+		}
+	}
+}
+
+// A custom pack reads input.inventory.workloadImages whole, though the built-in rules read
+// only the images an add-on matcher could claim.
+func TestACustomPackSeesEveryImage(t *testing.T) {
+	pack := writePack(t, map[string]string{"images.rego": `package upgradescope.custom.images
+
+findings contains f if {
+	some t in input.targets
+	refs := [concat(":", [w.repository, v.tag]) | some w in input.inventory.workloadImages; some v in w.versions]
+	f := {"key": "images/all", "category": "images", "severity": "info", "target": t, "title": concat(",", refs)}
+}
+`})
+	eng := newEngine(t, engine.WithPolicy(pack))
+	inv := prodInventory()
+	inv.WorkloadImages = []inventory.WorkloadImage{
+		{Repository: "registry.example.com/shop/api", Versions: []inventory.ImageVersion{{Tag: "1.0", Namespaces: []string{"shop"}}, {Tag: "1.1", Namespaces: []string{"shop"}}}},
+		{Repository: "registry.k8s.io/ingress-nginx/controller", Versions: []inventory.ImageVersion{{Tag: "v1.9.4", Namespaces: []string{"edge"}}}},
+	}
+	r, err := eng.Evaluate(context.Background(), inv, []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, f := range r.Targets[0].Findings {
+		if f.Key == "images/all" {
+			titles = append(titles, f.Title)
+		}
+	}
+	want := "registry.example.com/shop/api:1.0,registry.example.com/shop/api:1.1,registry.k8s.io/ingress-nginx/controller:v1.9.4"
+	if strings.Join(titles, "|") != want {
+		t.Errorf("custom finding titles = %q, want %q", titles, want)
+	}
+}
