@@ -32,13 +32,15 @@ var networkBuiltins = map[string]struct{}{
 
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
-	pq          rego.PreparedEvalQuery
-	bundles     []BundleInfo
-	kb          KBMeta
-	apis        map[string]APIEntry
-	groups      map[string]bool
-	images      inventory.ImageWatch
-	toolVersion string
+	pq      rego.PreparedEvalQuery
+	bundles []BundleInfo
+	kb      KBMeta
+	apis    map[string]APIEntry
+	groups  map[string]bool
+	images  inventory.ImageWatch
+	// declaredImages are the repository prefixes custom packs read in full.
+	declaredImages []string
+	toolVersion    string
 }
 
 type config struct {
@@ -101,6 +103,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	}
 	if e.apis == nil {
 		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
+	}
+	if e.declaredImages, err = declaredImages(set); err != nil {
+		return nil, err
 	}
 	if err := e.prepare(ctx, set); err != nil {
 		return nil, err

@@ -89,3 +89,21 @@ findings contains f if {
 		t.Errorf("custom finding titles = %q, want %q", titles, want)
 	}
 }
+
+func TestACustomPackDeclaresTheRepositoriesItReadsInFull(t *testing.T) {
+	pack := writePack(t, map[string]string{
+		"images.rego": "package upgradescope.custom.images\n\nfindings := set()\n",
+		"upgradescope/custom/images/data.json": `{"observe": {"images": ["registry.example.com/payments/"]}}`,
+	})
+	watch := newEngine(t, engine.WithPolicy(pack)).ImageWatch()
+	if !watch.Observes("registry.example.com/payments/api", nil) || watch.Observes("registry.example.com/shop/api", nil) {
+		t.Errorf("watch = %+v, want payments observed and shop not", watch.Repositories)
+	}
+	bad := writePack(t, map[string]string{
+		"images.rego": "package upgradescope.custom.images\n\nfindings := set()\n",
+		"upgradescope/custom/images/data.json": `{"observe": {"images": "registry.example.com/"}}`,
+	})
+	if _, err := engine.New(context.Background(), engine.WithPolicy(bad)); err == nil || !strings.Contains(err.Error(), "observe.images must be a list") {
+		t.Errorf("err = %v, want the declaration refused", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,10 +54,44 @@ func (e *Engine) readKB(l loaded) error {
 	return nil
 }
 
-// ImageWatch is which images collectors observe closely: those an add-on matcher of the
-// registry could claim, by a path segment a matcher starts with or a name label it lists.
+// ImageWatch is which images collectors observe: those an add-on matcher of the registry
+// could claim, by a path segment a matcher starts with or a name label it lists, and the
+// repositories custom packs declare they read (data.upgradescope.custom.<name>.observe.images).
 func (e *Engine) ImageWatch() inventory.ImageWatch {
-	return inventory.ImageWatch{Segments: maps.Clone(e.images.Segments), Names: maps.Clone(e.images.Names)}
+	return inventory.ImageWatch{
+		Segments: maps.Clone(e.images.Segments), Names: maps.Clone(e.images.Names),
+		Repositories: slices.Clone(e.declaredImages),
+	}
+}
+
+// declaredImages reads the repository prefixes custom packs declare they read in full, as
+// data: upgradescope.custom.<name>.observe.images, a list of strings ("*" is every image).
+func declaredImages(set []loaded) ([]string, error) {
+	var out []string
+	for _, l := range set {
+		if l.builtin {
+			continue
+		}
+		packs, _ := lookup(l.b.Data, "upgradescope", "custom")
+		for name, pack := range packs {
+			fields, _ := pack.(map[string]any)
+			observe, _ := fields["observe"].(map[string]any)
+			if observe == nil || observe["images"] == nil {
+				continue
+			}
+			list, ok := observe["images"].([]any)
+			for _, v := range list {
+				prefix, isString := v.(string)
+				ok = ok && isString && prefix != ""
+				out = append(out, prefix)
+			}
+			if !ok {
+				return nil, fmt.Errorf("custom pack %s (%s): upgradescope.custom.%s.observe.images must be a list of repository prefixes", name, l.origin, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
 }
 
 func lookup(data map[string]any, path ...string) (map[string]any, bool) {

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"container/heap"
 	"sort"
 	"strings"
 )
@@ -52,24 +53,39 @@ func (w WorkloadImage) Reference(v ImageVersion) string {
 	return joinImage(w.Repository, v.Tag, v.Digest)
 }
 
-// ImageWatch is what the bundles ask collectors to observe closely among images: versions
-// of a repository with a path segment in Segments (the first segment of every add-on
-// registry matcher), or seen with an app.kubernetes.io/name in Names, keep their label sets
-// and the workloads that run them; the others only their namespaces, so an inventory grows
-// by a few bytes for each image no rule can match. The zero ImageWatch observes every image.
+// MaxListedImages is how many image versions no bundle observes an inventory lists: the
+// first in reference order; the containers running the others are counted in
+// WorkloadImagesOmitted. A repository rendered for hundreds of services stays a few hundred
+// kilobytes, and collecting it takes the same memory at 500,000 objects as at 20,000.
+const MaxListedImages = 2000
+
+// ImageWatch is what the bundles ask collectors to observe among images. A version of a
+// repository with a path segment in Segments (the first segment of every add-on registry
+// matcher), starting with one of Repositories (what custom packs declare), or seen with an
+// app.kubernetes.io/name in Names is always listed, with its label sets and the workloads
+// that run it. Others are listed with their namespaces only, up to MaxListedImages. The
+// zero ImageWatch observes every image.
 type ImageWatch struct {
 	Segments map[string]bool
 	Names    map[string]bool
+	// Repositories are repository prefixes ("registry.example.com/payments/"); "*" is every
+	// repository.
+	Repositories []string
 }
 
 // Observes says whether a version of repository seen with labels is observed closely. It may
 // say yes to images no matcher claims (the rules decide); never no to one a matcher could.
 func (w ImageWatch) Observes(repository string, labels map[string]string) bool {
-	if w.Segments == nil && w.Names == nil {
+	if w.Segments == nil && w.Names == nil && w.Repositories == nil {
 		return true
 	}
 	if name := labels[NameLabel]; name != "" && w.Names[name] {
 		return true
+	}
+	for _, prefix := range w.Repositories {
+		if prefix == "*" || strings.HasPrefix(repository, prefix) {
+			return true
+		}
 	}
 	repo := strings.ToLower(repository)
 	if !strings.Contains(repo, "/") && w.Segments["library"] {
@@ -97,16 +113,21 @@ func (w ImageWatch) ObservesVersion(repository string, v ImageVersion) bool {
 }
 
 // ImageSet groups the images of pod templates into repositories and versions, as collectors
-// record them. Memory grows by about a hundred bytes for an image nobody observes.
+// record them. Versions the watch observes are all kept; of the others, the MaxListedImages
+// first in reference order, so its memory does not grow with the corpus.
 type ImageSet struct {
 	watch    ImageWatch
 	versions map[string]*imageEntry // by reference
 	interned map[string]string
+	// unobserved holds the listed versions nobody observes, largest reference on top.
+	unobserved refHeap
+	omitted    int
 }
 
 type imageEntry struct {
 	namespaces []string
 	observed   *observedImage
+	sightings  int
 }
 
 // observedImage is what an observed version keeps beyond its namespaces.
@@ -127,15 +148,17 @@ func NewImageSet(watch ImageWatch) *ImageSet {
 // ref names the workload (nil when there is none to name).
 func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *ObjectRef) {
 	e := s.versions[image]
-	if e == nil {
-		e = &imageEntry{}
-		s.versions[image] = e
-		if repo, _, _ := SplitImage(image); s.watch.Observes(repo, labels) {
-			e.observed = &observedImage{labelKeys: map[string]bool{}}
+	switch {
+	case e == nil:
+		repo, _, _ := SplitImage(image)
+		if e = s.admit(image, s.watch.Observes(repo, labels)); e == nil {
+			s.omitted++
+			return
 		}
-	} else if e.observed == nil && s.watch.Names[labels[NameLabel]] && labels[NameLabel] != "" {
-		e.observed = &observedImage{labelKeys: map[string]bool{}}
+	case e.observed == nil && labels[NameLabel] != "" && s.watch.Names[labels[NameLabel]]:
+		e.observed = &observedImage{labelKeys: map[string]bool{}} // a rebuilt add-on, known by its label
 	}
+	e.sightings++
 	if !containsString(e.namespaces, namespace) {
 		e.namespaces = append(e.namespaces, s.intern(namespace))
 	}
@@ -149,6 +172,46 @@ func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *O
 			}
 		}
 	}
+}
+
+// admit makes room for a new version: an observed one always, another while fewer than
+// MaxListedImages are listed or when it sorts before the last listed one, which gives way.
+func (s *ImageSet) admit(image string, observed bool) *imageEntry {
+	e := &imageEntry{}
+	switch {
+	case observed:
+		e.observed = &observedImage{labelKeys: map[string]bool{}}
+	case len(s.unobserved) < MaxListedImages:
+		heap.Push(&s.unobserved, image)
+	case image < s.unobserved[0]:
+		if last := s.versions[s.unobserved[0]]; last.observed == nil {
+			s.omitted += last.sightings
+			delete(s.versions, s.unobserved[0])
+		}
+		s.unobserved[0] = image
+		heap.Fix(&s.unobserved, 0)
+	default:
+		return nil
+	}
+	s.versions[image] = e
+	return e
+}
+
+// Omitted is how many sightings (a container of a workload) were of versions not listed.
+func (s *ImageSet) Omitted() int { return s.omitted }
+
+// refHeap is a max-heap of references.
+type refHeap []string
+
+func (h refHeap) Len() int           { return len(h) }
+func (h refHeap) Less(i, j int) bool { return h[i] > h[j] }
+func (h refHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *refHeap) Push(x any)        { *h = append(*h, x.(string)) }
+func (h *refHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (o *observedImage) addLabels(labels map[string]string) {

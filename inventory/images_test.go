@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -51,5 +52,24 @@ func TestAnImageSetGroupsVersionsByRepositoryAndObservesOnlyWhatTheWatchAsks(t *
 func TestTheZeroImageWatchObservesEveryImage(t *testing.T) {
 	if !(ImageWatch{}).Observes("registry.example.com/anything", nil) {
 		t.Error("the zero watch must observe every image")
+	}
+}
+
+func TestAnImageSetListsAtMostMaxListedImagesUnobservedVersionsTheFirstByReference(t *testing.T) {
+	s := NewImageSet(ImageWatch{Segments: map[string]bool{"ingress-nginx": true}, Names: map[string]bool{}})
+	n := MaxListedImages + 5
+	for i := n - 1; i >= 0; i-- { // the largest first: each later one pushes one out
+		s.Add(fmt.Sprintf("registry.example.com/svc-%05d:1", i), "web", nil, nil)
+		s.Add(fmt.Sprintf("registry.example.com/svc-%05d:1", i), "web", nil, nil)
+	}
+	s.Add("registry.k8s.io/ingress-nginx/controller:v1.9.4", "edge", nil, nil)
+	list := s.List()
+	if len(list) != MaxListedImages+1 || list[0].Repository != "registry.example.com/svc-00000" ||
+		list[MaxListedImages-1].Repository != fmt.Sprintf("registry.example.com/svc-%05d", MaxListedImages-1) ||
+		list[MaxListedImages].Repository != "registry.k8s.io/ingress-nginx/controller" {
+		t.Errorf("listed %d repositories, first %q, last %q", len(list), list[0].Repository, list[len(list)-1].Repository)
+	}
+	if s.Omitted() != 10 {
+		t.Errorf("omitted = %d sightings, want 10 (5 versions seen twice)", s.Omitted())
 	}
 }

@@ -50,7 +50,7 @@ func (c *Collector) Addons(ctx context.Context, doc *inventory.Document, watch i
 		}
 		opts.Continue = page.Continue
 	}
-	doc.WorkloadImages = images.List()
+	doc.WorkloadImages, doc.WorkloadImagesOmitted = images.List(), images.Omitted()
 	return c.ingressClasses(ctx, doc)
 }
 

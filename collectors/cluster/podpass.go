@@ -13,7 +13,8 @@ import (
 // large cluster the pod list is most of a tick's bytes, and the images it yields change far
 // less often than ticks come.
 type podPass struct {
-	images []inventory.WorkloadImage
+	images  []inventory.WorkloadImage
+	omitted int
 	// since counts the collections that reused images since the last full pass.
 	since int
 	// charts is a digest of the Helm releases and GitOps charts seen at the last collection;
@@ -28,7 +29,7 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 	p := &c.pods
 	if every > 1 && p.valid && !p.force && p.since < every-1 {
 		p.since++
-		doc.WorkloadImages = cloneImages(p.images)
+		doc.WorkloadImages, doc.WorkloadImagesOmitted = cloneImages(p.images), p.omitted
 		capability := c.ingressClasses(ctx, doc)
 		if capability.Reason == "" {
 			// Stable from one collection to the next, so an unchanged cluster hashes the same.
@@ -38,7 +39,7 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 	}
 	capability := c.Addons(ctx, doc, watch)
 	p.valid = capability.Available
-	p.images, p.since, p.force = cloneImages(doc.WorkloadImages), 0, false
+	p.images, p.omitted, p.since, p.force = cloneImages(doc.WorkloadImages), doc.WorkloadImagesOmitted, 0, false
 	return capability
 }
 

@@ -211,7 +211,7 @@ func separatorContent(line []byte) bool {
 // scanLine reads top-level apiVersion and kind keys without parsing the document, so objects
 // of kinds nobody watches cost a line scan, not a YAML parse.
 func (doc *yamlDoc) scanLine(text []byte, line int) {
-	s := bytes.TrimRight(text, "\r\n")
+	s := trimTrailing(text)
 	trimmed := bytes.TrimSpace(s)
 	if len(trimmed) == 0 || trimmed[0] == '#' {
 		if rest, ok := bytes.CutPrefix(trimmed, []byte("# Source: ")); ok {

@@ -202,3 +202,12 @@ metadata:
 		t.Errorf("warnings = %v", res.Warnings)
 	}
 }
+
+func TestACRDRenderedForSeveralEnvironmentsIsRecordedOnce(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  versions:\n  - {name: v1, served: true, storage: true}\n"
+	changed := strings.Replace(crd, "storage: true}", "storage: true}\n  - {name: v2, served: true, storage: false}", 1)
+	res := collect(t, map[string]string{"dev/crd.yaml": crd, "prod/crd.yaml": crd, "next/crd.yaml": changed})
+	if len(res.CRDs) != 2 || len(res.CRDs[0].Versions) != 1 || len(res.CRDs[1].Versions) != 2 {
+		t.Errorf("crds = %+v, want the two distinct definitions once each", res.CRDs)
+	}
+}

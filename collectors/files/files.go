@@ -5,6 +5,7 @@ package files
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -66,6 +67,8 @@ type Result struct {
 	Base           string
 	APIUsage       []inventory.APIUsage
 	WorkloadImages []inventory.WorkloadImage
+	// ImagesOmitted counts containers whose image is not listed (inventory.MaxListedImages).
+	ImagesOmitted  int
 	IngressClasses []inventory.IngressClass
 	Namespaces     []inventory.Namespace
 	CRDs           []inventory.CRD
@@ -86,6 +89,7 @@ func Collect(root string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
+	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths)}
 	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
@@ -102,11 +106,17 @@ func Collect(root string, opts Options) (*Result, error) {
 		}
 		res.IngressClasses = append(res.IngressClasses, fr.ingressClasses...)
 		res.Namespaces = append(res.Namespaces, fr.namespaces...)
-		res.CRDs = append(res.CRDs, fr.crds...)
+		for _, c := range fr.crds {
+			// A repository renders the same CRD for every environment: one entry per definition.
+			if key, err := json.Marshal(c); err != nil || !crds[string(key)] {
+				crds[string(key)] = true
+				res.CRDs = append(res.CRDs, c)
+			}
+		}
 		res.GitOps = append(res.GitOps, fr.gitops...)
 	})
 	res.APIUsage = agg.usage()
-	res.WorkloadImages = images.List()
+	res.WorkloadImages, res.ImagesOmitted = images.List(), images.Omitted()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	return res, nil
 }
@@ -201,16 +211,17 @@ func relPath(base, path string) string {
 // assess; the rest say why they are absent.
 func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	doc := &inventory.Document{
-		SchemaVersion:  inventory.SchemaVersion,
-		Source:         inventory.SourceFiles,
-		ClusterID:      "files",
-		CollectedAt:    collectedAt.UTC().Truncate(time.Second),
-		FilesBase:      filepath.ToSlash(res.Base),
-		APIUsage:       res.APIUsage,
-		WorkloadImages: res.WorkloadImages,
-		IngressClasses: res.IngressClasses,
-		Namespaces:     res.Namespaces,
-		CRDs:           res.CRDs,
+		SchemaVersion:         inventory.SchemaVersion,
+		Source:                inventory.SourceFiles,
+		ClusterID:             "files",
+		CollectedAt:           collectedAt.UTC().Truncate(time.Second),
+		FilesBase:             filepath.ToSlash(res.Base),
+		APIUsage:              res.APIUsage,
+		WorkloadImages:        res.WorkloadImages,
+		WorkloadImagesOmitted: res.ImagesOmitted,
+		IngressClasses:        res.IngressClasses,
+		Namespaces:            res.Namespaces,
+		CRDs:                  res.CRDs,
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: apiUsageCapability(res),
 			inventory.CapAddons:   {Available: true},

@@ -63,7 +63,7 @@ func narrow(text []byte, drop map[string]bool, out []byte) (_ []byte, ok bool) {
 		}
 		content := bytes.TrimLeft(line, " ")
 		indent := len(line) - len(content)
-		body := bytes.TrimRight(content, " \r\n")
+		body := trimTrailing(content)
 		blank := len(body) == 0 || body[0] == '#'
 		switch {
 		case open.isOpen():
@@ -122,15 +122,32 @@ func narrow(text []byte, drop map[string]bool, out []byte) (_ []byte, ok bool) {
 	return out, narrowed && !open.isOpen()
 }
 
+// trimTrailing drops a line's trailing spaces and line break.
+func trimTrailing(b []byte) []byte {
+	n := len(b)
+	for n > 0 && (b[n-1] == ' ' || b[n-1] == '\r' || b[n-1] == '\n') {
+		n--
+	}
+	return b[:n]
+}
+
 // anchorLike is true when the line may define an anchor: an "&" where a node can start.
 func anchorLike(body []byte) bool {
-	for i, c := range body {
-		if c == '&' && (i == 0 || bytes.IndexByte([]byte(" [{,"), body[i-1]) >= 0) {
+	for i := bytes.IndexByte(body, '&'); i >= 0; {
+		if i == 0 || nodeStart(body[i-1]) {
 			return true
 		}
+		next := bytes.IndexByte(body[i+1:], '&')
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
 	}
 	return false
 }
+
+// nodeStart is true for a byte after which a flow node can start.
+func nodeStart(c byte) bool { return c == ' ' || c == '[' || c == '{' || c == ',' }
 
 // isItem is true for a line that starts a sequence item.
 func isItem(body []byte) bool {
@@ -206,16 +223,29 @@ func (s *flowState) scan(body []byte) {
 			}
 			continue
 		}
-		starts := i == 0 || body[i-1] == ' ' || s.depth > 0 && bytes.IndexByte([]byte("[{,:"), body[i-1]) >= 0
-		switch {
-		case (c == '"' || c == '\'') && starts:
-			s.quote = c
-		case c == '#' && i > 0 && body[i-1] == ' ':
-			return
-		case (c == '[' || c == '{') && (starts || s.depth > 0):
-			s.depth++
-		case (c == ']' || c == '}') && s.depth > 0:
-			s.depth--
+		switch c {
+		case '"', '\'':
+			if s.startsAt(body, i) {
+				s.quote = c
+			}
+		case '#':
+			if i > 0 && body[i-1] == ' ' {
+				return
+			}
+		case '[', '{':
+			if s.depth > 0 || s.startsAt(body, i) {
+				s.depth++
+			}
+		case ']', '}':
+			if s.depth > 0 {
+				s.depth--
+			}
 		}
 	}
+}
+
+// startsAt is true when a node can start at body[i]: at the line's start, after a space, or
+// inside a flow collection after its punctuation.
+func (s *flowState) startsAt(body []byte, i int) bool {
+	return i == 0 || body[i-1] == ' ' || s.depth > 0 && (nodeStart(body[i-1]) || body[i-1] == ':')
 }

@@ -34,6 +34,10 @@ type Shape struct {
 	// served, deprecated v1beta1 with its own copy of the schema, as real CRDs carry.
 	CRDProperties        [2]int
 	DeprecatedCRDVersion bool
+	// CRDs is how many distinct CRDs the CRD documents define: a repository renders the same
+	// operators' CRDs for every environment, so distinct CRDs do not grow with it. 0 gives
+	// every CRD document a kind of its own.
+	CRDs int
 }
 
 // Classic is the corpus of the first benchmarks: 200 application images shared by every
@@ -43,10 +47,11 @@ var Classic = Shape{Name: "classic", Images: 200, ConfigMapBytes: [2]int{6000, 6
 
 // ManyImages is a repository of many services rendered by Helm: every workload has its own
 // image (about 1.25 distinct images a workload), ConfigMaps hold 1–12 KiB of data and 3% of
-// them up to 64 KiB, CRD schemas have 10–60 properties and a deprecated served version.
+// them up to 64 KiB, CRD schemas have 10–60 properties and a deprecated served version, and
+// the CRD documents define 250 distinct CRDs (a large platform's operators).
 var ManyImages = Shape{
 	Name: "many-images", ConfigMapBytes: [2]int{1 << 10, 12 << 10}, LargeConfigMaps: 30, LargeConfigMapBytes: 64 << 10,
-	CRDProperties: [2]int{10, 60}, DeprecatedCRDVersion: true,
+	CRDProperties: [2]int{10, 60}, DeprecatedCRDVersion: true, CRDs: 250,
 }
 
 // Shapes are the shapes hack/bench knows by name.
@@ -175,6 +180,9 @@ func mix(i int, salt uint64) uint64 {
 }
 
 func (g *generator) crd(w *bufio.Writer, i int) {
+	if g.shape.CRDs > 0 {
+		i %= g.shape.CRDs
+	}
 	schema := g.schema(between(i, g.shape.CRDProperties))
 	fmt.Fprintf(w, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets%d.example.com\nspec:\n  group: example.com\n  names: {kind: Widget%d, plural: widgets%d}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n%s", i, i, i, schema)
 	if g.shape.DeprecatedCRDVersion {
