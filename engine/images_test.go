@@ -92,7 +92,7 @@ findings contains f if {
 
 func TestACustomPackDeclaresTheRepositoriesItReadsInFull(t *testing.T) {
 	pack := writePack(t, map[string]string{
-		"images.rego": "package upgradescope.custom.images\n\nfindings := set()\n",
+		"images.rego":                          "package upgradescope.custom.images\n\nfindings := set()\n",
 		"upgradescope/custom/images/data.json": `{"observe": {"images": ["registry.example.com/payments/"]}}`,
 	})
 	watch := newEngine(t, engine.WithPolicy(pack)).ImageWatch()
@@ -100,7 +100,7 @@ func TestACustomPackDeclaresTheRepositoriesItReadsInFull(t *testing.T) {
 		t.Errorf("watch = %+v, want payments observed and shop not", watch.Repositories)
 	}
 	bad := writePack(t, map[string]string{
-		"images.rego": "package upgradescope.custom.images\n\nfindings := set()\n",
+		"images.rego":                          "package upgradescope.custom.images\n\nfindings := set()\n",
 		"upgradescope/custom/images/data.json": `{"observe": {"images": "registry.example.com/"}}`,
 	})
 	if _, err := engine.New(context.Background(), engine.WithPolicy(bad)); err == nil || !strings.Contains(err.Error(), "observe.images must be a list") {
