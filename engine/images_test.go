@@ -2,12 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -105,5 +107,39 @@ func TestACustomPackDeclaresTheRepositoriesItReadsInFull(t *testing.T) {
 	})
 	if _, err := engine.New(context.Background(), engine.WithPolicy(bad)); err == nil || !strings.Contains(err.Error(), "observe.images must be a list") {
 		t.Errorf("err = %v, want the declaration refused", err)
+	}
+}
+
+// maxInventoryBytes bounds the inventory of the many-images corpus at 20,000 objects (6,300
+// distinct images, 200 CRDs, 5% of objects at flagged APIs). Every part of it is bounded by
+// a constant, not by the objects: at most inventory.MaxListedImages image versions nobody
+// observes (about 110 bytes each: repository, tag, namespaces; 270 KB), the add-on images
+// with at most 10 workloads each, at most 100 object references per flagged API (130 KB),
+// one entry per distinct CRD (40 KB). Measured: 412 KB, and 454 KB at 100,000 objects; the
+// shape before (one record per image with its label sets) was 1.97 MB at 20,000 and 9.4 MB
+// at 100,000. 600 KB leaves room for more add-ons, not for growth with the objects.
+const maxInventoryBytes = 600 << 10
+
+func TestTheInventoryOfARepositoryWithManyImagesStaysSmall(t *testing.T) {
+	dir := t.TempDir()
+	if err := corpus.Write(dir, 20_000, corpus.ManyImages); err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t)
+	res, err := files.Collect(dir, files.Options{
+		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(files.Inventory(res, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > maxInventoryBytes {
+		t.Errorf("inventory is %d KB, want at most %d KB", len(b)>>10, maxInventoryBytes>>10)
+	}
+	if res.ImagesOmitted == 0 || len(res.WorkloadImages) < inventory.MaxListedImages {
+		t.Errorf("listed %d repositories, omitted %d containers: the corpus should overflow the listing", len(res.WorkloadImages), res.ImagesOmitted)
 	}
 }
