@@ -240,7 +240,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	kubeVersionValue, err := toValue(kubeVersionFacts(inv, targets))
+	kubeVersionValue, err := toAST(kubeVersionFacts(inv, targets))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}

@@ -181,17 +181,18 @@ covered_by_strong(d) if {
 # METADATA
 # description: |
 #   Installs, one per add-on and version, with namespaces, sources and the workloads running
-#   it merged.
-installs[[id, version]] := {
+#   it merged. Each install's detections are gathered once: forty charts of one add-on are
+#   one install, not forty walks over every detection.
+installs[key] := install(key, [d | some d in kept; d.id == key[0]; d.version == key[1]]) if {
+	some key in {[d.id, d.version] | some d in kept}
+}
+
+install([id, version], ds) := {
 	"id": id,
 	"version": version,
-	"namespaces": sort({ns | some d in kept; d.id == id; d.version == version; some ns in d.namespaces}),
-	"sources": sort({d.source | some d in kept; d.id == id; d.version == version}),
-	"evidence": sort({d.evidence | some d in kept; d.id == id; d.version == version}),
-	"objects": sort({o | some d in kept; d.id == id; d.version == version; some o in d.objects}),
-	"objectsOmitted": sum([d.objectsOmitted | some d in kept; d.id == id; d.version == version]),
-} if {
-	some d in kept
-	id := d.id
-	version := d.version
+	"namespaces": sort({ns | some d in ds; some ns in d.namespaces}),
+	"sources": sort({d.source | some d in ds}),
+	"evidence": sort({d.evidence | some d in ds}),
+	"objects": sort({o | some d in ds; some o in d.objects}),
+	"objectsOmitted": sum([d.objectsOmitted | some d in ds]),
 }
