@@ -104,9 +104,14 @@ kube-down: ## stop it and remove its data
 bench-live: build ## scan a synthetic cluster on a real API server (500 releases, 5,000 flagged objects, 2,000 pods)
 	hack/with-kube.sh go run ./hack/benchlive -bin bin/upgradescope
 
+# BENCH_SIZES=2000,20000,100000,500000 adds the 500k corpora (about 1 GiB of disk);
+# BENCH_PEER='pluto=/tmp/pluto-bin detect-files -d {dir}' runs another tool interleaved.
+BENCH_SIZES ?= 2000,20000,100000
+BENCH_PEER ?=
+
 .PHONY: bench
-bench: build ## scan 2k/20k/100k-object corpora (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation
-	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -sizes 2000,20000,100000 -runs 3
+bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation
+	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -shapes classic,many-images -sizes $(BENCH_SIZES) -runs 3 $(if $(BENCH_PEER),-peer '$(BENCH_PEER)')
 	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 
 .PHONY: bench-gitops

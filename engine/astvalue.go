@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // toAST converts a Go value to the OPA value its JSON encoding would decode to, without the
@@ -20,6 +22,32 @@ import (
 func toAST(v any) (ast.Value, error) {
 	c := converter{strings: map[string]*ast.Term{}}
 	return c.valueOf(reflect.ValueOf(v))
+}
+
+// inventoryValue converts the inventory for input, leaving workloadImages to be converted
+// only if a rule reads it: it holds every image of the cluster or repository, tens of
+// thousands on a large one, and the built-in rules read the few an add-on matcher could
+// claim from input.facts.images instead. A custom pack that reads it pays its conversion
+// (through JSON, as ast.LazyObject does) on first read.
+func inventoryValue(inv *inventory.Document) (map[string]any, error) {
+	c := converter{strings: map[string]*ast.Term{}}
+	v := reflect.ValueOf(inv).Elem()
+	native := map[string]any{}
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.Field(f.index)
+		switch {
+		case f.omitEmpty && isEmpty(fv):
+		case f.name == "workloadImages":
+			native[f.name] = fv.Interface()
+		default:
+			value, err := c.valueOf(fv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.name, err)
+			}
+			native[f.name] = value
+		}
+	}
+	return native, nil
 }
 
 // converter interns string terms: an inventory repeats the same namespaces, kinds and

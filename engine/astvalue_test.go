@@ -4,11 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
-// TestASTMatchesJSON holds the direct conversion to what encoding/json plus OPA's decoder
-// produce, on every golden inventory.
+// TestASTMatchesJSON holds the direct conversion, and the input's lazily converted inventory,
+// to what encoding/json plus OPA's decoder produce, on every golden inventory.
 func TestASTMatchesJSON(t *testing.T) {
 	paths, _ := filepath.Glob("../testdata/*/inventory.json")
 	if len(paths) == 0 {
@@ -29,6 +31,13 @@ func TestASTMatchesJSON(t *testing.T) {
 		}
 		if direct.Compare(viaJSON) != 0 {
 			t.Errorf("%s: direct conversion differs from JSON:\n%v\n%v", p, direct, viaJSON)
+		}
+		native, err := inventoryValue(inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy := ast.LazyObject(native); lazy.Compare(viaJSON) != 0 {
+			t.Errorf("%s: the input's lazy inventory differs from JSON:\n%v\n%v", p, lazy, viaJSON)
 		}
 	}
 }

@@ -33,12 +33,15 @@ var networkBuiltins = map[string]struct{}{
 
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
-	pq          rego.PreparedEvalQuery
-	bundles     []report.BundleInfo
-	kb          report.KBMeta
-	apis        map[string]APIEntry
-	groups      map[string]bool
-	toolVersion string
+	pq      rego.PreparedEvalQuery
+	bundles []report.BundleInfo
+	kb      report.KBMeta
+	apis    map[string]APIEntry
+	groups  map[string]bool
+	images  inventory.ImageWatch
+	// declaredImages are the repository prefixes custom packs read in full.
+	declaredImages []string
+	toolVersion    string
 }
 
 type config struct {
@@ -103,6 +106,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	}
 	if e.apis == nil {
 		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
+	}
+	if e.declaredImages, err = declaredImages(set); err != nil {
+		return nil, err
 	}
 	if err := e.prepare(ctx, set); err != nil {
 		return nil, err
@@ -206,7 +212,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	for _, o := range opts {
 		o(&ec)
 	}
-	input, err := buildInput(inv, targets, now, ec)
+	input, err := e.buildInput(inv, targets, now, ec)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +226,14 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	return e.decode(rs[0].Expressions[0].Value, inv, now)
 }
 
-func buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
-	invValue, err := toAST(inv)
+func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
+	invValue, err := inventoryValue(inv)
 	if err != nil {
 		return nil, fmt.Errorf("convert inventory: %w", err)
+	}
+	imagesValue, err := toAST(imageFacts(inv, e.images))
+	if err != nil {
+		return nil, fmt.Errorf("convert image facts: %w", err)
 	}
 	ignore := ec.ignore
 	if ignore == nil {
@@ -233,23 +243,29 @@ func buildInput(inv *inventory.Document, targets []string, now time.Time, ec eva
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	factsValue, err := toValue(map[string]any{"kubeVersion": kubeVersionFacts(inv, targets)})
+	kubeVersionValue, err := toAST(kubeVersionFacts(inv, targets))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	factsValue := ast.NewObject(
+		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
+		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
+	)
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {
 		ts[i] = ast.StringTerm(t)
 	}
-	return ast.NewObject(
-		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(invValue)),
-		ast.Item(ast.StringTerm("targets"), ast.ArrayTerm(ts...)),
-		ast.Item(ast.StringTerm("now"), ast.StringTerm(now.UTC().Format(time.RFC3339))),
-		ast.Item(ast.StringTerm("ignore"), ast.NewTerm(ignoreValue)),
-		ast.Item(ast.StringTerm("facts"), ast.NewTerm(factsValue)),
-		ast.Item(ast.StringTerm("plan"), ast.BooleanTerm(ec.plan)),
-		ast.Item(ast.StringTerm("planFrom"), ast.StringTerm(ec.planFrom)),
-	), nil
+	// A lazy object: an ast.Object built from items hashes them, which would convert the
+	// inventory's images inventoryValue leaves for whoever reads them.
+	return ast.LazyObject(map[string]any{
+		"inventory": invValue,
+		"targets":   ast.NewArray(ts...),
+		"now":       ast.String(now.UTC().Format(time.RFC3339)),
+		"ignore":    ignoreValue,
+		"facts":     factsValue,
+		"plan":      ast.Boolean(ec.plan),
+		"planFrom":  ast.String(ec.planFrom),
+	}), nil
 }
 
 func toValue(v any) (ast.Value, error) {

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,7 +41,57 @@ func (e *Engine) readKB(l loaded) error {
 	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
 		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/apis holds no API lifecycle data", l.origin)
 	}
+	var index struct {
+		FirstSegments map[string]bool     `json:"firstSegments"`
+		Labels        map[string][]string `json:"labels"`
+	}
+	_ = remarshal(kb["addonindex"], &index)
+	e.images = inventory.ImageWatch{Segments: map[string]bool{}, Names: map[string]bool{}}
+	maps.Copy(e.images.Segments, index.FirstSegments)
+	for name := range index.Labels {
+		e.images.Names[name] = true
+	}
 	return nil
+}
+
+// ImageWatch is which images collectors observe: those an add-on matcher of the registry
+// could claim, by a path segment a matcher starts with or a name label it lists, and the
+// repositories custom packs declare they read (data.upgradescope.custom.<name>.observe.images).
+func (e *Engine) ImageWatch() inventory.ImageWatch {
+	return inventory.ImageWatch{
+		Segments: maps.Clone(e.images.Segments), Names: maps.Clone(e.images.Names),
+		Repositories: slices.Clone(e.declaredImages),
+	}
+}
+
+// declaredImages reads the repository prefixes custom packs declare they read in full, as
+// data: upgradescope.custom.<name>.observe.images, a list of strings ("*" is every image).
+func declaredImages(set []loaded) ([]string, error) {
+	var out []string
+	for _, l := range set {
+		if l.builtin {
+			continue
+		}
+		packs, _ := lookup(l.b.Data, "upgradescope", "custom")
+		for name, pack := range packs {
+			fields, _ := pack.(map[string]any)
+			observe, _ := fields["observe"].(map[string]any)
+			if observe == nil || observe["images"] == nil {
+				continue
+			}
+			list, ok := observe["images"].([]any)
+			for _, v := range list {
+				prefix, isString := v.(string)
+				ok = ok && isString && prefix != ""
+				out = append(out, prefix)
+			}
+			if !ok {
+				return nil, fmt.Errorf("custom pack %s (%s): upgradescope.custom.%s.observe.images must be a list of repository prefixes", name, l.origin, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
 }
 
 func lookup(data map[string]any, path ...string) (map[string]any, bool) {

@@ -22,18 +22,31 @@ type HelmRelease struct {
 	ManifestAPIs []APIUsage `json:"manifestApis,omitempty"`
 }
 
-// MaxLabelSets is how many distinct label sets one WorkloadImage lists.
+// MaxLabelSets is how many distinct label sets one image version lists.
 const MaxLabelSets = 10
 
-// WorkloadImage is one distinct image reference seen in pod templates, with the namespaces
-// and the recommended-label sets it was seen with. Which add-on it is, the rule packs decide.
+// WorkloadImage is one image repository seen in pod templates with every version (tag and
+// digest) it runs at. Which add-on it is, the rule packs decide.
 type WorkloadImage struct {
-	Image      string   `json:"image"`
-	Namespaces []string `json:"namespaces"`
-	// LabelSets hold app.kubernetes.io/name, /version, /part-of and /instance and
-	// helm.sh/chart, as the pod template or its workload set them; at most MaxLabelSets.
+	// Repository is the reference without tag and digest, as written: "nginx",
+	// "registry.k8s.io/ingress-nginx/controller".
+	Repository string         `json:"repository"`
+	Versions   []ImageVersion `json:"versions"`
+}
+
+// ImageVersion is one tag and digest of a repository and the namespaces it runs in. A
+// version the bundles ask to observe (ImageWatch) also keeps the recommended-label sets it
+// was seen with (app.kubernetes.io/name, /version, /part-of, /instance and helm.sh/chart, as
+// the pod template or its workload set them) and up to MaxImageObjectRefs workloads running
+// it; in files mode with their file and line.
+type ImageVersion struct {
+	Tag              string              `json:"tag,omitempty"`
+	Digest           string              `json:"digest,omitempty"`
+	Namespaces       []string            `json:"namespaces"`
 	LabelSets        []map[string]string `json:"labelSets,omitempty"`
 	LabelSetsOmitted int                 `json:"labelSetsOmitted,omitempty"`
+	Objects          []ObjectRef         `json:"objects,omitempty"`
+	ObjectsOmitted   int                 `json:"objectsOmitted,omitempty"`
 }
 
 // IngressClass is an IngressClass object and the controller it names.

@@ -50,14 +50,17 @@ type Document struct {
 	// no managedFields and no last-applied-configuration.
 	APIAuthorshipUnknown []APIUsage `json:"apiAuthorshipUnknown,omitempty"`
 
-	DeprecatedCalls []DeprecatedCall        `json:"deprecatedCalls,omitempty"`
-	HelmReleases    []HelmRelease           `json:"helmReleases,omitempty"`
-	WorkloadImages  []WorkloadImage         `json:"workloadImages,omitempty"`
-	IngressClasses  []IngressClass          `json:"ingressClasses,omitempty"`
-	Nodes           []NodeGroup             `json:"nodes,omitempty"`
-	ControlPlane    []ControlPlaneComponent `json:"controlPlane,omitempty"`
-	Namespaces      []Namespace             `json:"namespaces,omitempty"`
-	CRDs            []CRD                   `json:"crds,omitempty"`
+	DeprecatedCalls []DeprecatedCall `json:"deprecatedCalls,omitempty"`
+	HelmReleases    []HelmRelease    `json:"helmReleases,omitempty"`
+	WorkloadImages  []WorkloadImage  `json:"workloadImages,omitempty"`
+	// WorkloadImagesOmitted counts the containers whose image version is not listed: past
+	// MaxListedImages, and observed by no bundle (ImageWatch).
+	WorkloadImagesOmitted int                     `json:"workloadImagesOmitted,omitempty"`
+	IngressClasses        []IngressClass          `json:"ingressClasses,omitempty"`
+	Nodes                 []NodeGroup             `json:"nodes,omitempty"`
+	ControlPlane          []ControlPlaneComponent `json:"controlPlane,omitempty"`
+	Namespaces            []Namespace             `json:"namespaces,omitempty"`
+	CRDs                  []CRD                   `json:"crds,omitempty"`
 
 	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
 }

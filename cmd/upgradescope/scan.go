@@ -71,6 +71,7 @@ func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, t
 	rep.Start("reading manifests in " + path)
 	res, err := files.Collect(path, files.Options{
 		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
+		Images: eng.ImageWatch(),
 	})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,9 @@ type Options struct {
 	StepTimeout time.Duration
 	// Manifest says which APIs of Helm's stored manifests to record.
 	Manifest files.Options
+	// Images says which pod images to observe closely; the zero value observes every image.
+	// The engine supplies it from the add-on registry (Engine.ImageWatch).
+	Images inventory.ImageWatch
 	// PodPassEvery lists pods on one collection in N and reuses that pass's images in between
 	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
 	// releases or GitOps charts, which can name a new add-on, forces the next pass.
@@ -100,7 +103,9 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 			func() (int, string) { return objectCount(doc.APIUsage), "objects at flagged APIs" }},
 		{inventory.CapDeprecatedCalls, fills(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) }),
 			func() (int, string) { return len(doc.DeprecatedCalls), "deprecated APIs called" }},
-		{inventory.CapAddons, fills(inventory.CapAddons, func(ctx context.Context) inventory.Capability { return c.addonsPass(ctx, doc, opts.PodPassEvery) }),
+		{inventory.CapAddons, fills(inventory.CapAddons, func(ctx context.Context) inventory.Capability {
+			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
+		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
 		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},

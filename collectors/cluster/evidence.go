@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,12 +11,6 @@ import (
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
-
-// recommendedLabels are the pod labels add-on detection reads.
-var recommendedLabels = []string{
-	"app.kubernetes.io/name", "app.kubernetes.io/version", "app.kubernetes.io/part-of",
-	"app.kubernetes.io/instance", "helm.sh/chart",
-}
 
 // Namespaces records every namespace with the team its teamLabel names.
 func (c *Collector) Namespaces(ctx context.Context, doc *inventory.Document, teamLabel string) error {
@@ -37,12 +30,12 @@ func (c *Collector) Namespaces(ctx context.Context, doc *inventory.Document, tea
 	}
 }
 
-// Addons records add-on evidence: the distinct images of running pods with their namespaces
-// and recommended labels, and IngressClass controllers. The add-on pack decides.
-func (c *Collector) Addons(ctx context.Context, doc *inventory.Document) inventory.Capability {
-	images := map[string]*inventory.WorkloadImage{}
-	seen := map[string]map[string]bool{}
-	labelSets := map[string]map[string]bool{}
+// Addons records add-on evidence: the images of running pods grouped into repositories and
+// versions with their namespaces (and, for the images watch observes, recommended labels),
+// and IngressClass controllers. The add-on pack decides. Pods are not named: their names
+// change with every rollout, and a live finding names the namespaces.
+func (c *Collector) Addons(ctx context.Context, doc *inventory.Document, watch inventory.ImageWatch) inventory.Capability {
+	images := inventory.NewImageSet(watch)
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		page, err := c.client.CoreV1().Pods("").List(ctx, opts)
@@ -50,23 +43,14 @@ func (c *Collector) Addons(ctx context.Context, doc *inventory.Document) invento
 			return unavailable("list pods", err)
 		}
 		for i := range page.Items {
-			addPod(&page.Items[i], images, seen, labelSets)
+			addPod(&page.Items[i], images)
 		}
 		if page.Continue == "" {
 			break
 		}
 		opts.Continue = page.Continue
 	}
-	keys := make([]string, 0, len(images))
-	for k := range images {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		w := images[k]
-		sort.Strings(w.Namespaces)
-		doc.WorkloadImages = append(doc.WorkloadImages, *w)
-	}
+	doc.WorkloadImages, doc.WorkloadImagesOmitted = images.List(), images.Omitted()
 	return c.ingressClasses(ctx, doc)
 }
 
@@ -82,38 +66,18 @@ func (c *Collector) ingressClasses(ctx context.Context, doc *inventory.Document)
 	return inventory.Capability{Available: true}
 }
 
-func addPod(p *corev1.Pod, images map[string]*inventory.WorkloadImage, seen, labelSets map[string]map[string]bool) {
+func addPod(p *corev1.Pod, images *inventory.ImageSet) {
 	labels := map[string]string{}
-	for _, l := range recommendedLabels {
+	for _, l := range inventory.RecommendedLabels {
 		if v := p.Labels[l]; v != "" {
 			labels[l] = v
 		}
 	}
-	key := ""
-	for _, l := range recommendedLabels {
-		key += labels[l] + "\x00"
+	for _, ctr := range p.Spec.InitContainers {
+		images.Add(ctr.Image, p.Namespace, labels, nil)
 	}
-	for _, ctr := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
-		w := images[ctr.Image]
-		if w == nil {
-			w = &inventory.WorkloadImage{Image: ctr.Image, Namespaces: []string{}}
-			images[ctr.Image] = w
-			seen[ctr.Image] = map[string]bool{}
-			labelSets[ctr.Image] = map[string]bool{}
-		}
-		if !seen[ctr.Image][p.Namespace] {
-			seen[ctr.Image][p.Namespace] = true
-			w.Namespaces = append(w.Namespaces, p.Namespace)
-		}
-		if len(labels) == 0 || labelSets[ctr.Image][key] {
-			continue
-		}
-		labelSets[ctr.Image][key] = true
-		if len(w.LabelSets) < inventory.MaxLabelSets {
-			w.LabelSets = append(w.LabelSets, labels)
-		} else {
-			w.LabelSetsOmitted++
-		}
+	for _, ctr := range p.Spec.Containers {
+		images.Add(ctr.Image, p.Namespace, labels, nil)
 	}
 }
 

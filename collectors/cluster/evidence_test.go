@@ -78,17 +78,20 @@ func TestAddonsRecordPodImagesLabelsAndIngressClasses(t *testing.T) {
 	})
 
 	var doc inventory.Document
-	if capability := collector(t, envServer, "admin").Addons(ctx, &doc); !capability.Available || capability.Partial {
+	watch := inventory.ImageWatch{Segments: map[string]bool{"ingress-nginx": true}, Names: map[string]bool{}}
+	if capability := collector(t, envServer, "admin").Addons(ctx, &doc, watch); !capability.Available || capability.Partial {
 		t.Fatalf("addons = %+v", capability)
 	}
-	var got *inventory.WorkloadImage
-	for i := range doc.WorkloadImages {
-		if doc.WorkloadImages[i].Image == image {
-			got = &doc.WorkloadImages[i]
+	var got *inventory.ImageVersion
+	for _, w := range doc.WorkloadImages {
+		for i, v := range w.Versions {
+			if w.Reference(v) == image {
+				got = &w.Versions[i]
+			}
 		}
 	}
-	if got == nil || strings.Join(got.Namespaces, ",") != "default,kube-public" || len(got.LabelSets) != 1 || got.LabelSets[0]["app.kubernetes.io/name"] != "ingress-nginx" {
-		t.Errorf("image evidence = %+v", got)
+	if got == nil || strings.Join(got.Namespaces, ",") != "default,kube-public" || len(got.LabelSets) != 1 || got.LabelSets[0]["app.kubernetes.io/name"] != "ingress-nginx" || len(got.Objects) != 0 {
+		t.Errorf("image evidence = %+v, want its namespaces and its one label set, no pods named", got)
 	}
 	found := false
 	for _, c := range doc.IngressClasses {
@@ -196,7 +199,7 @@ func TestEveryStepForAUserWhoCanReadNothingSaysForbidden(t *testing.T) {
 		t.Errorf("namespaces: %v, want forbidden", err)
 	}
 	for name, step := range map[string]func() inventory.Capability{
-		"addons": func() inventory.Capability { return col.Addons(ctx, &doc) },
+		"addons": func() inventory.Capability { return col.Addons(ctx, &doc, inventory.ImageWatch{}) },
 		"crds":   func() inventory.Capability { return col.CRDs(ctx, &doc) },
 	} {
 		if c := step(); c.Available || !strings.Contains(c.Reason, "forbidden") {

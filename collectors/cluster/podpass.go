@@ -13,7 +13,8 @@ import (
 // large cluster the pod list is most of a tick's bytes, and the images it yields change far
 // less often than ticks come.
 type podPass struct {
-	images []inventory.WorkloadImage
+	images  []inventory.WorkloadImage
+	omitted int
 	// since counts the collections that reused images since the last full pass.
 	since int
 	// charts is a digest of the Helm releases and GitOps charts seen at the last collection;
@@ -24,11 +25,11 @@ type podPass struct {
 }
 
 // addonsPass records add-on evidence, listing pods only when a pass is due.
-func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int) inventory.Capability {
+func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int, watch inventory.ImageWatch) inventory.Capability {
 	p := &c.pods
 	if every > 1 && p.valid && !p.force && p.since < every-1 {
 		p.since++
-		doc.WorkloadImages = cloneImages(p.images)
+		doc.WorkloadImages, doc.WorkloadImagesOmitted = cloneImages(p.images), p.omitted
 		capability := c.ingressClasses(ctx, doc)
 		if capability.Reason == "" {
 			// Stable from one collection to the next, so an unchanged cluster hashes the same.
@@ -36,9 +37,9 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 		}
 		return capability
 	}
-	capability := c.Addons(ctx, doc)
+	capability := c.Addons(ctx, doc, watch)
 	p.valid = capability.Available
-	p.images, p.since, p.force = cloneImages(doc.WorkloadImages), 0, false
+	p.images, p.omitted, p.since, p.force = cloneImages(doc.WorkloadImages), doc.WorkloadImagesOmitted, 0, false
 	return capability
 }
 
@@ -60,8 +61,13 @@ func (p *podPass) noteCharts(doc *inventory.Document) {
 func cloneImages(in []inventory.WorkloadImage) []inventory.WorkloadImage {
 	out := make([]inventory.WorkloadImage, len(in))
 	for i, w := range in {
-		w.Namespaces = slices.Clone(w.Namespaces)
-		w.LabelSets = slices.Clone(w.LabelSets)
+		w.Versions = slices.Clone(w.Versions)
+		for j, v := range w.Versions {
+			v.Namespaces = slices.Clone(v.Namespaces)
+			v.LabelSets = slices.Clone(v.LabelSets)
+			v.Objects = slices.Clone(v.Objects)
+			w.Versions[j] = v
+		}
 		out[i] = w
 	}
 	return out

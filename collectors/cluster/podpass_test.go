@@ -41,12 +41,14 @@ func TestAPodPassEveryThreeCollectionsAndAChartChangeForcesOne(t *testing.T) {
 	}
 	collect := func() (*inventory.Document, inventory.Capability) {
 		doc := &inventory.Document{}
-		return doc, col.addonsPass(ctx, doc, 3)
+		return doc, col.addonsPass(ctx, doc, 3, inventory.ImageWatch{})
 	}
 	has := func(doc *inventory.Document, image string) bool {
 		for _, w := range doc.WorkloadImages {
-			if w.Image == image {
-				return true
+			for _, v := range w.Versions {
+				if w.Reference(v) == image {
+					return true
+				}
 			}
 		}
 		return false

@@ -1,8 +1,6 @@
 package files
 
 import (
-	"sort"
-
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -54,64 +52,6 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 		}
 	}
 	return "", apiVersion
-}
-
-// imageSet merges every sighting of an image into one entry with its namespaces and the
-// distinct label sets it was seen with.
-type imageSet struct {
-	byImage map[string]*imageEntry
-}
-
-type imageEntry struct {
-	w          inventory.WorkloadImage
-	namespaces map[string]bool
-	labelSets  map[string]bool
-}
-
-func newImageSet() *imageSet { return &imageSet{byImage: map[string]*imageEntry{}} }
-
-func (s *imageSet) add(im imageSeen) {
-	e := s.byImage[im.image]
-	if e == nil {
-		e = &imageEntry{w: inventory.WorkloadImage{Image: im.image}, namespaces: map[string]bool{}, labelSets: map[string]bool{}}
-		s.byImage[im.image] = e
-	}
-	if !e.namespaces[im.namespace] {
-		e.namespaces[im.namespace] = true
-		e.w.Namespaces = append(e.w.Namespaces, im.namespace)
-	}
-	if len(im.labels) == 0 {
-		return
-	}
-	key := ""
-	for _, l := range recommendedLabels {
-		key += im.labels[l] + "\x00"
-	}
-	if e.labelSets[key] {
-		return
-	}
-	e.labelSets[key] = true
-	if len(e.w.LabelSets) < inventory.MaxLabelSets {
-		e.w.LabelSets = append(e.w.LabelSets, im.labels)
-	} else {
-		e.w.LabelSetsOmitted++
-	}
-}
-
-// list returns the images sorted by reference, each with its namespaces sorted.
-func (s *imageSet) list() []inventory.WorkloadImage {
-	images := make([]string, 0, len(s.byImage))
-	for im := range s.byImage {
-		images = append(images, im)
-	}
-	sort.Strings(images)
-	out := make([]inventory.WorkloadImage, 0, len(images))
-	for _, im := range images {
-		w := s.byImage[im].w
-		sort.Strings(w.Namespaces)
-		out = append(out, w)
-	}
-	return out
 }
 
 // attachUsage gives each CRD the custom resources of its group and kind, and returns the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,6 +16,9 @@ import (
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// readers are the workers' read buffers, kept from one file to the next.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferBytes) }}
 
 // fileResult is what one file contributed.
 type fileResult struct {
@@ -30,10 +34,12 @@ type fileResult struct {
 	objects        int
 }
 
-// imageSeen is one container image of one pod template.
+// imageSeen is one container image of one pod template, with the workload's recommended
+// labels and reference.
 type imageSeen struct {
-	image, namespace string
-	labels           map[string]string
+	image  string
+	labels map[string]string
+	ref    inventory.ObjectRef
 }
 
 // fileDecoder carries one file's state while its documents are decoded.
@@ -41,6 +47,8 @@ type fileDecoder struct {
 	rel  string
 	opts Options
 	res  fileResult
+	// narrowed is the buffer narrow writes documents into, reused from one to the next.
+	narrowed []byte
 }
 
 func decodeFile(path, rel string, opts Options) fileResult {
@@ -51,7 +59,9 @@ func decodeFile(path, rel string, opts Options) fileResult {
 		return d.res
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, readBufferBytes)
+	r := readers.Get().(*bufio.Reader)
+	defer readers.Put(r)
+	r.Reset(f)
 	if head, _ := r.Peek(3); bytes.Equal(head, utf8BOM) {
 		_, _ = r.Discard(3)
 	}
@@ -122,9 +132,18 @@ type yamlDoc struct {
 	hasContent   bool
 }
 
+// reset starts the next document on startLine, keeping the text buffer's memory.
+func (doc *yamlDoc) reset(startLine int, inline bool) {
+	text := doc.text
+	text.Reset()
+	*doc = yamlDoc{text: text, startLine: startLine, inline: inline}
+}
+
 func (d *fileDecoder) decodeYAMLStream(r *bufio.Reader) {
 	line := 0
 	doc := &yamlDoc{startLine: 1}
+	// One document buffer serves the whole file: most documents are a few kilobytes, and a new
+	// buffer grown for each was a fifth of the bytes a scan allocated.
 	var long []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
@@ -149,10 +168,10 @@ func (d *fileDecoder) decodeYAMLStream(r *bufio.Reader) {
 		}
 		if isSeparator(text) {
 			d.finishYAML(doc)
-			doc = &yamlDoc{startLine: line + 1, inline: separatorContent(text)}
+			doc.reset(line+1, separatorContent(text))
 		} else if isDocumentEnd(text) {
 			d.finishYAML(doc)
-			doc = &yamlDoc{startLine: line + 1}
+			doc.reset(line+1, false)
 		} else if !doc.oversize {
 			doc.scanLine(text, line)
 			doc.text.Write(text)
@@ -197,24 +216,29 @@ func separatorContent(line []byte) bool {
 // scanLine reads top-level apiVersion and kind keys without parsing the document, so objects
 // of kinds nobody watches cost a line scan, not a YAML parse.
 func (doc *yamlDoc) scanLine(text []byte, line int) {
-	s := strings.TrimRight(string(text), "\r\n")
-	trimmed := strings.TrimSpace(s)
-	if trimmed == "" || trimmed[0] == '#' {
-		if rest, ok := strings.CutPrefix(trimmed, "# Source: "); ok {
-			doc.renderedFrom = strings.TrimSpace(rest)
+	s := trimTrailing(text)
+	trimmed := bytes.TrimSpace(s)
+	if len(trimmed) == 0 || trimmed[0] == '#' {
+		if rest, ok := bytes.CutPrefix(trimmed, []byte("# Source: ")); ok {
+			doc.renderedFrom = string(bytes.TrimSpace(rest))
 		}
 		return
 	}
 	doc.hasContent = true
-	switch {
-	case strings.HasPrefix(s, "apiVersion:"):
-		doc.apiVersion = doc.scalar(s[len("apiVersion:"):])
-		doc.avLine = line
-	case strings.HasPrefix(s, "kind:"):
-		doc.kind = doc.scalar(s[len("kind:"):])
-	case strings.HasPrefix(s, "<<"), strings.HasPrefix(s, `"`), strings.HasPrefix(s, "'"),
-		strings.HasPrefix(s, "{"), strings.HasPrefix(s, "?"), strings.HasPrefix(s, "%"):
+	switch s[0] {
+	case ' ', '-':
+		return // not a top-level key: most lines
+	case '<', '"', '\'', '{', '?', '%':
 		doc.complex = true // merge keys, quoted keys, flow mappings, directives
+	case 'a':
+		if v, ok := bytes.CutPrefix(s, []byte("apiVersion:")); ok {
+			doc.apiVersion = doc.scalar(string(v))
+			doc.avLine = line
+		}
+	case 'k':
+		if v, ok := bytes.CutPrefix(s, []byte("kind:")); ok {
+			doc.kind = doc.scalar(string(v))
+		}
 	}
 }
 

@@ -23,12 +23,6 @@ var podTemplatePaths = map[string][]string{
 // workloadGroups are the groups whose kinds above are built-in workloads.
 var workloadGroups = map[string]bool{"": true, "apps": true, "batch": true, "extensions": true}
 
-// recommendedLabels are the labels add-on detection reads.
-var recommendedLabels = []string{
-	"app.kubernetes.io/name", "app.kubernetes.io/version", "app.kubernetes.io/part-of",
-	"app.kubernetes.io/instance", "helm.sh/chart",
-}
-
 // needsParse says whether a document of this kind holds evidence beyond its count.
 func (o Options) needsParse(apiVersion, kind string) bool {
 	if o.Watched[apiVersion+"/"+kind] || strings.HasSuffix(kind, "List") {
@@ -47,8 +41,9 @@ func (o Options) needsParse(apiVersion, kind string) bool {
 		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io"
 }
 
-// images records the images of a workload's pod template with its recommended labels.
-func (d *fileDecoder) images(n *yaml.Node, kind, namespace string) {
+// images records the images of a workload's pod template with its recommended labels and
+// the workload that runs them.
+func (d *fileDecoder) images(n *yaml.Node, kind string, ref inventory.ObjectRef) {
 	path, ok := podTemplatePaths[kind]
 	if !ok {
 		return
@@ -68,7 +63,7 @@ func (d *fileDecoder) images(n *yaml.Node, kind, namespace string) {
 		}
 		for _, c := range cs.Content {
 			if _, image := stringField(resolve(c, 0), "image"); image != "" {
-				d.res.images = append(d.res.images, imageSeen{image: image, namespace: namespace, labels: labels})
+				d.res.images = append(d.res.images, imageSeen{image: image, labels: labels, ref: ref})
 			}
 		}
 	}
@@ -76,7 +71,7 @@ func (d *fileDecoder) images(n *yaml.Node, kind, namespace string) {
 
 func collectLabels(into map[string]string, meta *yaml.Node) {
 	labels := field(meta, "labels", 0)
-	for _, l := range recommendedLabels {
+	for _, l := range inventory.RecommendedLabels {
 		if _, v := stringField(labels, l); v != "" {
 			into[l] = v
 		}

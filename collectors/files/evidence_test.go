@@ -44,25 +44,69 @@ spec:
 		"again.json": `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"x","namespace":"ops"},"spec":{"template":{"spec":{"containers":[{"image":"busybox:1.36"}]}}}}`,
 	})
 	nginxLabels := map[string]string{"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/part-of": "ingress-nginx", "app.kubernetes.io/version": "1.9.4"}
+	nginx := inventory.ObjectRef{Namespace: "ingress", Name: "ingress-nginx-controller", File: "ingress.yaml", Line: 1}
 	want := []inventory.WorkloadImage{
-		{Image: "busybox:1.36", Namespaces: []string{"ingress", "ops"}, LabelSets: []map[string]string{nginxLabels}},
-		{Image: "registry.k8s.io/ingress-nginx/controller:v1.9.4@sha256:abc", Namespaces: []string{"ingress"}, LabelSets: []map[string]string{nginxLabels}},
-		{Image: "velero/velero:v1.12.0", Namespaces: []string{"ops"}},
+		{Repository: "busybox", Versions: []inventory.ImageVersion{{
+			Tag: "1.36", Namespaces: []string{"ingress", "ops"}, LabelSets: []map[string]string{nginxLabels},
+			Objects: []inventory.ObjectRef{{Namespace: "ops", Name: "x", File: "again.json", Line: 1}, nginx, {Namespace: "ingress", Name: "debug", File: "ingress.yaml", Line: 25}},
+		}}},
+		{Repository: "registry.k8s.io/ingress-nginx/controller", Versions: []inventory.ImageVersion{{
+			Tag: "v1.9.4", Digest: "sha256:abc", Namespaces: []string{"ingress"}, LabelSets: []map[string]string{nginxLabels}, Objects: []inventory.ObjectRef{nginx},
+		}}},
+		{Repository: "velero/velero", Versions: []inventory.ImageVersion{{
+			Tag: "v1.12.0", Namespaces: []string{"ops"}, Objects: []inventory.ObjectRef{{Namespace: "ops", Name: "backup", File: "ingress.yaml", Line: 15}},
+		}}},
 	}
 	if !reflect.DeepEqual(res.WorkloadImages, want) {
 		t.Errorf("images:\n got %+v\nwant %+v", res.WorkloadImages, want)
 	}
 }
 
-func TestLabelSetsPerImageAreCapped(t *testing.T) {
+func TestImagesNoMatcherCanClaimKeepOnlyTheirVersionsAndNamespaces(t *testing.T) {
+	opts := testOptions()
+	opts.Images = inventory.ImageWatch{Segments: map[string]bool{"ingress-nginx": true}, Names: map[string]bool{"traefik": true}}
+	res := collectWith(t, opts, map[string]string{"d.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: shop, namespace: web, labels: {app.kubernetes.io/name: shop}}
+spec: {template: {spec: {containers: [{image: "registry.example.com/shop:2.1"}, {image: "mirror.example/ingress-nginx/controller:v1.9.4"}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: edge, namespace: web, labels: {app.kubernetes.io/name: traefik}}
+spec: {template: {spec: {containers: [{image: "registry.example.com/edge:3"}]}}}
+`})
+	ref := func(name string, line int) []inventory.ObjectRef {
+		return []inventory.ObjectRef{{Namespace: "web", Name: name, File: "d.yaml", Line: line}}
+	}
+	want := []inventory.WorkloadImage{
+		{Repository: "mirror.example/ingress-nginx/controller", Versions: []inventory.ImageVersion{{
+			Tag: "v1.9.4", Namespaces: []string{"web"}, LabelSets: []map[string]string{{"app.kubernetes.io/name": "shop"}}, Objects: ref("shop", 1),
+		}}},
+		{Repository: "registry.example.com/edge", Versions: []inventory.ImageVersion{{
+			Tag: "3", Namespaces: []string{"web"}, LabelSets: []map[string]string{{"app.kubernetes.io/name": "traefik"}}, Objects: ref("edge", 6),
+		}}},
+		{Repository: "registry.example.com/shop", Versions: []inventory.ImageVersion{{Tag: "2.1", Namespaces: []string{"web"}}}},
+	}
+	if !reflect.DeepEqual(res.WorkloadImages, want) {
+		t.Errorf("images:\n got %+v\nwant %+v", res.WorkloadImages, want)
+	}
+}
+
+func TestLabelSetsAndWorkloadsPerImageVersionAreCapped(t *testing.T) {
 	var b strings.Builder
 	for i := range inventory.MaxLabelSets + 3 {
 		b.WriteString("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: x, labels: {app.kubernetes.io/name: app-" + strconv.Itoa(i) + "}}\nspec: {template: {spec: {containers: [{image: shared:1}]}}}\n")
 	}
 	res := collect(t, map[string]string{"d.yaml": b.String()})
-	w := res.WorkloadImages[0]
-	if len(res.WorkloadImages) != 1 || len(w.LabelSets) != inventory.MaxLabelSets || w.LabelSetsOmitted != 3 {
-		t.Errorf("image = %+v", w)
+	if len(res.WorkloadImages) != 1 || len(res.WorkloadImages[0].Versions) != 1 {
+		t.Fatalf("images = %+v", res.WorkloadImages)
+	}
+	v := res.WorkloadImages[0].Versions[0]
+	if len(v.LabelSets) != inventory.MaxLabelSets || v.LabelSetsOmitted != 3 {
+		t.Errorf("label sets %d, omitted %d; want %d and 3", len(v.LabelSets), v.LabelSetsOmitted, inventory.MaxLabelSets)
+	}
+	if len(v.Objects) != inventory.MaxImageObjectRefs || v.ObjectsOmitted != inventory.MaxLabelSets+3-inventory.MaxImageObjectRefs {
+		t.Errorf("objects %d, omitted %d", len(v.Objects), v.ObjectsOmitted)
 	}
 }
 
@@ -159,14 +203,11 @@ metadata:
 	}
 }
 
-func TestPruningKeepsLineNumbersAndDropsOnlyTheSubtree(t *testing.T) {
-	in := "spec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        type: object\n\n        # c\n        properties: {a: {}}\n    served: true\n  - name: v2\n"
-	got := string(pruneSubtrees([]byte(in), []byte("openAPIV3Schema:")))
-	want := "spec:\n  versions:\n  - name: v1\n    schema:\n\n\n\n\n\n    served: true\n  - name: v2\n"
-	if got != want {
-		t.Errorf("pruned:\n%q\nwant\n%q", got, want)
-	}
-	if pruneSubtrees([]byte("a: 1\n"), []byte("openAPIV3Schema:")) != nil {
-		t.Error("a document without the key was copied")
+func TestACRDRenderedForSeveralEnvironmentsIsRecordedOnce(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  versions:\n  - {name: v1, served: true, storage: true}\n"
+	changed := strings.Replace(crd, "storage: true}", "storage: true}\n  - {name: v2, served: true, storage: false}", 1)
+	res := collect(t, map[string]string{"dev/crd.yaml": crd, "prod/crd.yaml": crd, "next/crd.yaml": changed})
+	if len(res.CRDs) != 2 || len(res.CRDs[0].Versions) != 1 || len(res.CRDs[1].Versions) != 2 {
+		t.Errorf("crds = %+v, want the two distinct definitions once each", res.CRDs)
 	}
 }

@@ -5,6 +5,7 @@ package files
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -41,6 +42,9 @@ type Options struct {
 	// BuiltinGroups are the API groups Kubernetes serves itself ("" is core); objects of
 	// other groups are custom resources, listed for the CRD rules.
 	BuiltinGroups map[string]bool
+	// Images says which images to observe closely (label sets, the workloads running them);
+	// the zero value observes every image. The engine supplies it from the add-on registry.
+	Images inventory.ImageWatch
 	// TeamLabel is the Namespace label whose value names the team.
 	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.
@@ -63,6 +67,8 @@ type Result struct {
 	Base           string
 	APIUsage       []inventory.APIUsage
 	WorkloadImages []inventory.WorkloadImage
+	// ImagesOmitted counts containers whose image is not listed (inventory.MaxListedImages).
+	ImagesOmitted  int
 	IngressClasses []inventory.IngressClass
 	Namespaces     []inventory.Namespace
 	CRDs           []inventory.CRD
@@ -82,7 +88,8 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg, custom, images := newAggregator(), newAggregator(), newImageSet()
+	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
+	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths)}
 	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
@@ -95,15 +102,21 @@ func Collect(root string, opts Options) (*Result, error) {
 			custom.add(o)
 		}
 		for _, im := range fr.images {
-			images.add(im)
+			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
 		res.IngressClasses = append(res.IngressClasses, fr.ingressClasses...)
 		res.Namespaces = append(res.Namespaces, fr.namespaces...)
-		res.CRDs = append(res.CRDs, fr.crds...)
+		for _, c := range fr.crds {
+			// A repository renders the same CRD for every environment: one entry per definition.
+			if key, err := json.Marshal(c); err != nil || !crds[string(key)] {
+				crds[string(key)] = true
+				res.CRDs = append(res.CRDs, c)
+			}
+		}
 		res.GitOps = append(res.GitOps, fr.gitops...)
 	})
 	res.APIUsage = agg.usage()
-	res.WorkloadImages = images.list()
+	res.WorkloadImages, res.ImagesOmitted = images.List(), images.Omitted()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	return res, nil
 }
@@ -198,16 +211,17 @@ func relPath(base, path string) string {
 // assess; the rest say why they are absent.
 func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	doc := &inventory.Document{
-		SchemaVersion:  inventory.SchemaVersion,
-		Source:         inventory.SourceFiles,
-		ClusterID:      "files",
-		CollectedAt:    collectedAt.UTC().Truncate(time.Second),
-		FilesBase:      filepath.ToSlash(res.Base),
-		APIUsage:       res.APIUsage,
-		WorkloadImages: res.WorkloadImages,
-		IngressClasses: res.IngressClasses,
-		Namespaces:     res.Namespaces,
-		CRDs:           res.CRDs,
+		SchemaVersion:         inventory.SchemaVersion,
+		Source:                inventory.SourceFiles,
+		ClusterID:             "files",
+		CollectedAt:           collectedAt.UTC().Truncate(time.Second),
+		FilesBase:             filepath.ToSlash(res.Base),
+		APIUsage:              res.APIUsage,
+		WorkloadImages:        res.WorkloadImages,
+		WorkloadImagesOmitted: res.ImagesOmitted,
+		IngressClasses:        res.IngressClasses,
+		Namespaces:            res.Namespaces,
+		CRDs:                  res.CRDs,
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: apiUsageCapability(res),
 			inventory.CapAddons:   {Available: true},

@@ -37,6 +37,12 @@ func testOptions() Options {
 // collect writes files into a fresh directory and walks it.
 func collect(t *testing.T, files map[string]string) *Result {
 	t.Helper()
+	return collectWith(t, testOptions(), files)
+}
+
+// collectWith is collect with options.
+func collectWith(t *testing.T, opts Options, files map[string]string) *Result {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -47,7 +53,7 @@ func collect(t *testing.T, files map[string]string) *Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := Collect(dir, testOptions())
+	res, err := Collect(dir, opts)
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}

@@ -19,8 +19,10 @@ const maxAliasDepth = 16
 
 func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	var root yaml.Node
-	if key, ok := prunedKeys[doc.kind]; ok && !doc.complex {
-		if pruned := pruneSubtrees(doc.text.Bytes(), key); pruned != nil && yaml.Unmarshal(pruned, &root) == nil && len(root.Content) > 0 {
+	if drop, ok := dropped[doc.kind]; ok && !doc.complex {
+		var narrowed bool
+		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
+		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
 			d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
 			return
 		}
@@ -89,25 +91,27 @@ func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, 
 	_, namespace := stringField(meta, "namespace")
 	line := avNode.Line + lineOffset
 	d.res.objects++
-	d.record(av, kind, inventory.ObjectRef{
+	ref := inventory.ObjectRef{
 		Namespace: namespace, Name: name, File: d.rel, Line: line, RenderedFrom: renderedFrom,
 		Ignore: d.ignoreAnnotation(meta, line),
-	})
-	d.evidence(n, av, kind, namespace, name)
+	}
+	d.record(av, kind, ref)
+	d.evidence(n, av, kind, ref)
 }
 
 // evidence records what add-on, team and CRD rules read from an object of this kind.
-func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind, namespace, name string) {
+func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind string, ref inventory.ObjectRef) {
 	group, _ := splitAPIVersion(apiVersion)
 	switch {
 	case kind == "IngressClass" && group == "networking.k8s.io":
-		d.ingressClass(n, name)
+		d.ingressClass(n, ref.Name)
 	case kind == "Namespace" && group == "":
-		d.namespace(n, name)
+		d.namespace(n, ref.Name)
 	case kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io":
 		d.crd(n)
 	case workloadGroups[group]:
-		d.images(n, kind, namespace)
+		ref.Ignore = nil // the report reads suppression annotations on apiUsage and CRD objects only
+		d.images(n, kind, ref)
 	case gitops.DeclaresCharts(group, kind):
 		d.gitopsObject(n)
 	}

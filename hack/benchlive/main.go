@@ -101,7 +101,7 @@ func ticks(base *rest.Config) error {
 	}
 	// The agent's default --pod-pass-every 3: ticks 1 and 4 list pods, 2 and 3 reuse them.
 	opts := cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute, PodPassEvery: 3,
-		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}}
+		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}, Images: eng.ImageWatch()}
 	fmt.Println("\n| collection in one process (--pod-pass-every 3) | wall | API requests |")
 	fmt.Println("|---|---:|---:|")
 	for _, name := range []string{"first tick", "steady tick, pods reused", "steady tick, pods reused", "steady tick, pod pass"} {

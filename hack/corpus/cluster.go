@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -88,14 +89,20 @@ func LargeCluster() *inventory.Document {
 		doc.HelmReleases = append(doc.HelmReleases, r)
 	}
 	for i, img := range clusterAddonImages {
-		doc.WorkloadImages = append(doc.WorkloadImages, inventory.WorkloadImage{Image: img, Namespaces: []string{fmt.Sprintf("ns-%03d", i*5)}})
+		repo, tag, digest := inventory.SplitImage(img)
+		doc.WorkloadImages = append(doc.WorkloadImages, inventory.WorkloadImage{Repository: repo, Versions: []inventory.ImageVersion{
+			{Tag: tag, Digest: digest, Namespaces: []string{fmt.Sprintf("ns-%03d", i*5)}},
+		}})
 	}
+	// Application images no add-on matcher can claim keep only their namespaces, as the live
+	// collector records them.
 	for i := range 600 {
 		doc.WorkloadImages = append(doc.WorkloadImages, inventory.WorkloadImage{
-			Image: fmt.Sprintf("123456789012.dkr.ecr.eu-west-1.amazonaws.com/team-%02d/service-%d:%d.%d.0", i%25, i, i%4, i%30), Namespaces: []string{fmt.Sprintf("ns-%03d", i%200)},
-			LabelSets: []map[string]string{{"app.kubernetes.io/name": fmt.Sprintf("service-%d", i)}},
+			Repository: fmt.Sprintf("123456789012.dkr.ecr.eu-west-1.amazonaws.com/team-%02d/service-%d", i%25, i),
+			Versions:   []inventory.ImageVersion{{Tag: fmt.Sprintf("%d.%d.0", i%4, i%30), Namespaces: []string{fmt.Sprintf("ns-%03d", i%200)}}},
 		})
 	}
+	sort.Slice(doc.WorkloadImages, func(i, j int) bool { return doc.WorkloadImages[i].Repository < doc.WorkloadImages[j].Repository })
 	for i := range 250 {
 		doc.CRDs = append(doc.CRDs, inventory.CRD{
 			Group: fmt.Sprintf("group%d.example.com", i), Kind: fmt.Sprintf("Kind%d", i), Plural: fmt.Sprintf("kind%ds", i),

@@ -1,6 +1,8 @@
-// Package corpus writes a manifest corpus for benchmarks: about 100 objects a file, a mix
-// of kinds like a rendered platform repository, ConfigMaps with large data and CRDs with big
-// schemas, and about 5% of objects at deprecated or removed APIs.
+// Package corpus writes manifest corpora for benchmarks: about 100 objects a file, a mix of
+// kinds like a rendered platform repository (Helm's `# Source:` comments and `---`
+// separators), ConfigMaps with large data, CRDs with big schemas, and about 5% of objects at
+// deprecated or removed APIs. A Shape says how many distinct images the workloads run and how
+// large ConfigMaps and CRD schemas are.
 package corpus
 
 import (
@@ -15,11 +17,60 @@ import (
 // ObjectsPerFile is how many objects each file holds.
 const ObjectsPerFile = 100
 
-// Write generates n objects under dir. The same n gives the same corpus.
-func Write(dir string, n int) error {
-	rng := rand.New(rand.NewPCG(uint64(n), 42))
-	bigData := strings.Repeat("x", 6000)
-	schema := crdSchema(40)
+// Shape is what a corpus looks like beyond its size.
+type Shape struct {
+	Name string
+	// Images is how many distinct application images the Deployments share (workload i runs
+	// image i mod Images). 0 gives every workload an image of its own and every fourth one a
+	// sidecar image of its own, with the recommended labels and a Helm chart label: a
+	// repository of many small services.
+	Images int
+	// ConfigMapBytes is the range of a ConfigMap's data; LargeConfigMaps per mille of them
+	// hold up to LargeConfigMapBytes instead.
+	ConfigMapBytes      [2]int
+	LargeConfigMaps     int
+	LargeConfigMapBytes int
+	// CRDProperties is the range of properties in a CRD's schema; DeprecatedCRDVersion adds a
+	// served, deprecated v1beta1 with its own copy of the schema, as real CRDs carry.
+	CRDProperties        [2]int
+	DeprecatedCRDVersion bool
+	// CRDs is how many distinct CRDs the CRD documents define: a repository renders the same
+	// operators' CRDs for every environment, so distinct CRDs do not grow with it. 0 gives
+	// every CRD document a kind of its own.
+	CRDs int
+}
+
+// Classic is the corpus of the first benchmarks: 200 application images shared by every
+// Deployment, 6,000-byte ConfigMaps on one line, 40-property CRD schemas. Kept so figures
+// stay comparable with earlier measurements.
+var Classic = Shape{Name: "classic", Images: 200, ConfigMapBytes: [2]int{6000, 6000}, CRDProperties: [2]int{40, 40}}
+
+// ManyImages is a repository of many services rendered by Helm: every workload has its own
+// image (about 1.25 distinct images a workload), ConfigMaps hold 1–12 KiB of data and 3% of
+// them up to 64 KiB, CRD schemas have 10–60 properties and a deprecated served version, and
+// the CRD documents define 250 distinct CRDs (a large platform's operators).
+var ManyImages = Shape{
+	Name: "many-images", ConfigMapBytes: [2]int{1 << 10, 12 << 10}, LargeConfigMaps: 30, LargeConfigMapBytes: 64 << 10,
+	CRDProperties: [2]int{10, 60}, DeprecatedCRDVersion: true, CRDs: 250,
+}
+
+// Shapes are the shapes hack/bench knows by name.
+var Shapes = []Shape{Classic, ManyImages}
+
+// ShapeNamed returns the shape called name.
+func ShapeNamed(name string) (Shape, error) {
+	for _, s := range Shapes {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Shape{}, fmt.Errorf("unknown corpus shape %q (want classic or many-images)", name)
+}
+
+// Write generates n objects of shape under dir. The same n and shape give the same corpus.
+func Write(dir string, n int, shape Shape) error {
+	g := &generator{shape: shape, rng: rand.New(rand.NewPCG(uint64(n), 42))}
+	g.classicData = strings.Repeat("x", 6000)
 	for file := 0; file*ObjectsPerFile < n; file++ {
 		sub := filepath.Join(dir, fmt.Sprintf("team-%02d", file%20))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -31,7 +82,7 @@ func Write(dir string, n int) error {
 		}
 		w := bufio.NewWriterSize(f, 1<<16)
 		for i := file * ObjectsPerFile; i < n && i < (file+1)*ObjectsPerFile; i++ {
-			writeObject(w, rng, i, bigData, schema)
+			g.object(w, i)
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -43,20 +94,31 @@ func Write(dir string, n int) error {
 	return nil
 }
 
-func writeObject(w *bufio.Writer, rng *rand.Rand, i int, bigData, schema string) {
+type generator struct {
+	shape       Shape
+	rng         *rand.Rand
+	classicData string
+	schemas     map[int]string
+}
+
+func (g *generator) object(w *bufio.Writer, i int) {
 	ns := fmt.Sprintf("ns-%03d", i%300)
 	fmt.Fprintf(w, "---\n# Source: app-%d/templates/object-%d.yaml\n", i%500, i)
-	switch r := rng.IntN(1000); {
+	switch r := g.rng.IntN(1000); {
 	case r < 50: // 5% at deprecated or removed APIs
-		writeDeprecated(w, rng, i, ns)
+		writeDeprecated(w, g.rng, i, ns)
 	case r < 150:
-		fmt.Fprintf(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg-%d\n  namespace: %s\ndata:\n  payload: %s\n", i, ns, bigData)
+		g.configMap(w, i, ns)
 	case r < 160:
-		fmt.Fprintf(w, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets%d.example.com\nspec:\n  group: example.com\n  names: {kind: Widget%d, plural: widgets%d}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n%s", i, i, i, schema)
+		g.crd(w, i)
 	case r < 200:
 		fmt.Fprintf(w, "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web-%d\n  namespace: %s\nspec:\n  rules:\n  - host: web-%d.example.com\n    http:\n      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n          service: {name: web-%d, port: {number: 80}}\n", i, ns, i, i)
 	case r < 450:
-		writeDeployment(w, i, ns)
+		if g.shape.Images > 0 {
+			writeDeployment(w, i, ns, g.shape.Images)
+		} else {
+			writeWorkload(w, i, ns)
+		}
 	case r < 650:
 		fmt.Fprintf(w, "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-%d\n  namespace: %s\n  labels: {app.kubernetes.io/name: svc-%d}\nspec:\n  selector: {app: svc-%d}\n  ports:\n  - name: http\n    port: 80\n    targetPort: 8080\n", i, ns, i, i)
 	case r < 800:
@@ -81,6 +143,65 @@ func writeDeprecated(w *bufio.Writer, rng *rand.Rand, i int, ns string) {
 	}
 }
 
+// configMap writes the classic one-line payload, or Helm-style block scalars of config
+// lines whose size the shape draws.
+func (g *generator) configMap(w *bufio.Writer, i int, ns string) {
+	fmt.Fprintf(w, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg-%d\n  namespace: %s\ndata:\n", i, ns)
+	s := g.shape
+	if s.ConfigMapBytes[0] == s.ConfigMapBytes[1] && s.LargeConfigMaps == 0 {
+		fmt.Fprintf(w, "  payload: %s\n", g.classicData[:min(len(g.classicData), s.ConfigMapBytes[0])])
+		return
+	}
+	size := between(i, s.ConfigMapBytes)
+	if int(mix(i, 7)%1000) < s.LargeConfigMaps {
+		size = between(i, [2]int{s.ConfigMapBytes[1], s.LargeConfigMapBytes})
+	}
+	w.WriteString("  application.properties: |\n")
+	for line, written := 0, 0; written < size; line++ {
+		n, _ := fmt.Fprintf(w, "    service.%d.setting.%d=value-%d-with-some-text-of-a-realistic-length\n", i, line, line*7919%100000)
+		written += n
+	}
+}
+
+// between draws a deterministic size in [r[0], r[1]] from i.
+func between(i int, r [2]int) int {
+	if r[1] <= r[0] {
+		return r[0]
+	}
+	return r[0] + int(mix(i, 3)%uint64(r[1]-r[0]+1))
+}
+
+// mix is a deterministic hash of i, so sizes do not depend on the order kinds are drawn in.
+func mix(i int, salt uint64) uint64 {
+	x := uint64(i)*0x9E3779B97F4A7C15 + salt
+	x ^= x >> 31
+	x *= 0xBF58476D1CE4E5B9
+	return x ^ x>>29
+}
+
+func (g *generator) crd(w *bufio.Writer, i int) {
+	if g.shape.CRDs > 0 {
+		i %= g.shape.CRDs
+	}
+	schema := g.schema(between(i, g.shape.CRDProperties))
+	fmt.Fprintf(w, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets%d.example.com\nspec:\n  group: example.com\n  names: {kind: Widget%d, plural: widgets%d}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n%s", i, i, i, schema)
+	if g.shape.DeprecatedCRDVersion {
+		fmt.Fprintf(w, "  - name: v1beta1\n    served: true\n    storage: false\n    deprecated: true\n    deprecationWarning: \"example.com/v1beta1 Widget%d is deprecated; use example.com/v1\"\n    schema:\n      openAPIV3Schema:\n%s", i, schema)
+	}
+}
+
+func (g *generator) schema(properties int) string {
+	if g.schemas == nil {
+		g.schemas = map[int]string{}
+	}
+	s, ok := g.schemas[properties]
+	if !ok {
+		s = crdSchema(properties)
+		g.schemas[properties] = s
+	}
+	return s
+}
+
 // addonImages are images of real add-ons, so add-on detection has something to find.
 var addonImages = []string{
 	"registry.k8s.io/ingress-nginx/controller:v1.9.4",
@@ -93,10 +214,16 @@ var addonImages = []string{
 	"public.ecr.aws/karpenter/controller:1.0.6",
 }
 
-func writeDeployment(w *bufio.Writer, i int, ns string) {
+// addonNames are the app.kubernetes.io/name labels Helm charts give addonImages.
+var addonNames = []string{
+	"ingress-nginx", "cert-manager", "metrics-server", "gatekeeper", "fluent-bit", "prometheus-operator",
+	"kube-state-metrics", "karpenter",
+}
+
+func writeDeployment(w *bufio.Writer, i int, ns string, images int) {
 	// A repository has a few hundred distinct applications, each with its image and name
 	// label, deployed many times over (per namespace, per region), not one image per object.
-	app := i % 200
+	app := i % images
 	image := fmt.Sprintf("registry.example.com/shop/app-%d:1.%d.0", app, app%9)
 	if i%40 == 0 {
 		image = addonImages[(i/40)%len(addonImages)]

@@ -52,6 +52,20 @@ docker_path(name) := name if contains(name, "/")
 
 # METADATA
 # description: |
+#   The reference an inventory image version spells: repository[:tag][@digest], as the
+#   workload wrote it.
+reference(repository, version) := concat("", [repository, tag_part(version), digest_part(version)])
+
+tag_part(version) := concat("", [":", version.tag]) if version.tag != ""
+
+else := ""
+
+digest_part(version) := concat("", ["@", version.digest]) if version.digest != ""
+
+else := ""
+
+# METADATA
+# description: |
 #   Every run of consecutive path segments: the keys a matcher's path is looked up by, so
 #   "harbor.corp/mirror/ingress-nginx/controller" finds "ingress-nginx/controller".
 segment_runs(path) := {concat("/", array.slice(segs, i, j)) |

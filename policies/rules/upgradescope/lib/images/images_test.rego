@@ -37,3 +37,10 @@ test_tag_version if {
 	not images.tag_version("")
 	images.line("1.9.4") == "1.9"
 }
+
+test_reference_spells_repository_tag_and_digest if {
+	images.reference("nginx", {"tag": "1.25"}) == "nginx:1.25"
+	images.reference("localhost:5000/team/app", {"digest": "sha256:00ff"}) == "localhost:5000/team/app@sha256:00ff"
+	images.reference("a/b", {"tag": "v1", "digest": "sha256:1"}) == "a/b:v1@sha256:1"
+	images.reference("a/b", {"namespaces": []}) == "a/b"
+}

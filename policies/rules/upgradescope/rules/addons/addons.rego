@@ -240,7 +240,9 @@ version_label("") := "an unknown version"
 version_label(v) := sprintf("version %s", [v]) if v != ""
 
 # METADATA
-# description: A finding about add-on id, naming every install it covers.
+# description: |
+#   A finding about add-on id, naming every install it covers and up to max_objects
+#   workloads running them; the rest are counted in objectsOmitted.
 finding(id, discriminator, category, severity, t, title, citations, covered) := {
 	"key": concat("/", [p | some p in [category, id, discriminator]; p != ""]),
 	"category": category,
@@ -249,10 +251,17 @@ finding(id, discriminator, category, severity, t, title, citations, covered) := 
 	"title": title,
 	"detail": detail(id, covered),
 	"remediation": remediation(id),
-	"objects": [],
+	"objects": objects,
+	"objectsOmitted": (count(named) - count(objects)) + sum([i.objectsOmitted | some i in covered]),
 	"namespaces": sort({ns | some i in covered; some ns in i.namespaces; ns != ""}),
 	"citations": citations,
+} if {
+	named := sort({o | some i in covered; some o in i.objects})
+	objects := array.slice(named, 0, max_objects)
 }
+
+# A finding names up to this many workloads, as an apiUsage entry lists objects.
+max_objects := 100
 
 detail(id, covered) := sprintf("Detected %s %s on nodes (evidence: %s)", [
 	kb.addons[id].name,

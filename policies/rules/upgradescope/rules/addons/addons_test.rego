@@ -52,10 +52,26 @@ index := {
 	"runtimes": {"lined": ["lined"]},
 }
 
-image(ref, ns) := {"image": ref, "namespaces": [ns]}
+# image is the inventory's record of a reference seen in namespace ns:
+# {repository, versions: [{tag, digest, namespaces}]}.
+image(ref, ns) := {"repository": m[1], "versions": [object.union(tagged(m[2], m[3]), {"namespaces": [ns]})]} if {
+	m := regex.find_all_string_submatch_n(`^(.+?)(?::([^:/@]+))?(?:@(.+))?$`, ref, 1)[0]
+}
+
+tagged(tag, digest) := {k: v | some k, v in {"tag": tag, "digest": digest}; v != ""}
+
+# with_workload adds the workloads an image's one version runs in.
+with_workload(w, objects) := json.patch(w, [{"op": "add", "path": "/versions/0/objects", "value": objects}])
+
+# The engine hands the rules the images an add-on matcher could claim as input.facts.images;
+# these tests pass every image of the inventory.
+input_of(inventory, targets) := {
+	"inventory": inventory, "targets": targets, "now": "2026-11-29T12:00:00Z",
+	"facts": {"images": object.get(inventory, "workloadImages", [])},
+}
 
 judge(inventory, t) := fs if {
-	fs := addons.findings with input as {"inventory": inventory, "targets": [t], "now": "2026-11-29T12:00:00Z"}
+	fs := addons.findings with input as input_of(inventory, [t])
 		with data.upgradescope.kb.addons as registry
 		with data.upgradescope.kb.addonindex as index
 		with data.upgradescope.kb.skew.approachingDays as 90
@@ -73,13 +89,40 @@ test_a_retired_addon_is_a_blocker_whatever_the_target if {
 	f.citations == ["https://example.com/retired"]
 }
 
+test_a_finding_names_the_workloads_running_the_image_with_their_file_and_line if {
+	a := {"namespace": "ingress", "name": "controller", "file": "edge/ingress.yaml", "line": 12}
+	b := {"namespace": "ingress", "name": "canary", "file": "edge/canary.yaml", "line": 3}
+	older := json.patch(with_workload(image("registry.k8s.io/retired/controller:v1.9.3", "ingress"), [a]), [
+		{"op": "add", "path": "/versions/0/objectsOmitted", "value": 4},
+	])
+	inv := {"workloadImages": [older, with_workload(image("registry.k8s.io/retired/controller:v1.9.4", "ingress"), [b, a])]}
+	some f in judge(inv, "1.30")
+	f.objects == [b, a]
+	f.objectsOmitted == 4
+}
+
+test_a_finding_names_at_most_a_hundred_workloads if {
+	objects := [{"namespace": "x", "name": sprintf("w%03d", [i]), "file": "f.yaml", "line": i} | some i in numbers.range(1, 105)]
+	some f in judge({"workloadImages": [with_workload(image("registry.k8s.io/retired/controller:v1.9.4", "x"), objects)]}, "1.30")
+	count(f.objects) == 100
+	f.objectsOmitted == 5
+}
+
+test_images_the_engine_did_not_pick_are_not_read if {
+	inv := {"workloadImages": [image("registry.k8s.io/retired/controller:v1.9.4", "ingress")]}
+	fs := addons.findings with input as object.union(input_of(inv, ["1.30"]), {"facts": {"images": []}})
+		with data.upgradescope.kb.addons as registry
+		with data.upgradescope.kb.addonindex as index
+	count(fs) == 0
+}
+
 test_a_mirror_matches_by_path_and_digests_do_not_matter if {
 	fs := judge({"workloadImages": [image("harbor.corp/mirror/retired/controller@sha256:0a1b", "edge")]}, "1.30")
 	keys(fs) == {["eol-addon/retired", "blocker"]}
 }
 
 test_a_rebuilt_image_is_found_by_its_labels if {
-	w := {"image": "corp/rebuilt:1.0", "namespaces": ["edge"], "labelSets": [{"app.kubernetes.io/name": "retired"}]}
+	w := {"repository": "corp/rebuilt", "versions": [{"tag": "1.0", "namespaces": ["edge"], "labelSets": [{"app.kubernetes.io/name": "retired"}]}]}
 	keys(judge({"workloadImages": [w]}, "1.30")) == {["eol-addon/retired", "blocker"]}
 }
 
@@ -126,7 +169,7 @@ test_a_version_below_every_tracked_line_is_a_blocker_when_the_oldest_ended if {
 	keys(judge({"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}, "1.30")) == set()
 	ended := json.patch(registry, [{"op": "replace", "path": "/lined/lines/4/eol", "value": "2025-01-01"}])
 	inv := {"workloadImages": [image("docker.io/lined/controller:v2.9.0", "x")]}
-	fs := addons.findings with input as {"inventory": inv, "targets": ["1.30"], "now": "2026-11-29T12:00:00Z"}
+	fs := addons.findings with input as input_of(inv, ["1.30"])
 		with data.upgradescope.kb.addons as ended
 		with data.upgradescope.kb.addonindex as index
 		with data.upgradescope.kb.skew.approachingDays as 90
@@ -178,7 +221,7 @@ test_a_single_segment_matcher_matches_the_last_path_segment if {
 		{"op": "add", "path": "/imagePaths/etcd", "value": [{"id": "quiet", "tag": ""}]},
 		{"op": "add", "path": "/firstSegments/etcd", "value": true},
 	])
-	fs := addons.detections with input as {"inventory": {"workloadImages": [image("registry.k8s.io/etcd:3.5.15-0", "kube-system")]}, "targets": ["1.30"]}
+	fs := addons.detections with input as input_of({"workloadImages": [image("registry.k8s.io/etcd:3.5.15-0", "kube-system")]}, ["1.30"])
 		with data.upgradescope.kb.addons as one
 		with data.upgradescope.kb.addonindex as idx
 	{d.id | some d in fs} == {"quiet"}
@@ -199,7 +242,7 @@ gitops_chart(chart, target, version, kind) := {
 }
 
 installs_of(inventory) := got if {
-	got := addons.installs with input as {"inventory": inventory, "targets": ["1.36"], "now": "2026-11-29T12:00:00Z"}
+	got := addons.installs with input as input_of(inventory, ["1.36"])
 		with data.upgradescope.kb.addons as registry
 		with data.upgradescope.kb.addonindex as index
 }
@@ -208,7 +251,7 @@ test_a_gitops_chart_alone_is_an_install_in_the_namespace_it_deploys_into if {
 	got := installs_of({"gitopsCharts": [gitops_chart("retired", "ingress", "4.11.2", "exact")]})
 	got == {["retired", ""]: {
 		"id": "retired", "version": "", "namespaces": ["ingress"], "sources": ["gitops"],
-		"evidence": ["argocd argocd/app: chart retired 4.11.2"],
+		"evidence": ["argocd argocd/app: chart retired 4.11.2"], "objects": [], "objectsOmitted": 0,
 	}}
 }
 
@@ -254,7 +297,10 @@ test_a_helm_release_in_the_chart_namespace_records_the_real_version_and_the_char
 		"gitopsCharts": [gitops_chart("lined", "edge", "3.4.0", "exact")],
 		"helmReleases": [{"name": "lined", "namespace": "edge", "chart": "lined", "chartVersion": "3.4.1", "appVersion": "3.4.1", "status": "deployed"}],
 	})
-	got == {["lined", "3.4.1"]: {"id": "lined", "version": "3.4.1", "namespaces": ["edge"], "sources": ["helm"], "evidence": ["lined"]}}
+	got == {["lined", "3.4.1"]: {
+		"id": "lined", "version": "3.4.1", "namespaces": ["edge"], "sources": ["helm"], "evidence": ["lined"],
+		"objects": [], "objectsOmitted": 0,
+	}}
 }
 
 nodes(runtime, n) := {"kubeletVersion": "v1.33.4", "containerRuntime": runtime, "count": n, "names": [sprintf("node-%d", [i]) | some i in numbers.range(1, n)]}

@@ -7,27 +7,25 @@ package upgradescope.rules.addons
 import data.upgradescope.kb
 import data.upgradescope.lib.images
 
-# Each candidate image reference, parsed once.
-parsed := {image: images.parse(image) | some image in candidates} # regal ignore:prefer-set-or-object-rule
+# The image versions an add-on matcher could claim, by reference: the engine picks them from
+# input.inventory.workloadImages (one index lookup per path segment: a segment some matcher
+# starts with, or a name label the registry lists) into input.facts.images, in the same
+# shape, so an image no matcher can claim costs the rules nothing.
+candidates := {images.reference(w.repository, v): v | # regal ignore:prefer-set-or-object-rule
+	some w in object.get(object.get(input, "facts", {}), "images", [])
+	some v in w.versions
+}
 
-# The images that could match: one regular expression over all of them at once, since a rule
-# body per image costs more than the whole match. A candidate has a path segment that starts
-# some matcher's path, or is an official image (no "/": docker.io/library/<name>).
-candidates := {m[1] | some m in regex.find_all_string_submatch_n(candidate_pattern, image_lines, -1)} # regal ignore:prefer-set-or-object-rule
-
-image_lines := concat("\n", [w.image | some w in input.inventory.workloadImages])
-
-candidate_pattern := sprintf(`(?im)^([^\n]*(?:^|/)(?:%s)(?:[/:@][^\n]*)?|[^/\n]+)$`, [
-	concat("|", [replace(s, ".", `\.`) | some s, _ in kb.addonindex.firstSegments]),
-])
+# Each candidate reference, parsed once.
+parsed := {ref: images.parse(ref) | some ref, _ in candidates} # regal ignore:prefer-set-or-object-rule
 
 # Every (image, add-on, tag glob) an image matcher claims.
-image_claims contains [w.image, c.id, c.tag] if {
-	some w in input.inventory.workloadImages
-	ref := parsed[w.image]
-	some run in images.segment_runs(ref.path)
+image_claims contains [ref, c.id, c.tag] if {
+	some ref, _ in candidates
+	p := parsed[ref]
+	some run in images.segment_runs(p.path)
 	some c in kb.addonindex.imagePaths[run]
-	tag_matches(c.tag, ref.tag)
+	tag_matches(c.tag, p.tag)
 }
 
 tag_matches("", _)
@@ -47,48 +45,58 @@ claims_for(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} 
 } else := {c[1] | some c in image_claims; c[0] == image}
 
 # METADATA
-# description: Detections, each {id, version, namespaces, source, evidence}.
+# description: |
+#   Detections, each {id, version, namespaces, objects, objectsOmitted, source, evidence}:
+#   objects are the workloads running a detected image version, as the inventory names them.
 # scope: document
-detections contains {"id": id, "version": image_version(w), "namespaces": w.namespaces, "source": "image", "evidence": w.image} if {
-	some w in input.inventory.workloadImages
-	some id in claims[w.image]
+detections contains image_detection(id, image_version(ref, v), v, "image", ref) if {
+	some ref, v in candidates
+	some id in claims[ref]
 }
 
-detections contains {"id": id, "version": label_version(labels), "namespaces": w.namespaces, "source": "labels", "evidence": name} if {
-	some w in input.inventory.workloadImages
-	some labels in object.get(w, "labelSets", [])
+detections contains image_detection(id, label_version(labels), v, "labels", name) if {
+	some ref, v in candidates
+	some labels in object.get(v, "labelSets", [])
 	name := labels["app.kubernetes.io/name"]
 	some id in kb.addonindex.labels[name]
-	not claims[w.image]
+	not claims[ref]
 }
 
-detections contains {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart} if {
+detections contains object.union(unnamed, {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart}) if {
 	some r in input.inventory.helmReleases
 	some id in kb.addonindex.charts[r.chart]
 	not r.status in {"uninstalled", "uninstalling"}
 }
 
-detections contains {"id": id, "version": "", "namespaces": [], "source": "ingressclass", "evidence": c.controller} if {
+detections contains object.union(unnamed, {"id": id, "version": "", "namespaces": [], "source": "ingressclass", "evidence": c.controller}) if {
 	some c in input.inventory.ingressClasses
 	some id in kb.addonindex.ingressControllers[c.controller]
 }
 
 # A chart an Argo CD Application or Flux HelmRelease declares is an install in the namespace the
 # chart deploys into. It carries no application version: that comes from the pods.
-detections contains {"id": id, "version": "", "namespaces": [c.targetNamespace], "source": "gitops", "evidence": gitops_evidence(c)} if {
+detections contains object.union(unnamed, {"id": id, "version": "", "namespaces": [c.targetNamespace], "source": "gitops", "evidence": gitops_evidence(c)}) if {
 	some c in input.inventory.gitopsCharts
 	some id in kb.addonindex.charts[c.chart]
 }
 
 # A node's container runtime (containerRuntimeVersion "containerd://1.7.24") is an install on
 # the nodes that run it; node groups arrive grouped by runtime, so each group is one detection.
-detections contains {"id": id, "version": version, "namespaces": [], "source": "node", "evidence": runtime_evidence(g)} if {
+detections contains object.union(unnamed, {"id": id, "version": version, "namespaces": [], "source": "node", "evidence": runtime_evidence(g)}) if {
 	some g in object.get(input.inventory, "nodes", [])
 	parts := split(object.get(g, "containerRuntime", ""), "://")
 	count(parts) == 2
 	some id in kb.addonindex.runtimes[parts[0]]
 	version := images.tag_version(parts[1])
 }
+
+image_detection(id, version, v, source, evidence) := {
+	"id": id, "version": version, "namespaces": v.namespaces, "source": source, "evidence": evidence,
+	"objects": object.get(v, "objects", []), "objectsOmitted": object.get(v, "objectsOmitted", 0),
+}
+
+# Evidence that names no workload: a chart, a controller, a node group.
+unnamed := {"objects": [], "objectsOmitted": 0}
 
 runtime_evidence(g) := sprintf("%d node(s) with %s: %s", [g.count, g.containerRuntime, concat(", ", node_names(g))])
 
@@ -103,12 +111,12 @@ gitops_evidence(c) := sprintf("%s %s/%s: chart %s %s", [c.tool, c.namespace, c.n
 	c.versionKind == "exact"
 } else := sprintf("%s %s/%s: chart %s", [c.tool, c.namespace, c.name, c.chart])
 
-image_version(w) := v if {
-	v := images.tag_version(images.parse(w.image).tag)
-} else := v if {
-	versions := {label_version(l) | some l in object.get(w, "labelSets", [])} - {""}
+image_version(ref, v) := version if {
+	version := images.tag_version(parsed[ref].tag)
+} else := version if {
+	versions := {label_version(l) | some l in object.get(v, "labelSets", [])} - {""}
 	count(versions) == 1
-	some v in versions
+	some version in versions
 } else := ""
 
 label_version(labels) := images.tag_version(labels["app.kubernetes.io/version"]) if {
@@ -171,15 +179,20 @@ covered_by_strong(d) if {
 }
 
 # METADATA
-# description: Installs, one per add-on and version, with namespaces and sources merged.
-installs[[id, version]] := {
+# description: |
+#   Installs, one per add-on and version, with namespaces, sources and the workloads running
+#   it merged. Each install's detections are gathered once: forty charts of one add-on are
+#   one install, not forty walks over every detection.
+installs[key] := install(key, [d | some d in kept; d.id == key[0]; d.version == key[1]]) if {
+	some key in {[d.id, d.version] | some d in kept}
+}
+
+install([id, version], ds) := {
 	"id": id,
 	"version": version,
-	"namespaces": sort({ns | some d in kept; d.id == id; d.version == version; some ns in d.namespaces}),
-	"sources": sort({d.source | some d in kept; d.id == id; d.version == version}),
-	"evidence": sort({d.evidence | some d in kept; d.id == id; d.version == version}),
-} if {
-	some d in kept
-	id := d.id
-	version := d.version
+	"namespaces": sort({ns | some d in ds; some ns in d.namespaces}),
+	"sources": sort({d.source | some d in ds}),
+	"evidence": sort({d.evidence | some d in ds}),
+	"objects": sort({o | some d in ds; some o in d.objects}),
+	"objectsOmitted": sum([d.objectsOmitted | some d in ds]),
 }

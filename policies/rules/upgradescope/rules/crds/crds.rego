@@ -47,15 +47,29 @@ findings contains f if {
 	f := finding(c, u, "stored-unserved", "warning", t, title, "Run a storage version migration, then remove the version from status.storedVersions.")
 }
 
+# A repository can hold hundreds of CRDs that keep a deprecated version served: this rule
+# builds its findings directly, with concat rather than sprintf and no object.union, since
+# it runs once per such version and target.
 findings contains f if {
 	some c in input.inventory.crds
 	some v in c.versions
 	v.deprecated
 	not used(c, v.name)
+	detail := warning_text(v)
 	some t in input.targets
-	title := sprintf("%s/%s %s is deprecated (no objects use it)", [c.group, v.name, c.kind])
-	u := {"version": v.name, "count": 0, "namespaces": {}}
-	f := object.union(finding(c, u, "deprecated", "info", t, title, "Nothing to migrate."), {"detail": warning_text(v)})
+	f := {
+		"key": concat("/", ["crd-version/deprecated", c.group, v.name, c.kind]),
+		"category": "crd-version",
+		"severity": "info",
+		"target": t,
+		"title": concat("", [c.group, "/", v.name, " ", c.kind, " is deprecated (no objects use it)"]),
+		"detail": detail,
+		"remediation": "Nothing to migrate.",
+		"objects": [],
+		"objectsOmitted": 0,
+		"namespaces": [],
+		"citations": [versioning],
+	}
 }
 
 version(c, name) := v if {
