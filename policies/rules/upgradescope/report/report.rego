@@ -87,22 +87,26 @@ target_result(t) := {
 	"notAssessed": gaps,
 	"teams": team_results(kept, gaps),
 } if {
-	judged := judge_all([f | some f in valid_findings; f.target == t])
-	kept := [with_teams(j.finding) | some j in judged; not j.suppressed]
-	suppressed := [object.union(with_teams(j.finding), {"suppression": j.suppressed}) | some j in judged; j.suppressed]
+	[kept, suppressed] := split_suppressed([f | some f in valid_findings; f.target == t])
 	counts := severity_counts(kept)
 	gaps := not_assessed(t)
+}
+
+# Without ignore rules or annotated objects nothing can be suppressed: the findings are kept
+# as they are, with no per-finding work.
+split_suppressed(fs) := [[with_teams(f) | some f in fs], []] if {
+	count(active_ignores) == 0
+	not annotated_objects
+} else := [
+	[with_teams(j.finding) | some j in judged; not j.suppressed],
+	[object.union(with_teams(j.finding), {"suppression": j.suppressed}) | some j in judged; j.suppressed],
+] if {
+	judged := [judge(f) | some f in fs]
 }
 
 # Built-in packs keep the contract by construction (their tests and the report schema check
 # it); custom findings are checked.
 valid_findings := array.concat(builtin_findings, [f | some f in custom_findings; valid(f)])
-
-# Without ignore rules or annotated objects nothing can be suppressed: skip the per-finding work.
-judge_all(fs) := [{"finding": f, "suppressed": false} | some f in fs] if {
-	count(active_ignores) == 0
-	not annotated_objects
-} else := [judge(f) | some f in fs]
 
 annotated_objects if {
 	some u in input.inventory.apiUsage
@@ -294,9 +298,13 @@ team_of[ns.name] := ns.team if {
 	object.get(ns, "team", "") != ""
 }
 
-with_teams(f) := object.union(f, {"teams": []}) if {
+# Without a team label on any namespace a finding is left as it is (no teams): copying every
+# finding to add an empty list is most of the report's cost on a large repository.
+with_teams(f) := f if {
 	count(team_of) == 0
 } else := object.union(f, {"teams": sort({team_of[ns] | some ns in object.get(f, "namespaces", []); team_of[ns]})})
+
+teams_of(f) := object.get(f, "teams", [])
 
 # METADATA
 # description: |
@@ -305,17 +313,17 @@ with_teams(f) := object.union(f, {"teams": []}) if {
 #   has a team; a team without findings is not listed.
 team_results(kept, gaps) := {} if {
 	every f in kept {
-		count(f.teams) == 0
+		count(teams_of(f)) == 0
 	}
 } else := {team: team_result(team, pairs, unattributed_blockers, gaps) |
 	some team in {p[0] | some p in pairs}
 } if {
 	# One [team, severity] pair per finding and team it counts for, built once.
 	pairs := [[team, f.severity] | some f in kept; some team in team_names(f)]
-	unattributed_blockers := count([f | some f in kept; count(f.teams) == 0; f.severity == "blocker"])
+	unattributed_blockers := count([f | some f in kept; count(teams_of(f)) == 0; f.severity == "blocker"])
 }
 
-team_names(f) := f.teams if count(f.teams) > 0
+team_names(f) := f.teams if count(teams_of(f)) > 0
 
 else := [unattributed]
 

@@ -126,8 +126,7 @@ objects_phrase(n) := sprintf("%d objects", [n]) if n != 1
 # The title already counts the objects at the API; the detail adds where they are. Objects
 # with no namespace (cluster-scoped kinds) add nothing to say.
 detail(u) := sprintf("by namespace: %s", [concat(", ", per_namespace(u))]) if {
-	some ns, _ in u.namespaces
-	ns != ""
+	count(object.keys(u.namespaces) - {""}) > 0
 } else := ""
 
 # The detail names ten namespaces; the finding's namespaces field has them all.

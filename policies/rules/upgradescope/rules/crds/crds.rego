@@ -65,9 +65,6 @@ findings contains f if {
 		"title": concat("", [c.group, "/", v.name, " ", c.kind, " is deprecated (no objects use it)"]),
 		"detail": detail,
 		"remediation": "Nothing to migrate.",
-		"objects": [],
-		"objectsOmitted": 0,
-		"namespaces": [],
 		"citations": [versioning],
 	}
 }
