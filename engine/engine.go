@@ -289,8 +289,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 		return nil, fmt.Errorf("read report: got %T, want the JSON resultJSON writes", v)
 	}
 	var r result
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	if len(r.InvalidFindings) > 0 {

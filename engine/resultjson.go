@@ -29,11 +29,7 @@ func writeJSON(buf *bytes.Buffer, v ast.Value) error {
 	case ast.Number:
 		buf.WriteString(string(x))
 	case ast.String:
-		b, err := json.Marshal(string(x))
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
+		writeString(buf, string(x))
 	case *ast.Array:
 		return writeSeq(buf, x.Len(), func(i int) ast.Value { return x.Elem(i).Value })
 	case ast.Set:
@@ -77,4 +73,19 @@ func writeSeq(buf *bytes.Buffer, n int, elem func(int) ast.Value) error {
 	}
 	buf.WriteByte(']')
 	return nil
+}
+
+// writeString writes s as a JSON string. Most report strings are plain printable ASCII and
+// are written as they are; any other goes through encoding/json's escaping.
+func writeString(buf *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, _ := json.Marshal(s) // a Go string always marshals
+			buf.Write(b)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
 }
