@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -216,7 +217,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	if err != nil {
 		return nil, err
 	}
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultJSON))
+	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultValue))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate policies: %w", err)
 	}
@@ -284,12 +285,12 @@ type result struct {
 }
 
 func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.Report, error) {
-	b, ok := v.(json.RawMessage)
+	value, ok := v.(ast.Value)
 	if !ok {
-		return nil, fmt.Errorf("read report: got %T, want the JSON resultJSON writes", v)
+		return nil, fmt.Errorf("read report: got %T, want the value resultValue passes", v)
 	}
 	var r result
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := fromAST(value, reflect.ValueOf(&r).Elem()); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	if len(r.InvalidFindings) > 0 {
