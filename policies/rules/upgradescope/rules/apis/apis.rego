@@ -104,7 +104,7 @@ finding(u, k, t, category, severity, title, remediation) := {
 	"remediation": remediation,
 	"objects": object.get(u, "objects", []),
 	"objectsOmitted": object.get(u, "objectsOmitted", 0),
-	"namespaces": sort([ns | some ns, _ in u.namespaces; ns != ""]),
+	"namespaces": sort(object.keys(u.namespaces) - {""}),
 	"citations": kb.apis[k].citations,
 	"calls": calls_of(k),
 }

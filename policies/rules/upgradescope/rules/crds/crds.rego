@@ -115,6 +115,6 @@ finding(c, u, kind, severity, t, title, remediation) := {
 	"remediation": remediation,
 	"objects": object.get(u, "objects", []),
 	"objectsOmitted": object.get(u, "objectsOmitted", 0),
-	"namespaces": sort([ns | some ns, _ in u.namespaces; ns != ""]),
+	"namespaces": sort(object.keys(u.namespaces) - {""}),
 	"citations": [versioning],
 }
