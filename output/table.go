@@ -1,12 +1,13 @@
 package output
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -28,7 +29,13 @@ const (
 type tableRenderer struct{}
 
 func (tableRenderer) Render(w io.Writer, r *report.Report) error {
-	bw := bufio.NewWriter(w)
+	var bw bytes.Buffer
+	writeTable(&bw, r)
+	_, err := w.Write(escapeControls(bw.Bytes(), true))
+	return err
+}
+
+func writeTable(bw io.Writer, r *report.Report) {
 	writeHeader(bw, r)
 	if len(r.Plan) > 0 && len(r.Plan) == len(r.Targets) {
 		writePlan(bw, r)
@@ -40,7 +47,35 @@ func (tableRenderer) Render(w io.Writer, r *report.Report) error {
 	for _, rule := range r.ExpiredIgnores {
 		fmt.Fprintf(bw, "\nEXPIRED IGNORE RULE (line %d): %s, expired %s; its findings count again\n", rule.Line, ruleSubject(rule), rule.Expires)
 	}
-	return bw.Flush()
+}
+
+// esc is a value from a manifest or a cluster with its control characters escaped.
+func esc(s string) string { return string(escapeControls([]byte(s), false)) }
+
+// escapeControls shows every control character but the line break as an escape (\x1b,
+// \u009b): names, namespaces and titles come from manifests and clusters, and raw escape
+// sequences in them could clear a terminal or draw a fake verdict over the real one.
+// Values are escaped with their line breaks (esc) before they are laid out, and the whole
+// table once more without them.
+func escapeControls(b []byte, keepLineBreaks bool) []byte {
+	out := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case r == '\n' && keepLineBreaks:
+			out = append(out, '\n')
+		case r < 0x20 || r == 0x7f:
+			out = fmt.Appendf(out, "\\x%02x", r)
+		case r >= 0x80 && r <= 0x9f:
+			out = fmt.Appendf(out, "\\u%04x", r)
+		case r == utf8.RuneError && size == 1:
+			out = fmt.Appendf(out, "\\x%02x", b[0])
+		default:
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 func writeHeader(w io.Writer, r *report.Report) {
@@ -50,25 +85,25 @@ func writeHeader(w io.Writer, r *report.Report) {
 	if r.FilesBase != "" {
 		source += " (" + r.FilesBase + ")"
 	}
-	fmt.Fprintf(tw, "Source:\t%s\n", source)
+	fmt.Fprintf(tw, "Source:\t%s\n", esc(source))
 	if r.KubeContext != "" {
-		fmt.Fprintf(tw, "Context:\t%s\n", r.KubeContext)
+		fmt.Fprintf(tw, "Context:\t%s\n", esc(r.KubeContext))
 	}
 	if r.APIServer != "" {
-		fmt.Fprintf(tw, "Server:\t%s\n", r.APIServer)
+		fmt.Fprintf(tw, "Server:\t%s\n", esc(r.APIServer))
 	}
 	if r.ClusterID != "" && r.ClusterID != "files" {
-		fmt.Fprintf(tw, "Cluster:\t%s\n", r.ClusterID)
+		fmt.Fprintf(tw, "Cluster:\t%s\n", esc(r.ClusterID))
 	}
 	if r.ServerVersion != "" {
-		fmt.Fprintf(tw, "Version:\t%s\n", r.ServerVersion)
+		fmt.Fprintf(tw, "Version:\t%s\n", esc(r.ServerVersion))
 	}
 	fmt.Fprintf(tw, "KB:\t%s (horizon %s)\n", r.KB.GeneratedFrom, r.KB.Horizon)
 	var bundles []string
 	for _, b := range r.Bundles {
 		bundles = append(bundles, bundleLine(b))
 	}
-	fmt.Fprintf(tw, "Bundles:\t%s\n", strings.Join(bundles, ", "))
+	fmt.Fprintf(tw, "Bundles:\t%s\n", esc(strings.Join(bundles, ", ")))
 	_ = tw.Flush()
 }
 
@@ -123,8 +158,8 @@ func writeSuppressed(w io.Writer, suppressed []report.Finding) {
 	}
 	fmt.Fprintf(w, "\nSUPPRESSED (%d)\n", len(suppressed))
 	for _, f := range suppressed {
-		fmt.Fprintf(w, "  [%s] %s\n", f.Category, f.Title)
-		writeWrapped(w, fmt.Sprintf("reason (%s): %s", f.Suppression.Source, f.Suppression.Reason))
+		fmt.Fprintf(w, "  [%s] %s\n", esc(f.Category), esc(f.Title))
+		writeWrapped(w, esc(fmt.Sprintf("reason (%s): %s", f.Suppression.Source, f.Suppression.Reason)))
 	}
 }
 
@@ -148,7 +183,7 @@ func writeTeams(w io.Writer, teams map[string]report.TeamResult) {
 	fmt.Fprintln(tw, "  TEAM\tSCORE\tVERDICT\tBLOCKERS\tWARNINGS")
 	for _, n := range names {
 		t := teams[n]
-		fmt.Fprintf(tw, "  %s\t%d/100\t%s\t%d\t%d\n", n, t.Score, t.Verdict, t.Blockers, t.Warnings)
+		fmt.Fprintf(tw, "  %s\t%d/100\t%s\t%d\t%d\n", esc(n), t.Score, t.Verdict, t.Blockers, t.Warnings)
 	}
 	_ = tw.Flush()
 }
@@ -157,36 +192,37 @@ const unattributed = "(unattributed)"
 
 // writeFinding writes a finding's title line (after tag, when one is given) and its details.
 func writeFinding(w io.Writer, tag string, f report.Finding) {
-	fmt.Fprintf(w, "  %s[%s] %s\n", tag, f.Category, f.Title)
+	fmt.Fprintf(w, "  %s[%s] %s\n", tag, esc(f.Category), esc(f.Title))
 	if f.Detail != "" && f.Detail != f.Title {
-		writeWrapped(w, f.Detail)
+		writeWrapped(w, esc(f.Detail))
 	}
 	if len(f.Objects) > 0 {
 		writeWrapped(w, "objects: "+objectList(f))
 	}
 	if len(f.Calls) > 0 {
-		writeWrapped(w, "still called: "+strings.Join(f.Calls, ", "))
+		writeWrapped(w, esc("still called: "+strings.Join(f.Calls, ", ")))
 	}
 	if len(f.Teams) > 0 {
-		writeWrapped(w, "teams: "+strings.Join(f.Teams, ", "))
+		writeWrapped(w, esc("teams: "+strings.Join(f.Teams, ", ")))
 	}
 	if f.SuppressedObjects > 0 {
 		writeWrapped(w, report.Count(f.SuppressedObjects, "object")+" suppressed")
 	}
 	if f.Remediation != "" {
-		writeWrapped(w, "fix: "+f.Remediation)
+		writeWrapped(w, esc("fix: "+f.Remediation))
 	}
 	for _, c := range f.Citations {
-		fmt.Fprintf(w, "%ssee: %s\n", findingIndent, c)
+		fmt.Fprintf(w, "%ssee: %s\n", findingIndent, esc(c))
 	}
 }
 
-// writeWrapped writes text under a finding, wrapped at lineWidth on spaces; continuation
+// writeWrapped writes text under a finding, wrapped at lineWidth on spaces (only spaces: a
+// line break inside a name is escaped later, not wrapped away); continuation
 // lines are indented two more. A word longer than the line (a digest, a URL) stays whole.
 func writeWrapped(w io.Writer, text string) {
 	width := lineWidth - len(findingIndent)
 	line, indent := "", findingIndent
-	for _, word := range strings.Fields(text) {
+	for _, word := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' }) {
 		if line != "" && len(line)+1+len(word) > width {
 			fmt.Fprintf(w, "%s%s\n", indent, line)
 			line, indent, width = "", findingIndent+"  ", lineWidth-len(findingIndent)-2
@@ -216,6 +252,10 @@ func objectList(f report.Finding) string {
 }
 
 func objectName(o inventory.ObjectRef) string {
+	return esc(objectLabel(o))
+}
+
+func objectLabel(o inventory.ObjectRef) string {
 	name := o.Name
 	if name == "" {
 		name = "(unnamed)"
@@ -240,7 +280,7 @@ func writeGaps(w io.Writer, gaps []report.Gap) {
 		if g.Required {
 			req = "required"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", g.Capability, req, g.Reason)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", esc(g.Capability), req, esc(g.Reason))
 	}
 	_ = tw.Flush()
 }
@@ -300,7 +340,7 @@ func writeHop(w io.Writer, h report.Hop, prev, t report.TargetResult) {
 	if len(h.Resolved) > 0 {
 		fmt.Fprintf(w, "\nRESOLVES (%d)\n", len(h.Resolved))
 		for _, f := range pick(prev.Findings, h.Resolved) {
-			fmt.Fprintf(w, "  [%s] %s\n", f.Category, f.Title)
+			fmt.Fprintf(w, "  [%s] %s\n", esc(f.Category), esc(f.Title))
 		}
 	}
 }

@@ -67,3 +67,25 @@ func TestTheBundlesLineNamesSourceAndSignature(t *testing.T) {
 		t.Errorf("bundles line:\n%s\nwant %q", got, want)
 	}
 }
+
+func TestControlCharactersFromManifestsAreShownEscaped(t *testing.T) {
+	r := judged(t, "suppressions")
+	f := &r.Targets[0].Findings[0]
+	f.Objects[0].Name = "shop\x1b[2J\x1b]0;pwned\x07"
+	f.Objects[0].Namespace = "web\r\nVERDICT READY"
+	f.Title = "title\u009b31m"
+	got := string(rendered(t, output.FormatTable, r, output.Options{}))
+	for _, raw := range []string{"\x1b", "\x07", "\r", "\u009b"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("table holds the raw control character %q", raw)
+		}
+	}
+	for _, shown := range []string{`shop\x1b[2J\x1b]0;pwned\x07`, `web\x0d\x0aVERDICT READY`, `title\u009b31m`} {
+		if !strings.Contains(got, shown) {
+			t.Errorf("table lacks the escaped form %s:\n%s", shown, got)
+		}
+	}
+	if strings.Contains(got, "\nVERDICT READY") {
+		t.Error("a name's line break started a line of its own")
+	}
+}
