@@ -5,9 +5,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gobwas/glob"
@@ -42,14 +44,12 @@ func Discover(dir string) (string, bool) {
 	return "", false
 }
 
-// Load reads and validates a config file.
+// Load reads and validates a config file. Only a regular file is read, and never more than
+// 1 MiB of it: a FIFO, a device or a huge file is refused before it is read.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("%s: larger than 1 MiB", path)
+		return nil, err
 	}
 	rules, err := parse(data)
 	var le *lineError
@@ -60,6 +60,29 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &Config{Path: path, Ignore: rules}, nil
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than 1 MiB", path)
+	}
+	return data, nil
 }
 
 // lineError carries the line a problem is on; it prints as "LINE: message" after the path.
@@ -92,6 +115,9 @@ func parse(data []byte) ([]report.IgnoreRule, error) {
 		if k.Value != "ignore" {
 			return nil, errAt(k, "unknown key %q (the only key is ignore)", k.Value)
 		}
+		if i > 0 {
+			return nil, errAt(k, "ignore is given twice; the second list would silently replace the first")
+		}
 		if v.Kind != yaml.SequenceNode {
 			return nil, errAt(v, "ignore must be a list of rules")
 		}
@@ -115,11 +141,16 @@ func parseRule(n *yaml.Node) (report.IgnoreRule, error) {
 		"key": &r.Key, "category": &r.Category, "namespace": &r.Namespace, "name": &r.Name,
 		"file": &r.File, "reason": &r.Reason, "expires": &r.Expires,
 	}
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !ruleFields[k.Value] {
 			return r, errAt(k, "unknown field %q in ignore rule", k.Value)
 		}
+		if seen[k.Value] {
+			return r, errAt(k, "%s is given twice in one ignore rule", k.Value)
+		}
+		seen[k.Value] = true
 		if v.Kind != yaml.ScalarNode {
 			return r, errAt(v, "%s must be a string", k.Value)
 		}
@@ -139,7 +170,7 @@ func validate(n *yaml.Node, r report.IgnoreRule) error {
 // ClusterReadiness spec.ignore).
 func CheckRule(r report.IgnoreRule) error {
 	switch {
-	case r.Reason == "":
+	case strings.TrimSpace(r.Reason) == "":
 		return fmt.Errorf("ignore rule needs a reason")
 	case (r.Key == "") == (r.Category == ""):
 		return fmt.Errorf("ignore rule needs exactly one of key or category")

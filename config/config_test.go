@@ -40,7 +40,10 @@ func TestInvalidFilesNameTheLine(t *testing.T) {
 		"ignore:\n  - category: removed-api\n    reason: [a]\n": ":3: reason must be a string",
 		"ignore: {}\n":       ":1: ignore must be a list of rules",
 		"- just\n- a list\n": ":1: expected a mapping",
-		"ignore:\n  - key: a/b\n    reason: r\n  bad indent\n": "yaml: line",
+		"ignore:\n  - key: a/b\n    reason: r\n  bad indent\n":                                      "yaml: line",
+		"ignore:\n  - key: removed-api/x\n    reason: '   '\n":                                      ":2: ignore rule needs a reason",
+		"ignore:\n  - key: removed-api/x\n    reason: r\n    key: deprecated-api/y\n":               ":4: key is given twice in one ignore rule",
+		"ignore:\n  - key: removed-api/x\n    reason: r\nignore:\n  - category: a\n    reason: r\n": ":4: ignore is given twice",
 	}
 	for content, want := range tests {
 		_, err := load(t, content)
@@ -54,5 +57,28 @@ func TestAnEmptyFileHasNoRules(t *testing.T) {
 	c, err := load(t, "# nothing ignored yet\n")
 	if err != nil || len(c.Ignore) != 0 {
 		t.Errorf("Load = %+v, %v", c, err)
+	}
+}
+
+func TestOnlyABoundedRegularFileIsRead(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse 2 GiB file: Load must refuse it after reading 1 MiB, not after reading it all.
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("Load(2 GiB file) = %v, want a size refusal", err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Load(directory) = %v, want a refusal", err)
+	}
+	if _, err := Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Load(/dev/zero) = %v, want a refusal", err)
 	}
 }
