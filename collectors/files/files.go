@@ -84,13 +84,13 @@ type Result struct {
 
 // Collect walks root (a directory or one file) in lexical order.
 func Collect(root string, opts Options) (*Result, error) {
-	paths, base, err := listFiles(root)
+	paths, base, skipped, err := listFiles(root)
 	if err != nil {
 		return nil, err
 	}
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
 	crds := map[string]bool{}
-	res := &Result{Base: base, Files: len(paths)}
+	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
 	decodeAll(paths, base, opts, func(fr fileResult) {
 		res.Documents += fr.documents
 		res.Objects += fr.objects
@@ -121,30 +121,55 @@ func Collect(root string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func listFiles(root string) (paths []string, base string, err error) {
+// listFiles walks root for manifests. A symlinked file is read like any other; a symlinked
+// directory is not walked (it may loop or leave the tree) and is reported as a partial
+// warning, so what it holds is never silently missing from the verdict. A root that is itself
+// a symlink to a directory is walked.
+func listFiles(root string) (paths []string, base string, skipped []Warning, err error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, "", fmt.Errorf("read manifests: %w", err)
+		return nil, "", nil, fmt.Errorf("read manifests: %w", err)
 	}
 	if !info.IsDir() {
-		return []string{root}, filepath.Dir(root), nil
+		return []string{root}, filepath.Dir(root), nil, nil
 	}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	walkRoot := root
+	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
+		walkRoot = root + string(filepath.Separator) // WalkDir follows a root given as "link/"
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", path, err)
 		}
-		if d.IsDir() {
-			if path != root && skipDirs[d.Name()] {
+		switch {
+		case d.IsDir():
+			if path != walkRoot && skipDirs[d.Name()] {
 				return filepath.SkipDir
 			}
-			return nil
-		}
-		if d.Type().IsRegular() && manifestExt(d.Name()) {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Stat(path)
+			switch {
+			case err == nil && target.IsDir():
+				skipped = append(skipped, symlinkWarning(root, path, "symlinked directory not walked"))
+			case err == nil && target.Mode().IsRegular() && manifestExt(d.Name()):
+				paths = append(paths, path)
+			case err != nil && manifestExt(d.Name()):
+				skipped = append(skipped, symlinkWarning(root, path, "symlink to nothing readable"))
+			}
+		case d.Type().IsRegular() && manifestExt(d.Name()):
 			paths = append(paths, path)
 		}
 		return nil
 	})
-	return paths, root, err
+	return paths, root, skipped, err
+}
+
+func symlinkWarning(root, path, msg string) Warning {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		rel = path
+	}
+	return Warning{File: filepath.ToSlash(rel), Line: 0, Message: msg, Partial: true}
 }
 
 func manifestExt(name string) bool {
@@ -242,9 +267,13 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 
 func apiUsageCapability(res *Result) inventory.Capability {
 	var skipped []string
+	paths := 0
 	for _, w := range res.Warnings {
 		if w.Partial {
 			skipped = append(skipped, fmt.Sprintf("%s:%d", w.File, w.Line))
+		}
+		if w.Partial && w.Line == 0 {
+			paths++ // a symlink that was not walked or read
 		}
 	}
 	if len(skipped) == 0 {
@@ -254,9 +283,19 @@ func apiUsageCapability(res *Result) inventory.Capability {
 	return inventory.Capability{
 		Available: true,
 		Partial:   true,
-		Reason:    fmt.Sprintf("%d document(s) could not be decoded", len(skipped)),
+		Reason:    skippedReason(len(skipped)-paths, paths),
 		Skipped:   skipped,
 	}
+}
+
+func skippedReason(docs, paths int) string {
+	switch {
+	case paths == 0:
+		return fmt.Sprintf("%d document(s) could not be decoded", docs)
+	case docs == 0:
+		return fmt.Sprintf("%d symlinked path(s) not read", paths)
+	}
+	return fmt.Sprintf("%d document(s) could not be decoded, %d symlinked path(s) not read", docs, paths)
 }
 
 func crdCapability(orphans []string) inventory.Capability {

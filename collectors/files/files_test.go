@@ -147,9 +147,16 @@ func TestDecoderReadsWhatKubectlApplyReads(t *testing.T) {
 			objects: 1,
 		},
 		{
-			name:     "an unrendered template is skipped with a warning but does not make the scan partial",
+			name:     "an unrendered template of a judged API is skipped and makes the scan partial",
 			files:    map[string]string{"t.yaml": "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: {{ .Release.Name }}\n  labels: {{- include \"x\" . | nindent 4 }}\n"},
 			warnings: 1,
+			partial:  true,
+		},
+		{
+			name:     "an unrendered template whose apiVersion is templated makes the scan partial",
+			files:    map[string]string{"i.yaml": "apiVersion: {{ include \"ingress.apiVersion\" . }}\nkind: Ingress\nmetadata:\n  name: {{ .Release.Name }}\n"},
+			warnings: 1,
+			partial:  true,
 		},
 		{
 			name:     "a template whose first character is { is skipped as unrendered, not decoded as JSON",
@@ -329,5 +336,44 @@ func TestHostileInputIsRefusedWithoutExhaustingMemory(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 		t.Errorf("decoding allocated %d MiB; hostile input must stay bounded", alloc>>20)
+	}
+}
+
+func TestSymlinksAreFollowedToFilesAndReportedForDirectories(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "real.yaml"), []byte(ing("linked")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"file.yaml": filepath.Join(elsewhere, "real.yaml"), "sub": elsewhere, "gone.yaml": filepath.Join(elsewhere, "absent.yaml")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Collect(dir, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := refs(res); !reflect.DeepEqual(got, []string{"extensions/v1beta1 Ingress web/linked file.yaml:1"}) {
+		t.Errorf("objects = %q, want the symlinked file's Ingress", got)
+	}
+	capability := apiUsageCapability(res)
+	if !capability.Partial || !reflect.DeepEqual(capability.Skipped, []string{"gone.yaml:0", "sub:0"}) {
+		t.Errorf("api-usage = %+v, want partial naming the unwalked directory and the dangling link", capability)
+	}
+}
+
+func TestARootThatIsASymlinkToADirectoryIsWalked(t *testing.T) {
+	real := t.TempDir()
+	if err := os.WriteFile(filepath.Join(real, "i.yaml"), []byte(ing("x")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "manifests")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Collect(link, testOptions())
+	if err != nil || res.Objects != 1 || res.Base != link {
+		t.Errorf("Collect(symlink) = %d objects, base %q, %v; want 1 object under the link", res.Objects, res.Base, err)
 	}
 }
