@@ -59,9 +59,15 @@ func decodeFile(path, rel string, opts Options) fileResult {
 		return d.res
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		d.warn(0, "not a regular file: not read", true)
+		return d.res
+	}
 	r := readers.Get().(*bufio.Reader)
 	defer readers.Put(r)
-	r.Reset(f)
+	// A file still being written is read up to the size it had when opened: the scan ends.
+	r.Reset(io.LimitReader(f, info.Size()))
 	if head, _ := r.Peek(3); bytes.Equal(head, utf8BOM) {
 		_, _ = r.Discard(3)
 	}

@@ -130,6 +130,9 @@ func listFiles(root string) (paths []string, base string, skipped []Warning, err
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("read manifests: %w", err)
 	}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil, "", nil, fmt.Errorf("read manifests: %s is not a regular file or a directory", root)
+	}
 	if !info.IsDir() {
 		return []string{root}, filepath.Dir(root), nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -375,5 +376,24 @@ func TestARootThatIsASymlinkToADirectoryIsWalked(t *testing.T) {
 	res, err := Collect(link, testOptions())
 	if err != nil || res.Objects != 1 || res.Base != link {
 		t.Errorf("Collect(symlink) = %d objects, base %q, %v; want 1 object under the link", res.Objects, res.Base, err)
+	}
+}
+
+func TestOnlyRegularFilesAreReadAndAGrowingFileEnds(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if _, err := Collect(fifo, testOptions()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Collect(FIFO) = %v, want a refusal instead of a hang", err)
+	}
+	// In a walked directory the FIFO is not a regular file, so it is never opened.
+	if err := os.WriteFile(filepath.Join(dir, "i.yaml"), []byte(ing("x")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Collect(dir, testOptions())
+	if err != nil || res.Objects != 1 {
+		t.Errorf("Collect(dir with a FIFO) = %v objects, %v", res, err)
 	}
 }
