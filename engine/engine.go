@@ -278,10 +278,9 @@ func toValue(v any) (ast.Value, error) {
 }
 
 type result struct {
-	Targets         []report.TargetResult `json:"targets"`
-	Plan            []report.Hop          `json:"plan"`
-	ExpiredIgnores  []report.IgnoreRule   `json:"expiredIgnores"`
-	InvalidFindings []map[string]any      `json:"invalidFindings"`
+	Targets        []report.TargetResult `json:"targets"`
+	Plan           []report.Hop          `json:"plan"`
+	ExpiredIgnores []report.IgnoreRule   `json:"expiredIgnores"`
 }
 
 func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.Report, error) {
@@ -289,12 +288,22 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 	if !ok {
 		return nil, fmt.Errorf("read report: got %T, want the value resultValue passes", v)
 	}
+	// Findings that break the contract are read first, so the error names their pack and
+	// what is wrong with them rather than where the report could not be read.
+	if obj, ok := value.(ast.Object); ok {
+		if t := obj.Get(ast.StringTerm("invalidFindings")); t != nil {
+			var invalid []invalidFinding
+			if err := fromAST(t.Value, reflect.ValueOf(&invalid).Elem()); err != nil {
+				return nil, fmt.Errorf("read report: invalidFindings: %w", err)
+			}
+			if len(invalid) > 0 {
+				return nil, contractError(invalid)
+			}
+		}
+	}
 	var r result
 	if err := fromAST(value, reflect.ValueOf(&r).Elem()); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
-	}
-	if len(r.InvalidFindings) > 0 {
-		return nil, contractError(r.InvalidFindings)
 	}
 	return &report.Report{
 		SchemaVersion:  report.SchemaVersion,
