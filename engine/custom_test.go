@@ -106,6 +106,19 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 	}
 }
 
+func TestNetworkBuiltinsAreACopyOfWhatTheEngineRefuses(t *testing.T) {
+	got := engine.NetworkBuiltins()
+	for _, b := range []string{"http.send", "net.lookup_ip_addr"} {
+		if _, ok := got[b]; !ok {
+			t.Errorf("%s is not refused", b)
+		}
+	}
+	delete(got, "http.send")
+	if _, ok := engine.NetworkBuiltins()["http.send"]; !ok {
+		t.Error("deleting from the returned map changed the engine's list")
+	}
+}
+
 func TestFindingsThatBreakTheContractFailTheEvaluation(t *testing.T) {
 	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.sloppy
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -26,11 +27,17 @@ import (
 // Query is the one query the engine prepares.
 const Query = "data.upgradescope.report.result"
 
-// networkBuiltins are refused to every module, so custom Rego stays hermetic.
+// networkBuiltins are refused to every module, so custom Rego stays hermetic: reaching the
+// network (http.send, DNS lookups, signing requests, fetching certificate chains) or reading
+// the runtime. The one list scan, eval and policy test all refuse; see NetworkBuiltins.
 var networkBuiltins = map[string]struct{}{
 	"http.send": {}, "net.lookup_ip_addr": {}, "net.cidr_expand": {}, "opa.runtime": {},
 	"providers.aws.sign_req": {}, "crypto.x509.parse_and_verify_certificates_with_options": {},
 }
+
+// NetworkBuiltins returns the builtins the engine refuses to every module, for other
+// compilers of the same Rego (policy test) to refuse too. The map is a copy.
+func NetworkBuiltins() map[string]struct{} { return maps.Clone(networkBuiltins) }
 
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
