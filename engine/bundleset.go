@@ -60,6 +60,9 @@ func assemble(cfg config) ([]loaded, error) {
 		if err := checkCustomRoots(src.origin, roots); err != nil {
 			return nil, fmt.Errorf("%w (the built-in bundles own %s)", err, builtinRoots(set))
 		}
+		if err := checkPackageDepth(src.b, src.origin); err != nil {
+			return nil, err
+		}
 		set = append(set, loaded{name: nameOf(src.b, src.origin), origin: src.origin, b: src.b, signature: src.signature})
 	}
 	for _, path := range cfg.custom {

@@ -106,6 +106,19 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 	}
 }
 
+func TestNetworkBuiltinsAreACopyOfWhatTheEngineRefuses(t *testing.T) {
+	got := engine.NetworkBuiltins()
+	for _, b := range []string{"http.send", "net.lookup_ip_addr"} {
+		if _, ok := got[b]; !ok {
+			t.Errorf("%s is not refused", b)
+		}
+	}
+	delete(got, "http.send")
+	if _, ok := engine.NetworkBuiltins()["http.send"]; !ok {
+		t.Error("deleting from the returned map changed the engine's list")
+	}
+}
+
 func TestFindingsThatBreakTheContractFailTheEvaluation(t *testing.T) {
 	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.sloppy
 
@@ -115,6 +128,99 @@ findings contains {"key": "sloppy/x", "category": "sloppy", "severity": "fatal",
 	_, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
 	if err == nil || !strings.Contains(err.Error(), `custom/sloppy`) || !strings.Contains(err.Error(), `"severity":"fatal"`) {
 		t.Errorf("Evaluate = %v, want a contract error naming the pack and the severity", err)
+	}
+}
+
+// Each hole in the findings contract fails the evaluation with an error naming the pack and
+// the rule it breaks; none leaves the verdict to the built-in findings alone.
+func TestEveryBreachOfTheFindingsContractNamesThePack(t *testing.T) {
+	const good = `{"key": "acme/x", "category": "acme", "severity": "blocker", "target": t, "title": "x"}`
+	tests := []struct {
+		name string
+		rego string
+		want []string
+	}{
+		{
+			name: "a finding that is not an object",
+			rego: "package upgradescope.custom.acme\n\nfindings contains \"blocker\"\n",
+			want: []string{"custom/acme", "a finding must be an object", `"blocker"`},
+		},
+		{
+			name: "findings that are a string, not a set",
+			rego: "package upgradescope.custom.acme\n\nfindings := \"a string\"\n",
+			want: []string{"custom/acme", "findings must be a set of objects"},
+		},
+		{
+			name: "namespaces that are a number",
+			rego: "package upgradescope.custom.acme\n\nfindings contains object.union(" + good + `, {"namespaces": 3}) if some t in input.targets` + "\n",
+			want: []string{"custom/acme", "namespaces must be an array of strings"},
+		},
+		{
+			name: "objects whose line is a string",
+			rego: "package upgradescope.custom.acme\n\nfindings contains object.union(" + good + `, {"objects": [{"name": "a", "line": "3"}]}) if some t in input.targets` + "\n",
+			want: []string{"custom/acme", "objects must be an array of objects with a string name"},
+		},
+		{
+			name: "a sub-package's finding that is not an object",
+			rego: "package upgradescope.custom.acme.sub\n\nfindings contains 7\n",
+			want: []string{"custom/acme/sub", "a finding must be an object"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := newEngine(t, engine.WithPolicy(writePack(t, map[string]string{"p.rego": tt.rego})))
+			r, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+			if err == nil {
+				t.Fatalf("Evaluate accepted the pack: verdict %s", r.Targets[0].Verdict)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestASubPackagesBlockerCounts(t *testing.T) {
+	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.acme.sub
+
+findings contains {"key": "acme/x", "category": "acme", "severity": "blocker", "target": t, "title": "x"} if some t in input.targets
+`})
+	r, err := newEngine(t, engine.WithPolicy(dir)).Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Targets[0].Verdict != "blocked" || r.Targets[0].Findings[0].Pack != "custom/acme/sub" {
+		t.Errorf("verdict %s, findings %+v: want blocked by custom/acme/sub", r.Targets[0].Verdict, r.Targets[0].Findings)
+	}
+}
+
+func TestPackagesNestedTooDeepAreRefused(t *testing.T) {
+	deep := "package upgradescope.custom.acme.sub.deeper\n\nfindings contains {\"key\": \"acme/x\", \"category\": \"acme\", \"severity\": \"blocker\", \"target\": \"1.37\", \"title\": \"x\"}\n"
+	dir := writePack(t, map[string]string{"deep.rego": deep})
+	_, err := engine.New(context.Background(), engine.WithPolicy(dir))
+	for _, w := range []string{"deep.rego:1", "upgradescope.custom.acme.sub.deeper", "nested too deep"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("New = %v, want an error mentioning %q", err, w)
+		}
+	}
+	b := bundle.Bundle{
+		Manifest: bundle.Manifest{Revision: "1", Roots: &[]string{"upgradescope/custom/acme"}},
+		Modules:  []bundle.ModuleFile{{URL: "/deep.rego", Path: "/deep.rego", Raw: []byte(deep)}},
+		Data:     map[string]any{},
+	}
+	var buf bytes.Buffer
+	if err := bundle.NewWriter(&buf).Write(b); err != nil {
+		t.Fatal(err)
+	}
+	read, err := bundle.NewReader(bytes.NewReader(buf.Bytes())).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.New(context.Background(), engine.WithBundle("acme.tar.gz", &read, ""))
+	if err == nil || !strings.Contains(err.Error(), "acme.tar.gz") || !strings.Contains(err.Error(), "nested too deep") {
+		t.Errorf("New with the bundle = %v, want it refused naming acme.tar.gz", err)
 	}
 }
 

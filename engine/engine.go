@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -26,11 +27,17 @@ import (
 // Query is the one query the engine prepares.
 const Query = "data.upgradescope.report.result"
 
-// networkBuiltins are refused to every module, so custom Rego stays hermetic.
+// networkBuiltins are refused to every module, so custom Rego stays hermetic: reaching the
+// network (http.send, DNS lookups, signing requests, fetching certificate chains) or reading
+// the runtime. The one list scan, eval and policy test all refuse; see NetworkBuiltins.
 var networkBuiltins = map[string]struct{}{
 	"http.send": {}, "net.lookup_ip_addr": {}, "net.cidr_expand": {}, "opa.runtime": {},
 	"providers.aws.sign_req": {}, "crypto.x509.parse_and_verify_certificates_with_options": {},
 }
+
+// NetworkBuiltins returns the builtins the engine refuses to every module, for other
+// compilers of the same Rego (policy test) to refuse too. The map is a copy.
+func NetworkBuiltins() map[string]struct{} { return maps.Clone(networkBuiltins) }
 
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
@@ -278,10 +285,9 @@ func toValue(v any) (ast.Value, error) {
 }
 
 type result struct {
-	Targets         []report.TargetResult `json:"targets"`
-	Plan            []report.Hop          `json:"plan"`
-	ExpiredIgnores  []report.IgnoreRule   `json:"expiredIgnores"`
-	InvalidFindings []map[string]any      `json:"invalidFindings"`
+	Targets        []report.TargetResult `json:"targets"`
+	Plan           []report.Hop          `json:"plan"`
+	ExpiredIgnores []report.IgnoreRule   `json:"expiredIgnores"`
 }
 
 func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.Report, error) {
@@ -289,12 +295,22 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 	if !ok {
 		return nil, fmt.Errorf("read report: got %T, want the value resultValue passes", v)
 	}
+	// Findings that break the contract are read first, so the error names their pack and
+	// what is wrong with them rather than where the report could not be read.
+	if obj, ok := value.(ast.Object); ok {
+		if t := obj.Get(ast.StringTerm("invalidFindings")); t != nil {
+			var invalid []invalidFinding
+			if err := fromAST(t.Value, reflect.ValueOf(&invalid).Elem()); err != nil {
+				return nil, fmt.Errorf("read report: invalidFindings: %w", err)
+			}
+			if len(invalid) > 0 {
+				return nil, contractError(invalid)
+			}
+		}
+	}
 	var r result
 	if err := fromAST(value, reflect.ValueOf(&r).Elem()); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
-	}
-	if len(r.InvalidFindings) > 0 {
-		return nil, contractError(r.InvalidFindings)
 	}
 	return &report.Report{
 		SchemaVersion:  report.SchemaVersion,

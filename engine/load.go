@@ -54,6 +54,9 @@ func readCustom(path string) (*bundle.Bundle, error) {
 	if err := checkModuleRoots(b, path); err != nil {
 		return nil, err
 	}
+	if err := checkPackageDepth(b, path); err != nil {
+		return nil, err
+	}
 	if b.Manifest.Revision == "" {
 		b.Manifest.Revision = "unversioned"
 	}
@@ -110,6 +113,32 @@ func checkModuleRoots(b *bundle.Bundle, path string) error {
 		if !bundle.RootPathsContain(*b.Manifest.Roots, strings.Join(segments, "/")) {
 			return fmt.Errorf("policy %s: %s: %v is outside the bundle's roots %v; a bundle's modules live under its roots (a custom pack's under package upgradescope.custom.<name>)",
 				path, pkg.Location, pkg, *b.Manifest.Roots)
+		}
+	}
+	return nil
+}
+
+// maxCustomDepth is how many segments a custom package may have below upgradescope.custom:
+// <name> and one <sub> package, the two levels whose findings the report package gathers.
+const maxCustomDepth = 2
+
+// checkPackageDepth refuses a custom module whose package lies deeper than
+// upgradescope.custom.<name>.<sub>, naming it with its file and line. Such findings would
+// vanish, and the pack's blockers with them. Refused rather than gathered: the report
+// package finds findings by path, and gathering any depth would mean walking every custom
+// document, evaluating every helper rule of every pack, and guessing which objects are
+// packages and which are rules whose values happen to be objects.
+func checkPackageDepth(b *bundle.Bundle, origin string) error {
+	for _, m := range b.Modules {
+		if m.Parsed == nil {
+			continue
+		}
+		pkg := m.Parsed.Package
+		// data, upgradescope, custom, then <name>, <sub>.
+		if len(pkg.Path) > 3+maxCustomDepth && pkg.Path[1].Value.Compare(ast.String("upgradescope")) == 0 &&
+			pkg.Path[2].Value.Compare(ast.String("custom")) == 0 {
+			return fmt.Errorf("policy %s: %s: %v is nested too deep; a custom pack's packages are upgradescope.custom.<name> and upgradescope.custom.<name>.<sub>, and findings deeper would be left out",
+				origin, pkg.Location, pkg)
 		}
 	}
 	return nil

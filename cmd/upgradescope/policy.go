@@ -20,6 +20,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown/lineage"
 	"github.com/spf13/cobra"
 
+	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/policies"
 )
 
@@ -98,11 +99,19 @@ func policyTest(ctx context.Context, s streams, paths []string, o policyTestOpti
 		return err
 	}
 	defer store.Abort(ctx, txn)
-	runner := tester.NewRunner().SetStore(store).SetModules(modules).SetDefaultRegoVersion(ast.RegoV1)
+	// The compiler the runner would build itself, refusing what scan and eval refuse: a
+	// pack's tests are as hermetic as its rules, and a test that calls http.send fails to
+	// compile with its file and line.
+	compiler := ast.NewCompiler().
+		WithCapabilities(ast.CapabilitiesForThisVersion()).
+		WithEnablePrintStatements(true).
+		WithDefaultRegoVersion(ast.RegoV1).
+		WithUnsafeBuiltins(engine.NetworkBuiltins())
+	runner := tester.NewRunner().SetCompiler(compiler).SetStore(store).SetModules(modules).SetDefaultRegoVersion(ast.RegoV1)
 	runner, reporter := o.setup(runner, s.out, modulesOutside(modules, tmp))
 	ch, err := runner.RunTests(ctx, txn)
 	if err != nil {
-		return err
+		return fmt.Errorf("compile policies and tests: %w", err)
 	}
 	return policyTestExit(reporter, ch, paths, o)
 }

@@ -144,6 +144,27 @@ func TestPolicyTestOfACustomPackWithTheBuiltinBundlesPasses(t *testing.T) {
 	}
 }
 
+// A pack's tests are as hermetic as its rules: policy test refuses the builtins scan and eval
+// refuse, with the builtin's name and the test's file and line.
+func TestPolicyTestRefusesNetworkBuiltins(t *testing.T) {
+	for _, call := range []string{
+		`http.send({"method": "get", "url": "http://127.0.0.1:1"})`,
+		`net.lookup_ip_addr("example.com")`,
+	} {
+		name := strings.SplitN(call, "(", 2)[0]
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, "upgradescope/custom/x/x.rego", "package upgradescope.custom.x\n\nfindings := set()\n")
+			write(t, dir, "upgradescope/custom/x/x_test.rego", "package upgradescope.custom.x_test\n\n"+
+				"test_reaches_out if {\n\t"+call+"\n}\n")
+			r := runCLI(t, "policy", "test", dir)
+			if r.code != 1 || !strings.Contains(r.stderr, "x_test.rego:4") || !strings.Contains(r.stderr, name) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 1 naming %s at x_test.rego:4", r.code, r.stdout, r.stderr, name)
+			}
+		})
+	}
+}
+
 // docs/custom-rules.md tells users which stock opa to install: the version this binary
 // embeds, so the two agree on the language and builtins.
 func TestCustomRulesDocPinsTheEmbeddedOPAVersion(t *testing.T) {

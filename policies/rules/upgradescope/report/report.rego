@@ -18,7 +18,7 @@ result := object.union(
 	{
 		"targets": target_results,
 		"expiredIgnores": expired_ignores,
-		"invalidFindings": [f | some f in custom_findings; not valid(f)],
+		"invalidFindings": invalid_findings,
 		"kb": kb.meta,
 	},
 	plan,
@@ -29,17 +29,94 @@ target_results := [target_result(t) | some t in input.targets]
 # METADATA
 # description: |
 #   The findings contract: an object whose key starts with its category, a known severity,
-#   one of the input targets and a title. A pack's finding that breaks it fails the
-#   evaluation instead of vanishing.
-valid(f) if {
-	is_object(f)
-	is_string(f.key)
-	is_string(f.category)
-	is_string(f.title)
-	f.target in input.targets
-	severity_rank[f.severity]
-	startswith(f.key, f.category)
+#   one of the input targets and a title, and whose other fields have the types the report
+#   reads. A custom pack's finding that breaks it fails the evaluation instead of vanishing.
+valid(f) if count(finding_problems(f)) == 0
+
+# What is wrong with a custom finding, one message per broken rule of the contract.
+finding_problems(f) := ["a finding must be an object"] if {
+	not is_object(f)
+} else := array.flatten([
+	[sprintf("%s is required", [field]) | some field in required_fields; not field in object.keys(f)],
+	[sprintf("%s must be %s", [field, kind]) |
+		some field, v in f
+		kind := finding_fields[field]
+		not has_type(v, kind)
+	],
+	contract_problems(f),
+])
+
+required_fields := ["key", "category", "severity", "target", "title"]
+
+# The fields the report reads from a finding and the type each must have; teams are derived,
+# suppression is the report's own.
+finding_fields := {
+	"key": "a string", "category": "a string", "severity": "a string", "target": "a string",
+	"title": "a string", "detail": "a string", "remediation": "a string",
+	"objects": "an array of objects with a string name", "objectsOmitted": "an integer",
+	"suppressedObjects": "an integer", "namespaces": "an array of strings",
+	"citations": "an array of strings", "calls": "an array of strings",
+	"teams": "an array of strings", "suppression": "absent (the report sets it)",
 }
+
+has_type(v, "a string") if is_string(v)
+
+has_type(v, "an integer") if is_integer(v)
+
+has_type(v, "an array of strings") if {
+	is_collection(v)
+	every x in v {
+		is_string(x)
+	}
+}
+
+has_type(v, "an array of objects with a string name") if {
+	is_collection(v)
+	every o in v {
+		valid_object_ref(o)
+	}
+}
+
+is_integer(v) if {
+	is_number(v)
+	v == round(v)
+}
+
+is_collection(v) if is_array(v)
+
+is_collection(v) if is_set(v)
+
+valid_object_ref(o) if {
+	is_object(o)
+	is_string(o.name)
+	is_integer(object.get(o, "line", 0))
+	valid_ignore_annotation(object.get(o, "ignore", {}))
+	every field in ["namespace", "file", "renderedFrom"] {
+		is_string(object.get(o, field, ""))
+	}
+}
+
+valid_ignore_annotation(a) if {
+	is_object(a)
+	is_string(object.get(a, "rules", ""))
+	is_string(object.get(a, "reason", ""))
+}
+
+contract_problems(f) := array.flatten([
+	["key must start with its category" |
+		is_string(f.key)
+		is_string(f.category)
+		not startswith(f.key, f.category)
+	],
+	[sprintf("severity must be blocker, warning or info, not %v", [f.severity]) |
+		is_string(f.severity)
+		not severity_rank[f.severity]
+	],
+	[sprintf("target %v is not one of input.targets", [f.target]) |
+		"target" in object.keys(f)
+		not f.target in input.targets
+	],
+])
 
 severity_rank := {"blocker": 0, "warning": 1, "info": 2}
 
@@ -60,18 +137,51 @@ builtin_findings := [f |
 	some f in data.upgradescope.rules[pack].findings # regal ignore:mixed-iteration
 ]
 
-custom_findings := array.concat(
-	[object.union(f, {"pack": sprintf("custom/%s", [name])}) |
+# METADATA
+# description: |
+#   Each custom package's findings with the pack that made them: upgradescope.custom.<name>
+#   and the packages one level below it. The engine refuses packages nested deeper when it
+#   loads a pack, so none is left out here.
+custom_docs := array.concat(
+	[{"pack": sprintf("custom/%s", [name]), "findings": fs} |
 		some name
-		some f in data.upgradescope.custom[name].findings # regal ignore:mixed-iteration
+		fs := data.upgradescope.custom[name].findings # regal ignore:mixed-iteration
 	],
-	[object.union(f, {"pack": sprintf("custom/%s/%s", [name, sub])}) |
+	[{"pack": sprintf("custom/%s/%s", [name, sub]), "findings": subpack.findings} |
 		some name, pack in data.upgradescope.custom
 		some sub, subpack in pack
-		some f in subpack.findings
+		is_object(subpack)
+		"findings" in object.keys(subpack)
 	],
 )
 
+custom_entries := [{"pack": d.pack, "finding": f} |
+	some d in custom_docs
+	is_collection(d.findings)
+	some f in d.findings
+]
+
+custom_findings := [object.union(e.finding, {"pack": e.pack}) | some e in custom_entries; valid(e.finding)]
+
+# METADATA
+# description: |
+#   What breaks the findings contract, with the pack and the broken rules: a findings
+#   document that is not a set, and each custom finding that is not valid. Any of them fails
+#   the evaluation.
+invalid_findings := array.concat(
+	[{"pack": d.pack, "problems": ["findings must be a set of objects"], "finding": d.findings} |
+		some d in custom_docs
+		not is_collection(d.findings)
+	],
+	[{"pack": e.pack, "problems": problems, "finding": e.finding} |
+		some e in custom_entries
+		problems := finding_problems(e.finding)
+		count(problems) > 0
+	],
+)
+
+# Built-in packs keep the contract by construction (their tests and the report schema check
+# it), so only custom findings are checked, as they are gathered.
 all_findings := array.concat(builtin_findings, custom_findings)
 
 target_result(t) := {
@@ -87,7 +197,7 @@ target_result(t) := {
 	"notAssessed": gaps,
 	"teams": team_results(kept, gaps),
 } if {
-	[kept, suppressed] := split_suppressed([f | some f in valid_findings; f.target == t])
+	[kept, suppressed] := split_suppressed([f | some f in all_findings; f.target == t])
 	counts := severity_counts(kept)
 	gaps := not_assessed(t)
 }
@@ -103,10 +213,6 @@ split_suppressed(fs) := [[with_teams(f) | some f in fs], []] if {
 ] if {
 	judged := [judge(f) | some f in fs]
 }
-
-# Built-in packs keep the contract by construction (their tests and the report schema check
-# it); custom findings are checked.
-valid_findings := array.concat(builtin_findings, [f | some f in custom_findings; valid(f)])
 
 annotated_objects if {
 	some u in input.inventory.apiUsage

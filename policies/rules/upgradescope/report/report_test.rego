@@ -204,6 +204,52 @@ test_findings_that_break_the_contract_are_listed_not_scored if {
 	out.targets[0].findings == []
 }
 
+test_findings_that_are_not_objects_are_listed_with_their_pack if {
+	out := report_of({}, {"acme": {"findings": {"a string", 7}}}, base_input)
+	count(out.invalidFindings) == 2
+	every e in out.invalidFindings {
+		e.pack == "custom/acme"
+		e.problems == ["a finding must be an object"]
+	}
+}
+
+test_findings_that_are_not_a_set_are_listed_with_their_pack if {
+	out := report_of({}, {"acme": {"findings": "a string"}, "sub": {"deep": {"findings": {"k": "v"}}}}, base_input)
+	{e.pack | some e in out.invalidFindings} == {"custom/acme", "custom/sub/deep"}
+	every e in out.invalidFindings {
+		e.problems == ["findings must be a set of objects"]
+	}
+}
+
+test_a_subpackage_finding_is_gathered_and_checked if {
+	good := finding("acme-naming/x", "blocker")
+	r := report_of({}, {"acme": {"sub": {"findings": {good}}}}, base_input).targets[0]
+	r.blockers == 1
+	r.findings[0].pack == "custom/acme/sub"
+	bad := object.union(good, {"namespaces": 3})
+	out := report_of({}, {"acme": {"sub": {"findings": {bad}}}}, base_input)
+	out.invalidFindings == [{"pack": "custom/acme/sub", "problems": ["namespaces must be an array of strings"], "finding": bad}]
+}
+
+test_each_field_type_is_checked if {
+	f := finding("acme-x/a", "warning")
+	report.finding_problems(object.union(f, {"objects": [{"name": "a", "namespace": "web", "line": 3}], "objectsOmitted": 2})) == [] with input as base_input
+	report.finding_problems(object.remove(f, ["title"])) == ["title is required"] with input as base_input
+	cases := [
+		[{"title": 1}, "title must be a string"],
+		[{"detail": ["x"]}, "detail must be a string"],
+		[{"namespaces": ["a", 1]}, "namespaces must be an array of strings"],
+		[{"citations": "x"}, "citations must be an array of strings"],
+		[{"objectsOmitted": 1.5}, "objectsOmitted must be an integer"],
+		[{"objects": [{"name": 1}]}, "objects must be an array of objects with a string name"],
+		[{"objects": [{"name": "a", "line": "3"}]}, "objects must be an array of objects with a string name"],
+		[{"suppression": {}}, "suppression must be absent (the report sets it)"],
+	]
+	every c in cases {
+		report.finding_problems(object.union(f, c[0])) == [c[1]] with input as base_input
+	}
+}
+
 annotated_input(o) := with_inventory({
 	"capabilities": {"api-usage": {"available": true}},
 	"apiUsage": [{"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1, "namespaces": {"web": 1}, "objects": [o]}],
