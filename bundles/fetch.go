@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -21,9 +23,33 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// IsURL says whether a --bundle source is fetched over HTTP rather than read from disk.
+// IsURL says whether a --bundle source is fetched over HTTP rather than read from disk; the
+// scheme is matched in any case (HTTPS://… is a URL too).
 func IsURL(src string) bool {
-	return strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "http://")
+	l := strings.ToLower(src)
+	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}
+
+// urlLike matches a source that is meant as a URL even when it is no http(s) URL: any
+// scheme://, and http or https with the colon or a slash missing (http//…, https:/…).
+var urlLike = regexp.MustCompile(`(?i)^(?:[a-z][a-z0-9+.-]*://|https?:?/{1,2}[^/])`)
+
+// looksLikeURL says whether src, which IsURL refused, was meant as a URL: it is then refused
+// rather than read as a path and echoed with any credentials or token it carries.
+func looksLikeURL(src string) bool {
+	return urlLike.MatchString(src)
+}
+
+// checkLocal refuses a source meant as a URL that is no http(s) URL, naming it only in its
+// sanitised form; a file of that name is still read.
+func checkLocal(src string) error {
+	if !looksLikeURL(src) {
+		return nil
+	}
+	if _, err := os.Stat(src); err == nil && !hasSecrets(src) {
+		return nil
+	}
+	return fmt.Errorf("bundle %s: not an http:// or https:// URL, nor a file", SanitizedURL(src))
 }
 
 // Fetched is one bundle read from a path or URL, with the bytes it was read from (what a
@@ -50,6 +76,11 @@ type Remote struct {
 // Fetch reads one bundle from a file, a bundle directory or, with OPA's downloader, a URL. With
 // vc set, a bundle that is unsigned, signed by another key or changed after signing is refused.
 func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.VerificationConfig) (*Fetched, error) {
+	if !IsURL(src) {
+		if err := checkLocal(src); err != nil {
+			return nil, err
+		}
+	}
 	if info, err := os.Stat(src); err == nil && info.IsDir() {
 		return readDir(src, vc)
 	}
@@ -78,7 +109,7 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		return nil
 	})
 	if err := d.Trigger(ctx); err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", SanitizedURL(src), err)
+		return nil, fmt.Errorf("bundle %s: %w", SanitizedURL(src), Redact(err, src))
 	}
 	if got == nil {
 		return nil, fmt.Errorf("bundle %s: the server sent no bundle", SanitizedURL(src))
@@ -126,7 +157,7 @@ func readAll(r io.Reader) []byte {
 func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg download.Config) (*download.Downloader, error) {
 	u, err := url.Parse(src)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("bundle URL %q: want http(s)://host/path", SanitizedURL(src))
+		return nil, fmt.Errorf("bundle URL %s: want http(s)://host/path", SanitizedURL(src))
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("bundle URL %s: credentials in a URL end up in logs; use a token file", SanitizedURL(src))
@@ -153,7 +184,7 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 	raw, _ := json.Marshal(rc)
 	client, err := rest.New(raw, nil, rest.Logger(logging.NewNoOpLogger()))
 	if err != nil {
-		return nil, fmt.Errorf("bundle URL %s: %w", SanitizedURL(src), err)
+		return nil, fmt.Errorf("bundle URL %s: %w", SanitizedURL(src), Redact(err, src))
 	}
 	path := strings.TrimPrefix(u.EscapedPath(), "/")
 	if u.RawQuery != "" {
@@ -166,12 +197,89 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 		WithBundleParserOpts(ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true}), nil
 }
 
-// SanitizedURL is src with any userinfo and query cut, for errors and reports.
+// SanitizedURL is src as it may be printed or stored (errors, logs, a report's source, status
+// messages): userinfo replaced by xxxxx, query and fragment cut. A source meant as a URL with
+// its colon or a slash missing (http//user:pw@host/…) is sanitised as the URL it was meant as;
+// a plain path is returned as it is.
 func SanitizedURL(src string) string {
-	u, err := url.Parse(src)
+	if !IsURL(src) && !looksLikeURL(src) {
+		return src
+	}
+	u, err := url.Parse(normalise(src))
 	if err != nil {
 		return "<unparseable URL>"
 	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	if u.Opaque != "" {
+		u.Opaque = "…"
+	}
 	return u.String()
 }
+
+// normalise spells a source meant as a URL (http//…, HTTPS:/…) as one, so its userinfo and
+// query parse as such.
+func normalise(src string) string {
+	if m := regexp.MustCompile(`(?i)^(https?):?/{1,2}`).FindStringSubmatch(src); m != nil && !IsURL(src) {
+		return strings.ToLower(m[1]) + "://" + src[len(m[0]):]
+	}
+	return src
+}
+
+// hasSecrets says whether a source carries userinfo, a query or a fragment.
+func hasSecrets(src string) bool {
+	u, err := url.Parse(normalise(src))
+	return err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != ""
+}
+
+// Redact is err with every secret part of src (userinfo, query, fragment) cut from its
+// message, however a library quoted it; errors.Is and As still see err.
+func Redact(err error, src string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range secretParts(src) {
+		for _, form := range []string{s, strings.Trim(strconv.Quote(s), `"`), url.QueryEscape(s)} {
+			if len(form) >= 1 {
+				msg = strings.ReplaceAll(msg, form, "")
+			}
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redacted{msg: msg, err: err}
+}
+
+// secretParts are the substrings of src no message may show, longest first.
+func secretParts(src string) []string {
+	u, err := url.Parse(normalise(src))
+	if err != nil {
+		return nil
+	}
+	var parts []string
+	if u.RawQuery != "" {
+		parts = append(parts, "?"+u.RawQuery, u.RawQuery)
+	}
+	if frag := u.EscapedFragment(); frag != "" {
+		parts = append(parts, "#"+frag, frag)
+	}
+	if u.User != nil {
+		parts = append(parts, u.User.String()+"@", u.User.String())
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			parts = append(parts, pw)
+		}
+	}
+	return parts
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r *redacted) Error() string { return r.msg }
+func (r *redacted) Unwrap() error { return r.err }
