@@ -1,7 +1,6 @@
 package bundles
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,11 +84,16 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		return readDir(src, vc)
 	}
 	if !IsURL(src) {
-		raw, err := os.ReadFile(src)
+		f, err := os.Open(src)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", src, err)
 		}
-		b, err := read(bytes.NewReader(raw), vc)
+		defer f.Close()
+		raw, err := readBounded(f)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", src, err)
+		}
+		b, err := readChecked(raw, vc)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", src, err)
 		}
@@ -165,12 +169,13 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 	if err := cfg.ValidateAndInjectDefaults(); err != nil {
 		return nil, fmt.Errorf("bundle URL %s: %w", SanitizedURL(src), err)
 	}
-	rc := map[string]any{"url": u.Scheme + "://" + u.Host}
+	// Every download goes through boundedClient: a response is checked against the bundle
+	// bounds before OPA unpacks it, and the token file is read for each request.
+	rc := map[string]any{"url": u.Scheme + "://" + u.Host, "credentials": map[string]any{"plugin": boundedPlugin}}
 	if remote.TokenFile != "" {
 		if _, err := os.Stat(remote.TokenFile); err != nil {
 			return nil, fmt.Errorf("bundle token file: %w", err)
 		}
-		rc["credentials"] = map[string]any{"bearer": map[string]any{"token_path": remote.TokenFile}}
 	}
 	if remote.CAFile != "" {
 		if u.Scheme != "https" {
@@ -182,7 +187,14 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 		rc["tls"] = map[string]any{"ca_cert": remote.CAFile, "system_ca_required": true}
 	}
 	raw, _ := json.Marshal(rc)
-	client, err := rest.New(raw, nil, rest.Logger(logging.NewNoOpLogger()))
+	plugin := &boundedClient{tokenFile: remote.TokenFile}
+	client, err := rest.New(raw, nil, rest.Logger(logging.NewNoOpLogger()),
+		rest.AuthPluginLookup(func(name string) rest.HTTPAuthPlugin {
+			if name == boundedPlugin {
+				return plugin
+			}
+			return nil
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("bundle URL %s: %w", SanitizedURL(src), Redact(err, src))
 	}
