@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -70,7 +71,13 @@ type Remote struct {
 	TokenFile string
 	// CAFile is a PEM bundle trusted for https URLs besides the system roots.
 	CAFile string
+	// Timeout bounds one fetch from a URL as a whole (connecting, waiting, reading a body a
+	// slow server trickles); 0 is DefaultTimeout.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is the overall deadline of one bundle fetch from a URL.
+const DefaultTimeout = 60 * time.Second
 
 // Fetch reads one bundle from a file, a bundle directory or, with OPA's downloader, a URL. With
 // vc set, a bundle that is unsigned, signed by another key or changed after signing is refused.
@@ -100,6 +107,13 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		s, _ := signer(raw)
 		return &Fetched{Source: src, Bundle: &b, Raw: raw, Signature: signatureState(vc, s != nil)}, nil
 	}
+	timeout := remote.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var got *Fetched
 	trigger := plugins.TriggerManual
 	d, err := NewDownloader(src, remote, vc, download.Config{Trigger: &trigger})
@@ -113,6 +127,9 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		return nil
 	})
 	if err := d.Trigger(ctx); err != nil {
+		if ctx.Err() != nil && parent.Err() == nil {
+			return nil, fmt.Errorf("bundle %s: no bundle within %s (the fetch deadline): %w", SanitizedURL(src), timeout, context.DeadlineExceeded)
+		}
 		return nil, fmt.Errorf("bundle %s: %w", SanitizedURL(src), Redact(err, src))
 	}
 	if got == nil {

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/internal/bundletest"
 )
 
 // Every source is printed and stored in one sanitised form: no userinfo, no query, no fragment,
@@ -91,5 +93,40 @@ func TestAURLLikePathIsReadOnlyWithoutSecrets(t *testing.T) {
 	_, err = bundles.Fetch(context.Background(), "http//kb.tar.gz", bundles.Remote{}, nil)
 	if err == nil || strings.Contains(err.Error(), "not an http:// or https:// URL") || errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a URL-like path that is a file: %v, want it read (and refused as no bundle)", err)
+	}
+}
+
+// trickle answers 200 and then one byte at a time until the client gives up, as the slow
+// server in the issue did.
+func trickle(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/gzip")
+		w.WriteHeader(http.StatusOK)
+		for {
+			if _, err := w.Write([]byte{0x1f}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A fetch from a URL has an overall deadline: a server trickling bytes cannot hold it.
+func TestAFetchFromATricklingServerEndsAtItsDeadline(t *testing.T) {
+	srv := trickle(t)
+	_, public := bundletest.Keys(t, t.TempDir())
+	pub, _ := os.ReadFile(public)
+	_, err := bundles.Fetch(context.Background(), srv.URL+"/kb.tar.gz?token=s3cr3t", bundles.Remote{Timeout: 300 * time.Millisecond},
+		bundles.VerificationConfig(string(pub), "RS256"))
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no bundle within 300ms") ||
+		!strings.Contains(err.Error(), "/kb.tar.gz") || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("Fetch from a trickling server: %v, want the deadline named", err)
 	}
 }
