@@ -61,6 +61,9 @@ func checkTarball(raw []byte) error {
 		if err == nil {
 			_, err = io.Copy(io.Discard, tr)
 		}
+		if errors.Is(err, errTooLarge) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("read bundle: %w", err)
 		}
