@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,5 +129,40 @@ func TestAFetchFromATricklingServerEndsAtItsDeadline(t *testing.T) {
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no bundle within 300ms") ||
 		!strings.Contains(err.Error(), "/kb.tar.gz") || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("Fetch from a trickling server: %v, want the deadline named", err)
+	}
+}
+
+// What the poller reports (the agent's logs and its BundlesCurrent condition) carries no
+// secret of the URL either.
+func TestThePollerReportsNoSecret(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	_, public := bundletest.Keys(t, t.TempDir())
+	pub, _ := os.ReadFile(public)
+	var mu sync.Mutex
+	var seen []string
+	p, err := bundles.Poll(context.Background(), bundles.PollOptions{
+		URLs:         []string{closed.URL + "/kb.tar.gz?token=s3cr3t"},
+		Verification: bundles.VerificationConfig(string(pub), "RS256"),
+		MinDelay:     time.Hour, MaxDelay: time.Hour,
+		Activate: func(context.Context, *bundles.Fetched) error { return nil },
+		Observed: func(src, result string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, src+" "+result)
+			if err != nil {
+				seen = append(seen, err.Error())
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(seen, "\n")
+	if !strings.Contains(all, "download_failed") || !strings.Contains(all, "/kb.tar.gz") || strings.Contains(all, "s3cr3t") {
+		t.Errorf("observed:\n%s\nwant the failed download named without its token", all)
 	}
 }
