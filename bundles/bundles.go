@@ -177,8 +177,19 @@ func Read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 	return read(in, vc)
 }
 
+// Every read is bounded: at most MaxSize compressed, MaxUnpacked unpacked and MaxFiles files,
+// checked in one pass that keeps nothing before OPA unpacks the bundle.
 func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
-	loader := bundle.NewTarballLoaderWithBaseURL(io.LimitReader(in, MaxSize), "").WithSizeLimitBytes(MaxSize)
+	raw, err := readBounded(in)
+	if err != nil {
+		return bundle.Bundle{}, fmt.Errorf("read bundle: %w", err)
+	}
+	return readChecked(raw, vc)
+}
+
+// readChecked reads a tarball readBounded has checked.
+func readChecked(raw []byte, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
+	loader := bundle.NewTarballLoaderWithBaseURL(bytes.NewReader(raw), "").WithSizeLimitBytes(MaxSize)
 	b, err := newReader(loader, vc).Read()
 	if err != nil {
 		return bundle.Bundle{}, fmt.Errorf("read bundle: %w", err)
@@ -189,6 +200,9 @@ func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 // ReadDir reads a bundle directory, tests left out; with vc it must carry a signature that
 // verifies. A directory without a manifest gets OPA's root "" (see the engine's custom packs).
 func ReadDir(dir string, vc *bundle.VerificationConfig) (*bundle.Bundle, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	loader := bundle.NewDirectoryLoader(dir).WithFilter(SkipTests).WithSizeLimitBytes(MaxSize)
 	b, err := newReader(loader, vc).WithBaseDir(dir).Read()
 	if err != nil {
@@ -241,7 +255,7 @@ func signer(tarball []byte) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read bundle: %w", err)
 	}
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(&boundedReader{r: zr, left: MaxUnpacked})
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -315,11 +329,11 @@ type Summary struct {
 
 // Inspect summarises a bundle without verifying it.
 func Inspect(in io.Reader) (Summary, error) {
-	raw, err := io.ReadAll(io.LimitReader(in, MaxSize))
+	raw, err := readBounded(in)
 	if err != nil {
 		return Summary{}, fmt.Errorf("read bundle: %w", err)
 	}
-	b, err := read(bytes.NewReader(raw), nil)
+	b, err := readChecked(raw, nil)
 	if err != nil {
 		return Summary{}, err
 	}

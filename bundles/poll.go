@@ -156,7 +156,7 @@ func (s *pollState) update(ctx context.Context, u download.Update) error {
 	}
 	switch {
 	case u.Error != nil:
-		s.observe(ResultDownloadFailed, fmt.Errorf("bundle %s: %w", SanitizedURL(s.src), u.Error))
+		s.observe(ResultDownloadFailed, fmt.Errorf("bundle %s: %w", SanitizedURL(s.src), Redact(u.Error, s.src)))
 	case u.Bundle == nil:
 		s.observe(ResultNotModified, nil)
 	default:
@@ -177,7 +177,8 @@ func (s *pollState) update(ctx context.Context, u download.Update) error {
 
 func (s *pollState) observe(result string, err error) {
 	if s.opts.Observed != nil {
-		s.opts.Observed(SanitizedURL(s.src), result, err)
+		// Every message reaches logs and the status: nothing of the URL's secrets may.
+		s.opts.Observed(SanitizedURL(s.src), result, Redact(err, s.src))
 	}
 }
 

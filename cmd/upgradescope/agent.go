@@ -208,7 +208,7 @@ func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, err
 	}
 	for _, u := range f.bundleURLs {
 		if !bundles.IsURL(u) {
-			return po, fmt.Errorf("--bundle-url %s: want an http(s) URL; a file is loaded with --bundle", u)
+			return po, fmt.Errorf("--bundle-url %s: want an http(s) URL; a file is loaded with --bundle", bundles.SanitizedURL(u))
 		}
 	}
 	if f.bundles.keyFile == "" {

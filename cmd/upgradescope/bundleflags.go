@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type bundleFlags struct {
 	alg       string
 	tokenFile string
 	caFile    string
+	timeout   time.Duration
 }
 
 // register adds the flags to cmd. The key flags are spelled as OPA spells them (opa run, opa
@@ -29,6 +31,7 @@ func (b *bundleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&b.alg, "signing-alg", "", "JWA algorithm the bundles were signed with (default: RS256 for RSA keys, ES256/384/512 for EC keys)")
 	fl.StringVar(&b.tokenFile, "bundle-token-file", "", "file holding a bearer token for bundle URLs, read again for every request")
 	fl.StringVar(&b.caFile, "bundle-ca-file", "", "PEM bundle trusted for https bundle URLs, besides the system roots")
+	fl.DurationVar(&b.timeout, "bundle-timeout", bundles.DefaultTimeout, "overall deadline of each --bundle URL fetch: connecting, waiting and reading")
 	completeValues(cmd, "signing-alg", signingAlgs...)
 	deprecatedAlias(cmd, "bundle-verification-key", "verification-key")
 	deprecatedAlias(cmd, "bundle-verification-alg", "signing-alg")
@@ -52,13 +55,16 @@ func (b *bundleFlags) verification() (*bundle.VerificationConfig, error) {
 }
 
 func (b *bundleFlags) remote() bundles.Remote {
-	return bundles.Remote{TokenFile: b.tokenFile, CAFile: b.caFile}
+	return bundles.Remote{TokenFile: b.tokenFile, CAFile: b.caFile, Timeout: b.timeout}
 }
 
 // engineOptions fetches and verifies every --bundle; the first that fails stops the command.
 func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error) {
 	if len(b.sources) == 0 {
 		return nil, nil
+	}
+	if b.timeout <= 0 {
+		return nil, fmt.Errorf("--bundle-timeout %s: want a positive duration", b.timeout)
 	}
 	vc, err := b.verification()
 	if err != nil {
