@@ -85,6 +85,16 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 			want:  []string{"net.rego:3", "http.send"},
 		},
 		{
+			name:  "the clock is unavailable: the same input must give the same report",
+			files: map[string]string{"clock.rego": "package upgradescope.custom.clock\n\nfindings contains time.now_ns() if false\n"},
+			want:  []string{"clock.rego:3", "time.now_ns"},
+		},
+		{
+			name:  "randomness is unavailable",
+			files: map[string]string{"rand.rego": "package upgradescope.custom.rand\n\nfindings contains uuid.rfc4122(\"x\") if false\n"},
+			want:  []string{"rand.rego:3", "uuid.rfc4122"},
+		},
+		{
 			name:  "a syntax error gets OPA's message with its line",
 			files: map[string]string{"bad.rego": "package upgradescope.custom.bad\n\nfindings contains f if {\n"},
 			want:  []string{"bad.rego:4", "rego_parse_error"},
@@ -106,15 +116,15 @@ func TestCustomPacksThatBreakTheRulesAreRefused(t *testing.T) {
 	}
 }
 
-func TestNetworkBuiltinsAreACopyOfWhatTheEngineRefuses(t *testing.T) {
-	got := engine.NetworkBuiltins()
-	for _, b := range []string{"http.send", "net.lookup_ip_addr"} {
+func TestRefusedBuiltinsAreACopyOfWhatTheEngineRefuses(t *testing.T) {
+	got := engine.RefusedBuiltins()
+	for _, b := range []string{"http.send", "net.lookup_ip_addr", "time.now_ns", "rand.intn", "uuid.rfc4122"} {
 		if _, ok := got[b]; !ok {
 			t.Errorf("%s is not refused", b)
 		}
 	}
 	delete(got, "http.send")
-	if _, ok := engine.NetworkBuiltins()["http.send"]; !ok {
+	if _, ok := engine.RefusedBuiltins()["http.send"]; !ok {
 		t.Error("deleting from the returned map changed the engine's list")
 	}
 }

@@ -27,17 +27,20 @@ import (
 // Query is the one query the engine prepares.
 const Query = "data.upgradescope.report.result"
 
-// networkBuiltins are refused to every module, so custom Rego stays hermetic: reaching the
-// network (http.send, DNS lookups, signing requests, fetching certificate chains) or reading
-// the runtime. The one list scan, eval and policy test all refuse; see NetworkBuiltins.
-var networkBuiltins = map[string]struct{}{
+// refusedBuiltins are refused to every module. The network ones (http.send, DNS lookups,
+// signing requests, fetching certificate chains) and reading the runtime would make custom
+// Rego reach outside; the clock and randomness would make the same inventory, bundles and
+// input.now give different reports. The one list scan, eval and policy test all refuse; see
+// RefusedBuiltins.
+var refusedBuiltins = map[string]struct{}{
 	"http.send": {}, "net.lookup_ip_addr": {}, "net.cidr_expand": {}, "opa.runtime": {},
 	"providers.aws.sign_req": {}, "crypto.x509.parse_and_verify_certificates_with_options": {},
+	"time.now_ns": {}, "rand.intn": {}, "uuid.rfc4122": {},
 }
 
-// NetworkBuiltins returns the builtins the engine refuses to every module, for other
+// RefusedBuiltins returns the builtins the engine refuses to every module, for other
 // compilers of the same Rego (policy test) to refuse too. The map is a copy.
-func NetworkBuiltins() map[string]struct{} { return maps.Clone(networkBuiltins) }
+func RefusedBuiltins() map[string]struct{} { return maps.Clone(refusedBuiltins) }
 
 // Engine holds a prepared query. Evaluate is safe for concurrent use.
 type Engine struct {
@@ -141,7 +144,7 @@ func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 		rego.Query(Query),
 		rego.Store(store),
 		rego.Transaction(txn),
-		rego.UnsafeBuiltins(networkBuiltins),
+		rego.UnsafeBuiltins(refusedBuiltins),
 		rego.Strict(true),
 	}
 	for _, l := range set {

@@ -106,7 +106,7 @@ func policyTest(ctx context.Context, s streams, paths []string, o policyTestOpti
 		WithCapabilities(ast.CapabilitiesForThisVersion()).
 		WithEnablePrintStatements(true).
 		WithDefaultRegoVersion(ast.RegoV1).
-		WithUnsafeBuiltins(engine.NetworkBuiltins())
+		WithUnsafeBuiltins(engine.RefusedBuiltins())
 	runner := tester.NewRunner().SetCompiler(compiler).SetStore(store).SetModules(modules).SetDefaultRegoVersion(ast.RegoV1)
 	runner, reporter := o.setup(runner, s.out, modulesOutside(modules, tmp))
 	ch, err := runner.RunTests(ctx, txn)
