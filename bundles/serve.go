@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path"
@@ -48,8 +50,8 @@ func Handler(dir string, opts ServeOptions) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		file := filepath.Join(dir, filepath.FromSlash(name))
-		body, etag, err := load(file)
+		file := bundleFile{dir: dir, name: strings.TrimPrefix(name, "/")}
+		body, etag, err := file.load()
 		if err != nil {
 			http.NotFound(w, r)
 			return
@@ -73,8 +75,32 @@ func Handler(dir string, opts ServeOptions) http.Handler {
 	})
 }
 
-func load(file string) ([]byte, string, error) {
-	body, err := os.ReadFile(file)
+// bundleFile is one bundle under the served directory.
+type bundleFile struct{ dir, name string }
+
+// load reads the bundle through an os.Root of the directory, so neither ".." nor a symlink
+// can reach a file outside it; only a regular file of at most MaxSize is served.
+func (b bundleFile) load() ([]byte, string, error) {
+	root, err := os.OpenRoot(b.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(b.name))
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, "", err
+	case !info.Mode().IsRegular():
+		return nil, "", fmt.Errorf("%s is not a regular file", b.name)
+	case info.Size() > MaxSize:
+		return nil, "", fmt.Errorf("%s is larger than %d MiB", b.name, MaxSize>>20)
+	}
+	body, err := io.ReadAll(io.LimitReader(f, MaxSize))
 	if err != nil {
 		return nil, "", err
 	}
@@ -104,7 +130,7 @@ func preferWait(r *http.Request) time.Duration {
 	return 0
 }
 
-func waitForChange(ctx context.Context, file, etag string, wait, every time.Duration) ([]byte, string) {
+func waitForChange(ctx context.Context, file bundleFile, etag string, wait, every time.Duration) ([]byte, string) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(every)
@@ -112,13 +138,13 @@ func waitForChange(ctx context.Context, file, etag string, wait, every time.Dura
 	for {
 		select {
 		case <-ctx.Done():
-			body, current, _ := load(file)
+			body, current, _ := file.load()
 			if current == "" {
 				return nil, etag
 			}
 			return body, current
 		case <-tick.C:
-			if body, current, err := load(file); err == nil && current != etag {
+			if body, current, err := file.load(); err == nil && current != etag {
 				return body, current
 			}
 		}

@@ -64,7 +64,7 @@ func TestALongPollReturnsWhenTheBundleChanges(t *testing.T) {
 	waiting := make(chan struct{}, 1)
 	srv := httptest.NewServer(Handler(dir, ServeOptions{PollEvery: 10 * time.Millisecond, waiting: func() { waiting <- struct{}{} }}))
 	defer srv.Close()
-	_, etag, _ := load(file)
+	_, etag, _ := bundleFile{dir: dir, name: "rules.tar.gz"}.load()
 	done := make(chan *http.Response, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/rules.tar.gz", nil)
@@ -86,5 +86,43 @@ func TestALongPollReturnsWhenTheBundleChanges(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || string(body) != "two" || resp.Header.Get("Content-Type") != "application/vnd.openpolicyagent.bundles" {
 		t.Errorf("long poll: %d %q %s, want 200 with the new bundle", resp.StatusCode, body, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestServeNeverLeavesItsDirectory(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.tar.gz")
+	if err := os.WriteFile(secret, []byte("not yours"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "escape.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "passwd.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir.tar.gz"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.tar.gz"), []byte("bundle"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ok.tar.gz", filepath.Join(dir, "alias.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(dir, ServeOptions{}))
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/escape.tar.gz": http.StatusNotFound, "/passwd.tar.gz": http.StatusNotFound,
+		"/dir.tar.gz": http.StatusNotFound, "/ok.tar.gz": http.StatusOK, "/alias.tar.gz": http.StatusOK,
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
 	}
 }
