@@ -97,31 +97,9 @@ func TestAURLLikePathIsReadOnlyWithoutSecrets(t *testing.T) {
 	}
 }
 
-// trickle answers 200 and then one byte at a time until the client gives up, as the slow
-// server in the issue did.
-func trickle(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/gzip")
-		w.WriteHeader(http.StatusOK)
-		for {
-			if _, err := w.Write([]byte{0x1f}); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // A fetch from a URL has an overall deadline: a server trickling bytes cannot hold it.
 func TestAFetchFromATricklingServerEndsAtItsDeadline(t *testing.T) {
-	srv := trickle(t)
+	srv := bundletest.Trickle(t)
 	_, public := bundletest.Keys(t, t.TempDir())
 	pub, _ := os.ReadFile(public)
 	_, err := bundles.Fetch(context.Background(), srv.URL+"/kb.tar.gz?token=s3cr3t", bundles.Remote{Timeout: 300 * time.Millisecond},

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/upgradescope/upgradescope/internal/bundletest"
 )
@@ -13,21 +10,7 @@ import (
 // --bundle-timeout bounds a --bundle URL fetch as a whole: a server trickling a byte at a time
 // fails the command with the deadline named, not keeps it running.
 func TestBundleTimeoutEndsAFetchFromATricklingServer(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		for {
-			if _, err := w.Write([]byte{0x1f}); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}))
-	defer srv.Close()
+	srv := bundletest.Trickle(t)
 	_, public := bundletest.Keys(t, t.TempDir())
 	for _, cmd := range []string{"version", "scan"} {
 		args := []string{cmd, "--bundle", srv.URL + "/kb.tar.gz", "--verification-key", public, "--bundle-timeout", "300ms"}
