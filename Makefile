@@ -114,6 +114,18 @@ bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects 
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -shapes classic,many-images -sizes $(BENCH_SIZES) -runs 3 $(if $(BENCH_PEER),-peer '$(BENCH_PEER)')
 	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 
+# Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
+# spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
+FUZZTIME ?= 60s
+FUZZ     := ./collectors/files:FuzzDecodeFile ./inventory:FuzzParse ./bundles:FuzzRead ./config:FuzzParse
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files
+	@for t in $(FUZZ); do \
+		echo "== $${t%%:*} $${t##*:}"; \
+		go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel 1 || exit 1; \
+	done
+
 .PHONY: bench-gitops
 bench-gitops: ## read 1,000 Applications, 1,000 HelmReleases and 500 OCIRepositories on a real API server; requests per read
 	hack/with-kube.sh go test -run '^$$' -bench GitOpsScale -benchtime 5x ./collectors/gitops

@@ -35,7 +35,7 @@ func rsaKeys(t *testing.T) (private, public string) {
 		string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 }
 
-func ecKeys(t *testing.T) (private, public string) {
+func ecKeys(t testing.TB) (private, public string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +101,7 @@ func errAt(n *yaml.Node, format string, args ...any) error {
 func parse(data []byte) ([]report.IgnoreRule, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, err // the parser's message names the line
+		return nil, parseError(data, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, nil
@@ -130,6 +131,15 @@ func parse(data []byte) ([]report.IgnoreRule, error) {
 		}
 	}
 	return rules, nil
+}
+
+// parseError keeps the parser's message, which names the line, and adds the last line when
+// it does not: the parser reports an unexpected end of the file without one.
+func parseError(data []byte, err error) error {
+	if strings.Contains(err.Error(), "line ") {
+		return err
+	}
+	return &lineError{line: bytes.Count(data, []byte("\n")) + 1, msg: strings.TrimPrefix(err.Error(), "yaml: ")}
 }
 
 func parseRule(n *yaml.Node) (report.IgnoreRule, error) {

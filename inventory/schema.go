@@ -102,6 +102,12 @@ func syntaxError(data []byte, err error) error {
 	if errors.As(err, &te) {
 		return fmt.Errorf("line %d: %w", lineAt(data, te.Offset), err)
 	}
+	// The schema library reports trailing data ("000") without an offset; encoding/json
+	// finds the same fault with one.
+	var v any
+	if jerr := json.Unmarshal(data, &v); errors.As(jerr, &se) {
+		return fmt.Errorf("line %d: %w", lineAt(data, se.Offset), err)
+	}
 	return err
 }
 

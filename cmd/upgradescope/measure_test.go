@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// measureEnv makes this test binary a wrapper that runs its arguments as a command and
+// writes the command's peak RSS to the file the variable names.
+const measureEnv = "UPGRADESCOPE_TEST_MEASURE_RSS"
+
+// Linux starts a child's maxrss at the high-water mark of the process it was forked from: Go
+// forks with CLONE_VM, so a command started by a test that has grown to 180 MiB reports at
+// least 180 MiB. A freshly started wrapper is small, so what its child reports is close to
+// the command's own peak (still an upper bound, never an undercount).
+func TestMain(m *testing.M) {
+	if out := os.Getenv(measureEnv); out != "" {
+		os.Exit(wrap(out, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func wrap(out string, argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	_ = cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(os.Stderr, "measure: %s did not start\n", argv[0])
+		return 125
+	}
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	if err := os.WriteFile(out, []byte(strconv.FormatInt(peak, 10)), 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "measure: %v\n", err)
+		return 125
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// measured runs name with args in dir through the wrapper and returns its exit code, peak RSS
+// in bytes and combined output. ctx kills the wrapper and the command with it.
+func measured(ctx context.Context, t *testing.T, dir, name string, args ...string) (int, int64, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.CommandContext(ctx, self, append([]string{name}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), measureEnv+"="+rssFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, _ := cmd.CombinedOutput()
+	raw, err := os.ReadFile(rssFile)
+	if err != nil {
+		return cmd.ProcessState.ExitCode(), 0, string(out)
+	}
+	peak, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	if err != nil {
+		t.Fatalf("measure: %v", err)
+	}
+	return cmd.ProcessState.ExitCode(), peak, string(out)
+}

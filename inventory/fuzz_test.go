@@ -1,0 +1,59 @@
+package inventory
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bytes to the inventory decoder, as eval --inventory and the fleet
+// server's ingest do. It must never panic; a refusal names a line or a JSON pointer; and what
+// it accepts it writes back as a document it accepts again, so a stored inventory always
+// reads.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("../testdata/*/inventory.json")
+	for _, p := range seeds {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	if data, err := json.Marshal(validDocument()); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"schemaVersion":"v1","apiUsage":[{"namespaces":{"a":-1}}]}`))
+	f.Add([]byte("{\n\"a\": [1,\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Parse(data)
+		if err != nil {
+			checkRefusal(t, err)
+			return
+		}
+		again, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatalf("an accepted document does not marshal: %v", err)
+		}
+		if _, err := Parse(again); err != nil {
+			t.Fatalf("an accepted document, written back, is refused: %v\n%s", err, again)
+		}
+	})
+}
+
+// checkRefusal fails unless err tells the user where the document is wrong.
+func checkRefusal(t *testing.T, err error) {
+	t.Helper()
+	var se *SchemaError
+	if errors.As(err, &se) {
+		for _, p := range se.Problems {
+			if !strings.HasPrefix(p, "/") {
+				t.Errorf("schema problem %q names no JSON pointer", p)
+			}
+		}
+		return
+	}
+	if !strings.HasPrefix(err.Error(), "line ") && !strings.Contains(err.Error(), "EOF") {
+		t.Errorf("refusal %q names neither a line nor a JSON pointer", err)
+	}
+}
