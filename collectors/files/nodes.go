@@ -1,0 +1,70 @@
+package files
+
+import (
+	"bytes"
+	"sync"
+)
+
+// MaxDocumentNodes bounds the YAML nodes one document may parse into, and the nodes all
+// decoders of the process hold parsed at once. Bytes alone do not bound a parse: a parsed node
+// costs about 190 bytes, so 15 MiB of "1," parse into 1.4 GiB. The largest real documents
+// stay far below it: the Kubernetes OpenAPI document (3.8 MB of JSON) bounds to about 310,000,
+// a 330 kB CRD of the Gateway API to about 12,000.
+const MaxDocumentNodes = 500_000
+
+// nodeWeights are the indicators that can start a node, each with the most nodes it can
+// start: a ":" a key and its value, a "," or "{" the next flow key and its implicit null
+// value, a "-" or "[" one item, a "?" an explicit key and its value.
+var nodeWeights = [...]struct {
+	c byte
+	n int
+}{{':', 2}, {',', 2}, {'{', 2}, {'?', 2}, {'-', 1}, {'[', 1}}
+
+// nodeBound is an upper bound on the nodes text parses into, counted without a parse.
+// Indicators inside scalars count too, so prose costs more than it parses into; comments
+// and scalars become nodes' strings, bounded by the document's bytes.
+func nodeBound(text []byte) int {
+	n := 2 // the document and its root
+	for _, w := range nodeWeights {
+		n += w.n * bytes.Count(text, []byte{w.c})
+	}
+	return n
+}
+
+// parsing is the process's share of MaxDocumentNodes: parallel workers, and an agent's Helm
+// collection beside them, hold at most that many parsed nodes at once, whatever the number
+// of CPUs.
+var parsing = newNodeBudget(MaxDocumentNodes)
+
+// nodeBudget is a weighted semaphore that serves its callers in turn, so a large document is
+// not starved by a stream of small ones.
+type nodeBudget struct {
+	turn sync.Mutex // held by the one caller waiting for room
+	mu   sync.Mutex
+	room *sync.Cond
+	free int
+}
+
+func newNodeBudget(n int) *nodeBudget {
+	b := &nodeBudget{free: n}
+	b.room = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until n nodes are free and takes them; n must not exceed the budget.
+func (b *nodeBudget) acquire(n int) (release func()) {
+	b.turn.Lock()
+	b.mu.Lock()
+	for b.free < n {
+		b.room.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+	b.turn.Unlock()
+	return func() {
+		b.mu.Lock()
+		b.free += n
+		b.room.Signal()
+		b.mu.Unlock()
+	}
+}
