@@ -89,6 +89,18 @@ func TestAJSONListItemKeepsItsLine(t *testing.T) {
 	}
 }
 
+func TestAManifestInMemoryNamesTheDocumentItRefuses(t *testing.T) {
+	manifest := ing("a") + "---\n# Source: c/templates/x.yaml\n" + tiny("items: [", "1,", "1]\n")
+	usage, warnings := Manifest("manifest", []byte(manifest), testOptions())
+	if len(usage) != 1 || usage[0].Count != 1 {
+		t.Errorf("usage = %+v, want the Ingress before the refused document", usage)
+	}
+	want := fmt.Sprintf("manifest:7: document of more than %d YAML nodes refused: split it into smaller documents", MaxDocumentNodes)
+	if len(warnings) != 1 || warnings[0].String() != want || !warnings[0].Partial {
+		t.Errorf("warnings = %v, want one partial %q", warnings, want)
+	}
+}
+
 // countNodes counts the nodes of a parsed tree; an alias is one node, never expanded.
 func countNodes(n *yaml.Node) int {
 	c := 1
