@@ -8,9 +8,11 @@ import (
 // MaxDocumentNodes bounds the YAML nodes one document may parse into, and the nodes all
 // decoders of the process hold parsed at once. Bytes alone do not bound a parse: a parsed node
 // costs about 190 bytes, so 15 MiB of "1," parse into 1.4 GiB. The largest real documents
-// stay far below it: the Kubernetes OpenAPI document (3.8 MB of JSON) bounds to about 310,000,
-// a 330 kB CRD of the Gateway API to about 12,000.
-const MaxDocumentNodes = 500_000
+// stay well below it: an object etcd can store (1.5 MiB of JSON) bounds to about 115,000, a
+// 330 kB CRD of the Gateway API to about 10,000, the whole Kubernetes OpenAPI document
+// (3.8 MB of JSON) to 280,000. At the bound a parse holds about 60 MiB and takes about 1.5 s
+// here, under the one-shot commands' 50 MiB soft memory limit (cmd/upgradescope/gc.go).
+const MaxDocumentNodes = 300_000
 
 // nodeWeights are the indicators that can start a node, each with the most nodes it can
 // start: a ":" a key and its value, a "," or "{" the next flow key and its implicit null
