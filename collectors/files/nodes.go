@@ -54,7 +54,7 @@ func newNodeBudget(n int) *nodeBudget {
 }
 
 // acquire waits until n nodes are free and takes them; n must not exceed the budget.
-func (b *nodeBudget) acquire(n int) (release func()) {
+func (b *nodeBudget) acquire(n int) {
 	b.turn.Lock()
 	b.mu.Lock()
 	for b.free < n {
@@ -63,10 +63,12 @@ func (b *nodeBudget) acquire(n int) (release func()) {
 	b.free -= n
 	b.mu.Unlock()
 	b.turn.Unlock()
-	return func() {
-		b.mu.Lock()
-		b.free += n
-		b.room.Signal()
-		b.mu.Unlock()
-	}
+}
+
+// release gives back n nodes that acquire took.
+func (b *nodeBudget) release(n int) {
+	b.mu.Lock()
+	b.free += n
+	b.room.Signal()
+	b.mu.Unlock()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -122,5 +123,35 @@ func TestTheNodeBoundIsAtLeastTheNodesParsed(t *testing.T) {
 		if got, parsed := nodeBound([]byte(doc)), countNodes(&root); got < parsed {
 			t.Errorf("nodeBound(%q) = %d, but it parses into %d nodes", doc, got, parsed)
 		}
+	}
+}
+
+func TestTheParseBudgetIsNeverOverdrawnByParallelCallers(t *testing.T) {
+	const total = 100
+	b := newNodeBudget(total)
+	var mu sync.Mutex
+	held, peak := 0, 0
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 200 {
+				n := []int{total, 1, 40, 70}[(i+j)%4] // a whole-budget caller is served too
+				b.acquire(n)
+				mu.Lock()
+				held += n
+				peak = max(peak, held)
+				mu.Unlock()
+				mu.Lock()
+				held -= n
+				mu.Unlock()
+				b.release(n)
+			}
+		}()
+	}
+	wg.Wait()
+	if peak > total {
+		t.Errorf("callers held %d nodes at once, want at most %d", peak, total)
 	}
 }

@@ -23,11 +23,11 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		d.skipTemplate(doc) // `apiVersion: {{ … }}` can even parse, as a flow mapping
 		return
 	}
-	release, ok := d.reserveNodes(doc.text.Bytes(), doc.startLine)
+	nodes, ok := d.reserveNodes(doc.text.Bytes(), doc.startLine)
 	if !ok {
 		return
 	}
-	defer release()
+	defer parsing.release(nodes)
 	var root yaml.Node
 	if drop, ok := dropped[doc.kind]; ok && !doc.complex {
 		var narrowed bool
@@ -56,11 +56,11 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 
 // parseJSONObject reads one JSON object (JSON is YAML) that starts on line startLine.
 func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
-	release, ok := d.reserveNodes(raw, startLine)
+	nodes, ok := d.reserveNodes(raw, startLine)
 	if !ok {
 		return
 	}
-	defer release()
+	defer parsing.release(nodes)
 	var root yaml.Node
 	if err := yaml.Unmarshal(raw, &root); err != nil || len(root.Content) == 0 {
 		d.warn(startLine, "invalid JSON object", true)
@@ -69,16 +69,18 @@ func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
 	d.object(resolve(root.Content[0], 0), startLine-1, "", false)
 }
 
-// reserveNodes takes the parse budget text needs, or refuses the document with a warning
-// when its node bound is past MaxDocumentNodes. The narrowed text of a document is never
-// larger than the text, so the whole text's bound covers either parse.
-func (d *fileDecoder) reserveNodes(text []byte, line int) (release func(), ok bool) {
-	n := nodeBound(text)
-	if n > MaxDocumentNodes {
+// reserveNodes takes the parse budget text needs, to be released once its nodes are dropped,
+// or refuses the document with a warning when its node bound is past MaxDocumentNodes. The
+// narrowed text of a document is never larger than the text, so the whole text's bound
+// covers either parse.
+func (d *fileDecoder) reserveNodes(text []byte, line int) (nodes int, ok bool) {
+	nodes = nodeBound(text)
+	if nodes > MaxDocumentNodes {
 		d.warn(line, fmt.Sprintf("document of more than %d YAML nodes refused: split it into smaller documents", MaxDocumentNodes), true)
-		return nil, false
+		return 0, false
 	}
-	return parsing.acquire(n), true
+	parsing.acquire(nodes)
+	return nodes, true
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
