@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -59,10 +60,20 @@ func TestAReleaseOfTooManyJSONValuesIsRefusedBeforeHelmDecodesIt(t *testing.T) {
 
 func TestAManifestDocumentPastTheNodeBoundIsNamedAsUnread(t *testing.T) {
 	ingress := "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\n"
-	manifest := ingress + "---\n" + "items: [" + strings.Repeat("1,", files.MaxDocumentNodes) + "1]\n"
+	// 15 MiB of tiny items, under the 16 MiB a record may decompress to: it once parsed into
+	// 1.4 GiB of nodes.
+	manifest := ingress + "---\n" + "items: [" + strings.Repeat("1,", (15<<20)/2) + "1]\n"
 	rel := &releasev1.Release{Name: "shop", Namespace: "prod", Manifest: manifest}
 	opts := files.Options{Watched: map[string]bool{"extensions/v1beta1/Ingress": true}, BuiltinGroups: map[string]bool{"extensions": true}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	out, unread := toInventory(rel, opts)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d MiB", alloc>>20)
+	if alloc > 128<<20 {
+		t.Errorf("reading the manifest allocated %d MiB, want a bounded pass over its bytes", alloc>>20)
+	}
 	if len(out.ManifestAPIs) != 1 || out.ManifestAPIs[0].Kind != "Ingress" {
 		t.Errorf("manifest APIs = %+v, want the Ingress before the refused document", out.ManifestAPIs)
 	}
