@@ -1,6 +1,7 @@
 package files
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -20,19 +21,23 @@ func TestDocumentsOfTooManyNodesAreRefusedAndNamed(t *testing.T) {
 	tests := []struct {
 		name, file, content string
 		line                int
+		hint                string
 	}{
 		{name: "a flow sequence of tiny items is refused", file: "flow.yaml", content: tiny("items: [", "1,", "1]\n"), line: 1},
 		{name: "a flow sequence inside a judged kind is refused", file: "dep.yaml", content: tiny("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec: [", "1,", "1]\n"), line: 1},
 		{name: "a block sequence of one item a line is refused", file: "block.yaml", content: tiny("items:\n", "- 1\n", ""), line: 1},
 		{name: "a mapping of many tiny keys is refused", file: "keys.yaml", content: tiny("", "a: 1\n", ""), line: 1},
 		{name: "a refused document is named by its own first line", file: "later.yaml", content: ing("ok") + "---\n" + tiny("items: [", "1,", "1]\n"), line: 7},
+		{name: "a YAML List is refused with the hint to export it as JSON", file: "list.yaml", content: tiny("apiVersion: v1\nkind: List\nitems:\n", "- {apiVersion: v1, kind: Pod}\n", ""), line: 1,
+			hint: "export it as JSON (kubectl get -o json), whose List items are read one at a time"},
 		{name: "a JSON object of a judged kind holding a huge array is refused", file: "dep.json", content: tiny(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"},"spec":[`, "1,", "1]}\n"), line: 1},
 		{name: "a huge JSON object in a List is refused by the line it starts on", file: "list.json", content: "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n" + tiny(`{"apiVersion":"extensions/v1beta1","kind":"Ingress","spec":[`, "1,", "1]}]}\n"), line: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := collect(t, map[string]string{tt.file: tt.content, "z.yaml": ing("kept")})
-			want := fmt.Sprintf("%s:%d: document of more than %d YAML nodes refused: split it into smaller documents", tt.file, tt.line, MaxDocumentNodes)
+			hint := cmp.Or(tt.hint, "split it into smaller documents")
+			want := fmt.Sprintf("%s:%d: document of more than %d YAML nodes refused: %s", tt.file, tt.line, MaxDocumentNodes, hint)
 			var got []string
 			for _, w := range res.Warnings {
 				got = append(got, w.String())
