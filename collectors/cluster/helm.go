@@ -26,9 +26,14 @@ import (
 )
 
 // Bounds on one stored release: a record past them is skipped and named, never decoded.
+// MaxReleaseValues bounds the JSON values outside strings (chart values, configuration,
+// hooks), each of which the Helm SDK decodes into a Go value: 16 MiB of "1," would be 8
+// million of them. A release's manifest is one string there; its documents are bounded by
+// files.MaxDocumentNodes when it is read.
 const (
 	MaxReleaseStoredBytes  = 4 << 20
 	MaxReleaseDecodedBytes = 16 << 20
+	MaxReleaseValues       = 500_000
 )
 
 // releaseRecord is one revision's storage object as its metadata describes it.
@@ -42,7 +47,8 @@ type releaseRecord struct {
 type cachedRelease struct {
 	resourceVersion string
 	release         inventory.HelmRelease
-	err             error // a record refused once is refused again without refetching
+	unread          []string // manifest documents that could not be read
+	err             error    // a record refused once is refused again without refetching
 }
 
 // Helm reads the installed revision of every release from Helm's storage, Secrets (Helm's
@@ -72,6 +78,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 			}
 			if ok && hit.resourceVersion == r.resourceVersion {
 				doc.HelmReleases = append(doc.HelmReleases, hit.release)
+				skipped = append(skipped, hit.unread...)
 				continue
 			}
 			rel, err := c.fetchRelease(ctx, d.name, r)
@@ -82,9 +89,10 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 				skipped = append(skipped, fmt.Sprintf("%s/%s: %v", r.namespace, r.name, err))
 				continue
 			}
-			out := toInventory(rel, manifestOpts)
-			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out}
+			out, unread := toInventory(rel, manifestOpts)
+			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out, unread: unread}
 			doc.HelmReleases = append(doc.HelmReleases, out)
+			skipped = append(skipped, unread...)
 		}
 	}
 	sort.Slice(doc.HelmReleases, func(i, j int) bool {
@@ -95,7 +103,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 		return inventory.Capability{Available: false, Reason: fmt.Sprint(skipped), Skipped: skipped}
 	}
 	if len(skipped) > 0 {
-		return inventory.Capability{Available: true, Partial: true, Reason: fmt.Sprintf("%d release record(s) or driver(s) not read", len(skipped)), Skipped: skipped}
+		return inventory.Capability{Available: true, Partial: true, Reason: fmt.Sprintf("%d release record(s), driver(s) or manifest document(s) not read", len(skipped)), Skipped: skipped}
 	}
 	return inventory.Capability{Available: true}
 }
@@ -181,7 +189,8 @@ func isTransient(err error) bool {
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// checkPayload refuses a stored release larger than the bounds, stored or decompressed.
+// checkPayload refuses a stored release larger than the bounds, stored or decompressed, or
+// holding more JSON values than MaxReleaseValues.
 func checkPayload(stored []byte) error {
 	if len(stored) > MaxReleaseStoredBytes {
 		return fmt.Errorf("stored release larger than %d MiB", MaxReleaseStoredBytes>>20)
@@ -190,21 +199,49 @@ func checkPayload(stored []byte) error {
 	if err != nil {
 		return fmt.Errorf("decode release: %w", err)
 	}
-	if len(raw) < 3 || !bytes.Equal(raw[:3], []byte{0x1f, 0x8b, 0x08}) {
-		return nil // not compressed: the stored bound holds
+	var decoded io.Reader = bytes.NewReader(raw)
+	if len(raw) >= 3 && bytes.Equal(raw[:3], []byte{0x1f, 0x8b, 0x08}) {
+		zr, err := gzip.NewReader(decoded)
+		if err != nil {
+			return fmt.Errorf("decompress release: %w", err)
+		}
+		decoded = zr
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
+	var values jsonValueCounter
+	n, err := io.Copy(&values, io.LimitReader(decoded, MaxReleaseDecodedBytes+1))
+	switch {
+	case err != nil:
 		return fmt.Errorf("decompress release: %w", err)
-	}
-	n, err := io.Copy(io.Discard, io.LimitReader(zr, MaxReleaseDecodedBytes+1))
-	if err != nil {
-		return fmt.Errorf("decompress release: %w", err)
-	}
-	if n > MaxReleaseDecodedBytes {
+	case n > MaxReleaseDecodedBytes:
 		return fmt.Errorf("release larger than %d MiB decompressed", MaxReleaseDecodedBytes>>20)
+	case values.n > MaxReleaseValues:
+		return fmt.Errorf("release of more than %d JSON values refused", MaxReleaseValues)
 	}
 	return nil
+}
+
+// jsonValueCounter counts, in the JSON written to it, the punctuation that starts a value
+// outside strings: an upper bound on the values a decoder makes of it.
+type jsonValueCounter struct {
+	n             int
+	inString, esc bool
+}
+
+func (c *jsonValueCounter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		switch {
+		case c.esc:
+			c.esc = false
+		case c.inString:
+			c.esc = b == '\\'
+			c.inString = b != '"'
+		case b == '"':
+			c.inString = true
+		case b == ',' || b == ':' || b == '[' || b == '{':
+			c.n++
+		}
+	}
+	return len(p), nil
 }
 
 // boundedSecrets hands the Helm driver only records within bounds.
@@ -240,7 +277,9 @@ func (b boundedConfigMaps) Get(_ context.Context, name string, opts metav1.GetOp
 	return cm, nil
 }
 
-func toInventory(rel *releasev1.Release, opts files.Options) inventory.HelmRelease {
+// toInventory also returns the manifest's documents that could not be read and might have
+// held an API, named by release and line, for the capability's skipped list.
+func toInventory(rel *releasev1.Release, opts files.Options) (inventory.HelmRelease, []string) {
 	out := inventory.HelmRelease{Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}
 	if rel.Info != nil {
 		out.Status = string(rel.Info.Status)
@@ -249,6 +288,13 @@ func toInventory(rel *releasev1.Release, opts files.Options) inventory.HelmRelea
 		m := rel.Chart.Metadata
 		out.Chart, out.ChartVersion, out.AppVersion, out.KubeVersion = m.Name, m.Version, m.AppVersion, m.KubeVersion
 	}
-	out.ManifestAPIs = files.Manifest("manifest", []byte(rel.Manifest), opts)
-	return out
+	var warnings []files.Warning
+	out.ManifestAPIs, warnings = files.Manifest("manifest", []byte(rel.Manifest), opts)
+	var unread []string
+	for _, w := range warnings {
+		if w.Partial {
+			unread = append(unread, fmt.Sprintf("%s/%s: %s", rel.Namespace, rel.Name, w))
+		}
+	}
+	return out, unread
 }

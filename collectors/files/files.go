@@ -312,13 +312,15 @@ func crdCapability(orphans []string) inventory.Capability {
 }
 
 // Manifest decodes one rendered manifest held in memory (a Helm release's stored manifest)
-// as a file named name, and returns its API usage with lines and helm # Source comments.
-func Manifest(name string, data []byte, opts Options) []inventory.APIUsage {
+// as a file named name, and returns its API usage with lines and helm # Source comments,
+// and the documents it could not read: those marked Partial might have held an API the
+// usage does not show.
+func Manifest(name string, data []byte, opts Options) ([]inventory.APIUsage, []Warning) {
 	d := &fileDecoder{rel: name, opts: opts}
 	d.decodeYAMLStream(bufio.NewReaderSize(bytes.NewReader(data), readBufferBytes))
 	agg := newAggregator()
 	for _, o := range d.res.observed {
 		agg.add(o)
 	}
-	return agg.usage()
+	return agg.usage(), d.res.warnings
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // FuzzDecodeFile feeds arbitrary bytes to the decoder as YAML and as JSON: it must never
@@ -37,6 +38,26 @@ func FuzzDecodeFile(f *testing.F) {
 					t.Errorf("recorded %+v without its file and line", o)
 				}
 			}
+		}
+	})
+}
+
+// FuzzNodeBound checks that the count a document is refused by never undercounts: whatever
+// the parser makes of the bytes has at most nodeBound nodes.
+func FuzzNodeBound(f *testing.F) {
+	for _, seed := range []string{
+		"a: 1\nb: [1, {c, d}]\n", "- - - a\n", "? a\n? b\n: c\n", "{a, b,}\n", "a: &x [1]\nb: *x\n",
+		"--- |\n  text\n", "[a: 1, b: 2]\n", "{\"a\": [1, 2], \"b\": {}}\n", "!!map {? a}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) != nil {
+			return
+		}
+		if bound, parsed := nodeBound(data), countNodes(&root); bound < parsed {
+			t.Errorf("nodeBound = %d, but %q parses into %d nodes", bound, data, parsed)
 		}
 	})
 }

@@ -11,11 +11,21 @@ import (
 	"strings"
 )
 
-// jsonObject is what decides whether an object needs a full parse.
+// jsonObject is what decides whether an object needs a full parse. Its fields stay raw, so
+// decoding it costs a copy of their bytes, not a Go value per item of a hostile array.
 type jsonObject struct {
-	APIVersion any               `json:"apiVersion"`
-	Kind       any               `json:"kind"`
-	Items      []json.RawMessage `json:"items"`
+	APIVersion json.RawMessage `json:"apiVersion"`
+	Kind       json.RawMessage `json:"kind"`
+	Items      json.RawMessage `json:"items"`
+}
+
+// jsonString is raw's value when it is a JSON string, else "".
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 var errValueTooLarge = fmt.Errorf("JSON value larger than %d MiB refused", MaxDocumentBytes>>20)
@@ -92,21 +102,12 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 		d.warn(src.lineOf(start), "not a Kubernetes object: "+err.Error(), false)
 		return
 	}
-	av, _ := o.APIVersion.(string)
-	kind, _ := o.Kind.(string)
+	av, kind := jsonString(o.APIVersion), jsonString(o.Kind)
 	if av == "" || kind == "" {
 		return
 	}
-	if top && o.Items != nil && strings.HasSuffix(kind, "List") {
-		from := 0
-		for _, it := range o.Items {
-			at := bytes.Index(raw[from:], it)
-			if at < 0 {
-				at = 0
-			}
-			d.jsonValue(it, start+int64(from+at), src, false)
-			from += at + len(it)
-		}
+	if top && len(o.Items) > 0 && o.Items[0] == '[' && strings.HasSuffix(kind, "List") {
+		d.jsonItems(o.Items, start+int64(max(bytes.Index(raw, o.Items), 0)), src)
 		return
 	}
 	if !d.opts.needsParse(av, kind) {
@@ -114,4 +115,42 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 		return
 	}
 	d.parseJSONObject(raw, src.lineOf(start))
+}
+
+// jsonItems reads a List's items, which start at absolute offset start, one at a time: a
+// List of millions of tiny items costs a pass over their bytes, not a Go value each.
+func (d *fileDecoder) jsonItems(items json.RawMessage, start int64, src *jsonSource) {
+	eachItem(items, func(at int, it []byte) {
+		d.jsonValue(it, start+int64(at), src, false)
+	})
+}
+
+// eachItem calls f with each item of a JSON array and its offset in the array. The array is
+// valid JSON: the stream decoder read it whole. encoding/json's Decoder is not used here, as
+// it formats an error to find the end of every number it reads.
+func eachItem(array []byte, f func(at int, it []byte)) {
+	depth, inString, from := 0, false, 1
+	for i := 1; i < len(array); i++ {
+		c := array[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case depth > 0 && (c == ']' || c == '}'):
+			depth--
+		case depth == 0 && (c == ',' || c == ']'):
+			lead := bytes.TrimLeft(array[from:i], " \t\r\n")
+			if it := bytes.TrimRight(lead, " \t\r\n"); len(it) > 0 {
+				f(i-len(lead), it)
+			}
+			from = i + 1
+		}
+	}
 }

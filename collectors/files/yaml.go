@@ -23,6 +23,11 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		d.skipTemplate(doc) // `apiVersion: {{ … }}` can even parse, as a flow mapping
 		return
 	}
+	nodes, ok := d.reserveNodes(doc.text.Bytes(), doc.startLine, tooManyNodesHint(doc.kind))
+	if !ok {
+		return
+	}
+	defer parsing.release(nodes)
 	var root yaml.Node
 	if drop, ok := dropped[doc.kind]; ok && !doc.complex {
 		var narrowed bool
@@ -51,12 +56,43 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 
 // parseJSONObject reads one JSON object (JSON is YAML) that starts on line startLine.
 func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
+	nodes, ok := d.reserveNodes(raw, startLine, splitHint)
+	if !ok {
+		return
+	}
+	defer parsing.release(nodes)
 	var root yaml.Node
 	if err := yaml.Unmarshal(raw, &root); err != nil || len(root.Content) == 0 {
 		d.warn(startLine, "invalid JSON object", true)
 		return
 	}
 	d.object(resolve(root.Content[0], 0), startLine-1, "", false)
+}
+
+// reserveNodes takes the parse budget text needs, to be released once its nodes are dropped,
+// or refuses the document with a warning when its node bound is past MaxDocumentNodes. The
+// narrowed text of a document is never larger than the text, so the whole text's bound
+// covers either parse.
+func (d *fileDecoder) reserveNodes(text []byte, line int, hint string) (nodes int, ok bool) {
+	nodes = nodeBound(text)
+	if nodes > MaxDocumentNodes {
+		d.warn(line, fmt.Sprintf("document of more than %d YAML nodes refused: %s", MaxDocumentNodes, hint), true)
+		return 0, false
+	}
+	parsing.acquire(nodes)
+	return nodes, true
+}
+
+const splitHint = "split it into smaller documents"
+
+// tooManyNodesHint says what to do with a document past the node bound. A YAML List is
+// parsed whole, while a JSON List is read item by item: a large `kubectl get -o yaml` export
+// is read when taken as JSON.
+func tooManyNodesHint(kind string) string {
+	if strings.HasSuffix(kind, "List") {
+		return "export it as JSON (kubectl get -o json), whose List items are read one at a time"
+	}
+	return splitHint
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
