@@ -28,8 +28,9 @@ func TestDocumentsOfTooManyNodesAreRefusedAndNamed(t *testing.T) {
 		{name: "a block sequence of one item a line is refused", file: "block.yaml", content: tiny("items:\n", "- 1\n", ""), line: 1},
 		{name: "a mapping of many tiny keys is refused", file: "keys.yaml", content: tiny("", "a: 1\n", ""), line: 1},
 		{name: "a refused document is named by its own first line", file: "later.yaml", content: ing("ok") + "---\n" + tiny("items: [", "1,", "1]\n"), line: 7},
-		{name: "a YAML List is refused with the hint to export it as JSON", file: "list.yaml", content: tiny("apiVersion: v1\nkind: List\nitems:\n", "- {apiVersion: v1, kind: Pod}\n", ""), line: 1,
+		{name: "a YAML List whose items are one flow sequence is refused with the hint to export it as JSON", file: "list.yaml", content: tiny("apiVersion: v1\nkind: List\nitems: [", "{apiVersion: v1, kind: Pod},", "1]\n"), line: 1,
 			hint: "export it as JSON (kubectl get -o json), whose List items are read one at a time"},
+		{name: "one item of a YAML List past the bound is refused by the line it starts on", file: "items.yaml", content: "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n" + tiny("- apiVersion: apps/v1\n  kind: Deployment\n  spec: [", "1,", "1]\n"), line: 6},
 		{name: "a JSON object of a judged kind holding a huge array is refused", file: "dep.json", content: tiny(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"},"spec":[`, "1,", "1]}\n"), line: 1},
 		{name: "a huge JSON object in a List is refused by the line it starts on", file: "list.json", content: "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n" + tiny(`{"apiVersion":"extensions/v1beta1","kind":"Ingress","spec":[`, "1,", "1]}]}\n"), line: 2},
 	}
@@ -69,6 +70,7 @@ func TestManyTinyValuesInReadableShapesAreStillRead(t *testing.T) {
 	}{
 		{name: "a JSON stream of many small objects is read object by object", file: "stream.json", content: stream.String(), objects: 20_000},
 		{name: "a JSON List of many tiny items is read item by item", file: "list.json", content: items.String(), objects: 1},
+		{name: "a kubectl YAML List export of many objects is read item by item", file: "export.yaml", content: kubectlList(40_000), objects: 40_000},
 		{name: "a document just under the bound is parsed", file: "big.yaml", content: ing("big") + "spec:\n" + strings.Repeat("  k: v\n", MaxDocumentNodes/2-8), objects: 1},
 	}
 	for _, tt := range tests {
@@ -85,6 +87,29 @@ func TestManyTinyValuesInReadableShapesAreStillRead(t *testing.T) {
 				t.Errorf("objects = %d (%d recorded), want %d", res.Objects, recorded, tt.objects)
 			}
 		})
+	}
+}
+
+// kubectlList is a List as `kubectl get ingress -A -o yaml` writes it, of n removed Ingresses.
+func kubectlList(n int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- apiVersion: extensions/v1beta1\n  kind: Ingress\n  metadata:\n    name: i%d\n    namespace: web\n  spec:\n    rules:\n    - host: a.example\n", i)
+	}
+	b.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	return b.String()
+}
+
+func TestAYAMLListItemKeepsItsLine(t *testing.T) {
+	list := kubectlList(MaxDocumentNodes / 10)
+	res := collect(t, map[string]string{"l.yaml": "# export\n" + list})
+	got := refs(res)
+	if len(res.APIUsage) != 1 || res.APIUsage[0].Count != MaxDocumentNodes/10 {
+		t.Fatalf("usage = %+v, want one row of %d Ingresses", res.APIUsage, MaxDocumentNodes/10)
+	}
+	if got[0] != "extensions/v1beta1 Ingress web/i0 l.yaml:4" || got[1] != "extensions/v1beta1 Ingress web/i1 l.yaml:12" {
+		t.Errorf("first objects = %q, want l.yaml:4 and l.yaml:12", got[:2])
 	}
 }
 

@@ -23,6 +23,9 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		d.skipTemplate(doc) // `apiVersion: {{ … }}` can even parse, as a flow mapping
 		return
 	}
+	if strings.HasSuffix(doc.kind, "List") && nodeBound(doc.text.Bytes()) > MaxDocumentNodes && d.parseYAMLListItems(doc) {
+		return
+	}
 	nodes, ok := d.reserveNodes(doc.text.Bytes(), doc.startLine, tooManyNodesHint(doc.kind))
 	if !ok {
 		return
@@ -85,9 +88,9 @@ func (d *fileDecoder) reserveNodes(text []byte, line int, hint string) (nodes in
 
 const splitHint = "split it into smaller documents"
 
-// tooManyNodesHint says what to do with a document past the node bound. A YAML List is
-// parsed whole, while a JSON List is read item by item: a large `kubectl get -o yaml` export
-// is read when taken as JSON.
+// tooManyNodesHint says what to do with a document past the node bound. A YAML List whose
+// items could not be split by line is refused whole; JSON List items are always read one at a
+// time.
 func tooManyNodesHint(kind string) string {
 	if strings.HasSuffix(kind, "List") {
 		return "export it as JSON (kubectl get -o json), whose List items are read one at a time"
