@@ -98,13 +98,24 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // (numbers.range), so either stops a runaway rule within milliseconds. stop must be called.
 func (l Limits) guard(ctx context.Context) (context.Context, func()) {
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, l.Timeout, errTimedOut)
-	ctx, cancel := context.WithCancelCause(ctx)
-	go watchHeap(ctx, l.Memory, func() { cancel(errOverMemory) })
+	ctx, stop := GuardHeap(ctx, l.Memory)
 	return ctx, func() {
-		cancel(nil)
+		stop()
 		cancelTimeout()
 	}
 }
+
+// GuardHeap is Evaluate's memory guard for evaluations the engine does not run itself
+// (policy test's): the context is cancelled once the heap has grown by more than limit
+// bytes, and OverMemory then says so. stop must be called.
+func GuardHeap(ctx context.Context, limit uint64) (guarded context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go watchHeap(ctx, limit, func() { cancel(errOverMemory) })
+	return ctx, func() { cancel(nil) }
+}
+
+// OverMemory says whether ctx, from GuardHeap, was cancelled by its guard.
+func OverMemory(ctx context.Context) bool { return context.Cause(ctx) == errOverMemory }
 
 // watchHeap calls over once the heap has grown by more than limit bytes, or returns when ctx
 // is done.

@@ -81,3 +81,25 @@ func writeRego(t *testing.T, name, body string) string {
 	}
 	return dir
 }
+
+// policy test runs a pack's tests under the same memory guard: a test that builds
+// numbers.range(1, 1e9) stops the run with exit 1, naming the test and the flag, below
+// 256 MiB peak RSS. (OPA's runner stops each test after 5 s of itself.)
+func TestAPolicyTestThatRunsAwayIsStoppedByTheMemoryGuard(t *testing.T) {
+	buildBinary(t)
+	dir := writeRego(t, "hoard", "test_hoard if count(numbers.range(1, 1e9)) > 0\n")
+	cmd := exec.Command(agentBin, "policy", "test", dir, "--policy-memory", "32")
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || err == nil {
+		t.Errorf("exit %d, want 1\n%s", code, out)
+	}
+	want := "policy test stopped while data.upgradescope.custom.hoard.test_hoard ran: the heap grew by more than 32 MiB (--policy-memory)"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("output %q does not say %q", out, want)
+	}
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("peak RSS %d MiB", peak>>20)
+	if peak > 256<<20 {
+		t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
+	}
+}
