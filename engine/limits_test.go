@@ -89,3 +89,36 @@ func TestACallersCancellationIsNotABound(t *testing.T) {
 		t.Errorf("Evaluate = %v, want the caller's cancellation", err)
 	}
 }
+
+// bits.lsh and sprintf build their result in one call, which no bound interrupts, so their
+// sizes are bounded: past the bound the evaluation stops at the call's file and line, and
+// below it they mean what they mean in OPA.
+func TestBuiltinsThatBuildAValueInOneCallAreBounded(t *testing.T) {
+	tests := []struct {
+		name string
+		expr string
+		want string // the error; "" for a finding
+	}{
+		{"a shift of ten billion bits is refused", `bits.lsh(1, 1e10) == 0`, "p.rego:5: eval_builtin_error: bits.lsh: a shift of 1e10 bits is more than the 65536"},
+		{"a gigabyte of padding is refused", `sprintf("%0999999999d", [1]) == ""`, "p.rego:5: eval_builtin_error: sprintf: a width or precision of 0999999999 is more than the 10000"},
+		{"a width taken from the arguments is refused", `sprintf("%*d", [999999999, 1]) == ""`, "sprintf: %* takes its width from an argument"},
+		{"a small shift still works", `bits.lsh(1, 10) == 1024`, ""},
+		{"a small width still works", `sprintf("%05d%%|%.2f", [3, 1.5]) == "00003%|1.50"`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rego := "package upgradescope.custom.big\n\nfindings contains {\"key\": \"big/x\", \"category\": \"big\", \"severity\": \"blocker\", \"target\": t, \"title\": \"x\"} if {\n" +
+				"\tsome t in input.targets\n\t" + tt.expr + "\n}\n"
+			eng := newEngine(t, engine.WithPolicy(writePack(t, map[string]string{"p.rego": rego})))
+			r, err := eng.Evaluate(context.Background(), prodInventory(), []string{"1.37"}, now)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Evaluate = %v, want the pack's blocker", err)
+			case tt.want == "" && r.Targets[0].Verdict != "blocked":
+				t.Errorf("verdict %s, want blocked by the pack", r.Targets[0].Verdict)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Evaluate = %v, want an error saying %q", err, tt.want)
+			}
+		})
+	}
+}
