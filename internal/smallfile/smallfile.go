@@ -67,6 +67,9 @@ func bounded(path string, info fs.FileInfo, limit int64) error {
 }
 
 func tooLarge(path string, limit int64) error {
+	if limit >= 1<<20 {
+		return fmt.Errorf("%s is larger than %d MiB", path, limit>>20)
+	}
 	return fmt.Errorf("%s is larger than %d KiB; want a key, token or certificate file", path, limit>>10)
 }
 
