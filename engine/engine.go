@@ -152,9 +152,10 @@ func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 		rego.Transaction(txn),
 		rego.UnsafeBuiltins(refusedBuiltins),
 		rego.Strict(true),
-		// The stack of a cancelled evaluation names the pack that ran away. OPA records one
-		// only for an error that ends the evaluation, so an evaluation that ends well pays
-		// nothing for it.
+		// The stack of a cancelled evaluation names the pack that ran away. OPA records a
+		// stack only on an error raised through an expression, not on the builtin errors
+		// that merely make an expression undefined, so an evaluation that ends well pays a
+		// nil check per expression.
 		rego.StackTraces(true),
 	}
 	for _, l := range set {

@@ -119,10 +119,14 @@ func policyTest(ctx context.Context, s streams, paths []string, o policyTestOpti
 	}
 	var stopped []string
 	err = policyTestExit(reporter, stoppedTests(guarded, ch, &stopped), paths, o)
-	if engine.OverMemory(guarded) {
-		return fmt.Errorf("policy test stopped while %s ran: the heap grew by more than %d MiB (--policy-memory)", strings.Join(stopped, ", "), o.memoryMiB)
+	if !engine.OverMemory(guarded) {
+		return err
 	}
-	return err
+	running := ""
+	if len(stopped) > 0 {
+		running = " while " + strings.Join(stopped, ", ") + " ran"
+	}
+	return fmt.Errorf("policy test stopped%s: the heap grew by more than %d MiB (--policy-memory)", running, o.memoryMiB)
 }
 
 // stoppedTests passes the results on, noting the names of the tests that ended in an error
