@@ -189,6 +189,7 @@ func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy 
 	}
 	logPoll := pollLogger(log, policy)
 	po.Observed = func(src, result string, err error) {
+		err = withLimitFlag(err)
 		policy.Observed(src, result, err)
 		logPoll(src, result, err)
 	}
