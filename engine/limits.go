@@ -13,8 +13,8 @@ import (
 
 // The default bounds of one evaluation. The largest evaluation the benchmarks know (a
 // 2,000-node cluster judged for four targets) takes under 0.1 s and allocates 14 MB
-// (docs/performance.md), so both leave a margin of fifty times or more, and a rule that
-// runs away still ends in seconds, under 256 MiB of RSS for the whole process.
+// (docs/performance.md): a margin of fifty times in time and nine in memory, while a rule
+// that runs away still ends in seconds, under 256 MiB of RSS for the whole process.
 const (
 	DefaultTimeout = 5 * time.Second
 	DefaultMemory  = 128 << 20
