@@ -28,6 +28,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/keys"
+
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // MaxSize bounds a bundle, and any one file in it, read from disk or the network.
@@ -123,15 +125,24 @@ func BuildFS(fsys fs.FS, revision string, out io.Writer) error {
 // the private key in keyFile. alg is RS256, ES256 or another JWA algorithm OPA supports,
 // empty for the key's own (KeyAlgorithm); claimsFile is optional.
 func Sign(in io.Reader, out io.Writer, keyFile, alg, claimsFile string) error {
-	_, alg, err := readKey(keyFile, alg)
+	key, alg, err := readKey(keyFile, alg)
 	if err != nil {
 		return fmt.Errorf("bundle sign: signing key: %w", err)
+	}
+	if claimsFile != "" {
+		if err := smallfile.Check(claimsFile, smallfile.MaxSecret); err != nil {
+			return fmt.Errorf("bundle sign: claims file: %w", err)
+		}
 	}
 	b, err := read(in, nil)
 	if err != nil {
 		return err
 	}
-	if err := b.GenerateSignature(bundle.NewSigningConfig(keyFile, alg, claimsFile), "", false); err != nil {
+	// The key OPA signs with is the text read above, so the file is read once, bounded.
+	if i := bytes.Index(key, []byte("-----BEGIN")); i > 0 {
+		key = key[i:]
+	}
+	if err := b.GenerateSignature(bundle.NewSigningConfig(string(key), alg, claimsFile), "", false); err != nil {
 		return fmt.Errorf("bundle sign: %w", err)
 	}
 	if err := bundle.NewWriter(out).Write(b); err != nil {
@@ -159,7 +170,7 @@ func VerificationFromFile(path, alg string) (*bundle.VerificationConfig, error) 
 
 // readKey reads a PEM key file and settles the algorithm: alg when given, else the key's.
 func readKey(path, alg string) ([]byte, string, error) {
-	pemText, err := os.ReadFile(path)
+	pemText, err := smallfile.Read(path, smallfile.MaxSecret)
 	if err != nil {
 		return nil, "", err
 	}

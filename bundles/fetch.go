@@ -20,6 +20,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/plugins"
 	"github.com/open-policy-agent/opa/v1/plugins/rest"
 
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -190,7 +191,7 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 	// bounds before OPA unpacks it, and the token file is read for each request.
 	rc := map[string]any{"url": u.Scheme + "://" + u.Host, "credentials": map[string]any{"plugin": boundedPlugin}}
 	if remote.TokenFile != "" {
-		if _, err := os.Stat(remote.TokenFile); err != nil {
+		if err := smallfile.Check(remote.TokenFile, smallfile.MaxSecret); err != nil {
 			return nil, fmt.Errorf("bundle token file: %w", err)
 		}
 	}
@@ -198,7 +199,7 @@ func NewDownloader(src string, remote Remote, vc *bundle.VerificationConfig, cfg
 		if u.Scheme != "https" {
 			return nil, fmt.Errorf("bundle URL %s: a CA file needs an https URL", SanitizedURL(src))
 		}
-		if _, err := os.Stat(remote.CAFile); err != nil {
+		if err := smallfile.Check(remote.CAFile, smallfile.MaxCA); err != nil {
 			return nil, fmt.Errorf("bundle CA file: %w", err)
 		}
 		rc["tls"] = map[string]any{"ca_cert": remote.CAFile, "system_ca_required": true}

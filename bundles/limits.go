@@ -9,11 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/plugins/rest"
+
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // MaxFiles bounds the entries of a bundle, tarball or directory.
@@ -142,7 +143,7 @@ func (c *boundedClient) Prepare(req *http.Request) error {
 	if c.tokenFile == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(c.tokenFile)
+	raw, err := smallfile.Read(c.tokenFile, smallfile.MaxSecret)
 	if err != nil {
 		return fmt.Errorf("bundle token file: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/download"
 	"github.com/open-policy-agent/opa/v1/plugins"
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // Poll results, as metrics label them.
@@ -231,7 +232,7 @@ func readCache(dir, src string, vc *bundle.VerificationConfig) (*Fetched, string
 		return nil, "", nil
 	}
 	base := filepath.Join(dir, cacheName(src))
-	raw, err := os.ReadFile(base + ".tar.gz")
+	raw, err := smallfile.Read(base+".tar.gz", MaxSize)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", nil
 	}
@@ -242,6 +243,6 @@ func readCache(dir, src string, vc *bundle.VerificationConfig) (*Fetched, string
 	if err != nil {
 		return nil, "", fmt.Errorf("bundle cache %s: %w", base+".tar.gz", err)
 	}
-	etag, _ := os.ReadFile(base + ".etag")
+	etag, _ := smallfile.Read(base+".etag", smallfile.MaxSecret)
 	return &Fetched{Source: SanitizedURL(src), Bundle: &b, Raw: raw, ETag: string(etag)}, string(etag), nil
 }

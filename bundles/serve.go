@@ -1,16 +1,9 @@
 package bundles
 
 import (
-	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,19 +16,27 @@ const MaxWait = 5 * time.Minute
 type ServeOptions struct {
 	// Token, when set, is the bearer token every request must carry.
 	Token string
-	// PollEvery is how often a long poll looks for a new bundle (default 1 s).
+	// PollEvery is how often the files long polls wait on are looked at (default 1 s).
 	PollEvery time.Duration
-	// waiting is told when a long poll starts waiting (tests).
+	// waiting is told when a long poll starts waiting, hashed of each file hashed, watched
+	// of each pass of the long polls' watcher (tests).
 	waiting func()
+	hashed  func(name string)
+	watched func()
 }
 
 // Handler serves the *.tar.gz bundles of dir with OPA's bundle service protocol: an ETag on
 // every bundle, 304 when If-None-Match names the current one (it may list several), and long
 // polling with `Prefer: wait=N`. Any static server that sends ETags works too.
+//
+// A file is hashed for its ETag once, and again only when its stat (size, modification time,
+// inode) changes; bodies are copied from the open file, never held in memory. So idle long
+// polls cost a stat of their file per PollEvery, shared, and a new revision one hash.
 func Handler(dir string, opts ServeOptions) http.Handler {
 	if opts.PollEvery <= 0 {
 		opts.PollEvery = time.Second
 	}
+	x := newIndex(dir, opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+opts.Token)) != 1 {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -50,62 +51,42 @@ func Handler(dir string, opts ServeOptions) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		file := bundleFile{dir: dir, name: strings.TrimPrefix(name, "/")}
-		body, etag, err := file.load()
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		if wait := preferWait(r); wait > 0 && matches(r.Header.Get("If-None-Match"), etag) {
-			w.Header().Set("Content-Type", "application/vnd.openpolicyagent.bundles")
-			if opts.waiting != nil {
-				opts.waiting()
-			}
-			body, etag = waitForChange(r.Context(), file, etag, wait, opts.PollEvery)
-		}
-		w.Header().Set("ETag", etag)
-		if matches(r.Header.Get("If-None-Match"), etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/gzip")
-		}
-		_, _ = w.Write(body)
+		serveBundle(w, r, x, strings.TrimPrefix(name, "/"), opts.waiting)
 	})
 }
 
-// bundleFile is one bundle under the served directory.
-type bundleFile struct{ dir, name string }
-
-// load reads the bundle through an os.Root of the directory, so neither ".." nor a symlink
-// can reach a file outside it; only a regular file of at most MaxSize is served.
-func (b bundleFile) load() ([]byte, string, error) {
-	root, err := os.OpenRoot(b.dir)
+func serveBundle(w http.ResponseWriter, r *http.Request, x *index, name string, waiting func()) {
+	f, info, etag, err := x.open(name)
 	if err != nil {
-		return nil, "", err
+		http.NotFound(w, r)
+		return
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(b.name))
-	if err != nil {
-		return nil, "", err
+	if wait := preferWait(r); wait > 0 && matches(r.Header.Get("If-None-Match"), etag) {
+		f.Close()
+		w.Header().Set("Content-Type", "application/vnd.openpolicyagent.bundles")
+		if waiting != nil {
+			waiting()
+		}
+		x.wait(r.Context(), name, etag, wait)
+		var current string
+		if f, info, current, err = x.open(name); err != nil {
+			// Gone by the end of the wait: the poll's bundle is still the last one it had.
+			w.Header().Set("ETag", etag)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		etag = current
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, "", err
-	case !info.Mode().IsRegular():
-		return nil, "", fmt.Errorf("%s is not a regular file", b.name)
-	case info.Size() > MaxSize:
-		return nil, "", fmt.Errorf("%s is larger than %d MiB", b.name, MaxSize>>20)
+	w.Header().Set("ETag", etag)
+	if matches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
-	body, err := io.ReadAll(io.LimitReader(f, MaxSize))
-	if err != nil {
-		return nil, "", err
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/gzip")
 	}
-	sum := sha256.Sum256(body)
-	return body, `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+	http.ServeContent(w, r, "", info.ModTime(), f)
 }
 
 // matches: If-None-Match is a comma-separated list of ETags (or *).
@@ -128,25 +109,4 @@ func preferWait(r *http.Request) time.Duration {
 		}
 	}
 	return 0
-}
-
-func waitForChange(ctx context.Context, file bundleFile, etag string, wait, every time.Duration) ([]byte, string) {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			body, current, _ := file.load()
-			if current == "" {
-				return nil, etag
-			}
-			return body, current
-		case <-tick.C:
-			if body, current, err := file.load(); err == nil && current != etag {
-				return body, current
-			}
-		}
-	}
 }

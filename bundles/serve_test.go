@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -64,7 +65,7 @@ func TestALongPollReturnsWhenTheBundleChanges(t *testing.T) {
 	waiting := make(chan struct{}, 1)
 	srv := httptest.NewServer(Handler(dir, ServeOptions{PollEvery: 10 * time.Millisecond, waiting: func() { waiting <- struct{}{} }}))
 	defer srv.Close()
-	_, etag, _ := bundleFile{dir: dir, name: "rules.tar.gz"}.load()
+	etag := get(t, srv.URL+"/rules.tar.gz", nil).Header.Get("ETag")
 	done := make(chan *http.Response, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/rules.tar.gz", nil)
@@ -123,6 +124,101 @@ func TestServeNeverLeavesItsDirectory(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// publish writes a revision as an operator should (write, then rename) with a modification
+// time well in the past, so its stat is trusted at once (see racyWindow).
+func publish(t *testing.T, file, content string, modified time.Time) {
+	t.Helper()
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, modified, modified); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Long polls parked on an unchanged bundle cost no hash, however many passes the watcher
+// makes: it stats the file and hashes only when the stat changes. A new revision is hashed
+// once for all the polls, and each of them gets it.
+func TestIdleLongPollsCostNoRehashAndANewRevisionOneHash(t *testing.T) {
+	const polls = 10
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rules.tar.gz")
+	publish(t, file, "revision one", time.Now().Add(-time.Hour))
+	var hashes atomic.Int32
+	waiting, passes := make(chan struct{}, polls), make(chan struct{}, 1)
+	srv := httptest.NewServer(Handler(dir, ServeOptions{
+		PollEvery: time.Millisecond,
+		waiting:   func() { waiting <- struct{}{} },
+		hashed:    func(string) { hashes.Add(1) },
+		watched: func() {
+			select {
+			case passes <- struct{}{}:
+			default:
+			}
+		},
+	}))
+	defer srv.Close()
+	etag := get(t, srv.URL+"/rules.tar.gz", nil).Header.Get("ETag")
+
+	bodies := make(chan string, polls)
+	for range polls {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/rules.tar.gz", nil)
+			req.Header.Set("If-None-Match", etag)
+			req.Header.Set("Prefer", "wait=30")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				bodies <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			bodies <- resp.Status + " " + string(body)
+		}()
+	}
+	for range polls {
+		<-waiting
+	}
+	for range 20 {
+		<-passes
+	}
+	if n := hashes.Load(); n != 1 {
+		t.Errorf("%d hashes after 20 passes over %d idle long polls, want the first GET's only", n, polls)
+	}
+	publish(t, file, "revision two, longer", time.Now().Add(-30*time.Minute))
+	for range polls {
+		if got := <-bodies; got != "200 OK revision two, longer" {
+			t.Errorf("long poll got %q, want the new revision", got)
+		}
+	}
+	if n := hashes.Load(); n != 2 {
+		t.Errorf("%d hashes, want 2: one per revision, not one per poll", n)
+	}
+}
+
+// A revision written in place, the same size as the last and within the kernel's clock tick,
+// leaves size and mtime alike; the file is hashed again while its mtime is recent, so the
+// next request still gets it.
+func TestARevisionRewrittenInPlaceWithTheSameSizeIsServed(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kb.tar.gz")
+	srv := httptest.NewServer(Handler(dir, ServeOptions{}))
+	defer srv.Close()
+	for _, content := range []string{"revision one", "revision two"} {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		resp := get(t, srv.URL+"/kb.tar.gz", nil)
+		if body, _ := io.ReadAll(resp.Body); string(body) != content {
+			t.Errorf("GET = %q, want %q", body, content)
 		}
 	}
 }

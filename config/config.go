@@ -64,6 +64,10 @@ func Load(path string) (*Config, error) {
 }
 
 func readBounded(path string) ([]byte, error) {
+	// Stat first: opening a FIFO would wait for a writer.
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)

@@ -53,6 +53,8 @@ type Engine struct {
 	// declaredImages are the repository prefixes custom packs read in full.
 	declaredImages []string
 	toolVersion    string
+	limits         Limits
+	packs          packFiles
 }
 
 type config struct {
@@ -61,6 +63,7 @@ type config struct {
 	custom        []string
 	toolVersion   string
 	engineVersion string
+	limits        Limits
 }
 
 type given struct {
@@ -106,8 +109,11 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{toolVersion: cfg.toolVersion}
+	e := &Engine{toolVersion: cfg.toolVersion, limits: cfg.limits.withDefaults(), packs: packFiles{}}
 	for _, l := range set {
+		if !l.builtin {
+			e.packs.addBundle(l)
+		}
 		if l.builtin && l.name == "kb" {
 			if err := e.readKB(l); err != nil {
 				return nil, err
@@ -146,6 +152,11 @@ func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 		rego.Transaction(txn),
 		rego.UnsafeBuiltins(refusedBuiltins),
 		rego.Strict(true),
+		// The stack of a cancelled evaluation names the pack that ran away. OPA records a
+		// stack only on an error raised through an expression, not on the builtin errors
+		// that merely make an expression undefined, so an evaluation that ends well pays a
+		// nil check per expression.
+		rego.StackTraces(true),
 	}
 	for _, l := range set {
 		regoOpts = append(regoOpts, rego.ParsedBundle(l.name, l.b))
@@ -217,7 +228,8 @@ func WithIgnore(rules []report.IgnoreRule) EvalOption {
 }
 
 // Evaluate judges inv for each target minor ("1.37"). The same inventory, bundles and now
-// give a byte-identical report. inv is not modified.
+// give a byte-identical report. inv is not modified. An evaluation that crosses the engine's
+// Limits returns a *LimitError naming the pack that ran away, and no report.
 func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets []string, now time.Time, opts ...EvalOption) (*report.Report, error) {
 	var ec evalConfig
 	for _, o := range opts {
@@ -227,9 +239,11 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	if err != nil {
 		return nil, err
 	}
-	rs, err := e.pq.Eval(ctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultValue))
+	gctx, stop := e.limits.guard(ctx)
+	defer stop()
+	rs, err := e.pq.Eval(gctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultValue))
 	if err != nil {
-		return nil, fmt.Errorf("evaluate policies: %w", err)
+		return nil, fmt.Errorf("evaluate policies: %w", e.limitError(gctx, err))
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("evaluate policies: %s is undefined; a loaded bundle broke the report package", Query)

@@ -132,6 +132,10 @@ func Parse(data []byte) (*Document, error) {
 
 // ReadFile reads, bounds, validates and decodes an inventory file; errors name the file.
 func ReadFile(path string) (*Document, error) {
+	// Stat first: opening a FIFO would wait for a writer, and /dev/zero never ends.
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("read inventory %s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory: %w", err)

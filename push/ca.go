@@ -3,12 +3,13 @@ package push
 import (
 	"crypto/x509"
 	"fmt"
-	"os"
+
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // caPool is the system roots plus the PEM bundle in file.
 func caPool(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
+	pem, err := smallfile.Read(file, smallfile.MaxCA)
 	if err != nil {
 		return nil, fmt.Errorf("read server CA file: %w", err)
 	}

@@ -58,7 +58,7 @@ func newAgentCommand(s streams) *cobra.Command {
   upgradescope agent --targets 1.37,1.38 --interval 5m
   kubectl get ucr`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), s) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return withLimitFlag(f.run(cmd.Context(), s)) },
 	}
 	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Minute, "time between ticks (±10% jitter); at least 1m")
 	cmd.Flags().StringVar(&f.targets, "targets", "", "comma-separated target minors; when set the agent owns spec.targets and resets it every tick")
@@ -189,6 +189,7 @@ func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy 
 	}
 	logPoll := pollLogger(log, policy)
 	po.Observed = func(src, result string, err error) {
+		err = withLimitFlag(err)
 		policy.Observed(src, result, err)
 		logPoll(src, result, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 func newBundleCommand(s streams) *cobra.Command {
@@ -186,9 +187,9 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			}
 			var opts bundles.ServeOptions
 			if tokenFile != "" {
-				raw, err := os.ReadFile(tokenFile)
+				raw, err := smallfile.Read(tokenFile, smallfile.MaxSecret)
 				if err != nil {
-					return err
+					return fmt.Errorf("--token-file: %w", err)
 				}
 				opts.Token = strings.TrimSpace(string(raw))
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +21,43 @@ type bundleFlags struct {
 	tokenFile string
 	caFile    string
 	timeout   time.Duration
+	limits    limitFlags
+}
+
+// limitFlags bound each policy evaluation, so a custom rule that runs away ends the command
+// with its pack named instead of running for minutes and gigabytes.
+type limitFlags struct {
+	timeout   time.Duration
+	memoryMiB int
+}
+
+func (l *limitFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.DurationVar(&l.timeout, "policy-timeout", engine.DefaultTimeout, "longest one policy evaluation may run before it is stopped with the pack that ran away named")
+	fl.IntVar(&l.memoryMiB, "policy-memory", engine.DefaultMemory>>20, "MiB the heap may grow by during one policy evaluation before it is stopped with the pack named")
+}
+
+func (l *limitFlags) engineOption() (engine.Option, error) {
+	if l.timeout <= 0 {
+		return nil, fmt.Errorf("--policy-timeout %s: want a positive duration", l.timeout)
+	}
+	if l.memoryMiB <= 0 {
+		return nil, fmt.Errorf("--policy-memory %d: want a positive number of MiB", l.memoryMiB)
+	}
+	return engine.WithLimits(engine.Limits{Timeout: l.timeout, Memory: uint64(l.memoryMiB) << 20}), nil
+}
+
+// withLimitFlag names the flag that raises the bound an evaluation crossed.
+func withLimitFlag(err error) error {
+	var le *engine.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	flag := "--policy-timeout"
+	if le.Limit == engine.LimitMemory {
+		flag = "--policy-memory"
+	}
+	return fmt.Errorf("%w (%s)", err, flag)
 }
 
 // register adds the flags to cmd. The key flags are spelled as OPA spells them (opa run, opa
@@ -35,6 +73,7 @@ func (b *bundleFlags) register(cmd *cobra.Command) {
 	completeValues(cmd, "signing-alg", signingAlgs...)
 	deprecatedAlias(cmd, "bundle-verification-key", "verification-key")
 	deprecatedAlias(cmd, "bundle-verification-alg", "signing-alg")
+	b.limits.register(cmd)
 }
 
 // verification is the signature check every loaded bundle passes; nil without a key.
@@ -58,10 +97,16 @@ func (b *bundleFlags) remote() bundles.Remote {
 	return bundles.Remote{TokenFile: b.tokenFile, CAFile: b.caFile, Timeout: b.timeout}
 }
 
-// engineOptions fetches and verifies every --bundle; the first that fails stops the command.
+// engineOptions are the evaluation bounds and every --bundle, fetched and verified; the first
+// that fails stops the command.
 func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error) {
+	limits, err := b.limits.engineOption()
+	if err != nil {
+		return nil, err
+	}
+	opts := []engine.Option{limits}
 	if len(b.sources) == 0 {
-		return nil, nil
+		return opts, nil
 	}
 	if b.timeout <= 0 {
 		return nil, fmt.Errorf("--bundle-timeout %s: want a positive duration", b.timeout)
@@ -70,7 +115,6 @@ func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error
 	if err != nil {
 		return nil, err
 	}
-	var opts []engine.Option
 	for _, src := range b.sources {
 		f, err := bundles.Fetch(ctx, src, b.remote(), vc)
 		if err != nil {

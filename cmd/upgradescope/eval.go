@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -18,26 +19,31 @@ func newEvalCommand(s streams) *cobra.Command {
   upgradescope eval --inventory inventory.json --target 1.37 --fail-on blocker --output sarif`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tuneGCForOneShot()
-			j, err := jf.validate()
-			if err != nil {
-				return err
-			}
-			doc, err := inventory.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			rep := newProgress(s, jf.quiet)
-			defer rep.Close()
-			eng, err := jf.newEngine(cmd.Context(), rep)
-			if err != nil {
-				return err
-			}
-			return jf.judge(cmd.Context(), s, rep, eng, doc, j, filepath.Dir(path))
+			return withLimitFlag(runEval(cmd.Context(), s, &jf, path))
 		},
 	}
 	jf.register(cmd)
 	cmd.Flags().StringVar(&path, "inventory", "", "inventory JSON written by `upgradescope inventory` (required)")
 	_ = cmd.MarkFlagRequired("inventory")
 	return cmd
+}
+
+// runEval judges the inventory at path; newEvalCommand names the flag of a bound it crosses.
+func runEval(ctx context.Context, s streams, jf *judgeFlags, path string) error {
+	tuneGCForOneShot()
+	j, err := jf.validate()
+	if err != nil {
+		return err
+	}
+	doc, err := inventory.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	rep := newProgress(s, jf.quiet)
+	defer rep.Close()
+	eng, err := jf.newEngine(ctx, rep)
+	if err != nil {
+		return err
+	}
+	return jf.judge(ctx, s, rep, eng, doc, j, filepath.Dir(path))
 }

@@ -40,6 +40,7 @@ type policyTestOptions struct {
 	run       string  // only tests whose name matches this regular expression
 	coverage  bool    // the JSON coverage report instead of the results
 	threshold float64 // with coverage: exit 2 below this percentage
+	memoryMiB int     // the heap the tests may grow by, as scan's --policy-memory
 }
 
 func newPolicyTestCommand(s streams) *cobra.Command {
@@ -71,6 +72,7 @@ PATH holds it (policies/rules).`,
 	f.StringVarP(&o.run, "run", "r", "", "run only the tests whose name matches this regular expression")
 	f.BoolVarP(&o.coverage, "coverage", "c", false, "print the coverage report (JSON, as opa test --coverage) of the modules under PATH")
 	f.Float64Var(&o.threshold, "threshold", 0, "exit 2 when coverage is below this percentage (implies --coverage)")
+	f.IntVar(&o.memoryMiB, "policy-memory", engine.DefaultMemory>>20, "MiB the heap may grow by while the tests run before they are stopped (each test also stops after 5s)")
 	return cmd
 }
 
@@ -109,16 +111,47 @@ func policyTest(ctx context.Context, s streams, paths []string, o policyTestOpti
 		WithUnsafeBuiltins(engine.RefusedBuiltins())
 	runner := tester.NewRunner().SetCompiler(compiler).SetStore(store).SetModules(modules).SetDefaultRegoVersion(ast.RegoV1)
 	runner, reporter := o.setup(runner, s.out, modulesOutside(modules, tmp))
-	ch, err := runner.RunTests(ctx, txn)
+	guarded, stop := engine.GuardHeap(ctx, uint64(o.memoryMiB)<<20)
+	defer stop()
+	ch, err := runner.RunTests(guarded, txn)
 	if err != nil {
 		return fmt.Errorf("compile policies and tests: %w", err)
 	}
-	return policyTestExit(reporter, ch, paths, o)
+	var stopped []string
+	err = policyTestExit(reporter, stoppedTests(guarded, ch, &stopped), paths, o)
+	if !engine.OverMemory(guarded) {
+		return err
+	}
+	running := ""
+	if len(stopped) > 0 {
+		running = " while " + strings.Join(stopped, ", ") + " ran"
+	}
+	return fmt.Errorf("policy test stopped%s: the heap grew by more than %d MiB (--policy-memory)", running, o.memoryMiB)
+}
+
+// stoppedTests passes the results on, noting the names of the tests that ended in an error
+// once the memory guard had cancelled ctx: those running when it did (at most one per
+// worker of the runner), then any that started after.
+func stoppedTests(ctx context.Context, ch chan *tester.Result, names *[]string) chan *tester.Result {
+	out := make(chan *tester.Result)
+	go func() {
+		defer close(out)
+		for r := range ch {
+			if r.Error != nil && engine.OverMemory(ctx) && len(*names) < 3 {
+				*names = append(*names, r.Package+"."+r.Name)
+			}
+			out <- r
+		}
+	}()
+	return out
 }
 
 func (o policyTestOptions) validate() error {
 	if _, err := regexp.Compile(o.run); err != nil {
 		return fmt.Errorf("--run %q: %w", o.run, err)
+	}
+	if o.memoryMiB <= 0 {
+		return fmt.Errorf("--policy-memory %d: want a positive number of MiB", o.memoryMiB)
 	}
 	if o.threshold < 0 || o.threshold > 100 {
 		return fmt.Errorf("--threshold %g: want a percentage from 0 to 100", o.threshold)

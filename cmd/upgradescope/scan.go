@@ -28,33 +28,7 @@ func newScanCommand(s streams) *cobra.Command {
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tuneGCForOneShot()
-			j, err := jf.validate()
-			if err != nil {
-				return err
-			}
-			if filesPath != "" && (cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")) {
-				return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
-			}
-			rep := newProgress(s, jf.quiet)
-			defer rep.Close()
-			eng, err := jf.newEngine(cmd.Context(), rep)
-			if err != nil {
-				return err
-			}
-			if filesPath == "" {
-				doc, target, err := lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, j.now)
-				if err != nil {
-					return err
-				}
-				j.kubeContext, j.apiServer = target.context, target.server
-				return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
-			}
-			doc, err := collectFiles(s, rep, eng, filesPath, teamLabel, j.now)
-			if err != nil {
-				return err
-			}
-			return jf.judge(cmd.Context(), s, rep, eng, doc, j, configDir(filesPath))
+			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel))
 		},
 	}
 	jf.register(cmd)
@@ -63,6 +37,37 @@ func newScanCommand(s streams) *cobra.Command {
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	return cmd
+}
+
+// runScan collects and judges; newScanCommand names the flag of a bound it crosses.
+func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string) error {
+	tuneGCForOneShot()
+	j, err := jf.validate()
+	if err != nil {
+		return err
+	}
+	if filesPath != "" && (cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")) {
+		return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
+	}
+	rep := newProgress(s, jf.quiet)
+	defer rep.Close()
+	eng, err := jf.newEngine(cmd.Context(), rep)
+	if err != nil {
+		return err
+	}
+	if filesPath == "" {
+		doc, target, err := lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, j.now)
+		if err != nil {
+			return err
+		}
+		j.kubeContext, j.apiServer = target.context, target.server
+		return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
+	}
+	doc, err := collectFiles(s, rep, eng, filesPath, teamLabel, j.now)
+	if err != nil {
+		return err
+	}
+	return jf.judge(cmd.Context(), s, rep, eng, doc, j, configDir(filesPath))
 }
 
 // collectFiles walks manifests into an inventory, printing each warning with its file:line.

@@ -36,7 +36,7 @@ func newVersionCommand(s streams) *cobra.Command {
 			}
 			eng, err := engine.New(cmd.Context(), append(opts, engine.WithToolVersion(version))...)
 			if err != nil {
-				return err
+				return withLimitFlag(err)
 			}
 			v := versionInfo{Version: version, Commit: buildCommit(), Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB(), Bundles: eng.Bundles()}
 			if format == "json" {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"unicode"
+
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // Source names where a token comes from; the first non-empty of File, Literal and Env wins.
@@ -26,7 +28,7 @@ func (s Source) Token() (string, error) {
 	var t string
 	switch {
 	case s.File != "":
-		raw, err := os.ReadFile(s.File)
+		raw, err := smallfile.Read(s.File, smallfile.MaxSecret)
 		if err != nil {
 			return "", fmt.Errorf("read token file: %w", err)
 		}
