@@ -52,8 +52,15 @@ func (e *SchemaError) Error() string {
 	return "inventory does not match schema:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// Validate checks raw JSON against the schema.
+// Validate checks raw JSON against the schema. The schema's size bounds and MaxValues are
+// checked first in one streaming pass, so a hostile document is refused before it is decoded.
 func Validate(data []byte) error {
+	if err := prescan(data); err != nil {
+		if _, ok := errors.AsType[*SchemaError](err); ok {
+			return err
+		}
+		return syntaxError(data, err)
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return syntaxError(data, err)

@@ -75,13 +75,35 @@ type Capability struct {
 
 // APIUsage is every object of one group/version/kind, aggregated.
 type APIUsage struct {
-	Group          string         `json:"group"`
-	Version        string         `json:"version"`
-	Kind           string         `json:"kind"`
-	Count          int            `json:"count"`
-	Namespaces     map[string]int `json:"namespaces"`
-	Objects        []ObjectRef    `json:"objects,omitempty"`
-	ObjectsOmitted int            `json:"objectsOmitted,omitempty"`
+	Group      string         `json:"group"`
+	Version    string         `json:"version"`
+	Kind       string         `json:"kind"`
+	Count      int            `json:"count"`
+	Namespaces map[string]int `json:"namespaces"`
+	// NamespacesOmitted counts the objects in namespaces past the first MaxNamespaceCounts:
+	// objects, not namespaces, since telling a new namespace from a seen one would take the
+	// memory the bound saves.
+	NamespacesOmitted int         `json:"namespacesOmitted,omitempty"`
+	Objects           []ObjectRef `json:"objects,omitempty"`
+	ObjectsOmitted    int         `json:"objectsOmitted,omitempty"`
+}
+
+// Add counts one object of the row's kind, naming it while fewer than MaxObjectRefs are
+// named and counting its namespace while fewer than MaxNamespaceCounts are: the bounds the
+// schema sets, so every collector aggregates alike and a row never outgrows them. Namespaces
+// must be non-nil.
+func (u *APIUsage) Add(ref ObjectRef) {
+	u.Count++
+	if _, ok := u.Namespaces[ref.Namespace]; ok || len(u.Namespaces) < MaxNamespaceCounts {
+		u.Namespaces[ref.Namespace]++
+	} else {
+		u.NamespacesOmitted++
+	}
+	if len(u.Objects) < MaxObjectRefs {
+		u.Objects = append(u.Objects, ref)
+	} else {
+		u.ObjectsOmitted++
+	}
 }
 
 // APIVersion renders the group and version the way a manifest spells them.

@@ -25,13 +25,7 @@ func (a *aggregator) add(o observed) {
 		u = &inventory.APIUsage{Group: o.group, Version: o.version, Kind: o.kind, Namespaces: map[string]int{}}
 		a.byGVK[k] = u
 	}
-	u.Count++
-	u.Namespaces[o.ref.Namespace]++
-	if len(u.Objects) < inventory.MaxObjectRefs {
-		u.Objects = append(u.Objects, o.ref)
-	} else {
-		u.ObjectsOmitted++
-	}
+	u.Add(o.ref)
 }
 
 // usage returns the entries sorted by group, version and kind.
