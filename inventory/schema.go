@@ -138,12 +138,9 @@ func ReadFile(path string) (*Document, error) {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	data, err := readBounded(f)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory %s: %w", path, err)
-	}
-	if len(data) > MaxDocumentBytes {
-		return nil, fmt.Errorf("read inventory %s: larger than %d MiB", path, MaxDocumentBytes>>20)
 	}
 	d, err := Parse(data)
 	if err != nil {
@@ -151,3 +148,26 @@ func ReadFile(path string) (*Document, error) {
 	}
 	return d, nil
 }
+
+// readBounded reads f into one buffer sized from its length: growing a buffer as io.ReadAll
+// does copies a 60 MiB document several times over, under a memory limit that makes the
+// collector run after every copy. A regular file past MaxDocumentBytes is refused unread.
+func readBounded(f *os.File) ([]byte, error) {
+	var size int64
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		size = info.Size()
+	}
+	if size > MaxDocumentBytes {
+		return nil, errTooLarge
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+512))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxDocumentBytes+1)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > MaxDocumentBytes {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+var errTooLarge = fmt.Errorf("larger than %d MiB", MaxDocumentBytes>>20)

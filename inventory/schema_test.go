@@ -192,7 +192,7 @@ func TestSchemaRefusesEveryShapePastItsBoundNamingTheJSONPointer(t *testing.T) {
 			for i := range d.APIUsage {
 				d.APIUsage[i].Namespaces = manyNamespaces(MaxNamespaceCounts)
 			}
-		}), ": more than 1,000,000 JSON values in the document, want at most 1,000,000"},
+		}), ": more than 200,000 JSON values in the document, want at most 200,000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Validate(tc.doc)
@@ -317,4 +317,23 @@ func at(v any, pointer string) any {
 		v = m[name]
 	}
 	return v
+}
+
+func TestAddCountsEveryObjectAndListsNamespacesAndObjectsUpToTheirBounds(t *testing.T) {
+	u := APIUsage{Group: "extensions", Version: "v1beta1", Kind: "Ingress", Namespaces: map[string]int{}}
+	total := MaxNamespaceCounts + 3
+	for i := range total {
+		u.Add(ObjectRef{Namespace: "ns-" + strconv.Itoa(i), Name: "web"})
+	}
+	u.Add(ObjectRef{Namespace: "ns-0", Name: "again"}) // a listed namespace keeps counting
+	if u.Count != total+1 || len(u.Namespaces) != MaxNamespaceCounts || u.NamespacesOmitted != 3 || u.Namespaces["ns-0"] != 2 {
+		t.Errorf("count %d, %d namespaces, %d omitted, ns-0 %d; want %d, %d, 3, 2", u.Count, len(u.Namespaces), u.NamespacesOmitted, u.Namespaces["ns-0"], total+1, MaxNamespaceCounts)
+	}
+	if len(u.Objects) != MaxObjectRefs || u.ObjectsOmitted != total+1-MaxObjectRefs {
+		t.Errorf("%d objects, %d omitted; want %d, %d", len(u.Objects), u.ObjectsOmitted, MaxObjectRefs, total+1-MaxObjectRefs)
+	}
+	data := hostile(t, func(d *Document) { d.APIUsage = []APIUsage{u} })
+	if err := Validate(data); err != nil {
+		t.Errorf("a row at its bounds is refused: %v", err)
+	}
 }
