@@ -40,3 +40,13 @@ const (
 	// inventories of the 100k-object bench corpora hold 17,000 to 26,000 values.
 	MaxValues = 200_000
 )
+
+// CapSkipped keeps a capability's skipped list within MaxSkipped: past it, the last entry
+// says how many more were skipped, so the list still tells the whole count.
+func CapSkipped(skipped []string) []string {
+	if len(skipped) <= MaxSkipped {
+		return skipped
+	}
+	kept := skipped[: MaxSkipped-1 : MaxSkipped-1]
+	return append(kept, printer.Sprintf("and %d more", len(skipped)-len(kept)))
+}

@@ -125,6 +125,33 @@ type ObjectRef struct {
 	Ignore *IgnoreAnnotation `json:"ignore,omitempty"`
 }
 
+// Merge adds the objects another aggregate of the same kind counted, as if each had been
+// added after u's own, with the same bounds as Add.
+func (u *APIUsage) Merge(v APIUsage) {
+	u.Count += v.Count
+	for _, ns := range sortedKeys(v.Namespaces) {
+		if _, ok := u.Namespaces[ns]; ok || len(u.Namespaces) < MaxNamespaceCounts {
+			u.Namespaces[ns] += v.Namespaces[ns]
+		} else {
+			u.NamespacesOmitted += v.Namespaces[ns]
+		}
+	}
+	u.NamespacesOmitted += v.NamespacesOmitted
+	kept := min(len(v.Objects), MaxObjectRefs-len(u.Objects))
+	u.Objects = append(u.Objects, v.Objects[:kept]...)
+	u.ObjectsOmitted += v.ObjectsOmitted + len(v.Objects) - kept
+}
+
+// sortedKeys keeps which namespaces a merge lists independent of map order.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // SortAPIUsage orders entries by group, version and kind, the order documents keep.
 func SortAPIUsage(us []APIUsage) {
 	sort.Slice(us, func(i, j int) bool {

@@ -28,6 +28,19 @@ func (a *aggregator) add(o observed) {
 	u.Add(o.ref)
 }
 
+// merge adds what another aggregator counted (one file's objects, in file order) after
+// a's own.
+func (a *aggregator) merge(b *aggregator) {
+	for k, v := range b.byGVK {
+		u := a.byGVK[k]
+		if u == nil {
+			u = &inventory.APIUsage{Group: v.Group, Version: v.Version, Kind: v.Kind, Namespaces: map[string]int{}}
+			a.byGVK[k] = u
+		}
+		u.Merge(*v)
+	}
+}
+
 // usage returns the entries sorted by group, version and kind.
 func (a *aggregator) usage() []inventory.APIUsage {
 	out := make([]inventory.APIUsage, 0, len(a.byGVK))
@@ -49,7 +62,7 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 }
 
 // attachUsage gives each CRD the custom resources of its group and kind, and returns the
-// group/version kinds no CRD in the files defines.
+// group/version kinds no CRD in the files defines, within inventory.MaxSkipped.
 func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []string) {
 	index := map[[2]string]int{}
 	for i, c := range crds {
@@ -63,5 +76,5 @@ func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []st
 		}
 		crds[i].Usage = append(crds[i].Usage, u)
 	}
-	return orphans
+	return inventory.CapSkipped(orphans)
 }

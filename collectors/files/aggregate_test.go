@@ -48,3 +48,46 @@ func TestARowOfMoreDistinctNamespacesThanTheBoundIsCappedAndStaysSchemaValid(t *
 		})
 	}
 }
+
+// Merging per-file aggregates gives the rows adding every object in file order gives.
+func TestMergingFileAggregatesMatchesAddingEveryObjectInOrder(t *testing.T) {
+	whole, merged := newAggregator(), newAggregator()
+	for file := range 3 {
+		part := newAggregator()
+		for i := range 60 {
+			o := observed{group: "extensions", version: "v1beta1", kind: "Ingress",
+				ref: inventory.ObjectRef{Namespace: fmt.Sprintf("ns-%d", i%7), Name: fmt.Sprintf("web-%d-%d", file, i)}}
+			whole.add(o)
+			part.add(o)
+		}
+		merged.merge(part)
+	}
+	got, want := merged.usage(), whole.usage()
+	if len(got) != 1 || got[0].Count != want[0].Count || got[0].ObjectsOmitted != want[0].ObjectsOmitted ||
+		fmt.Sprint(got[0].Namespaces) != fmt.Sprint(want[0].Namespaces) || fmt.Sprint(got[0].Objects) != fmt.Sprint(want[0].Objects) {
+		t.Errorf("merged %+v\nwant %+v", got, want)
+	}
+}
+
+// 20,000 custom-resource groups without their CRDs are one partial crds capability whose
+// skipped list stays within the schema's bound and says how many more there were.
+func TestCustomResourcesOfMoreGroupsThanTheSkippedBoundStaySchemaValid(t *testing.T) {
+	const groups = inventory.MaxSkipped + 500
+	var b strings.Builder
+	for i := range groups {
+		fmt.Fprintf(&b, "apiVersion: g%d.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: a\n---\n", i)
+	}
+	doc := Inventory(collect(t, map[string]string{"widgets.yaml": b.String()}), testTime)
+	c := doc.Capabilities[inventory.CapCRDs]
+	if !c.Partial || len(c.Skipped) != inventory.MaxSkipped || c.Skipped[len(c.Skipped)-1] != "and 501 more" {
+		t.Errorf("crds capability partial=%v with %d skipped ending %q; want partial, %d ending %q",
+			c.Partial, len(c.Skipped), c.Skipped[len(c.Skipped)-1], inventory.MaxSkipped, "and 501 more")
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inventory.Validate(data); err != nil {
+		t.Errorf("the collector wrote an inventory its schema refuses: %v", err)
+	}
+}
