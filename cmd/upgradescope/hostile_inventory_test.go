@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// The issue's hostile inventories (650,000 repeated rows in 60 MB; an unknown top-level field
+// of 56 MB) are refused by `eval` naming the JSON pointer, in one streaming pass before
+// anything is decoded: exit 1 below 256 MiB peak RSS, where main ran for minutes into
+// gigabytes. Peaks are the kernel's count for the child (see TestAGzipBombStaysBelow256MiB).
+func TestHostileInventoriesAreRefusedNamingTheJSONPointerBelow256MiB(t *testing.T) {
+	buildBinary(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		write func(w *bufio.Writer)
+		want  string
+	}{
+		{"650,000 repeated apiUsage rows", func(w *bufio.Writer) {
+			w.WriteString(`"apiUsage": [`)
+			for i := range 650_000 {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				w.WriteString(`{"group":"extensions","version":"v1beta1","kind":"Ingress","count":1,"namespaces":{"web":1}}`)
+			}
+			w.WriteString(`]`)
+		}, "/apiUsage: maxItems: got more than 5,000, want 5,000"},
+		{"an unknown top-level field of 56 MB", func(w *bufio.Writer) {
+			w.WriteString(`"apiUsage": [], "junk": "`)
+			w.WriteString(strings.Repeat("x", 56_000_000))
+			w.WriteString(`"`)
+		}, "/junk: additional property not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeInventory(t, dir, tc.write)
+			out, peak, code := runChild(t, "eval", "--inventory", path, "--target", "1.37")
+			if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, path) {
+				t.Errorf("exit %d: %s\nwant exit 1 naming %s and %q", code, out, path, tc.want)
+			}
+			if peak > 256<<20 {
+				t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
+			}
+		})
+	}
+}
+
+// writeInventory streams a document whose other fields are valid, so the hostile part is what
+// is refused.
+func writeInventory(t *testing.T, dir string, body func(w *bufio.Writer)) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "inventory-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {"api-usage": {"available": true}}, `)
+	body(w)
+	w.WriteString("}\n")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// runChild runs the binary and returns its combined output, peak RSS in bytes and exit code.
+// The deadline only keeps a regression from hanging the suite; nothing asserts on time.
+func runChild(t *testing.T, args ...string) (string, int64, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBin, args...)
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState == nil {
+		t.Fatalf("%v did not run: %s", args, out)
+	}
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("%s: peak RSS %d MiB", args[0], peak>>20)
+	return string(out), peak, cmd.ProcessState.ExitCode()
+}
+
+// One file of watched objects, each in a namespace of its own, past the bound a row counts:
+// `inventory` lists MaxNamespaceCounts namespaces and counts the rest as omitted, and `eval`
+// accepts what `inventory` wrote, both below 256 MiB.
+func TestAFileOfDistinctNamespacesIsInventoriedWithinTheBoundAndEvaluated(t *testing.T) {
+	buildBinary(t)
+	const objects = inventory.MaxNamespaceCounts + 5000
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "ingresses.yaml")
+	f, err := os.Create(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for i := range objects {
+		fmt.Fprintf(w, "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: ns-%d\n---\n", i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	out, peak, code := runChild(t, "inventory", "--files", manifests)
+	if code != 0 || peak > 256<<20 {
+		t.Fatalf("inventory: exit %d, peak RSS %d MiB; want 0 under 256 MiB\n%.2000s", code, peak>>20, out)
+	}
+	var doc inventory.Document
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.APIUsage) != 1 {
+		t.Fatalf("inventory printed %.2000s (%v), want one row", out, err)
+	}
+	if u := doc.APIUsage[0]; u.Count != objects || len(u.Namespaces) != inventory.MaxNamespaceCounts || u.NamespacesOmitted != 5000 {
+		t.Errorf("row counts %d objects in %d namespaces, %d omitted; want %d, %d, 5000",
+			u.Count, len(u.Namespaces), u.NamespacesOmitted, objects, inventory.MaxNamespaceCounts)
+	}
+	inv := filepath.Join(dir, "inventory.json")
+	if err := os.WriteFile(inv, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, peak, code = runChild(t, "eval", "--inventory", inv, "--target", "1.37", "--fail-on", "never")
+	if code != 0 || !strings.Contains(out, "extensions/v1beta1") || peak > 256<<20 {
+		t.Errorf("eval: exit %d, peak RSS %d MiB; want 0 under 256 MiB and the removed API reported\n%.2000s", code, peak>>20, out)
+	}
+}
