@@ -50,3 +50,30 @@ func CapSkipped(skipped []string) []string {
 	kept := skipped[: MaxSkipped-1 : MaxSkipped-1]
 	return append(kept, printer.Sprintf("and %d more", len(skipped)-len(kept)))
 }
+
+// BoundString cuts s to MaxStringLength characters. Only a hostile or broken manifest has a
+// longer name, namespace, label or path (Kubernetes allows 253 for names, 63 for labels); it
+// is kept recognisable rather than dropped, so the object is still counted.
+func BoundString(s string) string {
+	if len(s) <= MaxStringLength {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxStringLength {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+// bounded is r with every string within MaxStringLength.
+func (r ObjectRef) bounded() ObjectRef {
+	r.Namespace, r.Name = BoundString(r.Namespace), BoundString(r.Name)
+	r.File, r.RenderedFrom = BoundString(r.File), BoundString(r.RenderedFrom)
+	if r.Ignore != nil {
+		r.Ignore = &IgnoreAnnotation{Rules: BoundString(r.Ignore.Rules), Reason: BoundString(r.Ignore.Reason)}
+	}
+	return r
+}

@@ -178,6 +178,11 @@ func NewImageSet(watch ImageWatch) *ImageSet {
 // Add records image as seen in namespace by a workload whose recommended labels are labels;
 // ref names the workload (nil when there is none to name).
 func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *ObjectRef) {
+	if len(image) > MaxStringLength {
+		s.omitted++ // no registry serves such a reference; it cannot be listed as one
+		return
+	}
+	namespace = BoundString(namespace)
 	e := s.versions[image]
 	switch {
 	case e == nil:
@@ -195,7 +200,7 @@ func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *O
 		o.addLabels(labels)
 		if ref != nil {
 			if len(o.objects) < MaxImageObjectRefs {
-				o.objects = append(o.objects, *ref)
+				o.objects = append(o.objects, ref.bounded())
 			} else {
 				o.objectsOmitted++
 			}
@@ -257,7 +262,7 @@ func (o *observedImage) addLabels(labels map[string]string) {
 	}
 	o.labelKeys[key.String()] = true
 	if len(o.labelSets) < MaxLabelSets {
-		o.labelSets = append(o.labelSets, labels)
+		o.labelSets = append(o.labelSets, boundedLabels(labels))
 	} else {
 		o.labelSetsOmitted++
 	}
@@ -322,4 +327,17 @@ func (e *imageEntry) version(tag, digest string) ImageVersion {
 		v.Objects, v.ObjectsOmitted = o.objects, o.objectsOmitted
 	}
 	return v
+}
+
+// boundedLabels keeps a label set within the schema's bounds: at most MaxLabels labels (the
+// recommended ones, by the caller), each key and value within MaxStringLength.
+func boundedLabels(labels map[string]string) map[string]string {
+	out := make(map[string]string, min(len(labels), MaxLabels))
+	for k, v := range labels {
+		if len(out) == MaxLabels {
+			break
+		}
+		out[BoundString(k)] = BoundString(v)
+	}
+	return out
 }

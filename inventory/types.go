@@ -89,10 +89,11 @@ type APIUsage struct {
 }
 
 // Add counts one object of the row's kind, naming it while fewer than MaxObjectRefs are
-// named and counting its namespace while fewer than MaxNamespaceCounts are: the bounds the
-// schema sets, so every collector aggregates alike and a row never outgrows them. Namespaces
-// must be non-nil.
+// named and counting its namespace while fewer than MaxNamespaceCounts are, with its strings
+// cut to MaxStringLength: the bounds the schema sets, so every collector aggregates alike and
+// a row never outgrows them. Namespaces must be non-nil.
 func (u *APIUsage) Add(ref ObjectRef) {
+	ref = ref.bounded()
 	u.Count++
 	if _, ok := u.Namespaces[ref.Namespace]; ok || len(u.Namespaces) < MaxNamespaceCounts {
 		u.Namespaces[ref.Namespace]++

@@ -22,7 +22,10 @@ func (a *aggregator) add(o observed) {
 	k := [3]string{o.group, o.version, o.kind}
 	u := a.byGVK[k]
 	if u == nil {
-		u = &inventory.APIUsage{Group: o.group, Version: o.version, Kind: o.kind, Namespaces: map[string]int{}}
+		u = &inventory.APIUsage{
+			Group: inventory.BoundString(o.group), Version: inventory.BoundString(o.version),
+			Kind: inventory.BoundString(o.kind), Namespaces: map[string]int{},
+		}
 		a.byGVK[k] = u
 	}
 	u.Add(o.ref)

@@ -98,7 +98,8 @@ func TestCustomResourcesOfMoreGroupsThanTheSkippedBoundStaySchemaValid(t *testin
 // of its own (issue 13 item 5). The row's namespaces stop at inventory.MaxNamespaceCounts,
 // so cost grows linearly with the objects. Measured 2026-11-30 on the 2-core dev VM (load
 // average 6): 10,000 objects 0.57 s, 40,000 objects 2.2 s; the decoder still holds every
-// object of a file until the file is merged (see decode.go), which the merge hook removes.
+// object of a file until the file is merged (decode.go); aggregating as it decodes, with
+// aggregator.merge, would remove that.
 func BenchmarkCollectDistinctNamespaces(b *testing.B) {
 	for _, n := range []int{10_000, 40_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -117,5 +118,25 @@ func BenchmarkCollectDistinctNamespaces(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A manifest's names are cut to inventory.MaxStringLength, so even a broken one leaves an
+// inventory the schema accepts, with the object still counted.
+func TestObjectsWithOverlongNamesAreCountedWithTheirNamesCut(t *testing.T) {
+	long := strings.Repeat("n", inventory.MaxStringLength+10)
+	res := collect(t, map[string]string{"long.yaml": fmt.Sprintf(
+		"apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: %s\n  namespace: %s\n", long, long)})
+	u := res.APIUsage[0]
+	if u.Count != 1 || len(u.Objects[0].Name) != inventory.MaxStringLength || u.Namespaces[long[:inventory.MaxStringLength]] != 1 {
+		t.Errorf("row %d objects, name of %d characters, namespaces %d; want 1, %d and the cut namespace counted",
+			u.Count, len(u.Objects[0].Name), len(u.Namespaces), inventory.MaxStringLength)
+	}
+	data, err := json.Marshal(Inventory(res, testTime))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inventory.Validate(data); err != nil {
+		t.Errorf("the collector wrote an inventory its schema refuses: %v", err)
 	}
 }
