@@ -25,9 +25,11 @@ var schemaJSON []byte
 // SchemaJSON returns the JSON Schema (2020-12) of the document.
 func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
-// MaxDocumentBytes bounds what Read accepts: an inventory is per-GVK aggregates, so even a
-// 100k-object cluster stays far below it.
-const MaxDocumentBytes = 64 << 20
+// MaxDocumentBytes bounds what ReadFile accepts: an inventory is per-GVK aggregates, so the
+// 100k-object bench corpora give 0.5 and 0.8 MB. It also bounds what strings cost: a document
+// of 4,096-character names decodes into several copies of itself (JSON tree, Go types, OPA
+// values), and at 64 MiB that passed 256 MiB of memory.
+const MaxDocumentBytes = 16 << 20
 
 var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))

@@ -17,8 +17,9 @@ import (
 )
 
 // The issue's hostile inventories (650,000 repeated rows in 60 MB; an unknown top-level field
-// of 56 MB) are refused by `eval` naming the JSON pointer, in one streaming pass before
-// anything is decoded: exit 1 below 256 MiB peak RSS, where main ran for minutes into
+// of 56 MB) are refused by `eval` for their size, and the same shapes under the size bound
+// (150,000 rows; a 15 MB unknown field) naming the JSON pointer, in one streaming pass
+// before anything is decoded: exit 1 below 256 MiB peak RSS, where main ran for minutes into
 // gigabytes. Peaks are the kernel's count for the child (see TestAGzipBombStaysBelow256MiB).
 func TestHostileInventoriesAreRefusedNamingTheJSONPointerBelow256MiB(t *testing.T) {
 	buildBinary(t)
@@ -28,21 +29,10 @@ func TestHostileInventoriesAreRefusedNamingTheJSONPointerBelow256MiB(t *testing.
 		write func(w *bufio.Writer)
 		want  string
 	}{
-		{"650,000 repeated apiUsage rows", func(w *bufio.Writer) {
-			w.WriteString(`"apiUsage": [`)
-			for i := range 650_000 {
-				if i > 0 {
-					w.WriteByte(',')
-				}
-				w.WriteString(`{"group":"extensions","version":"v1beta1","kind":"Ingress","count":1,"namespaces":{"web":1}}`)
-			}
-			w.WriteString(`]`)
-		}, "/apiUsage: maxItems: got more than 5,000, want 5,000"},
-		{"an unknown top-level field of 56 MB", func(w *bufio.Writer) {
-			w.WriteString(`"apiUsage": [], "junk": "`)
-			w.WriteString(strings.Repeat("x", 56_000_000))
-			w.WriteString(`"`)
-		}, "/junk: additional property not allowed"},
+		{"650,000 repeated apiUsage rows", repeatedRows(650_000), "larger than 16 MiB"},
+		{"150,000 repeated apiUsage rows", repeatedRows(150_000), "/apiUsage: maxItems: got more than 5,000, want 5,000"},
+		{"an unknown top-level field of 56 MB", unknownField(56_000_000), "larger than 16 MiB"},
+		{"an unknown top-level field of 15 MB", unknownField(15_000_000), "/junk: additional property not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeInventory(t, dir, tc.write)
@@ -54,6 +44,59 @@ func TestHostileInventoriesAreRefusedNamingTheJSONPointerBelow256MiB(t *testing.
 				t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
 			}
 		})
+	}
+}
+
+// The costliest document the bounds admit is one of long strings near the size bound: each
+// string is held as JSON, as Go values and as OPA values at once. It is judged below 256 MiB.
+func TestADocumentOfLongStringsAtTheSizeBoundIsEvaluatedBelow256MiB(t *testing.T) {
+	buildBinary(t)
+	path := writeInventory(t, t.TempDir(), func(w *bufio.Writer) {
+		w.WriteString(`"apiUsage": [`)
+		rows := inventory.MaxDocumentBytes / (inventory.MaxObjectRefs * (inventory.MaxStringLength + 40))
+		for i := range rows {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			fmt.Fprintf(w, `{"group":"extensions","version":"v%dbeta1","kind":"Ingress","count":100,"namespaces":{"web":100},"objects":[`, i)
+			for j := range inventory.MaxObjectRefs {
+				if j > 0 {
+					w.WriteByte(',')
+				}
+				name := fmt.Sprintf("%06d-%04d", i, j)
+				fmt.Fprintf(w, `{"namespace":"web","name":"%s%s"}`, name, strings.Repeat("x", inventory.MaxStringLength-len(name)))
+			}
+			w.WriteString(`]}`)
+		}
+		w.WriteString(`]`)
+	})
+	out, peak, code := runChild(t, "eval", "--inventory", path, "--target", "1.37", "--fail-on", "never", "-o", "json")
+	if code != 0 {
+		t.Errorf("exit %d, want 0: %.2000s", code, out)
+	}
+	if peak > 256<<20 {
+		t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
+	}
+}
+
+func repeatedRows(n int) func(w *bufio.Writer) {
+	return func(w *bufio.Writer) {
+		w.WriteString(`"apiUsage": [`)
+		for i := range n {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(`{"group":"extensions","version":"v1beta1","kind":"Ingress","count":1,"namespaces":{"web":1}}`)
+		}
+		w.WriteString(`]`)
+	}
+}
+
+func unknownField(size int) func(w *bufio.Writer) {
+	return func(w *bufio.Writer) {
+		w.WriteString(`"apiUsage": [], "junk": "`)
+		w.WriteString(strings.Repeat("x", size))
+		w.WriteString(`"`)
 	}
 }
 
