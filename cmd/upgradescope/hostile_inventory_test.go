@@ -79,6 +79,46 @@ func TestADocumentOfLongStringsAtTheSizeBoundIsEvaluatedBelow256MiB(t *testing.T
 	}
 }
 
+// Many distinct values in one row, as teams: 10,000 namespaces each owned by a team of its
+// own, all holding a removed API. Every team gets its result, below 256 MiB, where main
+// compared every team with every other and ran past two minutes.
+func TestTenThousandTeamsInOneRowAreEachJudged(t *testing.T) {
+	buildBinary(t)
+	const teams = inventory.MaxNamespaceCounts
+	path := writeInventory(t, t.TempDir(), func(w *bufio.Writer) {
+		w.WriteString(`"apiUsage": [{"group":"extensions","version":"v1beta1","kind":"Ingress","count":10000,"namespaces":{`)
+		for i := range teams {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			fmt.Fprintf(w, `"ns-%d":1`, i)
+		}
+		w.WriteString(`}}], "namespaces": [`)
+		for i := range teams {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			fmt.Fprintf(w, `{"name":"ns-%d","team":"team-%d"}`, i, i)
+		}
+		w.WriteString(`]`)
+	})
+	out, peak, code := runChild(t, "eval", "--inventory", path, "--target", "1.37", "--fail-on", "never", "-o", "json")
+	var rep struct {
+		Targets []struct {
+			Teams map[string]struct{ Verdict string } `json:"teams"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Targets) != 1 {
+		t.Fatalf("exit %d, %v: %.2000s", code, err, out)
+	}
+	if got := rep.Targets[0].Teams; len(got) != teams || got["team-9999"].Verdict != "blocked" {
+		t.Errorf("%d teams, team-9999 %q; want %d, each blocked", len(got), got["team-9999"].Verdict, teams)
+	}
+	if peak > 256<<20 {
+		t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
+	}
+}
+
 func repeatedRows(n int) func(w *bufio.Writer) {
 	return func(w *bufio.Writer) {
 		w.WriteString(`"apiUsage": [`)
