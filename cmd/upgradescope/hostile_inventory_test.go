@@ -119,6 +119,30 @@ func TestTenThousandTeamsInOneRowAreEachJudged(t *testing.T) {
 	}
 }
 
+// Many distinct values of one add-on: 5,000 versions of the ingress-nginx controller image.
+// They are one add-on, judged below 256 MiB, where main walked every claim and detection per
+// version and ran past a minute.
+func TestFiveThousandVersionsOfOneAddonAreJudgedAsOne(t *testing.T) {
+	buildBinary(t)
+	path := writeInventory(t, t.TempDir(), func(w *bufio.Writer) {
+		w.WriteString(`"apiUsage": [], "workloadImages": [{"repository": "registry.k8s.io/ingress-nginx/controller", "versions": [`)
+		for i := range 5000 {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			fmt.Fprintf(w, `{"tag":"v1.%d.%d","namespaces":["ns-%d"],"labelSets":[{"app.kubernetes.io/name":"ingress-nginx"}]}`, i/100, i%100, i)
+		}
+		w.WriteString(`]}]`)
+	})
+	out, peak, code := runChild(t, "eval", "--inventory", path, "--target", "1.37", "--fail-on", "never", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"key": "eol-addon/ingress-nginx"`) {
+		t.Errorf("exit %d, want 0 and the add-on judged: %.2000s", code, out)
+	}
+	if peak > 256<<20 {
+		t.Errorf("peak RSS %d MiB, want under 256 MiB", peak>>20)
+	}
+}
+
 func repeatedRows(n int) func(w *bufio.Writer) {
 	return func(w *bufio.Writer) {
 		w.WriteString(`"apiUsage": [`)
