@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes to the inventory decoder, as eval --inventory and the fleet
-// server's ingest do. It must never panic; a refusal names a line or a JSON pointer; and what
+// server's ingest do. It must never panic; a refusal names a line or JSON pointers; and what
 // it accepts it writes back as a document it accepts again, so a stored inventory always
 // reads.
 func FuzzParse(f *testing.F) {
@@ -23,8 +23,16 @@ func FuzzParse(f *testing.F) {
 	if data, err := json.Marshal(validDocument()); err == nil {
 		f.Add(data)
 	}
-	f.Add([]byte(`{"schemaVersion":"v1","apiUsage":[{"namespaces":{"a":-1}}]}`))
-	f.Add([]byte("{\n\"a\": [1,\n"))
+	for _, seed := range []string{
+		`{"schemaVersion": 1, "junk": [1, 2, 3]}`,
+		`{"schemaVersion": 1, "apiUsage": [{"namespaces": {"a": 1}}, {}]}`,
+		`{"capabilities": {"": {"available": true, "skipped": ["a", 1]}}}`,
+		`[[[[[[[[[[]]]]]]]]]]`,
+		`{"a": "\ud800"} trailing`,
+		"{\n\"a\": [1,\n",
+	} {
+		f.Add([]byte(seed))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := Parse(data)
 		if err != nil {
@@ -46,6 +54,9 @@ func checkRefusal(t *testing.T, err error) {
 	t.Helper()
 	var se *SchemaError
 	if errors.As(err, &se) {
+		if len(se.Problems) == 0 {
+			t.Errorf("a SchemaError without problems")
+		}
 		for _, p := range se.Problems {
 			if !strings.HasPrefix(p, "/") {
 				t.Errorf("schema problem %q names no JSON pointer", p)

@@ -126,8 +126,39 @@ type ImageSet struct {
 
 type imageEntry struct {
 	namespaces []string
-	observed   *observedImage
-	sightings  int
+	// seen holds namespaces for the lookup once there are many: one image run in every one
+	// of 10,000 namespaces made scanning the list quadratic.
+	seen              map[string]struct{}
+	namespacesOmitted int
+	observed          *observedImage
+	sightings         int
+}
+
+// addNamespace names ns once, while fewer than MaxImageNamespaces are named; a sighting
+// in a namespace past them is counted.
+func (e *imageEntry) addNamespace(ns string, intern func(string) string) {
+	if e.seen != nil {
+		if _, ok := e.seen[ns]; ok {
+			return
+		}
+	} else if containsString(e.namespaces, ns) {
+		return
+	}
+	if len(e.namespaces) >= MaxImageNamespaces {
+		e.namespacesOmitted++
+		return
+	}
+	ns = intern(ns)
+	e.namespaces = append(e.namespaces, ns)
+	switch {
+	case e.seen != nil:
+		e.seen[ns] = struct{}{}
+	case len(e.namespaces) > 16:
+		e.seen = make(map[string]struct{}, len(e.namespaces))
+		for _, n := range e.namespaces {
+			e.seen[n] = struct{}{}
+		}
+	}
 }
 
 // observedImage is what an observed version keeps beyond its namespaces.
@@ -147,6 +178,11 @@ func NewImageSet(watch ImageWatch) *ImageSet {
 // Add records image as seen in namespace by a workload whose recommended labels are labels;
 // ref names the workload (nil when there is none to name).
 func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *ObjectRef) {
+	if len(image) > MaxStringLength {
+		s.omitted++ // no registry serves such a reference; it cannot be listed as one
+		return
+	}
+	namespace = BoundString(namespace)
 	e := s.versions[image]
 	switch {
 	case e == nil:
@@ -159,14 +195,12 @@ func (s *ImageSet) Add(image, namespace string, labels map[string]string, ref *O
 		e.observed = &observedImage{labelKeys: map[string]bool{}} // a rebuilt add-on, known by its label
 	}
 	e.sightings++
-	if !containsString(e.namespaces, namespace) {
-		e.namespaces = append(e.namespaces, s.intern(namespace))
-	}
+	e.addNamespace(namespace, s.intern)
 	if o := e.observed; o != nil {
 		o.addLabels(labels)
 		if ref != nil {
 			if len(o.objects) < MaxImageObjectRefs {
-				o.objects = append(o.objects, *ref)
+				o.objects = append(o.objects, ref.bounded())
 			} else {
 				o.objectsOmitted++
 			}
@@ -228,7 +262,7 @@ func (o *observedImage) addLabels(labels map[string]string) {
 	}
 	o.labelKeys[key.String()] = true
 	if len(o.labelSets) < MaxLabelSets {
-		o.labelSets = append(o.labelSets, labels)
+		o.labelSets = append(o.labelSets, boundedLabels(labels))
 	} else {
 		o.labelSetsOmitted++
 	}
@@ -286,11 +320,24 @@ func (s *ImageSet) List() []WorkloadImage {
 }
 
 func (e *imageEntry) version(tag, digest string) ImageVersion {
-	v := ImageVersion{Tag: tag, Digest: digest, Namespaces: append([]string(nil), e.namespaces...)}
+	v := ImageVersion{Tag: tag, Digest: digest, Namespaces: append([]string(nil), e.namespaces...), NamespacesOmitted: e.namespacesOmitted}
 	sort.Strings(v.Namespaces)
 	if o := e.observed; o != nil {
 		v.LabelSets, v.LabelSetsOmitted = o.labelSets, o.labelSetsOmitted
 		v.Objects, v.ObjectsOmitted = o.objects, o.objectsOmitted
 	}
 	return v
+}
+
+// boundedLabels keeps a label set within the schema's bounds: at most MaxLabels labels (the
+// recommended ones, by the caller), each key and value within MaxStringLength.
+func boundedLabels(labels map[string]string) map[string]string {
+	out := make(map[string]string, min(len(labels), MaxLabels))
+	for k, v := range labels {
+		if len(out) == MaxLabels {
+			break
+		}
+		out[BoundString(k)] = BoundString(v)
+	}
+	return out
 }

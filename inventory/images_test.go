@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -71,5 +72,29 @@ func TestAnImageSetListsAtMostMaxListedImagesUnobservedVersionsTheFirstByReferen
 	}
 	if s.Omitted() != 10 {
 		t.Errorf("omitted = %d sightings, want 10 (5 versions seen twice)", s.Omitted())
+	}
+}
+
+// One image run in more namespaces than an image version names: the first MaxImageNamespaces
+// are named, the sightings in the rest counted, and the document stays schema-valid.
+func TestAnImageInMoreNamespacesThanTheBoundNamesTheFirstAndCountsTheRest(t *testing.T) {
+	s := NewImageSet(ImageWatch{})
+	const sightings = MaxImageNamespaces + 40
+	for i := range sightings {
+		s.Add("registry.example.com/app:1.0", fmt.Sprintf("ns-%d", i), nil, nil)
+	}
+	s.Add("registry.example.com/app:1.0", "ns-0", nil, nil) // a named namespace again
+	v := s.List()[0].Versions[0]
+	if len(v.Namespaces) != MaxImageNamespaces || v.NamespacesOmitted != 40 {
+		t.Errorf("%d namespaces named, %d omitted; want %d, 40", len(v.Namespaces), v.NamespacesOmitted, MaxImageNamespaces)
+	}
+	d := validDocument()
+	d.WorkloadImages = s.List()
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(data); err != nil {
+		t.Errorf("an image version at its bound is refused: %v", err)
 	}
 }

@@ -25,9 +25,11 @@ var schemaJSON []byte
 // SchemaJSON returns the JSON Schema (2020-12) of the document.
 func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
 
-// MaxDocumentBytes bounds what Read accepts: an inventory is per-GVK aggregates, so even a
-// 100k-object cluster stays far below it.
-const MaxDocumentBytes = 64 << 20
+// MaxDocumentBytes bounds what ReadFile accepts: an inventory is per-GVK aggregates, so the
+// 100k-object bench corpora give 0.5 and 0.8 MB. It also bounds what strings cost: a document
+// of 4,096-character names decodes into several copies of itself (JSON tree, Go types, OPA
+// values), and at 64 MiB that passed 256 MiB of memory.
+const MaxDocumentBytes = 16 << 20
 
 var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
@@ -52,8 +54,15 @@ func (e *SchemaError) Error() string {
 	return "inventory does not match schema:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// Validate checks raw JSON against the schema.
+// Validate checks raw JSON against the schema. The schema's size bounds and MaxValues are
+// checked first in one streaming pass, so a hostile document is refused before it is decoded.
 func Validate(data []byte) error {
+	if err := prescan(data); err != nil {
+		if _, ok := errors.AsType[*SchemaError](err); ok {
+			return err
+		}
+		return syntaxError(data, err)
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return syntaxError(data, err)
@@ -141,12 +150,9 @@ func ReadFile(path string) (*Document, error) {
 		return nil, fmt.Errorf("read inventory: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	data, err := readBounded(f)
 	if err != nil {
 		return nil, fmt.Errorf("read inventory %s: %w", path, err)
-	}
-	if len(data) > MaxDocumentBytes {
-		return nil, fmt.Errorf("read inventory %s: larger than %d MiB", path, MaxDocumentBytes>>20)
 	}
 	d, err := Parse(data)
 	if err != nil {
@@ -154,3 +160,26 @@ func ReadFile(path string) (*Document, error) {
 	}
 	return d, nil
 }
+
+// readBounded reads f into one buffer sized from its length: growing a buffer as io.ReadAll
+// does copies a 60 MiB document several times over, under a memory limit that makes the
+// collector run after every copy. A regular file past MaxDocumentBytes is refused unread.
+func readBounded(f *os.File) ([]byte, error) {
+	var size int64
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		size = info.Size()
+	}
+	if size > MaxDocumentBytes {
+		return nil, errTooLarge
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+512))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxDocumentBytes+1)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > MaxDocumentBytes {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+var errTooLarge = fmt.Errorf("larger than %d MiB", MaxDocumentBytes>>20)

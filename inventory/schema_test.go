@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,209 @@ func TestHashIgnoresCollectionTime(t *testing.T) {
 	b.APIUsage[0].Count = 2
 	if hc, _ := b.Hash(); hc == ha {
 		t.Error("hash did not change when an observation changed")
+	}
+}
+
+// hostile builds a document of valid rows with one shape pushed past a bound.
+func hostile(t *testing.T, mutate func(d *Document)) []byte {
+	t.Helper()
+	d := validDocument()
+	mutate(d)
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func repeatedRows(n int) []APIUsage {
+	rows := make([]APIUsage, n)
+	for i := range rows {
+		rows[i] = APIUsage{Group: "extensions", Version: "v1beta1", Kind: "Ingress", Count: 1, Namespaces: map[string]int{"web": 1}}
+	}
+	return rows
+}
+
+func manyNamespaces(n int) map[string]int {
+	m := make(map[string]int, n)
+	for i := range n {
+		m["ns-"+strconv.Itoa(i)] = 1
+	}
+	return m
+}
+
+func TestSchemaRefusesEveryShapePastItsBoundNamingTheJSONPointer(t *testing.T) {
+	long := strings.Repeat("x", MaxStringLength+1)
+	for _, tc := range []struct {
+		name string
+		doc  []byte
+		want string
+	}{
+		{"apiUsage rows past MaxAPIUsage", hostile(t, func(d *Document) { d.APIUsage = repeatedRows(MaxAPIUsage + 1) }),
+			"/apiUsage: maxItems: got more than 5,000, want 5,000"},
+		{"a row counting namespaces past MaxNamespaceCounts", hostile(t, func(d *Document) { d.APIUsage[0].Namespaces = manyNamespaces(MaxNamespaceCounts + 1) }),
+			"/apiUsage/0/namespaces: maxProperties: got more than 10,000, want 10,000"},
+		{"an object name past MaxStringLength", hostile(t, func(d *Document) { d.APIUsage[0].Objects[0].Name = long }),
+			"/apiUsage/0/objects/0/name: maxLength: got 4,097, want 4,096"},
+		{"a namespace key past MaxStringLength", hostile(t, func(d *Document) { d.APIUsage[0].Namespaces = map[string]int{long: 1} }),
+			"/apiUsage/0/namespaces: property name: maxLength: got 4,097, want 4,096"},
+		{"a capability skipping past MaxSkipped", hostile(t, func(d *Document) {
+			d.Capabilities[CapCRDs] = Capability{Available: true, Partial: true, Skipped: make([]string, MaxSkipped+1)}
+		}), "/capabilities/crds/skipped: maxItems: got more than 1,000, want 1,000"},
+		{"namespaces past MaxNamespaces", hostile(t, func(d *Document) { d.Namespaces = make([]Namespace, MaxNamespaces+1) }),
+			"/namespaces: maxItems: got more than 50,000, want 50,000"},
+		{"CRD versions past MaxCRDVersions", hostile(t, func(d *Document) {
+			d.CRDs = []CRD{{Group: "example.com", Kind: "Widget", Versions: make([]CRDVersion, MaxCRDVersions+1)}}
+		}), "/crds/0/versions: maxItems: got more than 100, want 100"},
+		{"an unknown top-level field", []byte(`{"schemaVersion": 1, "junk": "` + long + `"}`),
+			"/junk: additional property not allowed"},
+		{"more JSON values than MaxValues", hostile(t, func(d *Document) {
+			d.APIUsage = repeatedRows(MaxValues/MaxNamespaceCounts + 1)
+			for i := range d.APIUsage {
+				d.APIUsage[i].Namespaces = manyNamespaces(MaxNamespaceCounts)
+			}
+		}), ": more than 200,000 JSON values in the document, want at most 200,000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Validate(tc.doc)
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("Validate: got %v, want a SchemaError", err)
+			}
+			if len(se.Problems) != 1 || !strings.Contains(se.Problems[0], tc.want) || !strings.HasPrefix(se.Problems[0], "/") {
+				t.Errorf("problems = %q, want one naming %q", se.Problems, tc.want)
+			}
+		})
+	}
+}
+
+func TestSchemaRefusesUnknownFieldsInEveryObject(t *testing.T) {
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"top level", `"source":"files"`, `"source":"files","extra":1`, "/extra: additional property not allowed"},
+		{"a Helm release", `"chart":"b"`, `"chart":"b","extra":1`, "/helmReleases/0/extra: additional property not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := string(hostile(t, func(d *Document) { d.HelmReleases = []HelmRelease{{Name: "a", Chart: "b"}} }))
+			bad := strings.Replace(data, tc.from, tc.to, 1)
+			if bad == data {
+				t.Fatalf("%q not in %s", tc.from, data)
+			}
+			if err := Validate([]byte(bad)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSchemaStatesTheGoBounds holds schema.json and the Go constants in step: each bound is
+// where the table says, every string has a maxLength, every array a maxItems, and every
+// object is closed or bounded.
+func TestSchemaStatesTheGoBounds(t *testing.T) {
+	var schema map[string]any
+	if err := json.Unmarshal(SchemaJSON(), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pointer string
+		want    int
+	}{
+		{"/properties/apiUsage/maxItems", MaxAPIUsage},
+		{"/properties/apiAuthorshipUnknown/maxItems", MaxAPIUsage},
+		{"/$defs/helmRelease/properties/manifestApis/maxItems", MaxAPIUsage},
+		{"/$defs/crd/properties/usage/maxItems", MaxAPIUsage},
+		{"/$defs/apiUsage/properties/namespaces/maxProperties", MaxNamespaceCounts},
+		{"/$defs/apiUsage/properties/objects/maxItems", MaxObjectRefs},
+		{"/$defs/capability/properties/skipped/maxItems", MaxSkipped},
+		{"/properties/capabilities/maxProperties", MaxCapabilities},
+		{"/properties/deprecatedCalls/maxItems", MaxListItems},
+		{"/properties/helmReleases/maxItems", MaxListItems},
+		{"/properties/gitopsCharts/maxItems", MaxListItems},
+		{"/properties/workloadImages/maxItems", MaxListItems},
+		{"/properties/ingressClasses/maxItems", MaxListItems},
+		{"/properties/nodes/maxItems", MaxListItems},
+		{"/properties/controlPlane/maxItems", MaxListItems},
+		{"/properties/crds/maxItems", MaxListItems},
+		{"/properties/namespaces/maxItems", MaxNamespaces},
+		{"/$defs/workloadImage/properties/versions/maxItems", MaxImageVersions},
+		{"/$defs/imageVersion/properties/namespaces/maxItems", MaxImageNamespaces},
+		{"/$defs/imageVersion/properties/labelSets/maxItems", MaxLabelSets},
+		{"/$defs/imageVersion/properties/labelSets/items/maxProperties", MaxLabels},
+		{"/$defs/imageVersion/properties/objects/maxItems", MaxImageObjectRefs},
+		{"/$defs/node/properties/names/maxItems", MaxNodeNames},
+		{"/$defs/controlPlaneComponent/properties/nodes/maxItems", MaxNodeNames},
+		{"/$defs/crd/properties/versions/maxItems", MaxCRDVersions},
+		{"/$defs/crd/properties/storedVersions/maxItems", MaxCRDVersions},
+	} {
+		if got := at(schema, tc.pointer); got != float64(tc.want) {
+			t.Errorf("%s = %v, want %d", tc.pointer, got, tc.want)
+		}
+	}
+	var walk func(ptr string, n any)
+	walk = func(ptr string, n any) {
+		switch n := n.(type) {
+		case map[string]any:
+			checkBounded(t, ptr, n)
+			for k, v := range n {
+				walk(ptr+"/"+k, v)
+			}
+		case []any:
+			for i, v := range n {
+				walk(ptr+"/"+strconv.Itoa(i), v)
+			}
+		}
+	}
+	walk("", schema)
+}
+
+func checkBounded(t *testing.T, ptr string, n map[string]any) {
+	t.Helper()
+	switch n["type"] {
+	case "string":
+		if n["maxLength"] != float64(MaxStringLength) && n["pattern"] == nil {
+			t.Errorf("%s: a string without maxLength %d", ptr, MaxStringLength)
+		}
+	case "array":
+		if n["maxItems"] == nil {
+			t.Errorf("%s: an array without maxItems", ptr)
+		}
+	case "object":
+		_, isMap := n["additionalProperties"].(map[string]any)
+		switch {
+		case isMap && (n["maxProperties"] == nil || at(n, "/propertyNames/maxLength") != float64(MaxStringLength)):
+			t.Errorf("%s: a map without maxProperties and propertyNames.maxLength", ptr)
+		case !isMap && n["additionalProperties"] != false:
+			t.Errorf("%s: an object open to unknown properties", ptr)
+		}
+	}
+}
+
+// at follows a JSON pointer of plain names through decoded JSON.
+func at(v any, pointer string) any {
+	for _, name := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[name]
+	}
+	return v
+}
+
+func TestAddCountsEveryObjectAndListsNamespacesAndObjectsUpToTheirBounds(t *testing.T) {
+	u := APIUsage{Group: "extensions", Version: "v1beta1", Kind: "Ingress", Namespaces: map[string]int{}}
+	total := MaxNamespaceCounts + 3
+	for i := range total {
+		u.Add(ObjectRef{Namespace: "ns-" + strconv.Itoa(i), Name: "web"})
+	}
+	u.Add(ObjectRef{Namespace: "ns-0", Name: "again"}) // a listed namespace keeps counting
+	if u.Count != total+1 || len(u.Namespaces) != MaxNamespaceCounts || u.NamespacesOmitted != 3 || u.Namespaces["ns-0"] != 2 {
+		t.Errorf("count %d, %d namespaces, %d omitted, ns-0 %d; want %d, %d, 3, 2", u.Count, len(u.Namespaces), u.NamespacesOmitted, u.Namespaces["ns-0"], total+1, MaxNamespaceCounts)
+	}
+	if len(u.Objects) != MaxObjectRefs || u.ObjectsOmitted != total+1-MaxObjectRefs {
+		t.Errorf("%d objects, %d omitted; want %d, %d", len(u.Objects), u.ObjectsOmitted, MaxObjectRefs, total+1-MaxObjectRefs)
+	}
+	data := hostile(t, func(d *Document) { d.APIUsage = []APIUsage{u} })
+	if err := Validate(data); err != nil {
+		t.Errorf("a row at its bounds is refused: %v", err)
 	}
 }

@@ -40,13 +40,15 @@ type WorkloadImage struct {
 // the pod template or its workload set them) and up to MaxImageObjectRefs workloads running
 // it; in files mode with their file and line.
 type ImageVersion struct {
-	Tag              string              `json:"tag,omitempty"`
-	Digest           string              `json:"digest,omitempty"`
-	Namespaces       []string            `json:"namespaces"`
-	LabelSets        []map[string]string `json:"labelSets,omitempty"`
-	LabelSetsOmitted int                 `json:"labelSetsOmitted,omitempty"`
-	Objects          []ObjectRef         `json:"objects,omitempty"`
-	ObjectsOmitted   int                 `json:"objectsOmitted,omitempty"`
+	Tag        string   `json:"tag,omitempty"`
+	Digest     string   `json:"digest,omitempty"`
+	Namespaces []string `json:"namespaces"`
+	// NamespacesOmitted counts the sightings in namespaces past the first MaxImageNamespaces.
+	NamespacesOmitted int                 `json:"namespacesOmitted,omitempty"`
+	LabelSets         []map[string]string `json:"labelSets,omitempty"`
+	LabelSetsOmitted  int                 `json:"labelSetsOmitted,omitempty"`
+	Objects           []ObjectRef         `json:"objects,omitempty"`
+	ObjectsOmitted    int                 `json:"objectsOmitted,omitempty"`
 }
 
 // IngressClass is an IngressClass object and the controller it names.

@@ -75,13 +75,36 @@ type Capability struct {
 
 // APIUsage is every object of one group/version/kind, aggregated.
 type APIUsage struct {
-	Group          string         `json:"group"`
-	Version        string         `json:"version"`
-	Kind           string         `json:"kind"`
-	Count          int            `json:"count"`
-	Namespaces     map[string]int `json:"namespaces"`
-	Objects        []ObjectRef    `json:"objects,omitempty"`
-	ObjectsOmitted int            `json:"objectsOmitted,omitempty"`
+	Group      string         `json:"group"`
+	Version    string         `json:"version"`
+	Kind       string         `json:"kind"`
+	Count      int            `json:"count"`
+	Namespaces map[string]int `json:"namespaces"`
+	// NamespacesOmitted counts the objects in namespaces past the first MaxNamespaceCounts:
+	// objects, not namespaces, since telling a new namespace from a seen one would take the
+	// memory the bound saves.
+	NamespacesOmitted int         `json:"namespacesOmitted,omitempty"`
+	Objects           []ObjectRef `json:"objects,omitempty"`
+	ObjectsOmitted    int         `json:"objectsOmitted,omitempty"`
+}
+
+// Add counts one object of the row's kind, naming it while fewer than MaxObjectRefs are
+// named and counting its namespace while fewer than MaxNamespaceCounts are, with its strings
+// cut to MaxStringLength: the bounds the schema sets, so every collector aggregates alike and
+// a row never outgrows them. Namespaces must be non-nil.
+func (u *APIUsage) Add(ref ObjectRef) {
+	ref = ref.bounded()
+	u.Count++
+	if _, ok := u.Namespaces[ref.Namespace]; ok || len(u.Namespaces) < MaxNamespaceCounts {
+		u.Namespaces[ref.Namespace]++
+	} else {
+		u.NamespacesOmitted++
+	}
+	if len(u.Objects) < MaxObjectRefs {
+		u.Objects = append(u.Objects, ref)
+	} else {
+		u.ObjectsOmitted++
+	}
 }
 
 // APIVersion renders the group and version the way a manifest spells them.
@@ -101,6 +124,33 @@ type ObjectRef struct {
 	RenderedFrom string `json:"renderedFrom,omitempty"`
 	// Ignore is the object's own suppression annotation, when it has one.
 	Ignore *IgnoreAnnotation `json:"ignore,omitempty"`
+}
+
+// Merge adds the objects another aggregate of the same kind counted, as if each had been
+// added after u's own, with the same bounds as Add.
+func (u *APIUsage) Merge(v APIUsage) {
+	u.Count += v.Count
+	for _, ns := range sortedKeys(v.Namespaces) {
+		if _, ok := u.Namespaces[ns]; ok || len(u.Namespaces) < MaxNamespaceCounts {
+			u.Namespaces[ns] += v.Namespaces[ns]
+		} else {
+			u.NamespacesOmitted += v.Namespaces[ns]
+		}
+	}
+	u.NamespacesOmitted += v.NamespacesOmitted
+	kept := min(len(v.Objects), MaxObjectRefs-len(u.Objects))
+	u.Objects = append(u.Objects, v.Objects[:kept]...)
+	u.ObjectsOmitted += v.ObjectsOmitted + len(v.Objects) - kept
+}
+
+// sortedKeys keeps which namespaces a merge lists independent of map order.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // SortAPIUsage orders entries by group, version and kind, the order documents keep.

@@ -288,13 +288,7 @@ func newUsageAgg(group, version, kind string) *usageAgg {
 }
 
 func (a *usageAgg) add(o *metav1.PartialObjectMetadata) {
-	a.u.Count++
-	a.u.Namespaces[o.Namespace]++
-	if len(a.u.Objects) < inventory.MaxObjectRefs {
-		a.u.Objects = append(a.u.Objects, inventory.ObjectRef{Namespace: o.Namespace, Name: o.Name, Ignore: ignoreOf(o.Annotations)})
-	} else {
-		a.u.ObjectsOmitted++
-	}
+	a.u.Add(inventory.ObjectRef{Namespace: o.Namespace, Name: o.Name, Ignore: ignoreOf(o.Annotations)})
 }
 
 func ignoreOf(annotations map[string]string) *inventory.IgnoreAnnotation {

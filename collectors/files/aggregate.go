@@ -22,15 +22,25 @@ func (a *aggregator) add(o observed) {
 	k := [3]string{o.group, o.version, o.kind}
 	u := a.byGVK[k]
 	if u == nil {
-		u = &inventory.APIUsage{Group: o.group, Version: o.version, Kind: o.kind, Namespaces: map[string]int{}}
+		u = &inventory.APIUsage{
+			Group: inventory.BoundString(o.group), Version: inventory.BoundString(o.version),
+			Kind: inventory.BoundString(o.kind), Namespaces: map[string]int{},
+		}
 		a.byGVK[k] = u
 	}
-	u.Count++
-	u.Namespaces[o.ref.Namespace]++
-	if len(u.Objects) < inventory.MaxObjectRefs {
-		u.Objects = append(u.Objects, o.ref)
-	} else {
-		u.ObjectsOmitted++
+	u.Add(o.ref)
+}
+
+// merge adds what another aggregator counted (one file's objects, in file order) after
+// a's own.
+func (a *aggregator) merge(b *aggregator) {
+	for k, v := range b.byGVK {
+		u := a.byGVK[k]
+		if u == nil {
+			u = &inventory.APIUsage{Group: v.Group, Version: v.Version, Kind: v.Kind, Namespaces: map[string]int{}}
+			a.byGVK[k] = u
+		}
+		u.Merge(*v)
 	}
 }
 
@@ -55,7 +65,7 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 }
 
 // attachUsage gives each CRD the custom resources of its group and kind, and returns the
-// group/version kinds no CRD in the files defines.
+// group/version kinds no CRD in the files defines, within inventory.MaxSkipped.
 func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []string) {
 	index := map[[2]string]int{}
 	for i, c := range crds {
@@ -69,5 +79,5 @@ func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []st
 		}
 		crds[i].Usage = append(crds[i].Usage, u)
 	}
-	return orphans
+	return inventory.CapSkipped(orphans)
 }

@@ -288,6 +288,24 @@ test_findings_carry_their_teams_and_teams_are_scored if {
 	}
 }
 
+test_each_team_counts_every_finding_that_names_it_however_findings_interleave_teams if {
+	inp := with_inventory({
+		"capabilities": {"api-usage": {"available": true}}, "apiUsage": [],
+		"namespaces": [{"name": "a", "team": "alpha"}, {"name": "b", "team": "beta"}, {"name": "c", "team": "gamma"}],
+	})
+	fs := {
+		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["a", "c"]}),
+		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["b"]}),
+		object.union(finding("deprecated-api/z", "info"), {"namespaces": ["a", "b", "c"]}),
+	}
+	r := result_for(fs, inp)
+	r.teams == {
+		"alpha": {"score": 75, "verdict": "blocked", "blockers": 1, "warnings": 0, "infos": 1},
+		"beta": {"score": 95, "verdict": "ready", "blockers": 0, "warnings": 1, "infos": 1},
+		"gamma": {"score": 75, "verdict": "blocked", "blockers": 1, "warnings": 0, "infos": 1},
+	}
+}
+
 test_an_unattributed_blocker_blocks_every_team if {
 	fs := {
 		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["tmp"]}),

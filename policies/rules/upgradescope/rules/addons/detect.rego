@@ -35,14 +35,23 @@ tag_matches(pattern, tag) if {
 	glob.match(pattern, ["/"], tag)
 }
 
-# A claim with a tag glob is more specific: it takes the image from plain claims.
-claims := {image: claims_for(image) | some [image, _, _] in image_claims} # regal ignore:prefer-set-or-object-rule
+# A claim with a tag glob is more specific: it takes the image from plain claims. The claims
+# are sorted by image once, so each image's are one run: gathering them by a walk over every
+# claim per image was quadratic in the versions of one add-on.
+claims := {sorted[first][0]: claims_in(array.slice(sorted, first, run_end(starts, k, count(sorted)))) | # regal ignore:prefer-set-or-object-rule
+	sorted := sort(image_claims)
+	starts := [j | some j, _ in sorted; claim_starts(sorted, j)]
+	some k, first in starts
+}
 
-claims_for(image) := {c[1] | some c in image_claims; c[0] == image; c[2] != ""} if {
-	some c in image_claims
-	c[0] == image
+claim_starts(_, 0)
+
+claim_starts(sorted, j) if sorted[j - 1][0] != sorted[j][0]
+
+claims_in(run) := {c[1] | some c in run; c[2] != ""} if {
+	some c in run
 	c[2] != ""
-} else := {c[1] | some c in image_claims; c[0] == image}
+} else := {c[1] | some c in run}
 
 # METADATA
 # description: |
@@ -132,16 +141,28 @@ strong := {"image", "helm", "node"}
 # A weak detection (labels, IngressClass) gives way to an add-on that supersedes it, such
 # as a vendor's build of ingress-nginx found by its image, and to a strong detection of the
 # same add-on, which knows its version.
-superseded(id) if {
+#
+# Built once as sets: asked per weak detection, a walk over every detection was quadratic in
+# the versions of one add-on.
+superseded(id) if id in superseded_by_strong
+
+superseded(id) if id in strong_ids
+
+superseded_by_strong contains id if {
 	some d in detections
 	d.source in strong
-	id in object.get(kb.addons[d.id], "supersedes", [])
+	some id in object.get(kb.addons[d.id], "supersedes", [])
 }
 
-superseded(id) if {
+strong_ids contains d.id if {
 	some d in detections
 	d.source in strong
-	d.id == id
+}
+
+strong_namespaces contains [d.id, ns] if {
+	some d in detections
+	d.source in strong
+	some ns in d.namespaces
 }
 
 kept contains d if {
@@ -165,27 +186,33 @@ kept contains d if {
 }
 
 covered_by_strong(d) if {
-	some s in detections
-	s.source in strong
-	s.id == d.id
 	some ns in d.namespaces
-	ns in s.namespaces
+	[d.id, ns] in strong_namespaces
 }
 
-covered_by_strong(d) if {
-	some s in detections
-	s.source in strong
-	d.id in object.get(kb.addons[s.id], "supersedes", [])
-}
+covered_by_strong(d) if d.id in superseded_by_strong
 
 # METADATA
 # description: |
 #   Installs, one per add-on and version, with namespaces, sources and the workloads running
-#   it merged. Each install's detections are gathered once: forty charts of one add-on are
-#   one install, not forty walks over every detection.
-installs[key] := install(key, [d | some d in kept; d.id == key[0]; d.version == key[1]]) if {
-	some key in {[d.id, d.version] | some d in kept}
+#   it merged. The detections are sorted by add-on and version once, so each install's are
+#   one run: gathering them by a walk over every detection per install, and adding them to a
+#   partial object rule (OPA checks each new key against every earlier one), took minutes
+#   at 5,000 versions of one add-on.
+installs := {key: install(key, [x[2] | some x in array.slice(grouped, first, run_end(starts, k, count(grouped)))]) | # regal ignore:prefer-set-or-object-rule
+	grouped := sort([[d.id, d.version, d] | some d in kept])
+	starts := [j | some j, _ in grouped; run_starts(grouped, j)]
+	some k, first in starts
+	key := [grouped[first][0], grouped[first][1]]
 }
+
+run_starts(_, 0)
+
+run_starts(grouped, j) if [grouped[j - 1][0], grouped[j - 1][1]] != [grouped[j][0], grouped[j][1]]
+
+run_end(starts, k, n) := starts[k + 1] if k + 1 < count(starts)
+
+else := n
 
 install([id, version], ds) := {
 	"id": id,
