@@ -22,8 +22,8 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBu
 
 // fileResult is what one file contributed.
 type fileResult struct {
-	observed       []observed
-	custom         []observed
+	observed       *aggregator
+	custom         *aggregator
 	images         []imageSeen
 	ingressClasses []inventory.IngressClass
 	namespaces     []inventory.Namespace
@@ -49,10 +49,20 @@ type fileDecoder struct {
 	res  fileResult
 	// narrowed is the buffer narrow writes documents into, reused from one to the next.
 	narrowed []byte
+	// parseAll turns off recording from the line scan, so tests can compare the two.
+	parseAll bool
+}
+
+// newFileDecoder starts a file. Its objects are aggregated as they are decoded, so a file of
+// a million objects holds per-kind rows, not a million references.
+func newFileDecoder(rel string, opts Options) *fileDecoder {
+	d := &fileDecoder{rel: rel, opts: opts}
+	d.res.observed, d.res.custom = newAggregator(), newAggregator()
+	return d
 }
 
 func decodeFile(path, rel string, opts Options) fileResult {
-	d := &fileDecoder{rel: rel, opts: opts}
+	d := newFileDecoder(rel, opts)
 	f, err := os.Open(path)
 	if err != nil {
 		d.warn(0, fmt.Sprintf("open: %v", err), true)
@@ -116,11 +126,11 @@ func (d *fileDecoder) record(apiVersion, kind string, ref inventory.ObjectRef) {
 	o := observed{group: group, version: version, kind: kind, ref: ref}
 	switch {
 	case d.opts.Watched[apiVersion+"/"+kind]:
-		d.res.observed = append(d.res.observed, o)
+		d.res.observed.add(o)
 	case !d.opts.BuiltinGroups[group]:
-		d.res.custom = append(d.res.custom, o)
+		d.res.custom.add(o)
 	case !d.opts.Known[apiVersion+"/"+kind]:
-		d.res.observed = append(d.res.observed, o) // unknown version of a built-in group
+		d.res.observed.add(o) // unknown version of a built-in group
 	}
 }
 
@@ -136,6 +146,7 @@ type yamlDoc struct {
 	renderedFrom string
 	complex      bool // the scan cannot trust itself; parse the document
 	hasContent   bool
+	meta         metaScan
 }
 
 // reset starts the next document on startLine, keeping the text buffer's memory.
@@ -231,21 +242,36 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 		return
 	}
 	doc.hasContent = true
+	if s[0] != ' ' && s[0] != '-' {
+		doc.meta.topLevel(s)
+	} else {
+		doc.meta.indented(s)
+	}
 	switch s[0] {
 	case ' ', '-':
 		return // not a top-level key: most lines
 	case '<', '"', '\'', '{', '?', '%':
 		doc.complex = true // merge keys, quoted keys, flow mappings, directives
 	case 'a':
-		if v, ok := bytes.CutPrefix(s, []byte("apiVersion:")); ok {
+		if v, ok := cutKey(s, "apiVersion"); ok {
 			doc.apiVersion = doc.scalar(string(v))
 			doc.avLine = line
 		}
 	case 'k':
-		if v, ok := bytes.CutPrefix(s, []byte("kind:")); ok {
+		if v, ok := cutKey(s, "kind"); ok {
 			doc.kind = doc.scalar(string(v))
 		}
 	}
+}
+
+// cutKey returns the value of a "key: value" line. "key:value" is no key but one plain
+// scalar to YAML, so it is not taken for one.
+func cutKey(s []byte, key string) ([]byte, bool) {
+	v, ok := bytes.CutPrefix(s, []byte(key+":"))
+	if !ok || len(v) > 0 && v[0] != ' ' && v[0] != '\t' {
+		return nil, false
+	}
+	return v, true
 }
 
 // scalar reads a plain or simply quoted value; anything else marks the document complex.
@@ -273,7 +299,9 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 	case doc.fastPath():
 		d.res.documents++
 		if d.opts.needsParse(doc.apiVersion, doc.kind) {
-			d.parseYAML(doc)
+			if d.parseAll || !d.recordScanned(doc) {
+				d.parseYAML(doc)
+			}
 			return
 		}
 		d.res.objects++

@@ -95,12 +95,8 @@ func Collect(root string, opts Options) (*Result, error) {
 		res.Documents += fr.documents
 		res.Objects += fr.objects
 		res.Warnings = append(res.Warnings, fr.warnings...)
-		for _, o := range fr.observed {
-			agg.add(o)
-		}
-		for _, o := range fr.custom {
-			custom.add(o)
-		}
+		agg.merge(fr.observed)
+		custom.merge(fr.custom)
 		for _, im := range fr.images {
 			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
@@ -316,11 +312,7 @@ func crdCapability(orphans []string) inventory.Capability {
 // and the documents it could not read: those marked Partial might have held an API the
 // usage does not show.
 func Manifest(name string, data []byte, opts Options) ([]inventory.APIUsage, []Warning) {
-	d := &fileDecoder{rel: name, opts: opts}
+	d := newFileDecoder(name, opts)
 	d.decodeYAMLStream(bufio.NewReaderSize(bytes.NewReader(data), readBufferBytes))
-	agg := newAggregator()
-	for _, o := range d.res.observed {
-		agg.add(o)
-	}
-	return agg.usage(), d.res.warnings
+	return d.res.observed.usage(), d.res.warnings
 }

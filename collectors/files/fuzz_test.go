@@ -33,9 +33,11 @@ func FuzzDecodeFile(f *testing.F) {
 			}
 			res := decodeFile(p, name, testOptions())
 			gitops.FromManifests(res.gitops) // must not panic on whatever the objects hold
-			for _, o := range res.observed {
-				if o.ref.File != name || o.ref.Line < 1 {
-					t.Errorf("recorded %+v without its file and line", o)
+			for _, u := range res.observed.usage() {
+				for _, o := range u.Objects {
+					if o.File != name || o.Line < 1 {
+						t.Errorf("recorded %+v without its file and line", o)
+					}
 				}
 			}
 		}

@@ -100,7 +100,7 @@ func FuzzNarrowingReadsWhatAFullParseReads(f *testing.F) {
 		if yaml.Unmarshal(data, &full) != nil || len(full.Content) == 0 {
 			return
 		}
-		whole := &fileDecoder{rel: "f.yaml", opts: testOptions()}
+		whole := newFileDecoder("f.yaml", testOptions())
 		whole.object(resolve(full.Content[0], 0), 0, "", true)
 		for _, drop := range dropped {
 			narrowed, ok := narrow(data, drop, nil)
@@ -108,7 +108,7 @@ func FuzzNarrowingReadsWhatAFullParseReads(f *testing.F) {
 			if !ok || yaml.Unmarshal(narrowed, &root) != nil || len(root.Content) == 0 {
 				continue
 			}
-			part := &fileDecoder{rel: "f.yaml", opts: testOptions()}
+			part := newFileDecoder("f.yaml", testOptions())
 			part.object(resolve(root.Content[0], 0), 0, "", true)
 			if !reflect.DeepEqual(whole.res, part.res) {
 				t.Fatalf("narrowed document read differently:\n%s\nwhole:  %+v\nnarrow: %+v", narrowed, whole.res, part.res)

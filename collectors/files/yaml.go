@@ -161,6 +161,16 @@ func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind string, ref invent
 	}
 }
 
+// holdsEvidence says whether evidence reads anything from an object of this kind.
+func holdsEvidence(group, kind string) bool {
+	_, workload := podTemplatePaths[kind]
+	return kind == "IngressClass" && group == "networking.k8s.io" ||
+		kind == "Namespace" && group == "" ||
+		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io" ||
+		workloadGroups[group] && workload ||
+		gitops.DeclaresCharts(group, kind)
+}
+
 // gitopsObject keeps an Argo CD Application, Flux HelmRelease or OCIRepository whole: the
 // charts they declare are read after every file is decoded, since a chartRef may point into
 // another file.
