@@ -224,3 +224,40 @@ func (s *prescanner) array(l *limits) error {
 	_, err := s.dec.Token()
 	return err
 }
+
+// CountValues counts the JSON values of data as the MaxValues bound counts them: every
+// object, array, string, number, boolean and null, keys not included. Invalid JSON counts
+// what precedes the fault.
+func CountValues(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	n := 0
+	var value func() bool
+	value = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		n++
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				if _, err := dec.Token(); err != nil || !value() {
+					return false
+				}
+			}
+		case json.Delim('['):
+			for dec.More() {
+				if !value() {
+					return false
+				}
+			}
+		default:
+			return true
+		}
+		_, err = dec.Token()
+		return err == nil
+	}
+	value()
+	return n
+}

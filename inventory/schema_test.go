@@ -337,3 +337,19 @@ func TestAddCountsEveryObjectAndListsNamespacesAndObjectsUpToTheirBounds(t *test
 		t.Errorf("a row at its bounds is refused: %v", err)
 	}
 }
+
+func TestCountValuesCountsWhatTheValueBoundCounts(t *testing.T) {
+	for _, tt := range []struct {
+		json string
+		want int
+	}{
+		{`{"a": [1, "x", null, {"b": true}]}`, 7},
+		{`[]`, 1},
+		{`{"keys": {"are": "not values"}}`, 3},
+		{`{"cut": [1, 2`, 4},
+	} {
+		if got := CountValues([]byte(tt.json)); got != tt.want {
+			t.Errorf("CountValues(%s) = %d, want %d", tt.json, got, tt.want)
+		}
+	}
+}

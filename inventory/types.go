@@ -166,3 +166,17 @@ func SortAPIUsage(us []APIUsage) {
 		return a.Kind < b.Kind
 	})
 }
+
+// KeepNamespaces keeps the n namespaces with the most objects (the first by name among
+// equals) and counts the objects of the rest in NamespacesOmitted, so Count still holds.
+func (u *APIUsage) KeepNamespaces(n int) {
+	if len(u.Namespaces) <= n {
+		return
+	}
+	names := sortedKeys(u.Namespaces)
+	sort.SliceStable(names, func(i, j int) bool { return u.Namespaces[names[i]] > u.Namespaces[names[j]] })
+	for _, ns := range names[n:] {
+		u.NamespacesOmitted += u.Namespaces[ns]
+		delete(u.Namespaces, ns)
+	}
+}

@@ -65,7 +65,7 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 }
 
 // attachUsage gives each CRD the custom resources of its group and kind, and returns the
-// group/version kinds no CRD in the files defines, within inventory.MaxSkipped.
+// group/version kinds no CRD in the files defines.
 func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []string) {
 	index := map[[2]string]int{}
 	for i, c := range crds {
@@ -79,5 +79,5 @@ func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []st
 		}
 		crds[i].Usage = append(crds[i].Usage, u)
 	}
-	return inventory.CapSkipped(orphans)
+	return orphans
 }

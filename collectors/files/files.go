@@ -261,7 +261,78 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	if len(res.GitOps) > 0 {
 		gitops.Apply(doc, gitops.FromManifests(res.GitOps))
 	}
+	bound(doc)
 	return doc
+}
+
+// bound keeps the lists a hostile repository can grow within the document's bounds, so
+// eval accepts every inventory this collector writes. What a cut list leaves out makes its
+// capability partial: a cut api-usage row list makes the verdict unknown; cut CRDs or ingress
+// classes are not assessed. Namespaces past the bound only lose their team.
+func bound(doc *inventory.Document) {
+	if n := len(doc.APIUsage); n > inventory.MaxAPIUsage {
+		doc.APIUsage = doc.APIUsage[:inventory.MaxAPIUsage]
+		partial(doc, inventory.CapAPIUsage, fmt.Sprintf("%d kind(s) past the %d rows an inventory lists", n-inventory.MaxAPIUsage, inventory.MaxAPIUsage))
+	}
+	if n := len(doc.CRDs); n > inventory.MaxListItems {
+		doc.CRDs = doc.CRDs[:inventory.MaxListItems]
+		partial(doc, inventory.CapCRDs, fmt.Sprintf("%d CustomResourceDefinition(s) past the %d an inventory lists", n-inventory.MaxListItems, inventory.MaxListItems))
+	}
+	if n := len(doc.IngressClasses); n > inventory.MaxListItems {
+		doc.IngressClasses = doc.IngressClasses[:inventory.MaxListItems]
+		partial(doc, inventory.CapAddons, fmt.Sprintf("%d IngressClass(es) past the %d an inventory lists", n-inventory.MaxListItems, inventory.MaxListItems))
+	}
+	if len(doc.Namespaces) > inventory.MaxNamespaces {
+		doc.Namespaces = doc.Namespaces[:inventory.MaxNamespaces]
+	}
+	for name, c := range doc.Capabilities {
+		c.Skipped = inventory.CapSkipped(c.Skipped)
+		doc.Capabilities[name] = c
+	}
+	for _, cut := range evidenceCuts {
+		if values(doc) <= inventory.MaxValues {
+			return
+		}
+		cut(doc)
+	}
+}
+
+// evidenceCuts drop evidence lists, least needed first, while a document of lists each
+// within its bound is past MaxValues in all: only a hostile repository gets there. The
+// api-usage rows the verdict needs go last, and only their per-namespace detail.
+var evidenceCuts = []func(*inventory.Document){
+	func(doc *inventory.Document) { doc.Namespaces = nil }, // their findings lose their team
+	func(doc *inventory.Document) {
+		doc.IngressClasses, doc.WorkloadImagesOmitted = nil, doc.WorkloadImagesOmitted+len(doc.WorkloadImages)
+		doc.WorkloadImages = nil
+		partial(doc, inventory.CapAddons, "ingress classes and images not listed: the inventory is past its value bound")
+	},
+	func(doc *inventory.Document) {
+		doc.CRDs = nil
+		partial(doc, inventory.CapCRDs, "CustomResourceDefinitions not listed: the inventory is past its value bound")
+	},
+	func(doc *inventory.Document) {
+		for i := range doc.APIUsage {
+			doc.APIUsage[i].KeepNamespaces(10)
+		}
+	},
+}
+
+// values counts the JSON values of doc as the schema's bound counts them.
+func values(doc *inventory.Document) int {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return 0
+	}
+	return inventory.CountValues(data)
+}
+
+// partial marks a capability partial for reason, keeping the reason it had.
+func partial(doc *inventory.Document, name, reason string) {
+	c := doc.Capabilities[name]
+	c.Partial = true
+	c.Reason = strings.TrimPrefix(c.Reason+"; "+reason, "; ")
+	doc.Capabilities[name] = c
 }
 
 func apiUsageCapability(res *Result) inventory.Capability {
