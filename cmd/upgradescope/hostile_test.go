@@ -117,9 +117,20 @@ func TestHostileBundlesConfigsAndFilesAreRefusedWithinBounds(t *testing.T) {
 			code: 1, want: []string{"/dev/zero: not a regular file"},
 		},
 		{
-			name: "a device as a bundle is read no further than the bound (item 6)",
+			name: "a device as a bundle is refused unread (item 6)",
 			args: scanOf(map[string]string{"a.yaml": removedIngress}, "--bundle", "/dev/zero"),
-			code: 1, want: []string{"bundle /dev/zero", "larger than 64 MiB"},
+			code: 1, want: []string{"bundle /dev/zero: not a regular file"},
+		},
+		{
+			name: "a bundle file past the size bound is refused unread (item 6)",
+			args: func(t *testing.T, dir string) []string {
+				p := write(t, dir, "huge.tar.gz", "")
+				if err := os.Truncate(p, 1<<30); err != nil {
+					t.Fatal(err)
+				}
+				return scanOf(map[string]string{"a.yaml": removedIngress}, "--bundle", "huge.tar.gz")(t, dir)
+			},
+			code: 1, want: []string{"bundle huge.tar.gz: bundle too large: larger than 64 MiB compressed"},
 		},
 		{
 			name: "a FIFO given as the manifests is refused, not waited on (item 6)",
