@@ -60,14 +60,14 @@ func TestAgentMarksTheObjectWhileItCannotWriteTheStatus(t *testing.T) {
 	if len(cleared.Status.Targets) != 1 {
 		t.Errorf("targets = %+v after the grant", cleared.Status.Targets)
 	}
+	if !logs.contains(`"msg":"tick failed"`) || !logs.contains(`"msg":"tick complete"`) {
+		t.Errorf("want a failed tick, then a complete one; log:\n%s", logs.String())
+	}
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var entry map[string]any
 		if err := json.Unmarshal([]byte(line), &entry); err != nil || entry["msg"] == nil {
 			t.Errorf("log line is not a JSON record: %q", line)
 		}
-	}
-	if !strings.Contains(logs.String(), `"msg":"tick failed"`) || !strings.Contains(logs.String(), `"msg":"tick complete"`) {
-		t.Errorf("want a failed tick, then a complete one; log:\n%s", logs.String())
 	}
 }
 

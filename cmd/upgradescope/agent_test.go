@@ -50,6 +50,17 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// contains waits until the output holds s: a process logs what it did just after doing it,
+// so a test that saw the effect may read the output a moment before the line.
+func (b *syncBuffer) contains(s string) bool {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(b.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestAgentProcessKeepsTheStatusCurrent runs the agent binary against the real API server with
 // a 2 s tick, edits spec.targets and spec.ignore, and reads what it writes.
 func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
