@@ -102,8 +102,11 @@ func (f *liveFlags) collectLive(ctx context.Context, s streams, rep *progress.Re
 	opts := f.collectOptions(eng, teamLabel)
 	opts.Progress = showStep(rep)
 	doc := col.Collect(ctx, now, opts)
-	spent := errors.Is(ctx.Err(), context.DeadlineExceeded)
-	if v := doc.Capabilities[inventory.CapVersions]; !v.Available {
+	v := doc.Capabilities[inventory.CapVersions]
+	// client-go's rate limiter refuses a request whose wait would pass the deadline before the
+	// deadline has passed: that is the budget running out too.
+	spent := errors.Is(ctx.Err(), context.DeadlineExceeded) || strings.Contains(v.Reason, "would exceed context deadline")
+	if !v.Available {
 		if spent {
 			return nil, target, fmt.Errorf("the live collection of %s did not finish within --timeout %s (%s): raise --timeout", target.server, f.timeout, v.Reason)
 		}

@@ -36,6 +36,8 @@ type Collector struct {
 	gitops *gitops.Reader
 	// pods is the last full pod pass, reused between passes.
 	pods podPass
+	// manifestsUnread are the Helm manifest documents the last collection could not read.
+	manifestsUnread []string
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -75,7 +77,24 @@ func (c *Collector) Collect(ctx context.Context, collectedAt time.Time, opts Opt
 		opts.report(report)
 	}
 	c.pods.noteCharts(doc)
+	c.noteUnreadManifests(doc)
 	return doc
+}
+
+// noteUnreadManifests makes api-usage partial when a Helm manifest document was past its
+// bounds: the document might hold a removed API the next helm upgrade writes, and helm is an
+// optional capability, so without this the verdict could read ready although nobody judged
+// it, as an unread file does in files mode.
+func (c *Collector) noteUnreadManifests(doc *inventory.Document) {
+	capability, ok := doc.Capabilities[inventory.CapAPIUsage]
+	if len(c.manifestsUnread) == 0 || !ok || !capability.Available {
+		return
+	}
+	capability.Partial = true
+	capability.Skipped = inventory.CapSkipped(append(capability.Skipped, c.manifestsUnread...))
+	capability.Reason = strings.TrimPrefix(capability.Reason+"; ", "; ") +
+		fmt.Sprintf("%d Helm manifest document(s) past their bounds not judged", len(c.manifestsUnread))
+	doc.Capabilities[inventory.CapAPIUsage] = capability
 }
 
 func (o Options) report(s Step) {

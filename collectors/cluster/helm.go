@@ -62,6 +62,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 	}
 	var skipped []string
 	read := 0
+	c.manifestsUnread = nil
 	for _, d := range []struct{ name, resource string }{{"secrets", "secrets"}, {"configmaps", "configmaps"}} {
 		records, err := listReleaseRecords(ctx, meta, d.resource)
 		if err != nil {
@@ -79,6 +80,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 			if ok && hit.resourceVersion == r.resourceVersion {
 				doc.HelmReleases = append(doc.HelmReleases, hit.release)
 				skipped = append(skipped, hit.unread...)
+				c.manifestsUnread = append(c.manifestsUnread, hit.unread...)
 				continue
 			}
 			rel, err := c.fetchRelease(ctx, d.name, r)
@@ -93,6 +95,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out, unread: unread}
 			doc.HelmReleases = append(doc.HelmReleases, out)
 			skipped = append(skipped, unread...)
+			c.manifestsUnread = append(c.manifestsUnread, unread...)
 		}
 	}
 	sort.Slice(doc.HelmReleases, func(i, j int) bool {

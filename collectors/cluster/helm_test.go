@@ -222,3 +222,24 @@ func TestHelmReadsRecordsHelm3Wrote(t *testing.T) {
 		t.Errorf("read %d Helm 3 records, want one per driver", n)
 	}
 }
+
+// A Helm manifest document past its bounds might hold a removed API the next helm upgrade
+// writes: helm is an optional capability, so the unread document is also named in
+// api-usage, and the verdict cannot be ready without it.
+func TestAnUnreadHelmManifestDocumentMakesAPIUsagePartial(t *testing.T) {
+	c := adminClient(t, envServer)
+	ns := helmNamespace(t, c)
+	manifest := pdbManifest + "---\nitems: [" + strings.Repeat("1,", files.MaxDocumentNodes) + "1]\n"
+	store(t, driver.NewSecrets(c.CoreV1().Secrets(ns)), release("shop", ns, 1, common.StatusDeployed, "", manifest))
+	opts := cluster.Options{StepTimeout: 30 * time.Second, Manifest: files.Options{
+		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+		BuiltinGroups: map[string]bool{"": true, "policy": true},
+	}}
+	doc := collector(t, envServer, "admin").Collect(context.Background(), time.Now(), opts)
+	usage := doc.Capabilities[inventory.CapAPIUsage]
+	want := ns + "/shop: manifest:15: document of more than"
+	if !usage.Available || !usage.Partial || !strings.Contains(strings.Join(usage.Skipped, "\n"), want) ||
+		!strings.Contains(usage.Reason, "Helm manifest document(s) past their bounds not judged") {
+		t.Errorf("api-usage = %+v, want partial naming %q", usage, want)
+	}
+}
