@@ -237,7 +237,7 @@ func TestAnUnreadHelmManifestDocumentMakesAPIUsagePartial(t *testing.T) {
 	}}
 	doc := collector(t, envServer, "admin").Collect(context.Background(), time.Now(), opts)
 	usage := doc.Capabilities[inventory.CapAPIUsage]
-	want := ns + "/shop: manifest:15: document of more than"
+	want := ns + "/shop: manifest:16: document of more than"
 	if !usage.Available || !usage.Partial || !strings.Contains(strings.Join(usage.Skipped, "\n"), want) ||
 		!strings.Contains(usage.Reason, "Helm manifest document(s) past their bounds not judged") {
 		t.Errorf("api-usage = %+v, want partial naming %q", usage, want)
