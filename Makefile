@@ -117,7 +117,7 @@ bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects 
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./collectors/files:FuzzDecodeFile ./inventory:FuzzParse ./bundles:FuzzRead ./config:FuzzParse
+FUZZ     := ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./inventory:FuzzParse ./bundles:FuzzRead ./config:FuzzParse
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files

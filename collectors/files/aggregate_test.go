@@ -95,11 +95,9 @@ func TestCustomResourcesOfMoreGroupsThanTheSkippedBoundStaySchemaValid(t *testin
 }
 
 // BenchmarkCollectDistinctNamespaces decodes one file of watched objects, each in a namespace
-// of its own (issue 13 item 5). The row's namespaces stop at inventory.MaxNamespaceCounts,
-// so cost grows linearly with the objects. Measured 2026-11-30 on the 2-core dev VM (load
-// average 6): 10,000 objects 0.57 s, 40,000 objects 2.2 s; the decoder still holds every
-// object of a file until the file is merged (decode.go); aggregating as it decodes, with
-// aggregator.merge, would remove that.
+// of its own (issue 13 item 5). The row's namespaces stop at inventory.MaxNamespaceCounts and
+// the objects are aggregated as the file is decoded, so cost grows linearly with the objects;
+// docs/performance.md has the current numbers.
 func BenchmarkCollectDistinctNamespaces(b *testing.B) {
 	for _, n := range []int{10_000, 40_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
