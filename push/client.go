@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -157,15 +159,42 @@ func (c *Client) attempt(ctx context.Context) (Result, error) {
 		c.pending = nil
 		return Dropped, err
 	}
-	step := retrySteps[min(p.failures, len(retrySteps)-1)]
+	step := time.Duration(float64(retrySteps[min(p.failures, len(retrySteps)-1)]) * c.opts.Jitter())
+	var busy *busyError
+	if errors.As(err, &busy) {
+		step = busy.after // the server said when; the schedule's step would guess
+	}
 	p.failures++
-	p.next = c.opts.Now().Add(time.Duration(float64(step) * c.opts.Jitter()))
+	p.next = c.opts.Now().Add(step)
 	return Failed, err
 }
 
 type permanentError struct{ msg string }
 
 func (e *permanentError) Error() string { return e.msg }
+
+// maxRetryAfter caps the wait a server's Retry-After asks for: a snapshot held longer than a
+// minute behind a busy server is a snapshot the fleet view shows late.
+const maxRetryAfter = time.Minute
+
+// busyError is a 429 or 503 that said, in Retry-After, when to try again.
+type busyError struct {
+	msg   string
+	after time.Duration
+}
+
+func (e *busyError) Error() string { return e.msg }
+
+// retryAfter reads Retry-After in seconds or as an HTTP date, within [0, maxRetryAfter].
+func retryAfter(h string, now time.Time) (time.Duration, bool) {
+	if secs, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && secs >= 0 {
+		return min(time.Duration(secs)*time.Second, maxRetryAfter), true
+	}
+	if at, err := http.ParseTime(h); err == nil {
+		return min(max(at.Sub(now), 0), maxRetryAfter), true
+	}
+	return 0, false
+}
 
 func (c *Client) send(ctx context.Context, body []byte) error {
 	token, err := c.opts.Token()
@@ -194,6 +223,14 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 		return &permanentError{fmt.Sprintf("push refused (%s): the server could not accept this inventory: %s", resp.Status, bytes.TrimSpace(msg))}
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; point the server URL at the final address", resp.Status, resp.Header.Get("Location"))}
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+		if after, ok := retryAfter(resp.Header.Get("Retry-After"), c.opts.Now()); ok {
+			return &busyError{fmt.Sprintf("push to %s: %s, retry after %s", c.endpoint, resp.Status, after), after}
+		}
+	case resp.StatusCode == http.StatusRequestTimeout:
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		// Any other refusal (409: the name is bound to another cluster) is the same on retry.
+		return &permanentError{fmt.Sprintf("push refused (%s): %s", resp.Status, bytes.TrimSpace(msg))}
 	}
 	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
 }

@@ -19,6 +19,8 @@ type server struct {
 	codes    []int
 	received []Envelope
 	auth     []string
+	// retryAfter, when set, is sent as Retry-After.
+	retryAfter string
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +40,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	if code == http.StatusFound {
 		w.Header().Set("Location", "https://elsewhere.example.com/api")
+	}
+	if s.retryAfter != "" {
+		w.Header().Set("Retry-After", s.retryAfter)
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte("cluster name is not a subdomain"))
@@ -131,6 +136,38 @@ func TestAFailedPushIsRetriedOnTheBackoffScheduleUntilDelivered(t *testing.T) {
 	}
 }
 
+// A busy server's Retry-After says when to try again, within a minute; a timeout (408) is
+// retried on the schedule, as a 5xx is.
+func TestABusyServersRetryAfterIsHonouredUpToAMinute(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name, header string
+		code         int
+		want         time.Duration
+	}{
+		{"seconds on a 503", "7", http.StatusServiceUnavailable, 7 * time.Second},
+		{"seconds on a 429", "30", http.StatusTooManyRequests, 30 * time.Second},
+		{"an HTTP date", now.Add(45 * time.Second).Format(http.TimeFormat), http.StatusServiceUnavailable, 45 * time.Second},
+		{"more than a minute is a minute", "3600", http.StatusServiceUnavailable, time.Minute},
+		{"an unreadable value falls back to the schedule", "soon", http.StatusServiceUnavailable, 10 * time.Second},
+		{"a request timeout is retried on the schedule", "", http.StatusRequestTimeout, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := httptest.NewServer(&server{codes: []int{tt.code}, retryAfter: tt.header})
+			defer ts.Close()
+			clk := &clock{now: now}
+			c := newClient(t, ts.URL, clk)
+			if got, _ := c.Offer(context.Background(), doc("v1.35.0")); got != Failed {
+				t.Fatalf("push = %s, want failed and kept", got)
+			}
+			if next, ok := c.NextRetry(); !ok || next.Sub(now) != tt.want {
+				t.Errorf("next retry in %s (pending %v), want %s", next.Sub(now), ok, tt.want)
+			}
+		})
+	}
+}
+
 func TestJitterStaysWithinTwentyPercent(t *testing.T) {
 	c, err := New(Options{URL: "http://127.0.0.1:1", Token: func() (string, error) { return "t", nil }})
 	if err != nil {
@@ -172,6 +209,9 @@ func TestPermanentRefusalsAreDroppedWithWhatToFix(t *testing.T) {
 		{http.StatusForbidden, "check the server token"},
 		{http.StatusUnprocessableEntity, "cluster name is not a subdomain"},
 		{http.StatusFound, "redirected to https://elsewhere.example.com/api"},
+		{http.StatusConflict, "409 Conflict): cluster name is not a subdomain"},
+		{http.StatusRequestEntityTooLarge, "413 Request Entity Too Large)"},
+		{http.StatusBadRequest, "400 Bad Request)"},
 	}
 	for _, tt := range tests {
 		t.Run(http.StatusText(tt.code), func(t *testing.T) {
