@@ -65,8 +65,10 @@ cmd_start() {
   if [ "$(id -u)" = 0 ]; then chown postgres: "$WORK"; fi
   chmod 0700 "$WORK"
   if is_running; then log "PostgreSQL already running in $WORK on 127.0.0.1:$PG_PORT"; return; fi
-  local t0; t0="$(now_ms)"
+  log "starting PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') in $WORK on 127.0.0.1:$PG_PORT"
+  local t0 what="restart"; t0="$(now_ms)"
   if [ ! -f "$DATA/PG_VERSION" ]; then
+    what="initdb + start"
     # trust is for connections from this machine only: the server listens on 127.0.0.1 and
     # a socket in a directory only the postgres user can enter
     as_pg "$PG_BIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --no-locale \
@@ -83,10 +85,9 @@ synchronous_commit = off
 full_page_writes = off
 EOF
   fi
-  log "starting PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') in $WORK on 127.0.0.1:$PG_PORT"
   as_pg "$PG_BIN/pg_ctl" start -w -t 60 -D "$DATA" -l "$WORK/postgres.log" >/dev/null ||
     { tail -20 "$WORK/postgres.log" >&2; die "PostgreSQL did not start (is port $PG_PORT taken?)"; }
-  log "  PostgreSQL ready after $(($(now_ms) - t0)) ms: $URL"
+  log "  PostgreSQL ready after $(($(now_ms) - t0)) ms ($what): $URL"
 }
 
 # ---------------------------------------------------------------- stop
