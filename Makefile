@@ -100,6 +100,13 @@ kube-up: ## start a real etcd + kube-apiserver on loopback; `hack/kube-env.sh en
 kube-down: ## stop it and remove its data
 	hack/kube-env.sh stop
 
+.PHONY: pg-up pg-down
+pg-up: ## start a throwaway PostgreSQL on 127.0.0.1:15432; eval `hack/pg-env.sh env` to point the tests at it
+	hack/pg-env.sh install start
+
+pg-down: ## stop it and remove its data
+	hack/pg-env.sh stop
+
 .PHONY: bench-live
 bench-live: build ## scan a synthetic cluster on a real API server (500 releases, 5,000 flagged objects, 2,000 pods)
 	hack/with-kube.sh go run ./hack/benchlive -bin bin/upgradescope
