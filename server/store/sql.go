@@ -59,8 +59,9 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+// Ping asks the read pool, so a readiness probe does not queue behind SQLite's writer.
 func (s *sqlStore) Ping(ctx context.Context) error {
-	if err := s.w.PingContext(ctx); err != nil {
+	if err := s.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping %s: %w", s.d.name, s.classify(err))
 	}
 	return nil
