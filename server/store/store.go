@@ -1,5 +1,7 @@
 // Package store keeps the fleet server's state: clusters bound to their kube-system UIDs,
-// ingest tokens, and (in later slices) snapshots and evaluations. One Store interface, two
+// ingest tokens, inventory snapshots and the evaluations the server computed for them
+// (one per target), and fleet cells, the newest stored evaluation per cluster and target.
+// The store holds data only: it never evaluates, it stores what the server computed. One Store interface, two
 // backends on database/sql — SQLite (modernc.org/sqlite) and PostgreSQL (pgx) — and one
 // conformance suite, storetest.Run, that both must pass.
 //
@@ -46,6 +48,34 @@ type Store interface {
 	// ignored), and answers how many it revoked; revoking a revoked token answers 0.
 	// An unknown id is ErrNotFound.
 	RevokeTokens(ctx context.Context, id int64, all bool) (int, error)
+
+	// Ingest stores a pushed snapshot in one transaction, committed before it returns:
+	// it binds in.ClusterName to in.ClusterUID as BindCluster does (ErrConflict, nothing
+	// stored), and when in.Hash equals the cluster's latest snapshot hash answers
+	// Duplicate with that snapshot's id, writing nothing but the cluster's last-seen time.
+	// Otherwise it stores the snapshot, one evaluation per in.Evaluations entry (targets
+	// must be distinct) and moves the cluster's fleet cell for each of those targets.
+	// Ingests of one cluster are serialised by the database (a lock on its row), so the
+	// duplicate check is exact across handles.
+	Ingest(ctx context.Context, in Ingest) (IngestResult, error)
+	// Head answers the cluster registered as name with its latest snapshot, for a
+	// duplicate pre-check before evaluating (Ingest checks again); ErrNotFound when the
+	// name is not registered.
+	Head(ctx context.Context, name string) (ClusterHead, error)
+	// LatestSnapshot answers the cluster's newest snapshot with its inventory;
+	// ErrNotFound when it has none.
+	LatestSnapshot(ctx context.Context, clusterID int64) (SnapshotRecord, error)
+	// LatestEvaluation answers the newest stored evaluation of the cluster at target,
+	// report included. It may belong to an older snapshot than the latest when the latest
+	// was not evaluated at target (compare SnapshotID); ErrNotFound when there is none.
+	LatestEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error)
+	// History answers the cluster's stored evaluations at target, newest first, at most
+	// limit of them (limit ≤ 0: all); empty, not an error, for an unknown cluster or target.
+	History(ctx context.Context, clusterID int64, target string, limit int) ([]HistoryPoint, error)
+	// Fleet answers every fleet cell, one per cluster and evaluated target, ordered by
+	// cluster name then target (byte order on both backends). A cluster never evaluated
+	// has no row.
+	Fleet(ctx context.Context) ([]FleetRow, error)
 }
 
 // Cluster is a registered cluster name and the kube-system UID bound to it ("" while none).
@@ -55,6 +85,116 @@ type Cluster struct {
 	UID       string
 	FirstSeen time.Time
 	LastSeen  time.Time
+}
+
+// Ingest is one pushed snapshot and the evaluations the server computed for it.
+type Ingest struct {
+	ClusterName string
+	ClusterUID  string // the kube-system UID; "" when the agent sent none
+	// Hash is the inventory's canonical hash: equal hashes are duplicates.
+	Hash          string
+	CollectedAt   time.Time // zero when unknown
+	AgentVersion  string
+	KBVersion     string
+	ServerVersion string // the cluster's Kubernetes version; "" keeps the last one stored
+	// Inventory is the gzip-compressed inventory JSON, stored as given.
+	Inventory   []byte
+	Evaluations []Evaluation
+}
+
+// Evaluation is the server's answer for one snapshot at one target.
+type Evaluation struct {
+	Target      string
+	Verdict     string
+	Score       int
+	Blockers    int
+	Warnings    int
+	Infos       int
+	EvaluatedAt time.Time
+	// Bundles produced the evaluation; BundlesKey is their canonical join, compared with
+	// the server's current key to call a stored evaluation outdated.
+	Bundles    []Bundle
+	BundlesKey string
+	// Report is the report for this target, stored as given (the server compresses it).
+	Report []byte
+}
+
+// Bundle names a policy bundle and its revision.
+type Bundle struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+}
+
+// IngestResult says where an ingest went: the new snapshot, or with Duplicate the
+// cluster's latest one, which had the same hash.
+type IngestResult struct {
+	ClusterID  int64
+	SnapshotID int64
+	Duplicate  bool
+}
+
+// ClusterHead is a registered cluster and its latest snapshot (LatestSnapshotID 0 and
+// LatestHash "" before the first).
+type ClusterHead struct {
+	ID               int64
+	Name             string
+	UID              string
+	ServerVersion    string
+	LatestSnapshotID int64
+	LatestHash       string
+}
+
+// SnapshotRecord is a stored snapshot; Inventory is the gzip JSON Ingest was given.
+type SnapshotRecord struct {
+	ID            int64
+	ClusterID     int64
+	Hash          string
+	ReceivedAt    time.Time
+	CollectedAt   time.Time // zero when unknown
+	AgentVersion  string
+	KBVersion     string
+	ServerVersion string
+	Inventory     []byte
+}
+
+// EvaluationRecord is a stored evaluation with its report.
+type EvaluationRecord struct {
+	ID         int64
+	ClusterID  int64
+	SnapshotID int64
+	Evaluation
+}
+
+// HistoryPoint is one stored evaluation without its report.
+type HistoryPoint struct {
+	EvaluationID int64
+	SnapshotID   int64
+	Target       string
+	Verdict      string
+	Score        int
+	Blockers     int
+	Warnings     int
+	Infos        int
+	EvaluatedAt  time.Time
+	BundlesKey   string
+}
+
+// FleetRow is one fleet cell: a cluster's newest stored evaluation at one target.
+type FleetRow struct {
+	ClusterID     int64
+	ClusterName   string
+	ClusterUID    string
+	LastSeen      time.Time
+	ServerVersion string
+	Target        string
+	EvaluationID  int64
+	SnapshotID    int64
+	Verdict       string
+	Score         int
+	Blockers      int
+	Warnings      int
+	EvaluatedAt   time.Time
+	BundlesKey    string
 }
 
 // Token describes a stored ingest token: never the token, nor its hash.

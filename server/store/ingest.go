@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+const (
+	// qTouchCluster is the cluster's row lock as well as its last-seen time: on Postgres
+	// the update holds the row until commit, so a second ingest of the cluster waits here
+	// and then reads the first one's latest hash; SQLite's one writer serialises anyway.
+	qTouchCluster = `UPDATE clusters SET last_seen = $2 WHERE id = $1
+RETURNING COALESCE(latest_snapshot_id, 0), COALESCE(latest_hash, '')`
+	qInsertSnapshot = `INSERT INTO snapshots
+(cluster_id, hash, received_at, collected_at, agent_version, kb_version, server_version, inventory)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`
+	qInsertEvaluation = `INSERT INTO evaluations
+(cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles, bundles_key, report)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
+	qUpsertFleetCell = `INSERT INTO fleet_cells
+(cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluation_id,
+	snapshot_id = excluded.snapshot_id, verdict = excluded.verdict, score = excluded.score,
+	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
+	bundles_key = excluded.bundles_key`
+	qSetLatest = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
+	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
+)
+
+func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) {
+	var res IngestResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := s.now()
+		c, err := bindCluster(ctx, tx, in.ClusterName, in.ClusterUID, now)
+		if err != nil {
+			return err
+		}
+		res = IngestResult{ClusterID: c.ID}
+		var latest int64
+		var latestHash string
+		if err := tx.QueryRowContext(ctx, qTouchCluster, c.ID, now.UnixNano()).Scan(&latest, &latestHash); err != nil {
+			return fmt.Errorf("lock cluster: %w", err)
+		}
+		if latest != 0 && latestHash == in.Hash {
+			res.SnapshotID, res.Duplicate = latest, true
+			return nil
+		}
+		res.SnapshotID, err = insertSnapshot(ctx, tx, c.ID, in, now)
+		return err
+	})
+	if err != nil {
+		return IngestResult{}, fmt.Errorf("ingest snapshot of %q: %w", in.ClusterName, s.classify(err))
+	}
+	return res, nil
+}
+
+// insertSnapshot stores in's snapshot and evaluations for cluster id, moves its fleet
+// cells and its latest snapshot, and answers the snapshot's id.
+func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now time.Time) (int64, error) {
+	var snap int64
+	err := tx.QueryRowContext(ctx, qInsertSnapshot, id, in.Hash, now.UnixNano(), nullTime(in.CollectedAt),
+		in.AgentVersion, in.KBVersion, in.ServerVersion, nonNil(in.Inventory)).Scan(&snap)
+	if err != nil {
+		return 0, fmt.Errorf("insert snapshot: %w", err)
+	}
+	for _, e := range in.Evaluations {
+		bundles, err := json.Marshal(nonNilBundles(e.Bundles))
+		if err != nil {
+			return 0, fmt.Errorf("encode bundles: %w", err)
+		}
+		var eval int64
+		err = tx.QueryRowContext(ctx, qInsertEvaluation, id, snap, e.Target, e.Verdict, e.Score, e.Blockers,
+			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report)).Scan(&eval)
+		if err != nil {
+			return 0, fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
+		}
+		if _, err := tx.ExecContext(ctx, qUpsertFleetCell, id, e.Target, eval, snap, e.Verdict, e.Score,
+			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey); err != nil {
+			return 0, fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, qSetLatest, id, snap, in.Hash, in.ServerVersion); err != nil {
+		return 0, fmt.Errorf("set latest snapshot: %w", err)
+	}
+	return snap, nil
+}
+
+const (
+	qHead = `SELECT id, name, uid, server_version, COALESCE(latest_snapshot_id, 0), COALESCE(latest_hash, '')
+FROM clusters WHERE name = $1`
+	qLatestSnapshot = `SELECT id, cluster_id, hash, received_at, collected_at, agent_version, kb_version,
+	server_version, inventory FROM snapshots WHERE cluster_id = $1 ORDER BY id DESC LIMIT 1`
+	qLatestEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
+	evaluated_at, bundles, bundles_key, report
+FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
+	qHistory = `SELECT id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles_key
+FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT $3`
+	qFleet = `SELECT c.id, c.name, c.uid, c.last_seen, c.server_version, f.target, f.evaluation_id, f.snapshot_id,
+	f.verdict, f.score, f.blockers, f.warnings, f.evaluated_at, f.bundles_key
+FROM fleet_cells f JOIN clusters c ON c.id = f.cluster_id ORDER BY c.name, f.target`
+)
+
+func (s *sqlStore) Head(ctx context.Context, name string) (ClusterHead, error) {
+	var (
+		h   ClusterHead
+		uid sql.NullString
+	)
+	err := s.r.QueryRowContext(ctx, qHead, name).Scan(&h.ID, &h.Name, &uid, &h.ServerVersion,
+		&h.LatestSnapshotID, &h.LatestHash)
+	if err != nil {
+		return ClusterHead{}, fmt.Errorf("read cluster %q: %w", name, s.classify(noRows(err)))
+	}
+	h.UID = uid.String
+	return h, nil
+}
+
+func (s *sqlStore) LatestSnapshot(ctx context.Context, clusterID int64) (SnapshotRecord, error) {
+	var (
+		r         SnapshotRecord
+		received  int64
+		collected sql.NullInt64
+	)
+	err := s.r.QueryRowContext(ctx, qLatestSnapshot, clusterID).Scan(&r.ID, &r.ClusterID, &r.Hash, &received,
+		&collected, &r.AgentVersion, &r.KBVersion, &r.ServerVersion, &r.Inventory)
+	if err != nil {
+		return SnapshotRecord{}, fmt.Errorf("read latest snapshot of cluster %d: %w", clusterID, s.classify(noRows(err)))
+	}
+	r.ReceivedAt = fromNanos(received)
+	if collected.Valid {
+		r.CollectedAt = fromNanos(collected.Int64)
+	}
+	return r, nil
+}
+
+func (s *sqlStore) LatestEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error) {
+	var (
+		r         EvaluationRecord
+		evaluated int64
+		bundles   string
+	)
+	err := s.r.QueryRowContext(ctx, qLatestEvaluation, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
+		&r.Target, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &r.Infos, &evaluated, &bundles, &r.BundlesKey,
+		&r.Report)
+	if err == nil {
+		err = json.Unmarshal([]byte(bundles), &r.Bundles)
+	}
+	if err != nil {
+		return EvaluationRecord{}, fmt.Errorf("read latest evaluation of cluster %d at %q: %w", clusterID, target,
+			s.classify(noRows(err)))
+	}
+	r.EvaluatedAt = fromNanos(evaluated)
+	return r, nil
+}
+
+func (s *sqlStore) History(ctx context.Context, clusterID int64, target string, limit int) ([]HistoryPoint, error) {
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	out, err := queryAll(ctx, s.r, qHistory, func(sc scanner) (HistoryPoint, error) {
+		var (
+			p         HistoryPoint
+			evaluated int64
+		)
+		err := sc.Scan(&p.EvaluationID, &p.SnapshotID, &p.Target, &p.Verdict, &p.Score, &p.Blockers, &p.Warnings,
+			&p.Infos, &evaluated, &p.BundlesKey)
+		p.EvaluatedAt = fromNanos(evaluated)
+		return p, err
+	}, clusterID, target, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read history of cluster %d at %q: %w", clusterID, target, s.classify(err))
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Fleet(ctx context.Context) ([]FleetRow, error) {
+	out, err := queryAll(ctx, s.r, qFleet, func(sc scanner) (FleetRow, error) {
+		var (
+			r                   FleetRow
+			uid                 sql.NullString
+			lastSeen, evaluated int64
+		)
+		err := sc.Scan(&r.ClusterID, &r.ClusterName, &uid, &lastSeen, &r.ServerVersion, &r.Target, &r.EvaluationID,
+			&r.SnapshotID, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &evaluated, &r.BundlesKey)
+		r.ClusterUID, r.LastSeen, r.EvaluatedAt = uid.String, fromNanos(lastSeen), fromNanos(evaluated)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read fleet: %w", s.classify(err))
+	}
+	// The database's collation orders names (Postgres: the locale's); settle on bytes.
+	slices.SortStableFunc(out, func(a, b FleetRow) int {
+		if c := strings.Compare(a.ClusterName, b.ClusterName); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Target, b.Target)
+	})
+	return out, nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+func queryAll[T any](ctx context.Context, db *sql.DB, q string, scan func(scanner) (T, error), args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func noRows(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// nonNil keeps a nil slice from being stored as NULL in a NOT NULL column.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func nonNilBundles(b []Bundle) []Bundle {
+	if b == nil {
+		return []Bundle{}
+	}
+	return b
+}
