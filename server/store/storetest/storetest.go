@@ -44,6 +44,14 @@ func Run(t *testing.T, open Opener) {
 		{"reopening applies no migration twice and keeps the data", testReopen},
 		{"handles opening an empty database together migrate it once", testConcurrentMigrate},
 		{"a database with a newer schema version is refused", testSchemaTooNew},
+		{"a first ingest stores the snapshot and one evaluation per target", testFirstIngest},
+		{"the same hash again is a duplicate and writes nothing new", testDuplicateIngest},
+		{"a changed inventory is a new history point and moves the fleet cell", testChangedIngest},
+		{"history is newest first and honours limit", testHistoryOrder},
+		{"another UID's ingest is a conflict and stores nothing", testIngestOtherUID},
+		{"concurrent ingests of one cluster with the same hash store exactly one snapshot", testIngestRace},
+		{"the fleet lists every cluster and target once", testFleet},
+		{"a reopened handle reads every ingest back", testIngestReopen},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
