@@ -96,7 +96,7 @@ func (s *sqlStore) BindCluster(ctx context.Context, name, uid string) (Cluster, 
 	return c, nil
 }
 
-// bindCluster runs inside a write transaction (ingest will call it in its own). The unique
+// bindCluster runs inside a write transaction (BindCluster's, or Ingest's). The unique
 // name decides who registers a name: a racing insert waits for the winner's commit and
 // then does nothing; a UID-less row is bound by a conditional update, and the loser of
 // that race re-reads the winner's UID.
