@@ -64,6 +64,15 @@ var (
 // clusterName is an RFC 1123 subdomain: what the agent's --cluster-name and a cluster UID are.
 var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
+// CheckClusterName answers nil when name is an RFC 1123 subdomain (at most 253 characters,
+// lowercase alphanumerics, '-' and '.'), the rule for every cluster name the server keeps.
+func CheckClusterName(name string) error {
+	if name == "" || len(name) > 253 || !clusterName.MatchString(name) {
+		return fmt.Errorf("cluster name %q is not an RFC 1123 subdomain (lowercase letters, digits, '-' and '.')", name)
+	}
+	return nil
+}
+
 // Decode reads one push body sent with contentEncoding ("gzip", "identity" or ""), bounded to
 // MaxBytes on the wire and decompressed, and validates the envelope and its inventory against
 // the inventory schema. Errors wrap ErrTooLarge, ErrEncoding or ErrInvalid and name the JSON
@@ -116,7 +125,7 @@ func decodeJSON(data []byte) (*Envelope, error) {
 	switch {
 	case raw.SchemaVersion != SchemaVersion:
 		return nil, fmt.Errorf("%w: schemaVersion %d, want %d", ErrInvalid, raw.SchemaVersion, SchemaVersion)
-	case raw.ClusterName == "" || len(raw.ClusterName) > 253 || !clusterName.MatchString(raw.ClusterName):
+	case CheckClusterName(raw.ClusterName) != nil:
 		return nil, fmt.Errorf("%w: clusterName %q is not an RFC 1123 subdomain", ErrInvalid, raw.ClusterName)
 	case len(raw.Inventory) == 0 || string(raw.Inventory) == "null":
 		return nil, fmt.Errorf("%w: no inventory", ErrInvalid)
