@@ -78,6 +78,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newVersionCommand(s),
 		newAgentCommand(s),
 		newBundleCommand(s),
+		newTokensCommand(s),
 	)
 	plainBools(cmd)
 	return cmd
