@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/internal/pgtest"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+var tokenLine = regexp.MustCompile(`^[0-9a-f]{64}\n$`)
+
+// tokensDB is a fresh SQLite path, with $UPGRADESCOPE_DB_URL cleared so the caller's
+// environment cannot choose the database.
+func tokensDB(t *testing.T) string {
+	t.Helper()
+	t.Setenv(envDBURL, "")
+	return filepath.Join(t.TempDir(), "fleet", "upgradescope.db")
+}
+
+// createToken runs tokens create and answers the token it printed.
+func createToken(t *testing.T, cluster string, db ...string) string {
+	t.Helper()
+	r := runCLI(t, append([]string{"tokens", "create", cluster}, db...)...)
+	if r.code != 0 || !tokenLine.MatchString(r.stdout) {
+		t.Fatalf("tokens create %s: code %d, stdout %q, stderr %q", cluster, r.code, r.stdout, r.stderr)
+	}
+	return strings.TrimSpace(r.stdout)
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestTokensCreatePrintsTheTokenOnceAndTheDatabaseKeepsOnlyItsHash(t *testing.T) {
+	db := tokensDB(t)
+	r := runCLI(t, "tokens", "create", "prod-eu-1", "--db", db)
+	if r.code != 0 || !tokenLine.MatchString(r.stdout) {
+		t.Fatalf("stdout must be one 64-hex line: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	tok := strings.TrimSpace(r.stdout)
+	if !strings.Contains(r.stderr, "shown once") || !strings.Contains(r.stderr, tok[:8]) || strings.Contains(r.stderr, tok) {
+		t.Errorf("stderr must say the token is shown once and name its prefix, not the token: %q", r.stderr)
+	}
+	if info, err := os.Stat(db); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the database file must be 0600: %v %v", info, err)
+	}
+
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := st.Tokens(context.Background())
+	if err != nil || len(ts) != 1 || ts[0].Cluster != "prod-eu-1" || ts[0].Prefix != tok[:8] {
+		t.Errorf("the store must hold one token for prod-eu-1 with the prefix %s: %+v %v", tok[:8], ts, err)
+	}
+	if c, err := st.IngestTokenCluster(context.Background(), sha256Hex(tok)); c != "prod-eu-1" || err != nil {
+		t.Errorf("the token's sha256 must push as prod-eu-1: %q %v", c, err)
+	}
+	if _, err := st.IngestTokenCluster(context.Background(), tok); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the token itself must not be stored as a hash: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{db, db + "-wal"} {
+		if data, err := os.ReadFile(f); err == nil && strings.Contains(string(data), tok) {
+			t.Errorf("%s holds the token itself", filepath.Base(f))
+		}
+	}
+
+	if second := createToken(t, "prod-eu-1", "--db", db); second == tok {
+		t.Error("two tokens for one cluster must differ")
+	}
+}
+
+func TestTokensListNeverShowsATokenNorItsHash(t *testing.T) {
+	db := tokensDB(t)
+	tok := createToken(t, "prod-eu-1", "--db", db)
+	createToken(t, "staging", "--db", db)
+	if r := runCLI(t, "tokens", "revoke", "--id", "2", "--db", db); r.code != 0 {
+		t.Fatalf("revoke: %+v", r)
+	}
+
+	for _, format := range []string{"table", "json"} {
+		t.Run(format, func(t *testing.T) {
+			r := runCLI(t, "tokens", "list", "-o", format, "--db", db)
+			if r.code != 0 {
+				t.Fatalf("code %d, stderr %q", r.code, r.stderr)
+			}
+			if strings.Contains(r.stdout, tok) || strings.Contains(r.stdout, sha256Hex(tok)) {
+				t.Errorf("list shows a token or its hash:\n%s", r.stdout)
+			}
+			if !strings.Contains(r.stdout, tok[:8]) || !strings.Contains(r.stdout, "prod-eu-1") || !strings.Contains(r.stdout, "staging") {
+				t.Errorf("list must name both tokens by prefix and cluster:\n%s", r.stdout)
+			}
+			if format == "table" {
+				lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+				if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") || !strings.HasSuffix(lines[1], " -") || strings.HasSuffix(lines[2], " -") {
+					t.Errorf("want a header, token 1 active and token 2 revoked:\n%s", r.stdout)
+				}
+				return
+			}
+			var got []tokenJSON
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].Revoked != nil || got[1].Revoked == nil || got[0].Prefix != tok[:8] {
+				t.Errorf("want token 1 active and token 2 revoked: %+v", got)
+			}
+		})
+	}
+}
+
+func TestTokensRevokeTakesExactlyOneOfIDAndAll(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+		active int // tokens of the two still pushing afterwards
+	}{
+		{name: "--id revokes that token", args: []string{"--id", "1"}, stdout: "revoked 1 token\n", active: 1},
+		{name: "--all revokes every active token", args: []string{"--all"}, stdout: "revoked 2 tokens\n", active: 0},
+		{name: "an unknown id fails naming it", args: []string{"--id", "99"}, code: 1, stderr: "no ingest token with id 99", active: 2},
+		{name: "neither --id nor --all is refused", args: nil, code: 1, stderr: "exactly one of --id N and --all", active: 2},
+		{name: "both --id and --all are refused", args: []string{"--id", "1", "--all"}, code: 1, stderr: "exactly one of --id N and --all", active: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tokensDB(t)
+			toks := []string{createToken(t, "a", "--db", db), createToken(t, "b", "--db", db)}
+			r := runCLI(t, append([]string{"tokens", "revoke", "--db", db}, tt.args...)...)
+			if r.code != tt.code || r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("code %d (want %d), stdout %q (want %q), stderr %q (want %q)", r.code, tt.code, r.stdout, tt.stdout, r.stderr, tt.stderr)
+			}
+			st, err := store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			active := 0
+			for _, tok := range toks {
+				if _, err := st.IngestTokenCluster(context.Background(), sha256Hex(tok)); err == nil {
+					active++
+				}
+			}
+			if active != tt.active {
+				t.Errorf("%d tokens still push, want %d", active, tt.active)
+			}
+		})
+	}
+}
+
+func TestTokensRefuseConflictingOrUnusableDatabaseFlags(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "db-url.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	urlFile := write(t, dir, "db-url", "postgres://u:hunter2@127.0.0.1:1/fleet\n")
+	const secretURL = "postgres://u:hunter2@127.0.0.1:1/fleet?sslmode=disable"
+
+	tests := []struct {
+		name   string
+		env    string
+		args   []string
+		stderr []string
+	}{
+		{name: "a cluster name that is no RFC 1123 subdomain", args: []string{"create", "Prod_1"}, stderr: []string{`"Prod_1" is not an RFC 1123 subdomain`}},
+		{name: "--db with --db-url", args: []string{"list", "--db", "x.db", "--db-url", secretURL}, stderr: []string{"--db names a SQLite file and --db-url a PostgreSQL database"}},
+		{name: "--db with $UPGRADESCOPE_DB_URL", env: secretURL, args: []string{"list", "--db", "x.db"}, stderr: []string{"--db names a SQLite file and $UPGRADESCOPE_DB_URL"}},
+		{name: "--db-url with --db-url-file", args: []string{"list", "--db-url", secretURL, "--db-url-file", urlFile}, stderr: []string{"--db-url, --db-url-file: give the PostgreSQL URL once"}},
+		{name: "--db-url with $UPGRADESCOPE_DB_URL", env: secretURL, args: []string{"list", "--db-url", secretURL}, stderr: []string{"--db-url, $UPGRADESCOPE_DB_URL: give the PostgreSQL URL once"}},
+		{name: "--db-url-file on a FIFO", args: []string{"list", "--db-url-file", fifo}, stderr: []string{"--db-url-file", "not a regular file"}},
+		{name: "--db-url-file on /dev/zero", args: []string{"list", "--db-url-file", "/dev/zero"}, stderr: []string{"--db-url-file", "not a regular file"}},
+		{name: "a URL that is not PostgreSQL's", args: []string{"list", "--db-url", "mysql://u:hunter2@db/fleet"}, stderr: []string{"--db-url mysql://xxxxx@db/fleet: want a postgres://"}},
+		{name: "a key=value connection string", args: []string{"list", "--db-url", "host=db password=hunter2"}, stderr: []string{"--db-url: want a postgres://"}},
+		{name: "an unreachable PostgreSQL, named without credentials", args: []string{"list", "--db-url", secretURL}, stderr: []string{"postgres://xxxxx@127.0.0.1:1/fleet", "database unavailable", "reachable?"}},
+		{name: "an unreachable PostgreSQL from --db-url-file", args: []string{"create", "prod", "--db-url-file", urlFile}, stderr: []string{"postgres://xxxxx@127.0.0.1:1/fleet", "database unavailable"}},
+		{name: "an unreachable PostgreSQL from $UPGRADESCOPE_DB_URL", env: secretURL, args: []string{"revoke", "--all"}, stderr: []string{"postgres://xxxxx@127.0.0.1:1/fleet", "database unavailable"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envDBURL, tt.env)
+			t.Chdir(t.TempDir())
+			r := runCLI(t, append([]string{"tokens"}, tt.args...)...)
+			if r.code != 1 || r.stdout != "" {
+				t.Errorf("want exit 1 and nothing on stdout: code %d, stdout %q", r.code, r.stdout)
+			}
+			for _, want := range tt.stderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q: %q", want, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "hunter2") {
+				t.Errorf("stderr shows the password: %q", r.stderr)
+			}
+		})
+	}
+}
+
+func TestTokensRefuseADatabaseNewerThanTheBinary(t *testing.T) {
+	db := tokensDB(t)
+	createToken(t, "prod", "--db", db)
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := st.(interface{ SQLDB() *sql.DB }).SQLDB()
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "tokens", "list", "--db", db)
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "database schema version 99 is newer than this binary") ||
+		!strings.Contains(r.stderr, "point --db/--db-url at another database") {
+		t.Errorf("want exit 1 naming the newer schema and what to do: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestTokensOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Setenv(envDBURL, "")
+	tok := createToken(t, "prod-eu-1", "--db-url", url)
+	createToken(t, "staging", "--db-url", url)
+
+	r := runCLI(t, "tokens", "list", "-o", "json", "--db-url", url)
+	var got []tokenJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil || len(got) != 2 || got[0].Prefix != tok[:8] {
+		t.Fatalf("list: code %d, %v, %q, stderr %q", r.code, err, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, tok) {
+		t.Errorf("list shows the token: %s", r.stdout)
+	}
+
+	t.Setenv(envDBURL, url) // the environment names the database as --db-url does
+	if r := runCLI(t, "tokens", "revoke", "--id", "1"); r.code != 0 || r.stdout != "revoked 1 token\n" {
+		t.Errorf("revoke --id 1: %+v", r)
+	}
+	if r := runCLI(t, "tokens", "revoke", "--all"); r.code != 0 || r.stdout != "revoked 1 token\n" {
+		t.Errorf("revoke --all after --id 1 revokes the other one: %+v", r)
+	}
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.IngestTokenCluster(context.Background(), sha256Hex(tok)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a revoked token must not push: %v", err)
+	}
+}
