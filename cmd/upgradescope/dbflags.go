@@ -29,7 +29,7 @@ func (f *dbFlags) register(cmd *cobra.Command) {
 	f.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&f.path, "db", "upgradescope.db", "SQLite database file (created 0600 if missing)")
-	fl.StringVar(&f.url, "db-url", "", "PostgreSQL URL, postgres://… (or $"+envDBURL+"); replaces --db")
+	fl.StringVar(&f.url, "db-url", "", "PostgreSQL URL, postgres://… (or $"+envDBURL+"); not with --db")
 	fl.StringVar(&f.urlFile, "db-url-file", "", "file holding the PostgreSQL URL")
 }
 

@@ -161,7 +161,7 @@ func newTokensRevokeCommand(s streams) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "revoke --id N | --all",
-		Short: "Revoke one ingest token, or every active one; effective on the next push",
+		Short: "Revoke one ingest token, or every active one",
 		Example: `  upgradescope tokens revoke --id 3
   upgradescope tokens revoke --all`,
 		Args: cobra.NoArgs,
