@@ -19,7 +19,7 @@ import (
 const envDBURL = "UPGRADESCOPE_DB_URL"
 
 // dbFlags is the flag group naming the fleet server's database: a SQLite file (--db) or a
-// PostgreSQL URL from exactly one of --db-url, --db-url-file and $UPGRADESCOPE_DB_URL.
+// PostgreSQL URL from one of --db-url and --db-url-file, else $UPGRADESCOPE_DB_URL.
 type dbFlags struct {
 	path, url, urlFile string
 	cmd                *cobra.Command
@@ -48,7 +48,8 @@ func (f *dbFlags) postgresURL() (string, error) {
 		}
 		u = string(data)
 	}
-	if env := os.Getenv(envDBURL); env != "" {
+	// The environment is a default: any of the flags, --db included, overrides it.
+	if env := os.Getenv(envDBURL); env != "" && len(from) == 0 && !f.cmd.Flags().Changed("db") {
 		from, u = append(from, "$"+envDBURL), env
 	}
 	switch {

@@ -181,9 +181,8 @@ func TestTokensRefuseConflictingOrUnusableDatabaseFlags(t *testing.T) {
 	}{
 		{name: "a cluster name that is no RFC 1123 subdomain", args: []string{"create", "Prod_1"}, stderr: []string{`"Prod_1" is not an RFC 1123 subdomain`}},
 		{name: "--db with --db-url", args: []string{"list", "--db", "x.db", "--db-url", secretURL}, stderr: []string{"--db names a SQLite file and --db-url a PostgreSQL database"}},
-		{name: "--db with $UPGRADESCOPE_DB_URL", env: secretURL, args: []string{"list", "--db", "x.db"}, stderr: []string{"--db names a SQLite file and $UPGRADESCOPE_DB_URL"}},
 		{name: "--db-url with --db-url-file", args: []string{"list", "--db-url", secretURL, "--db-url-file", urlFile}, stderr: []string{"--db-url, --db-url-file: give the PostgreSQL URL once"}},
-		{name: "--db-url with $UPGRADESCOPE_DB_URL", env: secretURL, args: []string{"list", "--db-url", secretURL}, stderr: []string{"--db-url, $UPGRADESCOPE_DB_URL: give the PostgreSQL URL once"}},
+		{name: "--db-url overrides $UPGRADESCOPE_DB_URL", env: "postgres://other@127.0.0.1:1/env", args: []string{"list", "--db-url", secretURL}, stderr: []string{"postgres://xxxxx@127.0.0.1:1/fleet", "database unavailable"}},
 		{name: "--db-url-file on a FIFO", args: []string{"list", "--db-url-file", fifo}, stderr: []string{"--db-url-file", "not a regular file"}},
 		{name: "--db-url-file on /dev/zero", args: []string{"list", "--db-url-file", "/dev/zero"}, stderr: []string{"--db-url-file", "not a regular file"}},
 		{name: "a URL that is not PostgreSQL's", args: []string{"list", "--db-url", "mysql://u:hunter2@db/fleet"}, stderr: []string{"--db-url mysql://xxxxx@db/fleet: want a postgres://"}},
@@ -209,6 +208,15 @@ func TestTokensRefuseConflictingOrUnusableDatabaseFlags(t *testing.T) {
 				t.Errorf("stderr shows the password: %q", r.stderr)
 			}
 		})
+	}
+}
+
+// The environment only names the database when no flag does: --db overrides it.
+func TestDBOverridesTheEnvironmentsURL(t *testing.T) {
+	db := tokensDB(t)
+	t.Setenv(envDBURL, "postgres://u:hunter2@127.0.0.1:1/fleet")
+	if r := runCLI(t, "tokens", "list", "--db", db); r.code != 0 {
+		t.Errorf("--db with $%s set: exit %d, stderr %q; want the SQLite file listed", envDBURL, r.code, r.stderr)
 	}
 }
 
