@@ -1,5 +1,5 @@
 // Package store keeps the fleet server's state: clusters bound to their kube-system UIDs,
-// ingest tokens, inventory snapshots and the evaluations the server computed for them
+// ingest and read tokens, inventory snapshots and the evaluations the server computed for them
 // (one per target), and fleet cells, the newest stored evaluation per cluster and target.
 // The store holds data only: it never evaluates, it stores what the server computed. One Store interface, two
 // backends on database/sql — SQLite (modernc.org/sqlite) and PostgreSQL (pgx) — and one
@@ -48,6 +48,22 @@ type Store interface {
 	// ignored), and answers how many it revoked; revoking a revoked token answers 0.
 	// An unknown id is ErrNotFound.
 	RevokeTokens(ctx context.Context, id int64, all bool) (int, error)
+
+	// CreateReadToken stores the sha256 hex hash and prefix of a read token scoped to
+	// teams (validated by the caller; stored sorted and distinct, and [AllTeams] when the
+	// list holds AllTeams), and in the same transaction closes the read API for good
+	// (ReadAPIClosed). A hash already stored is an ErrConflict.
+	CreateReadToken(ctx context.Context, teams []string, hash, prefix string) (ReadToken, error)
+	// ReadTokenTeams answers the teams a read token's hash may read ([AllTeams]: the
+	// whole fleet); ErrNotFound when the hash is unknown or revoked.
+	ReadTokenTeams(ctx context.Context, hash string) ([]string, error)
+	// ReadTokens lists read tokens ordered by id, revoked ones included.
+	ReadTokens(ctx context.Context) ([]ReadToken, error)
+	// RevokeReadTokens is RevokeTokens for read tokens; it never reopens the read API.
+	RevokeReadTokens(ctx context.Context, id int64, all bool) (int, error)
+	// ReadAPIClosed answers true once any read token was created, on every handle on the
+	// database, and stays true after every read token is revoked.
+	ReadAPIClosed(ctx context.Context) (bool, error)
 
 	// Ingest stores a pushed snapshot in one transaction, committed before it returns:
 	// it binds in.ClusterName to in.ClusterUID as BindCluster does (ErrConflict, nothing
@@ -201,6 +217,15 @@ type FleetRow struct {
 type Token struct {
 	ID      int64
 	Cluster string
+	Prefix  string
+	Created time.Time
+	Revoked time.Time // zero while active
+}
+
+// ReadToken describes a stored read token: never the token, nor its hash.
+type ReadToken struct {
+	ID      int64
+	Teams   []string // sorted and distinct; [AllTeams] for the whole fleet
 	Prefix  string
 	Created time.Time
 	Revoked time.Time // zero while active
