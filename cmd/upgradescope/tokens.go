@@ -8,8 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/spf13/cobra"
 
@@ -24,10 +28,12 @@ const dbTimeout = time.Minute
 func newTokensCommand(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tokens",
-		Short: "Create, list and revoke the fleet server's per-cluster ingest tokens",
+		Short: "Create, list and revoke the fleet server's ingest and read tokens",
 		Long: `tokens works on the fleet server's database directly (--db, --db-url, --db-url-file or
-$UPGRADESCOPE_DB_URL). An ingest token lets an agent push as one cluster only; the database
-keeps its sha256 and first 8 characters, never the token.`,
+$UPGRADESCOPE_DB_URL). An ingest token lets an agent push as one cluster only; a read token
+reads the API for its teams (or, with '*', the whole fleet), and minting the first closes an
+open read API for good. The database keeps each token's sha256 and first 8 characters, never
+the token.`,
 	}
 	cmd.AddCommand(newTokensCreateCommand(s), newTokensListCommand(s), newTokensRevokeCommand(s))
 	return cmd
@@ -47,13 +53,26 @@ func withStore(cmd *cobra.Command, db *dbFlags, fn func(context.Context, store.S
 
 func newTokensCreateCommand(s streams) *cobra.Command {
 	var db dbFlags
+	var read bool
+	var teams []string
 	cmd := &cobra.Command{
-		Use:   "create CLUSTER",
-		Short: "Mint an ingest token that pushes only as CLUSTER; printed once on stdout",
+		Use:   "create CLUSTER | --read --teams TEAM[,TEAM...]",
+		Short: "Mint an ingest token that pushes only as CLUSTER, or a read token; printed once on stdout",
 		Example: `  upgradescope tokens create prod-eu-1 > prod-eu-1.token
-  upgradescope tokens create prod-eu-1 --db-url-file /run/secrets/db-url`,
-		Args: cobra.ExactArgs(1),
+  upgradescope tokens create prod-eu-1 --db-url-file /run/secrets/db-url
+  upgradescope tokens create --read --teams payments,checkout > payments.token
+  upgradescope tokens create --read --teams '*' > fleet.token`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if read {
+				return createReadToken(cmd, s, &db, args, teams)
+			}
+			if cmd.Flags().Changed("teams") {
+				return errors.New("--teams scopes a read token: give --read too")
+			}
+			if len(args) != 1 {
+				return errors.New("give the CLUSTER an ingest token pushes as, or --read --teams for a read token")
+			}
 			cluster := args[0]
 			if err := push.CheckClusterName(cluster); err != nil {
 				return err
@@ -73,8 +92,56 @@ func newTokensCreateCommand(s streams) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&read, "read", false, "mint a read token for the API instead of an ingest token; closes an open read API for good")
+	cmd.Flags().StringSliceVar(&teams, "teams", nil, "with --read: the teams the token may read (label values, comma-separated or repeated), or '*' for the whole fleet")
 	db.register(cmd)
 	return cmd
+}
+
+// createReadToken mints a read token scoped to teams.
+func createReadToken(cmd *cobra.Command, s streams, db *dbFlags, args, teams []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("a read token is not bound to a cluster: drop %q", args[0])
+	}
+	if err := checkTeams(teams); err != nil {
+		return err
+	}
+	return withStore(cmd, db, func(ctx context.Context, st store.Store) error {
+		tok, hash, err := newIngestToken()
+		if err != nil {
+			return err
+		}
+		t, err := st.CreateReadToken(ctx, teams, hash, tok[:8])
+		if err != nil {
+			return fmt.Errorf("create read token: %w", err)
+		}
+		fmt.Fprintf(s.err, "read token id %d (prefix %s) for teams %s created — shown once: store it now\n", t.ID, t.Prefix, strings.Join(t.Teams, ","))
+		_, err = fmt.Fprintln(s.out, tok)
+		return err
+	})
+}
+
+// checkTeams refuses an empty team list and names that are not Kubernetes label values;
+// '*' (the whole fleet) stands alone.
+func checkTeams(teams []string) error {
+	if len(teams) == 0 {
+		return errors.New("--read needs --teams: the teams the token may read, or '*' for the whole fleet")
+	}
+	for _, team := range teams {
+		if team == store.AllTeams {
+			if len(teams) > 1 {
+				return errors.New("--teams '*' reads the whole fleet: give it alone")
+			}
+			continue
+		}
+		if team == "" {
+			return errors.New("--teams: empty team name")
+		}
+		if errs := validation.IsValidLabelValue(team); len(errs) > 0 {
+			return fmt.Errorf("--teams: team %q is not a label value: %s", team, strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }
 
 // newIngestToken answers 32 random bytes as 64 hex characters, and the sha256 hex the store
@@ -89,11 +156,14 @@ func newIngestToken() (tok, hash string, err error) {
 	return tok, hex.EncodeToString(sum[:]), nil
 }
 
-// tokenJSON is one line of tokens list -o json: never the token, nor its hash.
+// tokenJSON is one line of tokens list -o json: never the token, nor its hash. Kind is
+// "ingest" (with Cluster) or "read" (with Teams; ["*"] for the whole fleet).
 type tokenJSON struct {
 	ID      int64      `json:"id"`
+	Kind    string     `json:"kind"`
 	Prefix  string     `json:"prefix"`
-	Cluster string     `json:"cluster"`
+	Cluster string     `json:"cluster,omitempty"`
+	Teams   []string   `json:"teams,omitempty"`
 	Created time.Time  `json:"created"`
 	Revoked *time.Time `json:"revoked,omitempty"`
 }
@@ -103,19 +173,21 @@ func newTokensListCommand(s streams) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List ingest tokens (id, prefix, cluster, created, revoked); never a token",
+		Short: "List ingest and read tokens (id, kind, prefix, cluster or teams, created, revoked); never a token",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" {
 				return fmt.Errorf("--output %q: want table or json", format)
 			}
 			return withStore(cmd, &db, func(ctx context.Context, st store.Store) error {
-				ts, err := st.Tokens(ctx)
+				ts, err := listTokens(ctx, st)
 				if err != nil {
-					return fmt.Errorf("list tokens: %w", err)
+					return err
 				}
 				if format == "json" {
-					return writeTokensJSON(s, ts)
+					enc := json.NewEncoder(s.out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(ts)
 				}
 				return writeTokensTable(s, ts)
 			})
@@ -127,30 +199,49 @@ func newTokensListCommand(s streams) *cobra.Command {
 	return cmd
 }
 
-func writeTokensJSON(s streams, ts []store.Token) error {
-	out := make([]tokenJSON, 0, len(ts))
-	for _, t := range ts {
-		j := tokenJSON{ID: t.ID, Prefix: t.Prefix, Cluster: t.Cluster, Created: t.Created.UTC()}
-		if !t.Revoked.IsZero() {
-			r := t.Revoked.UTC()
-			j.Revoked = &r
-		}
-		out = append(out, j)
+// listTokens answers the ingest tokens, then the read tokens, each in id order.
+func listTokens(ctx context.Context, st store.Store) ([]tokenJSON, error) {
+	ingest, err := st.Tokens(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	enc := json.NewEncoder(s.out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	read, err := st.ReadTokens(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list read tokens: %w", err)
+	}
+	out := make([]tokenJSON, 0, len(ingest)+len(read))
+	for _, t := range ingest {
+		out = append(out, tokenJSON{ID: t.ID, Kind: "ingest", Prefix: t.Prefix, Cluster: t.Cluster,
+			Created: t.Created.UTC(), Revoked: revokedAt(t.Revoked)})
+	}
+	for _, t := range read {
+		out = append(out, tokenJSON{ID: t.ID, Kind: "read", Prefix: t.Prefix, Teams: t.Teams,
+			Created: t.Created.UTC(), Revoked: revokedAt(t.Revoked)})
+	}
+	return out, nil
 }
 
-func writeTokensTable(s streams, ts []store.Token) error {
+func revokedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	r := t.UTC()
+	return &r
+}
+
+func writeTokensTable(s streams, ts []tokenJSON) error {
 	w := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tPREFIX\tCLUSTER\tCREATED\tREVOKED")
+	fmt.Fprintln(w, "ID\tKIND\tPREFIX\tCLUSTER/TEAMS\tCREATED\tREVOKED")
 	for _, t := range ts {
 		revoked := "-"
-		if !t.Revoked.IsZero() {
-			revoked = t.Revoked.UTC().Format(time.RFC3339)
+		if t.Revoked != nil {
+			revoked = t.Revoked.Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", t.ID, t.Prefix, t.Cluster, t.Created.UTC().Format(time.RFC3339), revoked)
+		scope := t.Cluster
+		if t.Kind == "read" {
+			scope = strings.Join(t.Teams, ",")
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Kind, t.Prefix, scope, t.Created.Format(time.RFC3339), revoked)
 	}
 	return w.Flush()
 }
@@ -158,12 +249,13 @@ func writeTokensTable(s streams, ts []store.Token) error {
 func newTokensRevokeCommand(s streams) *cobra.Command {
 	var db dbFlags
 	var id int64
-	var all bool
+	var all, read bool
 	cmd := &cobra.Command{
-		Use:   "revoke --id N | --all",
-		Short: "Revoke one ingest token, or every active one",
+		Use:   "revoke [--read] --id N | [--read] --all",
+		Short: "Revoke one ingest token, or every active one; with --read, read tokens",
 		Example: `  upgradescope tokens revoke --id 3
-  upgradescope tokens revoke --all`,
+  upgradescope tokens revoke --all
+  upgradescope tokens revoke --read --id 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hasID := cmd.Flags().Changed("id")
@@ -171,9 +263,13 @@ func newTokensRevokeCommand(s streams) *cobra.Command {
 				return errors.New("give exactly one of --id N and --all")
 			}
 			return withStore(cmd, &db, func(ctx context.Context, st store.Store) error {
-				n, err := st.RevokeTokens(ctx, id, all)
+				revoke, kind := st.RevokeTokens, "ingest"
+				if read {
+					revoke, kind = st.RevokeReadTokens, "read"
+				}
+				n, err := revoke(ctx, id, all)
 				if errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("no ingest token with id %d (see tokens list)", id)
+					return fmt.Errorf("no %s token with id %d (see tokens list)", kind, id)
 				}
 				if err != nil {
 					return fmt.Errorf("revoke tokens: %w", err)
@@ -182,13 +278,17 @@ func newTokensRevokeCommand(s streams) *cobra.Command {
 				if n == 1 {
 					noun = "token"
 				}
+				if read {
+					noun = "read " + noun
+				}
 				_, err = fmt.Fprintf(s.out, "revoked %d %s\n", n, noun)
 				return err
 			})
 		},
 	}
 	cmd.Flags().Int64Var(&id, "id", 0, "the id tokens list shows")
-	cmd.Flags().BoolVar(&all, "all", false, "every active ingest token")
+	cmd.Flags().BoolVar(&all, "all", false, "every active ingest token (with --read: read token)")
+	cmd.Flags().BoolVar(&read, "read", false, "revoke read tokens instead of ingest tokens; the read API stays closed")
 	db.register(cmd)
 	return cmd
 }

@@ -271,4 +271,189 @@ func TestTokensOnPostgres(t *testing.T) {
 	if _, err := st.IngestTokenCluster(context.Background(), sha256Hex(tok)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a revoked token must not push: %v", err)
 	}
+
+	read := mintReadToken(t, "payments", "--db-url", url)
+	if teams, err := st.ReadTokenTeams(context.Background(), sha256Hex(read)); err != nil || strings.Join(teams, ",") != "payments" {
+		t.Errorf("the read token must read payments: %q %v", teams, err)
+	}
+	if r := runCLI(t, "tokens", "revoke", "--read", "--all"); r.code != 0 || r.stdout != "revoked 1 read token\n" {
+		t.Errorf("revoke --read --all: %+v", r)
+	}
+	if closed, err := st.ReadAPIClosed(context.Background()); !closed || err != nil {
+		t.Errorf("the read API must stay closed after revoking every read token: %v %v", closed, err)
+	}
+}
+
+// mintReadToken runs tokens create --read and answers the token it printed.
+func mintReadToken(t *testing.T, teams string, db ...string) string {
+	t.Helper()
+	r := runCLI(t, append([]string{"tokens", "create", "--read", "--teams", teams}, db...)...)
+	if r.code != 0 || !tokenLine.MatchString(r.stdout) {
+		t.Fatalf("tokens create --read --teams %s: code %d, stdout %q, stderr %q", teams, r.code, r.stdout, r.stderr)
+	}
+	return strings.TrimSpace(r.stdout)
+}
+
+func TestTokensCreateReadPrintsTheTokenOnceAndClosesTheReadAPI(t *testing.T) {
+	db := tokensDB(t)
+	r := runCLI(t, "tokens", "create", "--read", "--teams", "payments,checkout", "--teams", "payments", "--db", db)
+	if r.code != 0 || !tokenLine.MatchString(r.stdout) {
+		t.Fatalf("stdout must be one 64-hex line: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	tok := strings.TrimSpace(r.stdout)
+	if !strings.Contains(r.stderr, "read token") || !strings.Contains(r.stderr, "shown once") ||
+		!strings.Contains(r.stderr, tok[:8]) || strings.Contains(r.stderr, tok) {
+		t.Errorf("stderr must say a read token is shown once and name its prefix, not the token: %q", r.stderr)
+	}
+	fleet := mintReadToken(t, "*", "--db", db)
+
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for tok, want := range map[string]string{tok: "checkout,payments", fleet: "*"} {
+		teams, err := st.ReadTokenTeams(context.Background(), sha256Hex(tok))
+		if err != nil || strings.Join(teams, ",") != want {
+			t.Errorf("the token's sha256 must read %s: %q %v", want, teams, err)
+		}
+	}
+	if _, err := st.IngestTokenCluster(context.Background(), sha256Hex(tok)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a read token must not push: %v", err)
+	}
+	if closed, err := st.ReadAPIClosed(context.Background()); !closed || err != nil {
+		t.Errorf("a read token must close the read API: %v %v", closed, err)
+	}
+}
+
+func TestTokensCreateReadRefusesMissingOrInvalidTeams(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{name: "--read without --teams", args: []string{"--read"}, stderr: "--read needs --teams"},
+		{name: "--teams without --read", args: []string{"prod", "--teams", "a"}, stderr: "--teams scopes a read token: give --read too"},
+		{name: "--read with a cluster", args: []string{"prod", "--read", "--teams", "a"}, stderr: `a read token is not bound to a cluster: drop "prod"`},
+		{name: "no cluster and no --read", args: nil, stderr: "give the CLUSTER an ingest token pushes as, or --read --teams"},
+		{name: "a team that is no label value", args: []string{"--read", "--teams", "pay ments"}, stderr: `team "pay ments" is not a label value`},
+		{name: "a team longer than 63 characters", args: []string{"--read", "--teams", strings.Repeat("a", 64)}, stderr: "is not a label value"},
+		{name: "an empty team", args: []string{"--read", "--teams", "a,,b"}, stderr: "empty team name"},
+		{name: "'*' with named teams", args: []string{"--read", "--teams", "a,*"}, stderr: "--teams '*' reads the whole fleet: give it alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tokensDB(t)
+			r := runCLI(t, append([]string{"tokens", "create", "--db", db}, tt.args...)...)
+			if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("want exit 1, nothing on stdout and %q: code %d, stdout %q, stderr %q", tt.stderr, r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(db); err == nil {
+				st, err := store.Open(context.Background(), db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				if ts, err := st.ReadTokens(context.Background()); err != nil || len(ts) != 0 {
+					t.Errorf("a refused create must store nothing: %+v %v", ts, err)
+				}
+			}
+		})
+	}
+}
+
+func TestTokensListShowsBothKinds(t *testing.T) {
+	db := tokensDB(t)
+	ingest := createToken(t, "prod-eu-1", "--db", db)
+	read := mintReadToken(t, "payments,checkout", "--db", db)
+	mintReadToken(t, "*", "--db", db)
+	if r := runCLI(t, "tokens", "revoke", "--read", "--id", "2", "--db", db); r.code != 0 {
+		t.Fatalf("revoke --read: %+v", r)
+	}
+
+	r := runCLI(t, "tokens", "list", "--db", db)
+	if r.code != 0 {
+		t.Fatalf("code %d, stderr %q", r.code, r.stderr)
+	}
+	for _, tok := range []string{ingest, read} {
+		if strings.Contains(r.stdout, tok) || strings.Contains(r.stdout, sha256Hex(tok)) {
+			t.Errorf("list shows a token or its hash:\n%s", r.stdout)
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 6 {
+			t.Fatalf("want six columns: %q", line)
+		}
+		revoked := "revoked"
+		if f[5] == "-" {
+			revoked = "active"
+		}
+		got = append(got, strings.Join([]string{f[0], f[1], f[2], f[3], revoked}, " "))
+	}
+	want := []string{
+		"ID KIND PREFIX CLUSTER/TEAMS revoked",
+		"1 ingest " + ingest[:8] + " prod-eu-1 active",
+		"1 read " + read[:8] + " checkout,payments active",
+	}
+	if len(got) != 4 || strings.Join(got[:3], "|") != strings.Join(want, "|") || !strings.HasPrefix(got[3], "2 read ") ||
+		!strings.HasSuffix(got[3], " * revoked") {
+		t.Errorf("list:\n%s\nwant the header, the ingest token, then read tokens 1 (active) and 2 (revoked)", strings.Join(got, "\n"))
+	}
+
+	r = runCLI(t, "tokens", "list", "-o", "json", "--db", db)
+	var js []tokenJSON
+	if err := json.Unmarshal([]byte(r.stdout), &js); r.code != 0 || err != nil {
+		t.Fatalf("list -o json: code %d, %v, %q", r.code, err, r.stdout)
+	}
+	if len(js) != 3 || js[0].Kind != "ingest" || js[0].Cluster != "prod-eu-1" || js[1].Kind != "read" ||
+		strings.Join(js[1].Teams, ",") != "checkout,payments" || js[1].Cluster != "" || js[2].Revoked == nil {
+		t.Errorf("list -o json: %+v", js)
+	}
+}
+
+func TestTokensRevokeReadLeavesIngestTokensAndTheReadAPIClosed(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+		active int // read tokens of the two still reading afterwards
+	}{
+		{name: "--read --id revokes that read token", args: []string{"--read", "--id", "1"}, stdout: "revoked 1 read token\n", active: 1},
+		{name: "--read --all revokes every read token", args: []string{"--read", "--all"}, stdout: "revoked 2 read tokens\n", active: 0},
+		{name: "an unknown id fails naming it", args: []string{"--read", "--id", "99"}, code: 1, stderr: "no read token with id 99", active: 2},
+		{name: "--read alone is refused", args: []string{"--read"}, code: 1, stderr: "exactly one of --id N and --all", active: 2},
+		{name: "plain revoke stays with ingest tokens", args: []string{"--all"}, stdout: "revoked 1 token\n", active: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tokensDB(t)
+			createToken(t, "prod", "--db", db)
+			toks := []string{mintReadToken(t, "a", "--db", db), mintReadToken(t, "b", "--db", db)}
+			r := runCLI(t, append([]string{"tokens", "revoke", "--db", db}, tt.args...)...)
+			if r.code != tt.code || r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("code %d (want %d), stdout %q (want %q), stderr %q (want %q)", r.code, tt.code, r.stdout, tt.stdout, r.stderr, tt.stderr)
+			}
+			st, err := store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			active := 0
+			for _, tok := range toks {
+				if _, err := st.ReadTokenTeams(context.Background(), sha256Hex(tok)); err == nil {
+					active++
+				}
+			}
+			if active != tt.active {
+				t.Errorf("%d read tokens still read, want %d", active, tt.active)
+			}
+			if closed, err := st.ReadAPIClosed(context.Background()); !closed || err != nil {
+				t.Errorf("the read API must stay closed: %v %v", closed, err)
+			}
+		})
+	}
 }
