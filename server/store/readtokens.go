@@ -85,36 +85,7 @@ func (s *sqlStore) ReadTokens(ctx context.Context) ([]ReadToken, error) {
 }
 
 func (s *sqlStore) RevokeReadTokens(ctx context.Context, id int64, all bool) (int, error) {
-	var n int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var (
-			res sql.Result
-			err error
-		)
-		if all {
-			res, err = tx.ExecContext(ctx, qRevokeReadAll, s.now().UnixNano())
-		} else {
-			res, err = tx.ExecContext(ctx, qRevokeReadOne, id, s.now().UnixNano())
-		}
-		if err != nil {
-			return err
-		}
-		if n, err = res.RowsAffected(); err != nil || n > 0 || all {
-			return err
-		}
-		var exists int
-		if err := tx.QueryRowContext(ctx, qReadTokenIDExists, id).Scan(&exists); err != nil {
-			return err
-		}
-		if exists == 0 {
-			return fmt.Errorf("read token id %d: %w", id, ErrNotFound)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("revoke read tokens: %w", s.classify(err))
-	}
-	return int(n), nil
+	return s.revoke(ctx, revokeQueries{all: qRevokeReadAll, one: qRevokeReadOne, exists: qReadTokenIDExists, kind: "read token"}, id, all)
 }
 
 func (s *sqlStore) ReadAPIClosed(ctx context.Context) (bool, error) {

@@ -231,6 +231,17 @@ func (s *sqlStore) Tokens(ctx context.Context) ([]Token, error) {
 }
 
 func (s *sqlStore) RevokeTokens(ctx context.Context, id int64, all bool) (int, error) {
+	return s.revoke(ctx, revokeQueries{all: qRevokeAll, one: qRevokeOne, exists: qTokenExists, kind: "token"}, id, all)
+}
+
+// revokeQueries are one token table's statements: revoke every active token, revoke one by
+// id, and tell whether an id exists.
+type revokeQueries struct{ all, one, exists, kind string }
+
+// revoke revokes token id, or every active token when all is set, in one transaction, and
+// answers how many it revoked. An id that revoked nothing is ErrNotFound unless it exists
+// (already revoked answers 0).
+func (s *sqlStore) revoke(ctx context.Context, q revokeQueries, id int64, all bool) (int, error) {
 	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var (
@@ -238,9 +249,9 @@ func (s *sqlStore) RevokeTokens(ctx context.Context, id int64, all bool) (int, e
 			err error
 		)
 		if all {
-			res, err = tx.ExecContext(ctx, qRevokeAll, s.now().UnixNano())
+			res, err = tx.ExecContext(ctx, q.all, s.now().UnixNano())
 		} else {
-			res, err = tx.ExecContext(ctx, qRevokeOne, id, s.now().UnixNano())
+			res, err = tx.ExecContext(ctx, q.one, id, s.now().UnixNano())
 		}
 		if err != nil {
 			return err
@@ -249,16 +260,16 @@ func (s *sqlStore) RevokeTokens(ctx context.Context, id int64, all bool) (int, e
 			return err
 		}
 		var exists int
-		if err := tx.QueryRowContext(ctx, qTokenExists, id).Scan(&exists); err != nil {
+		if err := tx.QueryRowContext(ctx, q.exists, id).Scan(&exists); err != nil {
 			return err
 		}
 		if exists == 0 {
-			return fmt.Errorf("token id %d: %w", id, ErrNotFound)
+			return fmt.Errorf("%s id %d: %w", q.kind, id, ErrNotFound)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("revoke tokens: %w", s.classify(err))
+		return 0, fmt.Errorf("revoke %ss: %w", q.kind, s.classify(err))
 	}
 	return int(n), nil
 }

@@ -55,24 +55,7 @@ func testReadTokenRevoke(t *testing.T, open Opener) {
 		}
 		last = tok.ID
 	}
-	for _, tc := range []struct {
-		what    string
-		id      int64
-		all     bool
-		want    int
-		wantErr error
-	}{
-		{"revoking the last token", last, false, 1, nil},
-		{"revoking it again", last, false, 0, nil},
-		{"revoking an unknown id", last + 1000, false, 0, store.ErrNotFound},
-		{"revoking all", 0, true, 2, nil},
-		{"revoking all again", 0, true, 0, nil},
-	} {
-		n, err := s.RevokeReadTokens(ctx, tc.id, tc.all)
-		if n != tc.want || !errors.Is(err, tc.wantErr) || (err != nil) != (tc.wantErr != nil) {
-			t.Errorf("%s: RevokeReadTokens = %d, %v; want %d, %v", tc.what, n, err, tc.want, tc.wantErr)
-		}
-	}
+	checkRevoking(t, "RevokeReadTokens", last, func(id int64, all bool) (int, error) { return s.RevokeReadTokens(ctx, id, all) })
 	if c, err := s.IngestTokenCluster(ctx, hash(9)); err != nil || c != "c" {
 		t.Errorf("the ingest token after revoking all read tokens: %q, %v; want c", c, err)
 	}

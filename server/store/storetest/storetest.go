@@ -306,17 +306,10 @@ func testTokenList(t *testing.T, open Opener) {
 	}
 }
 
-func testRevoke(t *testing.T, open Opener) {
-	s := mustOpen(t, open)
-	ctx := t.Context()
-	var last int64
-	for i := range 3 {
-		tok, err := s.CreateIngestToken(ctx, "c", hash(i), "prefix00")
-		if err != nil {
-			t.Fatalf("CreateIngestToken: %v", err)
-		}
-		last = tok.ID
-	}
+// checkRevoking revokes, of three active tokens whose newest is last, that one, it again, an
+// unknown id, then all twice, and checks each count and error.
+func checkRevoking(t *testing.T, name string, last int64, revoke func(id int64, all bool) (int, error)) {
+	t.Helper()
 	for _, tc := range []struct {
 		what    string
 		id      int64
@@ -330,11 +323,25 @@ func testRevoke(t *testing.T, open Opener) {
 		{"revoking all", 0, true, 2, nil},
 		{"revoking all again", 0, true, 0, nil},
 	} {
-		n, err := s.RevokeTokens(ctx, tc.id, tc.all)
+		n, err := revoke(tc.id, tc.all)
 		if n != tc.want || !errors.Is(err, tc.wantErr) || (err != nil) != (tc.wantErr != nil) {
-			t.Errorf("%s: RevokeTokens = %d, %v; want %d, %v", tc.what, n, err, tc.want, tc.wantErr)
+			t.Errorf("%s: %s = %d, %v; want %d, %v", tc.what, name, n, err, tc.want, tc.wantErr)
 		}
 	}
+}
+
+func testRevoke(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	ctx := t.Context()
+	var last int64
+	for i := range 3 {
+		tok, err := s.CreateIngestToken(ctx, "c", hash(i), "prefix00")
+		if err != nil {
+			t.Fatalf("CreateIngestToken: %v", err)
+		}
+		last = tok.ID
+	}
+	checkRevoking(t, "RevokeTokens", last, func(id int64, all bool) (int, error) { return s.RevokeTokens(ctx, id, all) })
 	for i := range 3 {
 		if _, err := s.IngestTokenCluster(ctx, hash(i)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("token %d after revoking all: %v, want ErrNotFound", i, err)
