@@ -34,6 +34,25 @@ type Store interface {
 	BindCluster(ctx context.Context, name, uid string) (Cluster, error)
 	// Clusters lists every registered cluster ordered by id.
 	Clusters(ctx context.Context) ([]Cluster, error)
+	// Cluster answers one registered cluster; ErrNotFound for an unknown id.
+	Cluster(ctx context.Context, id int64) (Cluster, error)
+	// DeleteCluster removes the cluster, its snapshots, evaluations and fleet cells, and
+	// the ingest tokens minted for its name, in one transaction; ErrNotFound for an
+	// unknown id.
+	DeleteCluster(ctx context.Context, id int64) error
+	// RenameCluster gives the cluster a new name, keeping its UID and history, and moves
+	// the ingest tokens minted for the old name to the new one; ErrNotFound for an unknown
+	// id, ErrConflict (ReasonNameTaken) when another cluster has the name.
+	RenameCluster(ctx context.Context, id int64, name string) (Cluster, error)
+	// Prune deletes snapshots received before cutoff, with their evaluations, except each
+	// cluster's latest snapshot and every snapshot a fleet cell points at (the newest
+	// evaluation per target in use), and answers how many snapshots it deleted.
+	Prune(ctx context.Context, cutoff time.Time) (int, error)
+	// WithLock runs fn while holding the database-wide lock called name, unless another
+	// handle holds it, and answers whether fn ran. PostgreSQL takes a session advisory
+	// lock, so periodic work runs on one replica at a time; a SQLite file has one server,
+	// so the lock is this process's.
+	WithLock(ctx context.Context, name string, fn func(ctx context.Context) error) (bool, error)
 
 	// CreateIngestToken stores the sha256 hex hash and the first characters (prefix) of a
 	// token that may push only as cluster, which need not be registered yet. The token
@@ -101,6 +120,10 @@ type Cluster struct {
 	UID       string
 	FirstSeen time.Time
 	LastSeen  time.Time
+	// ServerVersion is the Kubernetes version its latest snapshot reported ("" before one).
+	ServerVersion string
+	// LatestSnapshotID is 0 before the first snapshot.
+	LatestSnapshotID int64
 }
 
 // Ingest is one pushed snapshot and the evaluations the server computed for it.
@@ -116,6 +139,11 @@ type Ingest struct {
 	// Inventory is the gzip-compressed inventory JSON, stored as given.
 	Inventory   []byte
 	Evaluations []Evaluation
+	// TokenHash, when set, is the per-cluster ingest token the push presented: the
+	// transaction checks again that it is active and bound to ClusterName, so a token
+	// revoked mid-push stores nothing (ErrRevoked), nor one whose cluster was renamed or
+	// deleted meanwhile (ErrConflict, ReasonTokenMoved).
+	TokenHash string
 }
 
 // Evaluation is the server's answer for one snapshot at one target.
@@ -131,8 +159,19 @@ type Evaluation struct {
 	// the server's current key to call a stored evaluation outdated.
 	Bundles    []Bundle
 	BundlesKey string
+	// Teams is the evaluation's per-team rollup (nil when no namespace has a team); the
+	// fleet's team view and team-scoped reads use it without opening the report.
+	Teams map[string]TeamCell
 	// Report is the report for this target, stored as given (the server compresses it).
 	Report []byte
+}
+
+// TeamCell is one team's share of an evaluation.
+type TeamCell struct {
+	Verdict  string `json:"verdict"`
+	Score    int    `json:"score"`
+	Blockers int    `json:"blockers"`
+	Warnings int    `json:"warnings"`
 }
 
 // Bundle names a policy bundle and its revision.
@@ -211,6 +250,7 @@ type FleetRow struct {
 	Warnings      int
 	EvaluatedAt   time.Time
 	BundlesKey    string
+	Teams         map[string]TeamCell
 }
 
 // Token describes a stored ingest token: never the token, nor its hash.
@@ -242,6 +282,8 @@ var (
 	// ErrUnavailable: the database could not be reached or is busy; retrying later may
 	// succeed (servers answer 503).
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrRevoked: the ingest token an Ingest presented is no longer active (401).
+	ErrRevoked = errors.New("ingest token revoked")
 )
 
 // Reasons carried by ErrConflict.
@@ -249,6 +291,8 @@ const (
 	ReasonOtherUID   = "name bound to another cluster UID"
 	ReasonNoUID      = "push without a UID to a bound name"
 	ReasonTokenTaken = "token hash already stored"
+	ReasonNameTaken  = "name taken by another cluster"
+	ReasonTokenMoved = "token's cluster was renamed or deleted"
 )
 
 func conflict(reason string) error { return fmt.Errorf("%w: %s", ErrConflict, reason) }
