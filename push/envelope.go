@@ -53,8 +53,8 @@ func Encode(env Envelope) ([]byte, error) {
 
 // Errors Decode wraps, so a server can answer each with its status code.
 var (
-	// ErrTooLarge: the body is over MaxBytes on the wire or decompressed (413).
-	ErrTooLarge = errors.New("push is larger than 20 MiB")
+	// ErrTooLarge: the body is over its limit on the wire or decompressed (413).
+	ErrTooLarge = errors.New("push is too large")
 	// ErrEncoding: a Content-Encoding other than gzip or identity (415).
 	ErrEncoding = errors.New("unsupported content encoding")
 	// ErrInvalid: bad gzip, JSON, protocol version, cluster name or inventory (422).
@@ -78,7 +78,13 @@ func CheckClusterName(name string) error {
 // the inventory schema. Errors wrap ErrTooLarge, ErrEncoding or ErrInvalid and name the JSON
 // pointer of an inventory problem.
 func Decode(body io.Reader, contentEncoding string) (*Envelope, error) {
-	wire, err := readBounded(body)
+	return DecodeLimit(body, contentEncoding, MaxBytes)
+}
+
+// DecodeLimit is Decode bounded to limit bytes on the wire and decompressed instead of
+// MaxBytes: a server's --max-snapshot-bytes.
+func DecodeLimit(body io.Reader, contentEncoding string, limit int) (*Envelope, error) {
+	wire, err := readBounded(body, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +95,7 @@ func Decode(body io.Reader, contentEncoding string) (*Envelope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalid, err)
 		}
-		if plain, err = readBounded(zr); err != nil {
+		if plain, err = readBounded(zr, limit); err != nil {
 			return nil, err
 		}
 	case "identity", "":
@@ -100,13 +106,13 @@ func Decode(body io.Reader, contentEncoding string) (*Envelope, error) {
 	return decodeJSON(plain)
 }
 
-func readBounded(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+func readBounded(r io.Reader, limit int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if len(data) > MaxBytes {
-		return nil, ErrTooLarge
+	if len(data) > limit {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
 	}
 	return data, nil
 }

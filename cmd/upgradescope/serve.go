@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/logging"
+	"github.com/upgradescope/upgradescope/internal/token"
+	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// serveFlags are `upgradescope serve`'s flags.
+type serveFlags struct {
+	listen                  string
+	db                      dbFlags
+	ingest, read, admin     tokenFlag
+	allowAnonymousRead      bool
+	requireReadCredential   bool
+	targets                 []string
+	teamMap                 string
+	retention               string
+	staleAfter              time.Duration
+	maxSnapshotBytes        int
+	allowedHosts            []string
+	tlsCertFile, tlsKeyFile string
+	drain                   time.Duration
+	bundles                 bundleFlags
+	logFormat, logLevel     string
+}
+
+// tokenFlag is a token given literally (visible in the process list), in a file, or in an
+// environment variable.
+type tokenFlag struct {
+	literal, file string
+	env           string
+}
+
+func (t *tokenFlag) register(cmd *cobra.Command, name, env, usage string) {
+	t.env = env
+	cmd.Flags().StringVar(&t.literal, name, "", usage+" (or $"+env+"); prefer --"+name+"-file")
+	cmd.Flags().StringVar(&t.file, name+"-file", "", "file holding the "+strings.TrimSuffix(name, "-token")+" token")
+}
+
+func (t *tokenFlag) value(name string) (string, error) {
+	v, err := token.Source{File: t.file, Literal: t.literal, Env: t.env}.Token()
+	if errors.Is(err, token.ErrNone) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("--%s: %w", name, err)
+	}
+	return v, nil
+}
+
+const envAllowedHosts = "UPGRADESCOPE_ALLOWED_HOSTS"
+
+func newServeCommand(s streams) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the fleet server: take agents' pushes, evaluate and store them, serve the fleet API",
+		Long: `serve stores every cluster's inventory snapshots and the evaluations it computes for them
+(at each cluster's next minor and every --targets minor), and serves the fleet matrix, team
+rollups, score history and per-cluster reports over HTTP. SQLite by default (--db), PostgreSQL
+for several replicas (--db-url). It listens on loopback unless told otherwise, and refuses
+another address without a read credential. See docs/server.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), s) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on")
+	f.db.register(cmd)
+	f.ingest.register(cmd, "ingest-token", "UPGRADESCOPE_INGEST_TOKEN", "shared ingest token that may push as any cluster")
+	f.read.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "token that reads the whole fleet")
+	f.admin.register(cmd, "admin-token", "UPGRADESCOPE_ADMIN_TOKEN", "token that reads, deletes and renames clusters")
+	fl.BoolVar(&f.allowAnonymousRead, "allow-anonymous-read", false, "serve reads without a credential on a non-loopback address (something else must guard it)")
+	fl.BoolVar(&f.requireReadCredential, "require-read-credential", false, "answer 401 to every read until a read token is minted, even on loopback")
+	fl.StringSliceVar(&f.targets, "targets", nil, fmt.Sprintf("minors every snapshot is also judged at, besides its next minor (at most %d)", server.MaxTargets))
+	fl.StringVar(&f.teamMap, "team-map", "", "YAML list of {pattern, team}: namespace globs whose team overrides the label, first match wins")
+	fl.StringVar(&f.retention, "retention", "90d", "delete snapshots older than this (days as 90d, or a Go duration), keeping each cluster's latest; 0 keeps all")
+	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
+	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")
+	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (re-read when it changes)")
+	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
+	fl.DurationVar(&f.drain, "drain", 10*time.Second, "how long a stop waits for requests in flight")
+	f.bundles.register(cmd)
+	fl.StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
+	fl.StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
+	completeValues(cmd, "log-format", logging.Formats...)
+	completeValues(cmd, "log-level", logging.Levels...)
+	return cmd
+}
+
+// serveConfig is everything run needs, checked before anything is opened.
+type serveConfig struct {
+	cfg       server.Config
+	retention time.Duration
+	loopback  bool
+	anonymous bool
+}
+
+func (f *serveFlags) check() (*serveConfig, error) {
+	sc := &serveConfig{anonymous: f.allowAnonymousRead}
+	var err error
+	if (f.tlsCertFile == "") != (f.tlsKeyFile == "") {
+		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together: give both or neither")
+	}
+	if f.allowAnonymousRead && f.requireReadCredential {
+		return nil, fmt.Errorf("--allow-anonymous-read and --require-read-credential contradict each other: give one")
+	}
+	if sc.loopback, err = loopbackListen(f.listen); err != nil {
+		return nil, err
+	}
+	if sc.retention, err = parseRetention(f.retention); err != nil {
+		return nil, err
+	}
+	if f.maxSnapshotBytes < 1024 {
+		return nil, fmt.Errorf("--max-snapshot-bytes %d: want at least 1024", f.maxSnapshotBytes)
+	}
+	c := &sc.cfg
+	c.Targets, c.StaleAfter, c.MaxSnapshotBytes = f.targets, f.staleAfter, f.maxSnapshotBytes
+	c.RequireReadCredential = f.requireReadCredential
+	if c.IngestToken, err = f.ingest.value("ingest-token"); err != nil {
+		return nil, err
+	}
+	if c.ReadToken, err = f.read.value("read-token"); err != nil {
+		return nil, err
+	}
+	if c.AdminToken, err = f.admin.value("admin-token"); err != nil {
+		return nil, err
+	}
+	if err := distinctTokens(c.IngestToken, c.ReadToken, c.AdminToken); err != nil {
+		return nil, err
+	}
+	if c.Hosts, err = allowedHosts(f.allowedHosts); err != nil {
+		return nil, err
+	}
+	c.HostCheck = sc.loopback
+	if f.teamMap != "" {
+		if c.TeamMap, err = server.LoadTeamMap(f.teamMap); err != nil {
+			return nil, err
+		}
+	}
+	return sc, nil
+}
+
+// distinctTokens refuses one token in two roles: a leaked read token must not push.
+func distinctTokens(ingest, read, admin string) error {
+	names := []string{"--ingest-token", "--read-token", "--admin-token"}
+	vals := []string{ingest, read, admin}
+	for i := range vals {
+		for j := i + 1; j < len(vals); j++ {
+			if vals[i] != "" && vals[i] == vals[j] {
+				return fmt.Errorf("%s and %s must differ", names[i], names[j])
+			}
+		}
+	}
+	return nil
+}
+
+// loopbackListen answers whether addr binds only loopback ("localhost", 127.x, ::1).
+func loopbackListen(addr string) (bool, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return false, fmt.Errorf("--listen %q: the port must be a number", addr)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// parseRetention reads --retention: whole days as "90d", or a Go duration; 0 keeps all.
+func parseRetention(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("--retention %q: want days as 90d or a duration as 2160h", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--retention %q: want days as 90d or a duration as 2160h", s)
+	}
+	return d, nil
+}
+
+// allowedHosts reads --allowed-host and $UPGRADESCOPE_ALLOWED_HOSTS: bare names or IPs.
+func allowedHosts(flag []string) ([]string, error) {
+	all := flag
+	if env := os.Getenv(envAllowedHosts); env != "" {
+		all = append(all, strings.Split(env, ",")...)
+	}
+	var out []string
+	for _, h := range all {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, ":/*") && net.ParseIP(h) == nil {
+			return nil, fmt.Errorf("--allowed-host %q: give a bare host name or IP, without scheme, port or wildcard", h)
+		}
+		out = append(out, strings.ToLower(h))
+	}
+	return out, nil
+}
+
+func (f *serveFlags) run(ctx context.Context, s streams) error {
+	sc, err := f.check()
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(s.err, f.logFormat, f.logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-format/--log-level: %w", err)
+	}
+	sc.cfg.Logger = log
+	opts, err := f.bundles.engineOptions(ctx)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(ctx, append(opts, engine.WithToolVersion(version))...)
+	if err != nil {
+		return err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, dbTimeout)
+	st, err := f.db.open(openCtx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := f.guardReads(ctx, st, sc); err != nil {
+		return err
+	}
+	sc.cfg.Store, sc.cfg.Engine = st, eng
+	srv, err := server.New(sc.cfg)
+	if err != nil {
+		return err
+	}
+	return f.listenAndServe(ctx, s, srv, sc, log)
+}
+
+// guardReads refuses an open read API on an address other than loopback. The database is
+// opened first: a read token minted there is a credential.
+func (f *serveFlags) guardReads(ctx context.Context, st store.Store, sc *serveConfig) error {
+	if sc.cfg.IngestToken != "" {
+		if toks, err := st.Tokens(ctx); err == nil && len(toks) > 0 {
+			sc.cfg.Logger.Warn("both the shared --ingest-token and per-cluster tokens push: the shared one may push as any cluster")
+		}
+	}
+	if sc.loopback || sc.anonymous || sc.cfg.ReadToken != "" || sc.cfg.RequireReadCredential {
+		return nil
+	}
+	closed, err := st.ReadAPIClosed(ctx)
+	if err != nil {
+		return err
+	}
+	if closed {
+		return nil
+	}
+	return fmt.Errorf("refusing to serve the read API without a read credential on %s, which is not a loopback address: "+
+		"set a read token (--read-token), mint one (upgradescope tokens create --read --teams '*'), listen on loopback "+
+		"(--listen 127.0.0.1:8080), or allow anonymous reads (--allow-anonymous-read)", f.listen)
+}
+
+func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.Server, sc *serveConfig, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 3 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	scheme := "http"
+	if f.tlsCertFile != "" {
+		certs, err := server.NewCertReloader(f.tlsCertFile, f.tlsKeyFile, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		hs.TLSConfig, scheme = certs.TLSConfig(), "https"
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go srv.RunRetention(ctx, sc.retention)
+	served := make(chan error, 1)
+	go func() {
+		if scheme == "https" {
+			served <- hs.ServeTLS(ln, "", "")
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
+	fmt.Fprintf(s.err, "listening on %s://%s\n", scheme, ln.Addr())
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	stop() // a second signal now ends the process at once
+	log.Info("stopping: draining requests in flight", "for", f.drain)
+	drainCtx, cancel := context.WithTimeout(context.Background(), f.drain)
+	defer cancel()
+	if err := hs.Shutdown(drainCtx); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	return nil
+}

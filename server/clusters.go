@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// evalSummary is a stored evaluation as the API shows it.
+type evalSummary struct {
+	Target      string    `json:"target"`
+	Verdict     string    `json:"verdict"`
+	Score       int       `json:"score"`
+	Ready       bool      `json:"ready"`
+	Blockers    int       `json:"blockers"`
+	Warnings    int       `json:"warnings"`
+	EvaluatedAt time.Time `json:"evaluatedAt"`
+	SnapshotID  int64     `json:"snapshotId"`
+	Outdated    bool      `json:"outdated"`
+}
+
+// clusterSummary is a cluster as /api/v1/clusters lists it.
+type clusterSummary struct {
+	ID               int64        `json:"id"`
+	Name             string       `json:"name"`
+	ClusterUID       string       `json:"clusterUid"`
+	FirstSeen        time.Time    `json:"firstSeen"`
+	LastSeen         time.Time    `json:"lastSeen"`
+	ServerVersion    string       `json:"serverVersion"`
+	Stale            bool         `json:"stale"`
+	LatestSnapshotID int64        `json:"latestSnapshotId"`
+	DefaultTarget    string       `json:"defaultTarget"`
+	Latest           *evalSummary `json:"latest"`
+}
+
+// fleetView is one read of the store: every cluster and its fleet cells, with what the
+// reader's scope lets it see.
+type fleetView struct {
+	clusters []store.Cluster
+	cells    map[int64][]store.FleetRow
+}
+
+func (s *Server) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
+	clusters, err := s.store.Clusters(ctx)
+	if err != nil {
+		return fleetView{}, err
+	}
+	rows, err := s.store.Fleet(ctx)
+	if err != nil {
+		return fleetView{}, err
+	}
+	v := fleetView{cells: map[int64][]store.FleetRow{}}
+	for _, r := range rows {
+		v.cells[r.ClusterID] = append(v.cells[r.ClusterID], r)
+	}
+	for _, c := range clusters {
+		if s.inScope(sc, v.cells[c.ID]) {
+			v.clusters = append(v.clusters, c)
+		}
+	}
+	return v, nil
+}
+
+// inScope answers whether a reader sees a cluster: the fleet sees every one, a team scope
+// those whose current evaluations attribute a namespace to one of its teams.
+func (s *Server) inScope(sc scope, cells []store.FleetRow) bool {
+	if sc.fleet {
+		return true
+	}
+	for _, c := range cells {
+		if sc.seesAny(c.Teams) {
+			return true
+		}
+	}
+	return false
+}
+
+// summary is evaluation row r of cluster c as the API shows it: outdated when another
+// bundle set produced it or a newer snapshot was not evaluated at its target.
+func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
+	return &evalSummary{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
+		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt.UTC(), SnapshotID: r.SnapshotID,
+		Outdated: r.BundlesKey != s.bundlesKey || r.SnapshotID != c.LatestSnapshotID}
+}
+
+func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {
+	out := clusterSummary{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
+		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: s.stale(c),
+		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion)}
+	for _, r := range cells {
+		if r.Target == out.DefaultTarget {
+			out.Latest = s.summary(c, r)
+		}
+	}
+	return out
+}
+
+// stale answers whether the cluster has not pushed (duplicates count) for --stale-after.
+func (s *Server) stale(c store.Cluster) bool { return s.now().Sub(c.LastSeen) > s.cfg.StaleAfter }
+
+func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, sc scope) error {
+	v, err := s.loadFleet(r.Context(), sc)
+	if err != nil {
+		return err
+	}
+	out := make([]clusterSummary, 0, len(v.clusters))
+	for _, c := range v.clusters {
+		out = append(out, s.clusterSummary(c, v.cells[c.ID]))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"clusters": out})
+	return nil
+}
+
+var errClusterNotFound = fail(http.StatusNotFound, "cluster not found")
+
+// cluster answers the cluster {id} names and its cells, or the same 404 for an unknown id
+// and one the reader's scope does not reach.
+func (s *Server) cluster(r *http.Request, sc scope) (store.Cluster, []store.FleetRow, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return store.Cluster{}, nil, fail(http.StatusBadRequest, "cluster id must be a positive integer")
+	}
+	c, err := s.store.Cluster(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Cluster{}, nil, errClusterNotFound
+	} else if err != nil {
+		return store.Cluster{}, nil, err
+	}
+	rows, err := s.store.Fleet(r.Context())
+	if err != nil {
+		return store.Cluster{}, nil, err
+	}
+	var cells []store.FleetRow
+	for _, row := range rows {
+		if row.ClusterID == id {
+			cells = append(cells, row)
+		}
+	}
+	if !s.inScope(sc, cells) {
+		return store.Cluster{}, nil, errClusterNotFound
+	}
+	return c, cells, nil
+}
+
+// snapshotView is the latest snapshot as the cluster detail shows it.
+type snapshotView struct {
+	ID            int64                           `json:"id"`
+	ReceivedAt    time.Time                       `json:"receivedAt"`
+	CollectedAt   *time.Time                      `json:"collectedAt"`
+	AgentVersion  string                          `json:"agentVersion"`
+	KBVersion     string                          `json:"kbVersion"`
+	ServerVersion string                          `json:"serverVersion"`
+	Capabilities  map[string]inventory.Capability `json:"capabilities"`
+}
+
+type clusterDetail struct {
+	clusterSummary
+	Targets     []string       `json:"targets"`
+	Evaluations []*evalSummary `json:"evaluations"`
+	Snapshot    *snapshotView  `json:"snapshot"`
+}
+
+func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) error {
+	c, cells, err := s.cluster(r, sc)
+	if err != nil {
+		return err
+	}
+	d := clusterDetail{clusterSummary: s.clusterSummary(c, cells), Evaluations: []*evalSummary{}}
+	d.Targets, _ = s.planTargets(c.ServerVersion)
+	if d.Targets == nil {
+		d.Targets = []string{}
+	}
+	for _, row := range sortedCells(cells) {
+		d.Evaluations = append(d.Evaluations, s.summary(c, row))
+	}
+	if d.Snapshot, err = s.snapshotView(r.Context(), c); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) snapshotView(ctx context.Context, c store.Cluster) (*snapshotView, error) {
+	if c.LatestSnapshotID == 0 {
+		return nil, nil
+	}
+	snap, err := s.store.LatestSnapshot(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	doc, err := s.decodeInventory(snap)
+	if err != nil {
+		return nil, err
+	}
+	v := &snapshotView{ID: snap.ID, ReceivedAt: snap.ReceivedAt.UTC(), AgentVersion: snap.AgentVersion,
+		KBVersion: snap.KBVersion, ServerVersion: snap.ServerVersion, Capabilities: doc.Capabilities}
+	if !snap.CollectedAt.IsZero() {
+		at := snap.CollectedAt.UTC()
+		v.CollectedAt = &at
+	}
+	if v.Capabilities == nil {
+		v.Capabilities = map[string]inventory.Capability{}
+	}
+	return v, nil
+}
+
+// sortedCells orders a cluster's cells by target minor.
+func sortedCells(cells []store.FleetRow) []store.FleetRow {
+	byTarget := map[string]store.FleetRow{}
+	var targets []string
+	for _, c := range cells {
+		byTarget[c.Target] = c
+		targets = append(targets, c.Target)
+	}
+	out := make([]store.FleetRow, 0, len(cells))
+	for _, t := range sortedMinors(targets) {
+		out = append(out, byTarget[t])
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// parseTarget reads a target minor ("1.37"), as scan does.
+func parseTarget(s string) (string, error) { return inventory.ParseTarget(s) }
+
+// currentVersion is the version a snapshot is judged from: its emulated minor, else its
+// server version, else the version the cluster last reported (a push without one).
+func currentVersion(doc *inventory.Document, last string) string {
+	switch {
+	case doc.EmulatedVersion != "":
+		return doc.EmulatedVersion
+	case doc.ServerVersion != "":
+		return doc.ServerVersion
+	}
+	return last
+}
+
+// nextMinor is the minor after version, "" when version does not parse.
+func nextMinor(version string) string {
+	v, err := inventory.ParseVersion(version)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor+1)
+}
+
+// planTargets is what a snapshot at version is judged at: its next minor and every
+// --targets minor after version, sorted; notApplicable are the --targets the cluster
+// already runs (or passed).
+func (s *Server) planTargets(version string) (targets, notApplicable []string) {
+	v, vErr := inventory.ParseVersion(version)
+	if next := nextMinor(version); next != "" {
+		targets = append(targets, next)
+	}
+	for _, t := range s.cfg.Targets {
+		tv, err := inventory.ParseVersion(t)
+		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
+			notApplicable = append(notApplicable, t)
+			continue
+		}
+		targets = append(targets, t)
+	}
+	return sortedMinors(targets), sortedMinors(notApplicable)
+}
+
+// sortedMinors sorts minors numerically ("1.9" before "1.10") without repeats.
+func sortedMinors(minors []string) []string {
+	slices.SortFunc(minors, func(a, b string) int {
+		va, _ := inventory.ParseVersion(a)
+		vb, _ := inventory.ParseVersion(b)
+		if va.Major != vb.Major {
+			return va.Major - vb.Major
+		}
+		return va.Minor - vb.Minor
+	})
+	return slices.Compact(minors)
+}
+
+// evaluate judges doc at targets in one engine call, holding an evaluation slot, and
+// answers one evaluation per target with its own report. The team map is applied to a
+// copy: the stored snapshot keeps the labels the agent saw.
+func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets []string) ([]store.Evaluation, error) {
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	if err := acquire(ctx, s.evals, 1, evalWait); err != nil {
+		return nil, err
+	}
+	defer s.evals.Release(1)
+	rep, err := s.engine.Evaluate(ctx, s.cfg.TeamMap.apply(doc), targets, s.now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("evaluate at %v: %w", targets, err)
+	}
+	out := make([]store.Evaluation, 0, len(rep.Targets))
+	for _, tr := range rep.Targets {
+		ev, err := s.storedEvaluation(rep, tr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// storedEvaluation is the store's record of one target of rep: its summary, team rollup
+// and a report holding only that target, gzip-compressed.
+func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult) (store.Evaluation, error) {
+	single := *rep
+	single.Targets = []report.TargetResult{tr}
+	single.Plan, single.ExpiredIgnores = nil, nil
+	blob, err := gzipJSON(&single)
+	if err != nil {
+		return store.Evaluation{}, fmt.Errorf("store report for %s: %w", tr.Target, err)
+	}
+	at, _ := parseTime(rep.EvaluatedAt)
+	ev := store.Evaluation{Target: tr.Target, Verdict: tr.Verdict, Score: tr.Score,
+		Blockers: tr.Blockers, Warnings: tr.Warnings, Infos: tr.Infos, EvaluatedAt: at,
+		Bundles: s.bundles, BundlesKey: s.bundlesKey, Report: blob}
+	if len(tr.Teams) > 0 {
+		ev.Teams = make(map[string]store.TeamCell, len(tr.Teams))
+		for name, t := range tr.Teams {
+			ev.Teams[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
+		}
+	}
+	return ev, nil
+}
+
+func gzipJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// gunzipJSON decodes a blob the server stored (a report or an inventory) into v, bounded
+// to limit bytes decompressed.
+func gunzipJSON(blob []byte, limit int, v any) error {
+	zr, err := gzip.NewReader(bytes.NewReader(blob))
+	if err != nil {
+		return err
+	}
+	data, err := readLimited(zr, limit)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// acquire takes n of sem, waiting at most wait: a server too busy to start answers 503
+// with Retry-After rather than queueing without bound.
+func acquire(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := sem.Acquire(ctx, n); err != nil {
+		return errBusy
+	}
+	return nil
+}
+
+var errBusy = fail(http.StatusServiceUnavailable, "the server is busy, retry later")

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// bodyReadTimeout bounds reading one push body: a client that stops sending gets 408.
+const bodyReadTimeout = 60 * time.Second
+
+// ingestTimeout bounds evaluating and storing one push once its body is read; the work is
+// detached from the request, so an agent that hangs up does not waste an evaluation.
+const ingestTimeout = 2 * time.Minute
+
+// pusher is who may push: a per-cluster token's cluster, or any cluster for the shared token.
+type pusher struct {
+	cluster   string // "" for the shared token
+	tokenHash string // the per-cluster token's hash, re-checked in the commit
+}
+
+// accepted is the 202 and 200 answer to a push.
+type accepted struct {
+	ClusterID  int64    `json:"clusterId"`
+	SnapshotID int64    `json:"snapshotId"`
+	Duplicate  bool     `json:"duplicate"`
+	Evaluated  []string `json:"evaluated,omitempty"`
+}
+
+// ingest is POST /api/v1/snapshots. Checks run cheapest first, and nothing is written
+// before every one has passed: token, encoding, size, body, envelope and inventory, the
+// token's cluster, then the name's binding in the store's own transaction.
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
+	res, err := s.acceptPush(w, r)
+	if err != nil {
+		s.metrics.ingested(ingestResult(err))
+		s.answer(w, r, err)
+		return
+	}
+	status, result := http.StatusAccepted, "accepted"
+	if res.Duplicate {
+		status, result = http.StatusOK, "duplicate"
+	}
+	s.metrics.ingested(result)
+	writeJSON(w, status, res)
+}
+
+func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, error) {
+	who, err := s.authenticatePush(r)
+	if err != nil {
+		return accepted{}, err
+	}
+	env, err := s.readPush(w, r)
+	if err != nil {
+		return accepted{}, err
+	}
+	if who.cluster != "" && who.cluster != env.ClusterName {
+		return accepted{}, fail(http.StatusForbidden, fmt.Sprintf("this token pushes only as cluster %q, not %q", who.cluster, env.ClusterName))
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ingestTimeout)
+	defer cancel()
+	return s.store1(ctx, env, who)
+}
+
+// authenticatePush reads the bearer: the shared --ingest-token, or a per-cluster token.
+func (s *Server) authenticatePush(r *http.Request) (pusher, error) {
+	tok := bearer(r)
+	if tok == "" {
+		return pusher{}, fail(http.StatusUnauthorized, "an ingest token is required: send Authorization: Bearer <token>")
+	}
+	if equal(tok, s.cfg.IngestToken) {
+		return pusher{}, nil
+	}
+	hash := hashToken(tok)
+	cluster, err := s.store.IngestTokenCluster(r.Context(), hash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return pusher{}, fail(http.StatusUnauthorized, "invalid ingest token")
+	case err != nil:
+		return pusher{}, err
+	}
+	return pusher{cluster: cluster, tokenHash: hash}, nil
+}
+
+// readPush reads and decodes the body within the server's budgets: bodies held at once
+// (twice --max-snapshot-bytes), one decode at a time, 60 s to send the body.
+func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, error) {
+	enc := r.Header.Get("Content-Encoding")
+	if enc != "gzip" && enc != "identity" && enc != "" {
+		return nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Encoding %q: send gzip or identity", enc))
+	}
+	limit := s.cfg.MaxSnapshotBytes
+	if r.ContentLength > int64(limit) {
+		return nil, tooLarge(limit)
+	}
+	weight := int64(limit)
+	if r.ContentLength >= 0 {
+		weight = max(r.ContentLength, 1)
+	}
+	if err := acquire(r.Context(), s.bodies, weight, slotWait); err != nil {
+		return nil, err
+	}
+	defer s.bodies.Release(weight)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
+	if err != nil {
+		return nil, bodyError(err, limit)
+	}
+	if err := acquire(r.Context(), s.decodes, 1, slotWait); err != nil {
+		return nil, err
+	}
+	defer s.decodes.Release(1)
+	env, err := push.DecodeLimit(bytes.NewReader(wire), enc, limit)
+	switch {
+	case errors.Is(err, push.ErrTooLarge):
+		return nil, tooLarge(limit)
+	case errors.Is(err, push.ErrEncoding):
+		return nil, fail(http.StatusUnsupportedMediaType, err.Error())
+	case err != nil:
+		return nil, fail(http.StatusUnprocessableEntity, err.Error())
+	}
+	return env, nil
+}
+
+func tooLarge(limit int) error {
+	return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("push is larger than %d bytes on the wire or decompressed (--max-snapshot-bytes)", limit))
+}
+
+// bodyError classifies a failed body read: too large, too slow, or cut off.
+func bodyError(err error, limit int) error {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe), errors.Is(err, errTooLong):
+		return tooLarge(limit)
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fail(http.StatusRequestTimeout, fmt.Sprintf("the body took longer than %s to arrive", bodyReadTimeout))
+	}
+	return fail(http.StatusBadRequest, "could not read the body: "+err.Error())
+}
+
+var errTooLong = errors.New("too long")
+
+// readLimited reads r whole, failing with errTooLong past limit bytes.
+func readLimited(r io.Reader, limit int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, errTooLong
+	}
+	return data, nil
+}
+
+// store1 evaluates a decoded push and stores it: a duplicate of the cluster's latest
+// snapshot is answered without evaluating; a name bound to another UID is refused before
+// evaluating, and again by the store's transaction, which decides.
+func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (accepted, error) {
+	doc := env.Inventory
+	hash, err := doc.Hash()
+	if err != nil {
+		return accepted{}, fmt.Errorf("hash inventory: %w", err)
+	}
+	head, err := s.store.Head(ctx, env.ClusterName)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return accepted{}, err
+	}
+	if err == nil && head.UID != "" && head.UID != doc.ClusterID {
+		reason := store.ReasonOtherUID
+		if doc.ClusterID == "" {
+			reason = store.ReasonNoUID
+		}
+		return accepted{}, conflictError(reason, env.ClusterName)
+	}
+	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
+		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
+		ServerVersion: doc.ServerVersion, TokenHash: who.tokenHash}
+	var evaluated []string
+	if head.LatestHash != hash {
+		targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
+		if in.Evaluations, err = s.evaluate(ctx, doc, targets); err != nil {
+			if errors.Is(err, errBusy) {
+				return accepted{}, err
+			}
+			// Stored without evaluations: reads fall back to a what-if, the fleet shows the
+			// cluster's cells as outdated, and the next push is judged again.
+			s.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", env.ClusterName, "err", err)
+		}
+		for _, ev := range in.Evaluations {
+			evaluated = append(evaluated, ev.Target)
+		}
+	}
+	if in.Inventory, err = gzipJSON(doc); err != nil {
+		return accepted{}, fmt.Errorf("compress inventory: %w", err)
+	}
+	res, err := s.store.Ingest(ctx, in)
+	switch {
+	case errors.Is(err, store.ErrRevoked):
+		return accepted{}, fail(http.StatusUnauthorized, "the ingest token was revoked")
+	case errors.Is(err, store.ErrConflict):
+		return accepted{}, conflictError(conflictReason(err), env.ClusterName)
+	case err != nil:
+		return accepted{}, err
+	}
+	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
+	if !res.Duplicate {
+		out.Evaluated = evaluated
+	}
+	return out, nil
+}
+
+// conflictReason is the store's reason for a conflict, without its wrapping.
+func conflictReason(err error) string {
+	for _, r := range []string{store.ReasonOtherUID, store.ReasonNoUID, store.ReasonTokenMoved, store.ReasonNameTaken} {
+		if strings.Contains(err.Error(), r) {
+			return r
+		}
+	}
+	return "conflict"
+}
+
+func conflictError(reason, name string) error {
+	return fail(http.StatusConflict, fmt.Sprintf("cluster %q: %s; give each cluster its own --cluster-name", name, reason))
+}
+
+// ingestResult is the metrics label of a refused push.
+func ingestResult(err error) string {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return "error"
+	}
+	switch ae.status {
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusServiceUnavailable:
+		return "busy"
+	case http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType, http.StatusBadRequest, http.StatusRequestTimeout:
+		return "invalid"
+	}
+	return "error"
+}
+
+// decodeInventory reads a stored snapshot's inventory back.
+func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
+	var doc inventory.Document
+	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &doc); err != nil {
+		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+	}
+	return &doc, nil
+}

@@ -1,0 +1,133 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server"
+)
+
+func gzipBytes(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestIngestAnswersEachRefusalWithItsStatusAndStoresNothing(t *testing.T) {
+	const shared = "shared-ingest-token"
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = shared; c.MaxSnapshotBytes = 64 << 10 })
+	prodToken := ts.mintIngest("prod")
+	doc := teamsInventory(t)
+	good := envelope(t, "prod", doc)
+	gz := http.Header{"Content-Encoding": {"gzip"}}
+	for _, tc := range []struct {
+		name   string
+		token  string
+		body   []byte
+		header http.Header
+		status int
+		says   string
+	}{
+		{"a push without a token is unauthorized", "", good, gz, 401, "ingest token is required"},
+		{"a push with an unknown token is unauthorized", "not-a-token", good, gz, 401, "invalid ingest token"},
+		{"a lowercase bearer scheme is still read", "", good, http.Header{"Content-Encoding": {"gzip"}, "Authorization": {"bearer nope"}}, 401, "invalid ingest token"},
+		{"a cluster's token pushing as another cluster is forbidden", prodToken, envelope(t, "staging", doc), gz, 403, "pushes only as cluster"},
+		{"an unknown content encoding is unsupported", shared, good, http.Header{"Content-Encoding": {"br"}}, 415, "Content-Encoding"},
+		{"a body larger than the limit on the wire is too large", shared, bytes.Repeat([]byte("x"), 70<<10), http.Header{}, 413, "--max-snapshot-bytes"},
+		{"a gzip bomb past the limit decompressed is too large", shared, gzipBytes(t, bytes.Repeat([]byte(" "), 1<<20)), gz, 413, "--max-snapshot-bytes"},
+		{"a body that is not gzip is invalid", shared, []byte("not gzip"), gz, 422, "gzip"},
+		{"a body that is not JSON is invalid", shared, gzipBytes(t, []byte("{nope")), gz, 422, "invalid push"},
+		{"another push protocol version is invalid", shared, gzipBytes(t, []byte(`{"schemaVersion":2,"clusterName":"prod","inventory":{}}`)), gz, 422, "schemaVersion 2"},
+		{"a cluster name that is not RFC 1123 is invalid", shared, gzipBytes(t, []byte(`{"schemaVersion":1,"clusterName":"Prod_1","inventory":{}}`)), gz, 422, "RFC 1123"},
+		{"an inventory the schema refuses names its JSON pointer", shared, gzipBytes(t, []byte(`{"schemaVersion":1,"clusterName":"prod","inventory":{"schemaVersion":1,"source":"cluster","collectedAt":"2026-11-30T00:00:00Z","capabilities":{},"apiUsage":[{"group":"","version":"v1","kind":"X","count":"one"}]}}`)), gz, 422, "/inventory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ts.do("POST", push.Path, tc.token, tc.body, tc.header)
+			if r.status != tc.status || !strings.Contains(string(r.body), tc.says) {
+				t.Errorf("status %d body %s, want %d saying %q", r.status, r.body, tc.status, tc.says)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+		})
+	}
+	clusters, err := ts.store.Clusters(t.Context())
+	if err != nil || len(clusters) != 0 {
+		t.Errorf("after refused pushes the store holds clusters %v (err %v), want none", clusters, err)
+	}
+}
+
+func TestAFirstPushIsStoredAndEvaluatedAndTheSameInventoryAgainIsADuplicate(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.Targets = []string{"1.34"} })
+	tok := ts.mintIngest("prod")
+	doc := teamsInventory(t)
+
+	first := ts.push(tok, envelope(t, "prod", doc))
+	if first.status != http.StatusAccepted {
+		t.Fatalf("first push: %d %s, want 202", first.status, first.body)
+	}
+	got := first.json(t)
+	if got["duplicate"] != false || got["snapshotId"] == nil {
+		t.Errorf("first push answered %v, want a new snapshot", got)
+	}
+	if ev, _ := got["evaluated"].([]any); len(ev) != 2 || ev[0] != "1.33" || ev[1] != "1.34" {
+		t.Errorf("evaluated %v, want [1.33 1.34]: the next minor after v1.32.4 and --targets", got["evaluated"])
+	}
+
+	doc.CollectedAt = doc.CollectedAt.Add(3600e9) // a later collection of the same state
+	again := ts.push(tok, envelope(t, "prod", doc))
+	if again.status != http.StatusOK || again.json(t)["duplicate"] != true {
+		t.Fatalf("same inventory again: %d %s, want 200 duplicate", again.status, again.body)
+	}
+	if again.json(t)["snapshotId"] != got["snapshotId"] {
+		t.Errorf("duplicate points at snapshot %v, want the first one %v", again.json(t)["snapshotId"], got["snapshotId"])
+	}
+
+	doc.Namespaces = doc.Namespaces[:1] // the cluster changed
+	changed := ts.push(tok, envelope(t, "prod", doc))
+	if changed.status != http.StatusAccepted || changed.json(t)["snapshotId"] == got["snapshotId"] {
+		t.Fatalf("changed inventory: %d %s, want 202 with a new snapshot", changed.status, changed.body)
+	}
+	c, err := ts.store.Head(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := ts.store.History(t.Context(), c.ID, "1.33", 0)
+	if err != nil || len(hist) != 2 {
+		t.Errorf("history at 1.33 holds %d points (err %v), want 2: one per distinct inventory", len(hist), err)
+	}
+}
+
+func TestASecondClusterPushingABoundNameIsAConflict(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := teamsInventory(t)
+	if r := ts.push("shared", envelope(t, "prod", doc)); r.status != http.StatusAccepted {
+		t.Fatalf("first push: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		name, uid, says string
+	}{
+		{"another UID", "2b2b2b2b-0000-4000-8000-00000000000b", "another cluster UID"},
+		{"no UID", "", "without a UID"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := teamsInventory(t)
+			other.ClusterID = tc.uid
+			r := ts.push("shared", envelope(t, "prod", other))
+			if r.status != http.StatusConflict || !strings.Contains(string(r.body), tc.says) {
+				t.Errorf("push from %s: %d %s, want 409 saying %q", tc.name, r.status, r.body, tc.says)
+			}
+		})
+	}
+}

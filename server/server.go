@@ -1,0 +1,154 @@
+// Package server is `upgradescope serve`: the HTTP API that takes agents' pushes, evaluates
+// every new snapshot with the server's engine and stores it, and serves the fleet matrix,
+// team rollups, history and per-cluster reports from the store.
+//
+// Everything that decides correctness lives in the store, so several Servers on one
+// database (replicas on one Postgres) answer as one. What a Server keeps in memory only
+// bounds its own work: how many bodies it reads and decodes at once, how many evaluations
+// it runs.
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// Defaults a Config falls back to.
+const (
+	DefaultStaleAfter = 2 * time.Hour
+	DefaultRetention  = 90 * 24 * time.Hour
+	// MaxTargets bounds --targets: each one is an evaluation of every push.
+	MaxTargets = 4
+	// MaxFleetTargets bounds the columns one fleet read asks for.
+	MaxFleetTargets = 16
+)
+
+// Config is what a Server is built from; Store and Engine are required.
+type Config struct {
+	Store  store.Store
+	Engine *engine.Engine
+	// Targets are the minors every snapshot is judged at besides its next minor (≤ MaxTargets).
+	Targets []string
+	// IngestToken, when set, may push as any cluster.
+	IngestToken string
+	// ReadToken and AdminToken read the whole fleet; AdminToken also deletes and renames.
+	ReadToken  string
+	AdminToken string
+	// RequireReadCredential keeps the read API closed (401) even before a read token exists.
+	RequireReadCredential bool
+	// TeamMap overrides namespace team labels before every evaluation.
+	TeamMap TeamMap
+	// HostCheck turns the DNS-rebinding guard on (loopback listeners): Hosts are the names
+	// a request may carry besides localhost and loopback addresses.
+	HostCheck bool
+	Hosts     []string
+	// MaxSnapshotBytes bounds a push on the wire and decompressed (default push.MaxBytes).
+	MaxSnapshotBytes int
+	StaleAfter       time.Duration
+	Logger           *slog.Logger
+	// Now is the clock (time.Now when nil); tests pin it.
+	Now func() time.Time
+}
+
+// Server serves the API; build it with New.
+type Server struct {
+	cfg     Config
+	store   store.Store
+	engine  *engine.Engine
+	log     *slog.Logger
+	now     func() time.Time
+	bundles []store.Bundle
+	// bundlesKey names the engine's bundle set; a stored evaluation with another key is outdated.
+	bundlesKey string
+	// bodies bounds the bytes of push bodies held at once (twice the snapshot cap), decodes
+	// the decompressions and schema checks running at once, evals the evaluations.
+	bodies  *semaphore.Weighted
+	decodes *semaphore.Weighted
+	evals   *semaphore.Weighted
+	whatIfs *semaphore.Weighted
+	// readClosed remembers that the store said the read API is closed: it never reopens,
+	// so every replica may cache a true.
+	readClosed atomic.Bool
+	metrics    *metrics
+	handler    http.Handler
+}
+
+// Waits before a request that cannot get its slot answers 503 with Retry-After.
+const (
+	slotWait    = 10 * time.Second
+	evalWait    = 20 * time.Second
+	whatIfWait  = 30 * time.Second
+	retryAfterS = "5"
+)
+
+// New checks cfg and builds the Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Engine == nil {
+		return nil, fmt.Errorf("server: a store and an engine are required")
+	}
+	if err := checkTargets(cfg.Targets); err != nil {
+		return nil, err
+	}
+	if cfg.MaxSnapshotBytes <= 0 {
+		cfg.MaxSnapshotBytes = push.MaxBytes
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, engine: cfg.Engine, log: cfg.Logger, now: cfg.Now,
+		bodies:  semaphore.NewWeighted(2 * int64(cfg.MaxSnapshotBytes)),
+		decodes: semaphore.NewWeighted(1),
+		evals:   semaphore.NewWeighted(2),
+		whatIfs: semaphore.NewWeighted(1),
+	}
+	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
+	s.metrics = newMetrics(s)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the API with the Host check and metrics around it.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// checkTargets refuses more than MaxTargets distinct minors or a malformed one.
+func checkTargets(targets []string) error {
+	distinct := slices.Compact(slices.Sorted(slices.Values(targets)))
+	if len(distinct) > MaxTargets {
+		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+	}
+	for _, t := range distinct {
+		if _, err := parseTarget(t); err != nil {
+			return fmt.Errorf("--targets: %w", err)
+		}
+	}
+	return nil
+}
+
+// bundleSet is the engine's bundles as the store records them, and their canonical key.
+func bundleSet(eng *engine.Engine) ([]store.Bundle, string) {
+	var out []store.Bundle
+	var parts []string
+	for _, b := range eng.Bundles() {
+		out = append(out, store.Bundle{Name: b.Name, Revision: b.Revision})
+		parts = append(parts, b.Name+"@"+b.Revision)
+	}
+	slices.Sort(parts)
+	return out, strings.Join(parts, ",")
+}
