@@ -109,6 +109,7 @@ func (s *Spec) check(req *http.Request, status int, header http.Header, body []b
 		IncludeResponseStatus: true,
 		MultiError:            true,
 		ExcludeRequestBody:    true,
+		SkipSettingDefaults:   true, // leave the caller's request as it was
 		AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
 	}
 	opts.WithCustomSchemaErrorFunc(shortSchemaError)
