@@ -118,11 +118,15 @@ func wantOneRow(res sql.Result, err error) error {
 // snapshots are latest or in a fleet cell, and an ingest only ever points those at new
 // snapshots, so batches interleaved with ingests never delete a kept one.
 func (s *sqlStore) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+	return s.prune(ctx, cutoff, pruneBatch)
+}
+
+func (s *sqlStore) prune(ctx context.Context, cutoff time.Time, batch int) (int, error) {
 	total := 0
 	for {
 		var n int64
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, qPruneBatch, cutoff.UnixNano(), pruneBatch)
+			res, err := tx.ExecContext(ctx, qPruneBatch, cutoff.UnixNano(), batch)
 			if err != nil {
 				return err
 			}
@@ -134,7 +138,7 @@ func (s *sqlStore) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 				total, s.classify(err))
 		}
 		total += int(n)
-		if n < pruneBatch {
+		if n < int64(batch) {
 			return total, nil
 		}
 	}

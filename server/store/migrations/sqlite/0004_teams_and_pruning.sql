@@ -4,6 +4,7 @@
 ALTER TABLE evaluations ADD COLUMN teams TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE fleet_cells ADD COLUMN teams TEXT NOT NULL DEFAULT '{}';
 
--- Prune finds snapshots by age and keeps those a fleet cell points at.
+-- Prune finds snapshots by age and keeps those a cluster or a fleet cell points at.
 CREATE INDEX snapshots_received ON snapshots (received_at);
+CREATE INDEX clusters_latest_snapshot ON clusters (latest_snapshot_id);
 CREATE INDEX fleet_cells_snapshot ON fleet_cells (snapshot_id);
