@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -424,4 +425,56 @@ func fleetRows(t *testing.T, s store.Store) string {
 		out = append(out, fmt.Sprintf("%s %s %d", r.ClusterName, r.Target, r.SnapshotID))
 	}
 	return strings.Join(out, "|")
+}
+
+// testRenameRacingIngests renames a cluster on one handle while goroutines on another
+// push as its old name with its token. Each push lands under the cluster before the
+// rename or is refused after it (ReasonTokenMoved): none re-registers the old name, and
+// none fails otherwise (on Postgres a deadlock between the token and cluster rows would).
+func testRenameRacingIngests(t *testing.T, open Opener) {
+	const (
+		goroutines = 6
+		perG       = 4
+	)
+	a, b := mustOpen(t, open), mustOpen(t, open)
+	mustToken(t, a, "old", hash(100))
+	first := mustIngest(t, a, withToken(push("old", "uid-1", hash(0), "1.31"), hash(100)))
+	var (
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		mu       sync.Mutex
+		stored   = 1
+		unwanted []error
+	)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range perG {
+				in := withToken(push("old", "uid-1", hash(1+g*perG+i), "1.31"), hash(100))
+				_, err := a.Ingest(context.Background(), in)
+				mu.Lock()
+				switch {
+				case err == nil:
+					stored++
+				case !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), store.ReasonTokenMoved):
+					unwanted = append(unwanted, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	if _, err := b.RenameCluster(t.Context(), first.ClusterID, "new"); err != nil {
+		t.Errorf("RenameCluster: %v", err)
+	}
+	wg.Wait()
+	for _, err := range unwanted {
+		t.Errorf("Ingest during the rename: %v, want success or ErrConflict (%s)", err, store.ReasonTokenMoved)
+	}
+	assertClusters(t, b, "new=uid-1")
+	if got := history(t, b, first.ClusterID, "1.31", 0); len(got) != stored {
+		t.Errorf("history has %d points, want the %d ingests that succeeded", len(got), stored)
+	}
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"renaming a cluster keeps its history and moves its tokens", testRenameCluster},
 		{"renaming a cluster to a taken name is a conflict and changes nothing", testRenameToTakenName},
 		{"renaming an unknown cluster is not found", testRenameUnknownCluster},
+		{"a rename racing ingests with its token on another handle never re-registers the old name", testRenameRacingIngests},
 		{"pruning keeps latest and fleet-cell snapshots and deletes the rest before the cutoff", testPrune},
 		{"team rollups round-trip through ingest, the latest evaluation and the fleet", testTeamsRoundTrip},
 		{"an ingest with a revoked or unknown token is refused and stores nothing", testIngestRevokedToken},
