@@ -71,7 +71,7 @@ func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) 
 // checkToken answers nil when the ingest token hash is active and pushes as cluster. On
 // Postgres the token's row stays share-locked until the ingest commits, so a revoke,
 // rename or delete touching it waits for this ingest instead of racing it; those take
-// token rows before the cluster's row, as Ingest does, so neither waits on the other.
+// token rows before the cluster's row, as Ingest does, so the two queue, never deadlock.
 func (s *sqlStore) checkToken(ctx context.Context, tx *sql.Tx, hash, cluster string) error {
 	var name string
 	err := tx.QueryRowContext(ctx, qTokenCluster+s.d.forShare, hash).Scan(&name)

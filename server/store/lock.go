@@ -17,26 +17,23 @@ func (s *sqlStore) WithLock(ctx context.Context, name string, fn func(ctx contex
 	if !s.d.advisoryLocks {
 		return s.locks.with(ctx, name, fn)
 	}
-	ran, err := s.withAdvisoryLock(ctx, name, fn)
-	if err != nil {
-		return ran, fmt.Errorf("with lock %q: %w", name, s.classify(err))
-	}
-	return ran, nil
+	return s.withAdvisoryLock(ctx, name, fn)
 }
 
 // withAdvisoryLock holds a session advisory lock on a connection of its own while fn
 // runs: the lock belongs to the session, so it is taken and released on that connection,
-// and a replica that dies while holding it frees it with its session.
+// and a replica that dies while holding it frees it with its session. fn's error is
+// answered as fn gave it.
 func (s *sqlStore) withAdvisoryLock(ctx context.Context, name string, fn func(ctx context.Context) error) (bool, error) {
 	key := lockKey(name)
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
-		return false, fmt.Errorf("connect: %w", err)
+		return false, fmt.Errorf("lock %q: connect: %w", name, s.classify(err))
 	}
 	defer conn.Close()
 	var got bool
 	if err := conn.QueryRowContext(ctx, qTryAdvisoryLock, key).Scan(&got); err != nil {
-		return false, fmt.Errorf("try lock: %w", err)
+		return false, fmt.Errorf("lock %q: %w", name, s.classify(err))
 	}
 	if !got {
 		return false, nil
