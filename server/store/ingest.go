@@ -22,15 +22,16 @@ RETURNING COALESCE(latest_snapshot_id, 0), COALESCE(latest_hash, '')`
 (cluster_id, hash, received_at, collected_at, agent_version, kb_version, server_version, inventory)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`
 	qInsertEvaluation = `INSERT INTO evaluations
-(cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles, bundles_key, report)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
+(cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles, bundles_key, report,
+	teams)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
 	qUpsertFleetCell = `INSERT INTO fleet_cells
-(cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+(cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key, teams)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluation_id,
 	snapshot_id = excluded.snapshot_id, verdict = excluded.verdict, score = excluded.score,
 	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
-	bundles_key = excluded.bundles_key`
+	bundles_key = excluded.bundles_key, teams = excluded.teams`
 	qSetLatest = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
 	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
 )
@@ -38,6 +39,11 @@ ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluati
 func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) {
 	var res IngestResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if in.TokenHash != "" {
+			if err := s.checkToken(ctx, tx, in.TokenHash, in.ClusterName); err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		c, err := bindCluster(ctx, tx, in.ClusterName, in.ClusterUID, now)
 		if err != nil {
@@ -62,6 +68,24 @@ func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) 
 	return res, nil
 }
 
+// checkToken answers nil when the ingest token hash is active and pushes as cluster. On
+// Postgres the token's row stays share-locked until the ingest commits, so a revoke,
+// rename or delete touching it waits for this ingest instead of racing it; those take
+// token rows before the cluster's row, as Ingest does, so the two queue, never deadlock.
+func (s *sqlStore) checkToken(ctx context.Context, tx *sql.Tx, hash, cluster string) error {
+	var name string
+	err := tx.QueryRowContext(ctx, qTokenCluster+s.d.forShare, hash).Scan(&name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrRevoked
+	case err != nil:
+		return fmt.Errorf("check ingest token: %w", err)
+	case name != cluster:
+		return conflict(ReasonTokenMoved)
+	}
+	return nil
+}
+
 // insertSnapshot stores in's snapshot and evaluations for cluster id, moves its fleet
 // cells and its latest snapshot, and answers the snapshot's id.
 func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now time.Time) (int64, error) {
@@ -76,14 +100,18 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 		if err != nil {
 			return 0, fmt.Errorf("encode bundles: %w", err)
 		}
+		teams, err := encodeTeams(e.Teams)
+		if err != nil {
+			return 0, err
+		}
 		var eval int64
 		err = tx.QueryRowContext(ctx, qInsertEvaluation, id, snap, e.Target, e.Verdict, e.Score, e.Blockers,
-			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report)).Scan(&eval)
+			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams).Scan(&eval)
 		if err != nil {
 			return 0, fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
 		}
 		if _, err := tx.ExecContext(ctx, qUpsertFleetCell, id, e.Target, eval, snap, e.Verdict, e.Score,
-			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey); err != nil {
+			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey, teams); err != nil {
 			return 0, fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
 		}
 	}
@@ -99,12 +127,12 @@ FROM clusters WHERE name = $1`
 	qLatestSnapshot = `SELECT id, cluster_id, hash, received_at, collected_at, agent_version, kb_version,
 	server_version, inventory FROM snapshots WHERE cluster_id = $1 ORDER BY id DESC LIMIT 1`
 	qLatestEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
-	evaluated_at, bundles, bundles_key, report
+	evaluated_at, bundles, bundles_key, report, teams
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
 	qHistory = `SELECT id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles_key
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT $3`
 	qFleet = `SELECT c.id, c.name, c.uid, c.last_seen, c.server_version, f.target, f.evaluation_id, f.snapshot_id,
-	f.verdict, f.score, f.blockers, f.warnings, f.evaluated_at, f.bundles_key
+	f.verdict, f.score, f.blockers, f.warnings, f.evaluated_at, f.bundles_key, f.teams
 FROM fleet_cells f JOIN clusters c ON c.id = f.cluster_id ORDER BY c.name, f.target`
 )
 
@@ -145,12 +173,16 @@ func (s *sqlStore) LatestEvaluation(ctx context.Context, clusterID int64, target
 		r         EvaluationRecord
 		evaluated int64
 		bundles   string
+		teams     string
 	)
 	err := s.r.QueryRowContext(ctx, qLatestEvaluation, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
 		&r.Target, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &r.Infos, &evaluated, &bundles, &r.BundlesKey,
-		&r.Report)
+		&r.Report, &teams)
 	if err == nil {
 		err = json.Unmarshal([]byte(bundles), &r.Bundles)
+	}
+	if err == nil {
+		r.Teams, err = decodeTeams(teams)
 	}
 	if err != nil {
 		return EvaluationRecord{}, fmt.Errorf("read latest evaluation of cluster %d at %q: %w", clusterID, target,
@@ -186,10 +218,15 @@ func (s *sqlStore) Fleet(ctx context.Context) ([]FleetRow, error) {
 			r                   FleetRow
 			uid                 sql.NullString
 			lastSeen, evaluated int64
+			teams               string
 		)
 		err := sc.Scan(&r.ClusterID, &r.ClusterName, &uid, &lastSeen, &r.ServerVersion, &r.Target, &r.EvaluationID,
-			&r.SnapshotID, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &evaluated, &r.BundlesKey)
+			&r.SnapshotID, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &evaluated, &r.BundlesKey, &teams)
+		if err != nil {
+			return r, err
+		}
 		r.ClusterUID, r.LastSeen, r.EvaluatedAt = uid.String, fromNanos(lastSeen), fromNanos(evaluated)
+		r.Teams, err = decodeTeams(teams)
 		return r, err
 	})
 	if err != nil {
@@ -251,4 +288,29 @@ func nonNilBundles(b []Bundle) []Bundle {
 		return []Bundle{}
 	}
 	return b
+}
+
+// encodeTeams is the teams column's text: a JSON object, '{}' for none.
+func encodeTeams(teams map[string]TeamCell) (string, error) {
+	if len(teams) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(teams)
+	if err != nil {
+		return "", fmt.Errorf("encode teams: %w", err)
+	}
+	return string(b), nil
+}
+
+// decodeTeams reads the teams column back; no team is nil on both backends, as Evaluation
+// documents, whether the row says '{}' or predates the column.
+func decodeTeams(s string) (map[string]TeamCell, error) {
+	var teams map[string]TeamCell
+	if err := json.Unmarshal([]byte(s), &teams); err != nil {
+		return nil, fmt.Errorf("decode teams: %w", err)
+	}
+	if len(teams) == 0 {
+		return nil, nil
+	}
+	return teams, nil
 }

@@ -64,7 +64,9 @@ func (s *sqlStore) migratePostgres(ctx context.Context) error {
 }
 
 var postgresDialect = dialect{
-	name: "PostgreSQL",
+	name:          "PostgreSQL",
+	forShare:      " FOR SHARE",
+	advisoryLocks: true,
 	unavailable: func(err error) bool {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {

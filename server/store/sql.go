@@ -15,15 +15,22 @@ type dialect struct {
 	name        string
 	unavailable func(error) bool
 	unique      func(error) bool
+	// forShare ends a SELECT that must hold the rows it read until commit (Postgres);
+	// SQLite's single writer serialises write transactions already, and has no such clause.
+	forShare string
+	// advisoryLocks: WithLock takes a database-wide lock (Postgres) rather than this
+	// handle's own.
+	advisoryLocks bool
 }
 
 // sqlStore is the Store both backends share. w takes every write (and, on SQLite, is one
 // connection with BEGIN IMMEDIATE, so writers queue in Go rather than on the file lock);
 // r serves reads and is w itself on Postgres.
 type sqlStore struct {
-	w, r *sql.DB
-	d    dialect
-	now  func() time.Time
+	w, r  *sql.DB
+	d     dialect
+	now   func() time.Time
+	locks localLocks // WithLock's locks where the dialect has no advisory locks
 }
 
 // SQLDB is the handle's write pool, for tests and repair tools that must reach past the
@@ -78,9 +85,12 @@ func (s *sqlStore) Close() error {
 const (
 	qInsertCluster = `INSERT INTO clusters (name, uid, first_seen, last_seen) VALUES ($1, $2, $3, $3)
 ON CONFLICT (name) DO NOTHING`
-	qClusterByName = `SELECT id, name, uid, first_seen, last_seen FROM clusters WHERE name = $1`
+	// clusterColumns are what scanCluster reads.
+	clusterColumns = `id, name, uid, first_seen, last_seen, server_version, COALESCE(latest_snapshot_id, 0)`
+	qClusterByName = `SELECT ` + clusterColumns + ` FROM clusters WHERE name = $1`
+	qClusterByID   = `SELECT ` + clusterColumns + ` FROM clusters WHERE id = $1`
 	qBindUID       = `UPDATE clusters SET uid = $2 WHERE id = $1 AND uid IS NULL`
-	qClusters      = `SELECT id, name, uid, first_seen, last_seen FROM clusters ORDER BY id`
+	qClusters      = `SELECT ` + clusterColumns + ` FROM clusters ORDER BY id`
 )
 
 func (s *sqlStore) BindCluster(ctx context.Context, name, uid string) (Cluster, error) {
@@ -158,7 +168,7 @@ func scanCluster(row interface{ Scan(...any) error }) (Cluster, error) {
 		uid         sql.NullString
 		first, last int64
 	)
-	if err := row.Scan(&c.ID, &c.Name, &uid, &first, &last); err != nil {
+	if err := row.Scan(&c.ID, &c.Name, &uid, &first, &last, &c.ServerVersion, &c.LatestSnapshotID); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Cluster{}, ErrNotFound
 		}
@@ -173,6 +183,8 @@ const (
 	qInsertToken = `INSERT INTO ingest_tokens (cluster_name, hash, prefix, created_at) VALUES ($1, $2, $3, $4)
 RETURNING id`
 	qTokenCluster = `SELECT cluster_name FROM ingest_tokens WHERE hash = $1 AND revoked_at IS NULL`
+	qDeleteTokens = `DELETE FROM ingest_tokens WHERE cluster_name = $1`
+	qMoveTokens   = `UPDATE ingest_tokens SET cluster_name = $2 WHERE cluster_name = $1`
 	qTokens       = `SELECT id, cluster_name, prefix, created_at, revoked_at FROM ingest_tokens ORDER BY id`
 	qRevokeAll    = `UPDATE ingest_tokens SET revoked_at = $1 WHERE revoked_at IS NULL`
 	qRevokeOne    = `UPDATE ingest_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`

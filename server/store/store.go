@@ -141,8 +141,9 @@ type Ingest struct {
 	Evaluations []Evaluation
 	// TokenHash, when set, is the per-cluster ingest token the push presented: the
 	// transaction checks again that it is active and bound to ClusterName, so a token
-	// revoked mid-push stores nothing (ErrRevoked), nor one whose cluster was renamed or
-	// deleted meanwhile (ErrConflict, ReasonTokenMoved).
+	// revoked mid-push stores nothing (ErrRevoked), nor one whose cluster was renamed
+	// meanwhile (ErrConflict, ReasonTokenMoved). DeleteCluster deletes the cluster's
+	// tokens, so a token of a deleted cluster answers ErrRevoked.
 	TokenHash string
 }
 

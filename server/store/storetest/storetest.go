@@ -56,6 +56,18 @@ func Run(t *testing.T, open Opener) {
 		{"concurrent ingests of one cluster with the same hash store exactly one snapshot", testIngestRace},
 		{"the fleet lists every cluster and target once", testFleet},
 		{"a reopened handle reads every ingest back", testIngestReopen},
+		{"a cluster is read by id with its server version and latest snapshot", testClusterByID},
+		{"deleting a cluster removes its snapshots, evaluations, fleet cells and tokens and nothing of another's", testDeleteCluster},
+		{"deleting an unknown cluster is not found", testDeleteUnknownCluster},
+		{"renaming a cluster keeps its history and moves its tokens", testRenameCluster},
+		{"renaming a cluster to a taken name is a conflict and changes nothing", testRenameToTakenName},
+		{"renaming an unknown cluster is not found", testRenameUnknownCluster},
+		{"a rename racing ingests with its token on another handle never re-registers the old name", testRenameRacingIngests},
+		{"pruning keeps latest and fleet-cell snapshots and deletes the rest before the cutoff", testPrune},
+		{"team rollups round-trip through ingest, the latest evaluation and the fleet", testTeamsRoundTrip},
+		{"an ingest with a revoked or unknown token is refused and stores nothing", testIngestRevokedToken},
+		{"an ingest whose token moved to another name is a conflict and stores nothing", testIngestMovedToken},
+		{"a held lock is refused to a second taker and released after fn", testWithLock},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
