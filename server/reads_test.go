@@ -269,7 +269,9 @@ func TestAClusterThatStopsPushingTurnsStale(t *testing.T) {
 	if r := ts.push("shared", envelope(t, "prod", teamsInventory(t))); r.status != 202 {
 		t.Fatalf("push: %d %s", r.status, r.body)
 	}
-	stale := func() any { return ts.get("/api/v1/clusters", "").json(t)["clusters"].([]any)[0].(map[string]any)["stale"] }
+	stale := func() any {
+		return ts.get("/api/v1/clusters", "").json(t)["clusters"].([]any)[0].(map[string]any)["stale"]
+	}
 	if stale() != false {
 		t.Errorf("a cluster that just pushed is stale")
 	}
