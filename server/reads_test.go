@@ -42,10 +42,13 @@ func pushed(t *testing.T, edit func(*server.Config)) *testServer {
 	return ts
 }
 
-// idOf answers the id the API gives cluster name.
-func (ts *testServer) idOf(name string) int {
+// idOf answers the id an open read API gives cluster name.
+func (ts *testServer) idOf(name string) int { return ts.idAs("", name) }
+
+// idAs answers the id cluster name has in the list token reads.
+func (ts *testServer) idAs(token, name string) int {
 	ts.t.Helper()
-	for _, c := range ts.get("/api/v1/clusters", "").json(ts.t)["clusters"].([]any) {
+	for _, c := range ts.get("/api/v1/clusters", token).json(ts.t)["clusters"].([]any) {
 		if c := c.(map[string]any); c["name"] == name {
 			return int(c["id"].(float64))
 		}
@@ -204,12 +207,7 @@ func TestFleetTeamsRollUpEachTeamsWorstVerdict(t *testing.T) {
 func TestATeamScopedTokenSeesOnlyItsTeamsClustersAndFindings(t *testing.T) {
 	ts := pushed(t, nil)
 	tok := ts.mintRead("payments")
-	prod, ops := ts.idOf2(tok, "prod"), 0
-	for _, c := range ts.get("/api/v1/clusters", ts.mintRead("*")).json(t)["clusters"].([]any) {
-		if c.(map[string]any)["name"] == "ops" {
-			ops = int(c.(map[string]any)["id"].(float64))
-		}
-	}
+	prod, ops := ts.idAs(tok, "prod"), ts.idAs(ts.mintRead("*"), "ops")
 	if names := clusterNames(ts.get("/api/v1/clusters", tok).json(t)); names != "[prod]" {
 		t.Errorf("payments lists %s, want [prod]", names)
 	}
@@ -238,17 +236,6 @@ func TestATeamScopedTokenSeesOnlyItsTeamsClustersAndFindings(t *testing.T) {
 	if got := ts.get("/api/v1/fleet/teams?target=1.33", tok).json(t)["teams"].(map[string]any); len(got) != 1 {
 		t.Errorf("payments' team rollup shows %v", got)
 	}
-}
-
-func (ts *testServer) idOf2(token, name string) int {
-	ts.t.Helper()
-	for _, c := range ts.get("/api/v1/clusters", token).json(ts.t)["clusters"].([]any) {
-		if c := c.(map[string]any); c["name"] == name {
-			return int(c["id"].(float64))
-		}
-	}
-	ts.t.Fatalf("cluster %s not listed", name)
-	return 0
 }
 
 func clusterNames(list map[string]any) string {
