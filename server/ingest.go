@@ -30,12 +30,12 @@ type pusher struct {
 	tokenHash string // the per-cluster token's hash, re-checked in the commit
 }
 
-// accepted is the 202 and 200 answer to a push.
+// accepted is the 202 answer to a push, and without Evaluated the 200 to a duplicate.
 type accepted struct {
-	ClusterID  int64    `json:"clusterId"`
-	SnapshotID int64    `json:"snapshotId"`
-	Duplicate  bool     `json:"duplicate"`
-	Evaluated  []string `json:"evaluated,omitempty"`
+	ClusterID  int64     `json:"clusterId"`
+	SnapshotID int64     `json:"snapshotId"`
+	Duplicate  bool      `json:"duplicate"`
+	Evaluated  *[]string `json:"evaluated,omitempty"`
 }
 
 // ingest is POST /api/v1/snapshots. Checks run cheapest first, and nothing is written
@@ -187,7 +187,7 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
 		ServerVersion: doc.ServerVersion, TokenHash: who.tokenHash}
-	var evaluated []string
+	evaluated := []string{}
 	if head.LatestHash != hash {
 		targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
 		if in.Evaluations, err = s.evaluate(ctx, doc, targets); err != nil {
@@ -216,7 +216,7 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 	}
 	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {
-		out.Evaluated = evaluated
+		out.Evaluated = &evaluated
 	}
 	return out, nil
 }
