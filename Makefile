@@ -42,8 +42,8 @@ go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how
 	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
 
 .PHONY: race
-race: ## the race detector over the bundle poller, hot swap, bundle server and the store's races
-	go test -race -count=1 ./agent ./bundles ./server/store/...
+race: ## the race detector over the bundle poller, hot swap, bundle server, the fleet server and its store
+	go test -race -count=1 ./agent ./bundles ./server/...
 
 .PHONY: rego-test
 rego-test: ## stock `opa test` on the rule packs with the example and fixture custom packs beside them

@@ -3,10 +3,13 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server"
 )
@@ -129,5 +132,44 @@ func TestASecondClusterPushingABoundNameIsAConflict(t *testing.T) {
 				t.Errorf("push from %s: %d %s, want 409 saying %q", tc.name, r.status, r.body, tc.says)
 			}
 		})
+	}
+}
+
+func TestConcurrentPushesAreEachStoredOnceOrToldToRetry(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	var mu sync.Mutex
+	accepted := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			name := fmt.Sprintf("cluster-%d", i%4)
+			doc := teamsInventory(t)
+			doc.ClusterID = name + "-uid"
+			doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: fmt.Sprintf("ns-%d", i)})
+			r := ts.push("shared", envelope(t, name, doc))
+			mu.Lock()
+			defer mu.Unlock()
+			switch r.status {
+			case 202:
+				accepted[name]++
+			case 503:
+				if r.header.Get("Retry-After") == "" {
+					t.Errorf("503 without Retry-After")
+				}
+			default:
+				t.Errorf("push %d: %d %s", i, r.status, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	for name, n := range accepted {
+		c, err := ts.store.Head(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist, err := ts.store.History(t.Context(), c.ID, "1.33", 0)
+		if err != nil || len(hist) != n {
+			t.Errorf("%s: %d evaluations stored (err %v), want one per accepted push: %d", name, len(hist), err, n)
+		}
 	}
 }
