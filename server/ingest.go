@@ -17,9 +17,6 @@ import (
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
-// bodyReadTimeout bounds reading one push body: a client that stops sending gets 408.
-const bodyReadTimeout = 60 * time.Second
-
 // ingestTimeout bounds evaluating and storing one push once its body is read; the work is
 // detached from the request, so an agent that hangs up does not waste an evaluation.
 const ingestTimeout = 2 * time.Minute
@@ -112,10 +109,10 @@ func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelop
 		return nil, err
 	}
 	defer s.bodies.Release(weight)
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
 	if err != nil {
-		return nil, bodyError(err, limit)
+		return nil, bodyError(err, limit, s.cfg.BodyTimeout)
 	}
 	if err := acquire(r.Context(), s.decodes, 1, slotWait); err != nil {
 		return nil, err
@@ -138,14 +135,14 @@ func tooLarge(limit int) error {
 }
 
 // bodyError classifies a failed body read: too large, too slow, or cut off.
-func bodyError(err error, limit int) error {
+func bodyError(err error, limit int, timeout time.Duration) error {
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe), errors.Is(err, errTooLong):
 		return tooLarge(limit)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return fail(http.StatusRequestTimeout, fmt.Sprintf("the body took longer than %s to arrive", bodyReadTimeout))
+		return fail(http.StatusRequestTimeout, fmt.Sprintf("the body took longer than %s to arrive", timeout))
 	}
 	return fail(http.StatusBadRequest, "could not read the body: "+err.Error())
 }

@@ -1,13 +1,17 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
@@ -171,5 +175,26 @@ func TestConcurrentPushesAreEachStoredOnceOrToldToRetry(t *testing.T) {
 		if err != nil || len(hist) != n {
 			t.Errorf("%s: %d evaluations stored (err %v), want one per accepted push: %d", name, len(hist), err, n)
 		}
+	}
+}
+
+func TestABodyThatStopsArrivingIsATimeout(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken, c.BodyTimeout = "shared", 300*time.Millisecond })
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// Headers promising 1000 bytes, then ten of them, then nothing.
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer shared\r\nContent-Length: 1000\r\n\r\n0123456789", push.Path)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), "took longer than 300ms") {
+		t.Errorf("a stalled body: %d %s, want 408", resp.StatusCode, body)
 	}
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -300,5 +301,41 @@ func TestMetricsReportIngestsAndTheFleet(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+func TestRetentionKeepsTheLatestSnapshotAndEveryFleetCell(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	ts := newServer(t, func(c *server.Config) {
+		c.IngestToken = "shared"
+		c.Now = func() time.Time { return time.Unix(0, now.Load()) }
+	})
+	doc := teamsInventory(t)
+	for i := range 3 {
+		doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: fmt.Sprintf("extra-%d", i)})
+		if r := ts.push("shared", envelope(t, "prod", doc)); r.status != 202 {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+	}
+	history := func() int {
+		return len(ts.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", ts.idOf("prod")), "").json(t)["history"].([]any))
+	}
+	now.Add(int64(100 * 24 * time.Hour))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { ts.srv.RunRetention(ctx, 90*24*time.Hour); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for history() != 1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := history(); n != 1 {
+		t.Errorf("after a 90-day retention pass 100 days on, history holds %d points, want 1: the latest", n)
+	}
+	cell := ts.get("/api/v1/fleet", "").json(t)["clusters"].([]any)[0].(map[string]any)["cells"].(map[string]any)["1.33"]
+	if cell == nil {
+		t.Errorf("retention took the fleet cell")
 	}
 }

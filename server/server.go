@@ -28,6 +28,8 @@ import (
 const (
 	DefaultStaleAfter = 2 * time.Hour
 	DefaultRetention  = 90 * 24 * time.Hour
+	// DefaultBodyTimeout bounds reading one push body.
+	DefaultBodyTimeout = 60 * time.Second
 	// MaxTargets bounds --targets: each one is an evaluation of every push.
 	MaxTargets = 4
 	// MaxFleetTargets bounds the columns one fleet read asks for.
@@ -55,8 +57,10 @@ type Config struct {
 	Hosts     []string
 	// MaxSnapshotBytes bounds a push on the wire and decompressed (default push.MaxBytes).
 	MaxSnapshotBytes int
-	StaleAfter       time.Duration
-	Logger           *slog.Logger
+	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
+	BodyTimeout time.Duration
+	StaleAfter  time.Duration
+	Logger      *slog.Logger
 	// Now is the clock (time.Now when nil); tests pin it.
 	Now func() time.Time
 }
@@ -102,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSnapshotBytes <= 0 {
 		cfg.MaxSnapshotBytes = push.MaxBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultStaleAfter
