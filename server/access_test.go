@@ -140,3 +140,14 @@ func TestWithoutAnAdminTokenAdministrationIsDisabled(t *testing.T) {
 		t.Errorf("DELETE without a configured admin token: %d %s, want 403 naming --admin-token", r.status, r.body)
 	}
 }
+
+func TestAWrongMethodIsAJSON405NamingTheAllowedOnes(t *testing.T) {
+	ts := newServer(t, nil)
+	r := ts.do("POST", "/api/v1/fleet", "", nil, nil)
+	if r.status != 405 || r.header.Get("Allow") == "" || r.json(t)["error"] == nil {
+		t.Errorf("POST /api/v1/fleet: %d Allow %q %s, want a JSON 405 with Allow", r.status, r.header.Get("Allow"), r.body)
+	}
+	if r := ts.get("/api/v1/nothing-here", ""); r.status != 404 || r.json(t)["error"] == nil {
+		t.Errorf("an unknown API path: %d %s, want a JSON 404", r.status, r.body)
+	}
+}

@@ -33,11 +33,29 @@ func (s *Server) routes() http.Handler {
 	handle("GET /api/v1/fleet", "fleet", s.read(s.fleet))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
 	for _, prefix := range []string{"/api/", "/healthz/", "/readyz/", "/metrics/"} {
-		handle(prefix, "not-found", func(w http.ResponseWriter, _ *http.Request) {
-			writeError(w, http.StatusNotFound, "no such endpoint")
-		})
+		handle(prefix, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, prefix, w, r) })
 	}
 	return s.hostCheck(mux)
+}
+
+// notFound answers a request only a catch-all prefix matched: 405 with Allow when the
+// path exists for other methods, else 404, both as JSON. (ServeMux prefers a method-less
+// catch-all to its own 405.)
+func notFound(mux *http.ServeMux, prefix string, w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != prefix && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed here; use "+strings.Join(allow, ", "))
+		return
+	}
+	writeError(w, http.StatusNotFound, "no such endpoint")
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
