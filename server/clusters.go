@@ -131,15 +131,9 @@ func (s *Server) cluster(r *http.Request, sc scope) (store.Cluster, []store.Flee
 	} else if err != nil {
 		return store.Cluster{}, nil, err
 	}
-	rows, err := s.store.Fleet(r.Context())
+	cells, err := s.store.ClusterCells(r.Context(), id)
 	if err != nil {
 		return store.Cluster{}, nil, err
-	}
-	var cells []store.FleetRow
-	for _, row := range rows {
-		if row.ClusterID == id {
-			cells = append(cells, row)
-		}
 	}
 	if !s.inScope(sc, cells) {
 		return store.Cluster{}, nil, errClusterNotFound

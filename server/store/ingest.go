@@ -133,7 +133,8 @@ FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT $3`
 	qFleet = `SELECT c.id, c.name, c.uid, c.last_seen, c.server_version, f.target, f.evaluation_id, f.snapshot_id,
 	f.verdict, f.score, f.blockers, f.warnings, f.evaluated_at, f.bundles_key, f.teams
-FROM fleet_cells f JOIN clusters c ON c.id = f.cluster_id ORDER BY c.name, f.target`
+FROM fleet_cells f JOIN clusters c ON c.id = f.cluster_id`
+	qClusterCells = qFleet + ` WHERE c.id = $1`
 )
 
 func (s *sqlStore) Head(ctx context.Context, name string) (ClusterHead, error) {
@@ -213,7 +214,24 @@ func (s *sqlStore) History(ctx context.Context, clusterID int64, target string, 
 }
 
 func (s *sqlStore) Fleet(ctx context.Context) ([]FleetRow, error) {
-	out, err := queryAll(ctx, s.r, qFleet, func(sc scanner) (FleetRow, error) {
+	out, err := s.fleetRows(ctx, qFleet)
+	if err != nil {
+		return nil, fmt.Errorf("read fleet: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) ClusterCells(ctx context.Context, clusterID int64) ([]FleetRow, error) {
+	out, err := s.fleetRows(ctx, qClusterCells, clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("read fleet cells of cluster %d: %w", clusterID, err)
+	}
+	return out, nil
+}
+
+// fleetRows runs a fleet query and orders its rows by cluster name then target.
+func (s *sqlStore) fleetRows(ctx context.Context, q string, args ...any) ([]FleetRow, error) {
+	out, err := queryAll(ctx, s.r, q, func(sc scanner) (FleetRow, error) {
 		var (
 			r                   FleetRow
 			uid                 sql.NullString
@@ -228,9 +246,9 @@ func (s *sqlStore) Fleet(ctx context.Context) ([]FleetRow, error) {
 		r.ClusterUID, r.LastSeen, r.EvaluatedAt = uid.String, fromNanos(lastSeen), fromNanos(evaluated)
 		r.Teams, err = decodeTeams(teams)
 		return r, err
-	})
+	}, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read fleet: %w", s.classify(err))
+		return nil, s.classify(err)
 	}
 	// The database's collation orders names (Postgres: the locale's); settle on bytes.
 	slices.SortStableFunc(out, func(a, b FleetRow) int {

@@ -111,6 +111,9 @@ type Store interface {
 	// cluster name then target (byte order on both backends). A cluster never evaluated
 	// has no row.
 	Fleet(ctx context.Context) ([]FleetRow, error)
+	// ClusterCells answers one cluster's fleet cells ordered by target; empty for a
+	// cluster never evaluated or unknown.
+	ClusterCells(ctx context.Context, clusterID int64) ([]FleetRow, error)
 }
 
 // Cluster is a registered cluster name and the kube-system UID bound to it ("" while none).

@@ -265,6 +265,14 @@ func testFleet(t *testing.T, open Opener) {
 			t.Errorf("fleet row %+v: want the cluster's id, UID, last seen, version and the cell", r)
 		}
 	}
+	zeta := rows[len(rows)-1].ClusterID
+	cells, err := s.ClusterCells(t.Context(), zeta)
+	if err != nil || len(cells) != 2 || cells[0].Target != "1.31" || cells[1].Target != "1.32" || cells[1].ClusterName != "zeta" {
+		t.Errorf("ClusterCells(zeta) = %+v, %v; want zeta's two cells in target order", cells, err)
+	}
+	if none, err := s.ClusterCells(t.Context(), 9999); err != nil || len(none) != 0 {
+		t.Errorf("ClusterCells(unknown) = %+v, %v; want none", none, err)
+	}
 }
 
 func testIngestReopen(t *testing.T, open Opener) {

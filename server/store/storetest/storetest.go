@@ -54,7 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"history is newest first and honours limit", testHistoryOrder},
 		{"another UID's ingest is a conflict and stores nothing", testIngestOtherUID},
 		{"concurrent ingests of one cluster with the same hash store exactly one snapshot", testIngestRace},
-		{"the fleet lists every cluster and target once", testFleet},
+		{"the fleet lists every cluster and target once, and each cluster its own cells", testFleet},
 		{"a reopened handle reads every ingest back", testIngestReopen},
 		{"a cluster is read by id with its server version and latest snapshot", testClusterByID},
 		{"deleting a cluster removes its snapshots, evaluations, fleet cells and tokens and nothing of another's", testDeleteCluster},
