@@ -36,6 +36,9 @@ type Envelope struct {
 	AgentVersion  string              `json:"agentVersion"`
 	KBVersion     string              `json:"kbVersion"`
 	Inventory     *inventory.Document `json:"inventory"`
+	// InventoryJSON is the inventory as Decode read it, so a server can store what the
+	// agent sent without encoding it again.
+	InventoryJSON []byte `json:"-"`
 }
 
 // Encode gzips env's JSON, as a push carries it.
@@ -141,5 +144,5 @@ func decodeJSON(data []byte) (*Envelope, error) {
 		return nil, fmt.Errorf("%w: /inventory: %v", ErrInvalid, err)
 	}
 	return &Envelope{SchemaVersion: raw.SchemaVersion, ClusterName: raw.ClusterName,
-		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc}, nil
+		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc, InventoryJSON: raw.Inventory}, nil
 }

@@ -122,10 +122,24 @@ func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult) (s
 	return ev, nil
 }
 
+// gzipJSON and gzipBytes compress what the server stores at gzip's fastest level: most
+// of an inventory or report is repeated names, which even that level shrinks tenfold, at a
+// fraction of the default level's CPU on the ingest path.
 func gzipJSON(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return gzipBytes(data)
+}
+
+func gzipBytes(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(data); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {

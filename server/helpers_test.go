@@ -162,3 +162,30 @@ func hash(tok string) string {
 	sum := sha256.Sum256([]byte(tok))
 	return hex.EncodeToString(sum[:])
 }
+
+// httptestServer serves srv on loopback for a benchmark.
+func httptestServer(b *testing.B, srv *server.Server) *httptest.Server {
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(ts.Close)
+	return ts
+}
+
+// pushTo pushes doc as cluster name with token and answers the status.
+func pushTo(b *testing.B, ts *httptest.Server, token, name string, doc *inventory.Document) int {
+	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: name, Inventory: doc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", ts.URL+push.Path, bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

@@ -199,7 +199,7 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 			evaluated = append(evaluated, ev.Target)
 		}
 	}
-	if in.Inventory, err = gzipJSON(doc); err != nil {
+	if in.Inventory, err = gzipBytes(env.InventoryJSON); err != nil {
 		return accepted{}, fmt.Errorf("compress inventory: %w", err)
 	}
 	res, err := s.store.Ingest(ctx, in)
