@@ -176,7 +176,8 @@ func newClustersDeleteCommand(s streams) *cobra.Command {
 		Short: "Delete a cluster with its snapshots, evaluations and ingest tokens; asks nothing",
 		Long: `delete removes the cluster, its snapshots, evaluations and the ingest tokens minted for its
 name, without asking: scripts use it. What it deleted is said on stderr. An agent still
-pushing as the name registers it afresh, with a new ingest token.`,
+running registers the name afresh at its next push, once it has a token that may push as it
+(its own tokens went with the cluster).`,
 		Example: `  upgradescope clusters delete prod-eu-1
   upgradescope clusters delete 3 --server https://fleet.example.com --admin-token-file admin.token`,
 		Args: cobra.ExactArgs(1),
