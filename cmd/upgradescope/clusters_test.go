@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,6 +397,8 @@ func TestClustersRefuseARedirectingServer(t *testing.T) {
 			}
 		})
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(leaked) > 0 {
 		t.Errorf("the redirect was followed: %q", leaked)
 	}
@@ -469,8 +472,8 @@ func TestClustersRefuseConflictingOrUnusableFlags(t *testing.T) {
 
 // An invalid new name is refused before the database is opened or the server asked.
 func TestClustersRenameChecksTheNewNameBeforeTouchingAnything(t *testing.T) {
-	var asked bool
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { asked = true }))
+	var asked atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { asked.Store(true) }))
 	defer srv.Close()
 	t.Setenv(envDBURL, "")
 	db := filepath.Join(t.TempDir(), "fleet.db")
@@ -483,7 +486,7 @@ func TestClustersRenameChecksTheNewNameBeforeTouchingAnything(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("the database was created")
 	}
-	if asked {
+	if asked.Load() {
 		t.Error("the server was asked")
 	}
 }
