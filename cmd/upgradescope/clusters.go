@@ -89,7 +89,7 @@ func (f *clusterFlags) check() error {
 	return nil
 }
 
-// run runs fn on the backend the flags name, closed afterwards.
+// run runs fn on the backend the flags name; a database is closed afterwards.
 func (f *clusterFlags) run(cmd *cobra.Command, s streams, fn func(context.Context, clusterBackend) error) error {
 	if !f.cmd.Flags().Changed("server") {
 		return withStore(cmd, &f.db, func(ctx context.Context, st store.Store) error {
