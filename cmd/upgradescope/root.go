@@ -79,6 +79,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newAgentCommand(s),
 		newBundleCommand(s),
 		newTokensCommand(s),
+		newClustersCommand(s),
 		newServeCommand(s),
 	)
 	plainBools(cmd)
