@@ -344,7 +344,7 @@ func storedSnapshotIDs(t *testing.T, db *sql.DB) map[int64]bool {
 	return ids
 }
 
-// tlsClient trusts only roots (nil: the system's) and speaks at most maxVersion (0: any).
+// tlsClient makes one new connection per request with cfg, so every request handshakes.
 func tlsClient(cfg *tls.Config) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
 }
