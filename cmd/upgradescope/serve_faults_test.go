@@ -5,19 +5,26 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/pgtest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server/store"
 )
 
 // ingestToken is the shared --ingest-token of the fault tests.
@@ -302,4 +309,194 @@ func gzipBytes(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// Two replicas on one PostgreSQL database: the store's transaction, not either replica's
+// cache, decides who owns a fresh name, so of two first pushes with different kube-system
+// UIDs exactly one wins in every round; and both replicas then serve the same fleet.
+func TestServeTwoReplicasOnOnePostgresAgree(t *testing.T) {
+	url := pgtest.URL(t)
+	dir := t.TempDir()
+	tokenFile := writeSecret(t, dir, "ingest", ingestToken)
+	r1 := startServe(t, "--db-url", url, "--ingest-token-file", tokenFile)
+	r2 := startServe(t, "--db-url", url, "--ingest-token-file", tokenFile)
+
+	for round := range 20 {
+		name := fmt.Sprintf("race-%d", round)
+		bodies := [2][]byte{
+			variedEnvelope(t, name, fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012d", round), ""),
+			variedEnvelope(t, name, fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", round), ""),
+		}
+		var answers [2]pushAnswer
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, r := range []*serveProc{r1, r2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start // both pushes leave together
+				answers[i] = pushBody(r.url, ingestToken, bodies[i], "gzip")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		got := []int{answers[0].status, answers[1].status}
+		if !(got[0] == 202 && got[1] == 409 || got[0] == 409 && got[1] == 202) {
+			t.Errorf("round %d: replicas answered %v (%s | %s), want one 202 and one 409", round, got,
+				strings.TrimSpace(answers[0].body), strings.TrimSpace(answers[1].body))
+		}
+	}
+
+	for i := range 6 {
+		r := []*serveProc{r1, r2}[i%2]
+		if a := pushBody(r.url, ingestToken, variedEnvelope(t, "shared", "5eed0000-0000-4000-8000-000000000001", fmt.Sprintf("ns-%d", i)), "gzip"); a.status != http.StatusAccepted {
+			t.Fatalf("push %d to replica %d: %d %s", i, i%2+1, a.status, a.body)
+		}
+	}
+	var fleets [2]struct {
+		Targets  json.RawMessage `json:"targets"`
+		Clusters json.RawMessage `json:"clusters"`
+	}
+	for i, r := range []*serveProc{r1, r2} {
+		if code := getJSON(t, r.url, "/api/v1/fleet", "", &fleets[i]); code != http.StatusOK {
+			t.Fatalf("GET /api/v1/fleet on replica %d: %d", i+1, code)
+		}
+	}
+	if !bytes.Equal(fleets[0].Targets, fleets[1].Targets) || !bytes.Equal(fleets[0].Clusters, fleets[1].Clusters) {
+		t.Errorf("the replicas answer different fleets:\n%s %s\n%s %s", fleets[0].Targets, fleets[0].Clusters, fleets[1].Targets, fleets[1].Clusters)
+	}
+	if !strings.Contains(string(fleets[0].Clusters), `"name":"shared"`) {
+		t.Errorf("the fleet does not list the shared cluster: %s", fleets[0].Clusters)
+	}
+}
+
+// pgBin is where hack/pg-env.sh finds PostgreSQL 15.
+const pgBin = "/usr/lib/postgresql/15/bin"
+
+// privatePostgres is a PostgreSQL of this test's own (hack/pg-env.sh with a work directory
+// and port nobody else uses), since the test stops it: the shared one must stay up. It answers
+// its URL, and functions that stop it keeping its data and start it again.
+type privatePostgres struct {
+	dir, port, url string
+}
+
+func startPrivatePostgres(t *testing.T) *privatePostgres {
+	t.Helper()
+	if _, err := os.Stat(pgBin + "/initdb"); err != nil {
+		if required, _ := strconv.ParseBool(os.Getenv(pgtest.EnvRequire)); required {
+			t.Fatalf("PostgreSQL is not installed (%v) but %s is set", err, pgtest.EnvRequire)
+		}
+		t.Skipf("PostgreSQL is not installed: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	// Short and directly under /tmp: the unix socket's path must fit in 107 bytes.
+	pg := &privatePostgres{dir: "/tmp/us-pgfault-" + hex.EncodeToString(suffix), port: port,
+		url: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"}
+	t.Cleanup(func() { _ = pg.script("stop") })
+	if err := pg.script("start"); err != nil {
+		t.Fatal(err)
+	}
+	return pg
+}
+
+// script runs hack/pg-env.sh cmd for this instance; start restarts a stopped one on its data.
+func (pg *privatePostgres) script(cmd string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, "../../hack/pg-env.sh", cmd)
+	c.Env = append(os.Environ(), "PG_WORK_DIR="+pg.dir, "PG_PORT="+pg.port)
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg-env.sh %s: %v\n%s", cmd, err, out)
+	}
+	return nil
+}
+
+// halt stops the server and keeps its data (pg-env.sh stop would remove it).
+func (pg *privatePostgres) halt() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := []string{pgBin + "/pg_ctl", "stop", "-m", "fast", "-w", "-D", pg.dir + "/data"}
+	if os.Geteuid() == 0 {
+		args = append([]string{"runuser", "-u", "postgres", "--"}, args...)
+	}
+	c := exec.CommandContext(ctx, args[0], args[1:]...)
+	c.Dir = pg.dir
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// PostgreSQL stopped under load: pushes answer 503 with Retry-After and /readyz 503; started
+// again, the same serve process takes pushes and is ready again, and every snapshot it
+// acknowledged at any time is in the database.
+func TestServePostgresStoppedAndStartedUnderLoad(t *testing.T) {
+	pg := startPrivatePostgres(t)
+	dir := t.TempDir()
+	p := startServe(t, "--db-url", pg.url, "--ingest-token-file", writeSecret(t, dir, "ingest", ingestToken))
+
+	rec := newAcks()
+	stop := make(chan struct{})
+	wg := runPushers(t, 4, "pgload", func() string { return p.url }, rec, stop, 300, 100*time.Millisecond, false)
+	stopPushers := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopPushers() // a failed test must not leave pushers running
+	if !pollUntil(60*time.Second, 50*time.Millisecond, func() bool { return rec.count() >= 8 }) {
+		t.Fatalf("only %d pushes acknowledged in 60 s", rec.count())
+	}
+
+	probes := 0
+	probe := func() pushAnswer {
+		probes++
+		return pushBody(p.url, ingestToken, variedEnvelope(t, "pgprobe", "9b0be000-0000-4000-8000-000000000001", fmt.Sprintf("probe-%d", probes)), "gzip")
+	}
+	if err := pg.halt(); err != nil {
+		t.Fatal(err)
+	}
+	var down pushAnswer
+	if !pollUntil(30*time.Second, 200*time.Millisecond, func() bool {
+		down = probe()
+		return down.status == http.StatusServiceUnavailable && statusOf(p.url, "/readyz") == http.StatusServiceUnavailable
+	}) {
+		t.Fatalf("with PostgreSQL stopped: push %d %s, /readyz %d; want 503 for both", down.status, down.body, statusOf(p.url, "/readyz"))
+	}
+	if down.retryAfter == "" {
+		t.Errorf("503 to a push while PostgreSQL is down has no Retry-After")
+	}
+
+	if err := pg.script("start"); err != nil {
+		t.Fatal(err)
+	}
+	var up pushAnswer
+	if !pollUntil(60*time.Second, 200*time.Millisecond, func() bool {
+		up = probe()
+		return up.status == http.StatusAccepted && statusOf(p.url, "/readyz") == http.StatusOK
+	}) {
+		t.Fatalf("with PostgreSQL back: push %d %s, /readyz %d; want 202 and 200 without a restart", up.status, up.body, statusOf(p.url, "/readyz"))
+	}
+	stopPushers()
+	acked, statuses := rec.snapshot()
+	t.Logf("pushers' answers %v, %d snapshots acknowledged", statuses, len(acked))
+	for st, n := range statuses {
+		if st != http.StatusAccepted && st != http.StatusOK && st != http.StatusServiceUnavailable {
+			t.Errorf("%d pushes answered %d (%s), want only 202, 200 or 503", n, st, strings.TrimSpace(rec.samples[st].body))
+		}
+	}
+	st, err := store.Open(context.Background(), pg.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored := storedSnapshotIDs(t, st.(interface{ SQLDB() *sql.DB }).SQLDB())
+	for id, cluster := range acked {
+		if !stored[id] {
+			t.Errorf("snapshot %d of %s was acknowledged and is not stored", id, cluster)
+		}
+	}
 }
