@@ -27,29 +27,33 @@ func TestServeDrainsAPushInFlightOnSIGTERM(t *testing.T) {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
+	// Expect: 100-continue makes the server say when its handler starts to read the body: a
+	// signal sent before the server accepted the connection would find it still in the
+	// listen queue, which closing the listener resets.
 	head := fmt.Sprintf("POST /api/v1/snapshots HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n", token, len(body))
+		"Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", token, len(body))
 	if _, err := conn.Write([]byte(head)); err != nil {
 		t.Fatal(err)
 	}
-	// The body in ten pieces over about two seconds; the signal goes after the first piece,
-	// so the request is surely in flight when the server starts to drain.
+	answers := bufio.NewReader(conn)
+	cont, err := http.ReadResponse(answers, nil)
+	if err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("before the body: %v %v, want 100 Continue", cont, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	// The body in ten pieces over about two seconds, all of it after the signal.
 	const pieces = 10
 	size := (len(body) + pieces - 1) / pieces
-	var signalled time.Time
 	for i := 0; i < len(body); i += size {
+		time.Sleep(200 * time.Millisecond) // the slowness is the point of the test
 		if _, err := conn.Write(body[i:min(i+size, len(body))]); err != nil {
 			t.Fatalf("writing the body after SIGTERM: %v", err)
 		}
-		if i == 0 {
-			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			signalled = time.Now()
-		}
-		time.Sleep(200 * time.Millisecond) // the slowness is the point of the test
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(answers, nil)
 	if err != nil {
 		t.Fatalf("reading the answer to the push in flight: %v", err)
 	}

@@ -30,9 +30,9 @@ func TestServeEndToEndWithTheAgentOnARealAPIServer(t *testing.T) {
 	objects := dynamic.NewForConfigOrDie(cfg).Resource(crd.GVR)
 	core := kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces()
 	ctx := context.Background()
-	const crName, nsName = "serve-e2e", "serve-e2e-team"
+	// A namespace takes a while to go after a delete: each run names its own.
+	crName, nsName := "serve-e2e", fmt.Sprintf("serve-e2e-%d", time.Now().UnixNano())
 	_ = objects.Delete(ctx, crName, metav1.DeleteOptions{})
-	_ = core.Delete(ctx, nsName, metav1.DeleteOptions{})
 	t.Cleanup(func() {
 		_ = objects.Delete(ctx, crName, metav1.DeleteOptions{})
 		_ = core.Delete(ctx, nsName, metav1.DeleteOptions{})
