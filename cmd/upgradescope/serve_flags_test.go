@@ -1,0 +1,86 @@
+package main
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A configuration serve cannot run safely is refused before it listens: exit 1, a message
+// that says what to change, and no listening line.
+func TestServeRefusesBadFlagsBeforeListening(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a non-loopback address without a read credential names every way out",
+			[]string{"--listen", "0.0.0.0:0"},
+			[]string{"--read-token", "tokens create --read", "loopback", "--allow-anonymous-read"}},
+		{"a certificate without its key",
+			[]string{"--tls-cert-file", "cert.pem"},
+			[]string{"--tls-cert-file and --tls-key-file go together"}},
+		{"anonymous reads with a required read credential",
+			[]string{"--allow-anonymous-read", "--require-read-credential"},
+			[]string{"--allow-anonymous-read and --require-read-credential contradict"}},
+		{"one token as ingest and read token",
+			[]string{"--ingest-token", "same-secret", "--read-token", "same-secret"},
+			[]string{"--ingest-token and --read-token must differ"}},
+		{"five target minors",
+			[]string{"--targets", "1.33,1.34,1.35,1.36,1.37"},
+			[]string{"--targets: at most 4 minors, got 5"}},
+		{"a retention that is no duration",
+			[]string{"--retention", "soon"},
+			[]string{`--retention "soon"`, "90d"}},
+		{"an allowed host with a port",
+			[]string{"--allowed-host", "fleet.example.com:8080"},
+			[]string{`--allowed-host "fleet.example.com:8080"`, "without scheme, port"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "fleet.db")
+			args := append([]string{"--listen", "127.0.0.1:0", "--db", db}, tt.args...)
+			code, out := runServeToExit(t, args...)
+			if code != exitErr || strings.Contains(out, "listening on") {
+				t.Fatalf("exit %d, want 1 before listening; output:\n%s", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// The same non-loopback address starts once a read token guards the reads. No request is
+// sent to it: the test only needs the listening line, and stops the server at once.
+func TestServeStartsOnANonLoopbackAddressWithAReadToken(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fleet.db")
+	p := startServe(t, "--db", db, "--listen", "0.0.0.0:0", "--read-token-file", writeSecret(t, t.TempDir(), "read", "read-secret"))
+	p.kill()
+}
+
+// A database a newer binary migrated is refused: this binary cannot know what the newer
+// schema means, and writing to it could corrupt it.
+func TestServeRefusesADatabaseMigratedByANewerBinary(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "fleet.db")
+	mintIngestToken(t, "migrate-me", "--db", db) // creates and migrates the file
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// schema_migrations is server/store/migrate.go's bookkeeping table.
+	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'from_the_future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runServeToExit(t, "--listen", "127.0.0.1:0", "--db", db)
+	if code != exitErr || strings.Contains(out, "listening on") ||
+		!strings.Contains(out, "database schema version 9999 is newer than this binary") {
+		t.Errorf("exit %d, want 1 naming the schema; output:\n%s", code, out)
+	}
+}
