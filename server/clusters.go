@@ -59,7 +59,7 @@ func (s *Server) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
 		v.cells[r.ClusterID] = append(v.cells[r.ClusterID], r)
 	}
 	for _, c := range clusters {
-		if s.inScope(sc, v.cells[c.ID]) {
+		if inScope(sc, c, v.cells[c.ID]) {
 			v.clusters = append(v.clusters, c)
 		}
 	}
@@ -67,13 +67,14 @@ func (s *Server) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
 }
 
 // inScope answers whether a reader sees a cluster: the fleet sees every one, a team scope
-// those whose current evaluations attribute a namespace to one of its teams.
-func (s *Server) inScope(sc scope, cells []store.FleetRow) bool {
+// those whose evaluations of the latest snapshot give one of its teams a namespace. A cell
+// of an older snapshot does not count: a team that left the cluster stops seeing it.
+func inScope(sc scope, c store.Cluster, cells []store.FleetRow) bool {
 	if sc.fleet {
 		return true
 	}
-	for _, c := range cells {
-		if sc.seesAny(c.Teams) {
+	for _, cell := range cells {
+		if cell.SnapshotID == c.LatestSnapshotID && sc.seesAny(cell.Teams) {
 			return true
 		}
 	}
@@ -125,17 +126,18 @@ func (s *Server) cluster(r *http.Request, sc scope) (store.Cluster, []store.Flee
 	if err != nil || id < 1 {
 		return store.Cluster{}, nil, fail(http.StatusBadRequest, "cluster id must be a positive integer")
 	}
+	// The cells first: an unknown id and one out of a team's scope take the same path.
+	cells, err := s.store.ClusterCells(r.Context(), id)
+	if err != nil {
+		return store.Cluster{}, nil, err
+	}
 	c, err := s.store.Cluster(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Cluster{}, nil, errClusterNotFound
 	} else if err != nil {
 		return store.Cluster{}, nil, err
 	}
-	cells, err := s.store.ClusterCells(r.Context(), id)
-	if err != nil {
-		return store.Cluster{}, nil, err
-	}
-	if !s.inScope(sc, cells) {
+	if !inScope(sc, c, cells) {
 		return store.Cluster{}, nil, errClusterNotFound
 	}
 	return c, cells, nil
@@ -172,17 +174,23 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) er
 	for _, row := range sortedCells(cells) {
 		d.Evaluations = append(d.Evaluations, s.summary(c, row))
 	}
-	if d.Snapshot, err = s.snapshotView(r.Context(), c); err != nil {
+	if d.Snapshot, err = s.snapshotView(r.Context(), c, sc); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }
 
-func (s *Server) snapshotView(ctx context.Context, c store.Cluster) (*snapshotView, error) {
+// snapshotView is the latest snapshot's summary. A team-scoped reader is told which
+// capabilities were missing or partial, not why: a reason may name other teams' objects.
+func (s *Server) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*snapshotView, error) {
 	if c.LatestSnapshotID == 0 {
 		return nil, nil
 	}
+	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
+		return nil, err
+	}
+	defer s.reports.Release(1)
 	snap, err := s.store.LatestSnapshot(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -201,6 +209,12 @@ func (s *Server) snapshotView(ctx context.Context, c store.Cluster) (*snapshotVi
 	}
 	if v.Capabilities == nil {
 		v.Capabilities = map[string]inventory.Capability{}
+	}
+	if !sc.fleet {
+		for name, cp := range v.Capabilities {
+			cp.Reason, cp.Skipped = "", nil
+			v.Capabilities[name] = cp
+		}
 	}
 	return v, nil
 }

@@ -84,13 +84,15 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 		return nil, err
 	}
 	defer s.evals.Release(1)
-	rep, err := s.engine.Evaluate(ctx, s.cfg.TeamMap.apply(doc), targets, s.now().UTC())
+	mapped := s.cfg.TeamMap.apply(doc)
+	rep, err := s.engine.Evaluate(ctx, mapped, targets, s.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("evaluate at %v: %w", targets, err)
 	}
+	owners := namespaceTeams(mapped)
 	out := make([]store.Evaluation, 0, len(rep.Targets))
 	for _, tr := range rep.Targets {
-		ev, err := s.storedEvaluation(rep, tr)
+		ev, err := s.storedEvaluation(rep, tr, owners)
 		if err != nil {
 			return nil, err
 		}
@@ -100,8 +102,11 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 }
 
 // storedEvaluation is the store's record of one target of rep: its summary, team rollup
-// and a report holding only that target, gzip-compressed.
-func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult) (store.Evaluation, error) {
+// and a report holding only that target, gzip-compressed. The rollup has every team that
+// owns a namespace (owners), not only those with findings: a team-scoped reader sees a
+// cluster by it, and a team without findings is ready, or blocked or unknown by what no
+// team owns (teamCells).
+func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult, owners map[string]string) (store.Evaluation, error) {
 	single := *rep
 	single.Targets = []report.TargetResult{tr}
 	single.Plan, single.ExpiredIgnores = nil, nil
@@ -113,13 +118,39 @@ func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult) (s
 	ev := store.Evaluation{Target: tr.Target, Verdict: tr.Verdict, Score: tr.Score,
 		Blockers: tr.Blockers, Warnings: tr.Warnings, Infos: tr.Infos, EvaluatedAt: at,
 		Bundles: s.bundles, BundlesKey: s.bundlesKey, Report: blob}
+	ev.Teams = teamCells(tr, owners)
+	return ev, nil
+}
+
+// teamCells is tr's team rollup with a cell for every owning team. The report lists only
+// teams with findings; one without is judged as the report judges teams: blocked by a
+// blocker no team owns, else unknown when a required capability was not assessed, else
+// ready, at score 100.
+func teamCells(tr report.TargetResult, owners map[string]string) map[string]store.TeamCell {
+	out := make(map[string]store.TeamCell, len(tr.Teams))
+	for name, t := range tr.Teams {
+		out[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
+	}
+	clean := store.TeamCell{Verdict: report.VerdictReady, Score: 100}
+	unowned := tr.Blockers
 	if len(tr.Teams) > 0 {
-		ev.Teams = make(map[string]store.TeamCell, len(tr.Teams))
-		for name, t := range tr.Teams {
-			ev.Teams[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
+		unowned = tr.Teams[unattributed].Blockers
+	}
+	switch {
+	case unowned > 0:
+		clean.Verdict = report.VerdictBlocked
+	case slices.ContainsFunc(tr.NotAssessed, func(g report.Gap) bool { return g.Required }):
+		clean.Verdict = report.VerdictUnknown
+	}
+	for _, team := range owners {
+		if _, ok := out[team]; !ok {
+			out[team] = clean
 		}
 	}
-	return ev, nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // gzipJSON and gzipBytes compress what the server stores at gzip's fastest level: most

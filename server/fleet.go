@@ -49,10 +49,9 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string) fleetRow {
 	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
 		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{}}
-	current, vErr := inventory.ParseVersion(c.ServerVersion)
 	for _, t := range targets {
 		row.Cells[t] = nil
-		if tv, err := inventory.ParseVersion(t); vErr == nil && err == nil && !after(tv, current) {
+		if !applicable(c, t) {
 			row.NotApplicable = append(row.NotApplicable, t)
 			continue
 		}
@@ -63,6 +62,17 @@ func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []str
 		}
 	}
 	return row
+}
+
+// applicable answers whether target is after the minor the cluster runs (true when either
+// version is unknown): a cell at a target already reached says nothing about upgrading.
+func applicable(c store.Cluster, target string) bool {
+	current, err := inventory.ParseVersion(c.ServerVersion)
+	if err != nil {
+		return true
+	}
+	tv, err := inventory.ParseVersion(target)
+	return err != nil || after(tv, current)
 }
 
 func after(a, b inventory.Version) bool {
@@ -142,6 +152,9 @@ func (s *Server) fleetTeams(w http.ResponseWriter, r *http.Request, sc scope) er
 	}
 	teams, missing := map[string]*teamRollup{}, []string{}
 	for _, c := range byName(v.clusters) {
+		if !applicable(c, target) {
+			continue
+		}
 		i := slices.IndexFunc(v.cells[c.ID], func(row store.FleetRow) bool { return row.Target == target })
 		if i < 0 {
 			missing = append(missing, c.Name)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 // ingestTimeout bounds evaluating and storing one push once its body is read; the work is
 // detached from the request, so an agent that hangs up does not waste an evaluation.
-const ingestTimeout = 2 * time.Minute
+const ingestTimeout = time.Minute
 
 // pusher is who may push: a per-cluster token's cluster, or any cluster for the shared token.
 type pusher struct {
@@ -58,6 +59,15 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	if err != nil {
 		return accepted{}, err
 	}
+	if err := s.checkHeaders(r); err != nil {
+		return accepted{}, err
+	}
+	// The body's time runs from here, so waiting for a turn counts against it too.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	if err := acquire(r.Context(), s.pushes, 1, slotWait); err != nil {
+		return accepted{}, err
+	}
+	defer s.pushes.Release(1)
 	env, err := s.readPush(w, r)
 	if err != nil {
 		return accepted{}, err
@@ -65,9 +75,21 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	if who.cluster != "" && who.cluster != env.ClusterName {
 		return accepted{}, fail(http.StatusForbidden, fmt.Sprintf("this token pushes only as cluster %q, not %q", who.cluster, env.ClusterName))
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), ingestTimeout)
+	ctx, cancel := context.WithTimeout(s.work, ingestTimeout)
 	defer cancel()
 	return s.store1(ctx, env, who)
+}
+
+// checkHeaders refuses what the headers already show is unacceptable, before a turn is taken.
+func (s *Server) checkHeaders(r *http.Request) error {
+	enc := r.Header.Get("Content-Encoding")
+	if enc != "gzip" && enc != "identity" && enc != "" {
+		return fail(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Encoding %q: send gzip or identity", enc))
+	}
+	if r.ContentLength > int64(s.cfg.MaxSnapshotBytes) {
+		return tooLarge(s.cfg.MaxSnapshotBytes)
+	}
+	return nil
 }
 
 // authenticatePush reads the bearer: the shared --ingest-token, or a per-cluster token.
@@ -90,26 +112,9 @@ func (s *Server) authenticatePush(r *http.Request) (pusher, error) {
 	return pusher{cluster: cluster, tokenHash: hash}, nil
 }
 
-// readPush reads and decodes the body within the server's budgets: bodies held at once
-// (twice --max-snapshot-bytes), one decode at a time, 60 s to send the body.
+// readPush reads and decodes the body, one of a bounded number of decodes at a time.
 func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, error) {
-	enc := r.Header.Get("Content-Encoding")
-	if enc != "gzip" && enc != "identity" && enc != "" {
-		return nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Encoding %q: send gzip or identity", enc))
-	}
 	limit := s.cfg.MaxSnapshotBytes
-	if r.ContentLength > int64(limit) {
-		return nil, tooLarge(limit)
-	}
-	weight := int64(limit)
-	if r.ContentLength >= 0 {
-		weight = max(r.ContentLength, 1)
-	}
-	if err := acquire(r.Context(), s.bodies, weight, slotWait); err != nil {
-		return nil, err
-	}
-	defer s.bodies.Release(weight)
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
 	if err != nil {
 		return nil, bodyError(err, limit, s.cfg.BodyTimeout)
@@ -118,7 +123,7 @@ func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelop
 		return nil, err
 	}
 	defer s.decodes.Release(1)
-	env, err := push.DecodeLimit(bytes.NewReader(wire), enc, limit)
+	env, err := push.DecodeLimit(bytes.NewReader(wire), r.Header.Get("Content-Encoding"), limit)
 	switch {
 	case errors.Is(err, push.ErrTooLarge):
 		return nil, tooLarge(limit)
@@ -181,12 +186,19 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 		}
 		return accepted{}, conflictError(reason, env.ClusterName)
 	}
+	// The version a cluster is judged from (its emulated minor when it has one) is the one
+	// stored: reads derive default targets from it.
 	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
-		ServerVersion: doc.ServerVersion, TokenHash: who.tokenHash}
+		ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
 	evaluated := []string{}
-	if head.LatestHash != hash {
-		targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
+	targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
+	if head.LatestHash == hash {
+		if targets, err = s.unevaluated(ctx, head, targets); err != nil {
+			return accepted{}, err
+		}
+	}
+	if len(targets) > 0 {
 		if in.Evaluations, err = s.evaluate(ctx, doc, targets); err != nil {
 			if errors.Is(err, errBusy) {
 				return accepted{}, err
@@ -214,6 +226,22 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {
 		out.Evaluated = &evaluated
+	}
+	return out, nil
+}
+
+// unevaluated answers the targets the cluster's latest snapshot has no stored evaluation
+// at: a duplicate push fills in what an earlier evaluation failed to, or a new --targets.
+func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, targets []string) ([]string, error) {
+	cells, err := s.store.ClusterCells(ctx, head.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range targets {
+		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool { return c.Target == t && c.SnapshotID == head.LatestSnapshotID }) {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

@@ -105,11 +105,13 @@ var (
 		[]string{"cluster"}, nil)
 	descStale = prometheus.NewDesc("upgradescope_cluster_stale", "1 when the cluster has not pushed for --stale-after.",
 		[]string{"cluster"}, nil)
+	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles.",
+		[]string{"cluster", "target"}, nil)
 	descUp = prometheus.NewDesc("upgradescope_store_up", "1 when the store answered this scrape.", nil, nil)
 )
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descScore, descVerdict, descBlockers, descPushAge, descStale, descUp} {
+	for _, d := range []*prometheus.Desc{descScore, descVerdict, descBlockers, descPushAge, descStale, descOutdated, descUp} {
 		ch <- d
 	}
 }
@@ -128,6 +130,10 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPushAge, prometheus.GaugeValue, now.Sub(cl.LastSeen).Seconds(), cl.Name)
 		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, b2f(c.s.stale(cl)), cl.Name)
 		for _, cell := range v.cells[cl.ID] {
+			if !applicable(cl, cell.Target) {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(descOutdated, prometheus.GaugeValue, b2f(c.s.summary(cl, cell).Outdated), cl.Name, cell.Target)
 			ch <- prometheus.MustNewConstMetric(descScore, prometheus.GaugeValue, float64(cell.Score), cl.Name, cell.Target)
 			ch <- prometheus.MustNewConstMetric(descBlockers, prometheus.GaugeValue, float64(cell.Blockers), cl.Name, cell.Target)
 			for verdict := range verdictRank {

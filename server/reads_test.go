@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -200,8 +202,12 @@ func TestFleetTeamsRollUpEachTeamsWorstVerdict(t *testing.T) {
 	if payments["verdict"] != "blocked" || fmt.Sprint(payments["clusters"]) != "[prod]" {
 		t.Errorf("payments at 1.33: %v", payments)
 	}
-	if fmt.Sprint(got["missing"]) != "[ops]" {
-		t.Errorf("missing %v, want [ops]: it runs 1.33 and has no evaluation there", got["missing"])
+	if fmt.Sprint(got["missing"]) != "[]" || teams["platform"] != nil {
+		t.Errorf("missing %v, platform %v: ops runs 1.33, so it is neither missing nor rolled up there", got["missing"], teams["platform"])
+	}
+	later := ts.get("/api/v1/fleet/teams?target=1.35", "").json(t)
+	if fmt.Sprint(later["missing"]) != "[ops prod]" {
+		t.Errorf("missing at 1.35 %v, want [ops prod]: neither was evaluated there", later["missing"])
 	}
 }
 
@@ -338,4 +344,130 @@ func TestRetentionKeepsTheLatestSnapshotAndEveryFleetCell(t *testing.T) {
 	if cell == nil {
 		t.Errorf("retention took the fleet cell")
 	}
+}
+
+func TestATeamWithoutFindingsStillSeesItsClusterAsReady(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := otherCluster(t, "ops-uid")
+	doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: "pay", Team: "payments"})
+	if r := ts.push("shared", envelope(t, "ops", doc)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	tok := ts.mintRead("payments")
+	if names := clusterNames(ts.get("/api/v1/clusters", tok).json(t)); names != "[ops]" {
+		t.Fatalf("payments owns a namespace of ops and lists %s", names)
+	}
+	rollup := ts.get("/api/v1/fleet/teams?target=1.34", tok).json(t)["teams"].(map[string]any)
+	if p, _ := rollup["payments"].(map[string]any); p == nil || p["verdict"] != "ready" || p["worstScore"].(float64) != 100 {
+		t.Errorf("payments, without findings of its own, rolls up as %v; want ready at 100", rollup["payments"])
+	}
+}
+
+func TestATeamScopedReaderIsNotToldOtherTeamsObjects(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := teamsInventory(t)
+	// The Ingress finding spans shop (payments) and vault, a namespace without a team.
+	doc.APIUsage[0].Count = 2
+	doc.APIUsage[0].Namespaces = map[string]int{"shop": 1, "vault": 1}
+	doc.APIUsage[0].Objects = append(doc.APIUsage[0].Objects, inventory.ObjectRef{Namespace: "vault", Name: "secret-ingress"})
+	doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: "vault"})
+	doc.Capabilities[inventory.CapHelm] = inventory.Capability{Available: false, Reason: "data/secret-release: forbidden", Skipped: []string{"data/secret-release"}}
+	if r := ts.push("shared", envelope(t, "prod", doc)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	tok := ts.mintRead("payments")
+	id := ts.idAs(tok, "prod")
+	for _, path := range []string{
+		fmt.Sprintf("/api/v1/clusters/%d", id),
+		fmt.Sprintf("/api/v1/clusters/%d/report?target=1.33", id),
+		fmt.Sprintf("/api/v1/clusters/%d/report?target=1.35", id), // a what-if
+		fmt.Sprintf("/api/v1/clusters/%d/findings?target=1.33", id),
+	} {
+		body := string(ts.get(path, tok).body)
+		for _, secret := range []string{"vault", "secret-ingress", "secret-release"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("payments reads %q in %s", secret, path)
+			}
+		}
+		if !strings.Contains(path, "findings") && !strings.Contains(body, "helm") {
+			t.Errorf("%s does not say helm was not assessed", path)
+		}
+	}
+	whole := string(ts.get(fmt.Sprintf("/api/v1/clusters/%d/findings?target=1.33", id), ts.mintRead("*")).body)
+	if !strings.Contains(whole, "secret-ingress") {
+		t.Errorf("a fleet-wide reader does not see the object in vault")
+	}
+}
+
+func TestADuplicateOfASnapshotWhoseEvaluationFailedIsEvaluated(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	broken := newServerOn(t, ts.store, func(c *server.Config) { c.IngestToken, c.Engine = "shared", spinningEngine(t) })
+	doc := teamsInventory(t)
+	if r := broken.push("shared", envelope(t, "prod", doc)); r.status != 202 {
+		t.Fatalf("push to the failing server: %d %s", r.status, r.body)
+	}
+	r := ts.push("shared", envelope(t, "prod", doc))
+	if r.status != 200 || r.json(t)["duplicate"] != true {
+		t.Fatalf("the same inventory again: %d %s, want 200 duplicate", r.status, r.body)
+	}
+	c := ts.get("/api/v1/clusters", "").json(t)["clusters"].([]any)[0].(map[string]any)
+	latest, _ := c["latest"].(map[string]any)
+	if latest == nil || latest["snapshotId"] != c["latestSnapshotId"] || latest["outdated"] != false {
+		t.Errorf("after the duplicate the latest snapshot has evaluation %v; want it evaluated and current", c["latest"])
+	}
+}
+
+func TestAClusterIsJudgedFromItsEmulatedMinor(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := teamsInventory(t)
+	doc.ServerVersion, doc.EmulatedVersion = "v1.33.1", "1.32"
+	r := ts.push("shared", envelope(t, "prod", doc))
+	if fmt.Sprint(r.json(t)["evaluated"]) != "[1.33]" {
+		t.Errorf("evaluated %v, want [1.33]: the cluster behaves as 1.32", r.json(t)["evaluated"])
+	}
+	c := ts.get("/api/v1/clusters", "").json(t)["clusters"].([]any)[0].(map[string]any)
+	if c["defaultTarget"] != "1.33" || c["latest"] == nil {
+		t.Errorf("defaultTarget %v latest %v, want 1.33 with its stored evaluation", c["defaultTarget"], c["latest"])
+	}
+}
+
+func TestTargetsAreWrittenOneWayAndOnlyAfterTheRunningMinor(t *testing.T) {
+	ts := pushed(t, func(c *server.Config) { c.Targets = []string{"1.034"} })
+	prod := ts.idOf("prod")
+	if got := fmt.Sprint(ts.get("/api/v1/fleet", "").json(t)["targets"]); got != "[1.33 1.34]" {
+		t.Errorf("--targets 1.034 gives columns %s, want [1.33 1.34]", got)
+	}
+	for _, q := range []string{"01.33", "1.32", "1.20"} {
+		if r := ts.get(fmt.Sprintf("/api/v1/clusters/%d/report?target=%s", prod, q), ""); r.status != 422 {
+			t.Errorf("report?target=%s on a 1.32 cluster: %d, want 422", q, r.status)
+		}
+	}
+}
+
+func TestOperationalPathsAnswerAWrongMethodWith405(t *testing.T) {
+	ts := newServer(t, nil)
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		if r := ts.do("POST", path, "", nil, nil); r.status != 405 || r.header.Get("Allow") != "GET" {
+			t.Errorf("POST %s: %d Allow %q, want 405 Allow GET", path, r.status, r.header.Get("Allow"))
+		}
+	}
+}
+
+// spinningEngine is the built-in bundles and a custom pack that never ends, bounded at 300 ms.
+func spinningEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "spin")
+	spin := "package upgradescope.custom.spin\n\nfindings contains {\"key\": \"x/y\", \"category\": \"x\", \"severity\": \"info\", \"target\": t, \"title\": \"t\"} if {\n" +
+		"\tsome t in input.targets\n\tsome i in numbers.range(1, 100000)\n\tsome j in numbers.range(1, 100000)\n\ti == j + 1000000\n}\n"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p.rego"), []byte(spin), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(t.Context(), engine.WithPolicy(dir), engine.WithLimits(engine.Limits{Timeout: 300 * time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/server/store"
 )
@@ -28,9 +29,13 @@ type served struct {
 	evaluatedAt time.Time
 	outdated    bool
 	report      *report.Report
+	// nsTeam is each namespace's team in the served snapshot, read only for a team-scoped
+	// reader (scopeResult).
+	nsTeam map[string]string
 }
 
-// targetParam is ?target=, defaulting to the cluster's next minor.
+// targetParam is ?target=, defaulting to the cluster's next minor. A target the cluster
+// already runs is refused: judged there, every cluster would look ready.
 func targetParam(r *http.Request, c store.Cluster) (string, error) {
 	t := r.URL.Query().Get("target")
 	if t == "" {
@@ -40,14 +45,20 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 		return t, nil
 	}
 	minor, err := parseTarget(t)
-	if err != nil {
-		return "", fail(http.StatusUnprocessableEntity, "target: "+err.Error())
+	if err != nil || minor != t {
+		return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", t))
+	}
+	if current, err := inventory.ParseVersion(c.ServerVersion); err == nil {
+		if tv, _ := inventory.ParseVersion(minor); !after(tv, current) {
+			return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %s: the cluster already runs %s; pick a later minor", minor, current.MinorString()))
+		}
 	}
 	return minor, nil
 }
 
 // serve answers the cluster's report at ?target=: the stored evaluation of its latest
-// snapshot, else a what-if evaluated now from that snapshot and not stored.
+// snapshot, else a what-if evaluated now from that snapshot and not stored. Decoding
+// stored reports and inventories takes a turn: each may be tens of megabytes.
 func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 	c, _, err := s.cluster(r, sc)
 	if err != nil {
@@ -57,43 +68,75 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := s.store.LatestEvaluation(r.Context(), c.ID, target)
+	ctx := r.Context()
+	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
+		return nil, err
+	}
+	defer s.reports.Release(1)
+	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
 	switch {
 	case err == nil && ev.SnapshotID == c.LatestSnapshotID:
 		var rep report.Report
 		if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
 			return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
 		}
-		return &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.bundlesKey, report: &rep}, nil
+		sv := &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
+			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.bundlesKey, report: &rep}
+		if !sc.fleet {
+			doc, _, err := s.latestInventory(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			sv.nsTeam = namespaceTeams(s.cfg.TeamMap.apply(doc))
+		}
+		return sv, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
-	return s.whatIf(r.Context(), c, target)
+	return s.whatIf(ctx, c, target)
+}
+
+// latestInventory reads the cluster's latest snapshot back.
+func (s *Server) latestInventory(ctx context.Context, c store.Cluster) (*inventory.Document, int64, error) {
+	snap, err := s.store.LatestSnapshot(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fail(http.StatusNotFound, "the cluster has no snapshot yet")
+	} else if err != nil {
+		return nil, 0, err
+	}
+	doc, err := s.decodeInventory(snap)
+	return doc, snap.ID, err
 }
 
 // whatIf evaluates the cluster's latest snapshot at target, one at a time per server.
 func (s *Server) whatIf(ctx context.Context, c store.Cluster, target string) (*served, error) {
-	snap, err := s.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fail(http.StatusNotFound, "the cluster has no snapshot yet")
-	} else if err != nil {
-		return nil, err
-	}
-	doc, err := s.decodeInventory(snap)
-	if err != nil {
-		return nil, err
-	}
 	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
 		return nil, err
 	}
 	defer s.whatIfs.Release(1)
-	rep, err := s.engine.Evaluate(ctx, s.cfg.TeamMap.apply(doc), []string{target}, s.now().UTC())
+	doc, snapID, err := s.latestInventory(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	mapped := s.cfg.TeamMap.apply(doc)
+	rep, err := s.engine.Evaluate(ctx, mapped, []string{target}, s.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("what-if evaluation of cluster %d at %s: %w", c.ID, target, err)
 	}
 	at, _ := parseTime(rep.EvaluatedAt)
-	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snap.ID, evaluatedAt: at, report: rep}, nil
+	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at,
+		report: rep, nsTeam: namespaceTeams(mapped)}, nil
+}
+
+// namespaceTeams maps each namespace with a team to it.
+func namespaceTeams(doc *inventory.Document) map[string]string {
+	out := make(map[string]string, len(doc.Namespaces))
+	for _, ns := range doc.Namespaces {
+		if ns.Team != "" {
+			out[ns.Name] = ns.Team
+		}
+	}
+	return out
 }
 
 func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
@@ -111,7 +154,7 @@ func (s *Server) clusterReport(w http.ResponseWriter, r *http.Request, sc scope)
 	if err != nil {
 		return err
 	}
-	scopeResult(sv.result(), sc)
+	scopeResult(sv.result(), sc, sv.nsTeam)
 	writeJSON(w, http.StatusOK, map[string]any{"schemaVersion": 1, "clusterId": sv.cluster.ID,
 		"clusterName": sv.cluster.Name, "target": sv.target, "source": sv.source, "snapshotId": sv.snapshotID,
 		"evaluatedAt": sv.evaluatedAt.UTC(), "outdated": sv.outdated, "report": sv.report})
@@ -129,7 +172,7 @@ func (s *Server) clusterFindings(w http.ResponseWriter, r *http.Request, sc scop
 		return err
 	}
 	tr := sv.result()
-	scopeResult(tr, sc)
+	scopeResult(tr, sc, sv.nsTeam)
 	findings := []report.Finding{}
 	for _, f := range tr.Findings {
 		if (severity == "" || f.Severity == severity) && (category == "" || f.Category == category) {
@@ -203,44 +246,67 @@ func (s *Server) clusterHistory(w http.ResponseWriter, r *http.Request, sc scope
 }
 
 // scopeResult cuts a target's findings to what a team-scoped reader may see: findings
-// attributed to one of its teams, with the other teams' names removed, and team rollups
-// of its teams. The cluster's verdict, score and counts stay whole: a team cannot be told
-// its cluster is ready when another team's blocker stops the upgrade.
-func scopeResult(tr *report.TargetResult, sc scope) {
+// attributed to one of its teams, cut to the namespaces its teams own (nsTeam), and team
+// rollups of its teams. A finding that also touches other namespaces, or cluster-scoped
+// objects, loses everything that may name them. The cluster's verdict, score and counts
+// stay whole: a team is never told its cluster is ready when another team's blocker stops
+// the upgrade. Why a capability was not assessed is withheld: it may name any object.
+func scopeResult(tr *report.TargetResult, sc scope, nsTeam map[string]string) {
 	if sc.fleet {
 		return
 	}
-	tr.Findings = scopedFindings(tr.Findings, sc)
-	tr.Suppressed = scopedFindings(tr.Suppressed, sc)
+	tr.Findings = scopedFindings(tr.Findings, sc, nsTeam)
+	tr.Suppressed = scopedFindings(tr.Suppressed, sc, nsTeam)
 	for name := range tr.Teams {
 		if !sc.sees(name) {
 			delete(tr.Teams, name)
 		}
 	}
 	for i := range tr.NotAssessed {
+		tr.NotAssessed[i].Reason = withheldReason
 		tr.NotAssessed[i].Skipped = nil
 	}
 }
 
-func scopedFindings(in []report.Finding, sc scope) []report.Finding {
+const withheldReason = "withheld from team-scoped readers: the reason may name other teams' objects"
+
+func scopedFindings(in []report.Finding, sc scope, nsTeam map[string]string) []report.Finding {
 	out := []report.Finding{}
 	for _, f := range in {
-		var teams []string
-		for _, t := range f.Teams {
-			if sc.sees(t) {
-				teams = append(teams, t)
-			}
+		if cut, ok := scopedFinding(f, sc, nsTeam); ok {
+			out = append(out, cut)
 		}
-		if len(teams) == 0 {
-			continue
-		}
-		if len(teams) < len(f.Teams) {
-			// Shared with teams out of scope: which objects are whose is not known here, so
-			// everything that may name another team's objects is withheld.
-			f.Teams, f.Detail, f.Calls = teams, "", nil
-			f.Objects, f.ObjectsOmitted, f.Namespaces = nil, 0, nil
-		}
-		out = append(out, f)
 	}
 	return out
+}
+
+// scopedFinding answers f as the scope may see it, and false when no team of the scope has
+// it.
+func scopedFinding(f report.Finding, sc scope, nsTeam map[string]string) (report.Finding, bool) {
+	var teams, namespaces []string
+	for _, t := range f.Teams {
+		if sc.sees(t) {
+			teams = append(teams, t)
+		}
+	}
+	if len(teams) == 0 {
+		return f, false
+	}
+	for _, ns := range f.Namespaces {
+		if sc.sees(nsTeam[ns]) && nsTeam[ns] != "" {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	var objects []inventory.ObjectRef
+	for _, o := range f.Objects {
+		if o.Namespace != "" && slices.Contains(namespaces, o.Namespace) {
+			objects = append(objects, o)
+		}
+	}
+	whole := len(teams) == len(f.Teams) && len(namespaces) == len(f.Namespaces) && len(objects) == len(f.Objects)
+	if !whole {
+		f.Teams, f.Namespaces, f.Objects = teams, namespaces, objects
+		f.ObjectsOmitted, f.Detail, f.Calls = 0, "", nil
+	}
+	return f, true
 }

@@ -32,8 +32,10 @@ func (s *Server) routes() http.Handler {
 	handle("GET /api/v1/clusters/{id}/teams", "teams", s.read(s.clusterTeams))
 	handle("GET /api/v1/fleet", "fleet", s.read(s.fleet))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
-	for _, prefix := range []string{"/api/", "/healthz/", "/readyz/", "/metrics/"} {
-		handle(prefix, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, prefix, w, r) })
+	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
+	// ServeMux would redirect to the subtree) and every path under them and /api/.
+	for _, p := range []string{"/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
+		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
 	}
 	return s.hostCheck(mux)
 }
@@ -41,12 +43,12 @@ func (s *Server) routes() http.Handler {
 // notFound answers a request only a catch-all prefix matched: 405 with Allow when the
 // path exists for other methods, else 404, both as JSON. (ServeMux prefers a method-less
 // catch-all to its own 405.)
-func notFound(mux *http.ServeMux, prefix string, w http.ResponseWriter, r *http.Request) {
+func notFound(mux *http.ServeMux, catchAll string, w http.ResponseWriter, r *http.Request) {
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := mux.Handler(probe); pattern != prefix && pattern != "" {
+		if _, pattern := mux.Handler(probe); pattern != catchAll && pattern != "" {
 			allow = append(allow, m)
 		}
 	}

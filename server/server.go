@@ -9,6 +9,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -34,6 +35,9 @@ const (
 	MaxTargets = 4
 	// MaxFleetTargets bounds the columns one fleet read asks for.
 	MaxFleetTargets = 16
+	// MaxPushesInFlight bounds the pushes read, decoded and evaluated at once; the others
+	// wait for a turn, then answer 503 with Retry-After.
+	MaxPushesInFlight = 3
 )
 
 // Config is what a Server is built from; Store and Engine are required.
@@ -75,12 +79,20 @@ type Server struct {
 	bundles []store.Bundle
 	// bundlesKey names the engine's bundle set; a stored evaluation with another key is outdated.
 	bundlesKey string
-	// bodies bounds the bytes of push bodies held at once (twice the snapshot cap), decodes
-	// the decompressions and schema checks running at once, evals the evaluations.
-	bodies  *semaphore.Weighted
+	// pushes bounds the pushes past authentication at once: each holds its body, its
+	// decoded inventory and its evaluation until it is answered, so this bounds the
+	// memory ingest may take. decodes bounds the decompressions and schema checks running
+	// at once, evals the evaluations, reports the stored reports and inventories per-cluster
+	// reads decode at once, whatIfs the what-if evaluations.
+	pushes  *semaphore.Weighted
 	decodes *semaphore.Weighted
 	evals   *semaphore.Weighted
+	reports *semaphore.Weighted
 	whatIfs *semaphore.Weighted
+	// work is the context of what outlives a request (an ingest whose client hung up);
+	// Close cancels it.
+	work   context.Context
+	cancel context.CancelFunc
 	// readClosed remembers that the store said the read API is closed: it never reopens,
 	// so every replica may cache a true.
 	readClosed atomic.Bool
@@ -119,12 +131,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, engine: cfg.Engine, log: cfg.Logger, now: cfg.Now,
-		bodies:  semaphore.NewWeighted(2 * int64(cfg.MaxSnapshotBytes)),
-		decodes: semaphore.NewWeighted(1),
+		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
+		decodes: semaphore.NewWeighted(2),
 		evals:   semaphore.NewWeighted(2),
+		reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1),
 	}
+	s.work, s.cancel = context.WithCancel(context.Background())
 	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
@@ -134,16 +149,32 @@ func New(cfg Config) (*Server, error) {
 // Handler is the API with the Host check and metrics around it.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// Close cancels work still running for requests already answered or abandoned (after a
+// drain that ran out of time), so the store can be closed under none.
+func (s *Server) Close() { s.cancel() }
+
+// normalTargets writes each --targets minor as the API does ("1.034" → "1.34"); New has
+// checked that each parses.
+func normalTargets(targets []string) []string {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if minor, err := parseTarget(t); err == nil {
+			out = append(out, minor)
+		}
+	}
+	return out
+}
+
 // checkTargets refuses more than MaxTargets distinct minors or a malformed one.
 func checkTargets(targets []string) error {
-	distinct := slices.Compact(slices.Sorted(slices.Values(targets)))
-	if len(distinct) > MaxTargets {
-		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
-	}
-	for _, t := range distinct {
+	for _, t := range targets {
 		if _, err := parseTarget(t); err != nil {
 			return fmt.Errorf("--targets: %w", err)
 		}
+	}
+	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
+	if len(distinct) > MaxTargets {
+		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
 	}
 	return nil
 }

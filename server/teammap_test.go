@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/server"
 )
 
@@ -63,20 +61,7 @@ func TestTheTeamMapOverridesNamespaceLabelsFirstMatchWins(t *testing.T) {
 }
 
 func TestASnapshotWhoseEvaluationFailsIsKeptAndNeverCalledReady(t *testing.T) {
-	dir := t.TempDir()
-	spin := "package upgradescope.custom.spin\n\nfindings contains {\"key\": \"x/y\", \"category\": \"x\", \"severity\": \"info\", \"target\": t, \"title\": \"t\"} if {\n" +
-		"\tsome t in input.targets\n\tsome i in numbers.range(1, 100000)\n\tsome j in numbers.range(1, 100000)\n\ti == j + 1000000\n}\n"
-	if err := os.MkdirAll(filepath.Join(dir, "spin"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "spin", "p.rego"), []byte(spin), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(t.Context(), engine.WithPolicy(filepath.Join(dir, "spin")),
-		engine.WithLimits(engine.Limits{Timeout: 300 * time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := spinningEngine(t)
 	ts := newServer(t, func(c *server.Config) { c.IngestToken, c.Engine = "shared", eng })
 	r := ts.push("shared", envelope(t, "prod", teamsInventory(t)))
 	if r.status != 202 || fmt.Sprint(r.json(t)["evaluated"]) != "[]" {

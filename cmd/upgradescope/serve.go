@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -194,8 +195,10 @@ func loopbackListen(addr string) (bool, error) {
 func parseRetention(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("--retention %q: want days as 90d or a duration as 2160h", s)
+		// Past about 290 years a Duration wraps: a retention meant as forever must not
+		// become a few seconds.
+		if err != nil || n < 0 || n > int(math.MaxInt64/int64(24*time.Hour)) {
+			return 0, fmt.Errorf("--retention %q: want days as 90d (at most 106751d; 0 keeps all) or a duration as 2160h", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
@@ -290,8 +293,11 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	// WriteTimeout outlasts the longest push: 60 s to send it (waiting for a turn
+	// included), 10 s for a decode, 20 s for an evaluation slot and a minute to judge and
+	// store it. Reads set no deadline of their own beyond it.
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-		WriteTimeout: 3 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		WriteTimeout: 4 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	scheme := "http"
 	if f.tlsCertFile != "" {
@@ -324,7 +330,10 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 	drainCtx, cancel := context.WithTimeout(context.Background(), f.drain)
 	defer cancel()
 	if err := hs.Shutdown(drainCtx); err != nil {
-		return fmt.Errorf("drain: %w", err)
+		// A stop is still a stop: what did not finish is cancelled before the store closes,
+		// and an agent whose push was cut off pushes it again.
+		log.Warn("stopping: requests still running after the drain are cancelled", "drain", f.drain, "err", err)
 	}
+	srv.Close()
 	return nil
 }

@@ -24,7 +24,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`
 	qInsertEvaluation = `INSERT INTO evaluations
 (cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles, bundles_key, report,
 	teams)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 	qUpsertFleetCell = `INSERT INTO fleet_cells
 (cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key, teams)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -57,7 +57,7 @@ func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) 
 		}
 		if latest != 0 && latestHash == in.Hash {
 			res.SnapshotID, res.Duplicate = latest, true
-			return nil
+			return insertEvaluations(ctx, tx, c.ID, latest, in.Evaluations, true)
 		}
 		res.SnapshotID, err = insertSnapshot(ctx, tx, c.ID, in, now)
 		return err
@@ -95,30 +95,47 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 	if err != nil {
 		return 0, fmt.Errorf("insert snapshot: %w", err)
 	}
-	for _, e := range in.Evaluations {
-		bundles, err := json.Marshal(nonNilBundles(e.Bundles))
-		if err != nil {
-			return 0, fmt.Errorf("encode bundles: %w", err)
-		}
-		teams, err := encodeTeams(e.Teams)
-		if err != nil {
-			return 0, err
-		}
-		var eval int64
-		err = tx.QueryRowContext(ctx, qInsertEvaluation, id, snap, e.Target, e.Verdict, e.Score, e.Blockers,
-			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams).Scan(&eval)
-		if err != nil {
-			return 0, fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
-		}
-		if _, err := tx.ExecContext(ctx, qUpsertFleetCell, id, e.Target, eval, snap, e.Verdict, e.Score,
-			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey, teams); err != nil {
-			return 0, fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
-		}
+	if err := insertEvaluations(ctx, tx, id, snap, in.Evaluations, false); err != nil {
+		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, qSetLatest, id, snap, in.Hash, in.ServerVersion); err != nil {
 		return 0, fmt.Errorf("set latest snapshot: %w", err)
 	}
 	return snap, nil
+}
+
+// insertEvaluations stores evals of snapshot snap and moves the cluster's fleet cells to
+// them. With onlyNew, a target the snapshot already has an evaluation at is left as it
+// is: a duplicate push fills in what an earlier, failed evaluation left out.
+func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) error {
+	q := qInsertEvaluation + ` RETURNING id`
+	if onlyNew {
+		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target) DO NOTHING RETURNING id`
+	}
+	for _, e := range evals {
+		bundles, err := json.Marshal(nonNilBundles(e.Bundles))
+		if err != nil {
+			return fmt.Errorf("encode bundles: %w", err)
+		}
+		teams, err := encodeTeams(e.Teams)
+		if err != nil {
+			return err
+		}
+		var eval int64
+		err = tx.QueryRowContext(ctx, q, cluster, snap, e.Target, e.Verdict, e.Score, e.Blockers,
+			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams).Scan(&eval)
+		if onlyNew && errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
+		}
+		if _, err := tx.ExecContext(ctx, qUpsertFleetCell, cluster, e.Target, eval, snap, e.Verdict, e.Score,
+			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey, teams); err != nil {
+			return fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
+		}
+	}
+	return nil
 }
 
 const (

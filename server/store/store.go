@@ -87,7 +87,9 @@ type Store interface {
 	// Ingest stores a pushed snapshot in one transaction, committed before it returns:
 	// it binds in.ClusterName to in.ClusterUID as BindCluster does (ErrConflict, nothing
 	// stored), and when in.Hash equals the cluster's latest snapshot hash answers
-	// Duplicate with that snapshot's id, writing nothing but the cluster's last-seen time.
+	// Duplicate with that snapshot's id, writing nothing but the cluster's last-seen time
+	// and in.Evaluations at targets that snapshot has no evaluation at (an earlier
+	// evaluation failed, or --targets grew).
 	// Otherwise it stores the snapshot, one evaluation per in.Evaluations entry (targets
 	// must be distinct) and moves the cluster's fleet cell for each of those targets.
 	// Ingests of one cluster are serialised by the database (a lock on its row), so the

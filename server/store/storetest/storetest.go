@@ -49,7 +49,7 @@ func Run(t *testing.T, open Opener) {
 		{"handles opening an empty database together migrate it once", testConcurrentMigrate},
 		{"a database with a newer schema version is refused", testSchemaTooNew},
 		{"a first ingest stores the snapshot and one evaluation per target", testFirstIngest},
-		{"the same hash again is a duplicate and writes nothing new", testDuplicateIngest},
+		{"the same hash again is a duplicate and adds only evaluations at new targets", testDuplicateIngest},
 		{"a changed inventory is a new history point and moves the fleet cell", testChangedIngest},
 		{"history is newest first and honours limit", testHistoryOrder},
 		{"another UID's ingest is a conflict and stores nothing", testIngestOtherUID},
