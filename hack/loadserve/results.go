@@ -94,6 +94,8 @@ func (r *results) print(o options) {
 	switch {
 	case o.big > 0:
 		r.printBig(o)
+	case o.agents == 0:
+		r.printReads(o)
 	default:
 		r.printLoad(o)
 	}
@@ -112,6 +114,21 @@ func (r *results) printLoad(o options) {
 	if r.newSnapshots > 0 {
 		fmt.Printf("\nserve CPU per new snapshot: %.0f ms\n", float64(r.usage.cpu.Milliseconds())/float64(r.newSnapshots))
 	}
+}
+
+// printReads is the table of a run without pushers: the fleet reads only.
+func (r *results) printReads(o options) {
+	fmt.Println("| store | readers | duration | fleet GET p50 / p90 / p99 | statuses | fleet GETs | fleet | serve peak RSS (VmHWM / maxrss) | serve CPU per GET | load avg before → after |")
+	fmt.Println("|---|---:|---:|---|---|---:|---|---|---:|---|")
+	perGet := 0.0
+	if len(r.readLat) > 0 {
+		perGet = float64(r.usage.cpu.Milliseconds()) / float64(len(r.readLat))
+	}
+	fmt.Printf("| %s | %d | %.1f s | %s / %s / %s | %s | %d | %d clusters × %d targets, %d cells, %d KB | %s / %s | %.0f ms | %s → %s |\n",
+		r.store, o.readers, r.elapsed.Seconds(), ms(percentile(r.readLat, 50)), ms(percentile(r.readLat, 90)),
+		ms(percentile(r.readLat, 99)), statuses(r.readStatus), len(r.readLat),
+		r.fleetClusters, len(r.fleetTargets), r.fleetCells, r.fleetBytes/1000,
+		mib(r.usage.sampledHWM), mib(r.usage.maxRSS), perGet, r.before, r.after)
 }
 
 func (r *results) printBig(o options) {
