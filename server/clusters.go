@@ -50,20 +50,42 @@ func (s *Server) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
 	if err != nil {
 		return fleetView{}, err
 	}
-	rows, err := s.store.Fleet(ctx)
+	cells, err := s.fleetCells(ctx)
 	if err != nil {
 		return fleetView{}, err
 	}
-	v := fleetView{cells: map[int64][]store.FleetRow{}}
-	for _, r := range rows {
-		v.cells[r.ClusterID] = append(v.cells[r.ClusterID], r)
-	}
+	v := fleetView{cells: cells}
 	for _, c := range clusters {
 		if inScope(sc, c, v.cells[c.ID]) {
 			v.clusters = append(v.clusters, c)
 		}
 	}
 	return v, nil
+}
+
+// fleetCells answers every cluster's cells by cluster id. The rows are kept while the
+// store's fleet version is unchanged: a cheap query in place of reading every cell, checked
+// on every call, so each replica serves what the database holds.
+func (s *Server) fleetCells(ctx context.Context) (map[int64][]store.FleetRow, error) {
+	version, err := s.store.FleetVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.cellsMu.Lock()
+	defer s.cellsMu.Unlock()
+	if s.cellsVersion == version && s.cells != nil {
+		return s.cells, nil
+	}
+	rows, err := s.store.Fleet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cells := map[int64][]store.FleetRow{}
+	for _, r := range rows {
+		cells[r.ClusterID] = append(cells[r.ClusterID], r)
+	}
+	s.cells, s.cellsVersion = cells, version
+	return cells, nil
 }
 
 // inScope answers whether a reader sees a cluster: the fleet sees every one, a team scope

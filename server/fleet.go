@@ -39,19 +39,22 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 		targets = s.defaultColumns(v.clusters)
 	}
 	rows := make([]fleetRow, 0, len(v.clusters))
+	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
-		rows = append(rows, s.fleetRow(c, v.cells[c.ID], targets))
+		rows = append(rows, s.fleetRow(c, v.cells[c.ID], targets, parsed))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": s.now().UTC(), "clusters": rows})
 	return nil
 }
 
-func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string) fleetRow {
+// fleetRow is cluster c's row at targets (parsed: the same minors, parsed once a request).
+func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) fleetRow {
 	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
 		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{}}
-	for _, t := range targets {
+	current, vErr := inventory.ParseVersion(c.ServerVersion)
+	for i, t := range targets {
 		row.Cells[t] = nil
-		if !applicable(c, t) {
+		if vErr == nil && !after(parsed[i], current) {
 			row.NotApplicable = append(row.NotApplicable, t)
 			continue
 		}
@@ -62,6 +65,15 @@ func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []str
 		}
 	}
 	return row
+}
+
+// parseMinors parses targets the request has already checked.
+func parseMinors(targets []string) []inventory.Version {
+	out := make([]inventory.Version, len(targets))
+	for i, t := range targets {
+		out[i], _ = inventory.ParseVersion(t)
+	}
+	return out
 }
 
 // applicable answers whether target is after the minor the cluster runs (true when either

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -98,6 +99,11 @@ type Server struct {
 	readClosed atomic.Bool
 	metrics    *metrics
 	handler    http.Handler
+	// cells are the fleet's cells by cluster as of cellsVersion (fleetCells); read-only
+	// once stored, shared by concurrent reads.
+	cellsMu      sync.Mutex
+	cells        map[int64][]store.FleetRow
+	cellsVersion string
 }
 
 // Waits before a request that cannot get its slot answers 503 with Retry-After.

@@ -152,6 +152,7 @@ FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT $3
 	f.verdict, f.score, f.blockers, f.warnings, f.evaluated_at, f.bundles_key, f.teams
 FROM fleet_cells f JOIN clusters c ON c.id = f.cluster_id`
 	qClusterCells = qFleet + ` WHERE c.id = $1`
+	qFleetVersion = `SELECT COALESCE(MAX(evaluation_id), 0), COUNT(*) FROM fleet_cells`
 )
 
 func (s *sqlStore) Head(ctx context.Context, name string) (ClusterHead, error) {
@@ -244,6 +245,14 @@ func (s *sqlStore) ClusterCells(ctx context.Context, clusterID int64) ([]FleetRo
 		return nil, fmt.Errorf("read fleet cells of cluster %d: %w", clusterID, err)
 	}
 	return out, nil
+}
+
+func (s *sqlStore) FleetVersion(ctx context.Context) (string, error) {
+	var newest, cells int64
+	if err := s.r.QueryRowContext(ctx, qFleetVersion).Scan(&newest, &cells); err != nil {
+		return "", fmt.Errorf("read fleet version: %w", s.classify(err))
+	}
+	return fmt.Sprintf("%d/%d", newest, cells), nil
 }
 
 // fleetRows runs a fleet query and orders its rows by cluster name then target.

@@ -116,6 +116,11 @@ type Store interface {
 	// ClusterCells answers one cluster's fleet cells ordered by target; empty for a
 	// cluster never evaluated or unknown.
 	ClusterCells(ctx context.Context, clusterID int64) ([]FleetRow, error)
+	// FleetVersion answers a value that changes whenever a fleet cell does: the newest
+	// evaluation a cell points at and how many cells there are (evaluation ids are never
+	// reused, and every change to a cell either points it at a new evaluation or deletes
+	// it). A reader may keep Fleet's rows for as long as this is unchanged.
+	FleetVersion(ctx context.Context) (string, error)
 }
 
 // Cluster is a registered cluster name and the kube-system UID bound to it ("" while none).

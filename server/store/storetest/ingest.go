@@ -277,6 +277,41 @@ func testFleet(t *testing.T, open Opener) {
 	}
 }
 
+func testFleetVersion(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	version := func() string {
+		t.Helper()
+		v, err := s.FleetVersion(t.Context())
+		if err != nil {
+			t.Fatalf("FleetVersion: %v", err)
+		}
+		return v
+	}
+	seen := map[string]string{version(): "an empty store"}
+	changed := func(what string) {
+		t.Helper()
+		v := version()
+		if before, ok := seen[v]; ok {
+			t.Errorf("after %s the fleet version is %q, as after %s", what, v, before)
+		}
+		seen[v] = what
+	}
+	first := mustIngest(t, s, push("prod", "uid-1", hash(1), "1.31", "1.32"))
+	changed("a first ingest")
+	mustIngest(t, s, push("prod", "uid-1", hash(1), "1.31"))
+	if v := version(); seen[v] != "a first ingest" {
+		t.Errorf("a duplicate with nothing new changed the fleet version to %q", v)
+	}
+	mustIngest(t, s, push("prod", "uid-1", hash(2), "1.31"))
+	changed("a cell moved to a new snapshot")
+	mustIngest(t, s, push("staging", "uid-2", hash(3), "1.31"))
+	changed("a second cluster")
+	if err := s.DeleteCluster(t.Context(), first.ClusterID); err != nil {
+		t.Fatal(err)
+	}
+	changed("a delete")
+}
+
 func testIngestReopen(t *testing.T, open Opener) {
 	s := mustOpen(t, open)
 	first := mustIngest(t, s, push("kept", "uid-1", hash(1), "1.31"))

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"another UID's ingest is a conflict and stores nothing", testIngestOtherUID},
 		{"concurrent ingests of one cluster with the same hash store exactly one snapshot", testIngestRace},
 		{"the fleet lists every cluster and target once, and each cluster its own cells", testFleet},
+		{"the fleet version changes with every change to a fleet cell and only then", testFleetVersion},
 		{"a reopened handle reads every ingest back", testIngestReopen},
 		{"a cluster is read by id with its server version and latest snapshot", testClusterByID},
 		{"deleting a cluster removes its snapshots, evaluations, fleet cells and tokens and nothing of another's", testDeleteCluster},
