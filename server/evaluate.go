@@ -34,7 +34,7 @@ func currentVersion(doc *inventory.Document, last string) string {
 
 // nextMinor is the minor after version, "" when version does not parse.
 func nextMinor(version string) string {
-	v, err := inventory.ParseVersion(version)
+	v, err := parseVersion(version)
 	if err != nil {
 		return ""
 	}
@@ -45,12 +45,12 @@ func nextMinor(version string) string {
 // --targets minor after version, sorted; notApplicable are the --targets the cluster
 // already runs (or passed).
 func (s *Server) planTargets(version string) (targets, notApplicable []string) {
-	v, vErr := inventory.ParseVersion(version)
+	v, vErr := parseVersion(version)
 	if next := nextMinor(version); next != "" {
 		targets = append(targets, next)
 	}
 	for _, t := range s.cfg.Targets {
-		tv, err := inventory.ParseVersion(t)
+		tv, err := parseVersion(t)
 		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
 			notApplicable = append(notApplicable, t)
 			continue
@@ -63,8 +63,8 @@ func (s *Server) planTargets(version string) (targets, notApplicable []string) {
 // sortedMinors sorts minors numerically ("1.9" before "1.10") without repeats.
 func sortedMinors(minors []string) []string {
 	slices.SortFunc(minors, func(a, b string) int {
-		va, _ := inventory.ParseVersion(a)
-		vb, _ := inventory.ParseVersion(b)
+		va, _ := parseVersion(a)
+		vb, _ := parseVersion(b)
 		if va.Major != vb.Major {
 			return va.Major - vb.Major
 		}

@@ -51,7 +51,7 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) fleetRow {
 	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
 		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{}}
-	current, vErr := inventory.ParseVersion(c.ServerVersion)
+	current, vErr := parseVersion(c.ServerVersion)
 	for i, t := range targets {
 		row.Cells[t] = nil
 		if vErr == nil && !after(parsed[i], current) {
@@ -71,7 +71,7 @@ func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []str
 func parseMinors(targets []string) []inventory.Version {
 	out := make([]inventory.Version, len(targets))
 	for i, t := range targets {
-		out[i], _ = inventory.ParseVersion(t)
+		out[i], _ = parseVersion(t)
 	}
 	return out
 }
@@ -79,11 +79,11 @@ func parseMinors(targets []string) []inventory.Version {
 // applicable answers whether target is after the minor the cluster runs (true when either
 // version is unknown): a cell at a target already reached says nothing about upgrading.
 func applicable(c store.Cluster, target string) bool {
-	current, err := inventory.ParseVersion(c.ServerVersion)
+	current, err := parseVersion(c.ServerVersion)
 	if err != nil {
 		return true
 	}
-	tv, err := inventory.ParseVersion(target)
+	tv, err := parseVersion(target)
 	return err != nil || after(tv, current)
 }
 

@@ -48,8 +48,8 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 	if err != nil || minor != t {
 		return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", t))
 	}
-	if current, err := inventory.ParseVersion(c.ServerVersion); err == nil {
-		if tv, _ := inventory.ParseVersion(minor); !after(tv, current) {
+	if current, err := parseVersion(c.ServerVersion); err == nil {
+		if tv, _ := parseVersion(minor); !after(tv, current) {
 			return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %s: the cluster already runs %s; pick a later minor", minor, current.MinorString()))
 		}
 	}
