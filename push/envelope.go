@@ -87,26 +87,32 @@ func Decode(body io.Reader, contentEncoding string) (*Envelope, error) {
 // DecodeLimit is Decode bounded to limit bytes on the wire and decompressed instead of
 // MaxBytes: a server's --max-snapshot-bytes.
 func DecodeLimit(body io.Reader, contentEncoding string, limit int) (*Envelope, error) {
+	plain, err := Inflate(body, contentEncoding, limit)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeJSON(plain)
+}
+
+// Inflate reads a push body sent with contentEncoding and answers its JSON, bounded to
+// limit bytes on the wire and decompressed: the first half of DecodeLimit, so a server can
+// budget the decode by the size it learns here.
+func Inflate(body io.Reader, contentEncoding string, limit int) ([]byte, error) {
 	wire, err := readBounded(body, limit)
 	if err != nil {
 		return nil, err
 	}
-	var plain []byte
 	switch contentEncoding {
 	case "gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(wire))
 		if err != nil {
 			return nil, fmt.Errorf("%w: gzip: %v", ErrInvalid, err)
 		}
-		if plain, err = readBounded(zr, limit); err != nil {
-			return nil, err
-		}
+		return readBounded(zr, limit)
 	case "identity", "":
-		plain = wire
-	default:
-		return nil, fmt.Errorf("%w %q: send gzip or identity", ErrEncoding, contentEncoding)
+		return wire, nil
 	}
-	return decodeJSON(plain)
+	return nil, fmt.Errorf("%w %q: send gzip or identity", ErrEncoding, contentEncoding)
 }
 
 func readBounded(r io.Reader, limit int) ([]byte, error) {
@@ -120,7 +126,8 @@ func readBounded(r io.Reader, limit int) ([]byte, error) {
 	return data, nil
 }
 
-func decodeJSON(data []byte) (*Envelope, error) {
+// DecodeJSON validates and decodes an envelope's JSON, as Inflate answers it.
+func DecodeJSON(data []byte) (*Envelope, error) {
 	var raw struct {
 		SchemaVersion int             `json:"schemaVersion"`
 		ClusterName   string          `json:"clusterName"`

@@ -112,27 +112,41 @@ func (s *Server) authenticatePush(r *http.Request) (pusher, error) {
 	return pusher{cluster: cluster, tokenHash: hash}, nil
 }
 
-// readPush reads and decodes the body, one of a bounded number of decodes at a time.
+// readPush reads, inflates and decodes the body. The decode, validating and parsing the
+// JSON, takes about eleven times the JSON's size in memory: it waits for a share of a
+// budget of one --max-snapshot-bytes, at least half of it, so two decodes run at once and a
+// large one alone.
 func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, error) {
 	limit := s.cfg.MaxSnapshotBytes
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
 	if err != nil {
 		return nil, bodyError(err, limit, s.cfg.BodyTimeout)
 	}
-	if err := acquire(r.Context(), s.decodes, 1, slotWait); err != nil {
+	plain, err := push.Inflate(bytes.NewReader(wire), r.Header.Get("Content-Encoding"), limit)
+	if err != nil {
+		return nil, decodeError(err, limit)
+	}
+	weight := int64(min(max(len(plain), limit/2), limit))
+	if err := acquire(r.Context(), s.decodes, weight, slotWait); err != nil {
 		return nil, err
 	}
-	defer s.decodes.Release(1)
-	env, err := push.DecodeLimit(bytes.NewReader(wire), r.Header.Get("Content-Encoding"), limit)
-	switch {
-	case errors.Is(err, push.ErrTooLarge):
-		return nil, tooLarge(limit)
-	case errors.Is(err, push.ErrEncoding):
-		return nil, fail(http.StatusUnsupportedMediaType, err.Error())
-	case err != nil:
-		return nil, fail(http.StatusUnprocessableEntity, err.Error())
+	defer s.decodes.Release(weight)
+	env, err := push.DecodeJSON(plain)
+	if err != nil {
+		return nil, decodeError(err, limit)
 	}
 	return env, nil
+}
+
+// decodeError answers a push the decoder refused with its status.
+func decodeError(err error, limit int) error {
+	switch {
+	case errors.Is(err, push.ErrTooLarge):
+		return tooLarge(limit)
+	case errors.Is(err, push.ErrEncoding):
+		return fail(http.StatusUnsupportedMediaType, err.Error())
+	}
+	return fail(http.StatusUnprocessableEntity, err.Error())
 }
 
 func tooLarge(limit int) error {

@@ -82,8 +82,8 @@ type Server struct {
 	bundlesKey string
 	// pushes bounds the pushes past authentication at once: each holds its body, its
 	// decoded inventory and its evaluation until it is answered, so this bounds the
-	// memory ingest may take. decodes bounds the decompressions and schema checks running
-	// at once, evals the evaluations, reports the stored reports and inventories per-cluster
+	// memory ingest may take. decodes is a budget of bytes of JSON being validated and
+	// decoded at once (readPush), evals bounds the evaluations, reports the stored reports and inventories per-cluster
 	// reads decode at once, whatIfs the what-if evaluations.
 	pushes  *semaphore.Weighted
 	decodes *semaphore.Weighted
@@ -140,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, engine: cfg.Engine, log: cfg.Logger, now: cfg.Now,
 		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
-		decodes: semaphore.NewWeighted(2),
+		decodes: semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
 		evals:   semaphore.NewWeighted(2),
 		reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1),
