@@ -121,6 +121,13 @@ bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects 
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -shapes classic,many-images -sizes $(BENCH_SIZES) -runs 3 $(if $(BENCH_PEER),-peer '$(BENCH_PEER)')
 	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 
+.PHONY: bench-serve
+bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventories, fleet reads of 1,000 clusters, 16 × 20 MiB pushes (SQLite)
+	go run ./hack/loadserve -agents 32 -namespaces 500 -targets 1.36,1.37 -duration 60s -readers 1 -pool 10
+	go run ./hack/loadserve -seed-clusters 1000 -seed-history 30 -seed-targets 4 -agents 0 -readers 4 -duration 30s
+	go run ./hack/loadserve -big 16
+	go test -run '^$$' -bench 'IngestLargeCluster|Fleet' ./server
+
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
