@@ -30,16 +30,24 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 	if every > 1 && p.valid && !p.force && p.since < every-1 {
 		p.since++
 		doc.WorkloadImages, doc.WorkloadImagesOmitted = cloneImages(p.images), p.omitted
-		capability := c.ingressClasses(ctx, doc)
-		if capability.Reason == "" {
-			// Stable from one collection to the next, so an unchanged cluster hashes the same.
-			capability.Reason = fmt.Sprintf("pod images from the last pod pass (pods are listed every %d collections)", every)
-		}
-		return capability
+		return withPodPassReason(c.ingressClasses(ctx, doc), every)
 	}
 	capability := c.Addons(ctx, doc, watch)
 	p.valid = capability.Available
 	p.images, p.omitted, p.since, p.force = cloneImages(doc.WorkloadImages), doc.WorkloadImagesOmitted, 0, false
+	if every > 1 && capability.Available {
+		capability = withPodPassReason(capability, every)
+	}
+	return capability
+}
+
+// withPodPassReason says that pod images come from the last pod pass. The pass's own
+// collection says the same, so an unchanged cluster's inventory hashes alike on every
+// collection (the agent pushes, and the server stores, only a changed one).
+func withPodPassReason(capability inventory.Capability, every int) inventory.Capability {
+	if capability.Reason == "" {
+		capability.Reason = fmt.Sprintf("pod images from the last pod pass (pods are listed every %d collections)", every)
+	}
 	return capability
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ func TestAPodPassEveryThreeCollectionsAndAChartChangeForcesOne(t *testing.T) {
 	}
 
 	a := pod("a")
-	if doc, _ := collect(); !has(doc, a) {
+	doc, first := collect()
+	if !has(doc, a) {
 		t.Fatal("the first collection is a pod pass and sees pod a")
 	}
 	col.pods.noteCharts(&inventory.Document{})
@@ -64,6 +66,10 @@ func TestAPodPassEveryThreeCollectionsAndAChartChangeForcesOne(t *testing.T) {
 		doc, capability := collect()
 		if has(doc, b) || !has(doc, a) || !strings.Contains(capability.Reason, "last pod pass") {
 			t.Errorf("collection %d: b seen %v, a seen %v, reason %q; want the first pass's images reused", i, has(doc, b), has(doc, a), capability.Reason)
+		}
+		if !reflect.DeepEqual(capability, first) {
+			// Otherwise an unchanged cluster's inventory would change between collections.
+			t.Errorf("collection %d says %+v, the pass before it %+v: want the same capability", i, capability, first)
 		}
 	}
 	if doc, _ := collect(); !has(doc, b) {
