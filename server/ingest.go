@@ -77,7 +77,7 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	}
 	ctx, cancel := context.WithTimeout(s.work, ingestTimeout)
 	defer cancel()
-	return s.store1(ctx, env, who)
+	return s.commit(ctx, env, who)
 }
 
 // checkHeaders refuses what the headers already show is unacceptable, before a turn is taken.
@@ -180,50 +180,27 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 	return data, nil
 }
 
-// store1 evaluates a decoded push and stores it: a duplicate of the cluster's latest
-// snapshot is answered without evaluating; a name bound to another UID is refused before
-// evaluating, and again by the store's transaction, which decides.
-func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (accepted, error) {
+// commit evaluates a decoded push and stores it: a duplicate of the cluster's latest
+// snapshot is answered without evaluating (unless that snapshot lacks an evaluation); a
+// name bound to another UID is refused before evaluating, and again by the store's
+// transaction, which decides.
+func (s *Server) commit(ctx context.Context, env *push.Envelope, who pusher) (accepted, error) {
 	doc := env.Inventory
 	hash, err := doc.Hash()
 	if err != nil {
 		return accepted{}, fmt.Errorf("hash inventory: %w", err)
 	}
-	head, err := s.store.Head(ctx, env.ClusterName)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	head, err := s.head(ctx, env.ClusterName, doc.ClusterID)
+	if err != nil {
 		return accepted{}, err
-	}
-	if err == nil && head.UID != "" && head.UID != doc.ClusterID {
-		reason := store.ReasonOtherUID
-		if doc.ClusterID == "" {
-			reason = store.ReasonNoUID
-		}
-		return accepted{}, conflictError(reason, env.ClusterName)
 	}
 	// The version a cluster is judged from (its emulated minor when it has one) is the one
 	// stored: reads derive default targets from it.
 	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
 		ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
-	evaluated := []string{}
-	targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
-	if head.LatestHash == hash {
-		if targets, err = s.unevaluated(ctx, head, targets); err != nil {
-			return accepted{}, err
-		}
-	}
-	if len(targets) > 0 {
-		if in.Evaluations, err = s.evaluate(ctx, doc, targets); err != nil {
-			if errors.Is(err, errBusy) {
-				return accepted{}, err
-			}
-			// Stored without evaluations: reads fall back to a what-if, the fleet shows the
-			// cluster's cells as outdated, and the next push is judged again.
-			s.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", env.ClusterName, "err", err)
-		}
-		for _, ev := range in.Evaluations {
-			evaluated = append(evaluated, ev.Target)
-		}
+	if in.Evaluations, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
+		return accepted{}, err
 	}
 	if in.Inventory, err = gzipBytes(env.InventoryJSON); err != nil {
 		return accepted{}, fmt.Errorf("compress inventory: %w", err)
@@ -239,9 +216,56 @@ func (s *Server) store1(ctx context.Context, env *push.Envelope, who pusher) (ac
 	}
 	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {
+		evaluated := []string{}
+		for _, ev := range in.Evaluations {
+			evaluated = append(evaluated, ev.Target)
+		}
 		out.Evaluated = &evaluated
 	}
 	return out, nil
+}
+
+// head answers the cluster registered as name (zero before its first push), refusing a
+// push from another UID before anything is evaluated.
+func (s *Server) head(ctx context.Context, name, uid string) (store.ClusterHead, error) {
+	head, err := s.store.Head(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.ClusterHead{}, nil
+	case err != nil:
+		return store.ClusterHead{}, err
+	case head.UID != "" && head.UID != uid && uid == "":
+		return store.ClusterHead{}, conflictError(store.ReasonNoUID, name)
+	case head.UID != "" && head.UID != uid:
+		return store.ClusterHead{}, conflictError(store.ReasonOtherUID, name)
+	}
+	return head, nil
+}
+
+// judge evaluates doc at the targets it still needs: all of them for a new snapshot, those
+// the stored one lacks for a duplicate. An evaluation that fails is logged and the snapshot
+// stored without it: reads fall back to a what-if, the fleet shows the cluster's cells as
+// outdated, and the next push of it is judged again. Only a busy server refuses the push.
+func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, error) {
+	targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
+	if head.LatestHash == hash {
+		var err error
+		if targets, err = s.unevaluated(ctx, head, targets); err != nil {
+			return nil, err
+		}
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	evals, err := s.evaluate(ctx, doc, targets)
+	if errors.Is(err, errBusy) {
+		return nil, err
+	}
+	if err != nil {
+		s.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", name, "err", err)
+		return nil, nil
+	}
+	return evals, nil
 }
 
 // unevaluated answers the targets the cluster's latest snapshot has no stored evaluation
