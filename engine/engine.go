@@ -272,9 +272,19 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	releaseIndexValue, err := toAST(helmReleaseIndex(inv))
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
+	}
+	manifestAPIsValue, err := toAST(helmManifestAPIs(inv))
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
+	}
 	factsValue := ast.NewObject(
 		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
 		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
+		ast.Item(ast.StringTerm("helmReleaseIndex"), ast.NewTerm(releaseIndexValue)),
+		ast.Item(ast.StringTerm("helmManifestApis"), ast.NewTerm(manifestAPIsValue)),
 	)
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {

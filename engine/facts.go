@@ -52,6 +52,39 @@ func checkConstraint(constraint string, targets []string) map[string]string {
 	return perTarget
 }
 
+// helmReleaseIndex lists, by "namespace/name" (the key of input.facts.kubeVersion), the
+// indices of the releases in input.inventory.helmReleases, so a rule looks a release up
+// instead of keying every release in Rego.
+func helmReleaseIndex(inv *inventory.Document) map[string][]int {
+	index := make(map[string][]int, len(inv.HelmReleases))
+	for i, r := range inv.HelmReleases {
+		k := r.Namespace + "/" + r.Name
+		index[k] = append(index[k], i)
+	}
+	return index
+}
+
+// helmManifestAPIs lists, by API key ("<group or core>/<version>/<Kind>", as kb.apis and
+// lib/apis key them), the indices in input.inventory.helmReleases of the releases whose
+// stored manifest uses the API, in order and once each, so the Helm rules walk only the
+// releases of the APIs the knowledge base flags.
+func helmManifestAPIs(inv *inventory.Document) map[string][]int {
+	byKey := map[string][]int{}
+	for i, r := range inv.HelmReleases {
+		for _, u := range r.ManifestAPIs {
+			group := u.Group
+			if group == "" {
+				group = "core"
+			}
+			k := group + "/" + u.Version + "/" + u.Kind
+			if ids := byKey[k]; len(ids) == 0 || ids[len(ids)-1] != i {
+				byKey[k] = append(ids, i)
+			}
+		}
+	}
+	return byKey
+}
+
 // imageFacts are the repositories and versions of the inventory's images an add-on matcher
 // could claim (watch observes them), in the workloadImages shape: the add-on pack walks
 // these, so an image no matcher can claim costs one index lookup per path segment here and

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -31,5 +32,30 @@ func TestKubeVersionFactsFollowHelm(t *testing.T) {
 	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{{Name: "r", Namespace: "ns", Chart: "c"}}}
 	if facts := kubeVersionFacts(inv, []string{"1.33"}); len(facts) != 0 {
 		t.Errorf("a release without kubeVersion got facts %v", facts)
+	}
+}
+
+// TestHelmReleaseFactsIndexTheInventory pins the release facts the Helm rules walk instead of
+// every release: indices into input.inventory.helmReleases, by "namespace/name" and by API key
+// ("core" for the core group), each release once per API however often its manifest lists it.
+func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
+	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
+		{Name: "a", Namespace: "web", ManifestAPIs: []inventory.APIUsage{
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+			{Group: "", Version: "v1", Kind: "Endpoints"},
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+		}},
+		{Name: "b", Namespace: "web"},
+		{Name: "a", Namespace: "web", Status: "uninstalled", ManifestAPIs: []inventory.APIUsage{
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+		}},
+	}}
+	index := helmReleaseIndex(inv)
+	if want := map[string][]int{"web/a": {0, 2}, "web/b": {1}}; !reflect.DeepEqual(index, want) {
+		t.Errorf("helmReleaseIndex = %v, want %v", index, want)
+	}
+	apis := helmManifestAPIs(inv)
+	if want := map[string][]int{"policy/v1beta1/PodDisruptionBudget": {0, 2}, "core/v1/Endpoints": {0}}; !reflect.DeepEqual(apis, want) {
+		t.Errorf("helmManifestAPIs = %v, want %v", apis, want)
 	}
 }

@@ -20,23 +20,32 @@ chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
 
 mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
 
-# An array, not a set: a set would hash every release with its whole manifest.
-releases := [r | some r in input.inventory.helmReleases; not gone[r.status]]
-
 gone := {"uninstalled", "uninstalling"}
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 
-release_by_key := {release_key(r): r | some r in releases} # regal ignore:prefer-set-or-object-rule
+# The releases of key ("namespace/name") that are not being uninstalled, looked up through the
+# index the engine passes (input.facts.helmReleaseIndex) rather than keying every release.
+releases_of(key) := [r |
+	some i in input.facts.helmReleaseIndex[key]
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
+]
+
+# The [release key, target, fact] of each kubeVersion fact other than "admits": the facts are
+# walked once per query, not once per finding rule.
+kube_version_flagged := [[key, t, fact] | # regal ignore:prefer-set-or-object-rule
+	some key, per_target in input.facts.kubeVersion
+	some t, fact in per_target
+	fact != "admits"
+]
 
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
 findings contains f if {
-	some key, per_target in input.facts.kubeVersion
-	some t, fact in per_target
-	fact == "excludes"
-	r := release_by_key[key]
+	some [key, t, "excludes"] in kube_version_flagged
+	some r in releases_of(key)
 	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
 		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
 	])
@@ -45,10 +54,8 @@ findings contains f if {
 }
 
 findings contains f if {
-	some key, per_target in input.facts.kubeVersion
-	some t, fact in per_target
-	fact == "invalid"
-	r := release_by_key[key]
+	some [key, t, "invalid"] in kube_version_flagged
+	some r in releases_of(key)
 	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
 	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
 }
@@ -82,9 +89,12 @@ findings contains f if {
 
 # Each release whose stored manifest uses an API the knowledge base deprecates or removes, with
 # those APIs as [usage, entry, objects not already flagged by the live scan], computed once
-# per query. One object is never counted twice.
+# per query. One object is never counted twice. Only the releases the engine lists
+# (input.facts.helmManifestApis) under an API the knowledge base flags are walked.
 release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
-	some r in releases
+	some i in flagged_releases
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	judged := [[u, e, n] |
 		some u in object.get(r, "manifestApis", [])
 		k := apis.key(u.group, u.version, u.kind)
@@ -96,6 +106,15 @@ release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	]
 	count(judged) > 0
 ]
+
+# The indices of the releases whose stored manifest uses an API the knowledge base flags.
+flagged_releases contains i if {
+	some k, ids in input.facts.helmManifestApis
+	e := kb.apis[k]
+	e.stored
+	e.deprecated
+	some i in ids
+}
 
 # The objects of an API the live scan found written through it, as [namespace, name] by API
 # key; most releases' APIs have none, and skip the object walk.
