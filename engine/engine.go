@@ -280,11 +280,16 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	chartIndexValue, err := toAST(helmChartIndex(inv))
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
+	}
 	factsValue := ast.NewObject(
 		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
 		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
 		ast.Item(ast.StringTerm("helmReleaseIndex"), ast.NewTerm(releaseIndexValue)),
 		ast.Item(ast.StringTerm("helmManifestApis"), ast.NewTerm(manifestAPIsValue)),
+		ast.Item(ast.StringTerm("helmChartIndex"), ast.NewTerm(chartIndexValue)),
 	)
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {

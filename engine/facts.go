@@ -64,6 +64,17 @@ func helmReleaseIndex(inv *inventory.Document) map[string][]int {
 	return index
 }
 
+// helmChartIndex lists, by chart name, the indices of the chart's releases in
+// input.inventory.helmReleases, so the add-on pack looks up the few charts its registry
+// knows instead of every release.
+func helmChartIndex(inv *inventory.Document) map[string][]int {
+	index := map[string][]int{}
+	for i, r := range inv.HelmReleases {
+		index[r.Chart] = append(index[r.Chart], i)
+	}
+	return index
+}
+
 // helmManifestAPIs lists, by API key ("<group or core>/<version>/<Kind>", as kb.apis and
 // lib/apis key them), the indices in input.inventory.helmReleases of the releases whose
 // stored manifest uses the API, in order and once each, so the Helm rules walk only the

@@ -36,8 +36,9 @@ func TestKubeVersionFactsFollowHelm(t *testing.T) {
 }
 
 // TestHelmReleaseFactsIndexTheInventory pins the release facts the Helm rules walk instead of
-// every release: indices into input.inventory.helmReleases, by "namespace/name" and by API key
-// ("core" for the core group), each release once per API however often its manifest lists it.
+// every release: indices into input.inventory.helmReleases, by "namespace/name", by chart and by
+// API key ("core" for the core group), each release once per API however often its manifest
+// lists it.
 func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
 	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
 		{Name: "a", Namespace: "web", ManifestAPIs: []inventory.APIUsage{
@@ -53,6 +54,10 @@ func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
 	index := helmReleaseIndex(inv)
 	if want := map[string][]int{"web/a": {0, 2}, "web/b": {1}}; !reflect.DeepEqual(index, want) {
 		t.Errorf("helmReleaseIndex = %v, want %v", index, want)
+	}
+	inv.HelmReleases[0].Chart, inv.HelmReleases[1].Chart, inv.HelmReleases[2].Chart = "shop", "blog", "shop"
+	if charts, want := helmChartIndex(inv), map[string][]int{"shop": {0, 2}, "blog": {1}}; !reflect.DeepEqual(charts, want) {
+		t.Errorf("helmChartIndex = %v, want %v", charts, want)
 	}
 	apis := helmManifestAPIs(inv)
 	if want := map[string][]int{"policy/v1beta1/PodDisruptionBudget": {0, 2}, "core/v1/Endpoints": {0}}; !reflect.DeepEqual(apis, want) {
