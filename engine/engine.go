@@ -268,14 +268,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	kubeVersionValue, err := toAST(kubeVersionFacts(inv, targets))
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
-	releaseIndexValue, err := toAST(helmReleaseIndex(inv))
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
+	kubeVersionValue := kubeVersionValue(kubeVersionFacts(inv, targets))
 	manifestAPIsValue, err := toAST(helmManifestAPIs(inv))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
@@ -287,7 +280,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	factsValue := ast.NewObject(
 		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
 		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
-		ast.Item(ast.StringTerm("helmReleaseIndex"), ast.NewTerm(releaseIndexValue)),
+		ast.Item(ast.StringTerm("kubeVersionFlagged"), ast.NewTerm(kubeVersionFlaggedValue(kubeVersionFlagged(inv, targets)))),
 		ast.Item(ast.StringTerm("helmManifestApis"), ast.NewTerm(manifestAPIsValue)),
 		ast.Item(ast.StringTerm("helmChartIndex"), ast.NewTerm(chartIndexValue)),
 	)

@@ -1,7 +1,12 @@
 package engine
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/Masterminds/semver/v3"
+	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -36,6 +41,35 @@ func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[
 	return facts
 }
 
+// kubeVersionValue is input.facts.kubeVersion. Releases share a handful of per-target facts,
+// each converted once here and shared: converting one object per release cost as much as the
+// rest of input.facts on a cluster of 2,500 releases.
+func kubeVersionValue(facts map[string]map[string]string) ast.Value {
+	keys := slices.Sorted(maps.Keys(facts))
+	shared := map[string]*ast.Term{} // by the per-target facts, written "target=fact;..."
+	items := make([][2]*ast.Term, len(keys))
+	var b strings.Builder
+	for i, k := range keys {
+		perTarget := facts[k]
+		targets := slices.Sorted(maps.Keys(perTarget))
+		b.Reset()
+		for _, target := range targets {
+			b.WriteString(target + "=" + perTarget[target] + ";")
+		}
+		t, ok := shared[b.String()]
+		if !ok {
+			fields := make([][2]*ast.Term, len(targets))
+			for j, target := range targets {
+				fields[j] = [2]*ast.Term{ast.StringTerm(target), ast.StringTerm(perTarget[target])}
+			}
+			t = ast.NewTerm(ast.NewObject(fields...))
+			shared[b.String()] = t
+		}
+		items[i] = [2]*ast.Term{ast.StringTerm(k), t}
+	}
+	return ast.NewObject(items...)
+}
+
 func checkConstraint(constraint string, targets []string) map[string]string {
 	perTarget := map[string]string{}
 	c, err := semver.NewConstraint(constraint)
@@ -52,16 +86,45 @@ func checkConstraint(constraint string, targets []string) map[string]string {
 	return perTarget
 }
 
-// helmReleaseIndex lists, by "namespace/name" (the key of input.facts.kubeVersion), the
-// indices of the releases in input.inventory.helmReleases, so a rule looks a release up
-// instead of keying every release in Rego.
-func helmReleaseIndex(inv *inventory.Document) map[string][]int {
-	index := make(map[string][]int, len(inv.HelmReleases))
+// kubeVersionFlag is a release (its index in input.inventory.helmReleases) and a target its
+// chart's kubeVersion does not admit, with the fact (excludes or invalid).
+type kubeVersionFlag struct {
+	release      int
+	target, fact string
+}
+
+// kubeVersionFlagged lists each release and target whose kubeVersion fact is not "admits", in
+// release then target order, so the Helm rules reach the few releases a chart constraint
+// flags without walking every release's facts.
+func kubeVersionFlagged(inv *inventory.Document, targets []string) []kubeVersionFlag {
+	out := []kubeVersionFlag{}
+	byConstraint := map[string]map[string]string{}
 	for i, r := range inv.HelmReleases {
-		k := r.Namespace + "/" + r.Name
-		index[k] = append(index[k], i)
+		if r.KubeVersion == "" {
+			continue
+		}
+		perTarget, ok := byConstraint[r.KubeVersion]
+		if !ok {
+			perTarget = checkConstraint(r.KubeVersion, targets)
+			byConstraint[r.KubeVersion] = perTarget
+		}
+		for _, t := range targets {
+			if fact := perTarget[t]; fact != KubeVersionAdmits {
+				out = append(out, kubeVersionFlag{i, t, fact})
+			}
+		}
 	}
-	return index
+	return out
+}
+
+// kubeVersionFlaggedValue is input.facts.kubeVersionFlagged: [release index, target, fact]
+// arrays.
+func kubeVersionFlaggedValue(flags []kubeVersionFlag) ast.Value {
+	terms := make([]*ast.Term, len(flags))
+	for i, f := range flags {
+		terms[i] = ast.ArrayTerm(ast.InternedTerm(f.release), ast.StringTerm(f.target), ast.StringTerm(f.fact))
+	}
+	return ast.NewArray(terms...)
 }
 
 // helmChartIndex lists, by chart name, the indices of the chart's releases in

@@ -35,10 +35,9 @@ func TestKubeVersionFactsFollowHelm(t *testing.T) {
 	}
 }
 
-// TestHelmReleaseFactsIndexTheInventory pins the release facts the Helm rules walk instead of
-// every release: indices into input.inventory.helmReleases, by "namespace/name", by chart and by
-// API key ("core" for the core group), each release once per API however often its manifest
-// lists it.
+// TestHelmReleaseFactsIndexTheInventory pins the release facts the Helm and add-on rules walk
+// instead of every release: indices into input.inventory.helmReleases, by chart and by API key
+// ("core" for the core group), each release once per API however often its manifest lists it.
 func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
 	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
 		{Name: "a", Namespace: "web", ManifestAPIs: []inventory.APIUsage{
@@ -51,10 +50,6 @@ func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
 			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
 		}},
 	}}
-	index := helmReleaseIndex(inv)
-	if want := map[string][]int{"web/a": {0, 2}, "web/b": {1}}; !reflect.DeepEqual(index, want) {
-		t.Errorf("helmReleaseIndex = %v, want %v", index, want)
-	}
 	inv.HelmReleases[0].Chart, inv.HelmReleases[1].Chart, inv.HelmReleases[2].Chart = "shop", "blog", "shop"
 	if charts, want := helmChartIndex(inv), map[string][]int{"shop": {0, 2}, "blog": {1}}; !reflect.DeepEqual(charts, want) {
 		t.Errorf("helmChartIndex = %v, want %v", charts, want)
@@ -62,5 +57,33 @@ func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
 	apis := helmManifestAPIs(inv)
 	if want := map[string][]int{"policy/v1beta1/PodDisruptionBudget": {0, 2}, "core/v1/Endpoints": {0}}; !reflect.DeepEqual(apis, want) {
 		t.Errorf("helmManifestAPIs = %v, want %v", apis, want)
+	}
+}
+
+// TestKubeVersionFlaggedNamesReleasesByIndex pins input.facts.kubeVersionFlagged: each release
+// (by index, duplicates of a name included) and target its constraint does not admit, in
+// release then target order; releases without a constraint are absent.
+func TestKubeVersionFlaggedNamesReleasesByIndex(t *testing.T) {
+	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
+		{Name: "a", Namespace: "web", KubeVersion: ">=1.21.0-0 <1.33.0-0"},
+		{Name: "b", Namespace: "web"},
+		{Name: "c", Namespace: "web", KubeVersion: ">=1.21.0-0"},
+		{Name: "d", Namespace: "web", KubeVersion: ">=1.21.0-0 <<1.30"},
+	}}
+	got := kubeVersionFlagged(inv, []string{"1.32", "1.33"})
+	want := []kubeVersionFlag{
+		{0, "1.33", KubeVersionExcludes},
+		{3, "1.32", KubeVersionInvalid}, {3, "1.33", KubeVersionInvalid},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kubeVersionFlagged = %v, want %v", got, want)
+	}
+	if v := kubeVersionFlaggedValue(got).String(); v != `[[0, "1.33", "excludes"], [3, "1.32", "invalid"], [3, "1.33", "invalid"]]` {
+		t.Errorf("kubeVersionFlagged value = %s", v)
+	}
+	facts := kubeVersionFacts(inv, []string{"1.32", "1.33"})
+	v := kubeVersionValue(facts).String()
+	if want := `{"web/a": {"1.32": "admits", "1.33": "excludes"}, "web/c": {"1.32": "admits", "1.33": "admits"}, "web/d": {"1.32": "invalid", "1.33": "invalid"}}`; v != want {
+		t.Errorf("kubeVersion value = %s, want %s", v, want)
 	}
 }

@@ -2,7 +2,8 @@
 # title: Helm releases
 # description: |
 #   Judges each Helm release: its chart's kubeVersion constraint against the target (checked
-#   with Helm's own semver library by the engine, passed as input.facts.kubeVersion), and the
+#   with Helm's own semver library by the engine, passed as input.facts.kubeVersion; the
+#   release and target pairs it does not admit as input.facts.kubeVersionFlagged), and the
 #   APIs of its stored manifest, because `helm upgrade` fails when the last release's manifest
 #   uses an API the cluster no longer serves.
 # related_resources:
@@ -24,28 +25,13 @@ gone := {"uninstalled", "uninstalling"}
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 
-# The releases of key ("namespace/name") that are not being uninstalled, looked up through the
-# index the engine passes (input.facts.helmReleaseIndex) rather than keying every release.
-releases_of(key) := [r |
-	some i in input.facts.helmReleaseIndex[key]
-	r := input.inventory.helmReleases[i]
-	not gone[r.status]
-]
-
-# The [release key, target, fact] of each kubeVersion fact other than "admits": the facts are
-# walked once per query, not once per finding rule.
-kube_version_flagged := [[key, t, fact] | # regal ignore:prefer-set-or-object-rule
-	some key, per_target in input.facts.kubeVersion
-	some t, fact in per_target
-	fact != "admits"
-]
-
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
 findings contains f if {
-	some [key, t, "excludes"] in kube_version_flagged
-	some r in releases_of(key)
+	some [i, t, "excludes"] in input.facts.kubeVersionFlagged
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
 		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
 	])
@@ -54,8 +40,9 @@ findings contains f if {
 }
 
 findings contains f if {
-	some [key, t, "invalid"] in kube_version_flagged
-	some r in releases_of(key)
+	some [i, t, "invalid"] in input.facts.kubeVersionFlagged
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
 	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
 }

@@ -16,29 +16,29 @@ release := {
 judge(r, t, fact) := fs if {
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [r]}, "targets": [t],
-		"facts": object.union({"kubeVersion": {"web/shop": {t: fact}}}, release_facts(r)),
+		"facts": object.union(
+			{"kubeVersion": {"web/shop": {t: fact}}, "kubeVersionFlagged": [[0, t, fact] | fact != "admits"]},
+			release_facts(r),
+		),
 	}
 }
 
-# The release facts the engine passes for an inventory of the one release r.
-release_facts(r) := {
-	"helmReleaseIndex": {sprintf("%s/%s", [r.namespace, r.name]): [0]},
-	"helmManifestApis": {apis.key(u.group, u.version, u.kind): [0] | some u in r.manifestApis},
-}
+# The manifest facts the engine passes for an inventory of the one release r.
+release_facts(r) := {"helmManifestApis": {apis.key(u.group, u.version, u.kind): [0] | some u in r.manifestApis}}
 
 test_only_the_releases_the_engine_lists_under_a_flagged_api_are_walked if {
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [release]}, "targets": ["1.33"],
-		"facts": {"kubeVersion": {}, "helmReleaseIndex": {"web/shop": [0]}, "helmManifestApis": {"apps/v1/Deployment": [0]}},
+		"facts": {"kubeVersion": {}, "kubeVersionFlagged": [], "helmManifestApis": {"apps/v1/Deployment": [0]}},
 	}
 	count(fs) == 0
 }
 
-test_a_kube_version_fact_finds_the_release_by_its_index if {
+test_a_flagged_kube_version_names_the_release_by_its_index if {
 	other := object.union(release, {"name": "blog", "kubeVersion": ""})
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [other, release]}, "targets": ["1.33"],
-		"facts": {"kubeVersion": {"web/shop": {"1.33": "excludes"}}, "helmReleaseIndex": {"web/blog": [0], "web/shop": [1]}, "helmManifestApis": {}},
+		"facts": {"kubeVersion": {"web/shop": {"1.33": "excludes"}}, "kubeVersionFlagged": [[1, "1.33", "excludes"]], "helmManifestApis": {}},
 	}
 	{f.key | some f in fs} == {"chart-incompat/helm-release/web/shop"}
 }
