@@ -94,21 +94,29 @@ release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	count(judged) > 0
 ]
 
-# The indices of the releases whose stored manifest uses an API the knowledge base flags.
-flagged_releases contains i if {
-	some k, ids in input.facts.helmManifestApis
+# The keys of the APIs some release's stored manifest uses that the knowledge base flags.
+flagged_apis contains k if {
+	some k, _ in input.facts.helmManifestApis
 	e := kb.apis[k]
 	e.stored
 	e.deprecated
-	some i in ids
 }
 
-# The objects of an API the live scan found written through it, as [namespace, name] by API
-# key; most releases' APIs have none, and skip the object walk.
-live_objects := {apis.key(u.group, u.version, u.kind): {[object.get(o, "namespace", ""), o.name] | # regal ignore:prefer-set-or-object-rule
+# The indices of the releases whose stored manifest uses an API the knowledge base flags.
+flagged_releases contains i if {
+	some k in flagged_apis
+	some i in input.facts.helmManifestApis[k]
+}
+
+# The objects of a flagged API the live scan found written through it, as [namespace, name] by
+# API key; most releases' APIs have none, and skip the object walk. Only the APIs of
+# flagged_apis are looked up, so the live objects of the others are not walked.
+live_objects := {k: {[object.get(o, "namespace", ""), o.name] | # regal ignore:prefer-set-or-object-rule
 	some o in object.get(u, "objects", [])
 } |
 	some u in input.inventory.apiUsage
+	k := apis.key(u.group, u.version, u.kind)
+	flagged_apis[k]
 }
 
 unflagged_count(k, r, u) := n if {
