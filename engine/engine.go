@@ -268,7 +268,6 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	kubeVersionValue := kubeVersionValue(kubeVersionFacts(inv, targets))
 	manifestAPIsValue, err := toAST(helmManifestAPIs(inv))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
@@ -277,13 +276,15 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	factsValue := ast.NewObject(
-		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
-		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
-		ast.Item(ast.StringTerm("kubeVersionFlagged"), ast.NewTerm(kubeVersionFlaggedValue(kubeVersionFlagged(inv, targets)))),
-		ast.Item(ast.StringTerm("helmManifestApis"), ast.NewTerm(manifestAPIsValue)),
-		ast.Item(ast.StringTerm("helmChartIndex"), ast.NewTerm(chartIndexValue)),
-	)
+	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
+	// entry a release), which is converted only for a pack that reads it.
+	factsValue := map[string]any{
+		"kubeVersion":        kubeVersionFacts(inv, targets),
+		"images":             imagesValue,
+		"kubeVersionFlagged": kubeVersionFlaggedValue(kubeVersionFlagged(inv, targets)),
+		"helmManifestApis":   manifestAPIsValue,
+		"helmChartIndex":     chartIndexValue,
+	}
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {
 		ts[i] = ast.StringTerm(t)

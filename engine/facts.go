@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"reflect"
-
 	"github.com/Masterminds/semver/v3"
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -37,29 +35,6 @@ func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[
 		facts[r.Namespace+"/"+r.Name] = perTarget
 	}
 	return facts
-}
-
-// kubeVersionValue is input.facts.kubeVersion. Releases with the same constraint share one
-// per-target map in facts (kubeVersionFacts checks each constraint once), so each map is
-// converted once, found by its identity, and its term shared: converting one object per
-// release cost as much as the rest of input.facts on a cluster of 2,500 releases.
-func kubeVersionValue(facts map[string]map[string]string) ast.Value {
-	shared := map[uintptr]*ast.Term{}
-	items := make([][2]*ast.Term, 0, len(facts))
-	for k, perTarget := range facts {
-		p := reflect.ValueOf(perTarget).Pointer()
-		t, ok := shared[p]
-		if !ok {
-			fields := make([][2]*ast.Term, 0, len(perTarget))
-			for target, fact := range perTarget {
-				fields = append(fields, [2]*ast.Term{ast.StringTerm(target), ast.StringTerm(fact)})
-			}
-			t = ast.NewTerm(ast.NewObject(fields...))
-			shared[p] = t
-		}
-		items = append(items, [2]*ast.Term{ast.StringTerm(k), t})
-	}
-	return ast.NewObject(items...)
 }
 
 func checkConstraint(constraint string, targets []string) map[string]string {
