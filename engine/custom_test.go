@@ -294,3 +294,36 @@ func TestFlaggedAPIsAreTheStoredKindsALiveCollectorCanList(t *testing.T) {
 		t.Errorf("listed %v: want extensions/v1beta1 Ingress and no TokenReview", listed)
 	}
 }
+
+// TestCustomPacksReadTheFacts holds input.facts to the contract docs/custom-rules.md states,
+// kubeVersion included: the built-in rules no longer read it, so it is converted only when a
+// pack does.
+func TestCustomPacksReadTheFacts(t *testing.T) {
+	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.acme
+
+findings contains {"key": sprintf("acme/%s", [key]), "category": "acme", "severity": "info", "target": t, "title": title} if {
+	some key, per_target in input.facts.kubeVersion
+	some t, fact in per_target
+	title := sprintf("%s %v %v %v", [fact, input.facts.kubeVersionFlagged, input.facts.helmChartIndex, input.facts.helmManifestApis])
+}
+`})
+	inv := prodInventory()
+	inv.HelmReleases = []inventory.HelmRelease{{
+		Name: "shop", Namespace: "web", Chart: "shop", Status: "deployed", KubeVersion: "<1.33.0-0",
+		ManifestAPIs: []inventory.APIUsage{{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget", Count: 1}},
+	}}
+	r, err := newEngine(t, engine.WithPolicy(dir)).Evaluate(context.Background(), inv, []string{"1.37"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Targets[0].Findings {
+		if f.Pack == "custom/acme" {
+			got = append(got, f.Key+" "+f.Title)
+		}
+	}
+	want := `acme/web/shop excludes [[0, "1.37", "excludes"]] {"shop": [0]} {"policy/v1beta1/PodDisruptionBudget": [0]}`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("custom findings = %q, want [%q]", got, want)
+	}
+}

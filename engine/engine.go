@@ -268,14 +268,23 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	kubeVersionValue, err := toAST(kubeVersionFacts(inv, targets))
+	manifestAPIsValue, err := toAST(helmManifestAPIs(inv))
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	factsValue := ast.NewObject(
-		ast.Item(ast.StringTerm("kubeVersion"), ast.NewTerm(kubeVersionValue)),
-		ast.Item(ast.StringTerm("images"), ast.NewTerm(imagesValue)),
-	)
+	chartIndexValue, err := toAST(helmChartIndex(inv))
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
+	}
+	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
+	// entry a release), which is converted only for a pack that reads it.
+	factsValue := map[string]any{
+		"kubeVersion":        kubeVersionFacts(inv, targets),
+		"images":             imagesValue,
+		"kubeVersionFlagged": kubeVersionFlaggedValue(kubeVersionFlagged(inv, targets)),
+		"helmManifestApis":   manifestAPIsValue,
+		"helmChartIndex":     chartIndexValue,
+	}
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {
 		ts[i] = ast.StringTerm(t)

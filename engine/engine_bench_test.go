@@ -56,6 +56,23 @@ func BenchmarkEvaluateLargeCluster(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateCluster500 judges the inventory of a big live cluster of the fleet bench
+// (hack/corpus.Cluster(500, 1): 500 namespaces, ~2,580 Helm releases, ~1,557 images, 230
+// CRDs) for two targets.
+func BenchmarkEvaluateCluster500(b *testing.B) {
+	eng := newEngine(b)
+	inv := corpus.Cluster(500, 1)
+	ctx := context.Background()
+	targets := []string{"1.36", "1.37"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := eng.Evaluate(ctx, inv, targets, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkActivateNewKB is what an agent spends, off the tick, when a new kb revision
 // arrives: compiling the embedded rules with the new kb and probing the set once.
 func BenchmarkActivateNewKB(b *testing.B) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/Masterminds/semver/v3"
+	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -50,6 +51,79 @@ func checkConstraint(constraint string, targets []string) map[string]string {
 		}
 	}
 	return perTarget
+}
+
+// kubeVersionFlag is a release (its index in input.inventory.helmReleases) and a target its
+// chart's kubeVersion does not admit, with the fact (excludes or invalid).
+type kubeVersionFlag struct {
+	release      int
+	target, fact string
+}
+
+// kubeVersionFlagged lists each release and target whose kubeVersion fact is not "admits", in
+// release then target order, so the Helm rules reach the few releases a chart constraint
+// flags without walking every release's facts.
+func kubeVersionFlagged(inv *inventory.Document, targets []string) []kubeVersionFlag {
+	out := []kubeVersionFlag{}
+	byConstraint := map[string]map[string]string{}
+	for i, r := range inv.HelmReleases {
+		if r.KubeVersion == "" {
+			continue
+		}
+		perTarget, ok := byConstraint[r.KubeVersion]
+		if !ok {
+			perTarget = checkConstraint(r.KubeVersion, targets)
+			byConstraint[r.KubeVersion] = perTarget
+		}
+		for _, t := range targets {
+			if fact := perTarget[t]; fact != KubeVersionAdmits {
+				out = append(out, kubeVersionFlag{i, t, fact})
+			}
+		}
+	}
+	return out
+}
+
+// kubeVersionFlaggedValue is input.facts.kubeVersionFlagged: [release index, target, fact]
+// arrays.
+func kubeVersionFlaggedValue(flags []kubeVersionFlag) ast.Value {
+	terms := make([]*ast.Term, len(flags))
+	for i, f := range flags {
+		terms[i] = ast.ArrayTerm(ast.InternedTerm(f.release), ast.StringTerm(f.target), ast.StringTerm(f.fact))
+	}
+	return ast.NewArray(terms...)
+}
+
+// helmChartIndex lists, by chart name, the indices of the chart's releases in
+// input.inventory.helmReleases, so the add-on pack looks up the few charts its registry
+// knows instead of every release.
+func helmChartIndex(inv *inventory.Document) map[string][]int {
+	index := map[string][]int{}
+	for i, r := range inv.HelmReleases {
+		index[r.Chart] = append(index[r.Chart], i)
+	}
+	return index
+}
+
+// helmManifestAPIs lists, by API key ("<group or core>/<version>/<Kind>", as kb.apis and
+// lib/apis key them), the indices in input.inventory.helmReleases of the releases whose
+// stored manifest uses the API, in order and once each, so the Helm rules walk only the
+// releases of the APIs the knowledge base flags.
+func helmManifestAPIs(inv *inventory.Document) map[string][]int {
+	byKey := map[string][]int{}
+	for i, r := range inv.HelmReleases {
+		for _, u := range r.ManifestAPIs {
+			group := u.Group
+			if group == "" {
+				group = "core"
+			}
+			k := group + "/" + u.Version + "/" + u.Kind
+			if ids := byKey[k]; len(ids) == 0 || ids[len(ids)-1] != i {
+				byKey[k] = append(ids, i)
+			}
+		}
+	}
+	return byKey
 }
 
 // imageFacts are the repositories and versions of the inventory's images an add-on matcher

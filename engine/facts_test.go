@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -31,5 +32,53 @@ func TestKubeVersionFactsFollowHelm(t *testing.T) {
 	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{{Name: "r", Namespace: "ns", Chart: "c"}}}
 	if facts := kubeVersionFacts(inv, []string{"1.33"}); len(facts) != 0 {
 		t.Errorf("a release without kubeVersion got facts %v", facts)
+	}
+}
+
+// TestHelmReleaseFactsIndexTheInventory pins the release facts the Helm and add-on rules walk
+// instead of every release: indices into input.inventory.helmReleases, by chart and by API key
+// ("core" for the core group), each release once per API however often its manifest lists it.
+func TestHelmReleaseFactsIndexTheInventory(t *testing.T) {
+	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
+		{Name: "a", Namespace: "web", ManifestAPIs: []inventory.APIUsage{
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+			{Group: "", Version: "v1", Kind: "Endpoints"},
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+		}},
+		{Name: "b", Namespace: "web"},
+		{Name: "a", Namespace: "web", Status: "uninstalled", ManifestAPIs: []inventory.APIUsage{
+			{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"},
+		}},
+	}}
+	inv.HelmReleases[0].Chart, inv.HelmReleases[1].Chart, inv.HelmReleases[2].Chart = "shop", "blog", "shop"
+	if charts, want := helmChartIndex(inv), map[string][]int{"shop": {0, 2}, "blog": {1}}; !reflect.DeepEqual(charts, want) {
+		t.Errorf("helmChartIndex = %v, want %v", charts, want)
+	}
+	apis := helmManifestAPIs(inv)
+	if want := map[string][]int{"policy/v1beta1/PodDisruptionBudget": {0, 2}, "core/v1/Endpoints": {0}}; !reflect.DeepEqual(apis, want) {
+		t.Errorf("helmManifestAPIs = %v, want %v", apis, want)
+	}
+}
+
+// TestKubeVersionFlaggedNamesReleasesByIndex pins input.facts.kubeVersionFlagged: each release
+// (by index, duplicates of a name included) and target its constraint does not admit, in
+// release then target order; releases without a constraint are absent.
+func TestKubeVersionFlaggedNamesReleasesByIndex(t *testing.T) {
+	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
+		{Name: "a", Namespace: "web", KubeVersion: ">=1.21.0-0 <1.33.0-0"},
+		{Name: "b", Namespace: "web"},
+		{Name: "c", Namespace: "web", KubeVersion: ">=1.21.0-0"},
+		{Name: "d", Namespace: "web", KubeVersion: ">=1.21.0-0 <<1.30"},
+	}}
+	got := kubeVersionFlagged(inv, []string{"1.32", "1.33"})
+	want := []kubeVersionFlag{
+		{0, "1.33", KubeVersionExcludes},
+		{3, "1.32", KubeVersionInvalid}, {3, "1.33", KubeVersionInvalid},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kubeVersionFlagged = %v, want %v", got, want)
+	}
+	if v := kubeVersionFlaggedValue(got).String(); v != `[[0, "1.33", "excludes"], [3, "1.32", "invalid"], [3, "1.33", "invalid"]]` {
+		t.Errorf("kubeVersionFlagged value = %s", v)
 	}
 }

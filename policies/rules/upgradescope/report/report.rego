@@ -411,7 +411,7 @@ team_of := {ns.name: ns.team |
 # finding to add an empty list is most of the report's cost on a large repository.
 with_teams(f) := f if {
 	count(team_of) == 0
-} else := object.union(f, {"teams": sort({team_of[ns] | some ns in object.get(f, "namespaces", []); team_of[ns]})})
+} else := object.union(f, {"teams": sort({team | some ns in object.get(f, "namespaces", []); team := team_of[ns]})})
 
 teams_of(f) := object.get(f, "teams", [])
 
@@ -443,9 +443,10 @@ run_end(starts, k, n) := starts[k + 1] if k + 1 < count(starts)
 
 else := n
 
-team_names(f) := f.teams if count(teams_of(f)) > 0
-
-else := [unattributed]
+team_names(f) := teams if {
+	teams := teams_of(f)
+	count(teams) > 0
+} else := [unattributed]
 
 team_result(run, unattributed_blockers, gaps) := {
 	"score": score(counts),

@@ -31,3 +31,9 @@ test_minor_and_next if {
 	versions.next("1.36") == "1.37"
 	versions.next("1.9") == "1.10"
 }
+
+test_cluster_is_the_server_ordinal_of_the_input_inventory if {
+	versions.cluster == 1032 with input as {"inventory": {"serverVersion": "v1.35.4", "emulatedVersion": "1.32", "nodes": []}}
+	versions.cluster == 1033 with input as {"inventory": {"serverVersion": "v1.33.1-eks-4096722"}}
+	not versions.cluster with input as {"inventory": {}}
+}

@@ -64,11 +64,17 @@ tagged(tag, digest) := {k: v | some k, v in {"tag": tag, "digest": digest}; v !=
 with_workload(w, objects) := json.patch(w, [{"op": "add", "path": "/versions/0/objects", "value": objects}])
 
 # The engine hands the rules the images an add-on matcher could claim as input.facts.images;
-# these tests pass every image of the inventory.
+# these tests pass every image of the inventory, and index its Helm releases by chart as the
+# engine does (input.facts.helmChartIndex).
 input_of(inventory, targets) := {
 	"inventory": inventory, "targets": targets, "now": "2026-11-29T12:00:00Z",
-	"facts": {"images": object.get(inventory, "workloadImages", [])},
+	"facts": {
+		"images": object.get(inventory, "workloadImages", []),
+		"helmChartIndex": chart_index(object.get(inventory, "helmReleases", [])),
+	},
 }
+
+chart_index(releases) := {r.chart: [i | some i, o in releases; o.chart == r.chart] | some r in releases}
 
 judge(inventory, t) := fs if {
 	fs := addons.findings with input as input_of(inventory, [t])

@@ -72,9 +72,11 @@ detections contains image_detection(id, label_version(labels), v, "labels", name
 }
 
 detections contains object.union(unnamed, {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart}) if {
-	some r in input.inventory.helmReleases
-	some id in kb.addonindex.charts[r.chart]
+	some chart, ids in kb.addonindex.charts
+	some i in input.facts.helmChartIndex[chart]
+	r := input.inventory.helmReleases[i]
 	not r.status in {"uninstalled", "uninstalling"}
+	some id in ids
 }
 
 detections contains object.union(unnamed, {"id": id, "version": "", "namespaces": [], "source": "ingressclass", "evidence": c.controller}) if {

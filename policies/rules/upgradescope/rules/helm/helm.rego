@@ -2,7 +2,8 @@
 # title: Helm releases
 # description: |
 #   Judges each Helm release: its chart's kubeVersion constraint against the target (checked
-#   with Helm's own semver library by the engine, passed as input.facts.kubeVersion), and the
+#   with Helm's own semver library by the engine, passed as input.facts.kubeVersion; the
+#   release and target pairs it does not admit as input.facts.kubeVersionFlagged), and the
 #   APIs of its stored manifest, because `helm upgrade` fails when the last release's manifest
 #   uses an API the cluster no longer serves.
 # related_resources:
@@ -20,23 +21,17 @@ chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
 
 mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
 
-# An array, not a set: a set would hash every release with its whole manifest.
-releases := [r | some r in input.inventory.helmReleases; not gone[r.status]]
-
 gone := {"uninstalled", "uninstalling"}
 
 release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
-
-release_by_key := {release_key(r): r | some r in releases} # regal ignore:prefer-set-or-object-rule
 
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
 findings contains f if {
-	some key, per_target in input.facts.kubeVersion
-	some t, fact in per_target
-	fact == "excludes"
-	r := release_by_key[key]
+	some [i, t, "excludes"] in input.facts.kubeVersionFlagged
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
 		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
 	])
@@ -45,10 +40,9 @@ findings contains f if {
 }
 
 findings contains f if {
-	some key, per_target in input.facts.kubeVersion
-	some t, fact in per_target
-	fact == "invalid"
-	r := release_by_key[key]
+	some [i, t, "invalid"] in input.facts.kubeVersionFlagged
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
 	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
 }
@@ -82,9 +76,12 @@ findings contains f if {
 
 # Each release whose stored manifest uses an API the knowledge base deprecates or removes, with
 # those APIs as [usage, entry, objects not already flagged by the live scan], computed once
-# per query. One object is never counted twice.
+# per query. One object is never counted twice. Only the releases the engine lists
+# (input.facts.helmManifestApis) under an API the knowledge base flags are walked.
 release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
-	some r in releases
+	some i in flagged_releases
+	r := input.inventory.helmReleases[i]
+	not gone[r.status]
 	judged := [[u, e, n] |
 		some u in object.get(r, "manifestApis", [])
 		k := apis.key(u.group, u.version, u.kind)
@@ -97,12 +94,29 @@ release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	count(judged) > 0
 ]
 
-# The objects of an API the live scan found written through it, as [namespace, name] by API
-# key; most releases' APIs have none, and skip the object walk.
-live_objects := {apis.key(u.group, u.version, u.kind): {[object.get(o, "namespace", ""), o.name] | # regal ignore:prefer-set-or-object-rule
+# The keys of the APIs some release's stored manifest uses that the knowledge base flags.
+flagged_apis contains k if {
+	some k, _ in input.facts.helmManifestApis
+	e := kb.apis[k]
+	e.stored
+	e.deprecated
+}
+
+# The indices of the releases whose stored manifest uses an API the knowledge base flags.
+flagged_releases contains i if {
+	some k in flagged_apis
+	some i in input.facts.helmManifestApis[k]
+}
+
+# The objects of a flagged API the live scan found written through it, as [namespace, name] by
+# API key; most releases' APIs have none, and skip the object walk. Only the APIs of
+# flagged_apis are looked up, so the live objects of the others are not walked.
+live_objects := {k: {[object.get(o, "namespace", ""), o.name] | # regal ignore:prefer-set-or-object-rule
 	some o in object.get(u, "objects", [])
 } |
 	some u in input.inventory.apiUsage
+	k := apis.key(u.group, u.version, u.kind)
+	flagged_apis[k]
 }
 
 unflagged_count(k, r, u) := n if {

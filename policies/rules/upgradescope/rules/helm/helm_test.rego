@@ -1,5 +1,6 @@
 package upgradescope.rules.helm_test
 
+import data.upgradescope.lib.apis
 import data.upgradescope.rules.helm
 
 release := {
@@ -15,8 +16,31 @@ release := {
 judge(r, t, fact) := fs if {
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [r]}, "targets": [t],
-		"facts": {"kubeVersion": {"web/shop": {t: fact}}},
+		"facts": object.union(
+			{"kubeVersion": {"web/shop": {t: fact}}, "kubeVersionFlagged": [[0, t, fact] | fact != "admits"]},
+			release_facts(r),
+		),
 	}
+}
+
+# The manifest facts the engine passes for an inventory of the one release r.
+release_facts(r) := {"helmManifestApis": {apis.key(u.group, u.version, u.kind): [0] | some u in r.manifestApis}}
+
+test_only_the_releases_the_engine_lists_under_a_flagged_api_are_walked if {
+	fs := helm.findings with input as {
+		"inventory": {"helmReleases": [release]}, "targets": ["1.33"],
+		"facts": {"kubeVersion": {}, "kubeVersionFlagged": [], "helmManifestApis": {"apps/v1/Deployment": [0]}},
+	}
+	count(fs) == 0
+}
+
+test_a_flagged_kube_version_names_the_release_by_its_index if {
+	other := object.union(release, {"name": "blog", "kubeVersion": ""})
+	fs := helm.findings with input as {
+		"inventory": {"helmReleases": [other, release]}, "targets": ["1.33"],
+		"facts": {"kubeVersion": {"web/shop": {"1.33": "excludes"}}, "kubeVersionFlagged": [[1, "1.33", "excludes"]], "helmManifestApis": {}},
+	}
+	{f.key | some f in fs} == {"chart-incompat/helm-release/web/shop"}
 }
 
 by_key(fs) := {[f.key, f.severity] | some f in fs}
@@ -85,7 +109,7 @@ live_usage := [
 test_objects_the_live_scan_flags_are_not_counted_again if {
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [with_objects], "apiUsage": live_usage}, "targets": ["1.33"],
-		"facts": {"kubeVersion": {}},
+		"facts": object.union({"kubeVersion": {}}, release_facts(with_objects)),
 	}
 	not "removed-api/helm-release/web/shop" in {f.key | some f in fs}
 	some f in fs
@@ -97,7 +121,7 @@ test_objects_in_another_namespace_still_count if {
 	elsewhere := [object.union(u, {"objects": [{"namespace": "blog", "name": "shop"}]}) | some u in live_usage]
 	fs := helm.findings with input as {
 		"inventory": {"helmReleases": [with_objects], "apiUsage": elsewhere}, "targets": ["1.32"],
-		"facts": {"kubeVersion": {}},
+		"facts": object.union({"kubeVersion": {}}, release_facts(with_objects)),
 	}
 	"removed-api/helm-release/web/shop" in {f.key | some f in fs}
 }

@@ -37,4 +37,4 @@ findings contains f if {
 	}
 }
 
-server_ordinal contains versions.server(input.inventory)
+server_ordinal contains versions.cluster

@@ -23,7 +23,7 @@ window_end := time.format([time.add_date(time.parse_rfc3339_ns(input.now), 0, 0,
 
 provider := kb.providers[input.inventory.provider]
 
-minor := versions.minor(versions.server(input.inventory))
+minor := versions.minor(versions.cluster)
 
 row := provider.versions[minor]
 

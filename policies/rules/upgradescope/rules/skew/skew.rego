@@ -148,11 +148,11 @@ apiservers contains versions.ordinal(c.version) if {
 
 # The cluster's current minor: the emulated minor, else its oldest kube-apiserver, else the
 # server version.
-current := versions.server(input.inventory) if {
+current := versions.cluster if {
 	input.inventory.emulatedVersion # an emulating apiserver behaves as its emulated minor
 } else := min(apiservers) if {
 	count(apiservers) > 0
-} else := versions.server(input.inventory)
+} else := versions.cluster
 
 newest_apiserver := max(apiservers) if count(apiservers) > 0
 
