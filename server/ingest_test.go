@@ -198,3 +198,26 @@ func TestABodyThatStopsArrivingIsATimeout(t *testing.T) {
 		t.Errorf("a stalled body: %d %s, want 408", resp.StatusCode, body)
 	}
 }
+
+func TestOneClusterTokenPushesOneAtATime(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	prod, staging := ts.mintIngest("prod"), ts.mintIngest("staging")
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// prod's first push sends its headers and then waits: it holds its turn.
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n", push.Path, prod)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.Contains(line, "100") {
+		t.Fatalf("the first push was not taken in: %q %v", line, err)
+	}
+	if r := ts.push(prod, envelope(t, "prod", teamsInventory(t))); r.status != 503 || r.header.Get("Retry-After") == "" {
+		t.Errorf("a second push with prod's token while one is in flight: %d %s, want 503 with Retry-After", r.status, r.body)
+	}
+	other := otherCluster(t, "staging-uid")
+	if r := ts.push(staging, envelope(t, "staging", other)); r.status != 202 {
+		t.Errorf("another cluster's push meanwhile: %d %s, want 202", r.status, r.body)
+	}
+}

@@ -90,6 +90,9 @@ type Server struct {
 	evals   *semaphore.Weighted
 	reports *semaphore.Weighted
 	whatIfs *semaphore.Weighted
+	// pushing holds the per-cluster tokens with a push in flight on this server.
+	pushingMu sync.Mutex
+	pushing   map[string]bool
 	// work is the context of what outlives a request (an ingest whose client hung up);
 	// Close cancels it.
 	work   context.Context
@@ -144,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 		evals:   semaphore.NewWeighted(2),
 		reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1),
+		pushing: map[string]bool{},
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
