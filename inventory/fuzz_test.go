@@ -34,6 +34,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastPath(t, data)
 		doc, err := Parse(data)
 		if err != nil {
 			checkRefusal(t, err)
@@ -47,6 +48,21 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("an accepted document, written back, is refused: %v\n%s", err, again)
 		}
 	})
+}
+
+// checkFastPath fails when the fast bounds check accepts a document prescan refuses: the
+// fast path may only skip prescan's work, never its verdict.
+func checkFastPath(t *testing.T, data []byte) {
+	t.Helper()
+	root, err := schemaLimits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withinBounds(data, root) {
+		if err := prescan(data); err != nil {
+			t.Fatalf("the fast bounds check accepts what prescan refuses: %v", err)
+		}
+	}
 }
 
 // checkRefusal fails unless err tells the user where the document is wrong.

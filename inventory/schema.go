@@ -57,7 +57,7 @@ func (e *SchemaError) Error() string {
 // Validate checks raw JSON against the schema. The schema's size bounds and MaxValues are
 // checked first in one streaming pass, so a hostile document is refused before it is decoded.
 func Validate(data []byte) error {
-	if err := prescan(data); err != nil {
+	if err := boundsCheck(data); err != nil {
 		if _, ok := errors.AsType[*SchemaError](err); ok {
 			return err
 		}
@@ -77,6 +77,15 @@ func Validate(data []byte) error {
 		return &SchemaError{Problems: leafProblems(ve)}
 	}
 	return err
+}
+
+// boundsCheck is prescan behind its fast path: most documents are within bounds, and only
+// one that is not needs prescan's account of where.
+func boundsCheck(data []byte) error {
+	if root, err := schemaLimits(); err == nil && withinBounds(data, root) {
+		return nil
+	}
+	return prescan(data)
 }
 
 func leafProblems(ve *jsonschema.ValidationError) []string {
