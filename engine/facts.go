@@ -22,19 +22,26 @@ const (
 // Charts share a handful of constraints, so each distinct one is parsed and checked once.
 func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[string]string {
 	facts := map[string]map[string]string{}
-	byConstraint := map[string]map[string]string{}
+	check := constraintChecker(targets)
 	for _, r := range inv.HelmReleases {
-		if r.KubeVersion == "" {
-			continue
+		if r.KubeVersion != "" {
+			facts[r.Namespace+"/"+r.Name] = check(r.KubeVersion)
 		}
-		perTarget, ok := byConstraint[r.KubeVersion]
-		if !ok {
-			perTarget = checkConstraint(r.KubeVersion, targets)
-			byConstraint[r.KubeVersion] = perTarget
-		}
-		facts[r.Namespace+"/"+r.Name] = perTarget
 	}
 	return facts
+}
+
+// constraintChecker answers checkConstraint at targets, each distinct constraint checked once.
+func constraintChecker(targets []string) func(constraint string) map[string]string {
+	byConstraint := map[string]map[string]string{}
+	return func(constraint string) map[string]string {
+		perTarget, ok := byConstraint[constraint]
+		if !ok {
+			perTarget = checkConstraint(constraint, targets)
+			byConstraint[constraint] = perTarget
+		}
+		return perTarget
+	}
 }
 
 func checkConstraint(constraint string, targets []string) map[string]string {
@@ -65,16 +72,12 @@ type kubeVersionFlag struct {
 // flags without walking every release's facts.
 func kubeVersionFlagged(inv *inventory.Document, targets []string) []kubeVersionFlag {
 	out := []kubeVersionFlag{}
-	byConstraint := map[string]map[string]string{}
+	check := constraintChecker(targets)
 	for i, r := range inv.HelmReleases {
 		if r.KubeVersion == "" {
 			continue
 		}
-		perTarget, ok := byConstraint[r.KubeVersion]
-		if !ok {
-			perTarget = checkConstraint(r.KubeVersion, targets)
-			byConstraint[r.KubeVersion] = perTarget
-		}
+		perTarget := check(r.KubeVersion)
 		for _, t := range targets {
 			if fact := perTarget[t]; fact != KubeVersionAdmits {
 				out = append(out, kubeVersionFlag{i, t, fact})
