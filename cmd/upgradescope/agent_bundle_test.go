@@ -107,7 +107,8 @@ func TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart(t *testing.T) {
 	bundletest.Publish(t, served, bundletest.KB(t, "", "2027-01-19.1", "1.37"))
 	refused := waitForCondition(t, objects, name, crd.ConditionBundlesCurrent, metav1.ConditionFalse)
 	if kbRev := refused.Status.Bundles[1].Revision; kbRev != "2027-01-12.1" || refused.Status.Targets[0].Verdict != "ready" {
-		t.Errorf("after an unsigned revision kb = %s, verdict %s; want 2027-01-12.1 kept and still ready", kbRev, refused.Status.Targets[0].Verdict)
+		t.Errorf("after an unsigned revision kb = %s, verdict %s (not assessed: %q); want 2027-01-12.1 kept and still ready",
+			kbRev, refused.Status.Targets[0].Verdict, refused.Status.NotAssessed)
 	}
 	if n := strings.Count(logs.String(), "agent starting"); n != 1 || !strings.Contains(logs.String(), "bundle activated") {
 		t.Errorf("agent started %d times, log:\n%s", n, logs.String())
