@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -19,20 +20,7 @@ import (
 // evaluated at its next minor and one --targets minor: two evaluations a push. With
 // RunParallel, as many pushers as GOMAXPROCS; 1/(ns/op) is snapshots a second.
 func BenchmarkIngestLargeCluster(b *testing.B) {
-	eng, err := sharedEngine()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	srv, err := server.New(server.Config{Store: st, Engine: eng, IngestToken: "bench", Targets: []string{"1.35"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptestServer(b, srv)
+	ts := benchServer(b, benchStore(b), server.Config{IngestToken: "bench", Targets: []string{"1.35"}})
 	base := corpus.LargeCluster()
 	var seq atomic.Int64
 	b.ResetTimer()
@@ -52,21 +40,9 @@ func BenchmarkIngestLargeCluster(b *testing.B) {
 // BenchmarkFleet reads GET /api/v1/fleet of 1,000 clusters × 4 targets with 30 history
 // points each, seeded straight into the store (the read is what is measured).
 func BenchmarkFleet(b *testing.B) {
-	eng, err := sharedEngine()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := benchStore(b)
 	seedFleet(b, st, 1000, 30, []string{"1.34", "1.35", "1.36", "1.37"})
-	srv, err := server.New(server.Config{Store: st, Engine: eng})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptestServer(b, srv)
+	ts := benchServer(b, st, server.Config{})
 	b.ResetTimer()
 	for b.Loop() {
 		resp, err := ts.Client().Get(ts.URL + "/api/v1/fleet")
@@ -75,6 +51,32 @@ func BenchmarkFleet(b *testing.B) {
 		}
 		resp.Body.Close()
 	}
+}
+
+// benchStore is a fresh SQLite store, closed when b ends.
+func benchStore(b *testing.B) store.Store {
+	st, err := store.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// benchServer serves cfg on st with the shared engine over loopback HTTP.
+func benchServer(b *testing.B, st store.Store, cfg server.Config) *httptest.Server {
+	eng, err := sharedEngine()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Store, cfg.Engine = st, eng
+	srv, err := server.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(ts.Close)
+	return ts
 }
 
 // seedFleet stores clusters × history snapshots, each evaluated at targets, with small

@@ -17,9 +17,6 @@ import (
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
-// parseTarget reads a target minor ("1.37"), as scan does.
-func parseTarget(s string) (string, error) { return inventory.ParseTarget(s) }
-
 // currentVersion is the version a snapshot is judged from: its emulated minor, else its
 // server version, else the version the cluster last reported (a push without one).
 func currentVersion(doc *inventory.Document, last string) string {

@@ -98,7 +98,7 @@ func fleetTargets(raw string) ([]string, error) {
 	}
 	var out []string
 	for _, part := range strings.Split(raw, ",") {
-		t, err := parseTarget(strings.TrimSpace(part))
+		t, err := inventory.ParseTarget(strings.TrimSpace(part))
 		if err != nil {
 			return nil, fail(http.StatusUnprocessableEntity, "targets: "+err.Error())
 		}
@@ -154,7 +154,7 @@ func (s *Server) fleetTeams(w http.ResponseWriter, r *http.Request, sc scope) er
 	if raw == "" {
 		return fail(http.StatusUnprocessableEntity, "target is required: ?target=1.NN")
 	}
-	target, err := parseTarget(raw)
+	target, err := inventory.ParseTarget(raw)
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, "target: "+err.Error())
 	}

@@ -163,13 +163,6 @@ func hash(tok string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// httptestServer serves srv on loopback for a benchmark.
-func httptestServer(b *testing.B, srv *server.Server) *httptest.Server {
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(ts.Close)
-	return ts
-}
-
 // pushTo pushes doc as cluster name with token and answers the status.
 func pushTo(b *testing.B, ts *httptest.Server, token, name string, doc *inventory.Document) int {
 	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: name, Inventory: doc})

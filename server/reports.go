@@ -44,7 +44,7 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 		}
 		return t, nil
 	}
-	minor, err := parseTarget(t)
+	minor, err := inventory.ParseTarget(t)
 	if err != nil || minor != t {
 		return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", t))
 	}

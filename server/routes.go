@@ -66,7 +66,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 200 while the store answers a ping within two seconds.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := contextWithTimeout(r, readyTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		s.log.Warn("readiness: store unreachable", "err", err)
@@ -131,7 +131,3 @@ func bearer(r *http.Request) string {
 
 // readyTimeout bounds /readyz's store ping.
 const readyTimeout = 2 * time.Second
-
-func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), d)
-}

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server/store"
 )
@@ -168,7 +169,7 @@ func (s *Server) Close() { s.cancel() }
 func normalTargets(targets []string) []string {
 	out := make([]string, 0, len(targets))
 	for _, t := range targets {
-		if minor, err := parseTarget(t); err == nil {
+		if minor, err := inventory.ParseTarget(t); err == nil {
 			out = append(out, minor)
 		}
 	}
@@ -178,7 +179,7 @@ func normalTargets(targets []string) []string {
 // checkTargets refuses more than MaxTargets distinct minors or a malformed one.
 func checkTargets(targets []string) error {
 	for _, t := range targets {
-		if _, err := parseTarget(t); err != nil {
+		if _, err := inventory.ParseTarget(t); err != nil {
 			return fmt.Errorf("--targets: %w", err)
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -112,7 +111,7 @@ func (f *clusterFlags) run(cmd *cobra.Command, s streams, fn func(context.Contex
 
 func newClustersListCommand(s streams) *cobra.Command {
 	var f clusterFlags
-	var format string
+	var format listFormat
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List clusters (id, name, UID, server version, last seen, stale)",
@@ -120,8 +119,8 @@ func newClustersListCommand(s streams) *cobra.Command {
   upgradescope clusters list --server https://fleet.example.com --read-token-file read.token -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return fmt.Errorf("--output %q: want table or json", format)
+			if err := format.check(); err != nil {
+				return err
 			}
 			if err := f.check(); err != nil {
 				return err
@@ -131,17 +130,11 @@ func newClustersListCommand(s streams) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if format == "json" {
-					enc := json.NewEncoder(s.out)
-					enc.SetIndent("", "  ")
-					return enc.Encode(cs)
-				}
-				return writeClustersTable(s, cs)
+				return format.write(s, cs, func() error { return writeClustersTable(s, cs) })
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", "table", "table or json")
-	completeValues(cmd, "output", "table", "json")
+	format.register(cmd)
 	f.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a token that reads the fleet")
 	return cmd
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -170,31 +169,25 @@ type tokenJSON struct {
 
 func newTokensListCommand(s streams) *cobra.Command {
 	var db dbFlags
-	var format string
+	var format listFormat
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List ingest and read tokens (id, kind, prefix, cluster or teams, created, revoked); never a token",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return fmt.Errorf("--output %q: want table or json", format)
+			if err := format.check(); err != nil {
+				return err
 			}
 			return withStore(cmd, &db, func(ctx context.Context, st store.Store) error {
 				ts, err := listTokens(ctx, st)
 				if err != nil {
 					return err
 				}
-				if format == "json" {
-					enc := json.NewEncoder(s.out)
-					enc.SetIndent("", "  ")
-					return enc.Encode(ts)
-				}
-				return writeTokensTable(s, ts)
+				return format.write(s, ts, func() error { return writeTokensTable(s, ts) })
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", "table", "table or json")
-	completeValues(cmd, "output", "table", "json")
+	format.register(cmd)
 	db.register(cmd)
 	return cmd
 }
