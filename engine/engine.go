@@ -338,6 +338,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 	if err := fromAST(value, reflect.ValueOf(&r).Elem()); err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
+	attributeTeams(r.Targets, inv)
 	return &report.Report{
 		SchemaVersion:  report.SchemaVersion,
 		ToolVersion:    e.toolVersion,

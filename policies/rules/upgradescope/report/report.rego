@@ -48,8 +48,8 @@ finding_problems(f) := ["a finding must be an object"] if {
 
 required_fields := ["key", "category", "severity", "target", "title"]
 
-# The fields the report reads from a finding and the type each must have; teams are derived,
-# suppression is the report's own.
+# The fields the report reads from a finding and the type each must have; teams are the
+# engine's (from namespace team labels, after this package), suppression is the report's own.
 finding_fields := {
 	"key": "a string", "category": "a string", "severity": "a string", "target": "a string",
 	"title": "a string", "detail": "a string", "remediation": "a string",
@@ -195,7 +195,6 @@ target_result(t) := {
 	"findings": sorted(kept),
 	"suppressed": sorted(suppressed),
 	"notAssessed": gaps,
-	"teams": team_results(kept, gaps),
 } if {
 	[kept, suppressed] := split_suppressed([f | some f in all_findings; f.target == t])
 	counts := severity_counts(kept)
@@ -204,12 +203,12 @@ target_result(t) := {
 
 # Without ignore rules or annotated objects nothing can be suppressed: the findings are kept
 # as they are, with no per-finding work.
-split_suppressed(fs) := [[with_teams(f) | some f in fs], []] if {
+split_suppressed(fs) := [fs, []] if {
 	count(active_ignores) == 0
 	not annotated_objects
 } else := [
-	[with_teams(j.finding) | some j in judged; not j.suppressed],
-	[object.union(with_teams(j.finding), {"suppression": j.suppressed}) | some j in judged; j.suppressed],
+	[j.finding | some j in judged; not j.suppressed],
+	[object.union(j.finding, {"suppression": j.suppressed}) | some j in judged; j.suppressed],
 ] if {
 	judged := [judge(f) | some f in fs]
 }
@@ -394,73 +393,6 @@ split_objects(f, remaining, taken) := {"finding": kept, "suppressed": false} if 
 }
 
 all_taken(f, []) if object.get(f, "objectsOmitted", 0) == 0
-
-# Teams -------------------------------------------------------------------------------------
-
-unattributed := "(unattributed)"
-
-# An object comprehension, not a rule: OPA checks each key a partial object rule adds against
-# every key before it, which at 10,000 namespaces was most of an evaluation.
-# regal ignore:prefer-set-or-object-rule
-team_of := {ns.name: ns.team |
-	some ns in input.inventory.namespaces
-	object.get(ns, "team", "") != ""
-}
-
-# Without a team label on any namespace a finding is left as it is (no teams): copying every
-# finding to add an empty list is most of the report's cost on a large repository.
-with_teams(f) := f if {
-	count(team_of) == 0
-} else := object.union(f, {"teams": sort({team | some ns in object.get(f, "namespaces", []); team := team_of[ns]})})
-
-teams_of(f) := object.get(f, "teams", [])
-
-# METADATA
-# description: |
-#   Per team: its own findings scored with the same formula; blocked by its own blockers or
-#   by unattributed ones; unknown when the report has a required gap. Omitted when no finding
-#   has a team; a team without findings is not listed.
-team_results(kept, gaps) := {} if {
-	every f in kept {
-		count(teams_of(f)) == 0
-	}
-} else := {pairs[first][0]: team_result(array.slice(pairs, first, run_end(starts, k, count(pairs))), unattributed_blockers, gaps) |
-	some k, first in starts
-} if {
-	# [team, finding index, severity] for each finding and team it counts for, sorted so each
-	# team's entries are one run: a team's severities are its run, where collecting them by
-	# scanning every pair once per team took minutes at 10,000 teams.
-	pairs := sort([[team, i, f.severity] | some i, f in kept; some team in team_names(f)])
-	starts := [j | some j, _ in pairs; run_starts(pairs, j)]
-	unattributed_blockers := count([f | some f in kept; count(teams_of(f)) == 0; f.severity == "blocker"])
-}
-
-run_starts(_, 0)
-
-run_starts(pairs, j) if pairs[j - 1][0] != pairs[j][0]
-
-run_end(starts, k, n) := starts[k + 1] if k + 1 < count(starts)
-
-else := n
-
-team_names(f) := teams if {
-	teams := teams_of(f)
-	count(teams) > 0
-} else := [unattributed]
-
-team_result(run, unattributed_blockers, gaps) := {
-	"score": score(counts),
-	"verdict": team_verdict(counts, unattributed_blockers, gaps),
-	"blockers": counts.blocker,
-	"warnings": counts.warning,
-	"infos": counts.info,
-} if {
-	counts := {s: count([p | some p in run; p[2] == s]) | some s, _ in severity_rank}
-}
-
-team_verdict(counts, unattributed_blockers, gaps) := "blocked" if {
-	counts.blocker + unattributed_blockers > 0
-} else := verdict(counts, gaps)
 
 # Upgrade plan ------------------------------------------------------------------------------
 

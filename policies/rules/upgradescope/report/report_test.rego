@@ -269,59 +269,6 @@ test_an_annotation_for_another_category_takes_nothing if {
 	result_for({f}, annotated_input(ignored)).blockers == 1
 }
 
-team_input := with_inventory({
-	"capabilities": {"api-usage": {"available": true}}, "apiUsage": [],
-	"namespaces": [{"name": "web", "team": "payments"}, {"name": "db", "team": "data"}, {"name": "tmp"}],
-})
-
-test_findings_carry_their_teams_and_teams_are_scored if {
-	fs := {
-		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["web"]}),
-		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["db", "web"]}),
-		object.union(finding("kb-stale", "warning"), {"namespaces": ["db"]}),
-	}
-	r := result_for(fs, team_input)
-	r.findings[0].teams == ["payments"]
-	r.teams == {
-		"payments": {"score": 70, "verdict": "blocked", "blockers": 1, "warnings": 1, "infos": 0},
-		"data": {"score": 90, "verdict": "ready", "blockers": 0, "warnings": 2, "infos": 0},
-	}
-}
-
-test_each_team_counts_every_finding_that_names_it_however_findings_interleave_teams if {
-	inp := with_inventory({
-		"capabilities": {"api-usage": {"available": true}}, "apiUsage": [],
-		"namespaces": [{"name": "a", "team": "alpha"}, {"name": "b", "team": "beta"}, {"name": "c", "team": "gamma"}],
-	})
-	fs := {
-		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["a", "c"]}),
-		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["b"]}),
-		object.union(finding("deprecated-api/z", "info"), {"namespaces": ["a", "b", "c"]}),
-	}
-	r := result_for(fs, inp)
-	r.teams == {
-		"alpha": {"score": 75, "verdict": "blocked", "blockers": 1, "warnings": 0, "infos": 1},
-		"beta": {"score": 95, "verdict": "ready", "blockers": 0, "warnings": 1, "infos": 1},
-		"gamma": {"score": 75, "verdict": "blocked", "blockers": 1, "warnings": 0, "infos": 1},
-	}
-}
-
-test_an_unattributed_blocker_blocks_every_team if {
-	fs := {
-		object.union(finding("removed-api/x", "blocker"), {"namespaces": ["tmp"]}),
-		object.union(finding("deprecated-api/y", "warning"), {"namespaces": ["db"]}),
-	}
-	r := result_for(fs, team_input)
-	r.teams.data.verdict == "blocked"
-	r.teams.data.score == 95
-	r.teams["(unattributed)"].blockers == 1
-}
-
-test_no_teams_section_without_named_teams if {
-	r := result_for({finding("removed-api/x", "blocker")}, base_input)
-	r.teams == {}
-}
-
 test_a_plan_names_the_hop_where_each_finding_first_appears if {
 	fs := {
 		object.union(finding("removed-api/x", "warning"), {"target": "1.36"}),

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// unattributed is the team of findings whose namespaces no team owns.
+const unattributed = "(unattributed)"
+
+// attributeTeams gives each finding the teams that own its namespaces (the namespace team
+// label) and scores every team, after the report package has judged each target. It is Go
+// rather than Rego: copying each finding to add its teams and counting each team's run of
+// findings were half of evaluating a 500-namespace cluster, and the fleet server evaluates
+// one of those for every pushed snapshot. With no team label anywhere the findings keep the
+// teams their packs gave them, if any.
+func attributeTeams(targets []report.TargetResult, inv *inventory.Document) {
+	owner := make(map[string]string)
+	for _, ns := range inv.Namespaces {
+		if ns.Team != "" {
+			owner[ns.Name] = ns.Team
+		}
+	}
+	for i := range targets {
+		tr := &targets[i]
+		if len(owner) > 0 {
+			setTeams(tr.Findings, owner)
+			setTeams(tr.Suppressed, owner)
+		}
+		tr.Teams = teamResults(tr.Findings, tr.NotAssessed)
+	}
+}
+
+// setTeams sets each finding's teams: those owning its namespaces, sorted, none repeated.
+func setTeams(fs []report.Finding, owner map[string]string) {
+	for i := range fs {
+		var teams []string
+		for _, ns := range fs[i].Namespaces {
+			if team, ok := owner[ns]; ok && !slices.Contains(teams, team) {
+				teams = append(teams, team)
+			}
+		}
+		slices.Sort(teams)
+		fs[i].Teams = teams
+	}
+}
+
+// teamResults scores each team by the findings that name it, with the target's formula: a
+// team is blocked by its own blockers or by one no team owns, else judged as the target is.
+// Findings without a team count for "(unattributed)". Nil when no finding has a team.
+func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.TeamResult {
+	counts := make(map[string]*report.TeamResult)
+	named := false
+	for _, f := range kept {
+		teams := f.Teams
+		if len(teams) == 0 {
+			teams = []string{unattributed}
+		} else {
+			named = true
+		}
+		for _, team := range teams {
+			c := counts[team]
+			if c == nil {
+				c = &report.TeamResult{}
+				counts[team] = c
+			}
+			switch f.Severity {
+			case report.SeverityBlocker:
+				c.Blockers++
+			case report.SeverityWarning:
+				c.Warnings++
+			case report.SeverityInfo:
+				c.Infos++
+			}
+		}
+	}
+	if !named {
+		return nil
+	}
+	unowned := 0
+	if c := counts[unattributed]; c != nil {
+		unowned = c.Blockers
+	}
+	required := slices.ContainsFunc(gaps, func(g report.Gap) bool { return g.Required })
+	out := make(map[string]report.TeamResult, len(counts))
+	for team, c := range counts {
+		c.Score = score(c.Blockers, c.Warnings)
+		switch {
+		case c.Blockers+unowned > 0:
+			c.Verdict = report.VerdictBlocked
+		case required:
+			c.Verdict = report.VerdictUnknown
+		default:
+			c.Verdict = report.VerdictReady
+		}
+		out[team] = *c
+	}
+	return out
+}
+
+// score is the report package's public formula (report.rego): info never counts.
+func score(blockers, warnings int) int {
+	return max(0, 100-min(75, 25*blockers)-min(20, 5*warnings))
+}
