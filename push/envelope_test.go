@@ -3,7 +3,9 @@ package push
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -70,4 +72,53 @@ func TestDecodeRefusesWhatAServerMustNotStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitEnvelope must read every envelope as encoding/json does; the fuzz target holds it to
+// that on inputs nobody wrote down.
+func TestTheEnvelopeIsSplitAsEncodingJSONSplitsIt(t *testing.T) {
+	for _, tt := range envelopeSplits {
+		t.Run(tt.name, func(t *testing.T) { checkSplit(t, []byte(tt.body)) })
+	}
+}
+
+var envelopeSplits = []struct{ name, body string }{
+	{"an envelope as the agent writes it", `{"schemaVersion":1,"clusterName":"prod","agentVersion":"0.3.0","kbVersion":"k","inventory":{"a":[1,2]}}`},
+	{"names in another case", `{"SchemaVersion":1,"CLUSTERNAME":"prod","Inventory":{"a":1}}`},
+	{"a repeated name, the last winning", `{"schemaVersion":1,"clusterName":"a","clusterName":"b","inventory":{},"inventory":[3]}`},
+	{"a repeated name in two cases", `{"clusterName":"a","ClusterName":"b","inventory":1}`},
+	{"members the envelope does not know", `{"schemaVersion":1,"extra":{"x":[null]},"inventory":{}}`},
+	{"whitespace around the inventory", "{\"inventory\" :\n\t {\"a\" : 1 } \n,\"schemaVersion\":1}"},
+	{"invalid UTF-8 in a name", "{\"clusterName\":\"pr\xffod\",\"inventory\":{}}"},
+	{"invalid UTF-8 in the inventory", "{\"inventory\":{\"a\":\"\xfe\"}}"},
+	{"a null inventory", `{"schemaVersion":1,"inventory":null}`},
+	{"a document that is null", `null`},
+	{"a version that is not an integer", `{"schemaVersion":1.0,"inventory":{}}`},
+	{"a version in quotes", `{"schemaVersion":"1","inventory":{}}`},
+	{"a name that is a number", `{"clusterName":7,"inventory":{}}`},
+	{"trailing data", `{"inventory":{}} {}`},
+	{"an unterminated inventory", `{"inventory":{"a":`},
+	{"an envelope that is an array", `[1]`},
+}
+
+func checkSplit(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := splitEnvelope(data)
+	var want envelopeFields
+	wantErr := json.Unmarshal(data, &want)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("splitEnvelope error = %v, encoding/json's = %v", err, wantErr)
+	case err != nil && err.Error() != wantErr.Error():
+		t.Fatalf("splitEnvelope error = %q, want encoding/json's %q", err, wantErr)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("splitEnvelope = %+v, encoding/json gives %+v", got, want)
+	}
+}
+
+func FuzzSplitEnvelope(f *testing.F) {
+	for _, tt := range envelopeSplits {
+		f.Add([]byte(tt.body))
+	}
+	f.Fuzz(checkSplit)
 }
