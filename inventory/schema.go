@@ -57,6 +57,14 @@ func (e *SchemaError) Error() string {
 // Validate checks raw JSON against the schema. The schema's size bounds and MaxValues are
 // checked first in one streaming pass, so a hostile document is refused before it is decoded.
 func Validate(data []byte) error {
+	if acceptFast(data) {
+		return nil
+	}
+	return validateSlow(data)
+}
+
+// validateSlow is Validate without the fast acceptor: the path that words every refusal.
+func validateSlow(data []byte) error {
 	if err := boundsCheck(data); err != nil {
 		if _, ok := errors.AsType[*SchemaError](err); ok {
 			return err
@@ -138,9 +146,17 @@ func lineAt(data []byte, offset int64) int {
 
 // Parse validates raw JSON and decodes it.
 func Parse(data []byte) (*Document, error) {
-	if err := Validate(data); err != nil {
+	if acceptFast(data) {
+		return decodeV1(data)
+	}
+	if err := validateSlow(data); err != nil {
 		return nil, err
 	}
+	return decodeV1(data)
+}
+
+// decodeV1 decodes a valid document with encoding/json.
+func decodeV1(data []byte) (*Document, error) {
 	var d Document
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, syntaxError(data, err)
