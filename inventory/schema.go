@@ -147,7 +147,7 @@ func lineAt(data []byte, offset int64) int {
 // Parse validates raw JSON and decodes it.
 func Parse(data []byte) (*Document, error) {
 	if acceptFast(data) {
-		return decodeV1(data)
+		return decodeAccepted(data)
 	}
 	if err := validateSlow(data); err != nil {
 		return nil, err
