@@ -103,17 +103,20 @@ var anyNode = func() *node {
 }()
 
 // compiledAcceptor compiles schema.json for the fast acceptor at first use.
-var compiledAcceptor = sync.OnceValues(func() (*node, error) {
-	dec := json.NewDecoder(bytes.NewReader(schemaJSON))
+var compiledAcceptor = sync.OnceValues(func() (*node, error) { return compileAcceptor(schemaJSON) })
+
+// compileAcceptor compiles a JSON Schema (2020-12) into the acceptor's nodes.
+func compileAcceptor(schema []byte) (*node, error) {
+	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber() // minimum and enum numbers keep their spelling
 	var root map[string]any
 	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("read inventory schema for the fast acceptor: %w", err)
+		return nil, fmt.Errorf("read schema for the fast acceptor: %w", err)
 	}
 	defs, _ := root["$defs"].(map[string]any)
 	c := &acceptorCompiler{defs: defs, refs: map[string]*node{}}
 	return c.root(root), nil
-})
+}
 
 type acceptorCompiler struct {
 	defs map[string]any

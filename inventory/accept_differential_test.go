@@ -300,3 +300,100 @@ func TestTheFastAcceptorNeverAcceptsWhatTheSchemaRefuses(t *testing.T) {
 		})
 	}
 }
+
+// wrongValues are what the generated mutations put in place of each value in turn: every
+// JSON type, the numbers jsonschema and encoding/json read differently, strings at and past
+// the bounds, timestamps on both sides of the pattern and the format, and bytes only the
+// slow path reads.
+var wrongValues = []any{
+	nil, true, "", "x", "satellite", json.Number("0"), json.Number("-1"), json.Number("2"),
+	json.Number("1.0"), json.Number("1e2"), json.Number("-0"), json.Number("1.5"),
+	json.Number("99999999999999999999"), map[string]any{}, []any{}, []any{"x"},
+	longRunes, longRunes[len("é"):], "2026-11-29T12:00:60Z", "2026-11-29t12:00:00z",
+	"1.32", rawJSON("\"\xff\""), rawJSON(`"\ud800"`),
+}
+
+// treePaths lists every path in v, parents before children.
+func treePaths(v tree, prefix []string, out *[][]string) {
+	*out = append(*out, prefix)
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			treePaths(e, append(prefix[:len(prefix):len(prefix)], k), out)
+		}
+	case []any:
+		for i, e := range v {
+			treePaths(e, append(prefix[:len(prefix):len(prefix)], strconv.Itoa(i)), out)
+		}
+	}
+}
+
+// generatedMutations changes every value of root in turn into each wrong value, and every
+// object and array in the ways only a container can be wrong.
+func generatedMutations(root tree) map[string]func(tree) tree {
+	var paths [][]string
+	treePaths(root, nil, &paths)
+	out := map[string]func(tree) tree{}
+	for _, p := range paths {
+		ptr := "/" + strings.Join(p, "/")
+		for _, w := range wrongValues {
+			out[fmt.Sprintf("%s = %s", ptr, encodeTree(w))] = editing(p, to(w))
+		}
+		v := valueAt(root, p)
+		if isObject(v) {
+			out[ptr+" with an extra name"] = editing(p, withName("zz-extra", json.Number("1")))
+			for k := range v.(map[string]any) {
+				out[ptr+" without "+k] = editing(p, withoutName(k))
+				out[ptr+" with "+k+" twice"] = editing(p, duplicating(k, nil))
+			}
+		}
+		if isNonEmptyArray(v) {
+			out[ptr+" of 101 items"] = editing(p, repeatedTo(inventory.MaxObjectRefs+1))
+		}
+	}
+	return out
+}
+
+func editing(path []string, change func(tree) tree) func(tree) tree {
+	return func(root tree) tree {
+		out, _ := edit(root, path, change)
+		return out
+	}
+}
+
+func valueAt(v tree, path []string) tree {
+	for _, k := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case []any:
+			i, _ := strconv.Atoi(k)
+			v = c[i]
+		}
+	}
+	return v
+}
+
+// Every value of the full document (which reaches every schema node) given each wrong value,
+// and every object and array broken as a container, keeps the slow path's verdict and words.
+func TestEveryValueGivenAWrongValueKeepsTheSlowPathsVerdict(t *testing.T) {
+	data, err := json.Marshal(inventory.FullDocument())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := decodeTree(t, data)
+	muts := generatedMutations(root)
+	if len(muts) < 1000 {
+		t.Fatalf("only %d generated mutations: the walk missed the document", len(muts))
+	}
+	accepted := 0
+	for name, change := range muts {
+		doc := encodeTree(change(root))
+		t.Run(name, func(t *testing.T) {
+			if inventory.CheckSlowPathAgreement(t, doc) {
+				accepted++
+			}
+		})
+	}
+	t.Logf("%d generated mutations, %d accepted by the fast acceptor", len(muts), accepted)
+}

@@ -5,13 +5,15 @@ package inventory
 // generic JSON tree and compiled-schema walk of jsonschema (two thirds of parsing a large
 // inventory). Like withinBounds it only ever answers true for a document the slow path
 // accepts: a document it refuses, or is unsure of, goes through boundsCheck and jsonschema,
-// which word the error exactly as before. FuzzParse and TestTheFastAcceptorNeverAcceptsWhat
-// TheSchemaRefuses (accept_fast_test.go) hold it to that.
+// which word the error exactly as before. FuzzParse and the differential tests
+// (accept_differential_test.go: targeted mutations of valid documents, and every value of
+// a document that reaches every schema node given each of a set of wrong values) hold it to
+// that through checkSlowPathAgreement.
 //
-// The checks are compiled from schema.json itself (compileAcceptor), not written per field,
-// so a schema change cannot leave them behind: a keyword the acceptor does not implement
-// marks its subschema unknown, and a document that reaches an unknown subschema is never
-// accepted here.
+// The checks are compiled from schema.json itself (accept_compile.go), not written per
+// field, so a schema change cannot leave them behind: a keyword the acceptor does not
+// implement marks its subschema unknown, and a document that reaches an unknown subschema
+// is never accepted here.
 
 import (
 	"bytes"
@@ -30,14 +32,16 @@ import (
 // yields.
 func acceptFast(data []byte) bool {
 	root, err := compiledAcceptor()
-	if err != nil {
-		return false
-	}
+	return err == nil && acceptWith(root, data)
+}
+
+// acceptWith is acceptFast against a compiled schema.
+func acceptWith(root *node, data []byte) bool {
 	a := &acceptor{dec: jsontext.NewDecoder(bytes.NewBuffer(data))}
 	if !a.value(root) {
 		return false
 	}
-	_, err = a.dec.ReadToken()
+	_, err := a.dec.ReadToken()
 	return err == io.EOF
 }
 

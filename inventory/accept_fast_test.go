@@ -3,9 +3,11 @@ package inventory
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // parseSlow is Parse as it was before the fast paths: jsonschema's verdict and
@@ -115,4 +117,76 @@ func fullDocument() *Document {
 		RepoURL: "https://charts.example.com", SourceKind: "HelmRepository", Version: "1.2.3", VersionKind: VersionExact,
 	}}
 	return d
+}
+
+// The acceptor implements only the keywords schema.json uses; a subschema with any other is
+// unknown, and a value that reaches it is left to jsonschema, whatever jsonschema says.
+func TestTheAcceptorLeavesWhatItDoesNotImplementToTheSlowPath(t *testing.T) {
+	cases := []struct {
+		name, schema, doc string
+		want              bool
+	}{
+		{"a value under an unknown keyword", `{"properties": {"a": {"multipleOf": 2}}}`, `{"a": 4}`, false},
+		{"an object that never reaches it", `{"properties": {"a": {"multipleOf": 2}}}`, `{"b": 3}`, true},
+		{"an unknown keyword at the root", `{"type": "array", "prefixItems": [{"type": "string"}]}`, `[]`, false},
+		{"$ref beside other keywords", `{"$ref": "#/$defs/x", "type": "object", "$defs": {"x": {}}}`, `{}`, false},
+		{"$ref alone", `{"$ref": "#/$defs/x", "$defs": {"x": {"type": "object"}}}`, `{}`, true},
+		{"the tuple form of items", `{"items": [{"type": "string"}]}`, `["a"]`, false},
+		{"another draft", `{"$schema": "http://json-schema.org/draft-07/schema#"}`, `{}`, false},
+		{"the false schema", `{"properties": {"a": false}}`, `{"a": 1}`, false},
+		{"an enum member written 1.0", `{"enum": [1.0]}`, `1`, false},
+		{"an enum member written 1", `{"enum": [1]}`, `1`, true},
+		{"a minimum of 0.5", `{"minimum": 0.5}`, `1`, false},
+		{"a format jsonschema accepts", `{"format": "email"}`, `"a@example.com"`, true},
+		{"a format jsonschema refuses", `{"format": "email"}`, `"not an address"`, false},
+		{"a format on a number", `{"format": "email"}`, `1`, false},
+		{"a date the pattern allows and date-time refuses", `{"format": "date-time"}`, `"2026-02-30T12:00:00Z"`, false},
+		{"a required name not declared", `{"required": ["a"]}`, `{"a": 1}`, true},
+		{"a missing required name not declared", `{"required": ["a"]}`, `{}`, false},
+		{"property names matching their pattern", `{"propertyNames": {"pattern": "^[a-z]+$"}}`, `{"ab": 1}`, true},
+		{"a property name off its pattern", `{"propertyNames": {"pattern": "^[a-z]+$"}}`, `{"A": 1}`, false},
+		{"null in a null const", `{"const": null}`, `null`, true},
+		{"a string where integer or null is wanted", `{"type": ["integer", "null"]}`, `"1"`, false},
+		{"an integer where number is wanted", `{"type": "number", "minimum": 0}`, `3`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, err := compileAcceptor([]byte(c.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := acceptWith(root, []byte(c.doc))
+			if got != c.want {
+				t.Errorf("the acceptor says %v, want %v", got, c.want)
+			}
+			if slow := validateWith(t, c.schema, c.doc); got && slow != nil {
+				t.Errorf("the acceptor accepts what jsonschema refuses: %v", slow)
+			}
+		})
+	}
+}
+
+// validateWith is jsonschema's verdict on doc, compiled as schema.go compiles schema.json;
+// a schema it cannot compile (the tuple form of items in 2020-12) refuses every document.
+func validateWith(t *testing.T, schema, doc string) error {
+	t.Helper()
+	s, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("test.json", s); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("test.json")
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch.Validate(v)
 }

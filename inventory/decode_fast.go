@@ -6,8 +6,9 @@ import (
 
 // decodeAccepted decodes a document the fast acceptor accepted with json/v2, which takes
 // about two thirds of encoding/json's time on a large inventory. On such a document the two
-// give the same Document (TestTheFastDecodeEqualsEncodingJSON and FuzzParse hold them to
-// reflect.DeepEqual), because the acceptor leaves out everything they treat differently:
+// give the same Document (checkSlowPathAgreement, in the differential tests and FuzzParse,
+// holds them to reflect.DeepEqual), because the acceptor leaves out everything they treat
+// differently:
 //
 //   - names: every object decoded into a struct is closed (additionalProperties: false) to
 //     the names its fields are tagged with (TestEverySchemaPropertyNamesAGoFieldExactly), so
