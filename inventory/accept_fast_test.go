@@ -10,15 +10,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// parseSlow is Parse as it was before the fast paths: jsonschema's verdict and
-// encoding/json's decoding.
-func parseSlow(data []byte) (*Document, error) {
-	if err := validateSlow(data); err != nil {
-		return nil, err
-	}
-	return decodeV1(data)
-}
-
 func errText(err error) string {
 	if err == nil {
 		return "<nil>"
@@ -43,7 +34,11 @@ func checkSlowPathAgreement(t testing.TB, data []byte) bool {
 	if err := Validate(data); errText(err) != errText(slowErr) {
 		t.Fatalf("Validate says %q, the slow path %q", errText(err), errText(slowErr))
 	}
-	want, wantErr := parseSlow(data)
+	// Parse as it was before the fast paths: jsonschema's verdict, then encoding/json.
+	want, wantErr := (*Document)(nil), slowErr
+	if slowErr == nil {
+		want, wantErr = decodeV1(data)
+	}
 	got, err := Parse(data)
 	if errText(err) != errText(wantErr) {
 		t.Fatalf("Parse says %q, the slow path %q", errText(err), errText(wantErr))
