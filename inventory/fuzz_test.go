@@ -10,9 +10,10 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes to the inventory decoder, as eval --inventory and the fleet
-// server's ingest do. It must never panic; a refusal names a line or JSON pointers; and what
-// it accepts it writes back as a document it accepts again, so a stored inventory always
-// reads.
+// server's ingest do. It must never panic; a refusal names a line or JSON pointers; what it
+// accepts it writes back as a document it accepts again, so a stored inventory always
+// reads; and the fast paths (withinBounds, acceptFast, the json/v2 decode) never change
+// a verdict, an error's wording or a decoded Document (checkSlowPathAgreement).
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("../testdata/*/inventory.json")
 	for _, p := range seeds {
@@ -20,8 +21,10 @@ func FuzzParse(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	if data, err := json.Marshal(validDocument()); err == nil {
-		f.Add(data)
+	for _, d := range []*Document{validDocument(), fullDocument()} {
+		if data, err := json.Marshal(d); err == nil {
+			f.Add(data)
+		}
 	}
 	for _, seed := range []string{
 		`{"schemaVersion": 1, "junk": [1, 2, 3]}`,
@@ -30,11 +33,15 @@ func FuzzParse(f *testing.F) {
 		`[[[[[[[[[[]]]]]]]]]]`,
 		`{"a": "\ud800"} trailing`,
 		"{\n\"a\": [1,\n",
+		`{"schemaVersion": 1.0, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": []}`,
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00+01:00", "capabilities": {}, "apiUsage": [], "workloadImagesOmitted": -0}`,
+		`{"schemaVersion": 1, "source": "files", "source": "cluster", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": []}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastPath(t, data)
+		checkSlowPathAgreement(t, data)
 		doc, err := Parse(data)
 		if err != nil {
 			checkRefusal(t, err)

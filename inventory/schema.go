@@ -54,9 +54,20 @@ func (e *SchemaError) Error() string {
 	return "inventory does not match schema:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// Validate checks raw JSON against the schema. The schema's size bounds and MaxValues are
-// checked first in one streaming pass, so a hostile document is refused before it is decoded.
+// Validate checks raw JSON against the schema. A document the fast acceptor accepts is
+// valid, read in one streaming pass; any other goes through validateSlow, which words the
+// refusal.
 func Validate(data []byte) error {
+	if acceptFast(data) {
+		return nil
+	}
+	return validateSlow(data)
+}
+
+// validateSlow is Validate without the fast acceptor: the path that words every refusal.
+// The schema's size bounds and MaxValues are checked first in one streaming pass, so a
+// hostile document is refused before it is decoded.
+func validateSlow(data []byte) error {
 	if err := boundsCheck(data); err != nil {
 		if _, ok := errors.AsType[*SchemaError](err); ok {
 			return err
@@ -136,11 +147,20 @@ func lineAt(data []byte, offset int64) int {
 	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
-// Parse validates raw JSON and decodes it.
+// Parse validates raw JSON and decodes it: with json/v2 when the fast acceptor accepts it,
+// otherwise after validateSlow with encoding/json, as before the fast paths.
 func Parse(data []byte) (*Document, error) {
-	if err := Validate(data); err != nil {
+	if acceptFast(data) {
+		return decodeAccepted(data)
+	}
+	if err := validateSlow(data); err != nil {
 		return nil, err
 	}
+	return decodeV1(data)
+}
+
+// decodeV1 decodes a valid document with encoding/json.
+func decodeV1(data []byte) (*Document, error) {
 	var d Document
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, syntaxError(data, err)
