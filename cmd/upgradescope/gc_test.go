@@ -31,3 +31,29 @@ func TestOneShotCommandsCollectLessOftenUnlessTheEnvironmentSaysOtherwise(t *tes
 		t.Errorf("with GOMEMLIMIT set, memory limit = %d, want it left alone", got)
 	}
 }
+
+func TestServeCollectsLessOftenUnderASoftLimitUnlessTheEnvironmentSaysOtherwise(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	tuneGCForServe()
+	if got := debug.SetGCPercent(100); got != serveGCPercent {
+		t.Errorf("GC percent = %d, want %d", got, serveGCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != serveMemoryLimit {
+		t.Errorf("memory limit = %d, want %d", got, serveMemoryLimit)
+	}
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOGC", "off")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	tuneGCForServe()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, GC percent = %d, want it left at 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set, memory limit = %d, want it left alone", got)
+	}
+}

@@ -239,6 +239,7 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 		return fmt.Errorf("--log-format/--log-level: %w", err)
 	}
 	sc.cfg.Logger = log
+	tuneGCForServe()
 	opts, err := f.bundles.engineOptions(ctx)
 	if err != nil {
 		return err
