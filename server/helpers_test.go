@@ -163,12 +163,17 @@ func hash(tok string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// pushTo pushes doc as cluster name with token and answers the status.
-func pushTo(b *testing.B, ts *httptest.Server, token, name string, doc *inventory.Document) int {
+// encodePush is the agent's gzip envelope of doc as cluster name.
+func encodePush(b *testing.B, name string, doc *inventory.Document) []byte {
 	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: name, Inventory: doc})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return body
+}
+
+// postPush sends an encoded push and answers its status.
+func postPush(b *testing.B, ts *httptest.Server, token string, body []byte) int {
 	req, err := http.NewRequest("POST", ts.URL+push.Path, bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
