@@ -24,10 +24,11 @@ func toAST(v any) (ast.Value, error) {
 	return c.valueOf(reflect.ValueOf(v))
 }
 
-// inventoryValue converts the inventory for input, leaving workloadImages to be converted
-// only if a rule reads it: it holds every image of the cluster or repository, tens of
-// thousands on a large one, and the built-in rules read the few an add-on matcher could
-// claim from input.facts.images instead. A custom pack that reads it pays its conversion
+// inventoryValue converts the inventory for input, leaving workloadImages and helmReleases
+// to be converted only if a rule reads them: they hold every image and every release of the
+// cluster, tens of thousands of images and thousands of releases on a large one, and the
+// built-in rules read the few they judge from input.facts.images and
+// input.facts.helmReleases instead. A custom pack that reads one pays its conversion
 // (through JSON, as ast.LazyObject does) on first read.
 func inventoryValue(inv *inventory.Document) (map[string]any, error) {
 	c := converter{strings: map[string]*ast.Term{}}
@@ -37,7 +38,7 @@ func inventoryValue(inv *inventory.Document) (map[string]any, error) {
 		fv := v.Field(f.index)
 		switch {
 		case f.omitEmpty && isEmpty(fv):
-		case f.name == "workloadImages":
+		case f.name == "workloadImages" || f.name == "helmReleases":
 			native[f.name] = fv.Interface()
 		default:
 			value, err := c.valueOf(fv)

@@ -50,6 +50,8 @@ type Engine struct {
 	apis    map[string]APIEntry
 	groups  map[string]bool
 	images  inventory.ImageWatch
+	// addonCharts are the Helm charts the add-on registry matches (kb.addonindex.charts).
+	addonCharts map[string]bool
 	// declaredImages are the repository prefixes custom packs read in full.
 	declaredImages []string
 	toolVersion    string
@@ -276,12 +278,18 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	flagged := kubeVersionFlagged(inv, targets)
+	releasesValue, err := e.judgedReleases(inv, flagged)
+	if err != nil {
+		return nil, fmt.Errorf("convert facts: %w", err)
+	}
 	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
 	// entry a release), which is converted only for a pack that reads it.
 	factsValue := map[string]any{
 		"kubeVersion":        kubeVersionFacts(inv, targets),
 		"images":             imagesValue,
-		"kubeVersionFlagged": kubeVersionFlaggedValue(kubeVersionFlagged(inv, targets)),
+		"kubeVersionFlagged": kubeVersionFlaggedValue(flagged),
+		"helmReleases":       releasesValue,
 		"helmManifestApis":   manifestAPIsValue,
 		"helmChartIndex":     chartIndexValue,
 	}
@@ -290,7 +298,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		ts[i] = ast.StringTerm(t)
 	}
 	// A lazy object: an ast.Object built from items hashes them, which would convert the
-	// inventory's images inventoryValue leaves for whoever reads them.
+	// inventory's images and Helm releases inventoryValue leaves for whoever reads them.
 	return ast.LazyObject(map[string]any{
 		"inventory": invValue,
 		"targets":   ast.NewArray(ts...),

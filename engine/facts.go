@@ -1,6 +1,11 @@
 package engine
 
 import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
 	"github.com/Masterminds/semver/v3"
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -147,4 +152,48 @@ func imageFacts(inv *inventory.Document, watch inventory.ImageWatch) []inventory
 		}
 	}
 	return out
+}
+
+// judgedReleases is input.facts.helmReleases: by index in inventory.helmReleases, the
+// releases a built-in rule may read (a kubeVersion flag, a stored manifest API the kb
+// deprecates, a chart the add-on registry matches), converted here so that the whole list,
+// thousands of releases on a large cluster, is converted only for a pack that reads it.
+// The rules read a release through lib/helm's release(i), which falls back to the whole
+// list for an index missing here, so this choice decides only how fast, never what.
+func (e *Engine) judgedReleases(inv *inventory.Document, flagged []kubeVersionFlag) (ast.Value, error) {
+	judged := map[int]bool{}
+	for _, f := range flagged {
+		judged[f.release] = true
+	}
+	for i, r := range inv.HelmReleases {
+		if e.addonCharts[r.Chart] || e.manifestFlagged(r) {
+			judged[i] = true
+		}
+	}
+	indices := slices.Sorted(maps.Keys(judged))
+	c := converter{strings: map[string]*ast.Term{}}
+	items := make([][2]*ast.Term, len(indices))
+	for n, i := range indices {
+		v, err := c.valueOf(reflect.ValueOf(inv.HelmReleases[i]))
+		if err != nil {
+			return nil, fmt.Errorf("helmReleases/%d: %w", i, err)
+		}
+		items[n] = [2]*ast.Term{ast.InternedTerm(i), ast.NewTerm(v)}
+	}
+	return ast.NewObject(items...), nil
+}
+
+// manifestFlagged says whether r's stored manifest uses an API the kb deprecates and the
+// apiserver stores, as the Helm pack's flagged_apis reads the kb.
+func (e *Engine) manifestFlagged(r inventory.HelmRelease) bool {
+	for _, u := range r.ManifestAPIs {
+		group := u.Group
+		if group == "" {
+			group = "core"
+		}
+		if a, ok := e.apis[group+"/"+u.Version+"/"+u.Kind]; ok && a.Stored && a.Deprecated != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -44,12 +44,17 @@ func (e *Engine) readKB(l loaded) error {
 	var index struct {
 		FirstSegments map[string]bool     `json:"firstSegments"`
 		Labels        map[string][]string `json:"labels"`
+		Charts        map[string][]string `json:"charts"`
 	}
 	_ = remarshal(kb["addonindex"], &index)
 	e.images = inventory.ImageWatch{Segments: map[string]bool{}, Names: map[string]bool{}}
 	maps.Copy(e.images.Segments, index.FirstSegments)
 	for name := range index.Labels {
 		e.images.Names[name] = true
+	}
+	e.addonCharts = map[string]bool{}
+	for chart := range index.Charts {
+		e.addonCharts[chart] = true
 	}
 	return nil
 }

@@ -5,6 +5,7 @@
 package upgradescope.rules.addons
 
 import data.upgradescope.kb
+import data.upgradescope.lib.helm
 import data.upgradescope.lib.images
 
 # The image versions an add-on matcher could claim, by reference: the engine picks them from
@@ -74,7 +75,7 @@ detections contains image_detection(id, label_version(labels), v, "labels", name
 detections contains object.union(unnamed, {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart}) if {
 	some chart, ids in kb.addonindex.charts
 	some i in input.facts.helmChartIndex[chart]
-	r := input.inventory.helmReleases[i]
+	r := helm.release(i)
 	not r.status in {"uninstalled", "uninstalling"}
 	some id in ids
 }

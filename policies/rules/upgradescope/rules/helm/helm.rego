@@ -15,6 +15,7 @@ package upgradescope.rules.helm
 
 import data.upgradescope.kb
 import data.upgradescope.lib.apis
+import data.upgradescope.lib.helm
 import data.upgradescope.lib.versions
 
 chart_docs := "https://helm.sh/docs/topics/charts/#the-chartyaml-file"
@@ -30,7 +31,7 @@ release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
 # scope: document
 findings contains f if {
 	some [i, t, "excludes"] in input.facts.kubeVersionFlagged
-	r := input.inventory.helmReleases[i]
+	r := helm.release(i)
 	not gone[r.status]
 	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
 		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
@@ -41,7 +42,7 @@ findings contains f if {
 
 findings contains f if {
 	some [i, t, "invalid"] in input.facts.kubeVersionFlagged
-	r := input.inventory.helmReleases[i]
+	r := helm.release(i)
 	not gone[r.status]
 	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
 	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
@@ -80,7 +81,7 @@ findings contains f if {
 # (input.facts.helmManifestApis) under an API the knowledge base flags are walked.
 release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	some i in flagged_releases
-	r := input.inventory.helmReleases[i]
+	r := helm.release(i)
 	not gone[r.status]
 	judged := [[u, e, n] |
 		some u in object.get(r, "manifestApis", [])
