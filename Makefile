@@ -42,8 +42,9 @@ go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how
 	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
 
 .PHONY: race
-race: ## the race detector over the bundle poller, hot swap, bundle server, the fleet server and its store
+race: ## the race detector over the bundle poller, hot swap, bundle server, the fleet server and its store, and concurrent inventory parsing
 	go test -race -count=1 ./agent ./bundles ./server/...
+	go test -race -count=1 -run TestParseIsSafeForConcurrentUse ./inventory
 
 .PHONY: rego-test
 rego-test: ## stock `opa test` on the rule packs with the example and fixture custom packs beside them

@@ -201,8 +201,11 @@ func (c *acceptorCompiler) ref(ref any, s map[string]any) *node {
 	if n, ok := c.refs[name]; ok {
 		return n
 	}
+	// Registered before it is compiled, so a recursive $ref finds it; unknown until then,
+	// so a $ref that reaches only itself stays unknown rather than a node without checks.
 	n := newNode()
-	c.refs[name] = n // before compiling it, so a recursive $ref finds it
+	n.unknown = true
+	c.refs[name] = n
 	*n = *c.node(c.defs[name])
 	return n
 }

@@ -36,6 +36,8 @@ func FuzzParse(f *testing.F) {
 		`{"schemaVersion": 1.0, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": []}`,
 		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00+01:00", "capabilities": {}, "apiUsage": [], "workloadImagesOmitted": -0}`,
 		`{"schemaVersion": 1, "source": "files", "source": "cluster", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": []}`,
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00\u005a", "capabilities": {}, "apiUsage": []}`,
+		`{"schemaVersion": 1, "\u0073ource": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {"api-usage": {"available": true}}, "apiUsage": []}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -58,6 +58,7 @@ func TestIngestAnswersEachRefusalWithItsStatusAndStoresNothing(t *testing.T) {
 		{"another push protocol version is invalid", shared, gzipBytes(t, []byte(`{"schemaVersion":2,"clusterName":"prod","inventory":{}}`)), gz, 422, "schemaVersion 2"},
 		{"a cluster name that is not RFC 1123 is invalid", shared, gzipBytes(t, []byte(`{"schemaVersion":1,"clusterName":"Prod_1","inventory":{}}`)), gz, 422, "RFC 1123"},
 		{"an inventory the schema refuses names its JSON pointer", shared, gzipBytes(t, []byte(`{"schemaVersion":1,"clusterName":"prod","inventory":{"schemaVersion":1,"source":"cluster","collectedAt":"2026-11-30T00:00:00Z","capabilities":{},"apiUsage":[{"group":"","version":"v1","kind":"X","count":"one"}]}}`)), gz, 422, "/inventory"},
+		{"an escaped timestamp, which the stored inventory could not be read back with, is invalid", shared, gzipBytes(t, []byte(`{"schemaVersion":1,"clusterName":"prod","inventory":{"schemaVersion":1,"source":"cluster","collectedAt":"2026-11-30T00:00:00\u005a","capabilities":{},"apiUsage":[]}}`)), gz, 422, "/collectedAt: parsing time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ts.do("POST", push.Path, tc.token, tc.body, tc.header)
