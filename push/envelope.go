@@ -16,6 +16,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -163,8 +164,9 @@ type envelopeFields struct {
 // splitEnvelope reads the envelope's fields and keeps its inventory as raw JSON. The
 // go-json-experiment decoder does it in one pass, where encoding/json scans the whole
 // megabytes-long inventory for validity before decoding it and again to copy it out (a tenth
-// of a push's CPU). It is set to what encoding/json accepts (names matched without regard to
-// case, the last duplicate winning, invalid UTF-8 allowed); anything it refuses goes to
+// of a push's CPU). It runs with encoding/json's semantics (DefaultOptionsV1: names matched
+// without regard to case but with regard to '_' and '-', the last duplicate winning, null
+// leaving a field as it was, invalid UTF-8 allowed); anything it refuses goes to
 // encoding/json, whose answer, and error wording, stands.
 func splitEnvelope(data []byte) (envelopeFields, error) {
 	var fast struct {
@@ -174,8 +176,7 @@ func splitEnvelope(data []byte) (envelopeFields, error) {
 		KBVersion     string         `json:"kbVersion"`
 		Inventory     jsontext.Value `json:"inventory"`
 	}
-	err := jsonv2.Unmarshal(data, &fast, jsonv2.MatchCaseInsensitiveNames(true),
-		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	err := jsonv2.Unmarshal(data, &fast, jsonv1.DefaultOptionsV1())
 	if err == nil {
 		return envelopeFields{SchemaVersion: fast.SchemaVersion, ClusterName: fast.ClusterName,
 			AgentVersion: fast.AgentVersion, KBVersion: fast.KBVersion, Inventory: json.RawMessage(fast.Inventory)}, nil

@@ -99,6 +99,11 @@ var envelopeSplits = []struct{ name, body string }{
 	{"trailing data", `{"inventory":{}} {}`},
 	{"an unterminated inventory", `{"inventory":{"a":`},
 	{"an envelope that is an array", `[1]`},
+	{"names with an underscore or a dash", `{"schemaVersion":1,"cluster_name":"evil","kb-version":"x","inventory":{}}`},
+	{"a repeated name whose last value is null", `{"schemaVersion":1,"clusterName":"prod","clusterName":null,"inventory":{}}`},
+	{"a repeated version whose last value is null", `{"schemaVersion":1,"schemaVersion":null,"inventory":{}}`},
+	{"a repeated inventory whose last value is null", `{"inventory":{"a":1},"inventory":null}`},
+	{"a name that is null", `{"clusterName":null,"inventory":{}}`},
 }
 
 func checkSplit(t *testing.T, data []byte) {
