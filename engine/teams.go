@@ -17,6 +17,8 @@ const unattributed = "(unattributed)"
 // one of those for every pushed snapshot. With no team label anywhere the findings keep the
 // teams their packs gave them, if any.
 func attributeTeams(targets []report.TargetResult, inv *inventory.Document) {
+	// A namespace listed twice (the schema allows it; collectors never write it) takes its
+	// last team.
 	owner := make(map[string]string)
 	for _, ns := range inv.Namespaces {
 		if ns.Team != "" {
@@ -38,12 +40,12 @@ func setTeams(fs []report.Finding, owner map[string]string) {
 	for i := range fs {
 		var teams []string
 		for _, ns := range fs[i].Namespaces {
-			if team, ok := owner[ns]; ok && !slices.Contains(teams, team) {
+			if team, ok := owner[ns]; ok {
 				teams = append(teams, team)
 			}
 		}
 		slices.Sort(teams)
-		fs[i].Teams = teams
+		fs[i].Teams = slices.Compact(teams)
 	}
 }
 
@@ -52,11 +54,14 @@ func setTeams(fs []report.Finding, owner map[string]string) {
 // Findings without a team count for "(unattributed)". Nil when no finding has a team.
 func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.TeamResult {
 	counts := make(map[string]*report.TeamResult)
-	named := false
+	named, unowned := false, 0
 	for _, f := range kept {
 		teams := f.Teams
 		if len(teams) == 0 {
 			teams = []string{unattributed}
+			if f.Severity == report.SeverityBlocker {
+				unowned++
+			}
 		} else {
 			named = true
 		}
@@ -78,10 +83,6 @@ func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.Tea
 	}
 	if !named {
 		return nil
-	}
-	unowned := 0
-	if c := counts[unattributed]; c != nil {
-		unowned = c.Blockers
 	}
 	required := slices.ContainsFunc(gaps, func(g report.Gap) bool { return g.Required })
 	out := make(map[string]report.TeamResult, len(counts))

@@ -12,6 +12,11 @@ func finding(key, severity string, namespaces ...string) report.Finding {
 	return report.Finding{Key: key, Category: "removed-api", Severity: severity, Target: "1.37", Title: key, Namespaces: namespaces}
 }
 
+func withTeams(f report.Finding, teams ...string) report.Finding {
+	f.Teams = teams
+	return f
+}
+
 func teamInventory(namespaces ...inventory.Namespace) *inventory.Document {
 	return &inventory.Document{Namespaces: namespaces}
 }
@@ -22,7 +27,7 @@ var paymentsAndData = teamInventory(
 	inventory.Namespace{Name: "tmp"},
 )
 
-func TestTeamRollups(t *testing.T) {
+func TestEachTeamIsScoredByTheFindingsThatNameIt(t *testing.T) {
 	tests := []struct {
 		name     string
 		inv      *inventory.Document
@@ -92,6 +97,48 @@ func TestTeamRollups(t *testing.T) {
 			},
 		},
 		{
+			name: "a team labelled (unattributed) does not block the other teams",
+			inv: teamInventory(
+				inventory.Namespace{Name: "x", Team: unattributed},
+				inventory.Namespace{Name: "db", Team: "data"},
+			),
+			findings: []report.Finding{
+				finding("removed-api/x", "blocker", "x"),
+				finding("deprecated-api/y", "warning", "db"),
+			},
+			want: map[string]report.TeamResult{
+				"data":       {Score: 95, Verdict: "ready", Warnings: 1},
+				unattributed: {Score: 75, Verdict: "blocked", Blockers: 1},
+			},
+		},
+		{
+			name: "a namespace listed twice takes its last team",
+			inv: teamInventory(
+				inventory.Namespace{Name: "web", Team: "payments"},
+				inventory.Namespace{Name: "web", Team: "storefront"},
+			),
+			findings: []report.Finding{finding("deprecated-api/y", "warning", "web")},
+			want: map[string]report.TeamResult{
+				"storefront": {Score: 95, Verdict: "ready", Warnings: 1},
+			},
+		},
+		{
+			name:     "a pack's own teams are scored when no namespace has a team label",
+			inv:      teamInventory(inventory.Namespace{Name: "web"}),
+			findings: []report.Finding{withTeams(finding("acme/x", "blocker", "web"), "platform")},
+			want: map[string]report.TeamResult{
+				"platform": {Score: 75, Verdict: "blocked", Blockers: 1},
+			},
+		},
+		{
+			name:     "a pack's own teams give way to the namespace labels",
+			inv:      paymentsAndData,
+			findings: []report.Finding{withTeams(finding("acme/x", "warning", "db"), "platform")},
+			want: map[string]report.TeamResult{
+				"data": {Score: 95, Verdict: "ready", Warnings: 1},
+			},
+		},
+		{
 			name:     "there is no teams section without team labels",
 			inv:      teamInventory(inventory.Namespace{Name: "web"}),
 			findings: []report.Finding{finding("removed-api/x", "blocker", "web")},
@@ -135,5 +182,8 @@ func TestAFindingNamesEachOwningTeamOnceInOrder(t *testing.T) {
 	}
 	if got := targets[0].Suppressed[0].Teams; !reflect.DeepEqual(got, []string{"data"}) {
 		t.Errorf("teams of a suppressed finding in db = %q, want [data]", got)
+	}
+	if got := targets[0].Teams["data"]; got.Warnings != 0 || got.Blockers != 1 {
+		t.Errorf("data = %+v, want its one blocker counted and the suppressed warning left out", got)
 	}
 }
