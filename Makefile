@@ -124,7 +124,7 @@ bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects 
 
 .PHONY: bench-serve
 bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventories, fleet reads of 1,000 clusters, 16 × 20 MiB pushes (SQLite)
-	go run ./hack/loadserve -agents 32 -namespaces 500 -targets 1.36,1.37 -duration 60s -readers 1 -pool 10
+	go run ./hack/loadserve -agents 32 -namespaces 500 -targets 1.36,1.37 -duration 60s -readers 1 -read-interval 1s
 	go run ./hack/loadserve -seed-clusters 1000 -seed-history 30 -seed-targets 4 -agents 0 -readers 4 -duration 30s
 	go run ./hack/loadserve -big 16
 	go test -run '^$$' -bench 'IngestCluster500|Fleet' ./server

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -163,10 +164,10 @@ func gzipJSON(v any) ([]byte, error) {
 
 func gzipBytes(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
+	buf.Grow(len(data)/8 + 512)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	if _, err := zw.Write(data); err != nil {
 		return nil, err
 	}
@@ -175,6 +176,13 @@ func gzipBytes(data []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// gzipWriters are reused: a new writer allocates its compressor's state, about a megabyte
+// of garbage for each of the three blobs of every push.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // BestSpeed is a valid level
+	return zw
+}}
 
 // gunzipJSON decodes a blob the server stored (a report or an inventory) into v, bounded
 // to limit bytes decompressed.

@@ -76,7 +76,7 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 		return accepted{}, err
 	}
 	defer s.pushes.Release(1)
-	env, err := s.readPush(w, r)
+	env, stored, err := s.readPush(w, r)
 	if err != nil {
 		return accepted{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	}
 	ctx, cancel := context.WithTimeout(s.work, ingestTimeout)
 	defer cancel()
-	return s.commit(ctx, env, who)
+	return s.commit(ctx, env, stored, who)
 }
 
 // claimToken marks a per-cluster token as pushing; false when it already is.
@@ -141,26 +141,37 @@ func (s *Server) authenticatePush(r *http.Request) (pusher, error) {
 // JSON, takes about eleven times the JSON's size in memory: it waits for a share of a
 // budget of one --max-snapshot-bytes, at least half of it, so two decodes run at once and a
 // large one alone.
-func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, error) {
+//
+// It also answers what the store keeps of the push: the gzip envelope as the agent sent
+// it, compressed here only when it came uncompressed (decodeInventory reads it back).
+func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, []byte, error) {
 	limit := s.cfg.MaxSnapshotBytes
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
 	if err != nil {
-		return nil, bodyError(err, limit, s.cfg.BodyTimeout)
+		return nil, nil, bodyError(err, limit, s.cfg.BodyTimeout)
 	}
-	plain, err := push.Inflate(bytes.NewReader(wire), r.Header.Get("Content-Encoding"), limit)
+	encoding := r.Header.Get("Content-Encoding")
+	plain, err := push.Inflate(bytes.NewReader(wire), encoding, limit)
 	if err != nil {
-		return nil, decodeError(err, limit)
+		return nil, nil, decodeError(err, limit)
 	}
 	weight := int64(min(max(len(plain), limit/2), limit))
 	if err := acquire(r.Context(), s.decodes, weight, slotWait); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.decodes.Release(weight)
 	env, err := push.DecodeJSON(plain)
 	if err != nil {
-		return nil, decodeError(err, limit)
+		return nil, nil, decodeError(err, limit)
 	}
-	return env, nil
+	if encoding == "gzip" {
+		return env, wire, nil
+	}
+	stored, err := gzipBytes(plain)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compress push: %w", err)
+	}
+	return env, stored, nil
 }
 
 // decodeError answers a push the decoder refused with its status.
@@ -209,7 +220,7 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 // snapshot is answered without evaluating (unless that snapshot lacks an evaluation); a
 // name bound to another UID is refused before evaluating, and again by the store's
 // transaction, which decides.
-func (s *Server) commit(ctx context.Context, env *push.Envelope, who pusher) (accepted, error) {
+func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (accepted, error) {
 	doc := env.Inventory
 	hash, err := doc.Hash()
 	if err != nil {
@@ -227,9 +238,7 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, who pusher) (ac
 	if in.Evaluations, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
 		return accepted{}, err
 	}
-	if in.Inventory, err = gzipBytes(env.InventoryJSON); err != nil {
-		return accepted{}, fmt.Errorf("compress inventory: %w", err)
-	}
+	in.Inventory = stored
 	res, err := s.store.Ingest(ctx, in)
 	switch {
 	case errors.Is(err, store.ErrRevoked):
@@ -346,8 +355,19 @@ func ingestResult(err error) string {
 	return "error"
 }
 
-// decodeInventory reads a stored snapshot's inventory back.
+// decodeInventory reads a stored snapshot's inventory back: the gzip of the push's envelope
+// (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
+// no "inventory" member (the schema closes its top level), so the member tells them apart.
 func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
+	var stored struct {
+		Inventory *inventory.Document `json:"inventory"`
+	}
+	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &stored); err != nil {
+		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+	}
+	if stored.Inventory != nil {
+		return stored.Inventory, nil
+	}
 	var doc inventory.Document
 	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &doc); err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)

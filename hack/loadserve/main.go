@@ -121,15 +121,18 @@ func run(o options) error {
 			return err
 		}
 	}
+	// serve starts before the envelopes are encoded: Linux counts a parent's resident set
+	// at the fork in its child's ru_maxrss (the pre-exec peak carries across exec), so a
+	// pool of hundreds of megabytes held first showed as serve's maxrss.
+	child, err := startServe(o, db)
+	if err != nil {
+		return err
+	}
 	var pool *envelopes
 	if o.big == 0 && o.agents > 0 {
 		pool = newEnvelopes(o)
 	}
 	before := loadAverage()
-	child, err := startServe(o, db)
-	if err != nil {
-		return err
-	}
 	res, runErr := measure(o, child, pool)
 	usage, stopErr := child.stop()
 	res.after, res.usage = loadAverage(), usage

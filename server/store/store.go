@@ -146,7 +146,8 @@ type Ingest struct {
 	AgentVersion  string
 	KBVersion     string
 	ServerVersion string // the cluster's Kubernetes version; "" keeps the last one stored
-	// Inventory is the gzip-compressed inventory JSON, stored as given.
+	// Inventory is the gzip-compressed push envelope holding the inventory (earlier servers
+	// stored the inventory JSON alone), stored as given.
 	Inventory   []byte
 	Evaluations []Evaluation
 	// TokenHash, when set, is the per-cluster ingest token the push presented: the
