@@ -40,6 +40,9 @@ type Envelope struct {
 	AgentVersion  string              `json:"agentVersion"`
 	KBVersion     string              `json:"kbVersion"`
 	Inventory     *inventory.Document `json:"inventory"`
+	// InventoryJSON is the inventory as DecodeJSON read it, so a server can hash what the
+	// agent sent (inventory.HashJSON) without encoding it again.
+	InventoryJSON []byte `json:"-"`
 }
 
 // Encode gzips env's JSON, as a push carries it.
@@ -146,7 +149,7 @@ func DecodeJSON(data []byte) (*Envelope, error) {
 		return nil, fmt.Errorf("%w: /inventory: %v", ErrInvalid, err)
 	}
 	return &Envelope{SchemaVersion: raw.SchemaVersion, ClusterName: raw.ClusterName,
-		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc}, nil
+		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc, InventoryJSON: raw.Inventory}, nil
 }
 
 // envelopeFields is an envelope with its inventory not yet parsed.

@@ -222,7 +222,7 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 // transaction, which decides.
 func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (accepted, error) {
 	doc := env.Inventory
-	hash, err := doc.Hash()
+	hash, err := inventory.HashJSON(env.InventoryJSON)
 	if err != nil {
 		return accepted{}, fmt.Errorf("hash inventory: %w", err)
 	}
