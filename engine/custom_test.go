@@ -297,14 +297,17 @@ func TestFlaggedAPIsAreTheStoredKindsALiveCollectorCanList(t *testing.T) {
 
 // TestCustomPacksReadTheFacts holds input.facts to the contract docs/custom-rules.md states,
 // kubeVersion included: the built-in rules no longer read it, so it is converted only when a
-// pack does.
+// pack does; so is inventory.helmReleases, which a pack can still read whole.
 func TestCustomPacksReadTheFacts(t *testing.T) {
 	dir := writePack(t, map[string]string{"p.rego": `package upgradescope.custom.acme
 
 findings contains {"key": sprintf("acme/%s", [key]), "category": "acme", "severity": "info", "target": t, "title": title} if {
 	some key, per_target in input.facts.kubeVersion
 	some t, fact in per_target
-	title := sprintf("%s %v %v %v", [fact, input.facts.kubeVersionFlagged, input.facts.helmChartIndex, input.facts.helmManifestApis])
+	title := sprintf("%s %v %v %v %s %d", [
+		fact, input.facts.kubeVersionFlagged, input.facts.helmChartIndex, input.facts.helmManifestApis,
+		input.facts.helmReleases[0].name, count(input.inventory.helmReleases),
+	])
 }
 `})
 	inv := prodInventory()
@@ -322,7 +325,7 @@ findings contains {"key": sprintf("acme/%s", [key]), "category": "acme", "severi
 			got = append(got, f.Key+" "+f.Title)
 		}
 	}
-	want := `acme/web/shop excludes [[0, "1.37", "excludes"]] {"shop": [0]} {"policy/v1beta1/PodDisruptionBudget": [0]}`
+	want := `acme/web/shop excludes [[0, "1.37", "excludes"]] {"shop": [0]} {"policy/v1beta1/PodDisruptionBudget": [0]} shop 1`
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("custom findings = %q, want [%q]", got, want)
 	}
