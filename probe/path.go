@@ -1,0 +1,172 @@
+// Package probe holds the field paths probes observe in Kubernetes objects: a small path
+// language over an object as JSON decodes it (maps, lists, scalars), with wildcards over lists
+// and maps and map keys by name, so that a label or annotation key with dots and slashes can
+// be named.
+//
+//	spec.template.spec.volumes[*].hostPath.path
+//	metadata.annotations["kubernetes.io/ingress.class"]
+//	spec.template.spec.containers[*].env[*].name
+//	metadata.labels[*]
+//
+// A path is field names joined by dots; after a name, [*] steps into every element of a list
+// or every value of a map (in key order), and ["key"] into one key of a map. Field names are
+// what Kubernetes uses: letters, digits, '_' and '-'. A path that meets something else than
+// it expects (a list where it names a field, a scalar before its end) matches nothing there.
+package probe
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Path is a parsed field path.
+type Path struct {
+	text  string
+	steps []step
+}
+
+type step struct {
+	field string // a field name, or a map key with key set
+	key   bool
+	all   bool // [*]
+}
+
+// maxPathSteps bounds a path: a probe is data from a bundle, and no Kubernetes field is nested
+// this deep.
+const maxPathSteps = 64
+
+// ParsePath parses a path; errors name the offset where it stops making sense.
+func ParsePath(text string) (Path, error) {
+	p := Path{text: text}
+	rest := text
+	for first := true; ; first = false {
+		if !first {
+			if rest == "" {
+				break
+			}
+			if rest[0] != '.' {
+				return Path{}, pathError(text, rest, "want '.' between fields")
+			}
+			rest = rest[1:]
+		}
+		name := fieldName(rest)
+		if name == "" {
+			return Path{}, pathError(text, rest, "want a field name")
+		}
+		p.steps = append(p.steps, step{field: name})
+		rest = rest[len(name):]
+		for strings.HasPrefix(rest, "[") {
+			s, n, err := bracket(rest)
+			if err != nil {
+				return Path{}, pathError(text, rest, err.Error())
+			}
+			p.steps = append(p.steps, s)
+			rest = rest[n:]
+		}
+		if len(p.steps) > maxPathSteps {
+			return Path{}, fmt.Errorf("path %q: more than %d steps", text, maxPathSteps)
+		}
+	}
+	return p, nil
+}
+
+// MustParsePath is ParsePath for paths written in code.
+func MustParsePath(text string) Path {
+	p, err := ParsePath(text)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (p Path) String() string { return p.text }
+
+func fieldName(s string) string {
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	})
+	if end < 0 {
+		return s
+	}
+	return s[:end]
+}
+
+// bracket reads [*] or ["key"] (Go string syntax, so a key may hold any character) at the
+// start of s, and answers its step and length.
+func bracket(s string) (step, int, error) {
+	if strings.HasPrefix(s, "[*]") {
+		return step{all: true}, 3, nil
+	}
+	if len(s) < 2 || s[1] != '"' {
+		return step{}, 0, fmt.Errorf(`want [*] or ["key"]`)
+	}
+	quoted, err := strconv.QuotedPrefix(s[1:])
+	if err != nil || !strings.HasPrefix(s[1+len(quoted):], "]") {
+		return step{}, 0, fmt.Errorf(`want ["key"] with the key in double quotes`)
+	}
+	key, _ := strconv.Unquote(quoted)
+	return step{field: key, key: true}, len(quoted) + 2, nil
+}
+
+func pathError(text, rest, msg string) error {
+	return fmt.Errorf("path %q at offset %d: %s", text, len(text)-len(rest), msg)
+}
+
+// Match is a value a path found, with the concrete path to it
+// (spec.volumes[2].hostPath.path, metadata.annotations["a/b"]).
+type Match struct {
+	Path  string
+	Value any
+}
+
+// Find answers every value the path reaches in obj, in document order (map values in key
+// order).
+func (p Path) Find(obj any) []Match {
+	var out []Match
+	p.walk(obj, 0, nil, &out)
+	return out
+}
+
+func (p Path) walk(v any, i int, at []string, out *[]Match) {
+	if i == len(p.steps) {
+		*out = append(*out, Match{Path: strings.Join(at, ""), Value: v})
+		return
+	}
+	s := p.steps[i]
+	switch {
+	case s.all:
+		p.walkAll(v, i, at, out)
+	case s.key:
+		if m, ok := v.(map[string]any); ok {
+			if child, ok := m[s.field]; ok {
+				p.walk(child, i+1, append(at, "["+strconv.Quote(s.field)+"]"), out)
+			}
+		}
+	default:
+		if m, ok := v.(map[string]any); ok {
+			if child, ok := m[s.field]; ok {
+				name := s.field
+				if len(at) > 0 {
+					name = "." + name
+				}
+				p.walk(child, i+1, append(at, name), out)
+			}
+		}
+	}
+}
+
+func (p Path) walkAll(v any, i int, at []string, out *[]Match) {
+	switch c := v.(type) {
+	case []any:
+		for n, child := range c {
+			p.walk(child, i+1, append(at, "["+strconv.Itoa(n)+"]"), out)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(c)) {
+			p.walk(c[k], i+1, append(at, "["+strconv.Quote(k)+"]"), out)
+		}
+	}
+}
