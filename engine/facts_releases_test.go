@@ -44,8 +44,8 @@ func TestTheBuiltInRulesReadOnlyTheReleasesTheFactsHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(findingKeys(decoded), findingKeys(want)) {
-		t.Errorf("with the whole list emptied the findings differ:\n got %v\nwant %v", findingKeys(decoded), findingKeys(want))
+	if !reflect.DeepEqual(decoded.Targets, want.Targets) {
+		t.Errorf("with the whole list emptied the report differs; findings:\n got %v\nwant %v", findingKeys(decoded), findingKeys(want))
 	}
 }
 

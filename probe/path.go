@@ -116,7 +116,8 @@ func pathError(text, rest, msg string) error {
 }
 
 // Match is a value a path found, with the concrete path to it
-// (spec.volumes[2].hostPath.path, metadata.annotations["a/b"]).
+// (spec.volumes[2].hostPath.path, metadata.annotations["a/b"]), for display: a list index
+// is not path syntax, so it does not parse back.
 type Match struct {
 	Path  string
 	Value any

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
@@ -166,7 +167,10 @@ func gzipBytes(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(data)/8 + 512)
 	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
+	defer func() {
+		zw.Reset(io.Discard) // so the pool does not keep this blob alive
+		gzipWriters.Put(zw)
+	}()
 	zw.Reset(&buf)
 	if _, err := zw.Write(data); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -358,18 +359,23 @@ func ingestResult(err error) string {
 // decodeInventory reads a stored snapshot's inventory back: the gzip of the push's envelope
 // (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
 // no "inventory" member (the schema closes its top level), so the member tells them apart.
+// The member is read raw, so that of an envelope naming it twice the last is read, as
+// push.DecodeJSON validated it: decoded straight into a Document the copies would merge.
 func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
 	var stored struct {
-		Inventory *inventory.Document `json:"inventory"`
+		Inventory json.RawMessage `json:"inventory"`
 	}
 	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &stored); err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
-	if stored.Inventory != nil {
-		return stored.Inventory, nil
-	}
 	var doc inventory.Document
-	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &doc); err != nil {
+	var err error
+	if len(stored.Inventory) > 0 && string(stored.Inventory) != "null" {
+		err = json.Unmarshal(stored.Inventory, &doc)
+	} else {
+		err = gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &doc)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
 	return &doc, nil
