@@ -82,6 +82,27 @@ func (s *sqlStore) migrateSQLite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Two processes opening one new file at once can both be switching it to WAL, which
+	// SQLite answers with SQLITE_BUSY without calling the busy handler: retry for as long
+	// as busy_timeout would have waited.
+	deadline := time.Now().Add(openBusyWait)
+	for {
+		err = s.migrateOnce(ctx, ms)
+		if err == nil || !sqliteDialect.unavailable(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// openBusyWait is busy_timeout in sqlitePragmas.
+const openBusyWait = 5 * time.Second
+
+func (s *sqlStore) migrateOnce(ctx context.Context, ms []migration) error {
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return err
