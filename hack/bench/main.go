@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/hack/corpus"
+	"github.com/upgradescope/upgradescope/hack/machine"
 )
 
 // peers collects repeated -peer flags: "name=command with {dir}" or a bare command.
@@ -67,7 +68,7 @@ type sample struct {
 }
 
 func run(tools []tool, dir, shapes, sizes string, runs int) error {
-	fmt.Printf("load average before: %s\n\n", loadAverage())
+	fmt.Printf("load average before: %s\n\n", machine.LoadAverage())
 	fmt.Println("| shape | objects | files | corpus MiB | tool | wall (median) | CPU user+sys (median) | peak RSS (median) | exit |")
 	fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|")
 	for _, shapeName := range strings.Split(shapes, ",") {
@@ -89,7 +90,7 @@ func run(tools []tool, dir, shapes, sizes string, runs int) error {
 			}
 		}
 	}
-	fmt.Printf("\nload average after: %s\n", loadAverage())
+	fmt.Printf("\nload average after: %s\n", machine.LoadAverage())
 	return nil
 }
 
@@ -172,18 +173,6 @@ func median(s []sample) sample {
 		rssKiB: pick(func(x sample) int64 { return x.rssKiB }),
 		exit:   s[len(s)-1].exit,
 	}
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func size(dir string) (mib float64, files int) {

@@ -225,15 +225,3 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return strings.Join(t.lines, "\n")
 }
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}

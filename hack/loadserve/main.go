@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upgradescope/upgradescope/hack/machine"
 	"github.com/upgradescope/upgradescope/push"
 )
 
@@ -132,10 +133,10 @@ func run(o options) error {
 	if o.big == 0 && o.agents > 0 {
 		pool = newEnvelopes(o)
 	}
-	before := loadAverage()
+	before := machine.LoadAverage()
 	res, runErr := measure(o, child, pool)
 	usage, stopErr := child.stop()
-	res.after, res.usage = loadAverage(), usage
+	res.after, res.usage = machine.LoadAverage(), usage
 	res.before, res.store = before, db.kind
 	if runErr != nil {
 		return runErr
