@@ -54,14 +54,11 @@ func setTeams(fs []report.Finding, owner map[string]string) {
 // Findings without a team count for "(unattributed)". Nil when no finding has a team.
 func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.TeamResult {
 	counts := make(map[string]*report.TeamResult)
-	named, unowned := false, 0
+	named := false
 	for _, f := range kept {
 		teams := f.Teams
 		if len(teams) == 0 {
 			teams = []string{unattributed}
-			if f.Severity == report.SeverityBlocker {
-				unowned++
-			}
 		} else {
 			named = true
 		}
@@ -84,18 +81,11 @@ func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.Tea
 	if !named {
 		return nil
 	}
-	required := slices.ContainsFunc(gaps, func(g report.Gap) bool { return g.Required })
+	unowned := report.UnownedBlockers(kept)
 	out := make(map[string]report.TeamResult, len(counts))
 	for team, c := range counts {
 		c.Score = score(c.Blockers, c.Warnings)
-		switch {
-		case c.Blockers+unowned > 0:
-			c.Verdict = report.VerdictBlocked
-		case required:
-			c.Verdict = report.VerdictUnknown
-		default:
-			c.Verdict = report.VerdictReady
-		}
+		c.Verdict = report.TeamVerdict(c.Blockers, unowned, gaps)
 		out[team] = *c
 	}
 	return out

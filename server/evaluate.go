@@ -130,17 +130,7 @@ func teamCells(tr report.TargetResult, owners map[string]string) map[string]stor
 	for name, t := range tr.Teams {
 		out[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
 	}
-	clean := store.TeamCell{Verdict: report.VerdictReady, Score: 100}
-	unowned := tr.Blockers
-	if len(tr.Teams) > 0 {
-		unowned = tr.Teams[unattributed].Blockers
-	}
-	switch {
-	case unowned > 0:
-		clean.Verdict = report.VerdictBlocked
-	case slices.ContainsFunc(tr.NotAssessed, func(g report.Gap) bool { return g.Required }):
-		clean.Verdict = report.VerdictUnknown
-	}
+	clean := store.TeamCell{Score: 100, Verdict: report.TeamVerdict(0, report.UnownedBlockers(tr.Findings), tr.NotAssessed)}
 	for _, team := range owners {
 		if _, ok := out[team]; !ok {
 			out[team] = clean

@@ -1,0 +1,28 @@
+package report
+
+import "slices"
+
+// UnownedBlockers counts the blockers among fs that no team owns.
+func UnownedBlockers(fs []Finding) int {
+	n := 0
+	for _, f := range fs {
+		if len(f.Teams) == 0 && f.Severity == SeverityBlocker {
+			n++
+		}
+	}
+	return n
+}
+
+// TeamVerdict judges a team as a report does (docs/concepts.md): blocked by its own blockers
+// or by one no team owns, else unknown when a required capability was not assessed, else
+// ready. The engine judges the teams with findings by it, and the fleet server the teams
+// without.
+func TeamVerdict(blockers, unowned int, gaps []Gap) string {
+	switch {
+	case blockers+unowned > 0:
+		return VerdictBlocked
+	case slices.ContainsFunc(gaps, func(g Gap) bool { return g.Required }):
+		return VerdictUnknown
+	}
+	return VerdictReady
+}
