@@ -270,16 +270,17 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert ignore rules: %w", err)
 	}
-	manifestAPIsValue, err := toAST(helmManifestAPIs(inv))
+	byAPI, byChart := helmManifestAPIs(inv), helmChartIndex(inv)
+	manifestAPIsValue, err := toAST(byAPI)
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	chartIndexValue, err := toAST(helmChartIndex(inv))
+	chartIndexValue, err := toAST(byChart)
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
 	flagged := kubeVersionFlagged(inv, targets)
-	releasesValue, err := e.judgedReleases(inv, flagged)
+	releasesValue, err := e.judgedReleases(inv, flagged, byAPI, byChart)
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}

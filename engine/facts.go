@@ -160,14 +160,25 @@ func imageFacts(inv *inventory.Document, watch inventory.ImageWatch) []inventory
 // thousands of releases on a large cluster, is converted only for a pack that reads it.
 // The rules read a release through lib/helm's release(i), which falls back to the whole
 // list for an index missing here, so this choice decides only how fast, never what.
-func (e *Engine) judgedReleases(inv *inventory.Document, flagged []kubeVersionFlag) (ast.Value, error) {
+func (e *Engine) judgedReleases(inv *inventory.Document, flagged []kubeVersionFlag, byAPI, byChart map[string][]int) (ast.Value, error) {
 	judged := map[int]bool{}
 	for _, f := range flagged {
 		judged[f.release] = true
 	}
-	for i, r := range inv.HelmReleases {
-		if e.addonCharts[r.Chart] || e.manifestFlagged(r) {
-			judged[i] = true
+	// As the Helm pack's flagged_apis reads the kb: an API the apiserver stores and the kb
+	// deprecates.
+	for k, ids := range byAPI {
+		if a, ok := e.apis[k]; ok && a.Stored && a.Deprecated != "" {
+			for _, i := range ids {
+				judged[i] = true
+			}
+		}
+	}
+	for chart, ids := range byChart {
+		if e.addonCharts[chart] {
+			for _, i := range ids {
+				judged[i] = true
+			}
 		}
 	}
 	indices := slices.Sorted(maps.Keys(judged))
@@ -181,19 +192,4 @@ func (e *Engine) judgedReleases(inv *inventory.Document, flagged []kubeVersionFl
 		items[n] = [2]*ast.Term{ast.InternedTerm(i), ast.NewTerm(v)}
 	}
 	return ast.NewObject(items...), nil
-}
-
-// manifestFlagged says whether r's stored manifest uses an API the kb deprecates and the
-// apiserver stores, as the Helm pack's flagged_apis reads the kb.
-func (e *Engine) manifestFlagged(r inventory.HelmRelease) bool {
-	for _, u := range r.ManifestAPIs {
-		group := u.Group
-		if group == "" {
-			group = "core"
-		}
-		if a, ok := e.apis[group+"/"+u.Version+"/"+u.Kind]; ok && a.Stored && a.Deprecated != "" {
-			return true
-		}
-	}
-	return false
 }
