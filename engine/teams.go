@@ -7,9 +7,6 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// unattributed is the team of findings whose namespaces no team owns.
-const unattributed = "(unattributed)"
-
 // attributeTeams gives each finding the teams that own its namespaces (the namespace team
 // label) and scores every team, after the report package has judged each target. It is Go
 // rather than Rego: copying each finding to add its teams and counting each team's run of
@@ -58,7 +55,7 @@ func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.Tea
 	for _, f := range kept {
 		teams := f.Teams
 		if len(teams) == 0 {
-			teams = []string{unattributed}
+			teams = []string{report.Unattributed}
 		} else {
 			named = true
 		}

@@ -99,7 +99,7 @@ func TestEachTeamIsScoredByTheFindingsThatNameIt(t *testing.T) {
 		{
 			name: "a team labelled (unattributed) does not block the other teams",
 			inv: teamInventory(
-				inventory.Namespace{Name: "x", Team: unattributed},
+				inventory.Namespace{Name: "x", Team: report.Unattributed},
 				inventory.Namespace{Name: "db", Team: "data"},
 			),
 			findings: []report.Finding{
@@ -108,7 +108,7 @@ func TestEachTeamIsScoredByTheFindingsThatNameIt(t *testing.T) {
 			},
 			want: map[string]report.TeamResult{
 				"data":       {Score: 95, Verdict: "ready", Warnings: 1},
-				unattributed: {Score: 75, Verdict: "blocked", Blockers: 1},
+				report.Unattributed: {Score: 75, Verdict: "blocked", Blockers: 1},
 			},
 		},
 		{

@@ -2,6 +2,10 @@ package report
 
 import "slices"
 
+// Unattributed is the team under which a report's team rollup counts the findings no team
+// owns.
+const Unattributed = "(unattributed)"
+
 // UnownedBlockers counts the blockers among fs that no team owns.
 func UnownedBlockers(fs []Finding) int {
 	n := 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // TeamRule gives the namespaces matching Pattern (a path.Match glob) to Team.
@@ -19,9 +20,6 @@ type TeamRule struct {
 // TeamMap is --team-map: rules tried in order, the first match wins over the namespace's
 // team label.
 type TeamMap []TeamRule
-
-// unattributed is the report's group for findings without a team; no team may take it.
-const unattributed = "(unattributed)"
 
 // maxTeamMapBytes bounds a --team-map file.
 const maxTeamMapBytes = 1 << 20
@@ -40,8 +38,8 @@ func LoadTeamMap(file string) (TeamMap, error) {
 		switch {
 		case r.Pattern == "" || r.Team == "":
 			return nil, fmt.Errorf("--team-map %s: entry %d: pattern and team are both required", file, i+1)
-		case r.Team == unattributed:
-			return nil, fmt.Errorf("--team-map %s: entry %d: %q is the report's name for findings without a team", file, i+1, unattributed)
+		case r.Team == report.Unattributed:
+			return nil, fmt.Errorf("--team-map %s: entry %d: %q is the report's name for findings without a team", file, i+1, report.Unattributed)
 		}
 		if _, err := path.Match(r.Pattern, ""); err != nil {
 			return nil, fmt.Errorf("--team-map %s: entry %d: pattern %q: %w", file, i+1, r.Pattern, err)
