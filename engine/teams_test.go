@@ -107,7 +107,7 @@ func TestEachTeamIsScoredByTheFindingsThatNameIt(t *testing.T) {
 				finding("deprecated-api/y", "warning", "db"),
 			},
 			want: map[string]report.TeamResult{
-				"data":       {Score: 95, Verdict: "ready", Warnings: 1},
+				"data":              {Score: 95, Verdict: "ready", Warnings: 1},
 				report.Unattributed: {Score: 75, Verdict: "blocked", Blockers: 1},
 			},
 		},
