@@ -63,6 +63,10 @@ type Document struct {
 	CRDs                  []CRD                   `json:"crds,omitempty"`
 
 	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
+
+	// Probes are the field observations the loaded bundles declared (ProbeSpec), one per
+	// probe, in id order.
+	Probes []Probe `json:"probes,omitempty"`
 }
 
 // Capability says whether a collector step saw everything it looked for.

@@ -124,7 +124,7 @@ type Match struct {
 }
 
 // Find answers every value the path reaches in obj, in document order (map values in key
-// order).
+// order). A null is not a value: a field set to null is unset.
 func (p Path) Find(obj any) []Match {
 	var out []Match
 	p.walk(obj, 0, nil, &out)
@@ -132,6 +132,9 @@ func (p Path) Find(obj any) []Match {
 }
 
 func (p Path) walk(v any, i int, at []string, out *[]Match) {
+	if v == nil {
+		return // null is how JSON and YAML spell an unset field
+	}
 	if i == len(p.steps) {
 		*out = append(*out, Match{Path: strings.Join(at, ""), Value: v})
 		return
@@ -170,4 +173,55 @@ func (p Path) walkAll(v any, i int, at []string, out *[]Match) {
 			p.walk(c[k], i+1, append(at, "["+strconv.Quote(k)+"]"), out)
 		}
 	}
+}
+
+// Missing answers where the path falls short in obj: for every branch the wildcards open, the
+// concrete path of the deepest value reached when the next step finds nothing there ("" for
+// obj itself), in document order. A wildcard over an empty list or map opens no branch, so
+// "every container has resources.limits" holds for a pod with no containers listed but not
+// for one without a containers field. It is the complement of Find per branch: a path can be
+// both found (in one container) and missing (in another).
+func (p Path) Missing(obj any) []string {
+	var out []string
+	p.missing(obj, 0, nil, &out)
+	return out
+}
+
+func (p Path) missing(v any, i int, at []string, out *[]string) {
+	if i == len(p.steps) {
+		if v == nil {
+			*out = append(*out, strings.Join(at[:len(at)-1], ""))
+		}
+		return
+	}
+	s := p.steps[i]
+	if s.all {
+		switch c := v.(type) {
+		case []any:
+			for n, child := range c {
+				p.missing(child, i+1, append(at, "["+strconv.Itoa(n)+"]"), out)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(c)) {
+				p.missing(c[k], i+1, append(at, "["+strconv.Quote(k)+"]"), out)
+			}
+		default:
+			*out = append(*out, strings.Join(at, ""))
+		}
+		return
+	}
+	m, _ := v.(map[string]any)
+	child, ok := m[s.field]
+	if !ok || child == nil {
+		*out = append(*out, strings.Join(at, ""))
+		return
+	}
+	next := "[" + strconv.Quote(s.field) + "]"
+	if !s.key {
+		next = "." + s.field
+		if len(at) == 0 {
+			next = s.field
+		}
+	}
+	p.missing(child, i+1, append(at, next), out)
 }
