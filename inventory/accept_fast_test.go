@@ -111,6 +111,19 @@ func fullDocument() *Document {
 		Tool: ToolFlux, Namespace: "flux-system", Name: "shop", TargetNamespace: "web", Chart: "shop",
 		RepoURL: "https://charts.example.com", SourceKind: "HelmRepository", Version: "1.2.3", VersionKind: VersionExact,
 	}}
+	d.Probes = []Probe{{
+		ID: "kb/docker-socket",
+		Probe: ProbeSpec{
+			ID: "docker-socket", Kinds: []string{"core/Pod"}, PodTemplate: true,
+			Path: "spec.volumes[*].hostPath.path", Match: "present", Values: true,
+		},
+		Available: true, Reason: "partial", Examined: 12, Count: 2,
+		Objects: []ProbeObject{{
+			Group: "apps", Kind: "Deployment", Namespace: "ci", Name: "runner", File: "ci.yaml", Line: 4,
+			RenderedFrom: "charts/ci", Values: []string{"/var/run/docker.sock"},
+		}},
+		ObjectsOmitted: 1, Values: []ProbeValue{{Value: "/var/run/docker.sock", Count: 2}}, ValuesOmitted: 1,
+	}}
 	return d
 }
 

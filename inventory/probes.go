@@ -5,7 +5,7 @@ import "sort"
 // Bounds of one probe's observation.
 const (
 	// MaxProbes bounds how many probes a document observes.
-	MaxProbes = 500
+	MaxProbes = 100
 	// MaxProbeValues is how many distinct values an observation lists; occurrences of the
 	// others are counted in ValuesOmitted.
 	MaxProbeValues = 100

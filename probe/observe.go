@@ -1,0 +1,331 @@
+package probe
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Declared is a probe the loaded bundles declared, with its qualified id ("kb/<id>",
+// "custom/<pack>/<id>").
+type Declared struct {
+	ID   string
+	Spec Spec
+}
+
+// Set is the union of the declared probes, compiled, with an index from each kind to the
+// probes that look at it: objects of a kind no probe names cost one map lookup.
+type Set struct {
+	probes   []compiled
+	byKind   map[string][]int // "<group>/<Kind>" → probes naming it
+	template []int            // probes of the pod template
+}
+
+type compiled struct {
+	id   string
+	spec Spec
+	path Path
+}
+
+// NewSet compiles the declared probes; an invalid one is refused with its id.
+func NewSet(declared []Declared) (*Set, error) {
+	if len(declared) > inventory.MaxProbes {
+		return nil, fmt.Errorf("%d probes declared; an inventory observes at most %d", len(declared), inventory.MaxProbes)
+	}
+	s := &Set{byKind: map[string][]int{}}
+	sorted := slices.SortedFunc(slices.Values(declared), func(a, b Declared) int { return cmp.Compare(a.ID, b.ID) })
+	for i, d := range sorted {
+		if i > 0 && sorted[i-1].ID == d.ID {
+			return nil, fmt.Errorf("probe %s declared twice", d.ID)
+		}
+		if err := Validate(d.Spec); err != nil {
+			return nil, fmt.Errorf("probe %s: %w", d.ID, err)
+		}
+		spec := Normal(d.Spec)
+		spec.Kinds = slices.Clone(spec.Kinds)
+		s.probes = append(s.probes, compiled{id: d.ID, spec: spec, path: MustParsePath(spec.Path)})
+		if spec.PodTemplate {
+			s.template = append(s.template, i)
+		}
+		for _, k := range spec.Kinds {
+			group, kind, _ := SplitKind(k)
+			key := KindKey(group, kind)
+			s.byKind[key] = append(s.byKind[key], i)
+		}
+	}
+	return s, nil
+}
+
+// Len is the number of probes.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.probes)
+}
+
+// Declared answers the probes of the set, in id order, defaults spelled out.
+func (s *Set) Declared() []Declared {
+	if s == nil {
+		return nil
+	}
+	out := make([]Declared, len(s.probes))
+	for i, p := range s.probes {
+		out[i] = Declared{ID: p.id, Spec: p.spec}
+	}
+	return out
+}
+
+// Wants says whether some probe looks at objects of this group and kind.
+func (s *Set) Wants(group, kind string) bool {
+	if s == nil {
+		return false
+	}
+	if len(s.byKind[KindKey(group, kind)]) > 0 {
+		return true
+	}
+	_, workload := TemplatePath(group, kind)
+	return workload && len(s.template) > 0
+}
+
+// Kinds answers every "<group>/<Kind>" some probe looks at, sorted: the kinds a live
+// collector lists.
+func (s *Set) Kinds() []string {
+	if s == nil {
+		return nil
+	}
+	kinds := map[string]bool{}
+	for k := range s.byKind {
+		kinds[k] = true
+	}
+	if len(s.template) > 0 {
+		for _, k := range TemplateKinds() {
+			kinds[k] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(kinds))
+}
+
+// Fields answers every field name and map key the probes looking at this kind step through,
+// the pod template's own path included: what a reader that drops parts of an object to save
+// work must keep. wildcards is true when some path steps into every value of something.
+func (s *Set) Fields(group, kind string) (fields map[string]bool, wildcards []string) {
+	fields = map[string]bool{}
+	add := func(p compiled) {
+		for i, st := range p.path.steps {
+			if st.all && i > 0 {
+				wildcards = append(wildcards, p.path.steps[i-1].field)
+			}
+			if !st.all {
+				fields[st.field] = true
+			}
+		}
+	}
+	for _, i := range s.byKind[KindKey(group, kind)] {
+		add(s.probes[i])
+	}
+	if tp, workload := TemplatePath(group, kind); workload && len(s.template) > 0 {
+		for _, f := range tp {
+			fields[f] = true
+		}
+		for _, i := range s.template {
+			add(s.probes[i])
+		}
+	}
+	return fields, wildcards
+}
+
+// Observer gathers what the probes find in the objects of one walk. It is not safe for
+// concurrent use: give each worker its own and Merge them in a fixed order.
+type Observer struct {
+	set *Set
+	obs []observation
+}
+
+type observation struct {
+	examined, count int
+	objects         []inventory.ProbeObject
+	objectsOmitted  int
+	values          map[string]int
+	valuesOmitted   int
+	unavailable     string
+}
+
+// NewObserver starts an observation of every probe of the set.
+func (s *Set) NewObserver() *Observer {
+	o := &Observer{set: s}
+	if s != nil {
+		o.obs = make([]observation, len(s.probes))
+	}
+	return o
+}
+
+// Observe looks at one object, decoded from JSON or YAML (maps with string keys, lists,
+// scalars), of the given group and kind, known to the document as ref.
+func (o *Observer) Observe(obj any, group, kind string, ref inventory.ObjectRef) {
+	if o.set == nil {
+		return
+	}
+	for _, i := range o.set.byKind[KindKey(group, kind)] {
+		o.observe(i, obj, group, kind, ref)
+	}
+	if len(o.set.template) == 0 {
+		return
+	}
+	tp, workload := TemplatePath(group, kind)
+	if !workload {
+		return
+	}
+	template := obj
+	for _, f := range tp {
+		m, _ := template.(map[string]any)
+		template = m[f]
+	}
+	for _, i := range o.set.template {
+		o.observe(i, template, group, kind, ref)
+	}
+}
+
+func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.ObjectRef) {
+	p, ob := o.set.probes[i], &o.obs[i]
+	ob.examined++
+	var found []string
+	if p.spec.Match == MatchAbsent {
+		found = p.path.Missing(obj)
+	} else {
+		for _, m := range p.path.Find(obj) {
+			found = append(found, render(m.Value))
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	ob.count++
+	var kept []string
+	if p.spec.Values {
+		kept = distinct(found)
+		if ob.values == nil {
+			ob.values = map[string]int{}
+		}
+		for _, v := range kept {
+			ob.addValue(v, 1)
+		}
+		kept = kept[:min(len(kept), inventory.MaxObjectValues)]
+	}
+	if len(ob.objects) == inventory.MaxObjectRefs {
+		ob.objectsOmitted++
+		return
+	}
+	ob.objects = append(ob.objects, inventory.ProbeObject{
+		Group: inventory.BoundString(group), Kind: inventory.BoundString(kind),
+		Namespace: inventory.BoundString(ref.Namespace), Name: inventory.BoundString(ref.Name),
+		File: inventory.BoundString(ref.File), Line: ref.Line, RenderedFrom: inventory.BoundString(ref.RenderedFrom),
+		Values: kept,
+	})
+}
+
+// addValue counts n objects holding v, while fewer than MaxProbeValues values are listed.
+func (ob *observation) addValue(v string, n int) {
+	if _, ok := ob.values[v]; ok || len(ob.values) < inventory.MaxProbeValues {
+		ob.values[v] += n
+	} else {
+		ob.valuesOmitted += n
+	}
+}
+
+// render is a found value as an observation lists it: a string as it is, anything else as
+// its JSON text (80, true, {"path":"/x"}), cut to the document's string bound.
+func render(v any) string {
+	if s, ok := v.(string); ok {
+		return inventory.BoundString(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return inventory.BoundString(fmt.Sprint(v))
+	}
+	return inventory.BoundString(string(b))
+}
+
+// distinct keeps the first of each value, in the order found.
+func distinct(vs []string) []string {
+	seen := make(map[string]bool, len(vs))
+	out := vs[:0:0]
+	for _, v := range vs {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Merge adds what another observer of the same set saw, as if its objects had been observed
+// after o's own.
+func (o *Observer) Merge(other *Observer) {
+	for i := range o.obs {
+		ob, b := &o.obs[i], &other.obs[i]
+		ob.examined += b.examined
+		ob.count += b.count
+		kept := min(len(b.objects), inventory.MaxObjectRefs-len(ob.objects))
+		ob.objects = append(ob.objects, b.objects[:kept]...)
+		ob.objectsOmitted += b.objectsOmitted + len(b.objects) - kept
+		if len(b.values) > 0 && ob.values == nil {
+			ob.values = map[string]int{}
+		}
+		for _, v := range slices.Sorted(maps.Keys(b.values)) {
+			ob.addValue(v, b.values[v])
+		}
+		ob.valuesOmitted += b.valuesOmitted
+		if ob.unavailable == "" {
+			ob.unavailable = b.unavailable
+		}
+	}
+}
+
+// Unavailable marks every probe that looks at objects of this group and kind as not
+// observed, for reason (the list was forbidden, timed out): a rule that reads it must not
+// take what was seen for all there is.
+func (o *Observer) Unavailable(group, kind, reason string) {
+	if o.set == nil {
+		return
+	}
+	mark := func(i int) {
+		if o.obs[i].unavailable == "" {
+			o.obs[i].unavailable = reason
+		}
+	}
+	for _, i := range o.set.byKind[KindKey(group, kind)] {
+		mark(i)
+	}
+	if _, workload := TemplatePath(group, kind); workload {
+		for _, i := range o.set.template {
+			mark(i)
+		}
+	}
+}
+
+// Probes answers the observations, one per probe in id order.
+func (o *Observer) Probes() []inventory.Probe {
+	if o.set == nil {
+		return nil
+	}
+	out := make([]inventory.Probe, len(o.obs))
+	for i, ob := range o.obs {
+		p := o.set.probes[i]
+		out[i] = inventory.Probe{
+			ID: p.id, Probe: p.spec, Available: ob.unavailable == "", Reason: inventory.BoundString(ob.unavailable),
+			Examined: ob.examined, Count: ob.count, Objects: ob.objects, ObjectsOmitted: ob.objectsOmitted,
+			ValuesOmitted: ob.valuesOmitted,
+		}
+		for _, v := range slices.Sorted(maps.Keys(ob.values)) {
+			out[i].Values = append(out[i].Values, inventory.ProbeValue{Value: v, Count: ob.values[v]})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
