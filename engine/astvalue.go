@@ -38,7 +38,7 @@ func inventoryValue(inv *inventory.Document) (map[string]any, error) {
 		fv := v.Field(f.index)
 		switch {
 		case f.omitEmpty && isEmpty(fv):
-		case f.name == "workloadImages" || f.name == "helmReleases":
+		case f.name == "workloadImages" || f.name == "helmReleases" || f.name == "probes":
 			native[f.name] = fv.Interface()
 		default:
 			value, err := c.valueOf(fv)

@@ -21,6 +21,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -54,9 +55,11 @@ type Engine struct {
 	addonCharts map[string]bool
 	// declaredImages are the repository prefixes custom packs read in full.
 	declaredImages []string
-	toolVersion    string
-	limits         Limits
-	packs          packFiles
+	// probes are the field observations the bundles declare.
+	probes      *probe.Set
+	toolVersion string
+	limits      Limits
+	packs       packFiles
 }
 
 type config struct {
@@ -127,6 +130,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
 	}
 	if e.declaredImages, err = declaredImages(set); err != nil {
+		return nil, err
+	}
+	if e.probes, err = declaredProbes(set); err != nil {
 		return nil, err
 	}
 	if err := e.prepare(ctx, set); err != nil {
@@ -284,6 +290,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
+	probesObserved, probeGaps := probeFacts(inv, e.probes)
 	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
 	// entry a release), which is converted only for a pack that reads it.
 	factsValue := map[string]any{
@@ -293,6 +300,8 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		"helmReleases":       releasesValue,
 		"helmManifestApis":   manifestAPIsValue,
 		"helmChartIndex":     chartIndexValue,
+		"probes":             probesObserved,
+		"probeGaps":          probeGaps,
 	}
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {

@@ -76,7 +76,7 @@ func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, t
 	rep.Start("reading manifests in " + path)
 	res, err := files.Collect(path, files.Options{
 		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
-		Images: eng.ImageWatch(),
+		Images: eng.ImageWatch(), Probes: eng.Probes(),
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -29,6 +30,7 @@ type fileResult struct {
 	namespaces     []inventory.Namespace
 	crds           []inventory.CRD
 	gitops         []*unstructured.Unstructured
+	probes         *probe.Observer
 	warnings       []Warning
 	documents      int
 	objects        int
@@ -56,8 +58,12 @@ type fileDecoder struct {
 // newFileDecoder starts a file. Its objects are aggregated as they are decoded, so a file of
 // a million objects holds per-kind rows, not a million references.
 func newFileDecoder(rel string, opts Options) *fileDecoder {
+	if opts.drops == nil {
+		opts.drops = narrowing(opts.Probes)
+	}
 	d := &fileDecoder{rel: rel, opts: opts}
 	d.res.observed, d.res.custom = newAggregator(), newAggregator()
+	d.res.probes = opts.Probes.NewObserver()
 	return d
 }
 

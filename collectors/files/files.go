@@ -20,6 +20,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 // Bounds on hostile input. A document past MaxDocumentBytes is refused, not parsed.
@@ -45,10 +46,16 @@ type Options struct {
 	// Images says which images to observe closely (label sets, the workloads running them);
 	// the zero value observes every image. The engine supplies it from the add-on registry.
 	Images inventory.ImageWatch
+	// Probes are the field observations the bundles declare; objects of the kinds they name
+	// are parsed and observed. The engine supplies them (Engine.Probes).
+	Probes *probe.Set
 	// TeamLabel is the Namespace label whose value names the team.
 	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.
 	Workers int
+
+	// drops is narrowing(Probes), computed once per walk.
+	drops map[string]map[string]bool
 }
 
 // Warning is a document that could not be read, with where it is.
@@ -74,6 +81,8 @@ type Result struct {
 	CRDs           []inventory.CRD
 	// GitOps are the Argo CD Applications, Flux HelmReleases and OCIRepositories seen.
 	GitOps []*unstructured.Unstructured
+	// Probes are the observations of Options.Probes, in id order.
+	Probes []inventory.Probe
 	// Orphans are custom resources whose CRD is not among the files.
 	Orphans   []string
 	Warnings  []Warning
@@ -88,7 +97,9 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.drops = narrowing(opts.Probes)
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
+	probes := opts.Probes.NewObserver()
 	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
 	decodeAll(paths, base, opts, func(fr fileResult) {
@@ -97,6 +108,7 @@ func Collect(root string, opts Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fr.warnings...)
 		agg.merge(fr.observed)
 		custom.merge(fr.custom)
+		probes.Merge(fr.probes)
 		for _, im := range fr.images {
 			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
@@ -114,6 +126,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	res.APIUsage = agg.usage()
 	res.WorkloadImages, res.ImagesOmitted = images.List(), images.Omitted()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
+	res.Probes = probes.Probes()
 	return res, nil
 }
 
@@ -246,6 +259,7 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 		IngressClasses:        res.IngressClasses,
 		Namespaces:            res.Namespaces,
 		CRDs:                  res.CRDs,
+		Probes:                res.Probes,
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: apiUsageCapability(res),
 			inventory.CapAddons:   {Available: true},

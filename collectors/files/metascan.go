@@ -123,7 +123,7 @@ func notAString(v string) bool {
 func (d *fileDecoder) recordScanned(doc *yamlDoc) bool {
 	group, _ := splitAPIVersion(doc.apiVersion)
 	text := doc.text.Bytes()
-	if !d.opts.Watched[doc.apiVersion+"/"+doc.kind] || holdsEvidence(group, doc.kind) ||
+	if !d.opts.Watched[doc.apiVersion+"/"+doc.kind] || holdsEvidence(group, doc.kind) || d.opts.Probes.Wants(group, doc.kind) ||
 		doc.meta.unsure || doc.meta.seen != 1 ||
 		bytes.Contains(text, []byte("{{")) || bytes.Contains(text, []byte(inventory.AnnotationIgnore)) {
 		return false

@@ -32,7 +32,7 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	}
 	defer parsing.release(nodes)
 	var root yaml.Node
-	if drop, ok := dropped[doc.kind]; ok && !doc.complex {
+	if drop, ok := d.opts.drops[doc.kind]; ok && !doc.complex {
 		var narrowed bool
 		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
 		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
@@ -141,6 +141,10 @@ func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, 
 	}
 	d.record(av, kind, ref)
 	d.evidence(n, av, kind, ref)
+	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
+		ref.Ignore = nil
+		d.res.probes.Observe(plain(n), group, kind, ref)
+	}
 }
 
 // evidence records what add-on, team and CRD rules read from an object of this kind.

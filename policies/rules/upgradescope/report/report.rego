@@ -249,7 +249,7 @@ score(counts) := max({0, (100 - min({75, 25 * counts.blocker})) - min({20, 5 * c
 
 sorted(fs) := [x[3] | some x in sort([[severity_rank[f.severity], f.category, f.key, f] | some f in fs])]
 
-not_assessed(t) := sort_gaps(capability_gaps | coverage_gaps(t))
+not_assessed(t) := sort_gaps((capability_gaps | probe_gaps) | coverage_gaps(t))
 
 sort_gaps(gaps) := [x[1] | some x in sort([[g.capability, g] | some g in gaps])]
 
@@ -274,6 +274,15 @@ capability_gaps contains object.union(gap(name, required, reason), partial) if {
 capability_gaps contains gap(name, true, "not collected") if {
 	some name in required_capabilities
 	not input.inventory.capabilities[name]
+}
+
+# METADATA
+# description: |
+#   A probe a loaded bundle declares that the inventory did not observe as declared (not
+#   collected, collected for another declaration, or not available to the collector) is a
+#   required gap: a rule reading it would take missing data for a clean cluster.
+probe_gaps contains gap(sprintf("probes/%s", [id]), true, reason) if {
+	some id, reason in input.facts.probeGaps
 }
 
 coverage_gaps(t) := {gap("kb-coverage", true, reason) |

@@ -1,0 +1,151 @@
+package files
+
+import (
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/upgradescope/upgradescope/probe"
+)
+
+// listFields are fields Kubernetes objects hold lists in. A probe path stepping into every
+// element of one of them names every key it needs after the wildcard, so the document may
+// still be narrowed; a wildcard over anything else may be over a map, whose keys are
+// anybody's (a label named "env"), and the document is parsed whole.
+var listFields = set(
+	"containers", "initContainers", "ephemeralContainers", "volumes", "tolerations", "env", "envFrom",
+	"ports", "volumeMounts", "volumeDevices", "imagePullSecrets", "nodeSelectorTerms", "matchExpressions",
+	"matchFields", "topologySpreadConstraints", "hostAliases", "args", "command", "readinessGates",
+	"resourceClaims", "schedulingGates", "requiredDuringSchedulingIgnoredDuringExecution",
+	"preferredDuringSchedulingIgnoredDuringExecution", "values", "ownerReferences", "finalizers",
+	"volumeClaimTemplates", "taints", "versions", "rules", "paths", "tls", "hosts", "subjects",
+)
+
+// probeGroups are the groups whose kinds dropped narrows.
+var probeGroups = []string{"", "apps", "extensions", "batch", "apiextensions.k8s.io"}
+
+// narrowing is, per kind, the keys narrow may drop with the loaded probes: dropped's, less
+// every key a probe of the kind steps through. A kind a probe walks with a wildcard over
+// something that may be a map is not narrowed at all.
+func narrowing(probes *probe.Set) map[string]map[string]bool {
+	if probes.Len() == 0 {
+		return dropped
+	}
+	out := make(map[string]map[string]bool, len(dropped))
+	for kind, drop := range dropped {
+		keep, whole := map[string]bool{}, false
+		for _, g := range probeGroups {
+			fields, wildcards := probes.Fields(g, kind)
+			for f := range fields {
+				keep[f] = true
+			}
+			for _, w := range wildcards {
+				whole = whole || !listFields[w]
+			}
+		}
+		if whole {
+			continue
+		}
+		narrowed := map[string]bool{}
+		for k := range drop {
+			if !keep[k] {
+				narrowed[k] = true
+			}
+		}
+		out[kind] = narrowed
+	}
+	return out
+}
+
+// plain turns a YAML node into the values JSON decodes to (maps with string keys, lists,
+// strings, numbers, booleans, nil), what probe paths walk. Aliases and merge keys are left to
+// the YAML library's decoder, which bounds their expansion.
+func plain(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Value == "<<" && k.Tag == "!!merge" {
+				return decoded(n)
+			}
+			m[k.Value] = plain(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			l[i] = plain(c)
+		}
+		return l
+	case yaml.ScalarNode:
+		return scalar(n)
+	default:
+		return decoded(n)
+	}
+}
+
+func scalar(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!str":
+		return n.Value
+	case "!!null":
+		return nil
+	case "!!bool":
+		b, err := strconv.ParseBool(n.Value)
+		if err == nil {
+			return b
+		}
+	case "!!int":
+		i, err := strconv.ParseInt(n.Value, 10, 64)
+		if err == nil {
+			return i
+		}
+	case "!!float":
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err == nil {
+			return f
+		}
+	}
+	return decoded(n)
+}
+
+// decoded is what the YAML library decodes n to, with the keys of every map made strings.
+func decoded(n *yaml.Node) any {
+	var v any
+	if n.Decode(&v) != nil {
+		return nil
+	}
+	return stringKeys(v)
+}
+
+func stringKeys(v any) any {
+	switch c := v.(type) {
+	case map[string]any:
+		for k, e := range c {
+			c[k] = stringKeys(e)
+		}
+	case map[any]any:
+		m := make(map[string]any, len(c))
+		for k, e := range c {
+			m[yamlKey(k)] = stringKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range c {
+			c[i] = stringKeys(e)
+		}
+	}
+	return v
+}
+
+func yamlKey(k any) string {
+	if s, ok := k.(string); ok {
+		return s
+	}
+	b, err := yaml.Marshal(k)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	return string(b[:len(b)-1])
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
+)
+
+// declaredProbes reads the probes the loaded bundles declare as data: the knowledge base's
+// at upgradescope.kb.probes (ids "kb/<id>"), a custom pack's at
+// upgradescope.custom.<name>.observe.probes (ids "custom/<name>/<id>"). A malformed
+// declaration is refused with the bundle and the JSON pointer of the probe.
+func declaredProbes(set []loaded) (*probe.Set, error) {
+	var declared []probe.Declared
+	for _, l := range set {
+		switch {
+		case l.builtin && l.name == "kb":
+			kb, _ := lookup(l.b.Data, "upgradescope", "kb")
+			specs, err := probeSpecs(kb["probes"], l.origin, "/upgradescope/kb/probes")
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range specs {
+				declared = append(declared, probe.Declared{ID: "kb/" + s.ID, Spec: s})
+			}
+		case !l.builtin:
+			packs, _ := lookup(l.b.Data, "upgradescope", "custom")
+			for _, name := range sortedNames(packs) {
+				fields, _ := packs[name].(map[string]any)
+				observe, _ := fields["observe"].(map[string]any)
+				at := fmt.Sprintf("/upgradescope/custom/%s/observe/probes", name)
+				specs, err := probeSpecs(observe["probes"], l.origin, at)
+				if err != nil {
+					return nil, err
+				}
+				for _, s := range specs {
+					declared = append(declared, probe.Declared{ID: "custom/" + name + "/" + s.ID, Spec: s})
+				}
+			}
+		}
+	}
+	return probe.NewSet(declared)
+}
+
+// probeSpecs decodes and validates a list of probe declarations found at pointer in a
+// bundle's data; nil (none declared) is no probes.
+func probeSpecs(v any, origin, pointer string) ([]probe.Spec, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("bundle %s: %s must be a list of probes", origin, pointer)
+	}
+	specs := make([]probe.Spec, len(list))
+	for i, item := range list {
+		if err := strictRemarshal(item, &specs[i]); err != nil {
+			return nil, fmt.Errorf("bundle %s: %s/%d: %w", origin, pointer, i, err)
+		}
+		if err := probe.Validate(specs[i]); err != nil {
+			return nil, fmt.Errorf("bundle %s: %s/%d: %w", origin, pointer, i, err)
+		}
+	}
+	return specs, nil
+}
+
+func sortedNames(m map[string]any) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Probes is the union of the probes the loaded bundles declare: what collectors observe.
+func (e *Engine) Probes() *probe.Set { return e.probes }
+
+// Probe gap reasons.
+const (
+	gapNotCollected = "not collected: the inventory holds no observation of this probe; collect it again with the loaded bundles"
+	gapRedeclared   = "collected for another declaration of this probe; collect it again with the loaded bundles"
+)
+
+// probeFacts matches the inventory's observations with the declared probes: an observation
+// of the probe as declared now, and available, is a fact (by qualified id); any other
+// declared probe is a gap with its reason, which the report package turns into a required
+// not-assessed entry, since a rule reading it would otherwise judge missing data as clean.
+func probeFacts(inv *inventory.Document, set *probe.Set) (observed map[string]any, gaps map[string]string) {
+	observed, gaps = map[string]any{}, map[string]string{}
+	byID := make(map[string]*inventory.Probe, len(inv.Probes))
+	for i := range inv.Probes {
+		byID[inv.Probes[i].ID] = &inv.Probes[i]
+	}
+	for _, d := range set.Declared() {
+		o := byID[d.ID]
+		switch {
+		case o == nil:
+			gaps[d.ID] = gapNotCollected
+		case !sameSpec(o.Probe, d.Spec):
+			gaps[d.ID] = gapRedeclared
+		case !o.Available:
+			gaps[d.ID] = "not observed: " + o.Reason
+		default:
+			observed[d.ID] = *o
+		}
+	}
+	return observed, gaps
+}
+
+func sameSpec(a, b probe.Spec) bool {
+	a, b = probe.Normal(a), probe.Normal(b)
+	return a.ID == b.ID && slices.Equal(a.Kinds, b.Kinds) && a.PodTemplate == b.PodTemplate &&
+		a.Path == b.Path && a.Match == b.Match && a.Values == b.Values
+}
+
+// strictRemarshal decodes in into out through JSON, refusing fields out does not have: a
+// misspelt "podTemplat" would otherwise declare a probe of nothing.
+func strictRemarshal(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}
