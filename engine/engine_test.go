@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
@@ -27,6 +28,9 @@ type scenarioArgs struct {
 	Ignore   []report.IgnoreRule `json:"ignore"`
 	Plan     bool                `json:"plan"`
 	PlanFrom string              `json:"planFrom"`
+	// ProbesFoundNothing says the collector observed every declared probe and found nothing:
+	// the scenario is about something else, and its inventory leaves the probes out.
+	ProbesFoundNothing bool `json:"probesFoundNothing"`
 }
 
 func newEngine(t testing.TB, opts ...engine.Option) *engine.Engine {
@@ -60,6 +64,9 @@ func evaluateScenario(t *testing.T, eng *engine.Engine, dir string) []byte {
 	}
 	if err := json.Unmarshal(raw, &args); err != nil {
 		t.Fatal(err)
+	}
+	if args.ProbesFoundNothing {
+		probetest.FoundNothing(inv, eng.Probes())
 	}
 	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
 	targets := args.Targets

@@ -74,7 +74,7 @@ func checkV2DecodesAsV1(t testing.TB, data []byte) {
 // reaches every node of the schema.
 func fullDocument() *Document {
 	ref := ObjectRef{
-		Namespace: "web", Name: "shop", File: "deploy/shop.yaml", Line: 3, RenderedFrom: "charts/shop",
+		Kind: "Ingress", Namespace: "web", Name: "shop", File: "deploy/shop.yaml", Line: 3, RenderedFrom: "charts/shop",
 		Ignore: &IgnoreAnnotation{Rules: "removed-api", Reason: "migrating — ticket 42"},
 	}
 	usage := APIUsage{

@@ -70,7 +70,7 @@ func BoundString(s string) string {
 
 // bounded is r with every string within MaxStringLength.
 func (r ObjectRef) bounded() ObjectRef {
-	r.Namespace, r.Name = BoundString(r.Namespace), BoundString(r.Name)
+	r.Kind, r.Namespace, r.Name = BoundString(r.Kind), BoundString(r.Namespace), BoundString(r.Name)
 	r.File, r.RenderedFrom = BoundString(r.File), BoundString(r.RenderedFrom)
 	if r.Ignore != nil {
 		r.Ignore = &IgnoreAnnotation{Rules: BoundString(r.Ignore.Rules), Reason: BoundString(r.Ignore.Reason)}

@@ -119,8 +119,10 @@ func (u APIUsage) APIVersion() string {
 	return u.Group + "/" + u.Version
 }
 
-// ObjectRef names one object; File, Line and RenderedFrom are set in files mode.
+// ObjectRef names one object; File, Line and RenderedFrom are set in files mode. Kind is set
+// where the list it is in spans kinds (a finding over probe observations).
 type ObjectRef struct {
+	Kind         string `json:"kind,omitempty"`
 	Namespace    string `json:"namespace,omitempty"`
 	Name         string `json:"name"`
 	File         string `json:"file,omitempty"`

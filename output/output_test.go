@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
@@ -35,6 +36,8 @@ func judged(t *testing.T, dir string) *report.Report {
 		Ignore  []report.IgnoreRule `json:"ignore"`
 		Plan    bool                `json:"plan"`
 		From    string              `json:"planFrom"`
+		// ProbesFoundNothing: the collector observed every declared probe and found nothing.
+		ProbesFoundNothing bool `json:"probesFoundNothing"`
 	}
 	raw, _ := os.ReadFile(filepath.Join("..", "testdata", dir, "args.json"))
 	if err := json.Unmarshal(raw, &args); err != nil {
@@ -43,6 +46,9 @@ func judged(t *testing.T, dir string) *report.Report {
 	eng, err := engine.New(context.Background(), engine.WithToolVersion("test"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if args.ProbesFoundNothing {
+		probetest.FoundNothing(inv, eng.Probes())
 	}
 	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
 	if args.Plan {

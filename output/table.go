@@ -263,6 +263,9 @@ func objectLabel(o inventory.ObjectRef) string {
 	if o.Namespace != "" {
 		name = o.Namespace + "/" + name
 	}
+	if o.Kind != "" {
+		name = o.Kind + " " + name
+	}
 	if o.File != "" {
 		name += fmt.Sprintf(" (%s:%d)", o.File, o.Line)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server"
@@ -74,6 +75,11 @@ func teamsInventory(t *testing.T) *inventory.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eng, err := sharedEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probetest.FoundNothing(doc, eng.Probes()) // as the scenario's args.json says
 	return doc
 }
 
