@@ -81,15 +81,15 @@ kb-check: ## fail when the committed knowledge base differs from a fresh generat
 	  echo "knowledge base is current"
 
 .PHONY: registry
-registry: ## compile registry/*.yaml into the bundle's add-on data
+registry: ## compile registry/*.yaml and registry/behaviours/*.yaml into the bundle's data
 	go run ./tools/genregistry -out policies/kb/upgradescope/kb
 
 .PHONY: registry-check
-registry-check: ## fail when the compiled add-on data differs from registry/*.yaml
+registry-check: ## fail when the compiled add-on and behaviour data differ from registry/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
-	  for d in addons addonindex providers; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
-	  echo "add-on data is current"
+	  for d in addons addonindex providers behaviours probes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
+	  echo "registry data is current"
 
 .PHONY: kube-install kube-up kube-down
 kube-install: ## build etcd and kube-apiserver from source (cached under ~/.cache/upgradescope-kube; ~20 min cold)

@@ -1,5 +1,7 @@
-// Command genregistry validates the add-on registry (registry/*.yaml) and compiles it into
-// the built-in bundle's data, keyed by add-on id. Run it from the module root.
+// Command genregistry validates the add-on registry (registry/*.yaml) and the behaviour
+// registry (registry/behaviours/*.yaml) and compiles them into the built-in bundle's data:
+// add-ons and behaviours keyed by id, and the probes the behaviours read as a list sorted by
+// id. Run it from the module root.
 package main
 
 import (
@@ -13,7 +15,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/, addonindex/ and providers/")
+	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/, addonindex/, providers/, behaviours/ and probes/")
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
 	if err == nil {
@@ -26,6 +28,15 @@ func main() {
 		var providers map[string]registry.Provider
 		if providers, err = registry.LoadProviders(registry.ProviderFiles); err == nil {
 			err = kbdata.Write(filepath.Join(*out, "providers", "data.json"), providers)
+		}
+	}
+	if err == nil {
+		var behaviours map[string]registry.Behaviour
+		if behaviours, err = registry.LoadBehaviours(registry.BehaviourFiles); err == nil {
+			err = kbdata.Write(filepath.Join(*out, "behaviours", "data.json"), registry.CompileBehaviours(behaviours))
+		}
+		if err == nil {
+			err = kbdata.Write(filepath.Join(*out, "probes", "data.json"), registry.BehaviourProbes(behaviours))
 		}
 	}
 	if err != nil {

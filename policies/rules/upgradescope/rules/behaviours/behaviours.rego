@@ -1,0 +1,156 @@
+# METADATA
+# title: Removed and deprecated behaviours
+# description: |
+#   Judges the knowledge base's behaviours (kb.behaviours: an in-tree volume plugin, the
+#   dockershim, a label kubeadm stopped applying, an annotation the kubelet ignores) against
+#   what the probes observed (input.facts.probes) and the nodes' container runtimes: removed
+#   at or before the target is a blocker, removed in the minor after the target a warning,
+#   deprecated at or before the target otherwise info. A behaviour whose observation is absent
+#   has no finding here; the report turns a missing observation into a not-assessed gap.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-policy/
+# custom:
+#   category: removed-behaviour, deprecated-behaviour
+package upgradescope.rules.behaviours
+
+import data.upgradescope.kb
+import data.upgradescope.lib.versions
+
+# METADATA
+# description: |
+#   One finding per behaviour and target, listing the objects (or nodes) that rely on it.
+#   Entries are few and each names its observation, so the join is a key lookup per entry.
+# scope: document
+findings contains f if {
+	some t in input.targets
+	some id, e in kb.behaviours
+	[category, severity, status] := judgement(e, t)
+	u := usage(e)
+	u.count > 0
+	f := finding(id, e, t, category, severity, status, u)
+}
+
+judgement(e, t) := ["removed-behaviour", "blocker", sprintf("removed in %s", [e.removed.version])] if {
+	versions.ordinal(t) >= versions.ordinal(e.removed.version)
+}
+
+judgement(e, t) := ["removed-behaviour", "warning", status] if {
+	versions.ordinal(e.removed.version) == versions.ordinal(t) + 1
+	status := sprintf("removed in %s, the minor after %s", [e.removed.version, t])
+}
+
+judgement(e, t) := ["deprecated-behaviour", "info", status] if {
+	versions.ordinal(e.deprecated.version) <= versions.ordinal(t)
+	not removal_in_window(e, t)
+	status := concat("", [sprintf("deprecated since %s", [e.deprecated.version]), removal_phrase(e)])
+}
+
+removal_in_window(e, t) if versions.ordinal(e.removed.version) <= versions.ordinal(t) + 1
+
+removal_phrase(e) := sprintf(", removal in %s", [e.removed.version]) if e.removed
+
+else := ""
+
+# usage is what relies on the behaviour: the objects listed, how many there are in all, and
+# how many of them are not listed.
+usage(e) := u if {
+	obs := input.facts.probes[e.probe]
+	obs.available
+	u := probe_usage(e, obs)
+}
+
+usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects), "kinds": {}} if {
+	e.nodeRuntime
+	groups := [g | some g in object.get(input.inventory, "nodes", []); runs_removed_runtime(e, g)]
+	objects := [{"name": n} | some g in groups; some n in g.names]
+	total := sum([g.count | some g in groups])
+}
+
+# A node group relies on the behaviour when it runs the runtime with a kubelet older than the
+# removal: a newer kubelet reporting the runtime reaches it another way (cri-dockerd for docker).
+runs_removed_runtime(e, g) if {
+	split(g.containerRuntime, "://")[0] == e.nodeRuntime
+	versions.ordinal(g.kubeletVersion) < versions.ordinal(e.removed.version)
+}
+
+# Without affected, every object the probe matched relies on the behaviour.
+probe_usage(e, obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0), "kinds": kinds(listed_refs)} if {
+	not e.affected
+	listed_refs := object.get(obs, "objects", [])
+	listed := [ref(o) | some o in listed_refs]
+}
+
+# With affected, the listed objects holding an affected value; when some objects were not
+# listed, the total comes from the observation's per-value counts (an object holding two
+# affected values counts twice there, so the total is an upper bound).
+probe_usage(e, obs) := {"objects": listed, "count": total, "omitted": total - count(listed), "kinds": kinds(affected_refs)} if {
+	e.affected
+	affected_refs := [o | some o in object.get(obs, "objects", []); affected(e.affected, o)]
+	listed := [ref(o) | some o in affected_refs]
+	total := max([count(listed), counted(e.affected, obs)])
+}
+
+counted(_, obs) := 0 if object.get(obs, "objectsOmitted", 0) == 0
+
+counted(a, obs) := sum([v.count | some v in object.get(obs, "values", []); matches(a, v.value)]) if {
+	object.get(obs, "objectsOmitted", 0) > 0
+}
+
+affected(a, o) if {
+	some v in object.get(o, "values", [])
+	matches(a, v)
+}
+
+matches(a, v) if v in object.get(a, "values", [])
+
+matches(a, v) if {
+	some p in object.get(a, "prefixes", [])
+	startswith(v, p)
+}
+
+# ref is an observed object as findings list objects; its kind goes to the detail.
+ref(o) := object.filter(o, ["namespace", "name", "file", "line", "renderedFrom"])
+
+kinds(objs) := {o.kind: count([1 | some p in objs; p.kind == o.kind]) | some o in objs}
+
+finding(id, e, t, category, severity, status, u) := object.union(
+	{
+		"key": sprintf("%s/%s", [category, id]),
+		"category": category,
+		"severity": severity,
+		"target": t,
+		"title": sprintf("%s: %s (%s)", [e.title, status, count_phrase(e, u.count)]),
+		"detail": detail(e, u.kinds),
+		"remediation": e.remediation,
+		"objects": u.objects,
+		"namespaces": sort({ns | some o in u.objects; ns := object.get(o, "namespace", ""); ns != ""}),
+		"citations": e.citations,
+	},
+	omitted(u.omitted),
+)
+
+omitted(n) := {"objectsOmitted": n} if n > 0
+
+else := {}
+
+count_phrase(e, 1) := "1 node" if e.nodeRuntime
+
+count_phrase(e, n) := sprintf("%d nodes", [n]) if {
+	e.nodeRuntime
+	n != 1
+}
+
+count_phrase(e, 1) := "1 object" if not e.nodeRuntime
+
+count_phrase(e, n) := sprintf("%d objects", [n]) if {
+	not e.nodeRuntime
+	n != 1
+}
+
+# The detail adds the listed objects by kind: a probe of pod templates spans Deployments,
+# CronJobs and Pods, and an object reference carries no kind.
+detail(e, ks) := sprintf("%s Listed objects by kind: %s.", [e.detail, concat(", ", by_kind)]) if {
+	by_kind := [sprintf("%s (%d)", [k, ks[k]]) | some k in sort(object.keys(ks))]
+	count(by_kind) > 0
+} else := e.detail

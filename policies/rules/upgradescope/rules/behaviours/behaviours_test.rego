@@ -1,0 +1,210 @@
+package upgradescope.rules.behaviours_test
+
+import data.upgradescope.kb
+import data.upgradescope.lib.versions
+import data.upgradescope.rules.behaviours
+
+judge(facts, t) := fs if {
+	fs := behaviours.findings with input as object.union(facts, {"targets": [t]})
+}
+
+only(fs) := f if {
+	count(fs) == 1
+	some f in fs
+}
+
+observation(id, objects, extra) := object.union(
+	{"id": id, "available": true, "examined": 20, "count": count(objects), "objects": objects},
+	extra,
+)
+
+probes(obs) := {"facts": {"probes": {obs.id: obs}}}
+
+deployment(ns, name, values) := {"group": "apps", "kind": "Deployment", "namespace": ns, "name": name, "values": values}
+
+docker_socket(objects) := probes(observation("kb/pod-host-paths", objects, {}))
+
+test_a_removed_behaviour_at_or_past_the_target_is_a_blocker if {
+	f := only(judge(docker_socket([deployment("ci", "runner", ["/var/run/docker.sock"])]), "1.36"))
+	f.key == "removed-behaviour/docker-socket"
+	f.category == "removed-behaviour"
+	f.severity == "blocker"
+	f.target == "1.36"
+	f.title == "Workloads mount the Docker socket: removed in 1.24 (1 object)"
+	f.objects == [{"namespace": "ci", "name": "runner"}]
+	f.namespaces == ["ci"]
+	"https://kubernetes.io/blog/2022/05/03/kubernetes-1-24-release-announcement/" in f.citations
+	not f.objectsOmitted
+}
+
+test_removed_in_the_minor_after_the_target_is_a_warning if {
+	f := only(judge(docker_socket([deployment("ci", "runner", ["/run/docker.sock"])]), "1.23"))
+	f.severity == "warning"
+	f.key == "removed-behaviour/docker-socket"
+	f.title == "Workloads mount the Docker socket: removed in 1.24, the minor after 1.23 (1 object)"
+}
+
+test_deprecated_and_not_removed_soon_is_info_naming_the_removal if {
+	f := only(judge(docker_socket([deployment("ci", "runner", ["/run/docker.sock"])]), "1.22"))
+	f.severity == "info"
+	f.key == "deprecated-behaviour/docker-socket"
+	f.title == "Workloads mount the Docker socket: deprecated since 1.20, removal in 1.24 (1 object)"
+}
+
+test_before_its_deprecation_a_behaviour_has_no_finding if {
+	count(judge(docker_socket([deployment("ci", "runner", ["/run/docker.sock"])]), "1.19")) == 0
+}
+
+test_a_deprecation_without_removal_is_info_at_every_later_target if {
+	svc := {"kind": "Service", "namespace": "web", "name": "front", "values": ["10.0.0.7"]}
+	facts := probes(observation("kb/service-load-balancer-ip", [svc], {}))
+	f := only(judge(facts, "1.37"))
+	f.key == "deprecated-behaviour/service-load-balancer-ip"
+	f.title == "Services set spec.loadBalancerIP: deprecated since 1.24 (1 object)"
+	count(judge(facts, "1.23")) == 0
+}
+
+# Every shipped entry, observed once, is judged at its boundary minors: blocker at the
+# removal, warning the minor before, info (or nothing, before the deprecation) two before;
+# an entry only deprecated is info from its deprecation and nothing the minor before.
+test_every_entry_is_judged_at_its_boundary_minors if {
+	wrong := {id | some id, e in kb.behaviours; not boundaries_hold(id, e)}
+	wrong == set()
+}
+
+boundaries_hold(id, e) if {
+	e.removed
+	severities(id, e, e.removed.version) == {"blocker"}
+	r := versions.ordinal(e.removed.version)
+	severities(id, e, versions.minor(r - 1)) == {"warning"}
+	severities(id, e, versions.minor(r - 2)) == info_at(e, r - 2)
+}
+
+boundaries_hold(id, e) if {
+	not e.removed
+	severities(id, e, e.deprecated.version) == {"info"}
+	severities(id, e, versions.minor(versions.ordinal(e.deprecated.version) - 1)) == set()
+}
+
+info_at(e, n) := {"info"} if versions.ordinal(e.deprecated.version) <= n
+
+else := set()
+
+severities(id, e, t) := {f.severity |
+	some f in judge(observed(e), t)
+	endswith(f.key, sprintf("-behaviour/%s", [id]))
+}
+
+observed(e) := probes(observation(e.probe, [deployment("ns", "a", [sample(e)])], {})) if e.probe
+
+observed(e) := {"inventory": {"nodes": [{
+	"kubeletVersion": "v1.0.0", "containerRuntime": sprintf("%s://1.0.0", [e.nodeRuntime]),
+	"count": 1, "names": ["node-1"],
+}]}} if e.nodeRuntime
+
+sample(e) := object.get(e, ["affected", "values", 0], "present")
+
+test_only_objects_holding_an_affected_value_are_listed if {
+	facts := docker_socket([
+		deployment("ci", "runner", ["/var/lib/ci", "/var/run/docker.sock"]),
+		deployment("logs", "agent", ["/var/log"]),
+	])
+	f := only(judge(facts, "1.36"))
+	f.objects == [{"namespace": "ci", "name": "runner"}]
+	f.namespaces == ["ci"]
+	contains(f.title, "(1 object)")
+}
+
+test_a_probe_with_no_affected_object_has_no_finding if {
+	count(judge(docker_socket([deployment("logs", "agent", ["/var/log"])]), "1.36")) == 0
+}
+
+test_affected_prefixes_match_values_that_start_with_them if {
+	entry := object.union(kb.behaviours["docker-socket"], {"affected": {"prefixes": ["/var/run/"]}})
+	facts := docker_socket([deployment("ci", "runner", ["/var/run/containerd.sock"]), deployment("ci", "b", ["/var/log"])])
+	fs := judge(facts, "1.36") with kb.behaviours as {"docker-socket": entry}
+	f := only(fs)
+	f.objects == [{"namespace": "ci", "name": "runner"}]
+}
+
+test_omitted_objects_are_counted_from_the_affected_values_counts if {
+	listed := [deployment("ci", sprintf("job-%d", [i]), ["/var/run/docker.sock"]) | some i in numbers.range(1, 2)]
+	obs := observation("kb/pod-host-paths", listed, {
+		"count": 150, "objectsOmitted": 148,
+		"values": [
+			{"value": "/var/run/docker.sock", "count": 5}, {"value": "/run/docker.sock", "count": 2},
+			{"value": "/var/log", "count": 140},
+		],
+	})
+	f := only(judge(probes(obs), "1.36"))
+	f.title == "Workloads mount the Docker socket: removed in 1.24 (7 objects)"
+	count(f.objects) == 2
+	f.objectsOmitted == 5
+}
+
+test_without_affected_every_matched_object_counts_and_the_omitted_are_kept if {
+	pv := {"kind": "PersistentVolume", "name": "data-0"}
+	obs := observation("kb/pv-aws-ebs", [pv], {"count": 130, "objectsOmitted": 129})
+	f := only(judge(probes(obs), "1.36"))
+	f.key == "removed-behaviour/pv-aws-ebs"
+	f.title == "PersistentVolumes use the AWS EBS in-tree volume plugin: removed in 1.27 (130 objects)"
+	f.objects == [{"name": "data-0"}]
+	f.objectsOmitted == 129
+	f.namespaces == []
+}
+
+test_the_detail_adds_the_listed_objects_by_kind if {
+	cron := {"group": "batch", "kind": "CronJob", "namespace": "ci", "name": "nightly", "values": ["/var/run/docker.sock"]}
+	f := only(judge(docker_socket([deployment("ci", "runner", ["/var/run/docker.sock"]), cron]), "1.36"))
+	endswith(f.detail, " Listed objects by kind: CronJob (1), Deployment (1).")
+	startswith(f.detail, kb.behaviours["docker-socket"].detail)
+}
+
+test_entries_sharing_a_probe_each_judge_their_own_values if {
+	sc := {"group": "storage.k8s.io", "kind": "StorageClass", "name": "gp2", "values": ["kubernetes.io/aws-ebs"]}
+	obs := observation("kb/storageclass-provisioners", [sc], {})
+	f := only(judge(probes(obs), "1.36"))
+	f.key == "removed-behaviour/storageclass-aws-ebs"
+}
+
+test_an_absent_observation_has_no_finding if {
+	count(judge({"facts": {"probes": {}}}, "1.36")) == 0
+	count(judge({}, "1.36")) == 0
+}
+
+test_an_unavailable_observation_has_no_finding if {
+	obs := observation("kb/pod-host-paths", [deployment("ci", "runner", ["/var/run/docker.sock"])], {"available": false})
+	count(judge(probes(obs), "1.36")) == 0
+}
+
+nodes(kubelet, runtime, names) := {"kubeletVersion": kubelet, "containerRuntime": runtime, "count": count(names), "names": names}
+
+test_docker_nodes_with_a_kubelet_before_the_removal_are_a_blocker if {
+	facts := {"inventory": {"nodes": [
+		nodes("v1.23.4", "docker://20.10.7", ["old-1", "old-2"]),
+		nodes("v1.24.1", "docker://20.10.7", ["dockerd-1"]),
+		nodes("v1.23.4", "containerd://1.6.8", ["ctr-1"]),
+	]}}
+	f := only(judge(facts, "1.36"))
+	f.key == "removed-behaviour/dockershim-nodes"
+	f.title == "Nodes run Docker Engine through the dockershim: removed in 1.24 (2 nodes)"
+	f.objects == [{"name": "old-1"}, {"name": "old-2"}]
+	f.detail == kb.behaviours["dockershim-nodes"].detail
+}
+
+test_docker_nodes_with_a_kubelet_at_or_after_the_removal_run_cri_dockerd if {
+	facts := {"inventory": {"nodes": [nodes("v1.24.1", "docker://20.10.7", ["dockerd-1"])]}}
+	count(judge(facts, "1.36")) == 0
+}
+
+test_nodes_beyond_the_listed_names_are_counted_as_omitted if {
+	group := object.union(nodes("v1.22.9", "docker://20.10.7", ["old-1"]), {"count": 40, "namesOmitted": 39})
+	f := only(judge({"inventory": {"nodes": [group]}}, "1.36"))
+	f.title == "Nodes run Docker Engine through the dockershim: removed in 1.24 (40 nodes)"
+	f.objectsOmitted == 39
+}
+
+test_one_node_is_named_in_the_singular if {
+	f := only(judge({"inventory": {"nodes": [nodes("v1.23.4", "docker://20.10.7", ["old-1"])]}}, "1.36"))
+	contains(f.title, "(1 node)")
+}
