@@ -151,9 +151,14 @@ type observation struct {
 	examined, count int
 	objects         []inventory.ProbeObject
 	objectsOmitted  int
-	values          map[string]int
-	valuesOmitted   int
-	unavailable     string
+	// values holds the MaxProbeValues smallest distinct values found, with the objects
+	// holding each; occurrences counts every (object, value) pair, listed or not. Keeping
+	// the smallest rather than the first found makes the listing independent of the order
+	// objects are observed in, so observers merge to what one observer would have seen.
+	values      map[string]int
+	largest     string // the largest key of values, once it is full
+	occurrences int
+	unavailable string
 }
 
 // NewObserver starts an observation of every probe of the set.
@@ -215,6 +220,7 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 		for _, v := range kept {
 			ob.addValue(v, 1)
 		}
+		ob.occurrences += len(kept)
 		kept = kept[:min(len(kept), inventory.MaxObjectValues)]
 	}
 	if len(ob.objects) == inventory.MaxObjectRefs {
@@ -229,12 +235,26 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 	})
 }
 
-// addValue counts n objects holding v, while fewer than MaxProbeValues values are listed.
+// addValue counts n objects holding v, keeping the MaxProbeValues smallest values: a value
+// past them is evicted for good, since as many smaller ones have been found.
 func (ob *observation) addValue(v string, n int) {
-	if _, ok := ob.values[v]; ok || len(ob.values) < inventory.MaxProbeValues {
+	if _, ok := ob.values[v]; ok {
 		ob.values[v] += n
-	} else {
-		ob.valuesOmitted += n
+		return
+	}
+	full := len(ob.values) == inventory.MaxProbeValues
+	if full && v > ob.largest {
+		return
+	}
+	if full {
+		delete(ob.values, ob.largest)
+	}
+	ob.values[v] = n
+	if len(ob.values) == inventory.MaxProbeValues {
+		ob.largest = ""
+		for k := range ob.values {
+			ob.largest = max(ob.largest, k)
+		}
 	}
 }
 
@@ -277,10 +297,10 @@ func (o *Observer) Merge(other *Observer) {
 		if len(b.values) > 0 && ob.values == nil {
 			ob.values = map[string]int{}
 		}
-		for _, v := range slices.Sorted(maps.Keys(b.values)) {
-			ob.addValue(v, b.values[v])
+		for v, n := range b.values {
+			ob.addValue(v, n)
 		}
-		ob.valuesOmitted += b.valuesOmitted
+		ob.occurrences += b.occurrences
 		if ob.unavailable == "" {
 			ob.unavailable = b.unavailable
 		}
@@ -320,11 +340,13 @@ func (o *Observer) Probes() []inventory.Probe {
 		out[i] = inventory.Probe{
 			ID: p.id, Probe: p.spec, Available: ob.unavailable == "", Reason: inventory.BoundString(ob.unavailable),
 			Examined: ob.examined, Count: ob.count, Objects: ob.objects, ObjectsOmitted: ob.objectsOmitted,
-			ValuesOmitted: ob.valuesOmitted,
 		}
+		listed := 0
 		for _, v := range slices.Sorted(maps.Keys(ob.values)) {
 			out[i].Values = append(out[i].Values, inventory.ProbeValue{Value: v, Count: ob.values[v]})
+			listed += ob.values[v]
 		}
+		out[i].ValuesOmitted = ob.occurrences - listed
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
