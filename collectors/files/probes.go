@@ -1,6 +1,7 @@
 package files
 
 import (
+	"slices"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -21,20 +22,29 @@ var listFields = set(
 	"volumeClaimTemplates", "taints", "versions", "rules", "paths", "tls", "hosts", "subjects",
 )
 
-// probeGroups are the groups whose kinds dropped narrows.
-var probeGroups = []string{"", "apps", "extensions", "batch", "apiextensions.k8s.io"}
+// builtinGroups are the groups of the built-in kinds dropped names.
+var builtinGroups = []string{"", "apps", "extensions", "batch", "apiextensions.k8s.io"}
 
 // narrowing is, per kind, the keys narrow may drop with the loaded probes: dropped's, less
 // every key a probe of the kind steps through. A kind a probe walks with a wildcard over
-// something that may be a map is not narrowed at all.
+// something that may be a map is not narrowed at all. Documents are narrowed by kind alone,
+// so a probe of a custom resource named like a built-in kind (example.com/Deployment) keeps
+// what it reads too.
 func narrowing(probes *probe.Set) map[string]map[string]bool {
 	if probes.Len() == 0 {
 		return dropped
 	}
+	probed := probes.Kinds()
 	out := make(map[string]map[string]bool, len(dropped))
 	for kind, drop := range dropped {
+		groups := slices.Clone(builtinGroups)
+		for _, k := range probed {
+			if g, kk, _ := probe.SplitKind(k); kk == kind && !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+		}
 		keep, whole := map[string]bool{}, false
-		for _, g := range probeGroups {
+		for _, g := range groups {
 			fields, wildcards := probes.Fields(g, kind)
 			for f := range fields {
 				keep[f] = true
