@@ -421,6 +421,7 @@ func TestNewSetRefusesWhatCannotBeObserved(t *testing.T) {
 		{"neither kinds nor podTemplate", with(func(s *Spec) { s.Kinds = nil }), "either kinds or podTemplate"},
 		{"both kinds and podTemplate", with(func(s *Spec) { s.PodTemplate = true }), "either kinds or podTemplate"},
 		{"a kind without a group", with(func(s *Spec) { s.Kinds = []string{"core/Service", "Service"} }), "kinds[1]"},
+		{"a kind listed twice", with(func(s *Spec) { s.Kinds = []string{"core/Service", "apps/Deployment", "core/Service"} }), "kinds[2]: core/Service listed twice"},
 		{"a kind with two slashes", with(func(s *Spec) { s.Kinds = []string{"a/b/C"} }), "kinds[0]"},
 		{"a kind with an empty group", with(func(s *Spec) { s.Kinds = []string{"/Service"} }), "kinds[0]"},
 		{"a bad path", with(func(s *Spec) { s.Path = "spec..x" }), "offset 5"},
