@@ -3,6 +3,7 @@ package files
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -95,9 +96,22 @@ func plain(n *yaml.Node) any {
 	}
 }
 
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans beyond true and false. The
+// YAML library reads YAML 1.2, where they are strings; Kubernetes' decoder (sigs.k8s.io/yaml,
+// which kubectl and Helm use) reads YAML 1.1, and a probe observes what the cluster would.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// scalar is a scalar's value as Kubernetes' decoder reads it (see yaml11Bools): YAML 1.1
+// booleans, and integers in Go's syntax, so a leading 0 is octal.
 func scalar(n *yaml.Node) any {
 	switch n.ShortTag() {
 	case "!!str":
+		if b, ok := yaml11Bools[n.Value]; ok && n.Style == 0 {
+			return b
+		}
 		return n.Value
 	case "!!null":
 		return nil
@@ -107,7 +121,7 @@ func scalar(n *yaml.Node) any {
 			return b
 		}
 	case "!!int":
-		i, err := strconv.ParseInt(n.Value, 10, 64)
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
 		if err == nil {
 			return i
 		}
