@@ -33,8 +33,9 @@ func probeSet(t *testing.T, specs ...probe.Spec) *probe.Set {
 }
 
 // heldOut is a manifest set with workloads of every template kind, Services with and without
-// spec.loadBalancerIP, StorageClasses, Ingresses of both groups, numbers and booleans, an
-// anchor with its alias and a merge key, across YAML streams, a List and a JSON file.
+// spec.loadBalancerIP, StorageClasses, Ingresses of both groups, numbers and booleans (YAML
+// 1.1's yes and leading-zero octal among them, as Kubernetes' decoder reads them), an anchor
+// with its alias and a merge key, across YAML streams, a List and a JSON file.
 var heldOut = map[string]string{
 	"workloads.yaml": `apiVersion: v1
 kind: Pod
@@ -107,6 +108,7 @@ metadata: {name: db}
 spec:
   template:
     spec:
+      hostNetwork: yes
       containers: [{name: db, image: "postgres:16", ports: [{containerPort: 5432}]}]
 `,
 	"more/jobs.yaml": `apiVersion: batch/v1
@@ -181,7 +183,7 @@ items:
   kind: Service
   metadata: {name: plain, namespace: shop}
   spec:
-    ports: [{port: 8080}]
+    ports: [{port: 8080}, {port: 0443}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
