@@ -186,13 +186,72 @@ func (o *Observer) Observe(obj any, group, kind string, ref inventory.ObjectRef)
 	if !workload {
 		return
 	}
-	template := obj
-	for _, f := range tp {
-		m, _ := template.(map[string]any)
-		template = m[f]
-	}
+	template := templateOf(obj, tp)
 	for _, i := range o.set.template {
 		o.observe(i, template, group, kind, ref)
+	}
+}
+
+// templateOf follows the fields tp leads through to a workload's pod template.
+func templateOf(obj any, tp []string) any {
+	for _, f := range tp {
+		m, _ := obj.(map[string]any)
+		obj = m[f]
+	}
+	return obj
+}
+
+// KeepsValues says whether some probe looking at objects of this group and kind keeps the
+// values it finds.
+func (s *Set) KeepsValues(group, kind string) bool {
+	found := false
+	s.keepingValues(group, kind, func(compiled, bool) { found = true })
+	return found
+}
+
+// FindsSubtree says whether a probe keeping the values of objects of this group and kind
+// finds a map or a list in obj: a value listed as its JSON text whole, which a reader that
+// dropped parts of the object to save work (see Fields) would list short.
+func (s *Set) FindsSubtree(obj any, group, kind string) bool {
+	var template any
+	tp, _ := TemplatePath(group, kind)
+	found := false
+	s.keepingValues(group, kind, func(p compiled, inTemplate bool) {
+		in := obj
+		if inTemplate {
+			if template == nil {
+				template = templateOf(obj, tp)
+			}
+			in = template
+		}
+		for _, m := range p.path.Find(in) {
+			switch m.Value.(type) {
+			case map[string]any, []any:
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// keepingValues calls f with every present-mode probe of this group and kind that keeps
+// values, and whether it looks at the pod template.
+func (s *Set) keepingValues(group, kind string, f func(p compiled, inTemplate bool)) {
+	if s == nil {
+		return
+	}
+	keeps := func(p compiled) bool { return p.spec.Values && p.spec.Match == MatchPresent }
+	for _, i := range s.byKind[KindKey(group, kind)] {
+		if keeps(s.probes[i]) {
+			f(s.probes[i], false)
+		}
+	}
+	if _, workload := TemplatePath(group, kind); workload {
+		for _, i := range s.template {
+			if keeps(s.probes[i]) {
+				f(s.probes[i], true)
+			}
+		}
 	}
 }
 
