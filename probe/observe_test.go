@@ -440,3 +440,41 @@ func TestNewSetRefusesWhatCannotBeObserved(t *testing.T) {
 		t.Errorf("exactly MaxProbes refused: %v", err)
 	}
 }
+
+func TestFindsSubtreeSaysWhenAKeptValueIsAMapOrAList(t *testing.T) {
+	s := mustSet(t,
+		Spec{ID: "containers", PodTemplate: true, Path: "spec.containers[*]", Values: true},
+		Spec{ID: "images", PodTemplate: true, Path: "spec.containers[*].image", Values: true},
+		Spec{ID: "spec", Kinds: []string{"core/Service"}, Path: "spec", Values: true},
+		Spec{ID: "absent", Kinds: []string{"core/ConfigMap"}, Path: "data", Match: MatchAbsent, Values: true},
+		Spec{ID: "count", Kinds: []string{"core/Secret"}, Path: "data"},
+	)
+	deploy := decode(t, `{"spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}}`)
+	tests := []struct {
+		name        string
+		group, kind string
+		obj         any
+		keeps, want bool
+	}{
+		{"a container, found whole in a template", "apps", "Deployment", deploy, true, true},
+		{"a container list that is empty", "apps", "Deployment", decode(t, `{"spec": {"template": {"spec": {"containers": []}}}}`), true, false},
+		{"a map at the end of a path", "", "Service", decode(t, `{"spec": {"type": "ClusterIP"}}`), true, true},
+		{"a scalar at the end of a path", "", "Service", decode(t, `{"spec": "x"}`), true, false},
+		{"an absent probe keeps where it fell short, not a value", "", "ConfigMap", decode(t, `{"data": {"a": "b"}}`), false, false},
+		{"a probe keeping no values", "", "Secret", decode(t, `{"data": {"a": "b"}}`), false, false},
+		{"a kind no probe looks at", "", "Namespace", deploy, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.KeepsValues(tt.group, tt.kind); got != tt.keeps {
+				t.Errorf("KeepsValues = %v, want %v", got, tt.keeps)
+			}
+			if got := s.FindsSubtree(tt.obj, tt.group, tt.kind); got != tt.want {
+				t.Errorf("FindsSubtree = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if (*Set)(nil).KeepsValues("", "Pod") || (*Set)(nil).FindsSubtree(deploy, "", "Pod") {
+		t.Error("a nil set keeps values")
+	}
+}

@@ -528,6 +528,8 @@ var narrowingProbes = []probe.Spec{
 	{ID: "strategy", Kinds: []string{"apps/Deployment"}, Path: "spec.strategy.type", Values: true},
 	{ID: "selector", Kinds: []string{"apps/DaemonSet"}, Path: "spec.selector.matchLabels[*]", Values: true},
 	{ID: "schema", Kinds: []string{"apiextensions.k8s.io/CustomResourceDefinition"}, Path: "spec.versions[*].schema.openAPIV3Schema.type", Values: true},
+	{ID: "containers", PodTemplate: true, Path: "spec.containers[*]", Values: true},
+	{ID: "pod-spec", Kinds: []string{"apps/Deployment"}, Path: "spec.template.spec", Values: true},
 	{ID: "custom-env", Kinds: []string{"example.com/Deployment"}, Path: "spec.template.spec.containers[*].env[*].name", Values: true},
 }
 
