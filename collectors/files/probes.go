@@ -69,31 +69,87 @@ func narrowing(probes *probe.Set) map[string]map[string]bool {
 }
 
 // plain turns a YAML node into the values JSON decodes to (maps with string keys, lists,
-// strings, numbers, booleans, nil), what probe paths walk. Aliases and merge keys are left to
-// the YAML library's decoder, which bounds their expansion.
+// strings, numbers, booleans, nil), what probe paths walk, reading scalars as Kubernetes'
+// decoder does (see scalar). Aliases are expanded and merge keys applied within
+// MaxDocumentNodes nodes, so an alias bomb costs no more than the largest document read; past
+// that, or at a key that is not a scalar, the node is left to the YAML library's decoder,
+// which bounds expansion itself.
 func plain(n *yaml.Node) any {
+	budget := MaxDocumentNodes
+	if v, ok := plainNode(n, &budget, 0); ok {
+		return v
+	}
+	return decoded(n)
+}
+
+// plainNode is plain within budget nodes and maxAliasDepth aliases on any one path (an alias
+// may name a node holding it); ok is false past either, or at what it does not read.
+func plainNode(n *yaml.Node, budget *int, aliases int) (_ any, ok bool) {
+	if *budget--; *budget < 0 {
+		return nil, false
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode || k.Value == "<<" && k.Tag == "!!merge" {
-				return decoded(n)
-			}
-			m[k.Value] = plain(n.Content[i+1])
-		}
-		return m
+		return plainMapping(n, budget, aliases)
 	case yaml.SequenceNode:
 		l := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			l[i] = plain(c)
+			if l[i], ok = plainNode(c, budget, aliases); !ok {
+				return nil, false
+			}
 		}
-		return l
+		return l, true
 	case yaml.ScalarNode:
-		return scalar(n)
+		return scalar(n), true
+	case yaml.AliasNode:
+		if aliases == maxAliasDepth {
+			return nil, false
+		}
+		return plainNode(n.Alias, budget, aliases+1)
 	default:
-		return decoded(n)
+		return nil, false
 	}
+}
+
+// plainMapping reads a mapping: its own keys, the last occurrence winning, then the keys of
+// the mappings a merge key (<<) names that it does not set itself, the first named winning.
+func plainMapping(n *yaml.Node, budget *int, aliases int) (any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			return nil, false
+		}
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			merges = append(merges, n.Content[i+1])
+			continue
+		}
+		v, ok := plainNode(n.Content[i+1], budget, aliases)
+		if !ok {
+			return nil, false
+		}
+		m[k.Value] = v
+	}
+	for _, merge := range merges {
+		sources := []*yaml.Node{merge}
+		if r := resolve(merge, 0); r != nil && r.Kind == yaml.SequenceNode {
+			sources = r.Content
+		}
+		for _, src := range sources {
+			v, ok := plainNode(src, budget, aliases)
+			from, isMap := v.(map[string]any)
+			if !ok || !isMap {
+				return nil, false
+			}
+			for k, v := range from {
+				if _, set := m[k]; !set {
+					m[k] = v
+				}
+			}
+		}
+	}
+	return m, true
 }
 
 // yaml11Bools are the plain scalars YAML 1.1 reads as booleans beyond true and false. The
