@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/util/jsonpath"
 
@@ -74,6 +75,7 @@ spec:
       - &app
         name: app
         image: shop/web:1.2
+        stdin: yes
         env:
         - &envA {name: A, value: "from-anchor"}
         ports:
@@ -226,6 +228,7 @@ var heldOutProbes = []struct {
 	{probe.Spec{ID: "env", PodTemplate: true, Path: "spec.containers[*].env[*].value", Values: true}, "{.spec.containers[*].env[*].value}"},
 	{probe.Spec{ID: "ports", PodTemplate: true, Path: "spec.containers[*].ports[*].containerPort", Values: true}, "{.spec.containers[*].ports[*].containerPort}"},
 	{probe.Spec{ID: "host-network", PodTemplate: true, Path: "spec.hostNetwork", Values: true}, "{.spec.hostNetwork}"},
+	{probe.Spec{ID: "stdin", PodTemplate: true, Path: "spec.containers[*].stdin", Values: true}, "{.spec.containers[*].stdin}"},
 	{probe.Spec{ID: "host-path", PodTemplate: true, Path: "spec.volumes[*].hostPath.path", Values: true}, "{.spec.volumes[*].hostPath.path}"},
 	{probe.Spec{ID: "pod-labels", PodTemplate: true, Path: "metadata.labels[*]", Values: true}, "{.metadata.labels.*}"},
 	{probe.Spec{ID: "lb-ip", Kinds: []string{"core/Service"}, Path: "spec.loadBalancerIP", Values: true}, "{.spec.loadBalancerIP}"},
@@ -647,5 +650,36 @@ spec:
 	slices.Sort(got)
 	if !reflect.DeepEqual(got, usage) {
 		t.Errorf("probe objects %q, api usage %q", got, usage)
+	}
+}
+
+func TestPlainExpandsAliasesWithinBounds(t *testing.T) {
+	laughs := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := range "abcdefgh" {
+		laughs += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", 'b'+i, 'b'+i, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+	}
+	tests := []struct {
+		name, text string
+		want       any
+	}{
+		{"an alias of a mapping", "a: &m {k: yes}\nb: *m\n", map[string]any{"a": map[string]any{"k": true}, "b": map[string]any{"k": true}}},
+		{"a merge key: own keys win, then the first mapping named", "a: &x {k: 1, j: 1}\nb: &y {k: 2, l: 2}\nc: {<<: [*x, *y], j: 3}\n",
+			map[string]any{"a": map[string]any{"k": int64(1), "j": int64(1)}, "b": map[string]any{"k": int64(2), "l": int64(2)},
+				"c": map[string]any{"k": int64(1), "j": int64(3), "l": int64(2)}}},
+		{"a quoted <<  is a key", "'<<': x\n", map[string]any{"<<": "x"}},
+		{"an alias naming the node that holds it", "a: &a [*a]\n", nil},
+		{"an alias bomb", laughs, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n yamlv3.Node
+			if err := yamlv3.Unmarshal([]byte(tt.text), &n); err != nil {
+				t.Fatal(err)
+			}
+			got := plain(n.Content[0])
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("plain = %#v, want %#v", got, tt.want)
+			}
+		})
 	}
 }
