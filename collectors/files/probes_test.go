@@ -187,6 +187,11 @@ items:
   spec:
     ports: [{port: 8080}, {port: 0443}]
 ---
+apiVersion: v1
+kind: Service
+metadata: {name: yaml-lb}
+spec: {type: LoadBalancer, loadBalancerIP: 10.0.0.9}
+---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
