@@ -6,8 +6,9 @@ import "sort"
 const (
 	// MaxProbes bounds how many probes a document observes.
 	MaxProbes = 100
-	// MaxProbeValues is how many distinct values an observation lists; occurrences of the
-	// others are counted in ValuesOmitted.
+	// MaxProbeValues is how many distinct values an observation lists, the first in sort
+	// order (whatever order objects were read in); occurrences of the others are counted in
+	// ValuesOmitted.
 	MaxProbeValues = 100
 	// MaxObjectValues is how many distinct values one object reference lists.
 	MaxObjectValues = 10

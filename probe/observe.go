@@ -151,9 +151,14 @@ type observation struct {
 	examined, count int
 	objects         []inventory.ProbeObject
 	objectsOmitted  int
-	values          map[string]int
-	valuesOmitted   int
-	unavailable     string
+	// values holds the MaxProbeValues smallest distinct values found, with the objects
+	// holding each; occurrences counts every (object, value) pair, listed or not. Keeping
+	// the smallest rather than the first found makes the listing independent of the order
+	// objects are observed in, so observers merge to what one observer would have seen.
+	values      map[string]int
+	largest     string // the largest key of values, once it is full
+	occurrences int
+	unavailable string
 }
 
 // NewObserver starts an observation of every probe of the set.
@@ -181,13 +186,72 @@ func (o *Observer) Observe(obj any, group, kind string, ref inventory.ObjectRef)
 	if !workload {
 		return
 	}
-	template := obj
-	for _, f := range tp {
-		m, _ := template.(map[string]any)
-		template = m[f]
-	}
+	template := templateOf(obj, tp)
 	for _, i := range o.set.template {
 		o.observe(i, template, group, kind, ref)
+	}
+}
+
+// templateOf follows the fields tp leads through to a workload's pod template.
+func templateOf(obj any, tp []string) any {
+	for _, f := range tp {
+		m, _ := obj.(map[string]any)
+		obj = m[f]
+	}
+	return obj
+}
+
+// KeepsValues says whether some probe looking at objects of this group and kind keeps the
+// values it finds.
+func (s *Set) KeepsValues(group, kind string) bool {
+	found := false
+	s.keepingValues(group, kind, func(compiled, bool) { found = true })
+	return found
+}
+
+// FindsSubtree says whether a probe keeping the values of objects of this group and kind
+// finds a map or a list in obj: a value listed as its JSON text whole, which a reader that
+// dropped parts of the object to save work (see Fields) would list short.
+func (s *Set) FindsSubtree(obj any, group, kind string) bool {
+	var template any
+	tp, _ := TemplatePath(group, kind)
+	found := false
+	s.keepingValues(group, kind, func(p compiled, inTemplate bool) {
+		in := obj
+		if inTemplate {
+			if template == nil {
+				template = templateOf(obj, tp)
+			}
+			in = template
+		}
+		for _, m := range p.path.Find(in) {
+			switch m.Value.(type) {
+			case map[string]any, []any:
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// keepingValues calls f with every present-mode probe of this group and kind that keeps
+// values, and whether it looks at the pod template.
+func (s *Set) keepingValues(group, kind string, f func(p compiled, inTemplate bool)) {
+	if s == nil {
+		return
+	}
+	keeps := func(p compiled) bool { return p.spec.Values && p.spec.Match == MatchPresent }
+	for _, i := range s.byKind[KindKey(group, kind)] {
+		if keeps(s.probes[i]) {
+			f(s.probes[i], false)
+		}
+	}
+	if _, workload := TemplatePath(group, kind); workload {
+		for _, i := range s.template {
+			if keeps(s.probes[i]) {
+				f(s.probes[i], true)
+			}
+		}
 	}
 }
 
@@ -215,6 +279,7 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 		for _, v := range kept {
 			ob.addValue(v, 1)
 		}
+		ob.occurrences += len(kept)
 		kept = kept[:min(len(kept), inventory.MaxObjectValues)]
 	}
 	if len(ob.objects) == inventory.MaxObjectRefs {
@@ -229,12 +294,26 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 	})
 }
 
-// addValue counts n objects holding v, while fewer than MaxProbeValues values are listed.
+// addValue counts n objects holding v, keeping the MaxProbeValues smallest values: a value
+// past them is evicted for good, since as many smaller ones have been found.
 func (ob *observation) addValue(v string, n int) {
-	if _, ok := ob.values[v]; ok || len(ob.values) < inventory.MaxProbeValues {
+	if _, ok := ob.values[v]; ok {
 		ob.values[v] += n
-	} else {
-		ob.valuesOmitted += n
+		return
+	}
+	full := len(ob.values) == inventory.MaxProbeValues
+	if full && v > ob.largest {
+		return
+	}
+	if full {
+		delete(ob.values, ob.largest)
+	}
+	ob.values[v] = n
+	if len(ob.values) == inventory.MaxProbeValues {
+		ob.largest = ""
+		for k := range ob.values {
+			ob.largest = max(ob.largest, k)
+		}
 	}
 }
 
@@ -277,10 +356,10 @@ func (o *Observer) Merge(other *Observer) {
 		if len(b.values) > 0 && ob.values == nil {
 			ob.values = map[string]int{}
 		}
-		for _, v := range slices.Sorted(maps.Keys(b.values)) {
-			ob.addValue(v, b.values[v])
+		for v, n := range b.values {
+			ob.addValue(v, n)
 		}
-		ob.valuesOmitted += b.valuesOmitted
+		ob.occurrences += b.occurrences
 		if ob.unavailable == "" {
 			ob.unavailable = b.unavailable
 		}
@@ -320,11 +399,13 @@ func (o *Observer) Probes() []inventory.Probe {
 		out[i] = inventory.Probe{
 			ID: p.id, Probe: p.spec, Available: ob.unavailable == "", Reason: inventory.BoundString(ob.unavailable),
 			Examined: ob.examined, Count: ob.count, Objects: ob.objects, ObjectsOmitted: ob.objectsOmitted,
-			ValuesOmitted: ob.valuesOmitted,
 		}
+		listed := 0
 		for _, v := range slices.Sorted(maps.Keys(ob.values)) {
 			out[i].Values = append(out[i].Values, inventory.ProbeValue{Value: v, Count: ob.values[v]})
+			listed += ob.values[v]
 		}
+		out[i].ValuesOmitted = ob.occurrences - listed
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

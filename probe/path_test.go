@@ -127,3 +127,63 @@ func FuzzParsePath(f *testing.F) {
 		}
 	})
 }
+
+func TestMissingNamesWhereEachBranchFallsShort(t *testing.T) {
+	tests := []struct {
+		name, path string
+		want       []string
+	}{
+		{"a field every container has", "spec.template.spec.containers[*].image", nil},
+		{"a field one container lacks", "spec.template.spec.containers[*].env",
+			[]string{"spec.template.spec.containers[0]"}},
+		{"a field every container lacks", "spec.template.spec.containers[*].resources.limits",
+			[]string{"spec.template.spec.containers[0]", "spec.template.spec.containers[1]"}},
+		{"lists within lists, where an element lacks the field", "spec.template.spec.containers[*].env[*].value",
+			[]string{"spec.template.spec.containers[0]", "spec.template.spec.containers[1].env[1]"}},
+		{"a wildcard over a map, where a value lacks the field", "metadata.labels[*].x",
+			[]string{`metadata.labels["app"]`, `metadata.labels["node-role.kubernetes.io/master"]`}},
+		{"a wildcard over an empty map opens no branch", "spec.template.spec.volumes[*].emptyDir[*]",
+			[]string{"spec.template.spec.volumes[0]", "spec.template.spec.volumes[2]"}},
+		{"a key that is present", `metadata.annotations["kubernetes.io/ingress.class"]`, nil},
+		{"a key that is absent", `metadata.annotations["missing"]`, []string{"metadata.annotations"}},
+		{"a key step after a key step", `metadata.annotations["kubernetes.io/ingress.class"]["x"]`,
+			[]string{`metadata.annotations["kubernetes.io/ingress.class"]`}},
+		{"a field at the top", "status", []string{""}},
+		{"a field below a scalar", "spec.replicas.x", []string{"spec.replicas"}},
+		{"a wildcard over a scalar", "spec.replicas[*]", []string{"spec.replicas"}},
+		{"a field name where a list is", "spec.template.spec.volumes.name", []string{"spec.template.spec.volumes"}},
+		{"a scalar reached at the end is present", "metadata.name", nil},
+	}
+	obj := object(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := MustParsePath(tt.path)
+			got := p.Missing(obj)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Missing(%s) = %q, want %q", tt.path, got, tt.want)
+			}
+			// Without wildcards a path is either found or missing, never both nor neither.
+			if !strings.Contains(tt.path, "[*]") && (len(p.Find(obj)) == 0) == (len(got) == 0) {
+				t.Errorf("%s: Find %v and Missing %q disagree", tt.path, p.Find(obj), got)
+			}
+		})
+	}
+}
+
+func TestMissingTreatsNullAsUnset(t *testing.T) {
+	obj := map[string]any{"spec": map[string]any{"a": nil, "l": []any{nil, map[string]any{"b": 1.0}}}}
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"spec.a", []string{"spec"}},
+		{"spec.a.b", []string{"spec"}},
+		{"spec.l[*].b", []string{"spec.l[0]"}},
+		{`spec["a"]`, []string{"spec"}},
+	}
+	for _, tt := range tests {
+		if got := MustParsePath(tt.path).Missing(obj); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Missing(%s) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

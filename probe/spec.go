@@ -37,6 +37,9 @@ func Validate(s Spec) error {
 		if _, _, err := SplitKind(k); err != nil {
 			return fmt.Errorf("probe %s: kinds[%d]: %w", s.ID, i, err)
 		}
+		if slices.Contains(s.Kinds[:i], k) {
+			return fmt.Errorf("probe %s: kinds[%d]: %s listed twice", s.ID, i, k)
+		}
 	}
 	if _, err := ParsePath(s.Path); err != nil {
 		return fmt.Errorf("probe %s: %w", s.ID, err)

@@ -36,8 +36,10 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		var narrowed bool
 		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
 		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
-			d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
-			return
+			if n := resolve(root.Content[0], 0); !d.probesFindSubtree(n, doc) {
+				d.object(n, doc.startLine-1, doc.renderedFrom, true)
+				return
+			}
 		}
 		root = yaml.Node{}
 	}
@@ -55,6 +57,16 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		return
 	}
 	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
+}
+
+// probesFindSubtree says whether a probe keeping values finds a map or a list in the
+// narrowed document n: narrowing may have dropped part of it, so the document is parsed whole.
+func (d *fileDecoder) probesFindSubtree(n *yaml.Node, doc *yamlDoc) bool {
+	group, _ := splitAPIVersion(doc.apiVersion)
+	if !d.opts.Probes.KeepsValues(group, doc.kind) || n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
+	return d.opts.Probes.FindsSubtree(plain(n), group, doc.kind)
 }
 
 // parseJSONObject reads one JSON object (JSON is YAML) that starts on line startLine.
