@@ -57,7 +57,8 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 		stdoutNone []string
 	}{
 		{name: "a blocker fails the default gate", args: []string{"scan", "--files", examples, "--target", "1.37", pinned},
-			code: 2, stdout: []string{"VERDICT BLOCKED", "extensions/v1beta1 Ingress removed in 1.22", "ingress.yaml:4", "Ingress NGINX Controller is end-of-life"}, stderr: []string{"gate failed: 1.37: 3 blockers"}},
+			code: 2, stdout: []string{"VERDICT BLOCKED", "extensions/v1beta1 Ingress removed in 1.22", "ingress.yaml:4", "Ingress NGINX Controller is end-of-life",
+				"Workloads mount the Docker socket: removed in 1.24 (1 object)", "Deployment ci/runner (ci-runner.yaml:3)"}, stderr: []string{"gate failed: 1.37: 4 blockers"}},
 		{name: "--fail-on never always passes", args: []string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", pinned}, code: 0},
 		{name: "a target before any removal is ready", args: []string{"scan", "--files", ingressOnly, "--target", "1.20", pinned},
 			code: 0, stdout: []string{"VERDICT READY", "INFO (1)"}},
@@ -78,7 +79,7 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 			code: 2, stdout: []string{"[eol-addon] Ingress NGINX Controller", "evidence: argocd argocd/ingress: chart ingress-nginx 4.11.2", "dns/external-dns: chart external-dns 1.15.0", "helm              optional  files mode; charts Argo CD renders"}},
 		{name: "a custom pack adds findings", args: []string{"scan", "--files", examples, "--target", "1.37", "--policy", "../../examples/policies", "--fail-on", "never", pinned},
 			code: 0, stdout: []string{"rules " + policies.RulesRevision + " (embedded), kb " + policies.KBRevision + " (embedded), acme 2026-11-29.1 (../../examples/policies)"}},
-		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 3/3"}},
+		{name: "policy test passes like opa test", args: []string{"policy", "test", "../../examples/policies"}, code: 0, stdout: []string{"PASS: 7/7"}},
 		{name: "version names the set a --bundle would give", args: []string{"version", "--bundle", "../../policies/kb"}, code: 0, stdout: []string{"bundle:     kb " + policies.KBRevision + " (../../policies/kb)"}},
 		{name: "version names OPA and the KB horizon", args: []string{"version"}, code: 0, stdout: []string{"horizon: Kubernetes 1.37", "opa:        v1.22.3", "bundle:     rules " + policies.RulesRevision + " (embedded)", "bundle:     kb " + policies.KBRevision + " (embedded)"}},
 	}

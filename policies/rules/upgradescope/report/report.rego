@@ -249,7 +249,7 @@ score(counts) := max({0, (100 - min({75, 25 * counts.blocker})) - min({20, 5 * c
 
 sorted(fs) := [x[3] | some x in sort([[severity_rank[f.severity], f.category, f.key, f] | some f in fs])]
 
-not_assessed(t) := sort_gaps((capability_gaps | probe_gaps) | coverage_gaps(t))
+not_assessed(t) := sort_gaps(((capability_gaps | probe_gaps) | coverage_gaps(t)))
 
 sort_gaps(gaps) := [x[1] | some x in sort([[g.capability, g] | some g in gaps])]
 

@@ -94,6 +94,20 @@ test_optional_capability_gap_leaves_the_verdict_ready if {
 	r.notAssessed == [{"capability": "helm", "required": false, "reason": "files mode"}]
 }
 
+test_a_declared_probe_not_observed_is_a_required_gap if {
+	inp := object.union(base_input, {"facts": {"probeGaps": {"kb/pod-host-paths": "not collected"}}})
+	r := result_for(set(), inp)
+	r.verdict == "unknown"
+	r.notAssessed == [{"capability": "probes/kb/pod-host-paths", "required": true, "reason": "not collected"}]
+}
+
+test_a_blocker_outweighs_a_probe_gap if {
+	inp := object.union(base_input, {"facts": {"probeGaps": {"custom/acme/limits": "not observed: forbidden"}}})
+	r := result_for({finding("removed-api/x", "blocker")}, inp)
+	r.verdict == "blocked"
+	count(r.notAssessed) == 1
+}
+
 test_target_past_horizon_is_a_required_kb_coverage_gap if {
 	inp := object.union(base_input, {"targets": ["1.38"]})
 	r := report_of({}, {}, inp).targets[0]

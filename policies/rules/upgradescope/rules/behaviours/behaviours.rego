@@ -60,7 +60,7 @@ usage(e) := u if {
 	u := probe_usage(e, obs)
 }
 
-usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects), "kinds": {}} if {
+usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects)} if {
 	e.nodeRuntime
 	groups := [g | some g in object.get(input.inventory, "nodes", []); runs_removed_runtime(e, g)]
 	objects := [{"name": n} | some g in groups; some n in g.names]
@@ -75,16 +75,15 @@ runs_removed_runtime(e, g) if {
 }
 
 # Without affected, every object the probe matched relies on the behaviour.
-probe_usage(e, obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0), "kinds": kinds(listed_refs)} if {
+probe_usage(e, obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0)} if {
 	not e.affected
-	listed_refs := object.get(obs, "objects", [])
-	listed := [ref(o) | some o in listed_refs]
+	listed := [ref(o) | some o in object.get(obs, "objects", [])]
 }
 
 # With affected, the listed objects holding an affected value; when some objects were not
 # listed, the total comes from the observation's per-value counts (an object holding two
 # affected values counts twice there, so the total is an upper bound).
-probe_usage(e, obs) := {"objects": listed, "count": total, "omitted": total - count(listed), "kinds": kinds(affected_refs)} if {
+probe_usage(e, obs) := {"objects": listed, "count": total, "omitted": total - count(listed)} if {
 	e.affected
 	affected_refs := [o | some o in object.get(obs, "objects", []); affected(e.affected, o)]
 	listed := [ref(o) | some o in affected_refs]
@@ -109,10 +108,9 @@ matches(a, v) if {
 	startswith(v, p)
 }
 
-# ref is an observed object as findings list objects; its kind goes to the detail.
-ref(o) := object.filter(o, ["namespace", "name", "file", "line", "renderedFrom"])
-
-kinds(objs) := {o.kind: count([1 | some p in objs; p.kind == o.kind]) | some o in objs}
+# ref is an observed object as findings list objects, with its kind: a probe of pod
+# templates spans Deployments, CronJobs and Pods.
+ref(o) := object.filter(o, ["kind", "namespace", "name", "file", "line", "renderedFrom"])
 
 finding(id, e, t, category, severity, status, u) := object.union(
 	{
@@ -121,7 +119,7 @@ finding(id, e, t, category, severity, status, u) := object.union(
 		"severity": severity,
 		"target": t,
 		"title": sprintf("%s: %s (%s)", [e.title, status, count_phrase(e, u.count)]),
-		"detail": detail(e, u.kinds),
+		"detail": e.detail,
 		"remediation": e.remediation,
 		"objects": u.objects,
 		"namespaces": sort({ns | some o in u.objects; ns := object.get(o, "namespace", ""); ns != ""}),
@@ -147,10 +145,3 @@ count_phrase(e, n) := sprintf("%d objects", [n]) if {
 	not e.nodeRuntime
 	n != 1
 }
-
-# The detail adds the listed objects by kind: a probe of pod templates spans Deployments,
-# CronJobs and Pods, and an object reference carries no kind.
-detail(e, ks) := sprintf("%s Listed objects by kind: %s.", [e.detail, concat(", ", by_kind)]) if {
-	by_kind := [sprintf("%s (%d)", [k, ks[k]]) | some k in sort(object.keys(ks))]
-	count(by_kind) > 0
-} else := e.detail

@@ -31,7 +31,7 @@ test_a_removed_behaviour_at_or_past_the_target_is_a_blocker if {
 	f.severity == "blocker"
 	f.target == "1.36"
 	f.title == "Workloads mount the Docker socket: removed in 1.24 (1 object)"
-	f.objects == [{"namespace": "ci", "name": "runner"}]
+	f.objects == [{"kind": "Deployment", "namespace": "ci", "name": "runner"}]
 	f.namespaces == ["ci"]
 	"https://kubernetes.io/blog/2022/05/03/kubernetes-1-24-release-announcement/" in f.citations
 	not f.objectsOmitted
@@ -110,7 +110,7 @@ test_only_objects_holding_an_affected_value_are_listed if {
 		deployment("logs", "agent", ["/var/log"]),
 	])
 	f := only(judge(facts, "1.36"))
-	f.objects == [{"namespace": "ci", "name": "runner"}]
+	f.objects == [{"kind": "Deployment", "namespace": "ci", "name": "runner"}]
 	f.namespaces == ["ci"]
 	contains(f.title, "(1 object)")
 }
@@ -124,7 +124,7 @@ test_affected_prefixes_match_values_that_start_with_them if {
 	facts := docker_socket([deployment("ci", "runner", ["/var/run/containerd.sock"]), deployment("ci", "b", ["/var/log"])])
 	fs := judge(facts, "1.36") with kb.behaviours as {"docker-socket": entry}
 	f := only(fs)
-	f.objects == [{"namespace": "ci", "name": "runner"}]
+	f.objects == [{"kind": "Deployment", "namespace": "ci", "name": "runner"}]
 }
 
 test_omitted_objects_are_counted_from_the_affected_values_counts if {
@@ -148,16 +148,19 @@ test_without_affected_every_matched_object_counts_and_the_omitted_are_kept if {
 	f := only(judge(probes(obs), "1.36"))
 	f.key == "removed-behaviour/pv-aws-ebs"
 	f.title == "PersistentVolumes use the AWS EBS in-tree volume plugin: removed in 1.27 (130 objects)"
-	f.objects == [{"name": "data-0"}]
+	f.objects == [{"kind": "PersistentVolume", "name": "data-0"}]
 	f.objectsOmitted == 129
 	f.namespaces == []
 }
 
-test_the_detail_adds_the_listed_objects_by_kind if {
+test_objects_keep_their_kind_and_lose_what_was_found if {
 	cron := {"group": "batch", "kind": "CronJob", "namespace": "ci", "name": "nightly", "values": ["/var/run/docker.sock"]}
 	f := only(judge(docker_socket([deployment("ci", "runner", ["/var/run/docker.sock"]), cron]), "1.36"))
-	endswith(f.detail, " Listed objects by kind: CronJob (1), Deployment (1).")
-	startswith(f.detail, kb.behaviours["docker-socket"].detail)
+	f.objects == [
+		{"kind": "Deployment", "namespace": "ci", "name": "runner"},
+		{"kind": "CronJob", "namespace": "ci", "name": "nightly"},
+	]
+	f.detail == kb.behaviours["docker-socket"].detail
 }
 
 test_entries_sharing_a_probe_each_judge_their_own_values if {

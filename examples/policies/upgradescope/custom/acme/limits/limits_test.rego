@@ -27,7 +27,7 @@ test_a_prod_deployment_without_limits_is_a_warning_naming_it if {
 	contains(f.detail, "prod-shop/cart spec.template.spec.containers[0].resources")
 }
 
-test_deployments_outside_prod_are_fine if {
+test_deployments_in_other_namespaces_are_fine if {
 	count(findings_for([deployment("dev", "cart"), deployment("production", "x")])) == 0
 }
 
