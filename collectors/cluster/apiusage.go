@@ -18,6 +18,24 @@ import (
 // PageSize is how many objects one list request returns.
 const PageSize = 500
 
+// listPages lists PageSize objects at a time, following continue tokens, and hands each page
+// to each. A page is garbage once each returns, before the next is requested: memory holds
+// one page, whatever the number of objects. An error ends the listing; the pages before it
+// were handed over.
+func listPages[L metav1.ListInterface](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error), each func(L)) error {
+	opts := metav1.ListOptions{Limit: PageSize}
+	for {
+		page, err := list(ctx, opts)
+		if err != nil {
+			return err
+		}
+		each(page)
+		if opts.Continue = page.GetContinue(); opts.Continue == "" {
+			return nil
+		}
+	}
+}
+
 // FlaggedKind is a group/version/kind the knowledge base deprecates or removes, with the
 // kind that replaces it.
 type FlaggedKind struct {
@@ -183,12 +201,7 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 			c.selfListed[at.gvr] = true
 		}
 	}
-	opts := metav1.ListOptions{Limit: PageSize}
-	for {
-		page, err := meta.Resource(at.gvr).List(ctx, opts)
-		if err != nil {
-			return nil, nil, err
-		}
+	err = listPages(ctx, meta.Resource(at.gvr).List, func(page *metav1.PartialObjectMetadataList) {
 		for i := range page.Items {
 			o := &page.Items[i]
 			for _, f := range fs {
@@ -201,10 +214,9 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 				}
 			}
 		}
-		if page.Continue == "" {
-			break
-		}
-		opts.Continue = page.Continue
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, f := range fs {
 		if a := aggs[f.Version]; a.u.Count > 0 {
