@@ -56,6 +56,8 @@ var ignoredManagers = map[string]bool{
 type served struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
+	// preferred is true at the group's preferred version.
+	preferred bool
 }
 
 // APIUsage finds the objects a writer still writes through a flagged API version. Each
@@ -115,9 +117,13 @@ func (c *Collector) APIUsage(ctx context.Context, doc *inventory.Document, flagg
 // discover maps every served, listable group/version/kind to its resource. Partial
 // discovery returns what it found and the error.
 func (c *Collector) discover(ctx context.Context) (map[schema.GroupVersionKind]served, error) {
-	_, lists, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerGroupsAndResourcesWithContext(ctx)
+	groups, lists, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerGroupsAndResourcesWithContext(ctx)
 	if lists == nil {
 		return nil, err
+	}
+	preferred := map[string]bool{}
+	for _, g := range groups {
+		preferred[g.PreferredVersion.GroupVersion] = true
 	}
 	out := map[schema.GroupVersionKind]served{}
 	for _, l := range lists {
@@ -129,7 +135,7 @@ func (c *Collector) discover(ctx context.Context) (map[schema.GroupVersionKind]s
 			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") {
 				continue
 			}
-			out[gv.WithKind(r.Kind)] = served{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
+			out[gv.WithKind(r.Kind)] = served{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced, preferred: preferred[l.GroupVersion]}
 		}
 	}
 	return out, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 // Options for Collect.
@@ -25,6 +26,9 @@ type Options struct {
 	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
 	// releases or GitOps charts, which can name a new add-on, forces the next pass.
 	PodPassEvery int
+	// Probes are the field observations the loaded bundles declare (the engine supplies them);
+	// nil or an empty set observes nothing, and the document has no probes section.
+	Probes *probe.Set
 	// Progress, when set, is told as each step starts and ends, on the collecting goroutine;
 	// it must not block. The collector reports; what to show is the caller's business.
 	Progress func(Step)
@@ -32,13 +36,15 @@ type Options struct {
 
 // Step is the progress of one collection step.
 type Step struct {
-	// Name is the capability the step fills ("versions", "api-usage", …), or "gitops".
+	// Name is the capability the step fills ("versions", "api-usage", …), or "probes" or
+	// "gitops".
 	Name string
 	// Index and Total place the step among the collection's steps, from 1.
 	Index, Total int
 	// Done is false as the step starts. Once it is true, Found counts what the step added
 	// to the document, in Unit ("nodes", "objects at flagged APIs", …), and Capability is
-	// what the step could see (nil for gitops, which records its findings elsewhere).
+	// what the step could see (nil for probes and gitops, which record what they could not
+	// see elsewhere: each probe's observation says whether it is available).
 	Done       bool
 	Found      int
 	Unit       string
@@ -103,9 +109,10 @@ func (o Options) report(s Step) {
 	}
 }
 
-// steps are the collection's steps in the order they run; every step but gitops fills the
-// capability it is named after (gitops records its own).
+// steps are the collection's steps in the order they run; every step but probes and gitops
+// fills the capability it is named after (probes and gitops record their own).
 func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
+	examined := 0
 	fills := func(name string, run func(context.Context) inventory.Capability) func(context.Context) {
 		return func(ctx context.Context) { doc.Capabilities[name] = run(ctx) }
 	}
@@ -126,6 +133,8 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
 		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
+		{"probes", func(ctx context.Context) { examined = c.Probes(ctx, doc, opts.Probes) },
+			func() (int, string) { return examined, "objects examined" }},
 		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},
 		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) }),

@@ -1,0 +1,176 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
+)
+
+// Probes looks at every object of the kinds the set's probes name, listed whole (probes read
+// spec fields) and paged at the version the cluster prefers, and records what each probe
+// found in doc.Probes. It answers the number of objects examined.
+//
+// A kind the cluster does not serve (no CRD, an API gone) has no objects to look at, and its
+// probes stay available. A kind whose list fails (forbidden, timed out) makes the probes
+// looking at it unavailable, with the reason, and the other kinds are still listed; so does a
+// kind whose group discovery could not read. The pod template probes look at each template
+// once, at the object a user edits: a Pod with a controller, a ReplicaSet of a Deployment and
+// a Job of a CronJob are made from another object's template, and only the probes naming
+// their kind look at them. A nil or empty set records nothing, not even an empty section.
+func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *probe.Set) int {
+	if set.Len() == 0 {
+		return 0
+	}
+	obs, err := newObservers(set)
+	defer func() { doc.Probes = obs.probes() }()
+	if err != nil { // the set's probes compiled once already; never guess
+		obs = observers{byKind: set.NewObserver(), template: (*probe.Set)(nil).NewObserver()}
+		obs.unavailableAll(set, "split the probes: "+err.Error())
+		return 0
+	}
+	servedBy, discoveryErr := c.discover(ctx)
+	if servedBy == nil {
+		obs.unavailableAll(set, unavailable("discovery", discoveryErr).Reason)
+		return 0
+	}
+	dyn, err := dynamic.NewForConfig(c.config)
+	if err != nil {
+		obs.unavailableAll(set, unavailable("dynamic client", err).Reason)
+		return 0
+	}
+	at := preferredServed(servedBy)
+	examined := 0
+	for _, key := range set.Kinds() {
+		group, kind, _ := probe.SplitKind(key)
+		s, ok := at[schema.GroupKind{Group: group, Kind: kind}]
+		if !ok {
+			if undiscovered(discoveryErr, group) {
+				obs.unavailable(group, kind, unavailable("discover "+key, discoveryErr).Reason)
+			}
+			continue
+		}
+		err := listPages(ctx, dyn.Resource(s.gvr).List, func(page *unstructured.UnstructuredList) {
+			for i := range page.Items {
+				obs.observe(&page.Items[i], group, kind)
+			}
+			examined += len(page.Items)
+		})
+		if err != nil {
+			obs.unavailable(group, kind, unavailable("list "+key, err).Reason)
+		}
+	}
+	return examined
+}
+
+// observers split a set by what its probes look at, so that an object made from another's
+// pod template is seen by the probes naming its kind but not by the pod template's.
+type observers struct {
+	byKind, template *probe.Observer
+}
+
+func newObservers(set *probe.Set) (observers, error) {
+	var byKind, template []probe.Declared
+	for _, d := range set.Declared() {
+		if d.Spec.PodTemplate {
+			template = append(template, d)
+		} else {
+			byKind = append(byKind, d)
+		}
+	}
+	kindSet, err := probe.NewSet(byKind)
+	if err != nil {
+		return observers{}, err
+	}
+	templateSet, err := probe.NewSet(template)
+	if err != nil {
+		return observers{}, err
+	}
+	return observers{byKind: kindSet.NewObserver(), template: templateSet.NewObserver()}, nil
+}
+
+func (o observers) observe(obj *unstructured.Unstructured, group, kind string) {
+	ref := inventory.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	o.byKind.Observe(obj.Object, group, kind, ref)
+	if !madeFromTemplate(obj, group, kind) {
+		o.template.Observe(obj.Object, group, kind, ref)
+	}
+}
+
+func (o observers) unavailable(group, kind, reason string) {
+	o.byKind.Unavailable(group, kind, reason)
+	o.template.Unavailable(group, kind, reason)
+}
+
+func (o observers) unavailableAll(set *probe.Set, reason string) {
+	for _, key := range set.Kinds() {
+		group, kind, _ := probe.SplitKind(key)
+		o.unavailable(group, kind, reason)
+	}
+}
+
+// probes are the observations of both halves, in id order.
+func (o observers) probes() []inventory.Probe {
+	out := append(o.byKind.Probes(), o.template.Probes()...)
+	inventory.SortProbes(out)
+	return out
+}
+
+// madeFromTemplate says whether a controller made obj from another object's pod template,
+// which is where the template's probes look at it.
+func madeFromTemplate(obj *unstructured.Unstructured, group, kind string) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil {
+		return false
+	}
+	owner := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
+	switch (schema.GroupKind{Group: group, Kind: kind}) {
+	case schema.GroupKind{Kind: "Pod"}:
+		return true
+	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
+		return owner == schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return owner == schema.GroupKind{Group: "batch", Kind: "CronJob"}
+	}
+	return false
+}
+
+// preferredServed picks where to list each served group and kind: the group's preferred
+// version when it serves the kind, else the most stable served one (v2, v1, v1beta2, …).
+func preferredServed(servedBy map[schema.GroupVersionKind]served) map[schema.GroupKind]served {
+	out := map[schema.GroupKind]served{}
+	for gvk, s := range servedBy {
+		best, ok := out[gvk.GroupKind()]
+		if !ok || s.preferred && !best.preferred ||
+			s.preferred == best.preferred && version.CompareKubeAwareVersionStrings(s.gvr.Version, best.gvr.Version) > 0 {
+			out[gvk.GroupKind()] = s
+		}
+	}
+	return out
+}
+
+// undiscovered says whether discovery failed for group, so that a kind it does not list may
+// be served all the same.
+func undiscovered(err error, group string) bool {
+	if err == nil {
+		return false
+	}
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if !errors.As(err, &failed) {
+		return true
+	}
+	for gv := range failed.Groups {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
+}
