@@ -195,6 +195,27 @@ func TestAProbeOfAKindTheRoleCannotListIsUnavailableAndTheOthersAreObserved(t *t
 	}
 }
 
+// A user who may read nothing still discovers what is served: every probe of a served kind is
+// unavailable, forbidden, and the probe of a kind nobody serves has nothing it could miss.
+func TestProbesForAUserWhoCanReadNothingAreForbiddenButForAKindNotServed(t *testing.T) {
+	doc := &inventory.Document{}
+	collector(t, envServer, "viewer").Probes(context.Background(), doc, probeSet(t))
+	if len(doc.Probes) != probeSet(t).Len() {
+		t.Fatalf("%d observations, want one per probe", len(doc.Probes))
+	}
+	for _, p := range doc.Probes {
+		if p.ID == "test/widget-size" {
+			if !p.Available {
+				t.Errorf("%s: unavailable (%s), want available", p.ID, p.Reason)
+			}
+			continue
+		}
+		if p.Available || !strings.Contains(p.Reason, "forbidden") {
+			t.Errorf("%s: available %v, reason %q; want unavailable and forbidden", p.ID, p.Available, p.Reason)
+		}
+	}
+}
+
 // Without probes the step lists nothing and the document has no probes section; with
 // probes and no cluster to ask, every probe says it was not observed.
 func TestProbesWithoutAClusterAreUnavailableAndWithoutProbesNothingIsWritten(t *testing.T) {
