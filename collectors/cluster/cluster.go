@@ -35,8 +35,10 @@ type Collector struct {
 	selfListed map[schema.GroupVersionResource]bool
 	// gitops remembers refused lists across ticks.
 	gitops *gitops.Reader
-	// pods is the last full pod pass, reused between passes.
-	pods podPass
+	// pods is the last full pod pass, reused between passes; podProbes its Pods' probe
+	// observations.
+	pods      podPass
+	podProbes *podProbes
 	// manifestsUnread are the Helm manifest documents the last collection could not read.
 	manifestsUnread []string
 }

@@ -22,9 +22,10 @@ type Options struct {
 	// Images says which pod images to observe closely; the zero value observes every image.
 	// The engine supplies it from the add-on registry (Engine.ImageWatch).
 	Images inventory.ImageWatch
-	// PodPassEvery lists pods on one collection in N and reuses that pass's images in between
-	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
-	// releases or GitOps charts, which can name a new add-on, forces the next pass.
+	// PodPassEvery lists pods on one collection in N and reuses that pass's images, and what
+	// the probes saw in its Pods, in between (the agent's --pod-pass-every); 0 or 1 lists them
+	// every time. A change to the Helm releases or GitOps charts, which can name a new add-on,
+	// forces the next pass.
 	PodPassEvery int
 	// Probes are the field observations the loaded bundles declare (the engine supplies them);
 	// nil or an empty set observes nothing, and the document has no probes section.
@@ -133,7 +134,7 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
 		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
-		{"probes", func(ctx context.Context) { examined = c.Probes(ctx, doc, opts.Probes) },
+		{"probes", func(ctx context.Context) { examined = c.probes(ctx, doc, opts.Probes, c.pods.reused) },
 			func() (int, string) { return examined, "objects examined" }},
 		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},

@@ -27,16 +27,40 @@ import (
 // a Job of a CronJob are made from another object's template, and only the probes naming
 // their kind look at them. A nil or empty set records nothing, not even an empty section.
 func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *probe.Set) int {
+	return c.probes(ctx, doc, set, false)
+}
+
+// podProbes are the observations of Pods at the last pod pass, reused in between as the
+// add-on images are: on a large cluster the full pod list is most of a tick's bytes.
+type podProbes struct {
+	sets     probeSets
+	obs      observers
+	examined int
+}
+
+// probes is Probes, with the Pods' observations of the last pod pass when reusePods says the
+// collection reuses that pass and they were made for this set.
+func (c *Collector) probes(ctx context.Context, doc *inventory.Document, set *probe.Set, reusePods bool) int {
 	if set.Len() == 0 {
 		return 0
 	}
-	obs, err := newObservers(set)
-	defer func() { doc.Probes = obs.probes() }()
-	if err != nil { // the set's probes compiled once already; never guess
-		obs = observers{byKind: set.NewObserver(), template: (*probe.Set)(nil).NewObserver()}
+	cached := c.podProbes
+	if cached != nil && cached.sets.of != set {
+		cached, c.podProbes = nil, nil
+	}
+	var sets probeSets
+	if cached != nil {
+		sets = cached.sets
+	} else if split, err := splitProbes(set); err == nil {
+		sets = split
+	} else { // the set's probes compiled once already; never guess
+		obs := observers{byKind: set.NewObserver(), template: (*probe.Set)(nil).NewObserver()}
 		obs.unavailableAll(set, "split the probes: "+err.Error())
+		doc.Probes = obs.probes()
 		return 0
 	}
+	obs := sets.newObservers()
+	defer func() { doc.Probes = obs.probes() }()
 	servedBy, discoveryErr := c.discover(ctx)
 	if servedBy == nil {
 		obs.unavailableAll(set, unavailable("discovery", discoveryErr).Reason)
@@ -51,6 +75,12 @@ func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *pr
 	examined := 0
 	for _, key := range set.Kinds() {
 		group, kind, _ := probe.SplitKind(key)
+		pods := group == "" && kind == "Pod"
+		if pods && reusePods && cached != nil {
+			obs.merge(cached.obs)
+			examined += cached.examined
+			continue
+		}
 		s, ok := at[schema.GroupKind{Group: group, Kind: kind}]
 		if !ok {
 			if undiscovered(discoveryErr, group) {
@@ -58,26 +88,38 @@ func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *pr
 			}
 			continue
 		}
+		into := obs
+		if pods {
+			into = sets.newObservers() // merged below, as a reused pass is
+		}
+		n := 0
 		err := listPages(ctx, dyn.Resource(s.gvr).List, func(page *unstructured.UnstructuredList) {
 			for i := range page.Items {
-				obs.observe(&page.Items[i], group, kind)
+				into.observe(&page.Items[i], group, kind)
 			}
-			examined += len(page.Items)
+			n += len(page.Items)
 		})
 		if err != nil {
-			obs.unavailable(group, kind, unavailable("list "+key, err).Reason)
+			into.unavailable(group, kind, unavailable("list "+key, err).Reason)
 		}
+		if pods {
+			obs.merge(into)
+			c.podProbes = nil
+			if err == nil {
+				c.podProbes = &podProbes{sets: sets, obs: into, examined: n}
+			}
+		}
+		examined += n
 	}
 	return examined
 }
 
-// observers split a set by what its probes look at, so that an object made from another's
-// pod template is seen by the probes naming its kind but not by the pod template's.
-type observers struct {
-	byKind, template *probe.Observer
+// probeSets are a set and its probes split by what they look at.
+type probeSets struct {
+	of, byKind, template *probe.Set
 }
 
-func newObservers(set *probe.Set) (observers, error) {
+func splitProbes(set *probe.Set) (probeSets, error) {
 	var byKind, template []probe.Declared
 	for _, d := range set.Declared() {
 		if d.Spec.PodTemplate {
@@ -88,13 +130,23 @@ func newObservers(set *probe.Set) (observers, error) {
 	}
 	kindSet, err := probe.NewSet(byKind)
 	if err != nil {
-		return observers{}, err
+		return probeSets{}, err
 	}
 	templateSet, err := probe.NewSet(template)
 	if err != nil {
-		return observers{}, err
+		return probeSets{}, err
 	}
-	return observers{byKind: kindSet.NewObserver(), template: templateSet.NewObserver()}, nil
+	return probeSets{of: set, byKind: kindSet, template: templateSet}, nil
+}
+
+func (s probeSets) newObservers() observers {
+	return observers{byKind: s.byKind.NewObserver(), template: s.template.NewObserver()}
+}
+
+// observers split a set by what its probes look at, so that an object made from another's
+// pod template is seen by the probes naming its kind but not by the pod template's.
+type observers struct {
+	byKind, template *probe.Observer
 }
 
 func (o observers) observe(obj *unstructured.Unstructured, group, kind string) {
@@ -103,6 +155,12 @@ func (o observers) observe(obj *unstructured.Unstructured, group, kind string) {
 	if !madeFromTemplate(obj, group, kind) {
 		o.template.Observe(obj.Object, group, kind, ref)
 	}
+}
+
+// merge adds what other saw, observers of the same sets, as if observed after o's own.
+func (o observers) merge(other observers) {
+	o.byKind.Merge(other.byKind)
+	o.template.Merge(other.template)
 }
 
 func (o observers) unavailable(group, kind, reason string) {

@@ -141,6 +141,62 @@ func TestProbesObserveEachPodTemplateOnceAtTheObjectAUserEdits(t *testing.T) {
 	}
 }
 
+// With a pod pass every three collections, the probes see a Pod created after a pass at the
+// next pass, not before, and pods are not listed in between: an unchanged cluster reads the
+// same on every collection.
+func TestProbesReuseTheLastPodPassBetweenPasses(t *testing.T) {
+	c := adminClient(t, envServer)
+	cfg := restConfig(t, envServer, "admin")
+	listed := map[string]bool{}
+	cfg.Wrap(recordGets(listed, "/api/v1/pods")) // every pod, not the control plane's
+	col, err := cluster.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sfx := fmt.Sprint(time.Now().UnixNano() % 1e6)
+	mount := func(name string) string { return "/probes/" + sfx + "/" + name }
+	pod := func(name string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probes-pass-" + name + "-" + sfx, Namespace: "default"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1"}},
+				Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: mount(name)}}}}}}
+		if _, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			zero := int64(0)
+			_ = c.CoreV1().Pods("default").Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		})
+	}
+	opts := cluster.Options{StepTimeout: time.Minute, PodPassEvery: 3, Probes: probeSet(t)}
+	mounted := func(doc *inventory.Document) []string {
+		var out []string
+		for _, v := range byID(doc.Probes)["pod-host-path"].Values {
+			if strings.HasPrefix(v.Value, mount("")) {
+				out = append(out, v.Value)
+			}
+		}
+		return out
+	}
+
+	pod("a")
+	first := col.Collect(ctx, time.Now(), opts)
+	if got, want := mounted(first), []string{mount("a")}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the first collection is a pod pass and sees %q, want %q", got, want)
+	}
+	pod("b")
+	for i := 2; i <= 3; i++ {
+		clear(listed)
+		doc := col.Collect(ctx, time.Now(), opts)
+		if len(listed) > 0 || !reflect.DeepEqual(doc.Probes, first.Probes) {
+			t.Errorf("collection %d listed %v and observed %q; want no pod list and the pass's observations", i, slices.Sorted(maps.Keys(listed)), mounted(doc))
+		}
+	}
+	if got, want := mounted(col.Collect(ctx, time.Now(), opts)), []string{mount("a"), mount("b")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the fourth collection is a pod pass and sees %q, want %q", got, want)
+	}
+}
+
 // A kind no CRD serves has nothing to examine: the probe is available, having looked at
 // nothing, and no list was attempted.
 func TestAProbeOfACustomKindWithoutItsCRDIsAvailableHavingExaminedNothing(t *testing.T) {
