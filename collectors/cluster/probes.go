@@ -23,9 +23,9 @@ import (
 // probes stay available. A kind whose list fails (forbidden, timed out) makes the probes
 // looking at it unavailable, with the reason, and the other kinds are still listed; so does a
 // kind whose group discovery could not read. The pod template probes look at each template
-// once, at the object a user edits: a Pod with a controller, a ReplicaSet of a Deployment and
-// a Job of a CronJob are made from another object's template, and only the probes naming
-// their kind look at them. A nil or empty set records nothing, not even an empty section.
+// once, at the object a user edits: an object a workload controls (a ReplicaSet's Pod, a
+// Deployment's ReplicaSet, a CronJob's Job) is a copy of its template, and only the probes
+// naming its kind look at it. A nil or empty set records nothing, not even an empty section.
 func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *probe.Set) int {
 	return c.probes(ctx, doc, set, false)
 }
@@ -152,7 +152,7 @@ type observers struct {
 func (o observers) observe(obj *unstructured.Unstructured, group, kind string) {
 	ref := inventory.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	o.byKind.Observe(obj.Object, group, kind, ref)
-	if !madeFromTemplate(obj, group, kind) {
+	if !madeFromTemplate(obj) {
 		o.template.Observe(obj.Object, group, kind, ref)
 	}
 }
@@ -182,23 +182,18 @@ func (o observers) probes() []inventory.Probe {
 	return out
 }
 
-// madeFromTemplate says whether a controller made obj from another object's pod template,
-// which is where the template's probes look at it.
-func madeFromTemplate(obj *unstructured.Unstructured, group, kind string) bool {
+// madeFromTemplate says whether obj's controller is a workload, which made obj from its own
+// pod template, where the template's probes look: a ReplicaSet's or a Job's Pods, a
+// Deployment's ReplicaSets, a CronJob's Jobs. A static pod's mirror (a Node controls it) or a
+// Pod a custom resource controls is no copy of a template the probes see.
+func madeFromTemplate(obj *unstructured.Unstructured) bool {
 	ref := metav1.GetControllerOfNoCopy(obj)
 	if ref == nil {
 		return false
 	}
-	owner := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
-	switch (schema.GroupKind{Group: group, Kind: kind}) {
-	case schema.GroupKind{Kind: "Pod"}:
-		return true
-	case schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}:
-		return owner == schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		return owner == schema.GroupKind{Group: "batch", Kind: "CronJob"}
-	}
-	return false
+	owner := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	_, workload := probe.TemplatePath(owner.Group, owner.Kind)
+	return workload
 }
 
 // preferredServed picks where to list each served group and kind: the group's preferred

@@ -87,8 +87,8 @@ func byID(ps []inventory.Probe) map[string]inventory.Probe {
 }
 
 // The objects a user edits are observed once each: a Deployment's template at the
-// Deployment, not again at its ReplicaSet and Pod, nor a CronJob's at its Job, while a probe
-// naming Pods sees every Pod.
+// Deployment, not again at its ReplicaSet and Pod, nor a CronJob's at its Job, while a static
+// pod's mirror, which no workload controls, counts, and a probe naming Pods sees every Pod.
 func TestProbesObserveEachPodTemplateOnceAtTheObjectAUserEdits(t *testing.T) {
 	c := adminClient(t, envServer)
 	col := collector(t, envServer, "admin")
@@ -110,14 +110,14 @@ func TestProbesObserveEachPodTemplateOnceAtTheObjectAUserEdits(t *testing.T) {
 		probe string
 		want  seen
 	}{
-		{"host-path", seen{Examined: 3, Count: 2,
-			Objects: []string{"Deployment web [" + docker + "]", "Pod bare [/var/log]"},
-			Values:  map[string]int{docker: 1, "/var/log": 1}}},
-		{"no-limits", seen{Examined: 3, Count: 2,
+		{"host-path", seen{Examined: 4, Count: 3,
+			Objects: []string{"Deployment web [" + docker + "]", "Pod bare [/var/log]", "Pod kube-apiserver [/etc/kubernetes/pki]"},
+			Values:  map[string]int{docker: 1, "/var/log": 1, "/etc/kubernetes/pki": 1}}},
+		{"no-limits", seen{Examined: 4, Count: 2,
 			Objects: []string{"CronJob nightly []", "Deployment web []"}, Values: map[string]int{}}},
-		{"pod-host-path", seen{Examined: 2, Count: 2,
-			Objects: []string{"Pod bare [/var/log]", "Pod web-6d4b-x7k2 [" + docker + "]"},
-			Values:  map[string]int{docker: 1, "/var/log": 1}}},
+		{"pod-host-path", seen{Examined: 3, Count: 3,
+			Objects: []string{"Pod bare [/var/log]", "Pod kube-apiserver [/etc/kubernetes/pki]", "Pod web-6d4b-x7k2 [" + docker + "]"},
+			Values:  map[string]int{docker: 1, "/var/log": 1, "/etc/kubernetes/pki": 1}}},
 		{"lb-ip", seen{Examined: 1, Count: 1, Objects: []string{"Service web [203.0.113.10]"}, Values: map[string]int{"203.0.113.10": 1}}},
 		{"provisioner", seen{Examined: 1, Count: 1,
 			Objects: []string{"StorageClass probes-ebs [kubernetes.io/aws-ebs]"}, Values: map[string]int{"kubernetes.io/aws-ebs": 1}}},
@@ -300,7 +300,7 @@ func TestProbesWithoutAClusterAreUnavailableAndWithoutProbesNothingIsWritten(t *
 
 // writeProbedObjects writes, in a new namespace, the objects the probes look for: a
 // Deployment mounting the Docker socket with a ReplicaSet and a Pod made from it (as the
-// controllers would), a bare Pod, a CronJob with a Job of its own, a Service with a
+// controllers would), a bare Pod, a static pod's mirror, a CronJob with a Job of its own, a Service with a
 // loadBalancerIP, an Ingress with the class annotation, and a StorageClass on the in-tree EBS
 // provisioner. Each is deleted at the end: no namespace controller runs.
 func writeProbedObjects(t *testing.T, c kubernetes.Interface, ns, sfx string) {
@@ -343,7 +343,19 @@ func writeProbedObjects(t *testing.T, c kubernetes.Interface, ns, sfx string) {
 	check(err)
 	t.Cleanup(func() { _ = c.CoreV1().Pods(ns).Delete(context.Background(), "web-6d4b-x7k2", del) })
 
+	// Pods with limits, so that on a cluster of many Pods without them (make bench-live's) the
+	// Deployment and CronJob, listed before Pods, are the objects no-limits lists.
 	limited := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
+	// A static pod's mirror: its Node controls it, and no template the probes see is its own.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "probes-node-" + sfx, UID: "8f0c3a52-0d7e-4c4b-9a57-3b8e2f6d1c90"}}
+	_, err = c.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-apiserver", OwnerReferences: controller("v1", "Node", node),
+			Annotations: map[string]string{"kubernetes.io/config.mirror": "0d8e"}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "kube-apiserver", Image: "registry.k8s.io/kube-apiserver:v1.35.4", Resources: limited}},
+			Volumes: []corev1.Volume{{Name: "pki", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/pki"}}}}}}, metav1.CreateOptions{})
+	check(err)
+	t.Cleanup(func() { _ = c.CoreV1().Pods(ns).Delete(context.Background(), "kube-apiserver", del) })
+
 	_, err = c.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "debug", Image: "example.com/debug:1", Resources: limited}},
 			Volumes: []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/log"}}}}}}, metav1.CreateOptions{})
