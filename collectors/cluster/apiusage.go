@@ -18,6 +18,24 @@ import (
 // PageSize is how many objects one list request returns.
 const PageSize = 500
 
+// listPages lists PageSize objects at a time, following continue tokens, and hands each page
+// to each. A page is garbage once each returns, before the next is requested: memory holds
+// one page, whatever the number of objects. An error ends the listing; the pages before it
+// were handed over.
+func listPages[L metav1.ListInterface](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error), each func(L)) error {
+	opts := metav1.ListOptions{Limit: PageSize}
+	for {
+		page, err := list(ctx, opts)
+		if err != nil {
+			return err
+		}
+		each(page)
+		if opts.Continue = page.GetContinue(); opts.Continue == "" {
+			return nil
+		}
+	}
+}
+
 // FlaggedKind is a group/version/kind the knowledge base deprecates or removes, with the
 // kind that replaces it.
 type FlaggedKind struct {
@@ -38,6 +56,8 @@ var ignoredManagers = map[string]bool{
 type served struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
+	// preferred is true at the group's preferred version.
+	preferred bool
 }
 
 // APIUsage finds the objects a writer still writes through a flagged API version. Each
@@ -97,9 +117,13 @@ func (c *Collector) APIUsage(ctx context.Context, doc *inventory.Document, flagg
 // discover maps every served, listable group/version/kind to its resource. Partial
 // discovery returns what it found and the error.
 func (c *Collector) discover(ctx context.Context) (map[schema.GroupVersionKind]served, error) {
-	_, lists, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerGroupsAndResourcesWithContext(ctx)
+	groups, lists, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerGroupsAndResourcesWithContext(ctx)
 	if lists == nil {
 		return nil, err
+	}
+	preferred := map[string]bool{}
+	for _, g := range groups {
+		preferred[g.PreferredVersion.GroupVersion] = true
 	}
 	out := map[schema.GroupVersionKind]served{}
 	for _, l := range lists {
@@ -111,7 +135,7 @@ func (c *Collector) discover(ctx context.Context) (map[schema.GroupVersionKind]s
 			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") {
 				continue
 			}
-			out[gv.WithKind(r.Kind)] = served{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
+			out[gv.WithKind(r.Kind)] = served{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced, preferred: preferred[l.GroupVersion]}
 		}
 	}
 	return out, err
@@ -183,12 +207,7 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 			c.selfListed[at.gvr] = true
 		}
 	}
-	opts := metav1.ListOptions{Limit: PageSize}
-	for {
-		page, err := meta.Resource(at.gvr).List(ctx, opts)
-		if err != nil {
-			return nil, nil, err
-		}
+	err = listPages(ctx, meta.Resource(at.gvr).List, func(page *metav1.PartialObjectMetadataList) {
 		for i := range page.Items {
 			o := &page.Items[i]
 			for _, f := range fs {
@@ -201,10 +220,9 @@ func (c *Collector) attribute(ctx context.Context, meta metadata.Interface, at s
 				}
 			}
 		}
-		if page.Continue == "" {
-			break
-		}
-		opts.Continue = page.Continue
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, f := range fs {
 		if a := aggs[f.Version]; a.u.Count > 0 {

@@ -1,6 +1,7 @@
 // Package cluster collects an inventory from a live cluster through client-go. It only
-// reads, lists metadata where it can, and turns every failure into a capability that says
-// what it could not see.
+// reads, lists metadata where it can (probes read whole objects of the kinds they name), and
+// turns every failure into a capability, or a probe's unavailability, that says what it could
+// not see.
 package cluster
 
 import (
@@ -34,8 +35,10 @@ type Collector struct {
 	selfListed map[schema.GroupVersionResource]bool
 	// gitops remembers refused lists across ticks.
 	gitops *gitops.Reader
-	// pods is the last full pod pass, reused between passes.
-	pods podPass
+	// pods is the last full pod pass, reused between passes; podProbes its Pods' probe
+	// observations.
+	pods      podPass
+	podProbes *podProbes
 	// manifestsUnread are the Helm manifest documents the last collection could not read.
 	manifestsUnread []string
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 // Options for Collect.
@@ -21,10 +22,14 @@ type Options struct {
 	// Images says which pod images to observe closely; the zero value observes every image.
 	// The engine supplies it from the add-on registry (Engine.ImageWatch).
 	Images inventory.ImageWatch
-	// PodPassEvery lists pods on one collection in N and reuses that pass's images in between
-	// (the agent's --pod-pass-every); 0 or 1 lists them every time. A change to the Helm
-	// releases or GitOps charts, which can name a new add-on, forces the next pass.
+	// PodPassEvery lists pods on one collection in N and reuses that pass's images, and what
+	// the probes saw in its Pods, in between (the agent's --pod-pass-every); 0 or 1 lists them
+	// every time. A change to the Helm releases or GitOps charts, which can name a new add-on,
+	// forces the next pass.
 	PodPassEvery int
+	// Probes are the field observations the loaded bundles declare (the engine supplies them);
+	// nil or an empty set observes nothing, and the document has no probes section.
+	Probes *probe.Set
 	// Progress, when set, is told as each step starts and ends, on the collecting goroutine;
 	// it must not block. The collector reports; what to show is the caller's business.
 	Progress func(Step)
@@ -32,13 +37,15 @@ type Options struct {
 
 // Step is the progress of one collection step.
 type Step struct {
-	// Name is the capability the step fills ("versions", "api-usage", …), or "gitops".
+	// Name is the capability the step fills ("versions", "api-usage", …), or "probes" or
+	// "gitops".
 	Name string
 	// Index and Total place the step among the collection's steps, from 1.
 	Index, Total int
 	// Done is false as the step starts. Once it is true, Found counts what the step added
 	// to the document, in Unit ("nodes", "objects at flagged APIs", …), and Capability is
-	// what the step could see (nil for gitops, which records its findings elsewhere).
+	// what the step could see (nil for probes and gitops, which record what they could not
+	// see elsewhere: each probe's observation says whether it is available).
 	Done       bool
 	Found      int
 	Unit       string
@@ -103,9 +110,10 @@ func (o Options) report(s Step) {
 	}
 }
 
-// steps are the collection's steps in the order they run; every step but gitops fills the
-// capability it is named after (gitops records its own).
+// steps are the collection's steps in the order they run; every step but probes and gitops
+// fills the capability it is named after (probes and gitops record their own).
 func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
+	examined := 0
 	fills := func(name string, run func(context.Context) inventory.Capability) func(context.Context) {
 		return func(ctx context.Context) { doc.Capabilities[name] = run(ctx) }
 	}
@@ -126,6 +134,8 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
 		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
+		{"probes", func(ctx context.Context) { examined = c.probes(ctx, doc, opts.Probes, c.pods.reused) },
+			func() (int, string) { return examined, "objects examined" }},
 		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},
 		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) }),

@@ -22,12 +22,15 @@ type podPass struct {
 	charts uint64
 	force  bool
 	valid  bool
+	// reused is true when the last addonsPass reused the pass instead of listing pods.
+	reused bool
 }
 
 // addonsPass records add-on evidence, listing pods only when a pass is due.
 func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int, watch inventory.ImageWatch) inventory.Capability {
 	p := &c.pods
-	if every > 1 && p.valid && !p.force && p.since < every-1 {
+	p.reused = every > 1 && p.valid && !p.force && p.since < every-1
+	if p.reused {
 		p.since++
 		doc.WorkloadImages, doc.WorkloadImagesOmitted = cloneImages(p.images), p.omitted
 		return withPodPassReason(c.ingressClasses(ctx, doc), every)

@@ -1,7 +1,8 @@
 // Command benchlive fills the real API server of hack/with-kube.sh with a synthetic cluster
 // (500 Helm releases, 200 namespaces, 5,000 objects at a deprecated API, 2,000 pods, 200
-// nodes) and measures `upgradescope scan` on it: wall time, API requests and peak RSS, then
-// the requests of a first and a steady collection in one process (the agent's ticks).
+// nodes) and measures `upgradescope scan` on it: wall time, API requests and peak RSS; one
+// collection as a process of its own, with and without the knowledge base's probes; then the
+// requests of a first and a steady collection in one process (the agent's ticks).
 package main
 
 import (
@@ -30,28 +31,45 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 func main() {
 	bin := flag.String("bin", "bin/upgradescope", "the binary to measure")
+	collect := flag.String("collect", "", `collect once and report, as the child the bench measures: "plain" or "probes"`)
 	flag.Parse()
-	if err := run(*bin); err != nil {
+	var err error
+	if *collect != "" {
+		err = collectOnce(*collect == "probes")
+	} else {
+		err = run(*bin)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchlive:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string) error {
-	kubeconfig := os.Getenv("UPGRADESCOPE_KUBECONFIG")
+// adminConfig is the admin context of the API server's kubeconfig.
+func adminConfig() (kubeconfig string, cfg *rest.Config, err error) {
+	kubeconfig = os.Getenv("UPGRADESCOPE_KUBECONFIG")
 	if kubeconfig == "" {
-		return fmt.Errorf("UPGRADESCOPE_KUBECONFIG is not set: run under hack/with-kube.sh")
+		return "", nil, fmt.Errorf("UPGRADESCOPE_KUBECONFIG is not set: run under hack/with-kube.sh")
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+	cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: "admin"}).ClientConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	return kubeconfig, cfg, nil
+}
+
+func run(bin string) error {
+	kubeconfig, cfg, err := adminConfig()
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = 500, 1000
 	start := time.Now()
 	if err := populate(context.Background(), cfg); err != nil {
 		return err
@@ -72,7 +90,92 @@ func run(bin string) error {
 	fmt.Println("|---|---:|---:|---:|---:|")
 	fmt.Printf("| upgradescope scan --target 1.37 | %.2f s | %.2f s | %d MiB | %s |\n", wall.Seconds(),
 		time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds(), ru.Maxrss/1024, strings.TrimSpace(strings.TrimPrefix(lastLine(stderr.String()), "api requests:")))
+	if err := collections(); err != nil {
+		return err
+	}
 	return ticks(cfg)
+}
+
+// collections measures one collection as a process of its own (this command as a child), so
+// that its peak RSS is the collection's: without probes, then with the knowledge base's.
+func collections() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Println("\n| one collection (a process of its own) | wall | CPU (user+sys) | peak RSS | API requests | objects probed |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for _, mode := range []string{"plain", "probes"} {
+		cmd := exec.Command(self, "-collect", mode)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("collect %s: %v: %s", mode, err, stderr.String())
+		}
+		wall := time.Since(t0)
+		var requests, examined int
+		if _, err := fmt.Sscanf(stdout.String(), "%d requests, %d objects probed", &requests, &examined); err != nil {
+			return fmt.Errorf("collect %s said %q: %v", mode, stdout.String(), err)
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		fmt.Printf("| %s | %.2f s | %.2f s | %d MiB | %d | %d |\n", map[string]string{"plain": "without probes", "probes": "with the kb's 8 probes"}[mode],
+			wall.Seconds(), time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds(), ru.Maxrss/1024, requests, examined)
+	}
+	return nil
+}
+
+// collectOnce is the child of collections: one collection, then its requests and the
+// objects its probes examined on stdout.
+func collectOnce(withProbes bool) error {
+	_, cfg, err := adminConfig()
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(context.Background())
+	if err != nil {
+		return err
+	}
+	var probes *probe.Set
+	if withProbes {
+		if probes, err = kbProbes(); err != nil {
+			return err
+		}
+	}
+	var n atomic.Int64
+	cfg.Wrap(countRequests(&n))
+	col, err := cluster.New(cfg)
+	if err != nil {
+		return err
+	}
+	opts := collectOptions(eng, probes)
+	examined := 0
+	opts.Progress = func(s cluster.Step) {
+		if s.Done && s.Name == "probes" {
+			examined = s.Found
+		}
+	}
+	col.Collect(context.Background(), time.Now(), opts)
+	fmt.Printf("%d requests, %d objects probed\n", n.Load(), examined)
+	return nil
+}
+
+// collectOptions are the agent's options for eng, with probes (nil for none).
+func collectOptions(eng *engine.Engine, probes *probe.Set) cluster.Options {
+	var flagged []cluster.FlaggedKind
+	for _, a := range eng.FlaggedAPIs() {
+		flagged = append(flagged, cluster.FlaggedKind{Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed})
+	}
+	// The agent's default --pod-pass-every 3: ticks 1 and 4 list pods, 2 and 3 reuse them.
+	return cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute, PodPassEvery: 3,
+		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}, Images: eng.ImageWatch(),
+		Probes: probes}
+}
+
+func countRequests(n *atomic.Int64) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) { n.Add(1); return rt.RoundTrip(r) })
+	}
 }
 
 func lastLine(s string) string {
@@ -86,23 +189,19 @@ func ticks(base *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	probes, err := kbProbes()
+	if err != nil {
+		return err
+	}
 	var n atomic.Int64
 	cfg := rest.CopyConfig(base)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(r *http.Request) (*http.Response, error) { n.Add(1); return rt.RoundTrip(r) })
-	})
+	cfg.Wrap(countRequests(&n))
 	col, err := cluster.New(cfg)
 	if err != nil {
 		return err
 	}
-	var flagged []cluster.FlaggedKind
-	for _, a := range eng.FlaggedAPIs() {
-		flagged = append(flagged, cluster.FlaggedKind{Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed})
-	}
-	// The agent's default --pod-pass-every 3: ticks 1 and 4 list pods, 2 and 3 reuse them.
-	opts := cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute, PodPassEvery: 3,
-		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}, Images: eng.ImageWatch()}
-	fmt.Println("\n| collection in one process (--pod-pass-every 3) | wall | API requests |")
+	opts := collectOptions(eng, probes)
+	fmt.Println("\n| collection in one process (--pod-pass-every 3, the kb's probes) | wall | API requests |")
 	fmt.Println("|---|---:|---:|")
 	for _, name := range []string{"first tick", "steady tick, pods reused", "steady tick, pods reused", "steady tick, pod pass"} {
 		n.Store(0)
