@@ -174,6 +174,7 @@ func (f *liveFlags) collectOptions(eng *engine.Engine, teamLabel string) cluster
 		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
 		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},
 		Images:   eng.ImageWatch(),
+		Probes:   eng.Probes(),
 	}
 }
 

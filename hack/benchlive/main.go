@@ -138,9 +138,7 @@ func collectOnce(withProbes bool) error {
 	}
 	var probes *probe.Set
 	if withProbes {
-		if probes, err = kbProbes(); err != nil {
-			return err
-		}
+		probes = eng.Probes()
 	}
 	var n atomic.Int64
 	cfg.Wrap(countRequests(&n))
@@ -189,10 +187,7 @@ func ticks(base *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	probes, err := kbProbes()
-	if err != nil {
-		return err
-	}
+	probes := eng.Probes()
 	var n atomic.Int64
 	cfg := rest.CopyConfig(base)
 	cfg.Wrap(countRequests(&n))
