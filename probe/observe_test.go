@@ -422,6 +422,7 @@ func TestNewSetRefusesWhatCannotBeObserved(t *testing.T) {
 		{"both kinds and podTemplate", with(func(s *Spec) { s.PodTemplate = true }), "either kinds or podTemplate"},
 		{"a kind without a group", with(func(s *Spec) { s.Kinds = []string{"core/Service", "Service"} }), "kinds[1]"},
 		{"a kind listed twice", with(func(s *Spec) { s.Kinds = []string{"core/Service", "apps/Deployment", "core/Service"} }), "kinds[2]: core/Service listed twice"},
+		{"a Secret, whose values would leave the cluster", with(func(s *Spec) { s.Kinds = []string{"core/Secret"} }), "kinds[0]: probes may not read Secrets"},
 		{"a kind with two slashes", with(func(s *Spec) { s.Kinds = []string{"a/b/C"} }), "kinds[0]"},
 		{"a kind with an empty group", with(func(s *Spec) { s.Kinds = []string{"/Service"} }), "kinds[0]"},
 		{"a bad path", with(func(s *Spec) { s.Path = "spec..x" }), "offset 5"},
@@ -447,7 +448,7 @@ func TestFindsSubtreeSaysWhenAKeptValueIsAMapOrAList(t *testing.T) {
 		Spec{ID: "images", PodTemplate: true, Path: "spec.containers[*].image", Values: true},
 		Spec{ID: "spec", Kinds: []string{"core/Service"}, Path: "spec", Values: true},
 		Spec{ID: "absent", Kinds: []string{"core/ConfigMap"}, Path: "data", Match: MatchAbsent, Values: true},
-		Spec{ID: "count", Kinds: []string{"core/Secret"}, Path: "data"},
+		Spec{ID: "count", Kinds: []string{"core/Endpoints"}, Path: "data"},
 	)
 	deploy := decode(t, `{"spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}}`)
 	tests := []struct {
@@ -461,7 +462,7 @@ func TestFindsSubtreeSaysWhenAKeptValueIsAMapOrAList(t *testing.T) {
 		{"a map at the end of a path", "", "Service", decode(t, `{"spec": {"type": "ClusterIP"}}`), true, true},
 		{"a scalar at the end of a path", "", "Service", decode(t, `{"spec": "x"}`), true, false},
 		{"an absent probe keeps where it fell short, not a value", "", "ConfigMap", decode(t, `{"data": {"a": "b"}}`), false, false},
-		{"a probe keeping no values", "", "Secret", decode(t, `{"data": {"a": "b"}}`), false, false},
+		{"a probe keeping no values", "", "Endpoints", decode(t, `{"data": {"a": "b"}}`), false, false},
 		{"a kind no probe looks at", "", "Namespace", deploy, false, false},
 	}
 	for _, tt := range tests {

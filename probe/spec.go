@@ -40,6 +40,9 @@ func Validate(s Spec) error {
 		if slices.Contains(s.Kinds[:i], k) {
 			return fmt.Errorf("probe %s: kinds[%d]: %s listed twice", s.ID, i, k)
 		}
+		if k == "core/Secret" {
+			return fmt.Errorf("probe %s: kinds[%d]: probes may not read Secrets: what they find is copied into inventories, which agents push and servers keep", s.ID, i)
+		}
 	}
 	if _, err := ParsePath(s.Path); err != nil {
 		return fmt.Errorf("probe %s: %w", s.ID, err)
