@@ -12,6 +12,7 @@ import (
 func newInventoryCommand(s streams) *cobra.Command {
 	var filesPath, now, teamLabel string
 	var quiet bool
+	var policies []string
 	var lf liveFlags
 	var bf bundleFlags
 	cmd := &cobra.Command{
@@ -19,6 +20,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 		Short: "Collect the inventory document (a live cluster, or manifests) and print it as JSON",
 		Example: `  upgradescope inventory > inventory.json
   upgradescope inventory --files ./rendered > inventory.json
+  upgradescope inventory --files ./rendered --policy ./my-pack > inventory.json
   upgradescope eval --inventory inventory.json --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -28,10 +30,13 @@ func newInventoryCommand(s streams) *cobra.Command {
 				return err
 			}
 			// The kb bundle decides which kinds a collector lists, so a newer kb changes the
-			// inventory too.
+			// inventory too, and a custom pack adds the probes and images it declares.
 			opts, err := bf.engineOptions(cmd.Context())
 			if err != nil {
 				return err
+			}
+			for _, p := range policies {
+				opts = append(opts, engine.WithPolicy(p))
 			}
 			rep := newProgress(s, quiet)
 			defer rep.Close()
@@ -56,6 +61,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
+	cmd.Flags().StringArrayVar(&policies, "policy", nil, "custom rule pack whose declared probes and images to observe: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")

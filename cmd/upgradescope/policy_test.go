@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -185,5 +186,38 @@ func TestCustomRulesDocPinsTheEmbeddedOPAVersion(t *testing.T) {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("docs/custom-rules.md lacks %q (the OPA module this binary embeds is %s)", want, v)
 		}
+	}
+}
+
+// The walk-through of docs/custom-rules.md: a pack's probe is observed only when the pack is
+// loaded while collecting, and judging an inventory collected without it names the gap.
+func TestACustomPackProbeFiresThroughEvalAndItsAbsenceIsAGap(t *testing.T) {
+	dir := t.TempDir()
+	with, without := filepath.Join(dir, "with.json"), filepath.Join(dir, "without.json")
+	for path, args := range map[string][]string{
+		with:    {"inventory", "--files", examples + "/prod-shop.yaml", "--policy", examplePack, "-q"},
+		without: {"inventory", "--files", examples + "/prod-shop.yaml", "-q"},
+	} {
+		r := runCLI(t, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		write(t, dir, filepath.Base(path), r.stdout)
+	}
+	r := runCLI(t, "eval", "--inventory", with, "--target", "1.37", "--policy", examplePack)
+	for _, want := range []string{"VERDICT READY", "[acme-limits] 1 production Deployment(s) run containers without resource limits",
+		"prod-shop/cart spec.template.spec.containers[1]", "Deployment prod-shop/cart (prod-shop.yaml:10)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("eval of an inventory collected with the pack: stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "eval", "--inventory", without, "--target", "1.37", "--policy", examplePack)
+	for _, want := range []string{"VERDICT UNKNOWN", "probes/custom/acme/deployment-without-limits  required  not collected"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("eval of an inventory collected without the pack: stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "acme-limits") {
+		t.Errorf("a finding was judged on a probe nobody observed:\n%s", r.stdout)
 	}
 }
