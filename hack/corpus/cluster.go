@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"time"
 
@@ -118,5 +119,6 @@ func LargeCluster() *inventory.Document {
 		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", RemovedRelease: "1.32"},
 		{Group: "", Version: "v1", Resource: "endpoints"},
 	}
+	observeProbes(doc, rand.New(rand.NewPCG(1, 2)), 5000, func(i int) string { return fmt.Sprintf("ns-%03d", i%200) })
 	return doc
 }

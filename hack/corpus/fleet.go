@@ -72,6 +72,7 @@ func Cluster(namespaces, seed int) *inventory.Document {
 	g.images(doc, namespaces)
 	g.crds(doc)
 	g.apiUsage(doc)
+	observeProbes(doc, g.rng, 10*namespaces, g.nsName)
 	doc.DeprecatedCalls = []inventory.DeprecatedCall{
 		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", RemovedRelease: "1.32"},
 		{Group: "", Version: "v1", Resource: "endpoints"},
