@@ -22,14 +22,16 @@ type Declared struct {
 // probes that look at it: objects of a kind no probe names cost one map lookup.
 type Set struct {
 	probes   []compiled
+	needles  [][]byte         // the names paths spell, for Screen
 	byKind   map[string][]int // "<group>/<Kind>" → probes naming it
 	template []int            // probes of the pod template
 }
 
 type compiled struct {
-	id   string
-	spec Spec
-	path Path
+	id      string
+	spec    Spec
+	path    Path
+	needles []int // indices in Set.needles
 }
 
 // NewSet compiles the declared probes; an invalid one is refused with its id.
@@ -38,6 +40,7 @@ func NewSet(declared []Declared) (*Set, error) {
 		return nil, fmt.Errorf("%d probes declared; an inventory observes at most %d", len(declared), inventory.MaxProbes)
 	}
 	s := &Set{byKind: map[string][]int{}}
+	needles := map[string]int{}
 	sorted := slices.SortedFunc(slices.Values(declared), func(a, b Declared) int { return cmp.Compare(a.ID, b.ID) })
 	for i, d := range sorted {
 		if i > 0 && sorted[i-1].ID == d.ID {
@@ -48,7 +51,9 @@ func NewSet(declared []Declared) (*Set, error) {
 		}
 		spec := Normal(d.Spec)
 		spec.Kinds = slices.Clone(spec.Kinds)
-		s.probes = append(s.probes, compiled{id: d.ID, spec: spec, path: MustParsePath(spec.Path)})
+		c := compiled{id: d.ID, spec: spec, path: MustParsePath(spec.Path)}
+		c.needles = s.needlesOf(c, needles)
+		s.probes = append(s.probes, c)
 		if spec.PodTemplate {
 			s.template = append(s.template, i)
 		}
@@ -173,11 +178,20 @@ func (s *Set) NewObserver() *Observer {
 // Observe looks at one object, decoded from JSON or YAML (maps with string keys, lists,
 // scalars), of the given group and kind, known to the document as ref.
 func (o *Observer) Observe(obj any, group, kind string, ref inventory.ObjectRef) {
+	o.ObserveScreened(obj, group, kind, ref, nil)
+}
+
+// refNone is the reference of an object no probe looks at.
+var refNone inventory.ObjectRef
+
+// ObserveScreened is Observe for the probes sc leaves (nil: all of them); the others count
+// the object as examined and found nothing in it, as its text says.
+func (o *Observer) ObserveScreened(obj any, group, kind string, ref inventory.ObjectRef, sc Screen) {
 	if o.set == nil {
 		return
 	}
 	for _, i := range o.set.byKind[KindKey(group, kind)] {
-		o.observe(i, obj, group, kind, ref)
+		o.observeScreened(i, obj, group, kind, ref, sc)
 	}
 	if len(o.set.template) == 0 {
 		return
@@ -188,8 +202,16 @@ func (o *Observer) Observe(obj any, group, kind string, ref inventory.ObjectRef)
 	}
 	template := templateOf(obj, tp)
 	for _, i := range o.set.template {
-		o.observe(i, template, group, kind, ref)
+		o.observeScreened(i, template, group, kind, ref, sc)
 	}
+}
+
+func (o *Observer) observeScreened(i int, obj any, group, kind string, ref inventory.ObjectRef, sc Screen) {
+	if sc != nil && (i >= len(sc) || !sc[i]) {
+		o.obs[i].examined++
+		return
+	}
+	o.observe(i, obj, group, kind, ref)
 }
 
 // templateOf follows the fields tp leads through to a workload's pod template.

@@ -53,6 +53,50 @@ type fileDecoder struct {
 	narrowed []byte
 	// parseAll turns off recording from the line scan, so tests can compare the two.
 	parseAll bool
+	// text is the document being decoded, which probes are screened against; screened is
+	// the last answer, for the document's kind.
+	text     []byte
+	screened screening
+}
+
+// screening is which probes could match an object of one kind in the current document.
+type screening struct {
+	group, kind string
+	screen      probe.Screen
+	live, ok    bool
+}
+
+// startDocument makes text the document probes are screened against.
+func (d *fileDecoder) startDocument(text []byte) {
+	d.text, d.screened = text, screening{}
+}
+
+// screen answers which probes could match an object of this group and kind in the current
+// document (probe.Set.Screen), and whether any could.
+func (d *fileDecoder) screen(group, kind string) (probe.Screen, bool) {
+	s := &d.screened
+	if !s.ok || s.group != group || s.kind != kind {
+		sc, live := d.opts.Probes.Screen(group, kind, d.text)
+		*s = screening{group: group, kind: kind, screen: sc, live: live, ok: true}
+	}
+	return s.screen, s.live
+}
+
+// probesLive says whether some probe could match an object of this API in the current
+// document, which must then be parsed.
+func (d *fileDecoder) probesLive(apiVersion, kind string) bool {
+	group, _ := splitAPIVersion(apiVersion)
+	_, live := d.screen(group, kind)
+	return live
+}
+
+// counted counts an object that is not parsed; the probes looking at its kind examined it
+// and, as its text says, found nothing.
+func (d *fileDecoder) counted(apiVersion, kind string) {
+	d.res.objects++
+	if group, _ := splitAPIVersion(apiVersion); d.opts.Probes.Wants(group, kind) {
+		d.res.probes.Skip(group, kind)
+	}
 }
 
 // newFileDecoder starts a file. Its objects are aggregated as they are decoded, so a file of
@@ -296,6 +340,7 @@ func (doc *yamlDoc) scalar(v string) string {
 }
 
 func (d *fileDecoder) finishYAML(doc *yamlDoc) {
+	d.startDocument(doc.text.Bytes())
 	switch {
 	case doc.oversize:
 		d.res.documents++
@@ -304,13 +349,13 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		return
 	case doc.fastPath():
 		d.res.documents++
-		if d.opts.needsParse(doc.apiVersion, doc.kind) {
+		if d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) {
 			if d.parseAll || !d.recordScanned(doc) {
 				d.parseYAML(doc)
 			}
 			return
 		}
-		d.res.objects++
+		d.counted(doc.apiVersion, doc.kind)
 	default:
 		d.res.documents++
 		d.parseYAML(doc)

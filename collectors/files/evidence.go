@@ -35,9 +35,6 @@ func (o Options) needsParse(apiVersion, kind string) bool {
 	if !o.Known[apiVersion+"/"+kind] {
 		return true // an unknown version of a built-in group
 	}
-	if o.Probes.Wants(group, kind) {
-		return true
-	}
 	_, workload := podTemplatePaths[kind]
 	return workload && workloadGroups[group] ||
 		kind == "IngressClass" || kind == "Namespace" && group == "" ||

@@ -110,8 +110,9 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 		d.jsonItems(o.Items, start+int64(max(bytes.Index(raw, o.Items), 0)), src)
 		return
 	}
-	if !d.opts.needsParse(av, kind) {
-		d.res.objects++
+	d.startDocument(raw)
+	if !d.opts.needsParse(av, kind) && !d.probesLive(av, kind) {
+		d.counted(av, kind)
 		return
 	}
 	d.parseJSONObject(raw, src.lineOf(start))

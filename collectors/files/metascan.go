@@ -123,12 +123,12 @@ func notAString(v string) bool {
 func (d *fileDecoder) recordScanned(doc *yamlDoc) bool {
 	group, _ := splitAPIVersion(doc.apiVersion)
 	text := doc.text.Bytes()
-	if !d.opts.Watched[doc.apiVersion+"/"+doc.kind] || holdsEvidence(group, doc.kind) || d.opts.Probes.Wants(group, doc.kind) ||
+	if !d.opts.Watched[doc.apiVersion+"/"+doc.kind] || holdsEvidence(group, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) ||
 		doc.meta.unsure || doc.meta.seen != 1 ||
 		bytes.Contains(text, []byte("{{")) || bytes.Contains(text, []byte(inventory.AnnotationIgnore)) {
 		return false
 	}
-	d.res.objects++
+	d.counted(doc.apiVersion, doc.kind)
 	d.record(doc.apiVersion, doc.kind, inventory.ObjectRef{
 		Namespace: doc.meta.namespace, Name: doc.meta.name, File: d.rel, Line: doc.avLine, RenderedFrom: doc.renderedFrom,
 	})

@@ -32,7 +32,11 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	}
 	defer parsing.release(nodes)
 	var root yaml.Node
-	if drop, ok := d.opts.drops[doc.kind]; ok && !doc.complex {
+	drops := d.opts.drops
+	if !d.probesLive(doc.apiVersion, doc.kind) {
+		drops = dropped // no probe can match: drop what no other reader needs
+	}
+	if drop, ok := drops[doc.kind]; ok && !doc.complex {
 		var narrowed bool
 		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
 		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
@@ -59,11 +63,23 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
 }
 
+// observe hands the object to the probes its document could satisfy; the others count it as
+// examined without its being converted.
+func (d *fileDecoder) observe(n *yaml.Node, group, kind string, ref inventory.ObjectRef) {
+	sc, live := d.screen(group, kind)
+	if !live {
+		d.res.probes.Skip(group, kind)
+		return
+	}
+	ref.Ignore = nil
+	d.res.probes.ObserveScreened(plain(n), group, kind, ref, sc)
+}
+
 // probesFindSubtree says whether a probe keeping values finds a map or a list in the
 // narrowed document n: narrowing may have dropped part of it, so the document is parsed whole.
 func (d *fileDecoder) probesFindSubtree(n *yaml.Node, doc *yamlDoc) bool {
 	group, _ := splitAPIVersion(doc.apiVersion)
-	if !d.opts.Probes.KeepsValues(group, doc.kind) || n == nil || n.Kind != yaml.MappingNode {
+	if _, live := d.screen(group, doc.kind); !live || !d.opts.Probes.KeepsValues(group, doc.kind) || n == nil || n.Kind != yaml.MappingNode {
 		return false
 	}
 	return d.opts.Probes.FindsSubtree(plain(n), group, doc.kind)
@@ -154,8 +170,7 @@ func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, 
 	d.record(av, kind, ref)
 	d.evidence(n, av, kind, ref)
 	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
-		ref.Ignore = nil
-		d.res.probes.Observe(plain(n), group, kind, ref)
+		d.observe(n, group, kind, ref)
 	}
 }
 
