@@ -33,7 +33,8 @@ type Behaviour struct {
 	// NodeRuntime is a container runtime name (the part of containerRuntimeVersion before
 	// "://") that nodes with a kubelet older than the removal still run.
 	NodeRuntime string `yaml:"nodeRuntime" json:"nodeRuntime,omitempty"`
-	// Affected narrows the probe's matched objects to those holding one of these values.
+	// Affected narrows the probe's matched objects to those holding one of these values and
+	// none of its Unless values.
 	Affected    *Affected `yaml:"affected" json:"affected,omitempty"`
 	Deprecated  *Claim    `yaml:"deprecated" json:"deprecated,omitempty"`
 	Removed     *Claim    `yaml:"removed" json:"removed,omitempty"`
@@ -54,10 +55,15 @@ type ProbeDecl struct {
 // Spec is the declaration as the probe package reads it.
 func (d ProbeDecl) Spec() probe.Spec { return probe.Spec(d) }
 
-// Affected is the values (exact, or by prefix) that make a matched object affected.
+// Affected is the values (exact, or by prefix) that make a matched object affected. Unless
+// spares an object that also holds one of its values (exactly): the replacement it already
+// relies on, such as a toleration of the new taint beside the old one. An object's values are
+// listed up to inventory.MaxObjectValues, and counts from an observation's per-value totals
+// cannot tell spared objects apart, so a total with unlisted objects stays an upper bound.
 type Affected struct {
 	Values   []string `yaml:"values" json:"values,omitempty"`
 	Prefixes []string `yaml:"prefixes" json:"prefixes,omitempty"`
+	Unless   []string `yaml:"unless" json:"unless,omitempty"`
 }
 
 // Claim is a minor ("1.24") with the citations that say so.
@@ -132,6 +138,11 @@ func validateBehaviour(b Behaviour) []string {
 		}
 		if b.Probe != nil && !b.Probe.Values {
 			add("affected", "the probe must keep values (values: true) to tell affected objects")
+		}
+		for _, v := range b.Affected.Unless {
+			if slices.Contains(b.Affected.Values, v) {
+				add("affected.unless", "%q is also an affected value", v)
+			}
 		}
 	}
 	if b.Deprecated == nil && b.Removed == nil {

@@ -87,6 +87,8 @@ func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 			"behaviours/demo.yaml: affected: give values or prefixes"},
 		"affected on a probe that keeps no values": {strings.Replace(goodBehaviour, "  values: true\n", "", 1),
 			"behaviours/demo.yaml: affected: the probe must keep values"},
+		"an unless value that is also affected": {strings.Replace(goodBehaviour, "  values: [/run/demo.sock]\n", "  values: [/run/demo.sock]\n  unless: [/run/demo.sock]\n", 1),
+			`behaviours/demo.yaml: affected.unless: "/run/demo.sock" is also an affected value`},
 		"a node runtime without a removal": {strings.Replace(goodNodeBehaviour, "removed:", "deprecated:", 1),
 			"behaviours/demo.yaml: removed: required with nodeRuntime"},
 		"an id that is not the file name": {strings.Replace(goodBehaviour, "id: demo", "id: other", 1),

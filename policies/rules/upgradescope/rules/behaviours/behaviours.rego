@@ -80,9 +80,10 @@ probe_usage(e, obs) := {"objects": listed, "count": obs.count, "omitted": object
 	listed := [ref(o) | some o in object.get(obs, "objects", [])]
 }
 
-# With affected, the listed objects holding an affected value; when some objects were not
-# listed, the total comes from the observation's per-value counts (an object holding two
-# affected values counts twice there, so the total is an upper bound).
+# With affected, the listed objects holding an affected value and no unless value; when some
+# objects were not listed, the total comes from the observation's per-value counts (an object
+# holding two affected values counts twice there, and one spared by an unless value counts
+# too, so the total is an upper bound).
 probe_usage(e, obs) := {"objects": listed, "count": total, "omitted": total - count(listed)} if {
 	e.affected
 	affected_refs := [o | some o in object.get(obs, "objects", []); affected(e.affected, o)]
@@ -97,8 +98,16 @@ counted(a, obs) := sum([v.count | some v in object.get(obs, "values", []); match
 }
 
 affected(a, o) if {
+	not spared(a, o)
 	some v in object.get(o, "values", [])
 	matches(a, v)
+}
+
+# spared is an object that also holds an unless value: it relies on the replacement already
+# (a toleration of the new taint beside the old one).
+spared(a, o) if {
+	some v in object.get(o, "values", [])
+	v in object.get(a, "unless", [])
 }
 
 matches(a, v) if v in object.get(a, "values", [])

@@ -211,3 +211,31 @@ test_one_node_is_named_in_the_singular if {
 	f := only(judge({"inventory": {"nodes": [nodes("v1.23.4", "docker://20.10.7", ["old-1"])]}}, "1.36"))
 	contains(f.title, "(1 node)")
 }
+
+tolerations(objects) := probes(observation("kb/pod-toleration-keys", objects, {}))
+
+test_an_object_also_holding_an_unless_value_is_spared if {
+	facts := tolerations([
+		deployment("ops", "old-only", ["node-role.kubernetes.io/master"]),
+		deployment("ops", "both", ["node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"]),
+		deployment("logs", "new-only", ["node-role.kubernetes.io/control-plane"]),
+	])
+	f := only(judge(facts, "1.24"))
+	f.key == "removed-behaviour/master-taint-toleration"
+	f.severity == "blocker"
+	f.objects == [{"kind": "Deployment", "namespace": "ops", "name": "old-only"}]
+	contains(f.title, "(1 object)")
+}
+
+test_objects_all_spared_by_unless_have_no_finding if {
+	both := ["node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"]
+	count(judge(tolerations([deployment("ops", "both", both)]), "1.24")) == 0
+}
+
+# The master-only toleration breaks when kubeadm adds the control-plane taint (1.24), not when
+# it drops the master taint (1.25).
+test_tolerating_only_the_master_taint_is_a_blocker_from_1_24 if {
+	facts := tolerations([deployment("ops", "old-only", ["node-role.kubernetes.io/master"])])
+	only(judge(facts, "1.24")).severity == "blocker"
+	only(judge(facts, "1.23")).severity == "warning"
+}
