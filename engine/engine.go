@@ -291,6 +291,12 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
 	probesObserved, probeGaps := probeFacts(inv, e.probes)
+	// Converted here, with the inventory's interned strings: every behaviour looks its
+	// probe up, and a lazy object would convert each through JSON on first read.
+	probesValue, err := toAST(probesObserved)
+	if err != nil {
+		return nil, fmt.Errorf("convert probe facts: %w", err)
+	}
 	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
 	// entry a release), which is converted only for a pack that reads it.
 	factsValue := map[string]any{
@@ -300,7 +306,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		"helmReleases":       releasesValue,
 		"helmManifestApis":   manifestAPIsValue,
 		"helmChartIndex":     chartIndexValue,
-		"probes":             probesObserved,
+		"probes":             probesValue,
 		"probeGaps":          probeGaps,
 	}
 	ts := make([]*ast.Term, len(targets))

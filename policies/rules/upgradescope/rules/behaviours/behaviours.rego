@@ -23,11 +23,11 @@ import data.upgradescope.lib.versions
 #   Entries are few and each names its observation, so the join is a key lookup per entry.
 # scope: document
 findings contains f if {
-	some t in input.targets
 	some id, e in kb.behaviours
-	[category, severity, status] := judgement(e, t)
 	u := usage(e)
 	u.count > 0
+	some t in input.targets
+	[category, severity, status] := judgement(e, t)
 	f := finding(id, e, t, category, severity, status, u)
 }
 
@@ -57,13 +57,14 @@ else := ""
 usage(e) := u if {
 	obs := input.facts.probes[e.probe]
 	obs.available
+	obs.count > 0
 	u := probe_usage(e, obs)
 }
 
 usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects)} if {
 	e.nodeRuntime
 	groups := [g | some g in object.get(input.inventory, "nodes", []); runs_removed_runtime(e, g)]
-	objects := [{"name": n} | some g in groups; some n in g.names]
+	objects := [{"kind": "Node", "name": n} | some g in groups; some n in g.names]
 	total := sum([g.count | some g in groups])
 }
 

@@ -191,7 +191,7 @@ test_docker_nodes_with_a_kubelet_before_the_removal_are_a_blocker if {
 	f := only(judge(facts, "1.36"))
 	f.key == "removed-behaviour/dockershim-nodes"
 	f.title == "Nodes run Docker Engine through the dockershim: removed in 1.24 (2 nodes)"
-	f.objects == [{"name": "old-1"}, {"name": "old-2"}]
+	f.objects == [{"kind": "Node", "name": "old-1"}, {"kind": "Node", "name": "old-2"}]
 	f.detail == kb.behaviours["dockershim-nodes"].detail
 }
 
