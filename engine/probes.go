@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -102,7 +101,7 @@ func probeFacts(inv *inventory.Document, set *probe.Set) (observed map[string]an
 		switch {
 		case o == nil:
 			gaps[d.ID] = gapNotCollected
-		case !sameSpec(o.Probe, d.Spec):
+		case !probe.Equal(o.Probe, d.Spec):
 			gaps[d.ID] = gapRedeclared
 		case !o.Available:
 			gaps[d.ID] = "not observed: " + o.Reason
@@ -111,12 +110,6 @@ func probeFacts(inv *inventory.Document, set *probe.Set) (observed map[string]an
 		}
 	}
 	return observed, gaps
-}
-
-func sameSpec(a, b probe.Spec) bool {
-	a, b = probe.Normal(a), probe.Normal(b)
-	return a.ID == b.ID && slices.Equal(a.Kinds, b.Kinds) && a.PodTemplate == b.PodTemplate &&
-		a.Path == b.Path && a.Match == b.Match && a.Values == b.Values
 }
 
 // strictRemarshal decodes in into out through JSON, refusing fields out does not have: a

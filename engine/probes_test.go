@@ -33,7 +33,7 @@ func TestACustomPackDeclaresProbesBesideTheKnowledgeBase(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	joined := strings.Join(ids, " ")
-	if !strings.Contains(joined, "custom/lb/lb-ip") || !strings.Contains(joined, "kb/pod-host-paths") {
+	if !strings.Contains(joined, "custom/lb/lb-ip") || !strings.Contains(joined, "kb/pod-docker-socket") {
 		t.Errorf("declared probes %v: want the pack's custom/lb/lb-ip beside the kb's", ids)
 	}
 	for _, d := range eng.Probes().Declared() {

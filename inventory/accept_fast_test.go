@@ -116,11 +116,13 @@ func fullDocument() *Document {
 		Probe: ProbeSpec{
 			ID: "docker-socket", Kinds: []string{"core/Pod"}, PodTemplate: true,
 			Path: "spec.volumes[*].hostPath.path", Match: "present", Values: true,
+			Equals: []string{"/var/run/docker.sock"}, Prefixes: []string{"/run/"}, Unless: []string{"/x"},
 		},
 		Available: true, Reason: "partial", Examined: 12, Count: 2,
 		Objects: []ProbeObject{{
 			Group: "apps", Kind: "Deployment", Namespace: "ci", Name: "runner", File: "ci.yaml", Line: 4,
 			RenderedFrom: "charts/ci", Values: []string{"/var/run/docker.sock"},
+			Ignore: &IgnoreAnnotation{Rules: "removed-behaviour", Reason: "moving to kaniko"},
 		}},
 		ObjectsOmitted: 1, Values: []ProbeValue{{Value: "/var/run/docker.sock", Count: 2}}, ValuesOmitted: 1,
 	}}

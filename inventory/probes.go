@@ -30,6 +30,13 @@ type ProbeSpec struct {
 	Match string `json:"match,omitempty"`
 	// Values keeps the distinct values found, or where the path fell short.
 	Values bool `json:"values,omitempty"`
+	// Equals and Prefixes narrow a present-mode probe to the values it is about: a value
+	// counts when it is one of Equals or starts with one of Prefixes. Unless spares an object
+	// holding any value in it (the replacement it already relies on). The collector applies
+	// them to every value of every object, so counts are exact whatever the lists' bounds.
+	Equals   []string `json:"equals,omitempty"`
+	Prefixes []string `json:"prefixes,omitempty"`
+	Unless   []string `json:"unless,omitempty"`
 }
 
 // Probe is what collectors observed for one probe: observations only, never a verdict.
@@ -62,6 +69,8 @@ type ProbeObject struct {
 	Line         int      `json:"line,omitempty"`
 	RenderedFrom string   `json:"renderedFrom,omitempty"`
 	Values       []string `json:"values,omitempty"`
+	// Ignore is the object's own suppression annotation, when it has one.
+	Ignore *IgnoreAnnotation `json:"ignore,omitempty"`
 }
 
 // ProbeValue is one distinct value with the number of matched objects it was found in.

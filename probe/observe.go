@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -287,6 +288,7 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 		for _, m := range p.path.Find(obj) {
 			found = append(found, render(m.Value))
 		}
+		found = p.filter(found)
 	}
 	if len(found) == 0 {
 		return
@@ -312,8 +314,39 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 		Group: inventory.BoundString(group), Kind: inventory.BoundString(kind),
 		Namespace: inventory.BoundString(ref.Namespace), Name: inventory.BoundString(ref.Name),
 		File: inventory.BoundString(ref.File), Line: ref.Line, RenderedFrom: inventory.BoundString(ref.RenderedFrom),
-		Values: kept,
+		Values: kept, Ignore: boundedIgnore(ref.Ignore),
 	})
+}
+
+func boundedIgnore(a *inventory.IgnoreAnnotation) *inventory.IgnoreAnnotation {
+	if a == nil {
+		return nil
+	}
+	return &inventory.IgnoreAnnotation{Rules: inventory.BoundString(a.Rules), Reason: inventory.BoundString(a.Reason)}
+}
+
+// filter keeps the values a present-mode probe is about (Equals, Prefixes); none when the
+// object holds a value of Unless.
+func (p compiled) filter(found []string) []string {
+	s := p.spec
+	if len(s.Equals)+len(s.Prefixes)+len(s.Unless) == 0 {
+		return found
+	}
+	for _, v := range found {
+		if slices.Contains(s.Unless, v) {
+			return nil
+		}
+	}
+	if len(s.Equals)+len(s.Prefixes) == 0 {
+		return found
+	}
+	kept := found[:0]
+	for _, v := range found {
+		if slices.Contains(s.Equals, v) || slices.ContainsFunc(s.Prefixes, func(pre string) bool { return strings.HasPrefix(v, pre) }) {
+			kept = append(kept, v)
+		}
+	}
+	return kept
 }
 
 // addValue counts n objects holding v, keeping the MaxProbeValues smallest values: a value

@@ -479,3 +479,45 @@ func TestFindsSubtreeSaysWhenAKeptValueIsAMapOrAList(t *testing.T) {
 		t.Error("a nil set keeps values")
 	}
 }
+
+func TestValueFiltersMatchOnlyTheValuesAProbeIsAbout(t *testing.T) {
+	s := mustSet(t,
+		Spec{ID: "socket", PodTemplate: true, Path: "spec.volumes[*].hostPath.path", Values: true, Equals: []string{"/var/run/docker.sock"}, Prefixes: []string{"/run/docker"}},
+		Spec{ID: "master", PodTemplate: true, Path: "spec.tolerations[*].key", Values: true,
+			Equals: []string{"node-role.kubernetes.io/master"}, Unless: []string{"node-role.kubernetes.io/control-plane"}},
+	)
+	o := s.NewObserver()
+	pod := func(name string, paths, keys []string) {
+		var vols, tols []any
+		for _, p := range paths {
+			vols = append(vols, map[string]any{"hostPath": map[string]any{"path": p}})
+		}
+		for _, k := range keys {
+			tols = append(tols, map[string]any{"key": k})
+		}
+		o.Observe(map[string]any{"spec": map[string]any{"volumes": vols, "tolerations": tols}}, "", "Pod", inventory.ObjectRef{Name: name})
+	}
+	// The socket is the eleventh path: past the values one object lists, never past the filter.
+	many := []string{"/a0", "/a1", "/a2", "/a3", "/a4", "/a5", "/a6", "/a7", "/a8", "/a9", "/var/run/docker.sock"}
+	pod("eleven-paths", many, nil)
+	pod("logs", []string{"/var/log"}, []string{"dedicated"})
+	pod("prefixed", []string{"/run/docker-dind.sock"}, nil)
+	pod("master-only", nil, []string{"node-role.kubernetes.io/master"})
+	pod("both", nil, []string{"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"})
+	got := map[string][]string{}
+	for _, p := range o.Probes() {
+		for _, obj := range p.Objects {
+			got[p.ID] = append(got[p.ID], obj.Name+"="+strings.Join(obj.Values, ","))
+		}
+		if p.Count != len(p.Objects) || p.Examined != 5 {
+			t.Errorf("%s: count %d, examined %d; want %d and 5", p.ID, p.Count, p.Examined, len(p.Objects))
+		}
+	}
+	want := map[string][]string{
+		"kb/socket": {"eleven-paths=/var/run/docker.sock", "prefixed=/run/docker-dind.sock"},
+		"kb/master": {"master-only=node-role.kubernetes.io/master"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("matched %v, want %v", got, want)
+	}
+}

@@ -12,7 +12,8 @@ type Screen []bool
 // YAML and JSON spell a key as its characters, whether plain, quoted, in a flow collection or
 // behind an alias (an anchor is in the same document): a text that never contains one of
 // them cannot hold the path, and the object need not be parsed for that probe. A backslash
-// may spell a key through an escape, so such a text screens nothing out; absent-mode probes
+// may spell a key through an escape, and a NUL byte is a sign of UTF-16, which the YAML
+// decoder reads, so such a text screens nothing out; absent-mode probes
 // need the object whatever its text.
 func (s *Set) Screen(group, kind string, text []byte) (Screen, bool) {
 	if s == nil {
@@ -23,8 +24,8 @@ func (s *Set) Screen(group, kind string, text []byte) (Screen, bool) {
 	if len(probes) == 0 && (!workload || len(s.template) == 0) {
 		return nil, false
 	}
-	if bytes.IndexByte(text, '\\') >= 0 {
-		return nil, true
+	if bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, 0) >= 0 {
+		return nil, true // an escape, or UTF-16, may spell a name in other bytes
 	}
 	sc := make(Screen, len(s.probes))
 	seen := make([]int8, len(s.needles)) // 0 unknown, 1 spelled, -1 not

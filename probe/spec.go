@@ -50,6 +50,50 @@ func Validate(s Spec) error {
 	if s.Match != "" && s.Match != MatchPresent && s.Match != MatchAbsent {
 		return fmt.Errorf("probe %s: match %q: want %s or %s", s.ID, s.Match, MatchPresent, MatchAbsent)
 	}
+	if err := validateFilters(s); err != nil {
+		return fmt.Errorf("probe %s: %w", s.ID, err)
+	}
+	return validateBounds(s)
+}
+
+// validateFilters checks equals, prefixes and unless: value filters of a present-mode probe.
+func validateFilters(s Spec) error {
+	filtered := len(s.Equals)+len(s.Prefixes)+len(s.Unless) > 0
+	if filtered && s.Match == MatchAbsent {
+		return fmt.Errorf("equals, prefixes and unless filter found values; an absent-mode probe finds none")
+	}
+	for name, list := range map[string][]string{"equals": s.Equals, "prefixes": s.Prefixes, "unless": s.Unless} {
+		for i, v := range list {
+			if v == "" {
+				return fmt.Errorf("%s[%d]: empty", name, i)
+			}
+		}
+	}
+	for _, v := range s.Unless {
+		if slices.Contains(s.Equals, v) {
+			return fmt.Errorf("unless: %q is also in equals", v)
+		}
+	}
+	return nil
+}
+
+// validateBounds keeps a declaration within what the inventory's schema accepts, so an
+// inventory observing it is never refused where it is read (eval, a server's ingest).
+func validateBounds(s Spec) error {
+	const maxItems, maxLen = 100, inventory.MaxStringLength
+	if len(s.Path) > maxLen {
+		return fmt.Errorf("probe %s: path: longer than %d bytes", s.ID, maxLen)
+	}
+	for name, list := range map[string][]string{"kinds": s.Kinds, "equals": s.Equals, "prefixes": s.Prefixes, "unless": s.Unless} {
+		if len(list) > maxItems {
+			return fmt.Errorf("probe %s: %s: more than %d", s.ID, name, maxItems)
+		}
+		for i, v := range list {
+			if len(v) > maxLen {
+				return fmt.Errorf("probe %s: %s[%d]: longer than %d bytes", s.ID, name, i, maxLen)
+			}
+		}
+	}
 	return nil
 }
 
@@ -108,4 +152,12 @@ func TemplatePath(group, kind string) ([]string, bool) {
 // TemplateKinds are the "<group>/<Kind>" keys of every workload with a pod template.
 func TemplateKinds() []string {
 	return slices.Sorted(maps.Keys(templates))
+}
+
+// Equal says whether two declarations observe the same thing, defaults spelled out.
+func Equal(a, b Spec) bool {
+	a, b = Normal(a), Normal(b)
+	return a.ID == b.ID && slices.Equal(a.Kinds, b.Kinds) && a.PodTemplate == b.PodTemplate &&
+		a.Path == b.Path && a.Match == b.Match && a.Values == b.Values &&
+		slices.Equal(a.Equals, b.Equals) && slices.Equal(a.Prefixes, b.Prefixes) && slices.Equal(a.Unless, b.Unless)
 }

@@ -33,13 +33,10 @@ type Behaviour struct {
 	// NodeRuntime is a container runtime name (the part of containerRuntimeVersion before
 	// "://") that nodes with a kubelet older than the removal still run.
 	NodeRuntime string `yaml:"nodeRuntime" json:"nodeRuntime,omitempty"`
-	// Affected narrows the probe's matched objects to those holding one of these values and
-	// none of its Unless values.
-	Affected    *Affected `yaml:"affected" json:"affected,omitempty"`
-	Deprecated  *Claim    `yaml:"deprecated" json:"deprecated,omitempty"`
-	Removed     *Claim    `yaml:"removed" json:"removed,omitempty"`
-	Detail      string    `yaml:"detail" json:"detail"`
-	Remediation string    `yaml:"remediation" json:"remediation"`
+	Deprecated  *Claim `yaml:"deprecated" json:"deprecated,omitempty"`
+	Removed     *Claim `yaml:"removed" json:"removed,omitempty"`
+	Detail      string `yaml:"detail" json:"detail"`
+	Remediation string `yaml:"remediation" json:"remediation"`
 }
 
 // ProbeDecl is a probe.Spec as the YAML spells it (probe.Spec carries JSON names only).
@@ -50,21 +47,15 @@ type ProbeDecl struct {
 	Path        string   `yaml:"path"`
 	Match       string   `yaml:"match"`
 	Values      bool     `yaml:"values"`
+	// Equals, Prefixes and Unless narrow the probe to the values the behaviour is about
+	// (a provisioner name, the Docker socket's path), so its count is exact.
+	Equals   []string `yaml:"equals"`
+	Prefixes []string `yaml:"prefixes"`
+	Unless   []string `yaml:"unless"`
 }
 
 // Spec is the declaration as the probe package reads it.
 func (d ProbeDecl) Spec() probe.Spec { return probe.Spec(d) }
-
-// Affected is the values (exact, or by prefix) that make a matched object affected. Unless
-// spares an object that also holds one of its values (exactly): the replacement it already
-// relies on, such as a toleration of the new taint beside the old one. An object's values are
-// listed up to inventory.MaxObjectValues, and counts from an observation's per-value totals
-// cannot tell spared objects apart, so a total with unlisted objects stays an upper bound.
-type Affected struct {
-	Values   []string `yaml:"values" json:"values,omitempty"`
-	Prefixes []string `yaml:"prefixes" json:"prefixes,omitempty"`
-	Unless   []string `yaml:"unless" json:"unless,omitempty"`
-}
 
 // Claim is a minor ("1.24") with the citations that say so.
 type Claim struct {
@@ -129,22 +120,6 @@ func validateBehaviour(b Behaviour) []string {
 			add("removed", "required with nodeRuntime: nodes are judged by their kubelet against the removal")
 		}
 	}
-	if b.Affected != nil {
-		if b.NodeRuntime != "" {
-			add("affected", "only a probe's values can be affected")
-		}
-		if len(b.Affected.Values)+len(b.Affected.Prefixes) == 0 {
-			add("affected", "give values or prefixes, or leave affected out")
-		}
-		if b.Probe != nil && !b.Probe.Values {
-			add("affected", "the probe must keep values (values: true) to tell affected objects")
-		}
-		for _, v := range b.Affected.Unless {
-			if slices.Contains(b.Affected.Values, v) {
-				add("affected.unless", "%q is also an affected value", v)
-			}
-		}
-	}
 	if b.Deprecated == nil && b.Removed == nil {
 		add("deprecated", "at least one of deprecated and removed is required")
 	}
@@ -194,17 +169,11 @@ func crossCheckProbes(entries map[string]Behaviour) []string {
 			first[s.ID] = id
 			continue
 		}
-		if !sameProbe(s.Spec(), entries[other].Probe.Spec()) {
+		if !probe.Equal(s.Spec(), entries[other].Probe.Spec()) {
 			p = append(p, fmt.Sprintf("behaviours/%s.yaml: probe: %s is declared differently in behaviours/%s.yaml", id, s.ID, other))
 		}
 	}
 	return p
-}
-
-func sameProbe(a, b probe.Spec) bool {
-	a, b = probe.Normal(a), probe.Normal(b)
-	return slices.Equal(a.Kinds, b.Kinds) && a.PodTemplate == b.PodTemplate && a.Path == b.Path &&
-		a.Match == b.Match && a.Values == b.Values
 }
 
 // CompileBehaviours turns validated entries into the rules' data, keyed by id.

@@ -16,8 +16,7 @@ probe:
   podTemplate: true
   path: spec.volumes[*].hostPath.path
   values: true
-affected:
-  values: [/run/demo.sock]
+  equals: [/run/demo.sock]
 deprecated: {version: "1.20", citations: [https://example.com/deprecated]}
 removed: {version: "1.24", citations: [https://example.com/removed]}
 detail: "The demo socket is gone."
@@ -57,15 +56,15 @@ func TestAValidBehaviourLoadsWithItsProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := entries["demo"].Probe.Spec()
-	want := probe.Spec{ID: "host-paths", PodTemplate: true, Path: "spec.volumes[*].hostPath.path", Values: true}
-	if !sameProbe(got, want) {
+	want := probe.Spec{ID: "host-paths", PodTemplate: true, Path: "spec.volumes[*].hostPath.path", Values: true, Equals: []string{"/run/demo.sock"}}
+	if !probe.Equal(got, want) {
 		t.Errorf("probe = %+v, want %+v", got, want)
 	}
 }
 
 func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 	tests := map[string]struct{ yaml, want string }{
-		"an unknown field": {goodBehaviour + "since: 1.20\n", "behaviours/demo.yaml: unmarshal errors:\n  line 14: field since not found"},
+		"an unknown field": {goodBehaviour + "since: 1.20\n", "behaviours/demo.yaml: unmarshal errors:\n  line 13: field since not found"},
 		"an uncited removal": {strings.Replace(goodBehaviour, "citations: [https://example.com/removed]", "citations: []", 1),
 			"behaviours/demo.yaml: removed.citations: at least one citation URL is required"},
 		"a citation that is no https URL": {strings.Replace(goodBehaviour, "https://example.com/deprecated", "http://example.com/deprecated", 1),
@@ -83,12 +82,10 @@ func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 			"behaviours/demo.yaml: probe: give a probe or a nodeRuntime"},
 		"both probe and node runtime": {goodBehaviour + "nodeRuntime: docker\n",
 			"behaviours/demo.yaml: probe: give a probe or a nodeRuntime, not both"},
-		"affected without values or prefixes": {strings.Replace(goodBehaviour, "  values: [/run/demo.sock]\n", "  prefixes: []\n", 1),
-			"behaviours/demo.yaml: affected: give values or prefixes"},
-		"affected on a probe that keeps no values": {strings.Replace(goodBehaviour, "  values: true\n", "", 1),
-			"behaviours/demo.yaml: affected: the probe must keep values"},
-		"an unless value that is also affected": {strings.Replace(goodBehaviour, "  values: [/run/demo.sock]\n", "  values: [/run/demo.sock]\n  unless: [/run/demo.sock]\n", 1),
-			`behaviours/demo.yaml: affected.unless: "/run/demo.sock" is also an affected value`},
+		"an unless value that is also an equals one": {strings.Replace(goodBehaviour, "  equals: [/run/demo.sock]\n", "  equals: [/run/demo.sock]\n  unless: [/run/demo.sock]\n", 1),
+			`behaviours/demo.yaml: probe: probe host-paths: unless: "/run/demo.sock" is also in equals`},
+		"a value filter on an absent-mode probe": {strings.Replace(goodBehaviour, "  values: true\n", "  match: absent\n", 1),
+			"behaviours/demo.yaml: probe: probe host-paths: equals, prefixes and unless filter found values"},
 		"a node runtime without a removal": {strings.Replace(goodNodeBehaviour, "removed:", "deprecated:", 1),
 			"behaviours/demo.yaml: removed: required with nodeRuntime"},
 		"an id that is not the file name": {strings.Replace(goodBehaviour, "id: demo", "id: other", 1),
@@ -130,7 +127,6 @@ func TestCompiledBehavioursNameTheirObservationAndKeepEveryCitation(t *testing.T
 		`"probe":"kb/host-paths"`,
 		`"citations":["https://example.com/deprecated","https://example.com/removed"]`,
 		`"removed":{"version":"1.24","citations":["https://example.com/removed"]}`,
-		`"affected":{"values":["/run/demo.sock"]}`,
 		`"nodeRuntime":"demo"`,
 	} {
 		if !strings.Contains(string(b), want) {

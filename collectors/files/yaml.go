@@ -71,7 +71,6 @@ func (d *fileDecoder) observe(n *yaml.Node, group, kind string, ref inventory.Ob
 		d.res.probes.Skip(group, kind)
 		return
 	}
-	ref.Ignore = nil
 	d.res.probes.ObserveScreened(plain(n), group, kind, ref, sc)
 }
 

@@ -26,31 +26,27 @@ func kbProbes() []inventory.ProbeSpec {
 }
 
 // observeProbes writes what an agent observes for the kb's probes on a cluster of workloads
-// pod templates spread over namespaces: most probes find nothing, and the host-path and
-// toleration probes find what a real cluster holds (log collectors mounting /var/log, system
-// DaemonSets tolerating the control plane), with a few Docker sockets left from an old CI.
+// pod templates spread over namespaces: most probes find nothing, and a few workloads left
+// from older days mount the Docker socket or tolerate only the master taint.
 func observeProbes(doc *inventory.Document, rng *rand.Rand, workloads int, nsName func(int) string) {
 	for _, spec := range kbProbes() {
 		p := inventory.Probe{ID: "kb/" + spec.ID, Probe: spec, Available: true, Examined: workloads}
 		switch spec.ID {
-		case "pod-host-paths":
-			observeValues(&p, rng, workloads/20, nsName, []string{"/var/log", "/var/lib/docker/containers", "/var/lib/kubelet", "/run/containerd", "/var/run/docker.sock"})
-		case "pod-toleration-keys":
-			observeValues(&p, rng, workloads/10, nsName, []string{"node-role.kubernetes.io/control-plane", "node.kubernetes.io/not-ready", "dedicated", "CriticalAddonsOnly"})
+		case "pod-docker-socket":
+			observeValues(&p, rng, max(workloads/500, 1), nsName, []string{"/var/run/docker.sock", "/run/docker.sock"})
+		case "pod-master-toleration":
+			observeValues(&p, rng, max(workloads/200, 1), nsName, []string{"node-role.kubernetes.io/master"})
 		}
 		doc.Probes = append(doc.Probes, p)
 	}
 	inventory.SortProbes(doc.Probes)
 }
 
-// observeValues records n matched workloads, each holding one of values (the last rarely).
+// observeValues records n matched workloads, each holding one of values.
 func observeValues(p *inventory.Probe, rng *rand.Rand, n int, nsName func(int) string, values []string) {
 	counts := map[string]int{}
 	for i := range n {
-		v := values[rng.IntN(len(values)-1)]
-		if i%50 == 49 {
-			v = values[len(values)-1]
-		}
+		v := values[rng.IntN(len(values))]
 		counts[v]++
 		p.Count++
 		if len(p.Objects) == inventory.MaxObjectRefs {

@@ -220,6 +220,12 @@ annotated_objects if {
 }
 
 annotated_objects if {
+	some p in input.facts.probes
+	some o in object.get(p, "objects", [])
+	o.ignore
+}
+
+annotated_objects if {
 	some c in input.inventory.crds
 	some u in object.get(c, "usage", [])
 	some o in object.get(u, "objects", [])

@@ -95,10 +95,10 @@ test_optional_capability_gap_leaves_the_verdict_ready if {
 }
 
 test_a_declared_probe_not_observed_is_a_required_gap if {
-	inp := object.union(base_input, {"facts": {"probeGaps": {"kb/pod-host-paths": "not collected"}}})
+	inp := object.union(base_input, {"facts": {"probeGaps": {"kb/pod-docker-socket": "not collected"}}})
 	r := result_for(set(), inp)
 	r.verdict == "unknown"
-	r.notAssessed == [{"capability": "probes/kb/pod-host-paths", "required": true, "reason": "not collected"}]
+	r.notAssessed == [{"capability": "probes/kb/pod-docker-socket", "required": true, "reason": "not collected"}]
 }
 
 test_a_blocker_outweighs_a_probe_gap if {

@@ -58,7 +58,7 @@ usage(e) := u if {
 	obs := input.facts.probes[e.probe]
 	obs.available
 	obs.count > 0
-	u := probe_usage(e, obs)
+	u := probe_usage(obs)
 }
 
 usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects)} if {
@@ -75,52 +75,15 @@ runs_removed_runtime(e, g) if {
 	versions.ordinal(g.kubeletVersion) < versions.ordinal(e.removed.version)
 }
 
-# Without affected, every object the probe matched relies on the behaviour.
-probe_usage(e, obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0)} if {
-	not e.affected
+# Every object the probe matched relies on the behaviour: a probe about some values only
+# (equals, prefixes, unless) is filtered by the collector, so its count is exact.
+probe_usage(obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0)} if {
 	listed := [ref(o) | some o in object.get(obs, "objects", [])]
-}
-
-# With affected, the listed objects holding an affected value and no unless value; when some
-# objects were not listed, the total comes from the observation's per-value counts (an object
-# holding two affected values counts twice there, and one spared by an unless value counts
-# too, so the total is an upper bound).
-probe_usage(e, obs) := {"objects": listed, "count": total, "omitted": total - count(listed)} if {
-	e.affected
-	affected_refs := [o | some o in object.get(obs, "objects", []); affected(e.affected, o)]
-	listed := [ref(o) | some o in affected_refs]
-	total := max([count(listed), counted(e.affected, obs)])
-}
-
-counted(_, obs) := 0 if object.get(obs, "objectsOmitted", 0) == 0
-
-counted(a, obs) := sum([v.count | some v in object.get(obs, "values", []); matches(a, v.value)]) if {
-	object.get(obs, "objectsOmitted", 0) > 0
-}
-
-affected(a, o) if {
-	not spared(a, o)
-	some v in object.get(o, "values", [])
-	matches(a, v)
-}
-
-# spared is an object that also holds an unless value: it relies on the replacement already
-# (a toleration of the new taint beside the old one).
-spared(a, o) if {
-	some v in object.get(o, "values", [])
-	v in object.get(a, "unless", [])
-}
-
-matches(a, v) if v in object.get(a, "values", [])
-
-matches(a, v) if {
-	some p in object.get(a, "prefixes", [])
-	startswith(v, p)
 }
 
 # ref is an observed object as findings list objects, with its kind: a probe of pod
 # templates spans Deployments, CronJobs and Pods.
-ref(o) := object.filter(o, ["kind", "namespace", "name", "file", "line", "renderedFrom"])
+ref(o) := object.filter(o, ["kind", "namespace", "name", "file", "line", "renderedFrom", "ignore"])
 
 finding(id, e, t, category, severity, status, u) := object.union(
 	{

@@ -22,7 +22,7 @@ probes(obs) := {"facts": {"probes": {obs.id: obs}}}
 
 deployment(ns, name, values) := {"group": "apps", "kind": "Deployment", "namespace": ns, "name": name, "values": values}
 
-docker_socket(objects) := probes(observation("kb/pod-host-paths", objects, {}))
+docker_socket(objects) := probes(observation("kb/pod-docker-socket", objects, {}))
 
 test_a_removed_behaviour_at_or_past_the_target_is_a_blocker if {
 	f := only(judge(docker_socket([deployment("ci", "runner", ["/var/run/docker.sock"])]), "1.36"))
@@ -95,54 +95,14 @@ severities(id, e, t) := {f.severity |
 	endswith(f.key, sprintf("-behaviour/%s", [id]))
 }
 
-observed(e) := probes(observation(e.probe, [deployment("ns", "a", [sample(e)])], {})) if e.probe
+observed(e) := probes(observation(e.probe, [deployment("ns", "a", ["found"])], {})) if e.probe
 
 observed(e) := {"inventory": {"nodes": [{
 	"kubeletVersion": "v1.0.0", "containerRuntime": sprintf("%s://1.0.0", [e.nodeRuntime]),
 	"count": 1, "names": ["node-1"],
 }]}} if e.nodeRuntime
 
-sample(e) := object.get(e, ["affected", "values", 0], "present")
-
-test_only_objects_holding_an_affected_value_are_listed if {
-	facts := docker_socket([
-		deployment("ci", "runner", ["/var/lib/ci", "/var/run/docker.sock"]),
-		deployment("logs", "agent", ["/var/log"]),
-	])
-	f := only(judge(facts, "1.36"))
-	f.objects == [{"kind": "Deployment", "namespace": "ci", "name": "runner"}]
-	f.namespaces == ["ci"]
-	contains(f.title, "(1 object)")
-}
-
-test_a_probe_with_no_affected_object_has_no_finding if {
-	count(judge(docker_socket([deployment("logs", "agent", ["/var/log"])]), "1.36")) == 0
-}
-
-test_affected_prefixes_match_values_that_start_with_them if {
-	entry := object.union(kb.behaviours["docker-socket"], {"affected": {"prefixes": ["/var/run/"]}})
-	facts := docker_socket([deployment("ci", "runner", ["/var/run/containerd.sock"]), deployment("ci", "b", ["/var/log"])])
-	fs := judge(facts, "1.36") with kb.behaviours as {"docker-socket": entry}
-	f := only(fs)
-	f.objects == [{"kind": "Deployment", "namespace": "ci", "name": "runner"}]
-}
-
-test_omitted_objects_are_counted_from_the_affected_values_counts if {
-	listed := [deployment("ci", sprintf("job-%d", [i]), ["/var/run/docker.sock"]) | some i in numbers.range(1, 2)]
-	obs := observation("kb/pod-host-paths", listed, {
-		"count": 150, "objectsOmitted": 148,
-		"values": [
-			{"value": "/var/run/docker.sock", "count": 5}, {"value": "/run/docker.sock", "count": 2},
-			{"value": "/var/log", "count": 140},
-		],
-	})
-	f := only(judge(probes(obs), "1.36"))
-	f.title == "Workloads mount the Docker socket: removed in 1.24 (7 objects)"
-	count(f.objects) == 2
-	f.objectsOmitted == 5
-}
-
-test_without_affected_every_matched_object_counts_and_the_omitted_are_kept if {
+test_the_count_and_the_omitted_are_the_observations if {
 	pv := {"kind": "PersistentVolume", "name": "data-0"}
 	obs := observation("kb/pv-aws-ebs", [pv], {"count": 130, "objectsOmitted": 129})
 	f := only(judge(probes(obs), "1.36"))
@@ -163,11 +123,18 @@ test_objects_keep_their_kind_and_lose_what_was_found if {
 	f.detail == kb.behaviours["docker-socket"].detail
 }
 
-test_entries_sharing_a_probe_each_judge_their_own_values if {
+test_a_storage_class_observation_names_its_plugin if {
 	sc := {"group": "storage.k8s.io", "kind": "StorageClass", "name": "gp2", "values": ["kubernetes.io/aws-ebs"]}
-	obs := observation("kb/storageclass-provisioners", [sc], {})
+	obs := observation("kb/storageclass-aws-ebs", [sc], {})
 	f := only(judge(probes(obs), "1.36"))
 	f.key == "removed-behaviour/storageclass-aws-ebs"
+	f.objects == [{"kind": "StorageClass", "name": "gp2"}]
+}
+
+test_an_objects_suppression_annotation_is_kept if {
+	annotated := object.union(deployment("ci", "runner", ["/var/run/docker.sock"]), {"ignore": {"rules": "removed-behaviour", "reason": "kaniko next sprint"}})
+	f := only(judge(docker_socket([annotated]), "1.36"))
+	f.objects[0].ignore == {"rules": "removed-behaviour", "reason": "kaniko next sprint"}
 }
 
 test_an_absent_observation_has_no_finding if {
@@ -176,7 +143,7 @@ test_an_absent_observation_has_no_finding if {
 }
 
 test_an_unavailable_observation_has_no_finding if {
-	obs := observation("kb/pod-host-paths", [deployment("ci", "runner", ["/var/run/docker.sock"])], {"available": false})
+	obs := observation("kb/pod-docker-socket", [deployment("ci", "runner", ["/var/run/docker.sock"])], {"available": false})
 	count(judge(probes(obs), "1.36")) == 0
 }
 
@@ -212,25 +179,7 @@ test_one_node_is_named_in_the_singular if {
 	contains(f.title, "(1 node)")
 }
 
-tolerations(objects) := probes(observation("kb/pod-toleration-keys", objects, {}))
-
-test_an_object_also_holding_an_unless_value_is_spared if {
-	facts := tolerations([
-		deployment("ops", "old-only", ["node-role.kubernetes.io/master"]),
-		deployment("ops", "both", ["node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"]),
-		deployment("logs", "new-only", ["node-role.kubernetes.io/control-plane"]),
-	])
-	f := only(judge(facts, "1.24"))
-	f.key == "removed-behaviour/master-taint-toleration"
-	f.severity == "blocker"
-	f.objects == [{"kind": "Deployment", "namespace": "ops", "name": "old-only"}]
-	contains(f.title, "(1 object)")
-}
-
-test_objects_all_spared_by_unless_have_no_finding if {
-	both := ["node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"]
-	count(judge(tolerations([deployment("ops", "both", both)]), "1.24")) == 0
-}
+tolerations(objects) := probes(observation("kb/pod-master-toleration", objects, {}))
 
 # The master-only toleration breaks when kubeadm adds the control-plane taint (1.24), not when
 # it drops the master taint (1.25).
