@@ -3,10 +3,14 @@ package cluster
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -25,7 +29,10 @@ import (
 // kind whose group discovery could not read. The pod template probes look at each template
 // once, at the object a user edits: an object a workload controls (a ReplicaSet's Pod, a
 // Deployment's ReplicaSet, a CronJob's Job) is a copy of its template, and only the probes
-// naming its kind look at it. A nil or empty set records nothing, not even an empty section.
+// naming its kind look at it. An object served under two groups (Ingress under extensions
+// and networking.k8s.io up to 1.21, the workloads under extensions and apps up to 1.15, Event
+// under core and events.k8s.io) is observed once by each probe, and examined once. A nil or
+// empty set records nothing, not even an empty section.
 func (c *Collector) Probes(ctx context.Context, doc *inventory.Document, set *probe.Set) int {
 	return c.probes(ctx, doc, set, false)
 }
@@ -54,7 +61,7 @@ func (c *Collector) probes(ctx context.Context, doc *inventory.Document, set *pr
 	} else if split, err := splitProbes(set); err == nil {
 		sets = split
 	} else { // the set's probes compiled once already; never guess
-		obs := observers{byKind: set.NewObserver(), template: (*probe.Set)(nil).NewObserver()}
+		obs := observers{byKinds: []*probe.Observer{set.NewObserver()}, template: (*probe.Set)(nil).NewObserver()}
 		obs.unavailableAll(set, "split the probes: "+err.Error())
 		doc.Probes = obs.probes()
 		return 0
@@ -72,8 +79,11 @@ func (c *Collector) probes(ctx context.Context, doc *inventory.Document, set *pr
 		return 0
 	}
 	at := preferredServed(servedBy)
+	kinds := listingOrder(set.Kinds())
+	aliased := servedUnderGroups(kinds, at)
+	seenAs := map[types.UID][]schema.GroupKind{} // what each object of an aliased kind was listed as
 	examined := 0
-	for _, key := range set.Kinds() {
+	for _, key := range kinds {
 		group, kind, _ := probe.SplitKind(key)
 		pods := group == "" && kind == "Pod"
 		if pods && reusePods && cached != nil {
@@ -93,11 +103,20 @@ func (c *Collector) probes(ctx context.Context, doc *inventory.Document, set *pr
 			into = sets.newObservers() // merged below, as a reused pass is
 		}
 		n := 0
+		gk := schema.GroupKind{Group: group, Kind: kind}
 		err := listPages(ctx, dyn.Resource(s.gvr).List, func(page *unstructured.UnstructuredList) {
 			for i := range page.Items {
-				into.observe(&page.Items[i], group, kind)
+				obj := &page.Items[i]
+				var before []schema.GroupKind
+				if uid := obj.GetUID(); aliased[kind] && uid != "" {
+					before = seenAs[uid]
+					seenAs[uid] = append(before[:len(before):len(before)], gk)
+				}
+				into.observe(obj, group, kind, before)
+				if len(before) == 0 {
+					n++
+				}
 			}
-			n += len(page.Items)
 		})
 		if err != nil {
 			into.unavailable(group, kind, unavailable("list "+key, err).Reason)
@@ -114,57 +133,95 @@ func (c *Collector) probes(ctx context.Context, doc *inventory.Document, set *pr
 	return examined
 }
 
-// probeSets are a set and its probes split by what they look at.
+// probeSets are a set and its probes split by what they look at: the pod template, and the
+// others in parts naming the same kinds, all or none of whose probes have seen an object.
 type probeSets struct {
-	of, byKind, template *probe.Set
+	of, template *probe.Set
+	byKinds      []*probe.Set
 }
 
 func splitProbes(set *probe.Set) (probeSets, error) {
-	var byKind, template []probe.Declared
+	var template []probe.Declared
+	byKinds := map[string][]probe.Declared{}
 	for _, d := range set.Declared() {
 		if d.Spec.PodTemplate {
 			template = append(template, d)
-		} else {
-			byKind = append(byKind, d)
+			continue
 		}
+		keys := make([]string, 0, len(d.Spec.Kinds))
+		for _, k := range d.Spec.Kinds {
+			group, kind, _ := probe.SplitKind(k)
+			keys = append(keys, probe.KindKey(group, kind))
+		}
+		slices.Sort(keys)
+		named := strings.Join(slices.Compact(keys), " ")
+		byKinds[named] = append(byKinds[named], d)
 	}
-	kindSet, err := probe.NewSet(byKind)
-	if err != nil {
-		return probeSets{}, err
+	sets := probeSets{of: set}
+	for _, named := range slices.Sorted(maps.Keys(byKinds)) {
+		part, err := probe.NewSet(byKinds[named])
+		if err != nil {
+			return probeSets{}, err
+		}
+		sets.byKinds = append(sets.byKinds, part)
 	}
-	templateSet, err := probe.NewSet(template)
-	if err != nil {
-		return probeSets{}, err
-	}
-	return probeSets{of: set, byKind: kindSet, template: templateSet}, nil
+	var err error
+	sets.template, err = probe.NewSet(template)
+	return sets, err
 }
 
 func (s probeSets) newObservers() observers {
-	return observers{byKind: s.byKind.NewObserver(), template: s.template.NewObserver()}
+	o := observers{sets: s, template: s.template.NewObserver()}
+	for _, part := range s.byKinds {
+		o.byKinds = append(o.byKinds, part.NewObserver())
+	}
+	return o
 }
 
 // observers split a set by what its probes look at, so that an object made from another's
-// pod template is seen by the probes naming its kind but not by the pod template's.
+// pod template is seen by the probes naming its kind but not by the pod template's, and an
+// object listed again under another group only by the probes that did not name the first.
 type observers struct {
-	byKind, template *probe.Observer
+	sets     probeSets
+	byKinds  []*probe.Observer // one per sets.byKinds
+	template *probe.Observer
 }
 
-func (o observers) observe(obj *unstructured.Unstructured, group, kind string) {
+// observe looks at obj, of group and kind, with the probes that have not seen it already as
+// one of before.
+func (o observers) observe(obj *unstructured.Unstructured, group, kind string, before []schema.GroupKind) {
 	ref := inventory.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	o.byKind.Observe(obj.Object, group, kind, ref)
-	if !madeFromTemplate(obj) {
+	for i, part := range o.sets.byKinds {
+		if !wantsAny(part, before) {
+			o.byKinds[i].Observe(obj.Object, group, kind, ref)
+		}
+	}
+	if !wantsAny(o.sets.template, before) && !madeFromTemplate(obj) {
 		o.template.Observe(obj.Object, group, kind, ref)
 	}
 }
 
+func wantsAny(set *probe.Set, kinds []schema.GroupKind) bool {
+	for _, gk := range kinds {
+		if set.Wants(gk.Group, gk.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
 // merge adds what other saw, observers of the same sets, as if observed after o's own.
 func (o observers) merge(other observers) {
-	o.byKind.Merge(other.byKind)
+	for i := range o.byKinds {
+		o.byKinds[i].Merge(other.byKinds[i])
+	}
 	o.template.Merge(other.template)
 }
 
 func (o observers) unavailable(group, kind, reason string) {
-	o.byKind.Unavailable(group, kind, reason)
+	for _, part := range o.byKinds {
+		part.Unavailable(group, kind, reason)
+	}
 	o.template.Unavailable(group, kind, reason)
 }
 
@@ -175,10 +232,46 @@ func (o observers) unavailableAll(set *probe.Set, reason string) {
 	}
 }
 
-// probes are the observations of both halves, in id order.
+// probes are the observations of every part, in id order.
 func (o observers) probes() []inventory.Probe {
-	out := append(o.byKind.Probes(), o.template.Probes()...)
+	out := o.template.Probes()
+	for _, part := range o.byKinds {
+		out = append(out, part.Probes()...)
+	}
 	inventory.SortProbes(out)
+	return out
+}
+
+// listingOrder puts the kinds of extensions last: the group others were carved out of
+// (Ingress and NetworkPolicy into networking.k8s.io, the workloads into apps), so that an
+// object both serve is recorded at the group it moved to.
+func listingOrder(kinds []string) []string {
+	var first, last []string
+	for _, k := range kinds {
+		if strings.HasPrefix(k, "extensions/") {
+			last = append(last, k)
+		} else {
+			first = append(first, k)
+		}
+	}
+	return append(first, last...)
+}
+
+// servedUnderGroups answers the kinds served under more than one of the groups listed: an
+// object may be served under each (Kubernetes moves a kind between groups keeping its name),
+// which only its UID tells.
+func servedUnderGroups(kinds []string, at map[schema.GroupKind]served) map[string]bool {
+	groups := map[string]int{}
+	for _, key := range kinds {
+		group, kind, _ := probe.SplitKind(key)
+		if _, ok := at[schema.GroupKind{Group: group, Kind: kind}]; ok {
+			groups[kind]++
+		}
+	}
+	out := map[string]bool{}
+	for kind, n := range groups {
+		out[kind] = n > 1
+	}
 	return out
 }
 
