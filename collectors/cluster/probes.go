@@ -190,7 +190,7 @@ type observers struct {
 // observe looks at obj, of group and kind, with the probes that have not seen it already as
 // one of before.
 func (o observers) observe(obj *unstructured.Unstructured, group, kind string, before []schema.GroupKind) {
-	ref := inventory.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	ref := inventory.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName(), Ignore: ignoreOf(obj.GetAnnotations())}
 	for i, part := range o.sets.byKinds {
 		if !wantsAny(part, before) {
 			o.byKinds[i].Observe(obj.Object, group, kind, ref)
