@@ -119,7 +119,7 @@ func collections() error {
 			return fmt.Errorf("collect %s said %q: %v", mode, stdout.String(), err)
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		fmt.Printf("| %s | %.2f s | %.2f s | %d MiB | %d | %d |\n", map[string]string{"plain": "without probes", "probes": "with the kb's 8 probes"}[mode],
+		fmt.Printf("| %s | %.2f s | %.2f s | %d MiB | %d | %d |\n", map[string]string{"plain": "without probes", "probes": "with the kb's probes"}[mode],
 			wall.Seconds(), time.Duration(ru.Utime.Nano()+ru.Stime.Nano()).Seconds(), ru.Maxrss/1024, requests, examined)
 	}
 	return nil
