@@ -84,6 +84,7 @@ func (e *Engine) Probes() *probe.Set { return e.probes }
 const (
 	gapNotCollected = "not collected: the inventory holds no observation of this probe; collect it again with the loaded bundles"
 	gapRedeclared   = "collected for another declaration of this probe; collect it again with the loaded bundles"
+	gapTwice        = "observed twice in the inventory, which no collector writes; collect it again"
 )
 
 // probeFacts matches the inventory's observations with the declared probes: an observation
@@ -93,14 +94,19 @@ const (
 func probeFacts(inv *inventory.Document, set *probe.Set) (observed map[string]any, gaps map[string]string) {
 	observed, gaps = map[string]any{}, map[string]string{}
 	byID := make(map[string]*inventory.Probe, len(inv.Probes))
+	twice := map[string]bool{}
 	for i := range inv.Probes {
-		byID[inv.Probes[i].ID] = &inv.Probes[i]
+		id := inv.Probes[i].ID
+		twice[id] = byID[id] != nil
+		byID[id] = &inv.Probes[i]
 	}
 	for _, d := range set.Declared() {
 		o := byID[d.ID]
 		switch {
 		case o == nil:
 			gaps[d.ID] = gapNotCollected
+		case twice[d.ID]:
+			gaps[d.ID] = gapTwice
 		case !probe.Equal(o.Probe, d.Spec):
 			gaps[d.ID] = gapRedeclared
 		case !o.Available:

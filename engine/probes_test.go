@@ -97,6 +97,12 @@ func TestAProbeBackedRuleJudgesOnlyWhatWasObservedAsDeclared(t *testing.T) {
 		}(), "unknown", "not collected"},
 		{"an observation of another declaration is a required gap", observed(func(p *inventory.Probe) { p.Probe.Path = "spec.clusterIP" }),
 			"unknown", "collected for another declaration"},
+		{"an observation written twice is a required gap", func() *inventory.Document {
+			doc := observed(nil)
+			doc.Probes = append(doc.Probes, doc.Probes[0])
+			inventory.SortProbes(doc.Probes)
+			return doc
+		}(), "unknown", "observed twice"},
 		{"an unavailable observation is a required gap naming why", observed(func(p *inventory.Probe) {
 			p.Available, p.Reason = false, "list core/Service: forbidden"
 		}), "unknown", "not observed: list core/Service: forbidden"},
