@@ -163,16 +163,25 @@ func (p Path) walk(v any, i int, at []string, out *[]Match) {
 }
 
 func (p Path) walkAll(v any, i int, at []string, out *[]Match) {
+	eachChild(v, at, func(child any, at []string) { p.walk(child, i+1, at, out) })
+}
+
+// eachChild calls f with every element of a list, or every value of a map in key order, and
+// the concrete path to it; it answers false when v is neither.
+func eachChild(v any, at []string, f func(child any, at []string)) bool {
 	switch c := v.(type) {
 	case []any:
 		for n, child := range c {
-			p.walk(child, i+1, append(at, "["+strconv.Itoa(n)+"]"), out)
+			f(child, append(at, "["+strconv.Itoa(n)+"]"))
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(c)) {
-			p.walk(c[k], i+1, append(at, "["+strconv.Quote(k)+"]"), out)
+			f(c[k], append(at, "["+strconv.Quote(k)+"]"))
 		}
+	default:
+		return false
 	}
+	return true
 }
 
 // Missing answers where the path falls short in obj: for every branch the wildcards open, the
@@ -196,16 +205,7 @@ func (p Path) missing(v any, i int, at []string, out *[]string) {
 	}
 	s := p.steps[i]
 	if s.all {
-		switch c := v.(type) {
-		case []any:
-			for n, child := range c {
-				p.missing(child, i+1, append(at, "["+strconv.Itoa(n)+"]"), out)
-			}
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(c)) {
-				p.missing(c[k], i+1, append(at, "["+strconv.Quote(k)+"]"), out)
-			}
-		default:
+		if !eachChild(v, at, func(child any, at []string) { p.missing(child, i+1, at, out) }) {
 			*out = append(*out, strings.Join(at, ""))
 		}
 		return

@@ -1,6 +1,9 @@
 package probe
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // Screen marks, by probe index, the probes of one object's kind its text could satisfy; nil
 // marks every probe. See Set.Screen.
@@ -79,20 +82,11 @@ func (s *Set) needlesOf(p compiled, index map[string]int) []int {
 			index[st.field] = n
 			s.needles = append(s.needles, []byte(st.field))
 		}
-		if !containsInt(out, n) {
+		if !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
 	return out
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Skip counts an object of this group and kind as examined by every probe looking at it,

@@ -6,22 +6,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
-
-// podTemplatePaths says where each workload kind keeps its pod template: the path to the
-// template's metadata/spec parent ("" for a Pod, whose own metadata and spec are the template).
-var podTemplatePaths = map[string][]string{
-	"Pod":         nil,
-	"Deployment":  {"spec", "template"},
-	"DaemonSet":   {"spec", "template"},
-	"StatefulSet": {"spec", "template"},
-	"ReplicaSet":  {"spec", "template"},
-	"Job":         {"spec", "template"},
-	"CronJob":     {"spec", "jobTemplate", "spec", "template"},
-}
-
-// workloadGroups are the groups whose kinds above are built-in workloads.
-var workloadGroups = map[string]bool{"": true, "apps": true, "batch": true, "extensions": true}
 
 // needsParse says whether a document of this kind holds evidence beyond its count.
 func (o Options) needsParse(apiVersion, kind string) bool {
@@ -35,16 +21,16 @@ func (o Options) needsParse(apiVersion, kind string) bool {
 	if !o.Known[apiVersion+"/"+kind] {
 		return true // an unknown version of a built-in group
 	}
-	_, workload := podTemplatePaths[kind]
-	return workload && workloadGroups[group] ||
+	_, workload := probe.TemplatePath(group, kind)
+	return workload ||
 		kind == "IngressClass" || kind == "Namespace" && group == "" ||
 		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io"
 }
 
 // images records the images of a workload's pod template with its recommended labels and
 // the workload that runs them.
-func (d *fileDecoder) images(n *yaml.Node, kind string, ref inventory.ObjectRef) {
-	path, ok := podTemplatePaths[kind]
+func (d *fileDecoder) images(n *yaml.Node, group, kind string, ref inventory.ObjectRef) {
+	path, ok := probe.TemplatePath(group, kind)
 	if !ok {
 		return
 	}

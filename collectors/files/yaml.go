@@ -13,6 +13,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/probe"
 )
 
 // maxAliasDepth bounds alias and merge-key chains followed while reading one key.
@@ -183,9 +184,9 @@ func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind string, ref invent
 		d.namespace(n, ref.Name)
 	case kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io":
 		d.crd(n)
-	case workloadGroups[group]:
-		ref.Ignore = nil // the report reads suppression annotations on apiUsage and CRD objects only
-		d.images(n, kind, ref)
+	case isWorkload(group, kind):
+		ref.Ignore = nil // the report reads suppression annotations on apiUsage, CRD and probe objects only
+		d.images(n, group, kind, ref)
 	case gitops.DeclaresCharts(group, kind):
 		d.gitopsObject(n)
 	}
@@ -193,12 +194,17 @@ func (d *fileDecoder) evidence(n *yaml.Node, apiVersion, kind string, ref invent
 
 // holdsEvidence says whether evidence reads anything from an object of this kind.
 func holdsEvidence(group, kind string) bool {
-	_, workload := podTemplatePaths[kind]
 	return kind == "IngressClass" && group == "networking.k8s.io" ||
 		kind == "Namespace" && group == "" ||
 		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io" ||
-		workloadGroups[group] && workload ||
+		isWorkload(group, kind) ||
 		gitops.DeclaresCharts(group, kind)
+}
+
+// isWorkload says whether objects of this group and kind run a pod template.
+func isWorkload(group, kind string) bool {
+	_, ok := probe.TemplatePath(group, kind)
+	return ok
 }
 
 // gitopsObject keeps an Argo CD Application, Flux HelmRelease or OCIRepository whole: the
