@@ -124,10 +124,11 @@ func (s *Set) Fields(group, kind string) (fields map[string]bool, wildcards []st
 	fields = map[string]bool{}
 	add := func(p compiled) {
 		for i, st := range p.path.steps {
-			if st.all && i > 0 {
+			switch {
+			case st.all && i > 0, st.prefix && plainName(st.field) && i > 0:
+				// A prefix spelt like a field name may match a key a narrowing drops.
 				wildcards = append(wildcards, p.path.steps[i-1].field)
-			}
-			if !st.all {
+			case !st.all && !st.prefix:
 				fields[st.field] = true
 			}
 		}
@@ -145,6 +146,9 @@ func (s *Set) Fields(group, kind string) (fields map[string]bool, wildcards []st
 	}
 	return fields, wildcards
 }
+
+// plainName says whether s could be the start of a plain field name.
+func plainName(s string) bool { return fieldName(s) == s }
 
 // Observer gathers what the probes find in the objects of one walk. It is not safe for
 // concurrent use: give each worker its own and Merge them in a fixed order.

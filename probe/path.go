@@ -7,9 +7,11 @@
 //	metadata.annotations["kubernetes.io/ingress.class"]
 //	spec.template.spec.containers[*].env[*].name
 //	metadata.labels[*]
+//	metadata.annotations[^"container.apparmor.security.beta.kubernetes.io/"]
 //
 // A path is field names joined by dots; after a name, [*] steps into every element of a list
-// or every value of a map (in key order), and ["key"] into one key of a map. Field names are
+// or every value of a map (in key order), ["key"] into one key of a map, and [^"prefix"] into
+// every value of a map whose key starts with prefix (in key order: per-container annotations). Field names are
 // what Kubernetes uses: letters, digits, '_' and '-'. A path that meets something else than
 // it expects (a list where it names a field, a scalar before its end) matches nothing there.
 package probe
@@ -29,9 +31,10 @@ type Path struct {
 }
 
 type step struct {
-	field string // a field name, or a map key with key set
-	key   bool
-	all   bool // [*]
+	field  string // a field name, or a map key with key set
+	key    bool
+	all    bool // [*]
+	prefix bool // [^"prefix"], the prefix in field
 }
 
 // maxPathSteps bounds a path: a probe is data from a bundle, and no Kubernetes field is nested
@@ -94,20 +97,30 @@ func fieldName(s string) string {
 	return s[:end]
 }
 
-// bracket reads [*] or ["key"] (Go string syntax, so a key may hold any character) at the
-// start of s, and answers its step and length.
+// bracket reads [*], ["key"] or [^"prefix"] (Go string syntax, so a key may hold any
+// character) at the start of s, and answers its step and length.
 func bracket(s string) (step, int, error) {
 	if strings.HasPrefix(s, "[*]") {
 		return step{all: true}, 3, nil
 	}
-	if len(s) < 2 || s[1] != '"' {
-		return step{}, 0, fmt.Errorf(`want [*] or ["key"]`)
+	open := 1
+	if strings.HasPrefix(s, "[^") {
+		open = 2
 	}
-	quoted, err := strconv.QuotedPrefix(s[1:])
-	if err != nil || !strings.HasPrefix(s[1+len(quoted):], "]") {
-		return step{}, 0, fmt.Errorf(`want ["key"] with the key in double quotes`)
+	if len(s) <= open || s[open] != '"' {
+		return step{}, 0, fmt.Errorf(`want [*], ["key"] or [^"prefix"]`)
+	}
+	quoted, err := strconv.QuotedPrefix(s[open:])
+	if err != nil || !strings.HasPrefix(s[open+len(quoted):], "]") {
+		return step{}, 0, fmt.Errorf(`want ["key"] or [^"prefix"] with the key in double quotes`)
 	}
 	key, _ := strconv.Unquote(quoted)
+	if open == 2 {
+		if key == "" {
+			return step{}, 0, fmt.Errorf(`an empty prefix: write [*] for every value`)
+		}
+		return step{field: key, prefix: true}, len(quoted) + 3, nil
+	}
 	return step{field: key, key: true}, len(quoted) + 2, nil
 }
 
@@ -141,8 +154,8 @@ func (p Path) walk(v any, i int, at []string, out *[]Match) {
 	}
 	s := p.steps[i]
 	switch {
-	case s.all:
-		p.walkAll(v, i, at, out)
+	case s.all || s.prefix:
+		eachChild(v, at, s, func(child any, at []string) { p.walk(child, i+1, at, out) })
 	case s.key:
 		if m, ok := v.(map[string]any); ok {
 			if child, ok := m[s.field]; ok {
@@ -162,21 +175,24 @@ func (p Path) walk(v any, i int, at []string, out *[]Match) {
 	}
 }
 
-func (p Path) walkAll(v any, i int, at []string, out *[]Match) {
-	eachChild(v, at, func(child any, at []string) { p.walk(child, i+1, at, out) })
-}
-
-// eachChild calls f with every element of a list, or every value of a map in key order, and
-// the concrete path to it; it answers false when v is neither.
-func eachChild(v any, at []string, f func(child any, at []string)) bool {
+// eachChild calls f with what a wildcard step s reaches in v, and the concrete path to it:
+// for [*] every element of a list or every value of a map, for [^"prefix"] every value of a
+// map whose key starts with the prefix, map values in key order. It answers false when v is
+// not a collection the step steps into.
+func eachChild(v any, at []string, s step, f func(child any, at []string)) bool {
 	switch c := v.(type) {
 	case []any:
+		if s.prefix {
+			return false
+		}
 		for n, child := range c {
 			f(child, append(at, "["+strconv.Itoa(n)+"]"))
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(c)) {
-			f(c[k], append(at, "["+strconv.Quote(k)+"]"))
+			if !s.prefix || strings.HasPrefix(k, s.field) {
+				f(c[k], append(at, "["+strconv.Quote(k)+"]"))
+			}
 		}
 	default:
 		return false
@@ -204,8 +220,8 @@ func (p Path) missing(v any, i int, at []string, out *[]string) {
 		return
 	}
 	s := p.steps[i]
-	if s.all {
-		if !eachChild(v, at, func(child any, at []string) { p.missing(child, i+1, at, out) }) {
+	if s.all || s.prefix {
+		if !eachChild(v, at, s, func(child any, at []string) { p.missing(child, i+1, at, out) }) {
 			*out = append(*out, strings.Join(at, ""))
 		}
 		return

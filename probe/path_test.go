@@ -60,6 +60,10 @@ func TestAPathFindsEveryValueItReachesWithItsConcretePath(t *testing.T) {
 		{"a field name where a list is", "spec.template.spec.volumes.name", nil},
 		{"a wildcard over a scalar", "spec.replicas[*]", nil},
 		{"a path past a scalar", "metadata.name.first", nil},
+		{"the values of the keys a prefix starts", `metadata.labels[^"node-role."]`,
+			[]Match{{`metadata.labels["node-role.kubernetes.io/master"]`, ""}}},
+		{"a prefix no key starts", `metadata.labels[^"team"]`, nil},
+		{"a prefix over a list", `spec.template.spec.containers[^"a"]`, nil},
 	}
 	obj := object(t)
 	for _, tt := range tests {
@@ -78,10 +82,12 @@ func TestABadPathIsRefusedWithWhereItStops(t *testing.T) {
 		{".spec", "offset 0: want a field name"},
 		{"spec..replicas", "offset 5: want a field name"},
 		{"spec.replicas.", "offset 14: want a field name"},
-		{"spec[0]", `offset 4: want [*] or ["key"]`},
-		{"spec[*", `offset 4: want [*] or ["key"]`},
-		{`metadata.labels["app"`, `offset 15: want ["key"] with the key in double quotes`},
-		{`metadata.labels['app']`, `offset 15: want [*] or ["key"]`},
+		{"spec[0]", `offset 4: want [*], ["key"] or [^"prefix"]`},
+		{"spec[*", `offset 4: want [*], ["key"] or [^"prefix"]`},
+		{`metadata.labels["app"`, `offset 15: want ["key"] or [^"prefix"] with the key in double quotes`},
+		{`metadata.labels['app']`, `offset 15: want [*], ["key"] or [^"prefix"]`},
+		{`metadata.labels[^""]`, `offset 15: an empty prefix`},
+		{`metadata.labels[^app]`, `offset 15: want [*], ["key"] or [^"prefix"]`},
 		{"spec replicas", "offset 4: want '.' between fields"},
 		{"spec.a$b", "offset 6: want '.' between fields"},
 		{strings.Repeat("a.", 64) + "a", "more than 64 steps"},
@@ -97,7 +103,7 @@ func TestABadPathIsRefusedWithWhereItStops(t *testing.T) {
 }
 
 func TestAPathReadsBackAsWritten(t *testing.T) {
-	for _, text := range []string{"spec.replicas", `metadata.annotations["a.b/c\"d"]`, "spec.x[*][*].y"} {
+	for _, text := range []string{"spec.replicas", `metadata.annotations["a.b/c\"d"]`, "spec.x[*][*].y", `a[^"b/"].c`} {
 		if got := MustParsePath(text).String(); got != text {
 			t.Errorf("String() = %q, want %q", got, text)
 		}
@@ -105,7 +111,7 @@ func TestAPathReadsBackAsWritten(t *testing.T) {
 }
 
 func FuzzParsePath(f *testing.F) {
-	for _, seed := range []string{"spec.replicas", `metadata.labels["a.b/c"]`, "a[*][*].b", `a["\u00e9\""]`, "a[", "a.", ""} {
+	for _, seed := range []string{"spec.replicas", `metadata.labels["a.b/c"]`, `metadata.annotations[^"c."]`, "a[*][*].b", `a["\u00e9\""]`, "a[", "a.", ""} {
 		f.Add(seed)
 	}
 	var obj any
@@ -153,6 +159,8 @@ func TestMissingNamesWhereEachBranchFallsShort(t *testing.T) {
 		{"a wildcard over a scalar", "spec.replicas[*]", []string{"spec.replicas"}},
 		{"a field name where a list is", "spec.template.spec.volumes.name", []string{"spec.template.spec.volumes"}},
 		{"a scalar reached at the end is present", "metadata.name", nil},
+		{"a prefix no key starts opens no branch", `metadata.labels[^"team"].x`, nil},
+		{"a prefix over a list falls short there", `spec.template.spec.containers[^"a"]`, []string{"spec.template.spec.containers"}},
 	}
 	obj := object(t)
 	for _, tt := range tests {
@@ -163,7 +171,7 @@ func TestMissingNamesWhereEachBranchFallsShort(t *testing.T) {
 				t.Errorf("Missing(%s) = %q, want %q", tt.path, got, tt.want)
 			}
 			// Without wildcards a path is either found or missing, never both nor neither.
-			if !strings.Contains(tt.path, "[*]") && (len(p.Find(obj)) == 0) == (len(got) == 0) {
+			if !strings.Contains(tt.path, "[*]") && !strings.Contains(tt.path, "[^") && (len(p.Find(obj)) == 0) == (len(got) == 0) {
 				t.Errorf("%s: Find %v and Missing %q disagree", tt.path, p.Find(obj), got)
 			}
 		})

@@ -688,3 +688,35 @@ func TestPlainExpandsAliasesWithinBounds(t *testing.T) {
 		})
 	}
 }
+
+// Per-container annotations carry the container's name in their key: a prefix step finds
+// them, and the workload keeps its narrowing, since no key a narrowing drops starts so.
+func TestAPrefixStepFindsPerContainerAnnotations(t *testing.T) {
+	files := map[string]string{"web.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      annotations:
+        container.apparmor.security.beta.kubernetes.io/web: runtime/default
+        container.apparmor.security.beta.kubernetes.io/sidecar: localhost/custom
+        apparmor.example.com/other: x
+    spec:
+      containers:
+        - {name: web, image: nginx, env: [{name: A, value: "1"}]}
+`, "plain.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\nspec: {template: {spec: {containers: [{name: a, image: b}]}}}\n"}
+	opts := testOptions()
+	opts.Probes = probeSet(t, probe.Spec{ID: "apparmor", PodTemplate: true, Values: true,
+		Path: `metadata.annotations[^"container.apparmor.security.beta.kubernetes.io/"]`})
+	if drop := narrowing(opts.Probes)["Deployment"]; !drop["env"] {
+		t.Errorf("a prefix step stopped Deployments being narrowed: %v", drop)
+	}
+	p := collectWith(t, opts, files).Probes[0]
+	if p.Examined != 2 || p.Count != 1 || len(p.Objects) != 1 || p.Objects[0].Name != "web" || p.Objects[0].Line != 1 {
+		t.Fatalf("observation %+v: want web (web.yaml:1) of 2 examined", p)
+	}
+	if got := p.Objects[0].Values; !reflect.DeepEqual(got, []string{"localhost/custom", "runtime/default"}) {
+		t.Errorf("values %q: want both containers' profiles, in key order", got)
+	}
+}
