@@ -31,6 +31,8 @@ const (
 	FormatJSON  = "json"
 	FormatSARIF = "sarif"
 	FormatJUnit = "junit"
+	// FormatMarkdown is a CI step summary or a pull request comment.
+	FormatMarkdown = "markdown"
 )
 
 // format is one entry of the list: how to build its renderer and whether it can show an
@@ -46,6 +48,7 @@ var formats = []format{
 	{FormatJSON, true, func(Options) Renderer { return jsonRenderer{} }},
 	{FormatSARIF, false, func(o Options) Renderer { return sarifRenderer{base: o.SARIFBase} }},
 	{FormatJUnit, false, func(o Options) Renderer { return junitRenderer{failOn: o.FailOn} }},
+	{FormatMarkdown, false, func(Options) Renderer { return markdownRenderer{} }},
 }
 
 // Formats lists the format names, in the order help texts show them.

@@ -103,7 +103,7 @@ func goldenPerScenario(t *testing.T, format string, opts output.Options) {
 }
 
 func TestEveryFormatIsListedOnceAndHasAGoldenTest(t *testing.T) {
-	want := []string{output.FormatTable, output.FormatJSON, output.FormatSARIF, output.FormatJUnit}
+	want := []string{output.FormatTable, output.FormatJSON, output.FormatSARIF, output.FormatJUnit, output.FormatMarkdown}
 	if got := output.Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
@@ -119,7 +119,7 @@ func TestEveryFormatIsListedOnceAndHasAGoldenTest(t *testing.T) {
 
 func TestAnUnknownFormatIsRefusedNamingTheFormats(t *testing.T) {
 	_, err := output.New("yaml", output.Options{})
-	if err == nil || !strings.Contains(err.Error(), `"yaml"`) || !strings.Contains(err.Error(), "table, json, sarif or junit") {
+	if err == nil || !strings.Contains(err.Error(), `"yaml"`) || !strings.Contains(err.Error(), "table, json, sarif, junit or markdown") {
 		t.Errorf("New(yaml) = %v, want an error naming yaml and the formats", err)
 	}
 }

@@ -1,0 +1,138 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// maxMarkdownFindings bounds the rows of a target's findings table: a step summary or a pull
+// request comment is read, not searched (GitHub refuses a summary past 1 MiB); the JSON
+// report has them all.
+const maxMarkdownFindings = 50
+
+// markdownRenderer writes GitHub-flavoured Markdown for a CI step summary or a pull request
+// comment: per target a verdict line, the findings as a table, most severe first, and what
+// could not be assessed. Everything from a manifest or a cluster is escaped, so a title can
+// neither break the table nor inject a link, an image or HTML.
+type markdownRenderer struct{}
+
+func (markdownRenderer) Render(w io.Writer, r *report.Report) error {
+	var b strings.Builder
+	b.WriteString("## upgradescope\n\n")
+	b.WriteString(markdownSource(r) + "\n")
+	for _, t := range r.Targets {
+		writeMarkdownTarget(&b, t)
+	}
+	for _, rule := range r.ExpiredIgnores {
+		fmt.Fprintf(&b, "\n> Expired ignore rule (line %d): %s, expired %s; its findings count again.\n",
+			rule.Line, md(ruleSubject(rule)), md(rule.Expires))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// markdownSource is the line saying what was judged with what.
+func markdownSource(r *report.Report) string {
+	parts := []string{"Source " + md(r.Source)}
+	if r.FilesBase != "" {
+		parts[0] += " (`" + code(r.FilesBase) + "`)"
+	}
+	if r.KubeContext != "" {
+		parts = append(parts, "Context "+md(r.KubeContext))
+	}
+	if r.APIServer != "" {
+		parts = append(parts, "API server "+md(r.APIServer))
+	}
+	if r.ServerVersion != "" {
+		parts = append(parts, "Version "+md(r.ServerVersion))
+	}
+	parts = append(parts, "KB "+md(r.KB.GeneratedFrom))
+	var bundles []string
+	for _, b := range r.Bundles {
+		bundles = append(bundles, md(b.Name+" "+b.Revision))
+	}
+	parts = append(parts, "Bundles "+strings.Join(bundles, ", "))
+	return strings.Join(parts, " · ")
+}
+
+var verdictMarks = map[string]string{report.VerdictReady: "✅", report.VerdictBlocked: "⛔", report.VerdictUnknown: "❔"}
+
+func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
+	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, score %d/100\n\n", verdictMarks[t.Verdict], md(t.Target), strings.ToUpper(t.Verdict), t.Score)
+	fmt.Fprintf(b, "%s.\n", counts(t))
+	if len(t.Findings) > 0 {
+		b.WriteString("\n| severity | finding | objects | fix |\n|---|---|---|---|\n")
+		for i, f := range t.Findings {
+			if i == maxMarkdownFindings {
+				fmt.Fprintf(b, "\n%s more in the JSON report (`--output json`).\n", report.Count(len(t.Findings)-i, "finding"))
+				break
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", f.Severity, markdownTitle(f), markdownObjects(f), md(f.Remediation))
+		}
+	}
+	if len(t.NotAssessed) > 0 {
+		b.WriteString("\n**Not assessed**\n\n")
+		for _, g := range t.NotAssessed {
+			req := "optional"
+			if g.Required {
+				req = "required"
+			}
+			fmt.Fprintf(b, "- `%s` (%s): %s\n", code(g.Capability), req, md(g.Reason))
+		}
+	}
+	if len(t.Suppressed) > 0 {
+		fmt.Fprintf(b, "\n%s: %s\n", report.Count(len(t.Suppressed), "suppressed finding"), markdownSuppressed(t.Suppressed))
+	}
+}
+
+// markdownTitle is a finding's category and title, linked to its first citation when that is
+// an https URL.
+func markdownTitle(f report.Finding) string {
+	title := "`" + code(f.Category) + "` " + md(f.Title)
+	if len(f.Citations) > 0 && strings.HasPrefix(f.Citations[0], "https://") && !strings.ContainsAny(f.Citations[0], " ()<>\"'`\\|\n") {
+		title += " ([source](" + f.Citations[0] + "))"
+	}
+	return title
+}
+
+func markdownObjects(f report.Finding) string {
+	var parts []string
+	for i, o := range f.Objects {
+		if i == maxTableObjects {
+			break
+		}
+		parts = append(parts, md(objectLabel(o)))
+	}
+	if more := len(f.Objects) - len(parts) + f.ObjectsOmitted; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func markdownSuppressed(fs []report.Finding) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = "`" + code(f.Key) + "` (" + md(f.Suppression.Reason) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdEscaper escapes what Markdown and the HTML it allows would read as markup, and the pipe
+// that ends a table cell; line breaks become spaces, since a cell is one line.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`,
+	"#", `\#`, "!", `\!`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "~", `\~`,
+	"\r\n", " ", "\n", " ", "\r", " ",
+)
+
+// md is text from a report made safe for Markdown, with its control characters escaped.
+func md(s string) string { return mdEscaper.Replace(esc(s)) }
+
+// code is text for a code span: a backtick would end it and a pipe the table cell, so both
+// are replaced, and line breaks become spaces.
+func code(s string) string {
+	return strings.NewReplacer("`", "'", "|", "¦", "\r\n", " ", "\n", " ", "\r", " ").Replace(esc(s))
+}
