@@ -1,0 +1,121 @@
+package output_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/output"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// hostileExport holds titles and names a pull request could write: formulas, markup, links.
+func hostileExport() output.Export {
+	finding := func(key, sev, title string) report.Finding {
+		return report.Finding{Key: key, Category: "removed-api", Severity: sev, Target: "1.37", Title: title,
+			Detail: "  =HYPERLINK(\"https://evil.example\")", Remediation: "@SUM(A1)",
+			Teams: []string{"-payments"}, Namespaces: []string{"+shop", "web"},
+			Citations: []string{"https://kubernetes.io/docs/reference/using-api/deprecation-guide/"},
+			Objects:   []inventory.ObjectRef{{Namespace: "shop", Name: `<img src="https://evil.example/x.png">`, File: "a.yaml", Line: 3}}}
+	}
+	return output.Export{
+		Cluster: "=prod", Target: "1.37", EvaluatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), KBVersion: "2026-11-30.1",
+		History: []int{100, 75, 50, 25},
+		Result: report.TargetResult{Target: "1.37", Verdict: report.VerdictBlocked, Score: 25, Blockers: 2, Infos: 1,
+			Findings: []report.Finding{
+				finding("removed-api/a", report.SeverityBlocker, "=cmd|' /C calc'!A0"),
+				finding("removed-api/b", report.SeverityBlocker, "\t+1"),
+				finding("removed-api/c", report.SeverityInfo, `<script>alert(1)</script><a href="https://evil.example">x</a>`),
+			},
+			NotAssessed: []report.Gap{{Capability: "helm", Required: false, Reason: "\r-forbidden"}}},
+	}
+}
+
+func TestACSVExportDefusesFormulasAndReadsBack(t *testing.T) {
+	var b bytes.Buffer
+	if err := output.WriteCSV(&b, hostileExport()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatalf("encoding/csv cannot read the export back: %v", err)
+	}
+	if got := strings.Join(rows[0], ","); got != "cluster,target,evaluatedAt,kbVersion,verdict,score,severity,category,key,title,detail,remediation,teams,namespaces,citations" {
+		t.Errorf("header %s", got)
+	}
+	if len(rows) != 1+1+3+1 {
+		t.Fatalf("%d rows, want a header, a summary, 3 findings and a not-assessed row", len(rows))
+	}
+	if rows[1][6] != "summary" || rows[1][9] != "2 blockers, 0 warnings, 1 info, 0 suppressed" || rows[5][6] != "not-assessed" || rows[5][7] != "helm" {
+		t.Errorf("summary %q, last %q", rows[1], rows[5])
+	}
+	for _, row := range rows[1:] {
+		for i, cell := range row {
+			trimmed := strings.TrimLeft(cell, " \t\r\n")
+			if cell != "" && (strings.ContainsAny(cell[:1], "\t\r") || trimmed != "" && strings.ContainsAny(trimmed[:1], "=+-@")) {
+				t.Errorf("column %s holds a live formula: %q", rows[0][i], cell)
+			}
+		}
+	}
+	if rows[2][9] != "'=cmd|' /C calc'!A0" || rows[3][9] != "'\t+1" || rows[2][0] != "'=prod" || rows[2][13] != "'+shop;web" {
+		t.Errorf("defused cells %q %q %q %q: want the text kept after a leading '", rows[2][9], rows[3][9], rows[2][0], rows[2][13])
+	}
+}
+
+func TestAnHTMLExportIsOneSelfContainedPage(t *testing.T) {
+	var b bytes.Buffer
+	if err := output.WriteHTML(&b, hostileExport()); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(*html.Node)
+	var text strings.Builder
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "script", "link", "iframe", "object", "embed", "img", "base", "a", "form", "frame", "audio", "video", "source":
+				t.Errorf("element <%s>: the page must load and link nothing", n.Data)
+			}
+			for _, a := range n.Attr {
+				switch strings.ToLower(a.Key) {
+				case "src", "href", "xlink:href", "srcset", "action", "formaction", "background", "poster", "data":
+					t.Errorf("<%s %s=%q>: a reference out of the page", n.Data, a.Key, a.Val)
+				}
+				if strings.HasPrefix(strings.ToLower(a.Key), "on") {
+					t.Errorf("<%s %s>: an event handler", n.Data, a.Key)
+				}
+			}
+		}
+		if n.Type == html.TextNode {
+			text.WriteString(n.Data)
+			if n.Parent != nil && n.Parent.Data == "style" && (strings.Contains(n.Data, "url(") || strings.Contains(n.Data, "@import")) {
+				t.Error("the style sheet loads something")
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	page := text.String()
+	for _, want := range []string{"Verdict: blocked", "Score 25/100", "Blockers (2)", "Infos (1)", "<script>alert(1)</script>",
+		"Fix: @SUM(A1)", "Sources: https://kubernetes.io/docs/reference/using-api/deprecation-guide/", "Not assessed (1)", "helm"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page's text lacks %q", want)
+		}
+	}
+	if !bytes.Contains(b.Bytes(), []byte(`<svg class="spark" width="260" height="48"`)) || !bytes.Contains(b.Bytes(), []byte("<polyline")) {
+		t.Error("no score history sparkline")
+	}
+	if !bytes.Contains(b.Bytes(), []byte("@media print")) {
+		t.Error("no print style")
+	}
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/output"
+	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// exportFormats are what ?format= may name, with the content type each is served as.
+var exportFormats = map[string]string{"csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8"}
+
+// clusterExport answers the latest stored evaluation of a cluster at ?target= as a file for
+// an auditor: CSV or one self-contained HTML page. Never a what-if: a file handed on must say
+// what the server decided, so a target without a stored evaluation is 404.
+func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope) error {
+	q := r.URL.Query()
+	format := q.Get("format")
+	if _, ok := exportFormats[format]; !ok {
+		return fail(http.StatusUnprocessableEntity, fmt.Sprintf("format %q: want csv or html", format))
+	}
+	if q.Get("target") == "" {
+		return fail(http.StatusUnprocessableEntity, "target is required: pass ?target=1.NN")
+	}
+	c, _, err := s.cluster(r, sc)
+	if err != nil {
+		return err
+	}
+	minor, err := inventory.ParseTarget(q.Get("target"))
+	if err != nil || minor != q.Get("target") {
+		return fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", q.Get("target")))
+	}
+	e, err := s.export(r, sc, c, minor)
+	if err != nil {
+		return err
+	}
+	var body bytes.Buffer
+	if format == "csv" {
+		err = output.WriteCSV(&body, e)
+	} else {
+		err = output.WriteHTML(&body, e)
+	}
+	if err != nil {
+		return fmt.Errorf("render %s export: %w", format, err)
+	}
+	w.Header().Set("Content-Type", exportFormats[format])
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="upgradescope-%s-%s.%s"`, fileSafe(c.Name), minor, format))
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(body.Bytes())
+	return err
+}
+
+// export reads the stored evaluation and the score history for the export, cut to what a
+// team-scoped reader may see.
+func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target string) (output.Export, error) {
+	ctx := r.Context()
+	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
+		return output.Export{}, err
+	}
+	defer s.reports.Release(1)
+	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
+	if errors.Is(err, store.ErrNotFound) {
+		return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation for target %s: exports hold stored evaluations only", target))
+	} else if err != nil {
+		return output.Export{}, err
+	}
+	var rep report.Report
+	if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
+		return output.Export{}, fmt.Errorf("read stored report %d: %w", ev.ID, err)
+	}
+	sv := &served{cluster: c, target: target, report: &rep}
+	if !sc.fleet {
+		doc, _, err := s.latestInventory(ctx, c)
+		if err != nil {
+			return output.Export{}, err
+		}
+		sv.nsTeam = namespaceTeams(s.cfg.TeamMap.apply(doc))
+	}
+	tr := sv.result()
+	scopeResult(tr, sc, sv.nsTeam)
+	points, err := s.store.History(ctx, c.ID, target, defaultHistory)
+	if err != nil {
+		return output.Export{}, err
+	}
+	var scores []int
+	for _, p := range slices.Backward(points) { // the store answers newest first
+		scores = append(scores, p.Score)
+	}
+	return output.Export{Cluster: c.Name, Target: target, EvaluatedAt: ev.EvaluatedAt, Result: *tr,
+		KBVersion: kbRevision(rep.Bundles), History: scores}, nil
+}
+
+// kbRevision is the revision of the kb bundle that judged a report.
+func kbRevision(bundles []report.BundleInfo) string {
+	for _, b := range bundles {
+		if b.Name == "kb" {
+			return b.Revision
+		}
+	}
+	return ""
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// fileSafe is a cluster name as a download's file name may spell it.
+func fileSafe(name string) string { return unsafeFileChars.ReplaceAllString(name, "_") }
