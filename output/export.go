@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -67,18 +69,28 @@ func WriteCSV(w io.Writer, e Export) error {
 	return cw.Error()
 }
 
-// csvCell defuses a cell a spreadsheet would read as a formula: one starting with = + - @,
-// a tab or a carriage return, also after leading white space, is prefixed with '. Finding
-// titles and details quote manifests, which anyone who can open a pull request writes.
+// csvCell defuses a cell a spreadsheet would read as a formula: one starting with = + - @
+// (or their full-width forms), a tab or a carriage return, also after leading white space, is
+// prefixed with '. Every ";"-separated part is defused alike: the export joins lists with ";",
+// which a spreadsheet in a locale whose separator it is splits into cells of their own.
+// Finding titles and details quote manifests, which anyone who can open a pull request writes.
 func csvCell(s string) string {
+	parts := strings.Split(s, ";")
+	for i, p := range parts {
+		parts[i] = defuse(p)
+	}
+	return strings.Join(parts, ";")
+}
+
+func defuse(s string) string {
 	if s == "" {
 		return s
 	}
-	if strings.ContainsRune("\t\r", rune(s[0])) {
+	if s[0] == '\t' || s[0] == '\r' {
 		return "'" + s
 	}
-	trimmed := strings.TrimLeft(s, " \t\r\n\v\f")
-	if trimmed != "" && strings.ContainsRune("=+-@", rune(trimmed[0])) {
+	trimmed := strings.TrimLeftFunc(s, unicode.IsSpace)
+	if r, _ := utf8.DecodeRuneInString(trimmed); strings.ContainsRune("=+-@＝＋－＠", r) {
 		return "'" + s
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"golang.org/x/net/html"
 
@@ -19,7 +20,7 @@ func hostileExport() output.Export {
 	finding := func(key, sev, title string) report.Finding {
 		return report.Finding{Key: key, Category: "removed-api", Severity: sev, Target: "1.37", Title: title,
 			Detail: "  =HYPERLINK(\"https://evil.example\")", Remediation: "@SUM(A1)",
-			Teams: []string{"-payments"}, Namespaces: []string{"+shop", "web"},
+			Teams: []string{"-payments", "a;=b"}, Namespaces: []string{"+shop", "web", "\u00a0=nbsp", "＝wide"},
 			Citations: []string{"https://kubernetes.io/docs/reference/using-api/deprecation-guide/"},
 			Objects:   []inventory.ObjectRef{{Namespace: "shop", Name: `<img src="https://evil.example/x.png">`, File: "a.yaml", Line: 3}}}
 	}
@@ -56,13 +57,16 @@ func TestACSVExportDefusesFormulasAndReadsBack(t *testing.T) {
 	}
 	for _, row := range rows[1:] {
 		for i, cell := range row {
-			trimmed := strings.TrimLeft(cell, " \t\r\n")
-			if cell != "" && (strings.ContainsAny(cell[:1], "\t\r") || trimmed != "" && strings.ContainsAny(trimmed[:1], "=+-@")) {
-				t.Errorf("column %s holds a live formula: %q", rows[0][i], cell)
+			for _, part := range strings.Split(cell, ";") { // a ";" locale splits there
+				trimmed := strings.TrimLeftFunc(part, unicode.IsSpace)
+				if part != "" && (strings.ContainsAny(part[:1], "\t\r") || trimmed != "" && strings.ContainsAny(trimmed[:len(string([]rune(trimmed)[0]))], "=+-@＝＋－＠")) {
+					t.Errorf("column %s holds a live formula: %q", rows[0][i], cell)
+				}
 			}
 		}
 	}
-	if rows[2][9] != "'=cmd|' /C calc'!A0" || rows[3][9] != "'\t+1" || rows[2][0] != "'=prod" || rows[2][13] != "'+shop;web" {
+	if rows[2][9] != "'=cmd|' /C calc'!A0" || rows[3][9] != "'\t+1" || rows[2][0] != "'=prod" ||
+		rows[2][13] != "'+shop;web;'\u00a0=nbsp;'＝wide" || rows[2][12] != "'-payments;a;'=b" {
 		t.Errorf("defused cells %q %q %q %q: want the text kept after a leading '", rows[2][9], rows[3][9], rows[2][0], rows[2][13])
 	}
 }

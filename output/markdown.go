@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/upgradescope/upgradescope/report"
@@ -92,10 +93,22 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 // an https URL.
 func markdownTitle(f report.Finding) string {
 	title := "`" + code(f.Category) + "` " + md(f.Title)
-	if len(f.Citations) > 0 && strings.HasPrefix(f.Citations[0], "https://") && !strings.ContainsAny(f.Citations[0], " ()<>\"'`\\|\n") {
+	if len(f.Citations) > 0 && linkable(f.Citations[0]) {
 		title += " ([source](" + f.Citations[0] + "))"
 	}
 	return title
+}
+
+// linkable says whether a citation may be a link target as it is: an https URL of plain
+// characters. A custom pack's citation may quote a manifest.
+func linkable(c string) bool {
+	u, err := url.Parse(c)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return false
+	}
+	return !strings.ContainsFunc(c, func(r rune) bool {
+		return r <= 0x20 || r >= 0x7f || strings.ContainsRune("()<>\"'`\\|[]", r)
+	})
 }
 
 func markdownObjects(f report.Finding) string {
@@ -121,11 +134,15 @@ func markdownSuppressed(fs []report.Finding) string {
 }
 
 // mdEscaper escapes what Markdown and the HTML it allows would read as markup, and the pipe
-// that ends a table cell; line breaks become spaces, since a cell is one line.
+// that ends a table cell; line breaks become spaces, since a cell is one line; "#" gets a
+// zero width space too, so "#12" names no issue.
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`,
-	"#", `\#`, "!", `\!`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "~", `\~`,
+	"#", "\\#\u200b", "!", `\!`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "~", `\~`,
 	"\r\n", " ", "\n", " ", "\r", " ",
+	// GitHub links bare URLs, www. names and e-mail addresses, and pings @mentions: a zero
+	// width space after the marker keeps the text and drops the link or the ping.
+	"://", ":\u200b//", "www.", "www\u200b.", "@", "@\u200b",
 )
 
 // md is text from a report made safe for Markdown, with its control characters escaped.

@@ -80,6 +80,11 @@ func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target strin
 	}
 	sv := &served{cluster: c, target: target, report: &rep}
 	if !sc.fleet {
+		// A team's share is cut by the namespaces its teams own in the evaluated snapshot;
+		// only the latest snapshot's are at hand, so an older evaluation is not cut by them.
+		if ev.SnapshotID != c.LatestSnapshotID {
+			return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation of the latest snapshot for target %s: a team-scoped export needs one", target))
+		}
 		doc, _, err := s.latestInventory(ctx, c)
 		if err != nil {
 			return output.Export{}, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/server/store"
 )
 
 func TestAnExportIsTheStoredEvaluationAsAFile(t *testing.T) {
@@ -65,5 +67,23 @@ func TestAnExportNeverEvaluatesAndRefusesWhatItCannotServe(t *testing.T) {
 				t.Errorf("%s: %d %s; want %d saying %q", tc.query, r.status, r.body, tc.status, tc.says)
 			}
 		})
+	}
+}
+
+// A team's share is cut by the namespaces its teams own in the evaluated snapshot. When the
+// latest snapshot was not evaluated at the target, only a fleet-wide reader gets the file.
+func TestATeamScopedExportOfAnOlderSnapshotIsRefused(t *testing.T) {
+	ts := pushed(t, nil)
+	doc := teamsInventory(t)
+	if _, err := ts.store.Ingest(t.Context(), store.Ingest{ClusterName: "prod", ClusterUID: doc.ClusterID,
+		Hash: "a-newer-snapshot", Inventory: envelope(t, "prod", doc)}); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("/api/v1/clusters/%d/export?target=1.33&format=csv", ts.idOf("prod"))
+	if r := ts.get(base, ""); r.status != 200 {
+		t.Fatalf("a fleet-wide reader's export of the older evaluation: %d %s", r.status, r.body)
+	}
+	if r := ts.get(base, ts.mintRead("payments")); r.status != 404 {
+		t.Errorf("a payments reader's export of an older snapshot's evaluation: %d %s", r.status, r.body)
 	}
 }
