@@ -63,6 +63,23 @@ func Load(path string) (*Config, error) {
 	return &Config{Path: path, Ignore: rules}, nil
 }
 
+// Parse validates a config given as bytes (a gate request's ?config=), naming it name in
+// errors as Load names its file.
+func Parse(name string, data []byte) (*Config, error) {
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxConfigBytes)
+	}
+	rules, err := parse(data)
+	var le *lineError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%s:%w", name, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Config{Path: name, Ignore: rules}, nil
+}
+
 func readBounded(path string) ([]byte, error) {
 	// Stat first: opening a FIFO would wait for a writer.
 	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {

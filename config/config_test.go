@@ -82,3 +82,16 @@ func TestOnlyABoundedRegularFileIsRead(t *testing.T) {
 		t.Errorf("Load(/dev/zero) = %v, want a refusal", err)
 	}
 }
+
+func TestParseReadsAConfigGivenAsBytesNamingItInErrors(t *testing.T) {
+	cfg, err := Parse("config", []byte("ignore:\n  - key: removed-api/x\n    reason: migrating\n"))
+	if err != nil || len(cfg.Ignore) != 1 || cfg.Ignore[0].Key != "removed-api/x" {
+		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	if _, err := Parse("config", []byte("ignore:\n  - key: x\n")); err == nil || !strings.HasPrefix(err.Error(), "config:") {
+		t.Errorf("a rule without a reason: %v, want an error naming config and the line", err)
+	}
+	if _, err := Parse("config", make([]byte, maxConfigBytes+1)); err == nil {
+		t.Error("a config past the size bound was read")
+	}
+}

@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /api/v1/clusters/{id}/history", "history", s.read(s.clusterHistory))
 	handle("GET /api/v1/clusters/{id}/teams", "teams", s.read(s.clusterTeams))
 	handle("GET /api/v1/clusters/{id}/export", "export", s.read(s.clusterExport))
+	handle("POST /api/v1/gate", "gate", s.read(s.gate))
 	handle("GET /api/v1/fleet", "fleet", s.read(s.fleet))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where

@@ -63,6 +63,8 @@ type Config struct {
 	Hosts     []string
 	// MaxSnapshotBytes bounds a push on the wire and decompressed (default push.MaxBytes).
 	MaxSnapshotBytes int
+	// MaxGateBytes bounds a gate request's body (default DefaultMaxGateBytes).
+	MaxGateBytes int
 	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
 	BodyTimeout time.Duration
 	StaleAfter  time.Duration
@@ -125,6 +127,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := checkTargets(cfg.Targets); err != nil {
 		return nil, err
+	}
+	if cfg.MaxGateBytes <= 0 {
+		cfg.MaxGateBytes = DefaultMaxGateBytes
 	}
 	if cfg.MaxSnapshotBytes <= 0 {
 		cfg.MaxSnapshotBytes = push.MaxBytes

@@ -37,6 +37,7 @@ type serveFlags struct {
 	retention               string
 	staleAfter              time.Duration
 	maxSnapshotBytes        int
+	maxGateBytes            int
 	allowedHosts            []string
 	tlsCertFile, tlsKeyFile string
 	drain                   time.Duration
@@ -96,6 +97,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.StringVar(&f.retention, "retention", "90d", "delete snapshots older than this (days as 90d, or a Go duration), keeping each cluster's latest; 0 keeps all")
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
+	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")
 	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (re-read when it changes)")
 	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
@@ -135,7 +137,10 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		return nil, fmt.Errorf("--max-snapshot-bytes %d: want at least 1024", f.maxSnapshotBytes)
 	}
 	c := &sc.cfg
-	c.Targets, c.StaleAfter, c.MaxSnapshotBytes = f.targets, f.staleAfter, f.maxSnapshotBytes
+	if f.maxGateBytes < 1024 {
+		return nil, fmt.Errorf("--max-gate-bytes %d: want at least 1024", f.maxGateBytes)
+	}
+	c.Targets, c.StaleAfter, c.MaxSnapshotBytes, c.MaxGateBytes = f.targets, f.staleAfter, f.maxSnapshotBytes, f.maxGateBytes
 	c.RequireReadCredential = f.requireReadCredential
 	if c.IngestToken, err = f.ingest.value("ingest-token"); err != nil {
 		return nil, err

@@ -169,6 +169,11 @@ func (d *fileDecoder) warn(line int, msg string, partial bool) {
 	d.res.warnings = append(d.res.warnings, Warning{File: d.rel, Line: line, Message: msg, Partial: partial})
 }
 
+// refuse warns of a document refused for its size, a bound rather than a defect.
+func (d *fileDecoder) refuse(line int, msg string) {
+	d.res.warnings = append(d.res.warnings, Warning{File: d.rel, Line: line, Message: msg, Partial: true, Bound: true})
+}
+
 // record lists an object where the rules need it: at an API the knowledge base judges or
 // does not know, or as a custom resource for the CRD rules.
 func (d *fileDecoder) record(apiVersion, kind string, ref inventory.ObjectRef) {
@@ -344,7 +349,7 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 	switch {
 	case doc.oversize:
 		d.res.documents++
-		d.warn(doc.startLine, fmt.Sprintf("document larger than %d MiB refused", MaxDocumentBytes>>20), true)
+		d.refuse(doc.startLine, fmt.Sprintf("document larger than %d MiB refused", MaxDocumentBytes>>20))
 	case !doc.hasContent && !doc.inline:
 		return
 	case doc.fastPath():

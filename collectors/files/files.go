@@ -65,6 +65,8 @@ type Warning struct {
 	Message string
 	// Partial is true when the document might have held an object the verdict needs.
 	Partial bool
+	// Bound is true when the document was refused for its size (bytes or YAML nodes).
+	Bound bool
 }
 
 func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Message) }

@@ -107,7 +107,7 @@ func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
 func (d *fileDecoder) reserveNodes(text []byte, line int, hint string) (nodes int, ok bool) {
 	nodes = nodeBound(text)
 	if nodes > MaxDocumentNodes {
-		d.warn(line, fmt.Sprintf("document of more than %d YAML nodes refused: %s", MaxDocumentNodes, hint), true)
+		d.refuse(line, fmt.Sprintf("document of more than %d YAML nodes refused: %s", MaxDocumentNodes, hint))
 		return 0, false
 	}
 	parsing.acquire(nodes)

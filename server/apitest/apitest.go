@@ -43,9 +43,14 @@ func Load(t testing.TB, path string) *Spec {
 	return s
 }
 
-// The exports answer HTML; kin-openapi decodes text/plain and text/csv bodies as strings but
-// knows no decoder for HTML, so it gets the same one.
-func init() { openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder) }
+// The exports answer HTML and the gate Markdown and JUnit XML; kin-openapi decodes
+// text/plain and text/csv bodies as strings but knows no decoder for these, so they get the
+// same one.
+func init() {
+	for _, t := range []string{"text/html", "text/markdown", "application/xml"} {
+		openapi3filter.RegisterBodyDecoder(t, openapi3filter.PlainBodyDecoder)
+	}
+}
 
 func load(path string) (*Spec, error) {
 	ctx := context.Background()

@@ -353,7 +353,7 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/clusters", "GET /api/v1/clusters/{id}",
 		"GET /api/v1/clusters/{id}/report", "GET /api/v1/clusters/{id}/findings",
 		"GET /api/v1/clusters/{id}/history", "GET /api/v1/clusters/{id}/teams",
-		"GET /api/v1/clusters/{id}/export",
+		"GET /api/v1/clusters/{id}/export", "POST /api/v1/gate",
 		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
 	}
