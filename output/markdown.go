@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -112,17 +113,7 @@ func linkable(c string) bool {
 }
 
 func markdownObjects(f report.Finding) string {
-	var parts []string
-	for i, o := range f.Objects {
-		if i == maxTableObjects {
-			break
-		}
-		parts = append(parts, md(objectLabel(o)))
-	}
-	if more := len(f.Objects) - len(parts) + f.ObjectsOmitted; more > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more", more))
-	}
-	return strings.Join(parts, ", ")
+	return objectsAs(f, func(o inventory.ObjectRef) string { return md(objectLabel(o)) })
 }
 
 func markdownSuppressed(fs []report.Finding) string {

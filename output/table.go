@@ -237,13 +237,17 @@ func writeWrapped(w io.Writer, text string) {
 	}
 }
 
-func objectList(f report.Finding) string {
+func objectList(f report.Finding) string { return objectsAs(f, objectName) }
+
+// objectsAs lists a finding's first maxTableObjects objects, each as name writes it, and how
+// many more there are.
+func objectsAs(f report.Finding, name func(inventory.ObjectRef) string) string {
 	var parts []string
 	for i, o := range f.Objects {
 		if i == maxTableObjects {
 			break
 		}
-		parts = append(parts, objectName(o))
+		parts = append(parts, name(o))
 	}
 	if more := len(f.Objects) - len(parts) + f.ObjectsOmitted; more > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", more))

@@ -156,23 +156,25 @@ func (p Path) walk(v any, i int, at []string, out *[]Match) {
 	switch {
 	case s.all || s.prefix:
 		eachChild(v, at, s, func(child any, at []string) { p.walk(child, i+1, at, out) })
-	case s.key:
-		if m, ok := v.(map[string]any); ok {
-			if child, ok := m[s.field]; ok {
-				p.walk(child, i+1, append(at, "["+strconv.Quote(s.field)+"]"), out)
-			}
-		}
 	default:
 		if m, ok := v.(map[string]any); ok {
 			if child, ok := m[s.field]; ok {
-				name := s.field
-				if len(at) > 0 {
-					name = "." + name
-				}
-				p.walk(child, i+1, append(at, name), out)
+				p.walk(child, i+1, append(at, s.segment(len(at) == 0)), out)
 			}
 		}
 	}
+}
+
+// segment is how a field or key step shows in a concrete path: .field (field at the start of
+// the path), or ["key"].
+func (s step) segment(first bool) string {
+	switch {
+	case s.key:
+		return "[" + strconv.Quote(s.field) + "]"
+	case first:
+		return s.field
+	}
+	return "." + s.field
 }
 
 // eachChild calls f with what a wildcard step s reaches in v, and the concrete path to it:
@@ -232,12 +234,5 @@ func (p Path) missing(v any, i int, at []string, out *[]string) {
 		*out = append(*out, strings.Join(at, ""))
 		return
 	}
-	next := "[" + strconv.Quote(s.field) + "]"
-	if !s.key {
-		next = "." + s.field
-		if len(at) == 0 {
-			next = s.field
-		}
-	}
-	p.missing(child, i+1, append(at, next), out)
+	p.missing(child, i+1, append(at, s.segment(len(at) == 0)), out)
 }

@@ -74,22 +74,20 @@ func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target strin
 	} else if err != nil {
 		return output.Export{}, err
 	}
-	var rep report.Report
-	if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
-		return output.Export{}, fmt.Errorf("read stored report %d: %w", ev.ID, err)
+	rep, err := s.storedReport(ev)
+	if err != nil {
+		return output.Export{}, err
 	}
-	sv := &served{cluster: c, target: target, report: &rep}
+	sv := &served{cluster: c, target: target, report: rep}
 	if !sc.fleet {
 		// A team's share is cut by the namespaces its teams own in the evaluated snapshot;
 		// only the latest snapshot's are at hand, so an older evaluation is not cut by them.
 		if ev.SnapshotID != c.LatestSnapshotID {
 			return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation of the latest snapshot for target %s: a team-scoped export needs one", target))
 		}
-		doc, _, err := s.latestInventory(ctx, c)
-		if err != nil {
+		if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
 			return output.Export{}, err
 		}
-		sv.nsTeam = namespaceTeams(s.cfg.TeamMap.apply(doc))
 	}
 	tr := sv.result()
 	scopeResult(tr, sc, sv.nsTeam)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -153,12 +152,12 @@ func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*invento
 		}
 		return doc, nil
 	}
-	return s.collectManifests(r.Context(), body)
+	return s.collectManifests(body)
 }
 
 // collectManifests runs the files collector over the body, written to a private temporary
 // file: one implementation for `scan --files` and the gate, so their reports agree.
-func (s *Server) collectManifests(_ context.Context, body []byte) (*inventory.Document, error) {
+func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	dir, err := os.MkdirTemp("", "upgradescope-gate-")
 	if err != nil {
 		return nil, err

@@ -76,24 +76,41 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
 	switch {
 	case err == nil && ev.SnapshotID == c.LatestSnapshotID:
-		var rep report.Report
-		if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
-			return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
+		rep, err := s.storedReport(ev)
+		if err != nil {
+			return nil, err
 		}
 		sv := &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.bundlesKey, report: &rep}
+			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.bundlesKey, report: rep}
 		if !sc.fleet {
-			doc, _, err := s.latestInventory(ctx, c)
-			if err != nil {
+			if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
 				return nil, err
 			}
-			sv.nsTeam = namespaceTeams(s.cfg.TeamMap.apply(doc))
 		}
 		return sv, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
 	return s.whatIf(ctx, c, target)
+}
+
+// storedReport decodes a stored evaluation's report.
+func (s *Server) storedReport(ev store.EvaluationRecord) (*report.Report, error) {
+	var rep report.Report
+	if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
+		return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
+	}
+	return &rep, nil
+}
+
+// latestTeams maps each namespace of the cluster's latest snapshot to its team, the team map
+// applied: what cuts a team-scoped reader's share.
+func (s *Server) latestTeams(ctx context.Context, c store.Cluster) (map[string]string, error) {
+	doc, _, err := s.latestInventory(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return namespaceTeams(s.cfg.TeamMap.apply(doc)), nil
 }
 
 // latestInventory reads the cluster's latest snapshot back.
