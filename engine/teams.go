@@ -81,14 +81,9 @@ func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.Tea
 	unowned := report.UnownedBlockers(kept)
 	out := make(map[string]report.TeamResult, len(counts))
 	for team, c := range counts {
-		c.Score = score(c.Blockers, c.Warnings)
+		c.Score = report.Score(c.Blockers, c.Warnings)
 		c.Verdict = report.TeamVerdict(c.Blockers, unowned, gaps)
 		out[team] = *c
 	}
 	return out
-}
-
-// score is the report package's public formula (report.rego): info never counts.
-func score(blockers, warnings int) int {
-	return max(0, 100-min(75, 25*blockers)-min(20, 5*warnings))
 }

@@ -125,7 +125,10 @@ func (j junitRenderer) Render(w io.Writer, r *report.Report) error {
 
 func findingCase(f report.Finding, failOn string) junitCase {
 	c := junitCase{Name: fmt.Sprintf("%s @ %s", f.Key, f.Target), Classname: f.Category}
-	if report.Fails(f.Severity, failOn) {
+	switch {
+	case !f.Introduced():
+		c.Skipped = &junitMessage{Message: alreadyInCluster}
+	case report.Fails(f.Severity, failOn):
 		c.Failure = &junitMessage{Message: f.Title, Type: f.Severity, Text: f.Detail + "\n" + f.Remediation}
 	}
 	return c

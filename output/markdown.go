@@ -65,6 +65,10 @@ var verdictMarks = map[string]string{report.VerdictReady: "✅", report.VerdictB
 func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, score %d/100\n\n", verdictMarks[t.Verdict], md(t.Target), strings.ToUpper(t.Verdict), t.Score)
 	fmt.Fprintf(b, "%s.\n", counts(t))
+	if c := t.Cluster; c != nil {
+		fmt.Fprintf(b, "\nThe findings marked *cluster* were already in cluster %s; with these manifests applied it is %s, score %d/100 (%s, %s).\n",
+			md(c.Name), strings.ToUpper(c.Verdict), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
+	}
 	if len(t.Findings) > 0 {
 		b.WriteString("\n| severity | finding | objects | fix |\n|---|---|---|---|\n")
 		for i, f := range t.Findings {
@@ -72,7 +76,7 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 				fmt.Fprintf(b, "\n%s more in the JSON report (`--output json`).\n", report.Count(len(t.Findings)-i, "finding"))
 				break
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", f.Severity, markdownTitle(f), markdownObjects(f), md(f.Remediation))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", markdownSeverity(f), markdownTitle(f), markdownObjects(f), md(f.Remediation))
 		}
 	}
 	if len(t.NotAssessed) > 0 {
@@ -88,6 +92,14 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 	if len(t.Suppressed) > 0 {
 		fmt.Fprintf(b, "\n%s: %s\n", report.Count(len(t.Suppressed), "suppressed finding"), markdownSuppressed(t.Suppressed))
 	}
+}
+
+// markdownSeverity is a finding's severity, marked when a gated cluster already had it.
+func markdownSeverity(f report.Finding) string {
+	if !f.Introduced() {
+		return f.Severity + " *cluster*"
+	}
+	return f.Severity
 }
 
 // markdownTitle is a finding's category and title, linked to its first citation when that is

@@ -93,6 +93,10 @@ type sarifSuppression struct {
 	Justification string `json:"justification"`
 }
 
+// alreadyInCluster marks a finding a gate's cluster context already had: it never fails the
+// gate.
+const alreadyInCluster = "already in the cluster, not introduced by these manifests"
+
 var sarifLevel = map[string]string{report.SeverityBlocker: "error", report.SeverityWarning: "warning", report.SeverityInfo: "note"}
 
 // sarifRenderer writes a SARIF 2.1.0 log. Locations are relative to base (the repository
@@ -154,6 +158,14 @@ func resultFor(f report.Finding, ruleIdx int, loc locator) sarifResult {
 	res := sarifResult{
 		RuleID: f.Key, RuleIndex: ruleIdx, Level: sarifLevel[f.Severity], Message: sarifText{Text: msg},
 		Properties: map[string]any{"target": f.Target, "severity": f.Severity},
+	}
+	if f.Source != "" {
+		res.Properties["source"] = f.Source
+	}
+	// What a gated cluster already had is context for the review, not a fault of the change.
+	if !f.Introduced() {
+		res.Level = "note"
+		res.Message.Text = alreadyInCluster + ": " + msg
 	}
 	for _, o := range f.Objects {
 		if o.File == "" {

@@ -119,6 +119,10 @@ func bundleLine(b report.BundleInfo) string {
 
 func writeTarget(w io.Writer, t report.TargetResult) {
 	fmt.Fprintf(w, "\nTARGET %s  VERDICT %s  SCORE %d/100  (%s)\n", t.Target, strings.ToUpper(t.Verdict), t.Score, counts(t))
+	if c := t.Cluster; c != nil {
+		fmt.Fprintf(w, "CLUSTER %s with these manifests: VERDICT %s  SCORE %d/100  (%s, %s)\n", esc(c.Name),
+			strings.ToUpper(c.Verdict), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
+	}
 	if len(t.Findings) == 0 {
 		fmt.Fprintln(w, "\nNo findings.")
 	}
@@ -210,6 +214,9 @@ func writeFinding(w io.Writer, tag string, f report.Finding) {
 	}
 	if f.Remediation != "" {
 		writeWrapped(w, esc("fix: "+f.Remediation))
+	}
+	if !f.Introduced() {
+		writeWrapped(w, alreadyInCluster)
 	}
 	for _, c := range f.Citations {
 		fmt.Fprintf(w, "%ssee: %s\n", findingIndent, esc(c))

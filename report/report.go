@@ -103,7 +103,31 @@ type TargetResult struct {
 	NotAssessed     []Gap     `json:"notAssessed"`
 	// Teams is keyed by team; "(unattributed)" holds findings no team owns.
 	Teams map[string]TeamResult `json:"teams,omitempty"`
+	// Cluster is set by a gate judged against a stored cluster: the whole cluster's
+	// judgement with the gated manifests applied. The target's own verdict, score and counts
+	// are then the manifests' share: the findings whose Source is SourceManifest.
+	Cluster *ClusterResult `json:"cluster,omitempty"`
 }
+
+// ClusterResult is a stored cluster's judgement with a gate's manifests applied.
+type ClusterResult struct {
+	Name       string `json:"name"`
+	SnapshotID int64  `json:"snapshotId"`
+	Verdict    string `json:"verdict"`
+	Score      int    `json:"score"`
+	Blockers   int    `json:"blockers"`
+	Warnings   int    `json:"warnings"`
+	Infos      int    `json:"infos"`
+}
+
+// Where a gate judged against a stored cluster found a finding (Finding.Source).
+const (
+	// SourceManifest: the gated manifests introduce it (a new key, a raised severity, or
+	// an object the cluster's own finding did not name).
+	SourceManifest = "manifest"
+	// SourceCluster: the cluster already had it; it never fails the gate.
+	SourceCluster = "cluster"
+)
 
 // Finding is one thing that breaks, or may break, the upgrade. Key is stable across runs
 // and never contains a count.
@@ -126,7 +150,14 @@ type Finding struct {
 	Teams       []string     `json:"teams,omitempty"`
 	Pack        string       `json:"pack,omitempty"`
 	Suppression *Suppression `json:"suppression,omitempty"`
+	// Source is set by a gate judged against a stored cluster: SourceManifest or
+	// SourceCluster.
+	Source string `json:"source,omitempty"`
 }
+
+// Introduced reports whether the finding counts against what is being judged: always,
+// except a finding a gate's cluster context already had.
+func (f Finding) Introduced() bool { return f.Source != SourceCluster }
 
 // Suppression says which ignore rule took a finding out of the score.
 type Suppression struct {

@@ -30,3 +30,8 @@ func TeamVerdict(blockers, unowned int, gaps []Gap) string {
 	}
 	return VerdictReady
 }
+
+// Score is the public score formula (report.rego): info never counts.
+func Score(blockers, warnings int) int {
+	return max(0, 100-min(75, 25*blockers)-min(20, 5*warnings))
+}

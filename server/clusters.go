@@ -148,6 +148,11 @@ func (s *Server) cluster(r *http.Request, sc scope) (store.Cluster, []store.Flee
 	if err != nil || id < 1 {
 		return store.Cluster{}, nil, fail(http.StatusBadRequest, "cluster id must be a positive integer")
 	}
+	return s.clusterByID(r, id, sc)
+}
+
+// clusterByID answers the cluster id names when the scope may read it.
+func (s *Server) clusterByID(r *http.Request, id int64, sc scope) (store.Cluster, []store.FleetRow, error) {
 	// The cells first: an unknown id and one out of a team's scope take the same path.
 	cells, err := s.store.ClusterCells(r.Context(), id)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -17,6 +18,7 @@ import (
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/server/store"
 )
 
 // InventoryContentType marks a gate body that is an inventory document, not manifests.
@@ -46,34 +48,39 @@ var gateContentTypes = map[string]string{
 // gateRequest is a gate's query, validated.
 type gateRequest struct {
 	target, format, failOn, path string
+	cluster                      string // an id or a name; "" judges the body alone
 	allowIncomplete              bool
 	ignore                       []report.IgnoreRule
 }
 
-// gate judges the manifests (or the inventory) a pipeline sends against ?target=, exactly as
-// `scan --files` (or `eval --inventory`) would, and answers 422 with the report when the
-// gate fails, 200 otherwise. Nothing is stored.
+// gate judges the manifests (or the inventory) a pipeline sends against ?target=: alone,
+// exactly as `scan --files` (or `eval --inventory`) would, or with ?cluster= applied to that
+// cluster's latest stored inventory, counting only what the body introduces. It answers 422
+// with the report when the gate fails, 200 otherwise. Nothing is stored.
 func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	req, err := parseGate(r)
 	if err != nil {
 		return err
 	}
+	var context *gateContext
+	if req.cluster != "" {
+		if context, err = s.gateContext(r, req, sc); err != nil {
+			return err
+		}
+	}
 	doc, err := s.gateInventory(w, r)
 	if err != nil {
 		return err
 	}
-	if err := acquire(r.Context(), s.whatIfs, 1, whatIfWait); err != nil {
+	rep, nsTeam, err := s.judgeGate(r, req, doc, context)
+	if err != nil {
 		return err
 	}
-	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := s.engine.Evaluate(r.Context(), mapped, []string{req.target}, s.now().UTC(), engine.WithIgnore(req.ignore))
-	s.whatIfs.Release(1)
-	if err != nil {
-		return fmt.Errorf("gate evaluation at %s: %w", req.target, err)
+	t := &rep.Targets[0]
+	if context != nil || !sc.fleet {
+		t.Recount(func(f report.Finding) bool { return f.Introduced() && inShare(f, sc) })
 	}
-	if len(rep.Targets) > 0 {
-		scopeResult(&rep.Targets[0], sc, namespaceTeams(mapped))
-	}
+	scopeResult(t, sc, nsTeam)
 	renderer, err := output.New(req.format, output.Options{FailOn: req.failOn, SARIFBase: req.path})
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, err.Error())
@@ -86,8 +93,9 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	if rep.Gate(req.failOn, req.allowIncomplete) != "" {
 		status = http.StatusUnprocessableEntity
 	}
-	if len(rep.Targets) > 0 {
-		w.Header().Set("X-Upgradescope-Verdict", rep.Targets[0].Verdict)
+	w.Header().Set("X-Upgradescope-Verdict", t.Verdict)
+	if t.Cluster != nil {
+		w.Header().Set("X-Upgradescope-Cluster-Verdict", t.Cluster.Verdict)
 	}
 	w.Header().Set("Content-Type", gateContentTypes[req.format])
 	w.WriteHeader(status)
@@ -95,12 +103,81 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	return err
 }
 
+// inShare reports whether a finding is the scope's to answer for: a team-scoped reader
+// judges its teams' findings and those no team owns, as a team's verdict does.
+func inShare(f report.Finding, sc scope) bool {
+	return sc.fleet || len(f.Teams) == 0 || slices.ContainsFunc(f.Teams, sc.sees)
+}
+
+// gateContext is a stored cluster a gate judges its body against.
+type gateContext struct {
+	cluster    store.Cluster
+	snapshotID int64
+	doc        *inventory.Document
+}
+
+// gateContext reads ?cluster='s latest snapshot: by id, else by name. A cluster out of a
+// team-scoped reader's reach is not found, as on every per-cluster read.
+func (s *Server) gateContext(r *http.Request, req gateRequest, sc scope) (*gateContext, error) {
+	id, err := strconv.ParseInt(req.cluster, 10, 64)
+	if err != nil || id < 1 {
+		head, err := s.store.Head(r.Context(), req.cluster)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errClusterNotFound
+		} else if err != nil {
+			return nil, err
+		}
+		id = head.ID
+	}
+	c, _, err := s.clusterByID(r, id, sc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := targetParam(r, c); err != nil {
+		return nil, err
+	}
+	doc, snapID, err := s.latestInventory(r.Context(), c)
+	if err != nil {
+		return nil, err
+	}
+	return &gateContext{cluster: c, snapshotID: snapID, doc: doc}, nil
+}
+
+// judgeGate evaluates the body at the gate's target, applied to the context when there is
+// one; the context is then evaluated alone as well, to tell what the body introduces. It
+// answers the report and each namespace's team.
+func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, context *gateContext) (*report.Report, map[string]string, error) {
+	if err := acquire(r.Context(), s.whatIfs, 1, whatIfWait); err != nil {
+		return nil, nil, err
+	}
+	defer s.whatIfs.Release(1)
+	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
+	if context != nil {
+		doc = inventory.Overlay(context.doc, doc)
+	}
+	mapped := s.cfg.TeamMap.apply(doc)
+	rep, err := s.engine.Evaluate(r.Context(), mapped, []string{req.target}, now, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gate evaluation at %s: %w", req.target, err)
+	}
+	if len(rep.Targets) != 1 {
+		return nil, nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
+	}
+	if context == nil {
+		return rep, namespaceTeams(mapped), nil
+	}
+	base, err := s.engine.Evaluate(r.Context(), s.cfg.TeamMap.apply(context.doc), []string{req.target}, now, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", context.cluster.Name, req.target, err)
+	}
+	report.AgainstContext(&rep.Targets[0], base.Targets[0], context.cluster.Name, context.snapshotID)
+	return rep, namespaceTeams(mapped), nil
+}
+
 func parseGate(r *http.Request) (gateRequest, error) {
 	q := r.URL.Query()
-	req := gateRequest{format: output.FormatJSON, failOn: report.FailOnBlocker, path: q.Get("path")}
-	if q.Get("cluster") != "" {
-		return req, fail(http.StatusUnprocessableEntity, "cluster: judging against a stored cluster is not available yet; leave it out to judge the body alone")
-	}
+	req := gateRequest{format: output.FormatJSON, failOn: report.FailOnBlocker, path: q.Get("path"),
+		cluster: q.Get("cluster")}
 	minor, err := inventory.ParseTarget(q.Get("target"))
 	if q.Get("target") == "" || err != nil || minor != q.Get("target") {
 		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: required, a minor written 1.NN", q.Get("target")))
