@@ -30,6 +30,10 @@ const (
 	DefaultMaxGateBytes = 10 << 20
 	// maxGateDocuments bounds the YAML or JSON documents of a manifest body.
 	maxGateDocuments = 20_000
+	// maxGatePath and maxGateConfig bound the query's free-text values: a path in a
+	// repository, and an .upgradescope.yaml of ignore rules.
+	maxGatePath   = 512
+	maxGateConfig = 32 << 10
 )
 
 // manifestTypes are the content types a manifest stream may be sent as.
@@ -178,6 +182,9 @@ func parseGate(r *http.Request) (gateRequest, error) {
 	q := r.URL.Query()
 	req := gateRequest{format: output.FormatJSON, failOn: report.FailOnBlocker, path: q.Get("path"),
 		cluster: q.Get("cluster")}
+	if len(req.path) > maxGatePath || len(q.Get("config")) > maxGateConfig {
+		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("path is at most %d bytes and config at most %d", maxGatePath, maxGateConfig))
+	}
 	minor, err := inventory.ParseTarget(q.Get("target"))
 	if q.Get("target") == "" || err != nil || minor != q.Get("target") {
 		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: required, a minor written 1.NN", q.Get("target")))

@@ -114,6 +114,8 @@ func TestTheGateRefusesWhatItCannotJudge(t *testing.T) {
 		{"an unknown format", "?target=1.37&format=pdf", deploy, yamlBody, 422, "format"},
 		{"an unknown threshold", "?target=1.37&fail-on=sometimes", deploy, yamlBody, 422, "fail-on"},
 		{"a config that does not parse", "?target=1.37&config=" + url.QueryEscape("ignore: [{key: x}]"), deploy, yamlBody, 422, "config"},
+		{"a path past 512 bytes", "?target=1.37&path=" + strings.Repeat("d/", 257), deploy, yamlBody, 422, "path is at most 512 bytes"},
+		{"a config past 32 KiB", "?target=1.37&config=" + strings.Repeat("%23", 33<<10), deploy, yamlBody, 422, "config at most"},
 		{"an unsupported content type", "?target=1.37", deploy, http.Header{"Content-Type": {"text/html"}}, 415, "content type"},
 		{"a body past --max-gate-bytes", "?target=1.37", bytes.Repeat([]byte("#\n"), 40<<10), yamlBody, 413, "max-gate-bytes"},
 		{"no Kubernetes object", "?target=1.37", []byte("replicaCount: 1\n"), yamlBody, 422, "no Kubernetes object"},
