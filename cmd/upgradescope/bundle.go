@@ -27,7 +27,8 @@ func newBundleCommand(s streams) *cobra.Command {
 		Use:   "bundle",
 		Short: "Build, sign, verify and inspect policy bundles (ordinary OPA bundles)",
 	}
-	cmd.AddCommand(newBundleBuildCommand(), newBundleSignCommand(), newBundleVerifyCommand(s), newBundleInspectCommand(s), newBundleServeCommand(s))
+	cmd.AddCommand(newBundleBuildCommand(), newBundleSignCommand(), newBundleVerifyCommand(s), newBundleInspectCommand(s),
+		newBundleServeCommand(s), newBundleDryRunCommand(s))
 	return cmd
 }
 

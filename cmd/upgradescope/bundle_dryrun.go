@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/rollout"
+)
+
+// dryRunFlags are bundle dry-run's flags; bundles are the current set the candidate joins.
+type dryRunFlags struct {
+	inventories string
+	targets     []string
+	failOn      string
+	output      string
+	workers     int
+	budget      time.Duration
+	quiet       bool
+	now         string
+	bundles     bundleFlags
+}
+
+func newBundleDryRunCommand(s streams) *cobra.Command {
+	var f dryRunFlags
+	cmd := &cobra.Command{
+		Use:   "dry-run CANDIDATE --inventories DIR",
+		Short: "Judge a fleet's inventories with a candidate bundle and show what it would change",
+		Long: `Judge every inventory of DIR (one cluster per *.json file) with the current bundle set
+and with the candidate in it (replacing the bundle of the same roots, or added as a custom
+pack), at each cluster's next minor and every --targets minor after it, and compare: verdict
+and score before and after, the finding keys the candidate brings, changes and resolves.
+
+Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold), when the
+candidate fails on a cluster, or when a cluster could not be judged.`,
+		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
+  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withLimitFlag(runDryRun(cmd.Context(), s, args[0], &f))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.inventories, "inventories", "", "directory of inventory files, one cluster each (required)")
+	fl.StringSliceVar(&f.targets, "targets", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38")
+	fl.StringVar(&f.failOn, "fail-on", rollout.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
+	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
+	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged")
+	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
+	_ = fl.MarkHidden("now")
+	registerQuiet(cmd, &f.quiet)
+	f.bundles.register(cmd)
+	completeValues(cmd, "fail-on", rollout.FailOnBlocked, rollout.FailOnUnknown, rollout.FailOnChanged, rollout.FailOnNever)
+	completeValues(cmd, "output", "table", "json")
+	_ = cmd.MarkFlagRequired("inventories")
+	return cmd
+}
+
+func (f *dryRunFlags) validate() ([]string, error) {
+	if _, err := rollout.ParseFailOn(f.failOn); err != nil {
+		return nil, fmt.Errorf("--fail-on: %w", err)
+	}
+	if f.output != "table" && f.output != "json" {
+		return nil, fmt.Errorf("--output %q: want table or json", f.output)
+	}
+	if f.workers < 1 || f.budget <= 0 {
+		return nil, fmt.Errorf("--workers and --budget must be positive")
+	}
+	var targets []string
+	for _, t := range f.targets {
+		for _, part := range strings.Split(t, ",") {
+			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
+			if err != nil {
+				return nil, fmt.Errorf("--targets: %w", err)
+			}
+			targets = append(targets, minor)
+		}
+	}
+	return targets, nil
+}
+
+func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags) error {
+	targets, err := f.validate()
+	if err != nil {
+		return err
+	}
+	current, withCandidate, err := f.engines(ctx, candidate)
+	if err != nil {
+		return err
+	}
+	clusters, err := rollout.FromInventories(f.inventories, targets, current)
+	if err != nil {
+		return err
+	}
+	now, err := parseNow(f.now)
+	if err != nil {
+		return err
+	}
+	opts := rollout.Options{Workers: f.workers, Budget: f.budget, Now: now}
+	if !f.quiet {
+		done := 0
+		opts.Progress = func(r rollout.Result) {
+			done++
+			fmt.Fprintf(s.err, "[%d/%d] %s\n", done, len(clusters), progressLine(r))
+		}
+	}
+	results, summary := rollout.Run(ctx, clusters, withCandidate, opts)
+	if err := writeDryRun(s, f.output, results, summary); err != nil {
+		return err
+	}
+	if reason := summary.Fails(f.failOn); reason != "" {
+		return &exitError{code: exitGate, msg: "dry run failed: " + reason}
+	}
+	return nil
+}
+
+// engines builds the current set and the same set with the candidate, which is read with
+// the same verification as every --bundle (required when it is a URL).
+func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, withCandidate *engine.Engine, err error) {
+	opts, err := f.bundles.engineOptions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts = append(opts, engine.WithToolVersion(version))
+	vc, err := f.bundles.verification()
+	if err != nil {
+		return nil, nil, err
+	}
+	if vc == nil && bundles.IsURL(candidate) {
+		return nil, nil, fmt.Errorf("candidate %s: bundles fetched over the network must be signed; pass --verification-key", bundles.SanitizedURL(candidate))
+	}
+	fetched, err := bundles.Fetch(ctx, candidate, f.bundles.remote(), vc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("candidate: %w", err)
+	}
+	if current, err = engine.New(ctx, opts...); err != nil {
+		return nil, nil, err
+	}
+	withCandidate, err = engine.New(ctx, append(opts, engine.WithBundle(fetched.Source, fetched.Bundle, fetched.Signature))...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("candidate %s does not load with the current bundles: %w", candidate, err)
+	}
+	return current, withCandidate, nil
+}
+
+// progressLine is a cluster's outcome in a few words: what turned, or that nothing did.
+func progressLine(r rollout.Result) string {
+	if r.Error != "" {
+		return r.Cluster + ": " + r.Error
+	}
+	var turned []string
+	for _, d := range r.Targets {
+		if v := d.Turned(); v != "" {
+			was := "none"
+			if d.Before != nil {
+				was = d.Before.Verdict
+			}
+			turned = append(turned, fmt.Sprintf("%s %s → %s", d.Target, was, v))
+		}
+	}
+	if len(turned) == 0 {
+		return r.Cluster + ": no verdict changes"
+	}
+	return r.Cluster + ": " + strings.Join(turned, ", ")
+}
+
+func writeDryRun(s streams, format string, results []rollout.Result, summary rollout.Summary) error {
+	if format == "table" {
+		return rollout.WriteTable(s.out, results, summary)
+	}
+	enc := json.NewEncoder(s.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Results []rollout.Result `json:"results"`
+		Summary rollout.Summary  `json:"summary"`
+	}{results, summary})
+}

@@ -1,0 +1,107 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// Summary sums a dry run up by cluster name, each list in the clusters' order. A cluster is
+// in a Turned list when any of its targets turns to that verdict.
+type Summary struct {
+	Clusters      int      `json:"clusters"`
+	TurnedBlocked []string `json:"turnedBlocked"`
+	TurnedUnknown []string `json:"turnedUnknown"`
+	TurnedReady   []string `json:"turnedReady"`
+	// Changed clusters have a verdict turned or a finding new, changed or resolved.
+	Changed []string `json:"changed"`
+	// CandidateErrors are the clusters the candidate failed on; Unjudged those read or
+	// judged without it that failed, or that the budget left out.
+	CandidateErrors []string `json:"candidateErrors"`
+	Unjudged        []string `json:"unjudged"`
+}
+
+func summarize(results []Result) Summary {
+	s := Summary{Clusters: len(results), TurnedBlocked: []string{}, TurnedUnknown: []string{}, TurnedReady: []string{},
+		Changed: []string{}, CandidateErrors: []string{}, Unjudged: []string{}}
+	for _, r := range results {
+		switch {
+		case r.Candidate:
+			s.CandidateErrors = append(s.CandidateErrors, r.Cluster)
+			continue
+		case r.Error != "":
+			s.Unjudged = append(s.Unjudged, r.Cluster)
+			continue
+		}
+		turned := map[string]bool{}
+		changed := false
+		for _, d := range r.Targets {
+			if v := d.Turned(); v != "" {
+				turned[v], changed = true, true
+			}
+			changed = changed || len(d.New)+len(d.Changed)+len(d.Resolved) > 0
+		}
+		for verdict, list := range map[string]*[]string{report.VerdictBlocked: &s.TurnedBlocked,
+			report.VerdictUnknown: &s.TurnedUnknown, report.VerdictReady: &s.TurnedReady} {
+			if turned[verdict] {
+				*list = append(*list, r.Cluster)
+			}
+		}
+		if changed {
+			s.Changed = append(s.Changed, r.Cluster)
+		}
+	}
+	return s
+}
+
+// Thresholds a dry run fails its pipeline at: the least change that fails it.
+const (
+	FailOnBlocked = "blocked"
+	FailOnUnknown = "unknown"
+	FailOnChanged = "changed"
+	FailOnNever   = "never"
+)
+
+// ParseFailOn validates a threshold.
+func ParseFailOn(s string) (string, error) {
+	switch s {
+	case FailOnBlocked, FailOnUnknown, FailOnChanged, FailOnNever:
+		return s, nil
+	}
+	return "", fmt.Errorf("unknown threshold %q: want blocked, unknown, changed or never", s)
+}
+
+// Fails says why the dry run fails at threshold, "" when it passes. A cluster the candidate
+// failed on, or that could not be judged, fails every threshold but never: what was not
+// assessed is never called safe.
+func (s Summary) Fails(threshold string) string {
+	if threshold == FailOnNever {
+		return ""
+	}
+	var reasons []string
+	add := func(list []string, what string) {
+		if len(list) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s %s (%s)", report.Count(len(list), "cluster"), what, names(list)))
+		}
+	}
+	add(s.CandidateErrors, "where the candidate fails")
+	add(s.Unjudged, "not judged")
+	add(s.TurnedBlocked, "would turn blocked")
+	if threshold == FailOnUnknown || threshold == FailOnChanged {
+		add(s.TurnedUnknown, "would turn unknown")
+	}
+	if threshold == FailOnChanged {
+		add(s.Changed, "would change")
+	}
+	return strings.Join(reasons, "; ")
+}
+
+// names lists the first few names of a list, counting the rest.
+func names(list []string) string {
+	const shown = 5
+	if len(list) <= shown {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:shown], ", "), len(list)-shown)
+}

@@ -1,0 +1,95 @@
+package rollout
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// WriteTable prints a dry run for a person: one row per cluster and target with the verdict
+// and score before and after, the keys each target gains, changes and loses, then the
+// summary.
+func WriteTable(w io.Writer, results []Result, s Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tTARGET\tBEFORE\tAFTER\tNEW\tCHANGED\tRESOLVED")
+	for _, r := range results {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\n", r.Cluster)
+			continue
+		}
+		for _, d := range r.Targets {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", r.Cluster, d.Target, before(d), show(d.After),
+				len(d.New), len(d.Changed), len(d.Resolved))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		writeDetail(w, r)
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", s)
+	return err
+}
+
+func before(d Delta) string {
+	if d.Before == nil {
+		return "(none)"
+	}
+	return show(*d.Before)
+}
+
+func show(j Judgement) string { return fmt.Sprintf("%s %d", j.Verdict, j.Score) }
+
+// writeDetail lists what the candidate does to one cluster, beneath the table.
+func writeDetail(w io.Writer, r Result) {
+	if r.Error != "" {
+		fmt.Fprintf(w, "\n%s: %s\n", r.Cluster, r.Error)
+		return
+	}
+	for _, d := range r.Targets {
+		for _, part := range []struct {
+			what string
+			keys []string
+		}{{"new", d.New}, {"changed", d.Changed}, {"resolved", d.Resolved}} {
+			if len(part.keys) > 0 {
+				fmt.Fprintf(w, "\n%s %s %s: %s", r.Cluster, d.Target, part.what, strings.Join(part.keys, ", "))
+			}
+		}
+	}
+	if changedAny(r) {
+		fmt.Fprintln(w)
+	}
+}
+
+func changedAny(r Result) bool {
+	for _, d := range r.Targets {
+		if len(d.New)+len(d.Changed)+len(d.Resolved) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// String is the summary in one line per outcome.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in the dry run.", report.Count(s.Clusters, "cluster"))
+	for _, part := range []struct {
+		what string
+		list []string
+	}{
+		{"would turn blocked", s.TurnedBlocked}, {"would turn unknown", s.TurnedUnknown},
+		{"would turn ready", s.TurnedReady}, {"changed", s.Changed},
+		{"the candidate fails on", s.CandidateErrors}, {"not judged", s.Unjudged},
+	} {
+		fmt.Fprintf(&b, "\n  %s: %d", part.what, len(part.list))
+		if len(part.list) > 0 {
+			b.WriteString(" (" + names(part.list) + ")")
+		}
+	}
+	return b.String()
+}
