@@ -8,7 +8,9 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-func finding(key, severity string) report.Finding { return report.Finding{Key: key, Severity: severity} }
+func finding(key, severity string) report.Finding {
+	return report.Finding{Key: key, Severity: severity}
+}
 
 func TestCompareNamesWhatTheCandidateBringsChangesAndTakesAway(t *testing.T) {
 	before := &report.TargetResult{Target: "1.37", Verdict: report.VerdictReady, Score: 95, Warnings: 1,
