@@ -31,8 +31,11 @@ type Options struct {
 	KBVersion    string
 	// KB, when set, is read at every push instead of KBVersion: an agent's kb bundle can
 	// change while it runs.
-	KB  func() string
-	Now func() time.Time
+	KB func() string
+	// Bundles, when set, names the bundles the agent evaluates with, read at every push:
+	// a push carries them, and a change of revision is a change worth pushing.
+	Bundles func() []Bundle
+	Now     func() time.Time
 	// Jitter returns a factor in [0.8, 1.2]; tests pin it.
 	Jitter func() float64
 }
@@ -117,13 +120,15 @@ func (c *Client) Offer(ctx context.Context, doc *inventory.Document) (Result, er
 	if err != nil {
 		return Failed, err
 	}
+	bundles := c.bundles()
+	hash += BundlesKey(bundles)
 	now := c.opts.Now()
 	due := c.lastPushed.IsZero() || now.Sub(c.lastPushed) >= c.opts.ForceEvery
 	if hash == c.lastHash && !due {
 		c.pending = nil
 		return Unchanged, nil
 	}
-	body, err := c.encode(doc)
+	body, err := c.encode(doc, bundles)
 	if err != nil {
 		return Failed, err
 	}
@@ -235,13 +240,20 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
 }
 
-func (c *Client) encode(doc *inventory.Document) ([]byte, error) {
+func (c *Client) encode(doc *inventory.Document, bundles []Bundle) ([]byte, error) {
 	name := c.opts.ClusterName
 	if name == "" {
 		name = doc.ClusterID // the kube-system namespace UID
 	}
 	return Encode(Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
-		KBVersion: c.kbVersion(), Inventory: doc})
+		KBVersion: c.kbVersion(), Bundles: bundles, Inventory: doc})
+}
+
+func (c *Client) bundles() []Bundle {
+	if c.opts.Bundles == nil {
+		return nil
+	}
+	return c.opts.Bundles()
 }
 
 func (c *Client) kbVersion() string {

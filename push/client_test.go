@@ -252,3 +252,31 @@ func TestServerURLChecks(t *testing.T) {
 		t.Errorf("plain http to loopback warns %q", c.Warning)
 	}
 }
+
+func TestANewBundleRevisionIsPushedWithTheBundles(t *testing.T) {
+	srv := &server{codes: []int{http.StatusAccepted}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	clk := &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	revision := "2026-11-30.1"
+	c, err := New(Options{URL: ts.URL, Token: func() (string, error) { return "t", nil }, ForceEvery: time.Hour,
+		ClusterName: "prod-eu", Now: clk.Now, Jitter: func() float64 { return 1 },
+		Bundles: func() []Bundle { return []Bundle{{Name: "kb", Revision: revision}} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if got, _ := c.Offer(ctx, doc("v1.35.0")); got != Delivered {
+		t.Fatalf("first push: %s", got)
+	}
+	if got, _ := c.Offer(ctx, doc("v1.35.0")); got != Unchanged {
+		t.Errorf("the same state and bundles: %s, want unchanged", got)
+	}
+	revision = "2026-12-01.1"
+	if got, _ := c.Offer(ctx, doc("v1.35.0")); got != Delivered {
+		t.Errorf("a new kb revision with the same state: %s, want delivered", got)
+	}
+	if n := srv.count(); n != 2 || BundlesKey(srv.received[1].Bundles) != "|kb=2026-12-01.1" {
+		t.Errorf("%d pushes, the last with %+v", n, srv.received[n-1].Bundles)
+	}
+}

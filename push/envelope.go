@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,14 +37,53 @@ const (
 
 // Envelope is what one push sends.
 type Envelope struct {
-	SchemaVersion int                 `json:"schemaVersion"`
-	ClusterName   string              `json:"clusterName"`
-	AgentVersion  string              `json:"agentVersion"`
-	KBVersion     string              `json:"kbVersion"`
-	Inventory     *inventory.Document `json:"inventory"`
+	SchemaVersion int    `json:"schemaVersion"`
+	ClusterName   string `json:"clusterName"`
+	AgentVersion  string `json:"agentVersion"`
+	KBVersion     string `json:"kbVersion"`
+	// Bundles are the bundles the agent evaluates with, by name and revision (agents before
+	// this field sent none).
+	Bundles   []Bundle            `json:"bundles,omitempty"`
+	Inventory *inventory.Document `json:"inventory"`
 	// InventoryJSON is the inventory as DecodeJSON read it, so a server can hash what the
 	// agent sent (inventory.HashJSON) without encoding it again.
 	InventoryJSON []byte `json:"-"`
+}
+
+// Bundle names a bundle and its revision.
+type Bundle struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+}
+
+// Bounds of an envelope's bundle list: a handful of bundles, each named like a manifest's
+// metadata and revision.
+const (
+	MaxBundles      = 32
+	maxBundleString = 256
+)
+
+// BundlesKey is a bundle list's canonical join: equal lists, equal keys.
+func BundlesKey(bundles []Bundle) string {
+	var b strings.Builder
+	for _, x := range bundles {
+		fmt.Fprintf(&b, "|%s=%s", x.Name, x.Revision)
+	}
+	return b.String()
+}
+
+func checkBundles(bundles []Bundle) error {
+	if len(bundles) > MaxBundles {
+		return fmt.Errorf("bundles: %d, at most %d", len(bundles), MaxBundles)
+	}
+	for i, b := range bundles {
+		for _, s := range []string{b.Name, b.Revision} {
+			if s == "" || len(s) > maxBundleString || !utf8.ValidString(s) || strings.ContainsAny(s, "|=") {
+				return fmt.Errorf("bundles[%d]: name and revision must be 1 to %d bytes of UTF-8 without | or =", i, maxBundleString)
+			}
+		}
+	}
+	return nil
 }
 
 // Encode gzips env's JSON, as a push carries it.
@@ -144,12 +185,16 @@ func DecodeJSON(data []byte) (*Envelope, error) {
 	case len(raw.Inventory) == 0 || string(raw.Inventory) == "null":
 		return nil, fmt.Errorf("%w: no inventory", ErrInvalid)
 	}
+	if err := checkBundles(raw.Bundles); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	doc, err := inventory.Parse(raw.Inventory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: /inventory: %v", ErrInvalid, err)
 	}
 	return &Envelope{SchemaVersion: raw.SchemaVersion, ClusterName: raw.ClusterName,
-		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Inventory: doc, InventoryJSON: raw.Inventory}, nil
+		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Bundles: raw.Bundles, Inventory: doc,
+		InventoryJSON: raw.Inventory}, nil
 }
 
 // envelopeFields is an envelope with its inventory not yet parsed.
@@ -158,6 +203,7 @@ type envelopeFields struct {
 	ClusterName   string          `json:"clusterName"`
 	AgentVersion  string          `json:"agentVersion"`
 	KBVersion     string          `json:"kbVersion"`
+	Bundles       []Bundle        `json:"bundles"`
 	Inventory     json.RawMessage `json:"inventory"`
 }
 
@@ -174,13 +220,15 @@ func splitEnvelope(data []byte) (envelopeFields, error) {
 		ClusterName   string         `json:"clusterName"`
 		AgentVersion  string         `json:"agentVersion"`
 		KBVersion     string         `json:"kbVersion"`
+		Bundles       []Bundle       `json:"bundles"`
 		Inventory     jsontext.Value `json:"inventory"`
 	}
 	err := jsonv2.Unmarshal(data, &fast, jsonv2.MatchCaseInsensitiveNames(true), jsonv1.MatchCaseSensitiveDelimiter(true),
 		jsonv1.MergeWithLegacySemantics(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return envelopeFields{SchemaVersion: fast.SchemaVersion, ClusterName: fast.ClusterName,
-			AgentVersion: fast.AgentVersion, KBVersion: fast.KBVersion, Inventory: json.RawMessage(fast.Inventory)}, nil
+			AgentVersion: fast.AgentVersion, KBVersion: fast.KBVersion, Bundles: fast.Bundles,
+			Inventory: json.RawMessage(fast.Inventory)}, nil
 	}
 	var raw envelopeFields
 	err = json.Unmarshal(data, &raw)

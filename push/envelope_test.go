@@ -24,7 +24,8 @@ func gzipped(t *testing.T, data []byte) []byte {
 }
 
 func TestAnEncodedPushDecodesToTheSameEnvelope(t *testing.T) {
-	sent := Envelope{SchemaVersion: SchemaVersion, ClusterName: "prod-eu-1", AgentVersion: "0.3.0", KBVersion: "2026-11-29.5", Inventory: doc("v1.35.2")}
+	sent := Envelope{SchemaVersion: SchemaVersion, ClusterName: "prod-eu-1", AgentVersion: "0.3.0", KBVersion: "2026-11-29.5",
+		Bundles: []Bundle{{Name: "rules", Revision: "2026-11-30.12"}, {Name: "kb", Revision: "2026-11-30.1"}}, Inventory: doc("v1.35.2")}
 	body, err := Encode(sent)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +35,7 @@ func TestAnEncodedPushDecodesToTheSameEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.ClusterName != sent.ClusterName || got.AgentVersion != sent.AgentVersion || got.KBVersion != sent.KBVersion ||
-		got.Inventory.ServerVersion != "v1.35.2" {
+		got.Inventory.ServerVersion != "v1.35.2" || BundlesKey(got.Bundles) != "|rules=2026-11-30.12|kb=2026-11-30.1" {
 		t.Errorf("decoded %+v, want %+v", got, sent)
 	}
 }
@@ -61,6 +62,11 @@ func TestDecodeRefusesWhatAServerMustNotStore(t *testing.T) {
 		{"an empty cluster name", envelope(1, "", valid), "", ErrInvalid, "clusterName"},
 		{"a cluster name that is not RFC 1123", envelope(1, "Prod_EU", valid), "", ErrInvalid, "Prod_EU"},
 		{"no inventory", envelope(1, "a", "null"), "", ErrInvalid, "no inventory"},
+		{"a bundle without a revision", []byte(`{"schemaVersion":1,"clusterName":"a","bundles":[{"name":"kb"}],"inventory":` + valid + `}`),
+			"", ErrInvalid, "bundles[0]"},
+		{"more bundles than any agent loads", []byte(`{"schemaVersion":1,"clusterName":"a","bundles":[` +
+			strings.Repeat(`{"name":"x","revision":"1"},`, MaxBundles) + `{"name":"x","revision":"1"}],"inventory":` + valid + `}`),
+			"", ErrInvalid, "at most 32"},
 		{"an inventory that breaks the schema", envelope(1, "a", `{"schemaVersion":1,"source":"cluster","collectedAt":"x","capabilities":{},"apiUsage":[{"count":"3"}]}`),
 			"identity", ErrInvalid, "/inventory: "},
 	}

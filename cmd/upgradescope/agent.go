@@ -301,7 +301,15 @@ func (f *agentFlags) pusher(policy *agent.Policy) (*push.Client, error) {
 	}
 	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
 		ClusterName: f.clusterName, AgentVersion: version,
-		KB: func() string { eng, _ := policy.Engine(); return eng.KB().GeneratedFrom }})
+		KB: func() string { eng, _ := policy.Engine(); return eng.KB().GeneratedFrom },
+		Bundles: func() []push.Bundle {
+			eng, _ := policy.Engine()
+			var out []push.Bundle
+			for _, b := range eng.Bundles() {
+				out = append(out, push.Bundle{Name: b.Name, Revision: b.Revision})
+			}
+			return out
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("--server-url/--server-ca-file: %w", err)
 	}
