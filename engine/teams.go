@@ -28,7 +28,7 @@ func attributeTeams(targets []report.TargetResult, inv *inventory.Document) {
 			setTeams(tr.Findings, owner)
 			setTeams(tr.Suppressed, owner)
 		}
-		tr.Teams = teamResults(tr.Findings, tr.NotAssessed)
+		tr.Teams = report.TeamRollup(tr.Findings, tr.NotAssessed)
 	}
 }
 
@@ -44,46 +44,4 @@ func setTeams(fs []report.Finding, owner map[string]string) {
 		slices.Sort(teams)
 		fs[i].Teams = slices.Compact(teams)
 	}
-}
-
-// teamResults scores each team by the findings that name it, with the target's formula: a
-// team is blocked by its own blockers or by one no team owns, else judged as the target is.
-// Findings without a team count for "(unattributed)". Nil when no finding has a team.
-func teamResults(kept []report.Finding, gaps []report.Gap) map[string]report.TeamResult {
-	counts := make(map[string]*report.TeamResult)
-	named := false
-	for _, f := range kept {
-		teams := f.Teams
-		if len(teams) == 0 {
-			teams = []string{report.Unattributed}
-		} else {
-			named = true
-		}
-		for _, team := range teams {
-			c := counts[team]
-			if c == nil {
-				c = &report.TeamResult{}
-				counts[team] = c
-			}
-			switch f.Severity {
-			case report.SeverityBlocker:
-				c.Blockers++
-			case report.SeverityWarning:
-				c.Warnings++
-			case report.SeverityInfo:
-				c.Infos++
-			}
-		}
-	}
-	if !named {
-		return nil
-	}
-	unowned := report.UnownedBlockers(kept)
-	out := make(map[string]report.TeamResult, len(counts))
-	for team, c := range counts {
-		c.Score = report.Score(c.Blockers, c.Warnings)
-		c.Verdict = report.TeamVerdict(c.Blockers, unowned, gaps)
-		out[team] = *c
-	}
-	return out
 }

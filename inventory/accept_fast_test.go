@@ -87,6 +87,7 @@ func fullDocument() *Document {
 	d.Capabilities[CapHelm] = Capability{Available: false, Partial: true, Reason: "forbidden", Skipped: []string{"ns/a"}}
 	d.APIUsage = []APIUsage{usage}
 	d.APIAuthorshipUnknown = []APIUsage{usage}
+	d.OrphanUsage = []APIUsage{usage}
 	d.DeprecatedCalls = []DeprecatedCall{{Group: "batch", Version: "v1beta1", Resource: "cronjobs", Subresource: "status", RemovedRelease: "1.25"}}
 	d.HelmReleases = []HelmRelease{{
 		Name: "shop", Namespace: "web", Chart: "shop", ChartVersion: "1.2.3", AppVersion: "2.0",

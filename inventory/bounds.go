@@ -8,7 +8,7 @@ package inventory
 // thousands of services (hack/corpus many-images) stay far below every one.
 const (
 	// MaxAPIUsage is how many group/version/kind rows one list holds (apiUsage,
-	// apiAuthorshipUnknown, a release's manifestApis, a CRD's usage). Rows are per kind the
+	// apiAuthorshipUnknown, orphanUsage, a release's manifestApis, a CRD's usage). Rows are per kind the
 	// knowledge base flags or does not know: a few dozen on a real cluster.
 	MaxAPIUsage = 5000
 	// MaxNamespaceCounts is how many namespaces one APIUsage row counts; objects in

@@ -61,6 +61,10 @@ type Document struct {
 	ControlPlane          []ControlPlaneComponent `json:"controlPlane,omitempty"`
 	Namespaces            []Namespace             `json:"namespaces,omitempty"`
 	CRDs                  []CRD                   `json:"crds,omitempty"`
+	// OrphanUsage are the custom resources of a files inventory whose CRD the files do not
+	// hold (the crds capability names them): a gate judged against a stored cluster judges
+	// them against the cluster's CRD of their group and kind (Overlay).
+	OrphanUsage []APIUsage `json:"orphanUsage,omitempty"`
 
 	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
 

@@ -1,6 +1,7 @@
 package output_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,5 +58,20 @@ func TestJUnitFailsOnlyWhatTheManifestsIntroduce(t *testing.T) {
 	out := string(rendered(t, output.FormatJUnit, gatedAgainstACluster(), output.Options{FailOn: report.FailOnWarning}))
 	if n := strings.Count(out, "<failure"); n != 1 || !strings.Contains(out, `<failure message="X is deprecated"`) {
 		t.Errorf("%d failures, want the introduced warning alone:\n%s", n, out)
+	}
+}
+
+// A pull request comment lists what the manifests introduce before what the cluster had, so
+// the cut never hides the finding that failed the gate.
+func TestMarkdownListsIntroducedFindingsBeforeTheClusters(t *testing.T) {
+	r := gatedAgainstACluster()
+	tr := &r.Targets[0]
+	for i := range 60 {
+		tr.Findings = append([]report.Finding{{Key: fmt.Sprintf("removed-api/x%d", i), Category: "removed-api",
+			Severity: report.SeverityBlocker, Target: "1.33", Title: "cluster blocker", Source: report.SourceCluster}}, tr.Findings...)
+	}
+	out := string(rendered(t, output.FormatMarkdown, r, output.Options{}))
+	if !strings.Contains(out, "X is deprecated") {
+		t.Errorf("the introduced warning is cut from the comment:\n%s", out)
 	}
 }

@@ -1,9 +1,11 @@
 package output
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -71,7 +73,7 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 	}
 	if len(t.Findings) > 0 {
 		b.WriteString("\n| severity | finding | objects | fix |\n|---|---|---|---|\n")
-		for i, f := range t.Findings {
+		for i, f := range introducedFirst(t) {
 			if i == maxMarkdownFindings {
 				fmt.Fprintf(b, "\n%s more in the JSON report (`--output json`).\n", report.Count(len(t.Findings)-i, "finding"))
 				break
@@ -92,6 +94,27 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 	if len(t.Suppressed) > 0 {
 		fmt.Fprintf(b, "\n%s: %s\n", report.Count(len(t.Suppressed), "suppressed finding"), markdownSuppressed(t.Suppressed))
 	}
+}
+
+// introducedFirst orders a gate's findings so the cut never hides what its manifests
+// introduce behind what the cluster already had: introduced first, each part in the
+// report's order.
+func introducedFirst(t report.TargetResult) []report.Finding {
+	if t.Cluster == nil {
+		return t.Findings
+	}
+	out := slices.Clone(t.Findings)
+	slices.SortStableFunc(out, func(a, b report.Finding) int {
+		return cmp.Compare(boolRank(!a.Introduced()), boolRank(!b.Introduced()))
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // markdownSeverity is a finding's severity, marked when a gated cluster already had it.

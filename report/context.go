@@ -30,18 +30,17 @@ func AgainstContext(t *TargetResult, base TargetResult, name string, snapshotID 
 var severityRank = map[string]int{SeverityInfo: 0, SeverityWarning: 1, SeverityBlocker: 2}
 
 // introduces reports whether the manifests bring f: a key the cluster did not have, a
-// severity raised, or evidence from a manifest naming an object the cluster's own finding
-// did not name. A cluster finding's object list is bounded, so an object past it counts as
-// new: the gate fails closed rather than let a new object hide behind the cut.
+// severity raised, an object the cluster's own finding did not list, or more objects past
+// the list than it had. The overlay lists the manifests' objects first and the cluster's
+// after them, so what the cluster alone listed covers every cluster object the finding
+// lists; a new object pushed past the bound shows as a longer omitted count. Either way the
+// gate fails closed rather than let a new object hide behind the cut.
 func introduces(f Finding, had map[string]Finding) bool {
 	was, ok := had[f.Key]
 	if !ok || severityRank[f.Severity] > severityRank[was.Severity] {
 		return true
 	}
 	for _, o := range f.Objects {
-		if o.File == "" {
-			continue
-		}
 		if !slices.ContainsFunc(was.Objects, func(w inventory.ObjectRef) bool { return sameObject(w, o) }) {
 			return true
 		}
@@ -58,15 +57,17 @@ func sameObject(a, b inventory.ObjectRef) bool {
 	return a.Namespace == b.Namespace && a.Name == b.Name
 }
 
-// Recount makes t's verdict, score and counts those of the findings keep selects, by the
-// report's own rule (report.rego): blocked by a kept blocker, else unknown when a required
-// capability was not assessed, else ready.
+// Recount makes t's verdict, score, counts and team rollup those of the findings keep
+// selects, by the report's own rule (report.rego): blocked by a kept blocker, else unknown
+// when a required capability was not assessed, else ready.
 func (t *TargetResult) Recount(keep func(Finding) bool) {
+	var kept []Finding
 	t.Blockers, t.Warnings, t.Infos = 0, 0, 0
 	for _, f := range t.Findings {
 		if !keep(f) {
 			continue
 		}
+		kept = append(kept, f)
 		switch f.Severity {
 		case SeverityBlocker:
 			t.Blockers++
@@ -84,4 +85,5 @@ func (t *TargetResult) Recount(keep func(Finding) bool) {
 	case slices.ContainsFunc(t.NotAssessed, func(g Gap) bool { return g.Required }):
 		t.Verdict = VerdictUnknown
 	}
+	t.Teams = TeamRollup(kept, t.NotAssessed)
 }

@@ -25,6 +25,8 @@ func TestAGateTellsWhatTheManifestsIntroduceFromWhatTheClusterHad(t *testing.T) 
 			Objects: []inventory.ObjectRef{written}}, SourceCluster},
 		{"a new object under a known key is introduced", Finding{Key: "removed-api/ingress", Severity: SeverityBlocker,
 			Objects: []inventory.ObjectRef{written, other}}, SourceManifest},
+		{"a new object an inventory body lists, with no file, is introduced", Finding{Key: "removed-api/ingress",
+			Severity: SeverityBlocker, Objects: []inventory.ObjectRef{live, {Kind: "Ingress", Namespace: "shop", Name: "c"}}}, SourceManifest},
 		{"a raised severity is introduced", Finding{Key: "addon-eol/ingress-nginx", Severity: SeverityBlocker}, SourceManifest},
 		{"a lowered severity is the cluster's", Finding{Key: "addon-eol/ingress-nginx", Severity: SeverityInfo}, SourceCluster},
 		{"more objects past the list than the cluster had is introduced", Finding{Key: "skew/kubelet",

@@ -35,3 +35,45 @@ func TeamVerdict(blockers, unowned int, gaps []Gap) string {
 func Score(blockers, warnings int) int {
 	return max(0, 100-min(75, 25*blockers)-min(20, 5*warnings))
 }
+
+// TeamRollup scores each team by the findings that name it, with the target's formula: a
+// team is blocked by its own blockers or by one no team owns, else judged as the target is.
+// Findings without a team count for "(unattributed)". Nil when no finding has a team.
+func TeamRollup(kept []Finding, gaps []Gap) map[string]TeamResult {
+	counts := make(map[string]*TeamResult)
+	named := false
+	for _, f := range kept {
+		teams := f.Teams
+		if len(teams) == 0 {
+			teams = []string{Unattributed}
+		} else {
+			named = true
+		}
+		for _, team := range teams {
+			c := counts[team]
+			if c == nil {
+				c = &TeamResult{}
+				counts[team] = c
+			}
+			switch f.Severity {
+			case SeverityBlocker:
+				c.Blockers++
+			case SeverityWarning:
+				c.Warnings++
+			case SeverityInfo:
+				c.Infos++
+			}
+		}
+	}
+	if !named {
+		return nil
+	}
+	unowned := UnownedBlockers(kept)
+	out := make(map[string]TeamResult, len(counts))
+	for team, c := range counts {
+		c.Score = Score(c.Blockers, c.Warnings)
+		c.Verdict = TeamVerdict(c.Blockers, unowned, gaps)
+		out[team] = *c
+	}
+	return out
+}

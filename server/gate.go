@@ -58,17 +58,17 @@ type gateRequest struct {
 }
 
 // gate judges the manifests (or the inventory) a pipeline sends against ?target=: alone,
-// exactly as `scan --files` (or `eval --inventory`) would, or with ?cluster= applied to that
-// cluster's latest stored inventory, counting only what the body introduces. It answers 422
-// with the report when the gate fails, 200 otherwise. Nothing is stored.
+// exactly as `scan --files` (or `eval --inventory`) would, or applied to ?cluster='s latest
+// stored inventory, counting only what the body introduces. It answers 422 with the report
+// when the gate fails, 200 otherwise. Nothing is stored.
 func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	req, err := parseGate(r)
 	if err != nil {
 		return err
 	}
-	var context *gateContext
+	var c *store.Cluster
 	if req.cluster != "" {
-		if context, err = s.gateContext(r, req, sc); err != nil {
+		if c, err = s.gateCluster(r, req, sc); err != nil {
 			return err
 		}
 	}
@@ -76,15 +76,21 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	if err != nil {
 		return err
 	}
-	rep, nsTeam, err := s.judgeGate(r, req, doc, context)
+	rep, owner, err := s.judgeGate(r, req, doc, c)
 	if err != nil {
 		return err
 	}
 	t := &rep.Targets[0]
-	if context != nil || !sc.fleet {
-		t.Recount(func(f report.Finding) bool { return f.Introduced() && inShare(f, sc) })
+	if c != nil || !sc.fleet {
+		t.Recount(func(f report.Finding) bool { return f.Introduced() && inShare(f, sc, owner) })
+		gateScope(t, sc, owner)
 	}
-	scopeResult(t, sc, nsTeam)
+	return writeGate(w, req, rep)
+}
+
+// writeGate renders the gate's report: 422 when the gate fails, 200 otherwise, the verdicts
+// in headers either way.
+func writeGate(w http.ResponseWriter, req gateRequest, rep *report.Report) error {
 	renderer, err := output.New(req.format, output.Options{FailOn: req.failOn, SARIFBase: req.path})
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, err.Error())
@@ -97,6 +103,7 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	if rep.Gate(req.failOn, req.allowIncomplete) != "" {
 		status = http.StatusUnprocessableEntity
 	}
+	t := rep.Targets[0]
 	w.Header().Set("X-Upgradescope-Verdict", t.Verdict)
 	if t.Cluster != nil {
 		w.Header().Set("X-Upgradescope-Cluster-Verdict", t.Cluster.Verdict)
@@ -107,31 +114,93 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	return err
 }
 
-// inShare reports whether a finding is the scope's to answer for: a team-scoped reader
-// judges its teams' findings and those no team owns, as a team's verdict does.
-func inShare(f report.Finding, sc scope) bool {
-	return sc.fleet || len(f.Teams) == 0 || slices.ContainsFunc(f.Teams, sc.sees)
+// inShare reports whether a finding is a team-scoped reader's to answer for: one in a
+// namespace of its teams or of no team, or in no namespace and owned by no other team.
+// Who owns a namespace is the stored cluster's to say (owner), never the body's: a body
+// could otherwise hand its breakage to another team. Without a cluster nothing is owned,
+// so the whole body counts for every team.
+func inShare(f report.Finding, sc scope, owner map[string]string) bool {
+	if sc.fleet {
+		return true
+	}
+	if len(f.Namespaces) == 0 {
+		return len(f.Teams) == 0 || slices.ContainsFunc(f.Teams, sc.sees)
+	}
+	return slices.ContainsFunc(f.Namespaces, func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) })
 }
 
-// gateContext is a stored cluster a gate judges its body against.
-type gateContext struct {
-	cluster    store.Cluster
-	snapshotID int64
-	doc        *inventory.Document
-}
-
-// gateContext reads ?cluster='s latest snapshot: by id, else by name. A cluster out of a
-// team-scoped reader's reach is not found, as on every per-cluster read.
-func (s *Server) gateContext(r *http.Request, req gateRequest, sc scope) (*gateContext, error) {
-	id, err := strconv.ParseInt(req.cluster, 10, 64)
-	if err != nil || id < 1 {
-		head, err := s.store.Head(r.Context(), req.cluster)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errClusterNotFound
-		} else if err != nil {
-			return nil, err
+// gateScope cuts the report to what a team-scoped reader may see: the findings it answers
+// for, cut to the namespaces that are its own or no team's, and of what the cluster already
+// had only what a per-cluster read would show it.
+func gateScope(t *report.TargetResult, sc scope, owner map[string]string) {
+	if sc.fleet {
+		return
+	}
+	cut := func(in []report.Finding) []report.Finding {
+		out := []report.Finding{}
+		for _, f := range in {
+			if !f.Introduced() {
+				if seen, ok := scopedFinding(f, sc, owner); ok {
+					out = append(out, seen)
+				}
+				continue
+			}
+			if inShare(f, sc, owner) {
+				out = append(out, sharedFinding(f, sc, owner))
+			}
 		}
+		return out
+	}
+	t.Findings, t.Suppressed = cut(t.Findings), cut(t.Suppressed)
+	for name := range t.Teams {
+		if name != report.Unattributed && !sc.sees(name) {
+			delete(t.Teams, name)
+		}
+	}
+	for i := range t.NotAssessed {
+		t.NotAssessed[i].Reason = withheldReason
+		t.NotAssessed[i].Skipped = nil
+	}
+}
+
+// sharedFinding is an introduced finding without what other teams' namespaces hold.
+func sharedFinding(f report.Finding, sc scope, owner map[string]string) report.Finding {
+	visible := func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) }
+	var namespaces []string
+	for _, ns := range f.Namespaces {
+		if visible(ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	var objects []inventory.ObjectRef
+	for _, o := range f.Objects {
+		if visible(o.Namespace) {
+			objects = append(objects, o)
+		}
+	}
+	if len(namespaces) != len(f.Namespaces) || len(objects) != len(f.Objects) {
+		f.Namespaces, f.Objects = namespaces, objects
+		f.Teams = slices.DeleteFunc(slices.Clone(f.Teams), func(t string) bool { return !sc.sees(t) })
+		f.ObjectsOmitted, f.Detail, f.Calls = 0, "", nil
+	}
+	return f
+}
+
+// gateCluster finds ?cluster= by name, else by id (a name may be all digits), as the
+// scope may read it: a cluster out of a team-scoped reader's reach is not found, as on
+// every per-cluster read. A target the cluster already runs is refused.
+func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store.Cluster, error) {
+	head, err := s.store.Head(r.Context(), req.cluster)
+	var id int64
+	switch {
+	case err == nil:
 		id = head.ID
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	default:
+		if id, err = strconv.ParseInt(req.cluster, 10, 64); err != nil || id < 1 {
+			return nil, errClusterNotFound
+		}
 	}
 	c, _, err := s.clusterByID(r, id, sc)
 	if err != nil {
@@ -140,42 +209,48 @@ func (s *Server) gateContext(r *http.Request, req gateRequest, sc scope) (*gateC
 	if _, err := targetParam(r, c); err != nil {
 		return nil, err
 	}
-	doc, snapID, err := s.latestInventory(r.Context(), c)
-	if err != nil {
-		return nil, err
-	}
-	return &gateContext{cluster: c, snapshotID: snapID, doc: doc}, nil
+	return &c, nil
 }
 
-// judgeGate evaluates the body at the gate's target, applied to the context when there is
-// one; the context is then evaluated alone as well, to tell what the body introduces. It
-// answers the report and each namespace's team.
-func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, context *gateContext) (*report.Report, map[string]string, error) {
-	if err := acquire(r.Context(), s.whatIfs, 1, whatIfWait); err != nil {
+// judgeGate evaluates the body at the gate's target, applied to cluster c's latest snapshot
+// when there is one, read within the evaluation's turn (it may be tens of megabytes); the
+// snapshot is then evaluated alone as well, to tell what the body introduces. It answers
+// the report and who owns each namespace: the stored cluster's teams, none without one.
+func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster) (*report.Report, map[string]string, error) {
+	ctx := r.Context()
+	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
 		return nil, nil, err
 	}
 	defer s.whatIfs.Release(1)
 	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
-	if context != nil {
-		doc = inventory.Overlay(context.doc, doc)
+	var context *inventory.Document
+	var snapID int64
+	if c != nil {
+		var err error
+		if context, snapID, err = s.latestInventory(ctx, *c); err != nil {
+			return nil, nil, err
+		}
+		context = s.cfg.TeamMap.apply(context)
+		doc = inventory.Overlay(context, doc)
+	} else {
+		doc = s.cfg.TeamMap.apply(doc)
 	}
-	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := s.engine.Evaluate(r.Context(), mapped, []string{req.target}, now, opts...)
+	rep, err := s.engine.Evaluate(ctx, doc, []string{req.target}, now, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gate evaluation at %s: %w", req.target, err)
 	}
 	if len(rep.Targets) != 1 {
 		return nil, nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
 	}
-	if context == nil {
-		return rep, namespaceTeams(mapped), nil
+	if c == nil {
+		return rep, nil, nil
 	}
-	base, err := s.engine.Evaluate(r.Context(), s.cfg.TeamMap.apply(context.doc), []string{req.target}, now, opts...)
+	base, err := s.engine.Evaluate(ctx, context, []string{req.target}, now, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", context.cluster.Name, req.target, err)
+		return nil, nil, fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err)
 	}
-	report.AgainstContext(&rep.Targets[0], base.Targets[0], context.cluster.Name, context.snapshotID)
-	return rep, namespaceTeams(mapped), nil
+	report.AgainstContext(&rep.Targets[0], base.Targets[0], c.Name, snapID)
+	return rep, namespaceTeams(context), nil
 }
 
 func parseGate(r *http.Request) (gateRequest, error) {

@@ -3,10 +3,11 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/internal/probetest"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/server"
 )
 
@@ -66,6 +67,8 @@ func ingress(ns, name string) string {
 func TestAGateAgainstAClusterCountsOnlyWhatTheManifestsIntroduce(t *testing.T) {
 	ts := contextServer(t)
 	id := ts.idOf("teams")
+	ingressKey, pspKey, endpointsKey := "removed-api/extensions/v1beta1/Ingress", "removed-api/policy/v1beta1/PodSecurityPolicy",
+		"deprecated-api/core/v1/Endpoints"
 	cases := []struct {
 		name, manifest            string
 		status                    int
@@ -74,12 +77,12 @@ func TestAGateAgainstAClusterCountsOnlyWhatTheManifestsIntroduce(t *testing.T) {
 		blockers, clusterBlockers int
 	}{
 		{"re-applying the object the cluster already has passes", ingress("shop", "a"), 200, "ready", "blocked",
-			map[string]string{"removed-api/extensions/v1beta1/Ingress": "cluster"}, 0, 1},
+			map[string]string{ingressKey: "cluster", pspKey: "cluster", endpointsKey: "cluster"}, 0, 2},
 		{"a new object at a removed API fails", ingress("shop", "a") + "---\n" + ingress("shop", "b"), 422, "blocked", "blocked",
-			map[string]string{"removed-api/extensions/v1beta1/Ingress": "manifest"}, 1, 1},
-		{"moving to the served API passes and leaves the cluster ready",
-			"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: a, namespace: shop}\nspec: {}\n", 200, "ready", "ready",
-			map[string]string{}, 0, 0},
+			map[string]string{ingressKey: "manifest", pspKey: "cluster", endpointsKey: "cluster"}, 1, 2},
+		{"moving to the served API passes, the cluster still blocked by its live PodSecurityPolicy",
+			"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: a, namespace: shop}\nspec: {}\n", 200, "ready", "blocked",
+			map[string]string{pspKey: "cluster", endpointsKey: "cluster"}, 0, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,43 +108,94 @@ func TestAGateAgainstAClusterCountsOnlyWhatTheManifestsIntroduce(t *testing.T) {
 	}
 }
 
-// The manifests' API usage replaces the cluster's: the live PodSecurityPolicy is not judged
-// beside manifests that do not write it, while what the cluster's evidence already named keeps
-// its file and line from the manifests.
+// An object the manifests write is judged as they write it: the finding names the manifest's
+// copy with its file, not the live one.
 func TestAGateAgainstAClusterJudgesTheManifestsCopyOfAnObject(t *testing.T) {
 	ts := contextServer(t)
 	_, rep := ts.gateAgainst("", "cluster=teams", ingress("shop", "a"))
-	f := rep.Targets[0].Findings
-	if slices.ContainsFunc(f, func(f struct {
-		Key, Severity, Source string
-		Objects               []struct{ Namespace, Name, File string }
-	}) bool {
-		return strings.Contains(f.Key, "PodSecurityPolicy")
-	}) {
-		t.Errorf("the live PodSecurityPolicy is judged beside manifests that replace the cluster's usage: %+v", f)
+	for _, f := range rep.Targets[0].Findings {
+		if strings.Contains(f.Key, "Ingress") && (len(f.Objects) != 1 || f.Objects[0].File != "manifests.yaml") {
+			t.Errorf("the Ingress finding should name the manifest's copy alone: %+v", f)
+		}
 	}
-	if len(f) == 0 || len(f[0].Objects) != 1 || f[0].Objects[0].File != "manifests.yaml" {
-		t.Errorf("the Ingress finding should name the manifest's copy: %+v", f)
+}
+
+// Rules that read the live objects beside a Helm release's stored manifest still see them:
+// a harmless body does not turn the release's blocker into one it introduced.
+func TestAHarmlessBodyPassesAgainstAClusterWithHelmReleases(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc, err := inventory.ReadFile("../testdata/helm-stored-object-flagged-live/inventory.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, _ := sharedEngine()
+	probetest.FoundNothing(doc, eng.Probes())
+	if r := ts.push("shared", envelope(t, "helm", doc)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: platform}\ndata: {a: b}\n"
+	r, rep := ts.gateAgainst("", "cluster=helm", cm)
+	if r.status != 200 || rep.Targets[0].Cluster == nil || rep.Targets[0].Cluster.Verdict != "blocked" {
+		t.Errorf("a ConfigMap against a cluster blocked by its release: %d %s", r.status, r.body)
+	}
+	for key, source := range rep.sources() {
+		if source != "cluster" {
+			t.Errorf("%s is %s; a ConfigMap introduces nothing", key, source)
+		}
+	}
+}
+
+// A cluster's name may be all digits: a name is looked up before an id.
+func TestAGateFindsAClusterByNameBeforeID(t *testing.T) {
+	ts := contextServer(t)
+	other := teamsInventory(t)
+	other.ClusterID = "another-uid"
+	other.APIUsage = []inventory.APIUsage{}
+	if r := ts.push("shared", envelope(t, "1", other)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	if _, rep := ts.gateAgainst("", "cluster=1", ingress("shop", "a")); rep.Targets[0].Cluster.Name != "1" {
+		t.Errorf("cluster=1 judged against %q, want the cluster named 1", rep.Targets[0].Cluster.Name)
 	}
 }
 
 // A team-scoped token judges its teams' share and what no team owns: a change breaking only
-// another team's namespace passes, and a cluster outside its teams is not found.
+// another team's namespace passes, one in a namespace no team owns counts for every team
+// (whatever the body says about it), and a cluster outside its teams is not found.
 func TestAScopedGateAgainstAClusterJudgesTheTeamsShare(t *testing.T) {
 	ts := contextServer(t)
 	breakShop := ingress("shop", "a") + "---\n" + ingress("shop", "b")
-	if r, _ := ts.gateAgainst(ts.mintRead("data"), "cluster=teams", breakShop); r.status != 200 {
+	data := ts.mintRead("data")
+	if r, _ := ts.gateAgainst(data, "cluster=teams", breakShop); r.status != 200 {
 		t.Errorf("team data gating a change that breaks payments: %d %s", r.status, r.body)
 	}
 	if r, _ := ts.gateAgainst(ts.mintRead("payments"), "cluster=teams", breakShop); r.status != 422 {
 		t.Errorf("team payments gating a change that breaks payments: %d %s", r.status, r.body)
 	}
 	psp := "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: other}\nspec: {}\n"
-	if r, _ := ts.gateAgainst(ts.mintRead("data"), "cluster=teams", psp); r.status != 422 {
-		t.Errorf("an unattributed blocker counts for every team: %d %s", r.status, r.body)
+	claimed := "apiVersion: v1\nkind: Namespace\nmetadata: {name: mine, labels: {team: payments}}\n---\n" + ingress("mine", "x")
+	for name, body := range map[string]string{
+		"an unattributed blocker":                            psp,
+		"a blocker in a namespace the cluster does not have": ingress("newns", "x"),
+		"one beside another team's object":                   ingress("shop", "a") + "---\n" + ingress("newns", "x"),
+		"a namespace the body says another team owns":        claimed,
+	} {
+		r, rep := ts.gateAgainst(data, "cluster=teams", body)
+		if r.status != 422 || len(rep.Targets[0].Findings) == 0 {
+			t.Errorf("%s counts for every team and is shown: %d %s", name, r.status, r.body)
+		}
 	}
 	if r, _ := ts.gateAgainst(ts.mintRead("nobody"), "cluster=teams", breakShop); r.status != 404 {
 		t.Errorf("a cluster outside the token's teams: %d %s, want the 404 of an unknown cluster", r.status, r.body)
+	}
+}
+
+// Without a cluster nothing is owned: a scoped token judges the whole body, and sees it.
+func TestAScopedGateWithoutAClusterJudgesTheWholeBody(t *testing.T) {
+	ts := contextServer(t)
+	r, rep := ts.gateAgainst(ts.mintRead("data"), "", ingress("shop", "b"))
+	if r.status != 422 || len(rep.Targets[0].Findings) == 0 || rep.Targets[0].Blockers != 1 {
+		t.Errorf("%d %s: want the body's blocker counted and shown", r.status, r.body)
 	}
 }
 

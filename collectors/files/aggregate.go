@@ -65,8 +65,8 @@ func splitAPIVersion(apiVersion string) (group, version string) {
 }
 
 // attachUsage gives each CRD the custom resources of its group and kind, and returns the
-// group/version kinds no CRD in the files defines.
-func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []string) {
+// usage rows of the custom resources no CRD in the files defines.
+func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []inventory.APIUsage) {
 	index := map[[2]string]int{}
 	for i, c := range crds {
 		index[[2]string{c.Group, c.Kind}] = i
@@ -74,7 +74,7 @@ func attachUsage(crds []inventory.CRD, usage []inventory.APIUsage) (orphans []st
 	for _, u := range usage {
 		i, ok := index[[2]string{u.Group, u.Kind}]
 		if !ok {
-			orphans = append(orphans, u.Group+"/"+u.Version+" "+u.Kind)
+			orphans = append(orphans, u)
 			continue
 		}
 		crds[i].Usage = append(crds[i].Usage, u)

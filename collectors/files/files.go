@@ -85,8 +85,8 @@ type Result struct {
 	GitOps []*unstructured.Unstructured
 	// Probes are the observations of Options.Probes, in id order.
 	Probes []inventory.Probe
-	// Orphans are custom resources whose CRD is not among the files.
-	Orphans   []string
+	// Orphans are the usage rows of custom resources whose CRD is not among the files.
+	Orphans   []inventory.APIUsage
 	Warnings  []Warning
 	Files     int
 	Documents int
@@ -261,6 +261,7 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 		IngressClasses:        res.IngressClasses,
 		Namespaces:            res.Namespaces,
 		CRDs:                  res.CRDs,
+		OrphanUsage:           res.Orphans,
 		Probes:                res.Probes,
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: apiUsageCapability(res),
@@ -290,6 +291,9 @@ func bound(doc *inventory.Document) {
 		doc.APIUsage = doc.APIUsage[:inventory.MaxAPIUsage]
 		partial(doc, inventory.CapAPIUsage, fmt.Sprintf("%d kind(s) past the %d rows an inventory lists", n-inventory.MaxAPIUsage, inventory.MaxAPIUsage))
 	}
+	if len(doc.OrphanUsage) > inventory.MaxAPIUsage {
+		doc.OrphanUsage = doc.OrphanUsage[:inventory.MaxAPIUsage] // the crds gap names them all
+	}
 	if n := len(doc.CRDs); n > inventory.MaxListItems {
 		doc.CRDs = doc.CRDs[:inventory.MaxListItems]
 		partial(doc, inventory.CapCRDs, fmt.Sprintf("%d CustomResourceDefinition(s) past the %d an inventory lists", n-inventory.MaxListItems, inventory.MaxListItems))
@@ -317,7 +321,8 @@ func bound(doc *inventory.Document) {
 // within its bound is past MaxValues in all: only a hostile repository gets there. The
 // api-usage rows the verdict needs go last, and only their per-namespace detail.
 var evidenceCuts = []func(*inventory.Document){
-	func(doc *inventory.Document) { doc.Namespaces = nil }, // their findings lose their team
+	func(doc *inventory.Document) { doc.OrphanUsage = nil }, // the crds gap still names them
+	func(doc *inventory.Document) { doc.Namespaces = nil },  // their findings lose their team
 	func(doc *inventory.Document) {
 		doc.IngressClasses, doc.WorkloadImagesOmitted = nil, doc.WorkloadImagesOmitted+len(doc.WorkloadImages)
 		doc.WorkloadImages = nil
@@ -384,13 +389,17 @@ func skippedReason(docs, paths int) string {
 	return fmt.Sprintf("%d document(s) could not be decoded, %d symlinked path(s) not read", docs, paths)
 }
 
-func crdCapability(orphans []string) inventory.Capability {
+func crdCapability(orphans []inventory.APIUsage) inventory.Capability {
 	if len(orphans) == 0 {
 		return inventory.Capability{Available: true}
 	}
+	var skipped []string
+	for _, u := range orphans {
+		skipped = append(skipped, u.Group+"/"+u.Version+" "+u.Kind)
+	}
 	return inventory.Capability{
-		Available: true, Partial: true, Skipped: orphans,
-		Reason: fmt.Sprintf("%d custom resource kind(s) without their CustomResourceDefinition in the files", len(orphans)),
+		Available: true, Partial: true, Skipped: skipped,
+		Reason: fmt.Sprintf("%d custom resource kind(s) %s", len(orphans), inventory.OrphanReason),
 	}
 }
 
