@@ -29,13 +29,11 @@ type Options struct {
 	ClusterName  string
 	AgentVersion string
 	KBVersion    string
-	// KB, when set, is read at every push instead of KBVersion: an agent's kb bundle can
-	// change while it runs.
-	KB func() string
-	// Bundles, when set, names the bundles the agent evaluates with, read at every push:
-	// a push carries them, and a change of revision is a change worth pushing.
-	Bundles func() []Bundle
-	Now     func() time.Time
+	// Versions, when set, is read at every push instead of KBVersion: the kb version and
+	// the bundles (name and revision) the agent evaluates with, read from one bundle set.
+	// An agent's bundles can change while it runs; a change of revision is worth a push.
+	Versions func() (kbVersion string, bundles []Bundle)
+	Now      func() time.Time
 	// Jitter returns a factor in [0.8, 1.2]; tests pin it.
 	Jitter func() float64
 }
@@ -120,7 +118,7 @@ func (c *Client) Offer(ctx context.Context, doc *inventory.Document) (Result, er
 	if err != nil {
 		return Failed, err
 	}
-	bundles := c.bundles()
+	kb, bundles := c.versions()
 	hash += BundlesKey(bundles)
 	now := c.opts.Now()
 	due := c.lastPushed.IsZero() || now.Sub(c.lastPushed) >= c.opts.ForceEvery
@@ -128,7 +126,7 @@ func (c *Client) Offer(ctx context.Context, doc *inventory.Document) (Result, er
 		c.pending = nil
 		return Unchanged, nil
 	}
-	body, err := c.encode(doc, bundles)
+	body, err := c.encode(doc, kb, bundles)
 	if err != nil {
 		return Failed, err
 	}
@@ -240,25 +238,21 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
 }
 
-func (c *Client) encode(doc *inventory.Document, bundles []Bundle) ([]byte, error) {
+func (c *Client) encode(doc *inventory.Document, kb string, bundles []Bundle) ([]byte, error) {
 	name := c.opts.ClusterName
 	if name == "" {
 		name = doc.ClusterID // the kube-system namespace UID
 	}
 	return Encode(Envelope{SchemaVersion: SchemaVersion, ClusterName: name, AgentVersion: c.opts.AgentVersion,
-		KBVersion: c.kbVersion(), Bundles: bundles, Inventory: doc})
+		KBVersion: kb, Bundles: bundles, Inventory: doc})
 }
 
-func (c *Client) bundles() []Bundle {
-	if c.opts.Bundles == nil {
-		return nil
+// versions answers what the next push names, its bundles kept to what a server accepts
+// (CleanBundles), so an odd bundle name never costs the cluster its push.
+func (c *Client) versions() (string, []Bundle) {
+	if c.opts.Versions == nil {
+		return c.opts.KBVersion, nil
 	}
-	return c.opts.Bundles()
-}
-
-func (c *Client) kbVersion() string {
-	if c.opts.KB != nil {
-		return c.opts.KB()
-	}
-	return c.opts.KBVersion
+	kb, bundles := c.opts.Versions()
+	return kb, CleanBundles(bundles)
 }

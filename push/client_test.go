@@ -261,7 +261,10 @@ func TestANewBundleRevisionIsPushedWithTheBundles(t *testing.T) {
 	revision := "2026-11-30.1"
 	c, err := New(Options{URL: ts.URL, Token: func() (string, error) { return "t", nil }, ForceEvery: time.Hour,
 		ClusterName: "prod-eu", Now: clk.Now, Jitter: func() float64 { return 1 },
-		Bundles: func() []Bundle { return []Bundle{{Name: "kb", Revision: revision}} }})
+		Versions: func() (string, []Bundle) {
+			// An odd name (a bundle loaded from a path with '=') is left out, never the push.
+			return "k8s.io/api v0.37.2", []Bundle{{Name: "kb", Revision: revision}, {Name: "/etc/team=payments", Revision: "1"}}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +279,8 @@ func TestANewBundleRevisionIsPushedWithTheBundles(t *testing.T) {
 	if got, _ := c.Offer(ctx, doc("v1.35.0")); got != Delivered {
 		t.Errorf("a new kb revision with the same state: %s, want delivered", got)
 	}
-	if n := srv.count(); n != 2 || BundlesKey(srv.received[1].Bundles) != "|kb=2026-12-01.1" {
+	if n := srv.count(); n != 2 || BundlesKey(srv.received[1].Bundles) != "|kb=2026-12-01.1" ||
+		srv.received[1].KBVersion != "k8s.io/api v0.37.2" {
 		t.Errorf("%d pushes, the last with %+v", n, srv.received[n-1].Bundles)
 	}
 }

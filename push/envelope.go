@@ -14,7 +14,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -72,18 +71,25 @@ func BundlesKey(bundles []Bundle) string {
 	return b.String()
 }
 
-func checkBundles(bundles []Bundle) error {
-	if len(bundles) > MaxBundles {
-		return fmt.Errorf("bundles: %d, at most %d", len(bundles), MaxBundles)
-	}
-	for i, b := range bundles {
-		for _, s := range []string{b.Name, b.Revision} {
-			if s == "" || len(s) > maxBundleString || !utf8.ValidString(s) || strings.ContainsAny(s, "|=") {
-				return fmt.Errorf("bundles[%d]: name and revision must be 1 to %d bytes of UTF-8 without | or =", i, maxBundleString)
-			}
+// CleanBundles answers the bundles a server records: those whose name and revision are 1 to
+// 256 bytes without '|' or '=' (BundlesKey's separators), the first MaxBundles of them. A
+// server keeps a push whose bundle list is odd rather than refuse its inventory, and an agent
+// sends only what a server keeps.
+func CleanBundles(bundles []Bundle) []Bundle {
+	var out []Bundle
+	for _, b := range bundles {
+		if len(out) == MaxBundles {
+			break
+		}
+		if validBundleString(b.Name) && validBundleString(b.Revision) {
+			out = append(out, b)
 		}
 	}
-	return nil
+	return out
+}
+
+func validBundleString(s string) bool {
+	return s != "" && len(s) <= maxBundleString && !strings.ContainsAny(s, "|=")
 }
 
 // Encode gzips env's JSON, as a push carries it.
@@ -185,15 +191,12 @@ func DecodeJSON(data []byte) (*Envelope, error) {
 	case len(raw.Inventory) == 0 || string(raw.Inventory) == "null":
 		return nil, fmt.Errorf("%w: no inventory", ErrInvalid)
 	}
-	if err := checkBundles(raw.Bundles); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
 	doc, err := inventory.Parse(raw.Inventory)
 	if err != nil {
 		return nil, fmt.Errorf("%w: /inventory: %v", ErrInvalid, err)
 	}
 	return &Envelope{SchemaVersion: raw.SchemaVersion, ClusterName: raw.ClusterName,
-		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Bundles: raw.Bundles, Inventory: doc,
+		AgentVersion: raw.AgentVersion, KBVersion: raw.KBVersion, Bundles: CleanBundles(raw.Bundles), Inventory: doc,
 		InventoryJSON: raw.Inventory}, nil
 }
 

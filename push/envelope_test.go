@@ -62,11 +62,6 @@ func TestDecodeRefusesWhatAServerMustNotStore(t *testing.T) {
 		{"an empty cluster name", envelope(1, "", valid), "", ErrInvalid, "clusterName"},
 		{"a cluster name that is not RFC 1123", envelope(1, "Prod_EU", valid), "", ErrInvalid, "Prod_EU"},
 		{"no inventory", envelope(1, "a", "null"), "", ErrInvalid, "no inventory"},
-		{"a bundle without a revision", []byte(`{"schemaVersion":1,"clusterName":"a","bundles":[{"name":"kb"}],"inventory":` + valid + `}`),
-			"", ErrInvalid, "bundles[0]"},
-		{"more bundles than any agent loads", []byte(`{"schemaVersion":1,"clusterName":"a","bundles":[` +
-			strings.Repeat(`{"name":"x","revision":"1"},`, MaxBundles) + `{"name":"x","revision":"1"}],"inventory":` + valid + `}`),
-			"", ErrInvalid, "at most 32"},
 		{"an inventory that breaks the schema", envelope(1, "a", `{"schemaVersion":1,"source":"cluster","collectedAt":"x","capabilities":{},"apiUsage":[{"count":"3"}]}`),
 			"identity", ErrInvalid, "/inventory: "},
 	}
@@ -99,6 +94,9 @@ var envelopeSplits = []struct{ name, body string }{
 	{"invalid UTF-8 in the inventory", "{\"inventory\":{\"a\":\"\xfe\"}}"},
 	{"a null inventory", `{"schemaVersion":1,"inventory":null}`},
 	{"a document that is null", `null`},
+	{"bundles as the agent writes them", `{"schemaVersion":1,"bundles":[{"name":"kb","revision":"r1"},{"name":"rules","revision":"r2"}],"inventory":{}}`},
+	{"bundles repeated, in another case, with nulls", `{"bundles":[{"name":"a"}],"Bundles":[null,{"NAME":"b","revision":"1","name":"c"}],"inventory":{}}`},
+	{"bundles of the wrong type", `{"bundles":{"name":"kb"},"inventory":{}}`},
 	{"a version that is not an integer", `{"schemaVersion":1.0,"inventory":{}}`},
 	{"a version in quotes", `{"schemaVersion":"1","inventory":{}}`},
 	{"a name that is a number", `{"clusterName":7,"inventory":{}}`},
@@ -132,4 +130,31 @@ func FuzzSplitEnvelope(f *testing.F) {
 		f.Add([]byte(tt.body))
 	}
 	f.Fuzz(checkSplit)
+}
+
+// A server keeps a push whose bundle list it cannot record whole: the odd entries go, the
+// inventory stays.
+func TestDecodeKeepsAPushWithOddBundlesAndDropsThem(t *testing.T) {
+	valid := `{"schemaVersion":1,"source":"cluster","collectedAt":"2026-11-29T12:00:00Z","capabilities":{},"apiUsage":[]}`
+	many := strings.Repeat(`{"name":"x","revision":"1"},`, MaxBundles) + `{"name":"y","revision":"1"}`
+	tests := []struct {
+		name, bundles, want string
+	}{
+		{"a bundle without a revision", `[{"name":"kb"},{"name":"rules","revision":"r1"}]`, "|rules=r1"},
+		{"a name with the key's separators", `[{"name":"a=b","revision":"1"},{"name":"c|d","revision":"1"}]`, ""},
+		{"a name past 256 bytes", `[{"name":"` + strings.Repeat("n", 257) + `","revision":"1"}]`, ""},
+		{"more bundles than a server records", `[` + many + `]`, strings.Repeat("|x=1", MaxBundles)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"schemaVersion":1,"clusterName":"a","bundles":` + tt.bundles + `,"inventory":` + valid + `}`
+			env, err := Decode(strings.NewReader(body), "")
+			if err != nil {
+				t.Fatalf("Decode refused the push: %v", err)
+			}
+			if got := BundlesKey(env.Bundles); got != tt.want {
+				t.Errorf("bundles %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

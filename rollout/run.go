@@ -46,8 +46,12 @@ type Options struct {
 	Progress func(Result)
 }
 
-// errBudget marks a cluster the run had no time left for.
-var errBudget = errors.New("not judged: the dry run's time budget ran out first")
+// errBudget marks a cluster the run had no time left for, errStopped one it was stopped
+// before.
+var (
+	errBudget  = errors.New("not judged: the dry run's time budget ran out first")
+	errStopped = errors.New("not judged: the dry run was stopped first")
+)
 
 // Run judges every cluster with candidate, the engine whose bundle set holds the candidate,
 // and compares with its current judgement. Results are in the clusters' order.
@@ -90,13 +94,13 @@ func judge(ctx context.Context, c Cluster, candidate *engine.Engine, now time.Ti
 	res := Result{Cluster: c.Name, Targets: []Delta{}}
 	fail := func(err error, byCandidate bool) Result {
 		if ctx.Err() != nil {
-			err, byCandidate = errBudget, false
+			err, byCandidate = stopped(ctx), false
 		}
 		res.Error, res.Candidate = err.Error(), byCandidate
 		return res
 	}
 	if ctx.Err() != nil {
-		return fail(errBudget, false)
+		return fail(stopped(ctx), false)
 	}
 	doc, targets, err := c.Load(ctx)
 	if err != nil {
@@ -114,4 +118,12 @@ func judge(ctx context.Context, c Cluster, candidate *engine.Engine, now time.Ti
 		res.Targets = append(res.Targets, Compare(before[t.Target], t))
 	}
 	return res
+}
+
+// stopped says why a cancelled run stopped: its budget, or its caller.
+func stopped(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return errBudget
+	}
+	return errStopped
 }

@@ -301,14 +301,13 @@ func (f *agentFlags) pusher(policy *agent.Policy) (*push.Client, error) {
 	}
 	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
 		ClusterName: f.clusterName, AgentVersion: version,
-		KB: func() string { eng, _ := policy.Engine(); return eng.KB().GeneratedFrom },
-		Bundles: func() []push.Bundle {
-			eng, _ := policy.Engine()
-			var out []push.Bundle
+		Versions: func() (string, []push.Bundle) {
+			eng, _ := policy.Engine() // one set for both, even while a new one activates
+			var bundles []push.Bundle
 			for _, b := range eng.Bundles() {
-				out = append(out, push.Bundle{Name: b.Name, Revision: b.Revision})
+				bundles = append(bundles, push.Bundle{Name: b.Name, Revision: b.Revision})
 			}
-			return out
+			return eng.KB().GeneratedFrom, bundles
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("--server-url/--server-ca-file: %w", err)

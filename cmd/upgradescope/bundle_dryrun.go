@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,8 +40,9 @@ and with the candidate in it (replacing the bundle of the same roots, or added a
 pack), at each cluster's next minor and every --targets minor after it, and compare: verdict
 and score before and after, the finding keys the candidate brings, changes and resolves.
 
-Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold), when the
-candidate fails on a cluster, or when a cluster could not be judged.`,
+Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold) and, at
+every threshold but never, when the candidate fails on a cluster or a cluster could not be
+judged.`,
 		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
   upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed`,
 		Args: cobra.ExactArgs(1),
@@ -124,13 +126,17 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 }
 
 // engines builds the current set and the same set with the candidate, which is read with
-// the same verification as every --bundle (required when it is a URL).
+// the same verification as every --bundle (required when it is a URL) and replaces the
+// --bundle of the same roots: a new revision of a bundle the fleet already runs.
 func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, withCandidate *engine.Engine, err error) {
-	opts, err := f.bundles.engineOptions(ctx)
+	limits, err := f.bundles.limits.engineOption()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts = append(opts, engine.WithToolVersion(version))
+	loaded, err := f.bundles.fetch(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	vc, err := f.bundles.verification()
 	if err != nil {
 		return nil, nil, err
@@ -138,18 +144,31 @@ func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, w
 	if vc == nil && bundles.IsURL(candidate) {
 		return nil, nil, fmt.Errorf("candidate %s: bundles fetched over the network must be signed; pass --verification-key", bundles.SanitizedURL(candidate))
 	}
-	fetched, err := bundles.Fetch(ctx, candidate, f.bundles.remote(), vc)
+	cand, err := bundles.Fetch(ctx, candidate, f.bundles.remote(), vc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate: %w", err)
 	}
-	if current, err = engine.New(ctx, opts...); err != nil {
+	fixed := []engine.Option{limits, engine.WithToolVersion(version)}
+	if current, err = engine.New(ctx, append(slices.Clone(fixed), bundleOptions(loaded)...)...); err != nil {
 		return nil, nil, err
 	}
-	withCandidate, err = engine.New(ctx, append(opts, engine.WithBundle(fetched.Source, fetched.Bundle, fetched.Signature))...)
+	kept := slices.DeleteFunc(slices.Clone(loaded), func(b *bundles.Fetched) bool { return sameRoots(b, cand) })
+	withCandidate, err = engine.New(ctx, append(append(fixed, bundleOptions(kept)...), bundleOptions([]*bundles.Fetched{cand})...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate %s does not load with the current bundles: %w", candidate, err)
 	}
 	return current, withCandidate, nil
+}
+
+// sameRoots reports whether two bundles own the same roots, so one replaces the other.
+func sameRoots(a, b *bundles.Fetched) bool {
+	roots := func(f *bundles.Fetched) []string {
+		if f.Bundle.Manifest.Roots == nil {
+			return nil
+		}
+		return slices.Sorted(slices.Values(*f.Bundle.Manifest.Roots))
+	}
+	return slices.Equal(roots(a), roots(b))
 }
 
 // progressLine is a cluster's outcome in a few words: what turned, or that nothing did.

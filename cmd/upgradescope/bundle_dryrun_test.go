@@ -111,3 +111,14 @@ func TestBundleDryRunRefusesBadInputWithExitOne(t *testing.T) {
 		t.Errorf("exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A candidate with the roots of a --bundle the fleet runs is its new revision: it replaces
+// that bundle, and the same pack as candidate changes nothing.
+func TestBundleDryRunReplacesTheBundleOfTheCandidatesRoots(t *testing.T) {
+	fleet := dryRunFleet(t, "clean-is-ready")
+	res := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--targets", "1.37", pinned, "-q",
+		"--bundle", dryRunData+"/candidate", "--fail-on", "changed")
+	if res.code != exitOK || !strings.Contains(res.stdout, "blocked 75  blocked 75  0    0        0") {
+		t.Errorf("exit %d:\n%s\n%s\nwant the fleet pack replaced by itself, nothing changed", res.code, res.stdout, res.stderr)
+	}
+}

@@ -104,9 +104,17 @@ func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error
 	if err != nil {
 		return nil, err
 	}
-	opts := []engine.Option{limits}
+	fetched, err := b.fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return append([]engine.Option{limits}, bundleOptions(fetched)...), nil
+}
+
+// fetch reads every --bundle, verified.
+func (b *bundleFlags) fetch(ctx context.Context) ([]*bundles.Fetched, error) {
 	if len(b.sources) == 0 {
-		return opts, nil
+		return nil, nil
 	}
 	if b.timeout <= 0 {
 		return nil, fmt.Errorf("--bundle-timeout %s: want a positive duration", b.timeout)
@@ -115,12 +123,21 @@ func (b *bundleFlags) engineOptions(ctx context.Context) ([]engine.Option, error
 	if err != nil {
 		return nil, err
 	}
+	var out []*bundles.Fetched
 	for _, src := range b.sources {
 		f, err := bundles.Fetch(ctx, src, b.remote(), vc)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func bundleOptions(fetched []*bundles.Fetched) []engine.Option {
+	var opts []engine.Option
+	for _, f := range fetched {
 		opts = append(opts, engine.WithBundle(f.Source, f.Bundle, f.Signature))
 	}
-	return opts, nil
+	return opts
 }
