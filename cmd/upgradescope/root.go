@@ -75,6 +75,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newInventoryCommand(s),
 		newEvalCommand(s),
 		newGateCommand(s),
+		newRenderCommand(s),
 		newPolicyCommand(s),
 		newVersionCommand(s),
 		newAgentCommand(s),
