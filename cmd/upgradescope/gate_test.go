@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -101,8 +104,6 @@ func TestGateAgainstARealServer(t *testing.T) {
 		{"a refused cluster is an error with the server's message, not a failed gate",
 			[]string{"--files", examples, "--target", "1.37", "--cluster", "no-such-cluster"},
 			[]string{"POST " + p.url + "/api/v1/gate: 4", "cluster"}},
-		{"a format the server does not render is an error", []string{"--files", examples, "--target", "1.37", "-o", "gitlab-codequality"},
-			[]string{"POST " + p.url + "/api/v1/gate: 422 Unprocessable Entity: format"}},
 		{"an invalid suppression file is named with its line", []string{"--files", examples, "--target", "1.37", "--config", write(t, t.TempDir(), "bad.yaml", "ignore:\n  - reason: x\n")},
 			[]string{"bad.yaml:2"}},
 		{"a path without objects is an error", []string{"--files", t.TempDir(), "--target", "1.37"}, []string{"no Kubernetes objects found"}},
@@ -142,5 +143,64 @@ func TestGateRefusesABadServerURL(t *testing.T) {
 		if g.code != 1 || !strings.Contains(g.stderr, "--server") || strings.Contains(g.stderr, "pw@") {
 			t.Errorf("--server %s: exit %d, stderr %q", u, g.code, g.stderr)
 		}
+	}
+}
+
+// TestGateTellsAFailedGateFromARefusal: only a 422 with a verdict and a report is a failed
+// gate; a JSON error is an error whatever its status and headers.
+func TestGateTellsAFailedGateFromARefusal(t *testing.T) {
+	const report = `{"schemaVersion": 1}`
+	for _, tt := range []struct {
+		name     string
+		status   int
+		verdict  string
+		body     string
+		code     int
+		stdout   string
+		stderr   string
+		location string
+	}{
+		{name: "200 passes", status: 200, verdict: "ready", body: report, code: 0, stdout: report},
+		{name: "422 with a verdict and a report fails the gate", status: 422, verdict: "blocked", body: report, code: 2, stdout: report,
+			stderr: "gate failed: verdict blocked, a finding at or above --fail-on blocker"},
+		{name: "422 with an unknown verdict", status: 422, verdict: "unknown", body: report, code: 2, stdout: report, stderr: "gate failed: verdict unknown"},
+		{name: "422 with a JSON error is an error", status: 422, body: `{"error":"cluster: not available yet"}`, code: 1,
+			stderr: "/api/v1/gate: 422 Unprocessable Entity: cluster: not available yet"},
+		{name: "a JSON error is an error even beside a verdict", status: 422, verdict: "blocked", body: `{"error":"boom"}`, code: 1,
+			stderr: "422 Unprocessable Entity: boom"},
+		{name: "413", status: 413, body: `{"error":"the body is larger than 10 bytes (--max-gate-bytes)"}`, code: 1, stderr: "413 Request Entity Too Large: the body is larger"},
+		{name: "500 without JSON", status: 500, body: "oops", code: 1, stderr: "500 Internal Server Error: oops"},
+		{name: "a redirect is not followed", status: 302, location: "https://elsewhere.example/api/v1/gate", code: 1, stderr: "redirected to https://elsewhere.example"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *http.Request
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = r
+				if tt.verdict != "" {
+					w.Header().Set("X-Upgradescope-Verdict", tt.verdict)
+				}
+				if tt.location != "" {
+					w.Header().Set("Location", tt.location)
+				}
+				w.WriteHeader(tt.status)
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			cfg := write(t, t.TempDir(), ".upgradescope.yaml", "ignore:\n  - category: deprecated-api\n    reason: later\n")
+			r := runCLI(t, "gate", "--server", srv.URL, "--read-token", gateReadToken, "--inventory", "../../testdata/clean-is-ready/inventory.json",
+				"--target", "v1.37", "--cluster", "prod", "-o", "sarif", "--fail-on", "blocker", "--config", cfg)
+			if r.code != tt.code || r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)
+			}
+			if strings.Contains(r.stderr, "later") || strings.Contains(r.stderr, gateReadToken) {
+				t.Errorf("the error shows the query or the token: %s", r.stderr)
+			}
+			q := got.URL.Query()
+			if got.Method != http.MethodPost || got.URL.Path != "/api/v1/gate" || q.Get("target") != "1.37" || q.Get("cluster") != "prod" ||
+				q.Get("format") != "sarif" || q.Get("fail-on") != "blocker" || q.Get("allow-incomplete") != "false" || !strings.Contains(q.Get("config"), "reason: later") ||
+				got.Header.Get("Content-Type") != "application/vnd.upgradescope.inventory+json" || got.Header.Get("Authorization") != "Bearer "+gateReadToken {
+				t.Errorf("request %s %s %v %v", got.Method, got.URL.Path, q, got.Header)
+			}
+		})
 	}
 }
