@@ -59,7 +59,7 @@ const gitlabUnanchored = ".upgradescope.yaml"
 type gitlabRenderer struct{ base string }
 
 func (g gitlabRenderer) Render(w io.Writer, r *report.Report) error {
-	loc := sarifRenderer(g).locator(r.FilesBase)
+	loc := sarifRenderer{base: g.base}.locator(r.FilesBase)
 	anchor := gitlabUnanchored
 	if r.FilesBase != "" {
 		anchor = loc.repoPath("")
