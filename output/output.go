@@ -20,8 +20,8 @@ type Renderer interface {
 type Options struct {
 	// FailOn decides which findings JUnit marks as failures (report.FailOn*).
 	FailOn string
-	// SARIFBase is the directory SARIF locations are made relative to (the repository root);
-	// "" keeps them relative to the scanned directory's own base.
+	// SARIFBase is the directory SARIF and GitLab Code Quality locations are made relative
+	// to (the repository root); "" keeps them relative to the scanned directory's own base.
 	SARIFBase string
 }
 
@@ -33,6 +33,8 @@ const (
 	FormatJUnit = "junit"
 	// FormatMarkdown is a CI step summary or a pull request comment.
 	FormatMarkdown = "markdown"
+	// FormatGitLab is a GitLab Code Quality report (artifacts:reports:codequality).
+	FormatGitLab = "gitlab-codequality"
 )
 
 // format is one entry of the list: how to build its renderer and whether it can show an
@@ -49,6 +51,7 @@ var formats = []format{
 	{FormatSARIF, false, func(o Options) Renderer { return sarifRenderer{base: o.SARIFBase} }},
 	{FormatJUnit, false, func(o Options) Renderer { return junitRenderer{failOn: o.FailOn} }},
 	{FormatMarkdown, false, func(Options) Renderer { return markdownRenderer{} }},
+	{FormatGitLab, false, func(o Options) Renderer { return gitlabRenderer{base: o.SARIFBase} }},
 }
 
 // Formats lists the format names, in the order help texts show them.

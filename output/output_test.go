@@ -103,13 +103,14 @@ func goldenPerScenario(t *testing.T, format string, opts output.Options) {
 }
 
 func TestEveryFormatIsListedOnceAndHasAGoldenTest(t *testing.T) {
-	want := []string{output.FormatTable, output.FormatJSON, output.FormatSARIF, output.FormatJUnit, output.FormatMarkdown}
+	want := []string{output.FormatTable, output.FormatJSON, output.FormatSARIF, output.FormatJUnit, output.FormatMarkdown, output.FormatGitLab}
 	if got := output.Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
 	for _, f := range output.Formats() {
-		if _, err := os.Stat(f + "_test.go"); err != nil {
-			t.Errorf("format %s has no %s_test.go with its golden test", f, f)
+		file := strings.ReplaceAll(f, "-", "_") + "_test.go"
+		if _, err := os.Stat(file); err != nil {
+			t.Errorf("format %s has no %s with its golden test", f, file)
 		}
 		if _, err := output.New(f, output.Options{}); err != nil {
 			t.Errorf("New(%s): %v", f, err)
@@ -119,7 +120,7 @@ func TestEveryFormatIsListedOnceAndHasAGoldenTest(t *testing.T) {
 
 func TestAnUnknownFormatIsRefusedNamingTheFormats(t *testing.T) {
 	_, err := output.New("yaml", output.Options{})
-	if err == nil || !strings.Contains(err.Error(), `"yaml"`) || !strings.Contains(err.Error(), "table, json, sarif, junit or markdown") {
+	if err == nil || !strings.Contains(err.Error(), `"yaml"`) || !strings.Contains(err.Error(), "table, json, sarif, junit, markdown or gitlab-codequality") {
 		t.Errorf("New(yaml) = %v, want an error naming yaml and the formats", err)
 	}
 }

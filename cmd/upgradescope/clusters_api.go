@@ -120,6 +120,21 @@ func (c *apiClient) rename(ctx context.Context, id int64, name string) (clusterJ
 
 func (c *apiClient) endpoint(path ...string) string { return c.base.JoinPath(path...).String() }
 
+// request is a request to the server's path with query, carrying the token as the bearer
+// when there is one.
+func (c *apiClient) request(ctx context.Context, method string, body io.Reader, query url.Values, path ...string) (*http.Request, error) {
+	u := c.base.JoinPath(path...)
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, c.endpoint(path...), err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return req, nil
+}
+
 // do sends one request (body as JSON when not nil) and decodes a want answer into out
 // (when not nil); any other answer is an *apiError.
 func (c *apiClient) do(ctx context.Context, method string, body any, want int, out any, path ...string) error {
@@ -132,16 +147,13 @@ func (c *apiClient) do(ctx context.Context, method string, body any, want int, o
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, endpoint, rd)
+	req, err := c.request(ctx, method, rd, nil, path...)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, endpoint, err)
+		return err
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -295,8 +295,10 @@ current-context: dev
 		args []string
 		want []string
 	}{
-		{name: "scan --output", args: []string{"scan", "--output", ""}, want: []string{"table", "json", "sarif", "junit", "markdown", noFiles}},
-		{name: "scan -o", args: []string{"scan", "-o", "s"}, want: []string{"table", "json", "sarif", "junit", "markdown", noFiles}},
+		{name: "scan --output", args: []string{"scan", "--output", ""}, want: []string{"table", "json", "sarif", "junit", "markdown", "gitlab-codequality", noFiles}},
+		{name: "scan -o", args: []string{"scan", "-o", "s"}, want: []string{"table", "json", "sarif", "junit", "markdown", "gitlab-codequality", noFiles}},
+		{name: "gate --output", args: []string{"gate", "--output", ""}, want: []string{"table", "json", "sarif", "junit", "markdown", "gitlab-codequality", noFiles}},
+		{name: "render --output", args: []string{"render", "--output", ""}, want: []string{"table", "json", "sarif", "junit", "markdown", "gitlab-codequality", "outputs", noFiles}},
 		{name: "eval --fail-on", args: []string{"eval", "--fail-on", ""}, want: []string{"blocker", "warning", "never", noFiles}},
 		{name: "scan --fail-on", args: []string{"scan", "--fail-on", ""}, want: []string{"blocker", "warning", "never", noFiles}},
 		{name: "version --output", args: []string{"version", "--output", ""}, want: []string{"text", "json", noFiles}},

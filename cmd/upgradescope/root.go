@@ -74,6 +74,8 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 		newScanCommand(s),
 		newInventoryCommand(s),
 		newEvalCommand(s),
+		newGateCommand(s),
+		newRenderCommand(s),
 		newPolicyCommand(s),
 		newVersionCommand(s),
 		newAgentCommand(s),
