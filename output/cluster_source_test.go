@@ -37,6 +37,7 @@ func TestEveryFormatTellsWhatAGatedClusterAlreadyHad(t *testing.T) {
 		{output.FormatSARIF, []string{`"level": "note"`, `"source": "cluster"`, `"source": "manifest"`}, `"level": "error"`},
 		{output.FormatJUnit, []string{`<skipped message="already in the cluster`, "<failure"}, ""},
 		{output.FormatJSON, []string{`"source": "cluster"`, `"cluster": {`}, ""},
+		{output.FormatGitLab, []string{`"check_name": "deprecated-api/x"`}, "removed-api/psp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {

@@ -54,7 +54,8 @@ const gitlabUnanchored = ".upgradescope.yaml"
 // in a file (at its line), one issue at the scanned path for a finding without such an
 // object, and one critical issue per required capability that was not assessed, so an
 // unknown verdict is not an empty report. Suppressed findings are left out: GitLab has no
-// place for a waiver. Paths are relative to base (the repository root) when the scanned
+// place for a waiver; so are those a gated cluster already had: the merge request did not
+// bring them. Paths are relative to base (the repository root) when the scanned
 // files lie under it, as SARIF's are.
 type gitlabRenderer struct{ base string }
 
@@ -67,7 +68,9 @@ func (g gitlabRenderer) Render(w io.Writer, r *report.Report) error {
 	issues := []gitlabIssue{}
 	for _, t := range r.Targets {
 		for _, f := range t.Findings {
-			issues = append(issues, gitlabIssues(f, loc, anchor)...)
+			if f.Introduced() {
+				issues = append(issues, gitlabIssues(f, loc, anchor)...)
+			}
 		}
 		for _, gap := range t.NotAssessed {
 			if !gap.Required {

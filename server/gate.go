@@ -46,7 +46,7 @@ var manifestTypes = map[string]bool{
 var gateContentTypes = map[string]string{
 	output.FormatJSON: "application/json", output.FormatSARIF: "application/sarif+json",
 	output.FormatJUnit: "application/xml", output.FormatMarkdown: "text/markdown; charset=utf-8",
-	output.FormatTable: "text/plain; charset=utf-8",
+	output.FormatTable: "text/plain; charset=utf-8", output.FormatGitLab: "application/json",
 }
 
 // gateRequest is a gate's query, validated.
@@ -267,7 +267,7 @@ func parseGate(r *http.Request) (gateRequest, error) {
 	req.target = minor
 	if f := q.Get("format"); f != "" {
 		if _, ok := gateContentTypes[f]; !ok {
-			return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("format %q: want json, sarif, junit, markdown or table", f))
+			return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("format %q: want json, sarif, junit, markdown, table or gitlab-codequality", f))
 		}
 		req.format = f
 	}

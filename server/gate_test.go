@@ -75,7 +75,7 @@ func TestTheGatePassesWhatNothingStopsAndFailsClosed(t *testing.T) {
 		t.Errorf("a clean Deployment: %d %v %s", r.status, r.header, r.body)
 	}
 	for format, ctype := range map[string]string{"json": "application/json", "sarif": "application/sarif+json",
-		"junit": "application/xml", "table": "text/plain; charset=utf-8"} {
+		"junit": "application/xml", "table": "text/plain; charset=utf-8", "gitlab-codequality": "application/json"} {
 		if r := ts.do("POST", "/api/v1/gate?target=1.37&format="+format, "", clean, yamlBody); r.status != 200 || r.header.Get("Content-Type") != ctype {
 			t.Errorf("format %s: %d %q", format, r.status, r.header.Get("Content-Type"))
 		}
