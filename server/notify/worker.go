@@ -58,7 +58,9 @@ type Option func(*Worker)
 func WithClock(now func() time.Time) Option { return func(w *Worker) { w.now = now } }
 
 // WithBackoff sets the wait after a first failure (DefaultBackoff by default).
-func WithBackoff(base time.Duration) Option { return func(w *Worker) { w.backoff = max(base, time.Nanosecond) } }
+func WithBackoff(base time.Duration) Option {
+	return func(w *Worker) { w.backoff = max(base, time.Nanosecond) }
+}
 
 // WithPoll sets how often an idle Run looks for due deliveries.
 func WithPoll(d time.Duration) Option { return func(w *Worker) { w.poll = max(d, time.Millisecond) } }
