@@ -24,6 +24,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server/notify"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -71,6 +72,10 @@ type Config struct {
 	Logger      *slog.Logger
 	// Now is the clock (time.Now when nil); tests pin it.
 	Now func() time.Time
+	// Sinks receive a notification when an ingest changes a cluster's readiness (none:
+	// nothing is enqueued). NotifyOptions adjust their worker (tests pin its clock).
+	Sinks         []notify.Sink
+	NotifyOptions []notify.Option
 }
 
 // Server serves the API; build it with New.
@@ -105,6 +110,10 @@ type Server struct {
 	readClosed atomic.Bool
 	metrics    *metrics
 	handler    http.Handler
+	// notifier delivers the outbox to the sinks, nil without any; sinkNames are the
+	// queues an ingest enqueues a message to.
+	notifier  *notify.Worker
+	sinkNames []string
 	// cells are the fleet's cells by cluster as of cellsVersion (fleetCells); read-only
 	// once stored, shared by concurrent reads.
 	cellsMu      sync.Mutex
@@ -157,6 +166,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
+	if len(cfg.Sinks) > 0 {
+		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
+		s.notifier = notify.NewWorker(cfg.Store, cfg.Sinks, opts...)
+		for _, sink := range cfg.Sinks {
+			s.sinkNames = append(s.sinkNames, sink.Name)
+		}
+	}
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s, nil
