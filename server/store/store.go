@@ -45,8 +45,9 @@ type Store interface {
 	// id, ErrConflict (ReasonNameTaken) when another cluster has the name.
 	RenameCluster(ctx context.Context, id int64, name string) (Cluster, error)
 	// Prune deletes snapshots received before cutoff, with their evaluations, except each
-	// cluster's latest snapshot and every snapshot a fleet cell points at (the newest
-	// evaluation per target in use), and answers how many snapshots it deleted.
+	// cluster's latest snapshot, every snapshot a fleet cell points at (the newest
+	// evaluation per target in use) and every snapshot holding a target's last decided
+	// evaluation (LastDecidedEvaluation), and answers how many snapshots it deleted.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// WithLock runs fn while holding the database-wide lock called name, unless another
 	// handle holds it, and answers whether fn ran. PostgreSQL takes a session advisory

@@ -29,6 +29,7 @@ var outboxCases = []struct {
 	{"messages queued before the cutoff are dropped and counted per sink", testDropExpired},
 	{"deleting a cluster deletes its queued notifications and no other's", testDeleteClusterOutbox},
 	{"claimers racing on two handles never claim one delivery twice", testClaimRace},
+	{"pruning keeps a target's last decided evaluation behind unknown ones", testPruneKeepsBaseline},
 }
 
 // notified is push with a notification to sinks enqueued with it.
@@ -322,5 +323,22 @@ func assertQueued(t *testing.T, s store.Store, want string) {
 	slices.Sort(parts)
 	if s := strings.Join(parts, " "); s != want {
 		t.Errorf("queued deliveries %q, want %q", s, want)
+	}
+}
+
+func testPruneKeepsBaseline(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	ctx := t.Context()
+	decided := mustIngest(t, s, push("a", "uid-a", hash(1), "1.31"))
+	for i := 2; i <= 3; i++ {
+		unknown := push("a", "uid-a", hash(i), "1.31")
+		unknown.Evaluations[0].Verdict = "unknown"
+		mustIngest(t, s, unknown)
+	}
+	if n, err := s.Prune(ctx, later()); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1 (the middle, unknown snapshot)", n, err)
+	}
+	if got, err := s.LastDecidedEvaluation(ctx, decided.ClusterID, "1.31"); err != nil || got.SnapshotID != decided.SnapshotID {
+		t.Errorf("LastDecidedEvaluation after pruning = snapshot %d, %v; want %d", got.SnapshotID, err, decided.SnapshotID)
 	}
 }

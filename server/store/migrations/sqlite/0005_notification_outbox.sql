@@ -9,6 +9,8 @@ CREATE TABLE notify_messages (
 	created_at INTEGER NOT NULL,
 	body BLOB NOT NULL
 );
+-- Messages queued longer than the worker keeps them are dropped by age.
+CREATE INDEX notify_messages_created ON notify_messages (created_at);
 
 -- One row per message and sink still to deliver; a delivered or abandoned delivery is
 -- deleted, and a message with no delivery left with it. cluster_id is the message's, kept
@@ -33,3 +35,7 @@ CREATE TABLE notify_sinks (
 	sink TEXT PRIMARY KEY,
 	held_until INTEGER NOT NULL
 );
+
+-- A target's last decided evaluation is the notification baseline an ingest reads and
+-- retention keeps: found here without stepping over a run of unknown ones.
+CREATE INDEX evaluations_decided ON evaluations (cluster_id, target, id) WHERE verdict IN ('ready', 'blocked');
