@@ -22,7 +22,7 @@ var descQueued = prometheus.NewDesc("upgradescope_notifications_queued",
 func newWorkerMetrics(st store.Outbox, sinks []Sink) *workerMetrics {
 	m := &workerMetrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "upgradescope_notifications_total",
-			Help: "Notification deliveries finished on this replica by sink and result: delivered, failed (gave up after the last attempt), dropped (queued too long, or for a sink no longer configured)."},
+			Help: "Notification deliveries finished on this replica by sink and result: delivered, failed (gave up after the last attempt), dropped (queued too long)."},
 			[]string{"sink", "result"}),
 		queue: &queueCollector{store: st},
 	}

@@ -41,6 +41,7 @@ const (
 type Worker struct {
 	store   store.Outbox
 	sinks   map[string]Sink
+	names   []string // the sinks' names: what this worker claims
 	client  *http.Client
 	now     func() time.Time
 	backoff time.Duration
@@ -79,6 +80,7 @@ func NewWorker(st store.Outbox, sinks []Sink, opts ...Option) *Worker {
 	}
 	for _, s := range sinks {
 		w.sinks[s.Name] = s
+		w.names = append(w.names, s.Name)
 	}
 	for _, o := range opts {
 		o(w)
@@ -122,7 +124,7 @@ func (w *Worker) Pass(ctx context.Context) error {
 		w.log.Warn("notifications: dropped messages queued for too long", "sink", sink, "dropped", n, "after", MaxQueued)
 	}
 	for {
-		ds, err := w.store.ClaimDeliveries(ctx, w.now(), lease, Parallel)
+		ds, err := w.store.ClaimDeliveries(ctx, w.now(), lease, Parallel, w.names)
 		if err != nil || len(ds) == 0 {
 			return err
 		}
@@ -142,14 +144,7 @@ func (w *Worker) Pass(ctx context.Context) error {
 
 // deliver makes one attempt at d and records its outcome in the store.
 func (w *Worker) deliver(ctx context.Context, d store.Delivery) error {
-	sink, ok := w.sinks[d.Sink]
-	if !ok {
-		// Queued for a sink this server no longer has: nowhere to send it.
-		w.metrics.count(d.Sink, "dropped", 1)
-		w.log.Warn("notifications: dropped a message for a sink that is not configured", "sink", d.Sink,
-			"delivery", d.DeliveryID)
-		return w.store.CompleteDelivery(ctx, d.DeliveryRef)
-	}
+	sink := w.sinks[d.Sink] // claimed only for one of w.names
 	retryAfter, err := w.send(ctx, sink, d)
 	if err == nil {
 		w.metrics.count(sink.Name, "delivered", 1)

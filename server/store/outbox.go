@@ -10,12 +10,14 @@ import (
 // who delivers what lives in the database, so workers on several handles deliver each
 // claimed delivery once per claim and a claimer that dies is replaced when its lease ends.
 type Outbox interface {
-	// ClaimDeliveries leases up to limit due deliveries to the caller until now+lease and
-	// answers them, oldest message first. A delivery is due when its next attempt time has
-	// come, no lease on it is running, its sink is not held, and no earlier message of its
-	// cluster is still queued on its sink (messages of a cluster go out in order). On
-	// PostgreSQL concurrent claimers skip each other's rows (FOR UPDATE SKIP LOCKED).
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error)
+	// ClaimDeliveries leases up to limit due deliveries to one of sinks (the caller's) until
+	// now+lease and answers them, oldest message first. A delivery is due when its next
+	// attempt time has come, no lease on it is running, its sink is not held, and no
+	// earlier message of its cluster is still queued on its sink (messages of a cluster go
+	// out in order). Deliveries to other sinks are left to replicas that have them (a
+	// rolling update adding one). On PostgreSQL concurrent claimers skip each other's rows
+	// (FOR UPDATE SKIP LOCKED).
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, sinks []string) ([]Delivery, error)
 	// CompleteDelivery removes a delivery (delivered, or given up), and its message with
 	// the last one. A delivery already gone is not an error.
 	CompleteDelivery(ctx context.Context, ref DeliveryRef) error

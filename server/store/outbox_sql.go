@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,8 +17,9 @@ VALUES ($1, $2, $3, $4) RETURNING id`
 WHERE d.next_at <= $1 AND d.claimed_until <= $1
 AND NOT EXISTS (SELECT 1 FROM notify_deliveries e
 	WHERE e.cluster_id = d.cluster_id AND e.sink = d.sink AND e.message_id < d.message_id)
-AND NOT EXISTS (SELECT 1 FROM notify_sinks h WHERE h.sink = d.sink AND h.held_until > $1)
-ORDER BY d.message_id, d.sink LIMIT $2`
+AND NOT EXISTS (SELECT 1 FROM notify_sinks h WHERE h.sink = d.sink AND h.held_until > $1)`
+	// qDueOrder ends qDueDeliveries, after the claimer's sinks ("AND d.sink IN (…)").
+	qDueOrder      = ` ORDER BY d.message_id, d.sink LIMIT $2`
 	qClaimDelivery = `UPDATE notify_deliveries SET claimed_until = $3 WHERE message_id = $1 AND sink = $2
 RETURNING cluster_id, attempts`
 	qMessage       = `SELECT delivery_id, created_at, body FROM notify_messages WHERE id = $1`
@@ -48,10 +50,14 @@ func enqueue(ctx context.Context, tx *sql.Tx, cluster int64, n *Notification, no
 	return nil
 }
 
-func (s *sqlStore) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Delivery, error) {
+func (s *sqlStore) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, sinks []string) ([]Delivery, error) {
+	if len(sinks) == 0 {
+		return nil, nil
+	}
+	q, args := dueQuery(now, limit, sinks)
 	var out []Delivery
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		refs, err := dueDeliveries(ctx, tx, qDueDeliveries+s.d.skipLocked, now, limit)
+		refs, err := dueDeliveries(ctx, tx, q+s.d.skipLocked, args)
 		if err != nil {
 			return err
 		}
@@ -71,8 +77,19 @@ func (s *sqlStore) ClaimDeliveries(ctx context.Context, now time.Time, lease tim
 	return out, nil
 }
 
-func dueDeliveries(ctx context.Context, tx *sql.Tx, q string, now time.Time, limit int) ([]DeliveryRef, error) {
-	rows, err := tx.QueryContext(ctx, q, now.UnixNano(), limit)
+// dueQuery is qDueDeliveries for the claimer's sinks, with its arguments.
+func dueQuery(now time.Time, limit int, sinks []string) (string, []any) {
+	args := []any{now.UnixNano(), limit}
+	marks := make([]string, len(sinks))
+	for i, sink := range sinks {
+		args = append(args, sink)
+		marks[i] = fmt.Sprintf("$%d", len(args))
+	}
+	return qDueDeliveries + ` AND d.sink IN (` + strings.Join(marks, ", ") + `)` + qDueOrder, args
+}
+
+func dueDeliveries(ctx context.Context, tx *sql.Tx, q string, args []any) ([]DeliveryRef, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ var outboxCases = []struct {
 	{"deleting a cluster deletes its queued notifications and no other's", testDeleteClusterOutbox},
 	{"claimers racing on two handles never claim one delivery twice", testClaimRace},
 	{"pruning keeps a target's last decided evaluation behind unknown ones", testPruneKeepsBaseline},
+	{"a claimer gets only deliveries to its own sinks", testClaimOwnSinks},
 }
 
 // notified is push with a notification to sinks enqueued with it.
@@ -42,12 +43,15 @@ func notified(name, uid, h string, sinks ...string) store.Ingest {
 	return in
 }
 
+// allSinks are every sink these cases enqueue to.
+var allSinks = []string{"slack", "webhook"}
+
 // later is a time after every enqueue so far: deliveries are due at once.
 func later() time.Time { return time.Now().Add(time.Second) }
 
 func claimAll(t *testing.T, s store.Store, now time.Time) []store.Delivery {
 	t.Helper()
-	ds, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 100)
+	ds, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 100, allSinks)
 	if err != nil {
 		t.Fatalf("ClaimDeliveries: %v", err)
 	}
@@ -191,7 +195,7 @@ func testLease(t *testing.T, open Opener) {
 	b := mustOpen(t, open)
 	mustIngest(t, a, notified("prod", "uid", hash(1), "webhook"))
 	now := later()
-	if ds, err := a.ClaimDeliveries(t.Context(), now, 30*time.Second, 10); err != nil || len(ds) != 1 {
+	if ds, err := a.ClaimDeliveries(t.Context(), now, 30*time.Second, 10, allSinks); err != nil || len(ds) != 1 {
 		t.Fatalf("ClaimDeliveries = %d, %v; want the delivery", len(ds), err)
 	}
 	if ds := claimAll(t, b, now.Add(29*time.Second)); len(ds) != 0 {
@@ -286,7 +290,7 @@ func testClaimRace(t *testing.T, open Opener) {
 	for _, s := range []store.Store{a, b, a, b} {
 		wg.Go(func() {
 			for range 10 {
-				ds, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 3)
+				ds, err := s.ClaimDeliveries(t.Context(), now, time.Minute, 3, allSinks)
 				if err != nil {
 					t.Errorf("ClaimDeliveries: %v", err)
 					return
@@ -341,4 +345,17 @@ func testPruneKeepsBaseline(t *testing.T, open Opener) {
 	if got, err := s.LastDecidedEvaluation(ctx, decided.ClusterID, "1.31"); err != nil || got.SnapshotID != decided.SnapshotID {
 		t.Errorf("LastDecidedEvaluation after pruning = snapshot %d, %v; want %d", got.SnapshotID, err, decided.SnapshotID)
 	}
+}
+
+func testClaimOwnSinks(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	mustIngest(t, s, notified("prod", "uid", hash(1), "slack", "webhook"))
+	ds, err := s.ClaimDeliveries(t.Context(), later(), time.Minute, 10, []string{"webhook"})
+	if err != nil || claimed(ds) != "prod#0001:webhook" {
+		t.Errorf("claim of a webhook-only replica = %q, %v; want webhook's delivery only", claimed(ds), err)
+	}
+	if ds, err := s.ClaimDeliveries(t.Context(), later(), time.Minute, 10, nil); err != nil || len(ds) != 0 {
+		t.Errorf("claim without sinks = %q, %v; want nothing", claimed(ds), err)
+	}
+	assertQueued(t, s, "slack=1 webhook=1")
 }
