@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -142,10 +143,19 @@ func (w *Worker) Pass(ctx context.Context) error {
 	}
 }
 
+// recordTimeout bounds writing an attempt's outcome. The write outlives a cancelled ctx:
+// a message a stopping server delivered is not sent again by the next one.
+const recordTimeout = 5 * time.Second
+
 // deliver makes one attempt at d and records its outcome in the store.
 func (w *Worker) deliver(ctx context.Context, d store.Delivery) error {
 	sink := w.sinks[d.Sink] // claimed only for one of w.names
 	retryAfter, err := w.send(ctx, sink, d)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // stopping: not the sink's failure; the lease runs out and it is tried again
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	if err == nil {
 		w.metrics.count(sink.Name, "delivered", 1)
 		return w.store.CompleteDelivery(ctx, d.DeliveryRef)
@@ -179,7 +189,7 @@ func (w *Worker) send(ctx context.Context, sink Sink, d store.Delivery) (time.Du
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s", redactErr(err, sink.URL))
+		return 0, errors.New(redactErr(err, sink.URL))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
