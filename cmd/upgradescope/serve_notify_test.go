@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/pgtest"
 	"github.com/upgradescope/upgradescope/internal/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
@@ -96,12 +97,22 @@ func judgedEnvelope(t *testing.T, blocked bool, extra string) []byte {
 
 // A message enqueued while its sink hangs survives a SIGKILL of the server in the middle
 // of delivering it: the restarted server, on the same database, delivers it, with the
-// deliveryId and signature it had, once the dead process's lease has run out.
+// deliveryId and signature it had, once the dead process's lease has run out. On SQLite
+// and on PostgreSQL.
 func TestServeKilledWhileDeliveringDeliversTheMessageAfterARestart(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "fleet.db")
+	t.Run("sqlite", func(t *testing.T) {
+		killedWhileDelivering(t, "--db", filepath.Join(t.TempDir(), "fleet.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		killedWhileDelivering(t, "--db-url-file", writeSecret(t, t.TempDir(), "db-url", pgtest.URL(t)))
+	})
+}
+
+// killedWhileDelivering runs the test on the database dbFlag dbValue names.
+func killedWhileDelivering(t *testing.T, dbFlag, dbValue string) {
 	hook := newWebhookReceiver(t)
 	dir := t.TempDir()
-	args := []string{"--db", db, "--ingest-token-file", writeSecret(t, dir, "ingest", "ingest-secret"),
+	args := []string{dbFlag, dbValue, "--ingest-token-file", writeSecret(t, dir, "ingest", "ingest-secret"),
 		"--webhook-file", writeSecret(t, dir, "hook", hook.URL+"/hooks/T0/secret-path"),
 		"--webhook-secret-file", writeSecret(t, dir, "signing", "signing-key")}
 	p := startServe(t, args...)
