@@ -137,6 +137,9 @@ func New(cfg Config) (*Server, error) {
 	if err := checkTargets(cfg.Targets); err != nil {
 		return nil, err
 	}
+	if err := checkSinks(cfg.Sinks); err != nil {
+		return nil, err
+	}
 	if cfg.MaxGateBytes <= 0 {
 		cfg.MaxGateBytes = DefaultMaxGateBytes
 	}
@@ -207,6 +210,18 @@ func checkTargets(targets []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
 	if len(distinct) > MaxTargets {
 		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+	}
+	return nil
+}
+
+// checkSinks refuses two sinks of one name: a name is a delivery queue in the store.
+func checkSinks(sinks []notify.Sink) error {
+	seen := map[string]bool{}
+	for _, sink := range sinks {
+		if seen[sink.Name] {
+			return fmt.Errorf("server: two notification sinks named %q", sink.Name)
+		}
+		seen[sink.Name] = true
 	}
 	return nil
 }
