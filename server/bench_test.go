@@ -11,6 +11,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/server/notify"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -21,7 +22,22 @@ import (
 // not take the server's CPU; with RunParallel, as many pushers as GOMAXPROCS, and 1/(ns/op)
 // is snapshots a second.
 func BenchmarkIngestCluster500(b *testing.B) {
-	ts := benchServer(b, benchStore(b), server.Config{IngestToken: "bench", Targets: []string{"1.37"}})
+	benchIngest(b, server.Config{IngestToken: "bench", Targets: []string{"1.37"}})
+}
+
+// BenchmarkIngestCluster500Notifying is BenchmarkIngestCluster500 with a webhook sink: each
+// push also reads and decodes each target's baseline report, compares, and enqueues. No
+// worker runs, so delivery is not measured.
+func BenchmarkIngestCluster500Notifying(b *testing.B) {
+	hook, err := notify.NewWebhook("http://127.0.0.1:9/never-delivered", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchIngest(b, server.Config{IngestToken: "bench", Targets: []string{"1.37"}, Sinks: []notify.Sink{hook}})
+}
+
+func benchIngest(b *testing.B, cfg server.Config) {
+	ts := benchServer(b, benchStore(b), cfg)
 	bodies := make([][]byte, b.N)
 	for i := range bodies {
 		doc := corpus.Cluster(500, i+1)

@@ -239,15 +239,32 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 	if in.Evaluations, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
 		return accepted{}, err
 	}
+	if err := s.notify(ctx, &in, head, env.ClusterName); err != nil {
+		return accepted{}, err
+	}
 	in.Inventory = stored
 	res, err := s.store.Ingest(ctx, in)
+	for try := 1; errors.Is(err, store.ErrBaselineMoved) && try < baselineTries; try++ {
+		// Another ingest of the cluster committed a decided evaluation first: compare again.
+		if head, err = s.head(ctx, env.ClusterName, doc.ClusterID); err == nil {
+			err = s.notify(ctx, &in, head, env.ClusterName)
+		}
+		if err == nil {
+			res, err = s.store.Ingest(ctx, in)
+		}
+	}
 	switch {
 	case errors.Is(err, store.ErrRevoked):
 		return accepted{}, fail(http.StatusUnauthorized, "the ingest token was revoked")
 	case errors.Is(err, store.ErrConflict):
 		return accepted{}, conflictError(conflictReason(err), env.ClusterName)
+	case errors.Is(err, store.ErrBaselineMoved):
+		return accepted{}, errBusy
 	case err != nil:
 		return accepted{}, err
+	}
+	if in.Notification != nil {
+		s.notifier.Wake()
 	}
 	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {

@@ -39,6 +39,9 @@ func newMetrics(s *Server) *metrics {
 		scrapeDeadline: 5 * time.Second,
 	}
 	m.registry.MustRegister(m.requests, m.duration, m.ingest, m.pruneFailures, m.pruned, &fleetCollector{s: s})
+	if s.notifier != nil {
+		m.registry.MustRegister(s.notifier.Collectors()...)
+	}
 	m.scrapeHandler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/server/notify"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -71,6 +72,10 @@ type Config struct {
 	Logger      *slog.Logger
 	// Now is the clock (time.Now when nil); tests pin it.
 	Now func() time.Time
+	// Sinks receive a notification when an ingest changes a cluster's readiness (none:
+	// nothing is enqueued). NotifyOptions adjust their worker (tests pin its clock).
+	Sinks         []notify.Sink
+	NotifyOptions []notify.Option
 }
 
 // Server serves the API; build it with New.
@@ -105,6 +110,10 @@ type Server struct {
 	readClosed atomic.Bool
 	metrics    *metrics
 	handler    http.Handler
+	// notifier delivers the outbox to the sinks, nil without any; sinkNames are the
+	// queues an ingest enqueues a message to.
+	notifier  *notify.Worker
+	sinkNames []string
 	// cells are the fleet's cells by cluster as of cellsVersion (fleetCells); read-only
 	// once stored, shared by concurrent reads.
 	cellsMu      sync.Mutex
@@ -126,6 +135,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: a store and an engine are required")
 	}
 	if err := checkTargets(cfg.Targets); err != nil {
+		return nil, err
+	}
+	if err := checkSinks(cfg.Sinks); err != nil {
 		return nil, err
 	}
 	if cfg.MaxGateBytes <= 0 {
@@ -157,6 +169,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
+	if len(cfg.Sinks) > 0 {
+		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
+		s.notifier = notify.NewWorker(cfg.Store, cfg.Sinks, opts...)
+		for _, sink := range cfg.Sinks {
+			s.sinkNames = append(s.sinkNames, sink.Name)
+		}
+	}
 	s.metrics = newMetrics(s)
 	s.handler = s.routes()
 	return s, nil
@@ -191,6 +210,18 @@ func checkTargets(targets []string) error {
 	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
 	if len(distinct) > MaxTargets {
 		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+	}
+	return nil
+}
+
+// checkSinks refuses two sinks of one name: a name is a delivery queue in the store.
+func checkSinks(sinks []notify.Sink) error {
+	seen := map[string]bool{}
+	for _, sink := range sinks {
+		if seen[sink.Name] {
+			return fmt.Errorf("server: two notification sinks named %q", sink.Name)
+		}
+		seen[sink.Name] = true
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/server/notify"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -42,6 +43,7 @@ type serveFlags struct {
 	tlsCertFile, tlsKeyFile string
 	drain                   time.Duration
 	bundles                 bundleFlags
+	notify                  notifyFlags
 	logFormat, logLevel     string
 }
 
@@ -103,6 +105,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
 	fl.DurationVar(&f.drain, "drain", 10*time.Second, "how long a stop waits for requests in flight")
 	f.bundles.register(cmd)
+	f.notify.register(cmd)
 	fl.StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
 	fl.StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
 	completeValues(cmd, "log-format", logging.Formats...)
@@ -155,6 +158,9 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		return nil, err
 	}
 	if c.Hosts, err = allowedHosts(f.allowedHosts); err != nil {
+		return nil, err
+	}
+	if c.Sinks, err = f.notify.sinks(); err != nil {
 		return nil, err
 	}
 	c.HostCheck = sc.loopback
@@ -317,6 +323,11 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go srv.RunRetention(ctx, sc.retention)
+	notified := make(chan struct{})
+	go func() { defer close(notified); srv.RunNotifications(ctx) }()
+	for _, sink := range sc.cfg.Sinks {
+		log.Info("notifications on", "sink", sink.Name, "url", notify.Redacted(sink.URL), "signed", sink.Secret != "")
+	}
 	served := make(chan error, 1)
 	go func() {
 		if scheme == "https" {
@@ -341,5 +352,6 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 		log.Warn("stopping: requests still running after the drain are cancelled", "drain", f.drain, "err", err)
 	}
 	srv.Close()
+	<-notified // a delivery in flight ends with ctx; its lease lets the next start retry it
 	return nil
 }

@@ -39,6 +39,18 @@ func TestServeRefusesBadFlagsBeforeListening(t *testing.T) {
 		{"an allowed host with a port",
 			[]string{"--allowed-host", "fleet.example.com:8080"},
 			[]string{`--allowed-host "fleet.example.com:8080"`, "without scheme, port"}},
+		{"a webhook URL that is not absolute",
+			[]string{"--webhook", "hooks.example.com/T0/secret-path"},
+			[]string{"--webhook:", "want an absolute http(s) URL"}},
+		{"a Slack webhook URL of another scheme, shown without its path",
+			[]string{"--slack-webhook", "ftp://hooks.slack.com/services/secret-path"},
+			[]string{"--slack-webhook: ftp://hooks.slack.com/…: want an absolute http(s) URL"}},
+		{"a webhook URL without a host",
+			[]string{"--webhook", "https:///secret-path"},
+			[]string{"--webhook:", "names no host"}},
+		{"a webhook secret without a webhook",
+			[]string{"--webhook-secret", "signing-key"},
+			[]string{"--webhook-secret signs --webhook bodies: give --webhook too"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +64,9 @@ func TestServeRefusesBadFlagsBeforeListening(t *testing.T) {
 				if !strings.Contains(out, w) {
 					t.Errorf("output does not say %q:\n%s", w, out)
 				}
+			}
+			if strings.Contains(out, "secret-path") {
+				t.Errorf("output shows a webhook URL's path, which is its credential:\n%s", out)
 			}
 		})
 	}

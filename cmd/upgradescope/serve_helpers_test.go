@@ -88,7 +88,8 @@ func serveEnv() []string {
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "UPGRADESCOPE_DB_URL=") || strings.HasPrefix(kv, "UPGRADESCOPE_INGEST_TOKEN=") ||
 			strings.HasPrefix(kv, "UPGRADESCOPE_READ_TOKEN=") || strings.HasPrefix(kv, "UPGRADESCOPE_ADMIN_TOKEN=") ||
-			strings.HasPrefix(kv, "UPGRADESCOPE_ALLOWED_HOSTS=") {
+			strings.HasPrefix(kv, "UPGRADESCOPE_ALLOWED_HOSTS=") || strings.HasPrefix(kv, "UPGRADESCOPE_SLACK_WEBHOOK=") ||
+			strings.HasPrefix(kv, "UPGRADESCOPE_WEBHOOK=") || strings.HasPrefix(kv, "UPGRADESCOPE_WEBHOOK_SECRET=") {
 			continue
 		}
 		env = append(env, kv)

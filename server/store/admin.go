@@ -13,11 +13,15 @@ const (
 	qDeleteCluster = `DELETE FROM clusters WHERE id = $1 AND name = $2`
 	qRenameCluster = `UPDATE clusters SET name = $3 WHERE id = $1 AND name = $2`
 	// qPruneBatch deletes up to $2 snapshots received before $1 that are neither a
-	// cluster's latest nor a fleet cell's; their evaluations go by cascade.
+	// cluster's latest, nor a fleet cell's, nor holding a target's last decided evaluation
+	// (the notification baseline, which a run of unknown passes leaves behind the fleet
+	// cell); their evaluations go by cascade.
 	qPruneBatch = `DELETE FROM snapshots WHERE id IN (
 	SELECT s.id FROM snapshots s WHERE s.received_at < $1
 	AND NOT EXISTS (SELECT 1 FROM clusters c WHERE c.latest_snapshot_id = s.id)
 	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.snapshot_id = s.id)
+	AND s.id NOT IN (SELECT e.snapshot_id FROM evaluations e WHERE e.id IN (
+		SELECT MAX(b.id) FROM evaluations b WHERE b.verdict IN ('ready', 'blocked') GROUP BY b.cluster_id, b.target))
 	ORDER BY s.id LIMIT $2)`
 )
 

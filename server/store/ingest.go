@@ -55,12 +55,20 @@ func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) 
 		if err := tx.QueryRowContext(ctx, qTouchCluster, c.ID, now.UnixNano()).Scan(&latest, &latestHash); err != nil {
 			return fmt.Errorf("lock cluster: %w", err)
 		}
+		if err := checkBaselines(ctx, tx, c.ID, in.Baselines); err != nil {
+			return err
+		}
+		stored := len(in.Evaluations)
 		if latest != 0 && latestHash == in.Hash {
 			res.SnapshotID, res.Duplicate = latest, true
-			return insertEvaluations(ctx, tx, c.ID, latest, in.Evaluations, true)
+			stored, err = insertEvaluations(ctx, tx, c.ID, latest, in.Evaluations, true)
+		} else {
+			res.SnapshotID, err = insertSnapshot(ctx, tx, c.ID, in, now)
 		}
-		res.SnapshotID, err = insertSnapshot(ctx, tx, c.ID, in, now)
-		return err
+		if err != nil || in.Notification == nil || stored == 0 {
+			return err
+		}
+		return enqueue(ctx, tx, c.ID, in.Notification, now)
 	})
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("ingest snapshot of %q: %w", in.ClusterName, s.classify(err))
@@ -95,7 +103,7 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 	if err != nil {
 		return 0, fmt.Errorf("insert snapshot: %w", err)
 	}
-	if err := insertEvaluations(ctx, tx, id, snap, in.Evaluations, false); err != nil {
+	if _, err := insertEvaluations(ctx, tx, id, snap, in.Evaluations, false); err != nil {
 		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, qSetLatest, id, snap, in.Hash, in.ServerVersion); err != nil {
@@ -106,20 +114,22 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 
 // insertEvaluations stores evals of snapshot snap and moves the cluster's fleet cells to
 // them. With onlyNew, a target the snapshot already has an evaluation at is left as it
-// is: a duplicate push fills in what an earlier, failed evaluation left out.
-func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) error {
+// is: a duplicate push fills in what an earlier, failed evaluation left out. It answers
+// how many evaluations it stored.
+func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) (int, error) {
 	q := qInsertEvaluation + ` RETURNING id`
 	if onlyNew {
 		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target) DO NOTHING RETURNING id`
 	}
+	stored := 0
 	for _, e := range evals {
 		bundles, err := json.Marshal(nonNilBundles(e.Bundles))
 		if err != nil {
-			return fmt.Errorf("encode bundles: %w", err)
+			return 0, fmt.Errorf("encode bundles: %w", err)
 		}
 		teams, err := encodeTeams(e.Teams)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		var eval int64
 		err = tx.QueryRowContext(ctx, q, cluster, snap, e.Target, e.Verdict, e.Score, e.Blockers,
@@ -128,11 +138,29 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
+			return 0, fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
 		}
 		if _, err := tx.ExecContext(ctx, qUpsertFleetCell, cluster, e.Target, eval, snap, e.Verdict, e.Score,
 			e.Blockers, e.Warnings, e.EvaluatedAt.UnixNano(), e.BundlesKey, teams); err != nil {
-			return fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
+			return 0, fmt.Errorf("update fleet cell at %q: %w", e.Target, err)
+		}
+		stored++
+	}
+	return stored, nil
+}
+
+// checkBaselines answers ErrBaselineMoved unless each target's last decided evaluation is
+// the one the server compared with. It runs after the cluster's row is locked, so no
+// ingest of the cluster can move one before this transaction commits.
+func checkBaselines(ctx context.Context, tx *sql.Tx, cluster int64, baselines map[string]int64) error {
+	for target, want := range baselines {
+		var got int64
+		err := tx.QueryRowContext(ctx, qLastDecidedID, cluster, target).Scan(&got)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read baseline at %q: %w", target, err)
+		}
+		if got != want {
+			return fmt.Errorf("%w: at %q", ErrBaselineMoved, target)
 		}
 	}
 	return nil
@@ -146,6 +174,13 @@ FROM clusters WHERE name = $1`
 	qLatestEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
 	evaluated_at, bundles, bundles_key, report, teams
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
+	// decided is the verdict filter of a notification baseline.
+	decided      = ` AND verdict IN ('ready', 'blocked')`
+	qLastDecided = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
+	evaluated_at, bundles, bundles_key, report, teams
+FROM evaluations WHERE cluster_id = $1 AND target = $2` + decided + ` ORDER BY id DESC LIMIT 1`
+	qLastDecidedID = `SELECT id FROM evaluations WHERE cluster_id = $1 AND target = $2` + decided +
+		` ORDER BY id DESC LIMIT 1`
 	qHistory = `SELECT id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles_key
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT $3`
 	qFleet = `SELECT c.id, c.name, c.uid, c.last_seen, c.server_version, f.target, f.evaluation_id, f.snapshot_id,
@@ -188,13 +223,30 @@ func (s *sqlStore) LatestSnapshot(ctx context.Context, clusterID int64) (Snapsho
 }
 
 func (s *sqlStore) LatestEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error) {
+	r, err := s.evaluation(ctx, qLatestEvaluation, clusterID, target)
+	if err != nil {
+		return EvaluationRecord{}, fmt.Errorf("read latest evaluation of cluster %d at %q: %w", clusterID, target, err)
+	}
+	return r, nil
+}
+
+func (s *sqlStore) LastDecidedEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error) {
+	r, err := s.evaluation(ctx, qLastDecided, clusterID, target)
+	if err != nil {
+		return EvaluationRecord{}, fmt.Errorf("read last decided evaluation of cluster %d at %q: %w", clusterID, target, err)
+	}
+	return r, nil
+}
+
+// evaluation reads the one evaluation q answers for (cluster, target).
+func (s *sqlStore) evaluation(ctx context.Context, q string, clusterID int64, target string) (EvaluationRecord, error) {
 	var (
 		r         EvaluationRecord
 		evaluated int64
 		bundles   string
 		teams     string
 	)
-	err := s.r.QueryRowContext(ctx, qLatestEvaluation, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
+	err := s.r.QueryRowContext(ctx, q, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
 		&r.Target, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &r.Infos, &evaluated, &bundles, &r.BundlesKey,
 		&r.Report, &teams)
 	if err == nil {
@@ -204,8 +256,7 @@ func (s *sqlStore) LatestEvaluation(ctx context.Context, clusterID int64, target
 		r.Teams, err = decodeTeams(teams)
 	}
 	if err != nil {
-		return EvaluationRecord{}, fmt.Errorf("read latest evaluation of cluster %d at %q: %w", clusterID, target,
-			s.classify(noRows(err)))
+		return EvaluationRecord{}, s.classify(noRows(err))
 	}
 	r.EvaluatedAt = fromNanos(evaluated)
 	return r, nil

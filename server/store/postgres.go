@@ -66,6 +66,7 @@ func (s *sqlStore) migratePostgres(ctx context.Context) error {
 var postgresDialect = dialect{
 	name:          "PostgreSQL",
 	forShare:      " FOR SHARE",
+	skipLocked:    " FOR UPDATE OF d SKIP LOCKED",
 	advisoryLocks: true,
 	unavailable: func(err error) bool {
 		var pe *pgconn.PgError

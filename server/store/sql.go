@@ -18,6 +18,9 @@ type dialect struct {
 	// forShare ends a SELECT that must hold the rows it read until commit (Postgres);
 	// SQLite's single writer serialises write transactions already, and has no such clause.
 	forShare string
+	// skipLocked ends the outbox's claim query: concurrent claimers on PostgreSQL skip the
+	// rows another one is leasing instead of queueing behind it; SQLite has one writer.
+	skipLocked string
 	// advisoryLocks: WithLock takes a database-wide lock (Postgres) rather than this
 	// handle's own.
 	advisoryLocks bool

@@ -36,17 +36,18 @@ type Store interface {
 	Clusters(ctx context.Context) ([]Cluster, error)
 	// Cluster answers one registered cluster; ErrNotFound for an unknown id.
 	Cluster(ctx context.Context, id int64) (Cluster, error)
-	// DeleteCluster removes the cluster, its snapshots, evaluations and fleet cells, and
-	// the ingest tokens minted for its name, in one transaction; ErrNotFound for an
-	// unknown id.
+	// DeleteCluster removes the cluster, its snapshots, evaluations, fleet cells and
+	// queued notifications, and the ingest tokens minted for its name, in one transaction;
+	// ErrNotFound for an unknown id.
 	DeleteCluster(ctx context.Context, id int64) error
 	// RenameCluster gives the cluster a new name, keeping its UID and history, and moves
 	// the ingest tokens minted for the old name to the new one; ErrNotFound for an unknown
 	// id, ErrConflict (ReasonNameTaken) when another cluster has the name.
 	RenameCluster(ctx context.Context, id int64, name string) (Cluster, error)
 	// Prune deletes snapshots received before cutoff, with their evaluations, except each
-	// cluster's latest snapshot and every snapshot a fleet cell points at (the newest
-	// evaluation per target in use), and answers how many snapshots it deleted.
+	// cluster's latest snapshot, every snapshot a fleet cell points at (the newest
+	// evaluation per target in use) and every snapshot holding a target's last decided
+	// evaluation (LastDecidedEvaluation), and answers how many snapshots it deleted.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// WithLock runs fn while holding the database-wide lock called name, unless another
 	// handle holds it, and answers whether fn ran. PostgreSQL takes a session advisory
@@ -106,6 +107,10 @@ type Store interface {
 	// report included. It may belong to an older snapshot than the latest when the latest
 	// was not evaluated at target (compare SnapshotID); ErrNotFound when there is none.
 	LatestEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error)
+	// LastDecidedEvaluation answers the newest stored evaluation of the cluster at target
+	// whose verdict is decided (ready or blocked), report included: the baseline a new
+	// evaluation's notifications are computed against. ErrNotFound when there is none.
+	LastDecidedEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error)
 	// History answers the cluster's stored evaluations at target, newest first, at most
 	// limit of them (limit ≤ 0: all); empty, not an error, for an unknown cluster or target.
 	History(ctx context.Context, clusterID int64, target string, limit int) ([]HistoryPoint, error)
@@ -121,6 +126,8 @@ type Store interface {
 	// reused, and every change to a cell either points it at a new evaluation or deletes
 	// it). A reader may keep Fleet's rows for as long as this is unchanged.
 	FleetVersion(ctx context.Context) (string, error)
+
+	Outbox
 }
 
 // Cluster is a registered cluster name and the kube-system UID bound to it ("" while none).
@@ -156,6 +163,16 @@ type Ingest struct {
 	// meanwhile (ErrConflict, ReasonTokenMoved). DeleteCluster deletes the cluster's
 	// tokens, so a token of a deleted cluster answers ErrRevoked.
 	TokenHash string
+	// Baselines, when not nil, are the evaluations the server computed Notification
+	// against: target → the id of the cluster's last decided evaluation there (0: none).
+	// The transaction checks that each is still the last decided one, so two ingests of a
+	// cluster on two replicas never announce the same change twice; when one moved it
+	// stores nothing and answers ErrBaselineMoved, and the server compares again.
+	Baselines map[string]int64
+	// Notification, when set, is enqueued in the same transaction: it exists exactly when
+	// the evaluations it describes were stored. A duplicate stores it only when it stored
+	// an evaluation.
+	Notification *Notification
 }
 
 // Evaluation is the server's answer for one snapshot at one target.
@@ -296,6 +313,9 @@ var (
 	ErrUnavailable = errors.New("database unavailable")
 	// ErrRevoked: the ingest token an Ingest presented is no longer active (401).
 	ErrRevoked = errors.New("ingest token revoked")
+	// ErrBaselineMoved: an evaluation named in Ingest.Baselines is no longer the last
+	// decided one (another ingest of the cluster committed first); nothing was stored.
+	ErrBaselineMoved = errors.New("notification baseline moved")
 )
 
 // Reasons carried by ErrConflict.

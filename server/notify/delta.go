@@ -1,0 +1,92 @@
+package notify
+
+import (
+	"fmt"
+
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// CategoryEOLApproaching is the add-on rule's category for a release line or product whose
+// end of life is near (policies/rules/upgradescope/rules/addons).
+const CategoryEOLApproaching = "eol-approaching"
+
+// Decided reports whether a verdict can be a baseline or announce anything: unknown
+// passes are silent and never compared with.
+func Decided(verdict string) bool {
+	return verdict == report.VerdictReady || verdict == report.VerdictBlocked
+}
+
+// Compare answers what changed at one target between base, the target's last decided
+// evaluation (nil when it has none), and cur:
+//
+//   - nothing when cur is unknown, or when there is no baseline (a new target or cluster);
+//   - new-blocker for each blocker whose key (its title when it has none) the baseline's
+//     blockers did not have, once per key;
+//   - became-ready when the baseline had a blocker and cur is ready with every capability
+//     assessed: a blocker that vanished because its evidence was not collected this pass is
+//     carried, not announced as resolved;
+//   - eol-approaching for each eol-approaching warning the baseline did not have.
+func Compare(base *report.TargetResult, cur report.TargetResult) []Change {
+	if base == nil || !Decided(cur.Verdict) {
+		return nil
+	}
+	var out []Change
+	had := keys(base.Findings, isBlocker)
+	for _, f := range fresh(cur.Findings, had, isBlocker) {
+		out = append(out, change(KindNewBlocker, f, cur.Target))
+	}
+	if len(had) > 0 && cur.Verdict == report.VerdictReady && len(cur.NotAssessed) == 0 {
+		out = append(out, Change{Kind: KindBecameReady, Severity: report.SeverityInfo,
+			Title:  fmt.Sprintf("ready for %s: all blockers resolved", cur.Target),
+			Detail: fmt.Sprintf("score %d", cur.Score), Targets: []string{cur.Target}})
+	}
+	for _, f := range fresh(cur.Findings, keys(base.Findings, isEOLWarning), isEOLWarning) {
+		out = append(out, change(KindEOLApproaching, f, cur.Target))
+	}
+	return out
+}
+
+func isBlocker(f report.Finding) bool { return f.Severity == report.SeverityBlocker }
+
+func isEOLWarning(f report.Finding) bool {
+	return f.Severity == report.SeverityWarning && f.Category == CategoryEOLApproaching
+}
+
+// identity is a finding's count-free key, or its title for a finding without one.
+func identity(f report.Finding) string {
+	if f.Key != "" {
+		return f.Key
+	}
+	return f.Title
+}
+
+func keys(fs []report.Finding, keep func(report.Finding) bool) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		if keep(f) {
+			out[identity(f)] = true
+		}
+	}
+	return out
+}
+
+// fresh answers the findings keep selects whose identity is not in had, once each, in
+// the report's order.
+func fresh(fs []report.Finding, had map[string]bool, keep func(report.Finding) bool) []report.Finding {
+	var out []report.Finding
+	seen := map[string]bool{}
+	for _, f := range fs {
+		id := identity(f)
+		if !keep(f) || had[id] || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+func change(kind string, f report.Finding, target string) Change {
+	return Change{Kind: kind, Key: f.Key, Severity: f.Severity, Title: f.Title, Detail: f.Detail,
+		Targets: []string{target}}
+}

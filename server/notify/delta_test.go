@@ -1,0 +1,166 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/upgradescope/upgradescope/report"
+)
+
+func blocker(key string) report.Finding {
+	return report.Finding{Key: key, Category: strings.Split(key, "/")[0], Severity: report.SeverityBlocker, Title: "blocker " + key}
+}
+
+func eolWarning(key string) report.Finding {
+	return report.Finding{Key: key, Category: CategoryEOLApproaching, Severity: report.SeverityWarning, Title: "eol " + key}
+}
+
+func result(verdict string, fs ...report.Finding) *report.TargetResult {
+	tr := &report.TargetResult{Target: "1.33", Verdict: verdict, Score: 100, Findings: fs}
+	for _, f := range fs {
+		if f.Severity == report.SeverityBlocker {
+			tr.Blockers++
+		}
+	}
+	return tr
+}
+
+func gap(tr *report.TargetResult) *report.TargetResult {
+	tr.NotAssessed = []report.Gap{{Capability: "helm", Reason: "forbidden"}}
+	return tr
+}
+
+// changeList names changes as "kind key" for comparing.
+func changeList(cs []Change) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, strings.TrimSpace(c.Kind+" "+c.Key))
+	}
+	return strings.Join(out, ", ")
+}
+
+func TestBaselineSemantics(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		base, cur *report.TargetResult
+		want      string
+	}{
+		{"the first evaluation of a target is silent",
+			nil, result("blocked", blocker("removed-api/a")), ""},
+		{"an unknown pass is silent, whatever it found",
+			result("ready"), result("unknown", blocker("removed-api/a")), ""},
+		{"a blocker whose key the baseline lacked is new",
+			result("blocked", blocker("removed-api/a")), result("blocked", blocker("removed-api/a"), blocker("removed-api/b")),
+			"new-blocker removed-api/b"},
+		{"a blocker the baseline had is not new, and one listed twice is new once",
+			result("ready"), result("blocked", blocker("eol-addon/x"), blocker("eol-addon/x")), "new-blocker eol-addon/x"},
+		{"a baseline warning that became a blocker is a new blocker",
+			result("ready", report.Finding{Key: "skew/k", Severity: report.SeverityWarning, Title: "w"}),
+			result("blocked", blocker("skew/k")), "new-blocker skew/k"},
+		{"a finding without a key is known by its title",
+			result("blocked", report.Finding{Severity: report.SeverityBlocker, Title: "t"}),
+			result("blocked", report.Finding{Severity: report.SeverityBlocker, Title: "t"}), ""},
+		{"ready after a blocked baseline is became-ready",
+			result("blocked", blocker("removed-api/a")), result("ready"), "became-ready"},
+		{"ready after a ready baseline announces nothing",
+			result("ready"), result("ready"), ""},
+		{"ready with a capability not assessed carries the baseline's blockers",
+			result("blocked", blocker("helm-chart/a")), gap(result("ready")), ""},
+		{"a new eol-approaching warning is announced, a known one is not",
+			result("ready", eolWarning("eol-approaching/cert-manager/1.14")),
+			result("ready", eolWarning("eol-approaching/cert-manager/1.14"), eolWarning("eol-approaching/ingress-nginx")),
+			"eol-approaching eol-approaching/ingress-nginx"},
+		{"a warning of another category is not eol-approaching",
+			result("ready"), result("ready", report.Finding{Key: "deprecated-api/x", Category: "deprecated-api",
+				Severity: report.SeverityWarning, Title: "w"}), ""},
+		{"changes are listed new blockers first, then became-ready, then eol",
+			result("blocked", blocker("removed-api/a")),
+			result("blocked", eolWarning("eol-approaching/x"), blocker("removed-api/b")),
+			"new-blocker removed-api/b, eol-approaching eol-approaching/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := changeList(Compare(tc.base, *tc.cur)); got != tc.want {
+				t.Errorf("Compare = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
+	var at32, at33 []Change
+	for i := range 7 {
+		f := blocker(fmt.Sprintf("removed-api/k%d", i))
+		at33 = append(at33, change(KindNewBlocker, f, "1.33"))
+		if i < 2 {
+			f.Title += " (2 objects)" // a title may count; the key decides what is the same
+			at32 = append(at32, change(KindNewBlocker, f, "1.32"))
+		}
+	}
+	at32 = append(at32, Change{Kind: KindBecameReady, Severity: "info", Title: "ready for 1.32", Targets: []string{"1.32"}})
+	b := NewBody(Cluster{ID: 7, Name: "prod"}, []TargetDelta{
+		{Target: Target{Target: "1.32", Verdict: "ready", Score: 100}, Changes: at32},
+		{Target: Target{Target: "1.33", Verdict: "blocked", Score: 25, Blockers: 7}, Changes: at33},
+	}, time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600)))
+	if len(b.Changes) != 6 || b.Omitted[KindNewBlocker] != 2 || len(b.Omitted) != 1 {
+		t.Fatalf("changes %s, omitted %v: want 5 new blockers, became-ready, 2 omitted", changeList(b.Changes), b.Omitted)
+	}
+	if got := b.Changes[0].Targets; !slices.Equal(got, []string{"1.32", "1.33"}) {
+		t.Errorf("a blocker new at both targets lists %v, want both", got)
+	}
+	if b.Changes[5].Kind != KindBecameReady || b.Timestamp != "2026-11-30T11:00:00Z" || len(b.DeliveryID) != 32 {
+		t.Errorf("body %+v: want became-ready last, a UTC timestamp and a 32-digit delivery id", b)
+	}
+	raw, _ := json.Marshal(b)
+	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err := webhookSchema(t).Validate(v); err != nil {
+		t.Errorf("body does not validate: %v\n%s", err, raw)
+	}
+	if NewBody(Cluster{ID: 7, Name: "prod"}, []TargetDelta{{Target: Target{Target: "1.33"}}}, time.Now()) != nil {
+		t.Error("a pass without changes built a body, want none")
+	}
+	if other := NewBody(b.Cluster, []TargetDelta{{Changes: at33}}, time.Now()); other.DeliveryID == b.DeliveryID {
+		t.Error("two bodies share a delivery id")
+	}
+}
+
+func TestSlackTextIsOneLineForOneChangeElseAHeaderAndBullets(t *testing.T) {
+	one := &Body{Cluster: Cluster{Name: "prod<1>"}, Changes: []Change{{Kind: KindBecameReady,
+		Title: "ready for 1.33: all blockers resolved", Targets: []string{"1.33"}}}}
+	if got, want := SlackText(one), "[upgradescope] prod&lt;1&gt; → 1.33: became-ready: ready for 1.33: all blockers resolved"; got != want {
+		t.Errorf("one change:\n%s\nwant\n%s", got, want)
+	}
+	many := &Body{Cluster: Cluster{Name: "prod"}, Changes: []Change{
+		{Kind: KindNewBlocker, Title: "Ingress extensions/v1beta1 & more", Targets: []string{"1.32", "1.33"}},
+		{Kind: KindEOLApproaching, Title: "cert-manager 1.14 reaches end of life", Targets: []string{"1.33"}},
+	}, Omitted: map[string]int{KindNewBlocker: 3}}
+	want := "[upgradescope] prod: 5 readiness changes\n" +
+		"• new-blocker → 1.32, 1.33: Ingress extensions/v1beta1 &amp; more\n" +
+		"• eol-approaching → 1.33: cert-manager 1.14 reaches end of life\n" +
+		"• and 3 more new-blocker"
+	if got := SlackText(many); got != want {
+		t.Errorf("several changes:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestRetryAfterIsSecondsOrADateCappedAtAnHour(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", 0}, {"120", 2 * time.Minute}, {"0", 0}, {"-5", 0}, {"soon", 0}, {"99999999999999", MaxRetryAfter},
+		{"Mon, 30 Nov 2026 12:05:00 GMT", 5 * time.Minute}, {"Mon, 30 Nov 2026 11:00:00 GMT", 0},
+		{"Tue, 01 Dec 2026 12:00:00 GMT", MaxRetryAfter},
+	} {
+		if got := retryAfter(tc.header, now); got != tc.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}

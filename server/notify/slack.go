@@ -1,0 +1,47 @@
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// slackEscape escapes what Slack's mrkdwn reads as markup: &, < and >.
+var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// SlackText is a body as one Slack message: one line for a single change, else a header
+// line and a bullet per change, and one per kind with omitted changes.
+func SlackText(b *Body) string {
+	cluster := slackEscape.Replace(b.Cluster.Name)
+	if len(b.Changes) == 1 && len(b.Omitted) == 0 {
+		c := b.Changes[0]
+		return fmt.Sprintf("[upgradescope] %s → %s: %s: %s", cluster, targets(c), c.Kind, slackEscape.Replace(c.Title))
+	}
+	total := len(b.Changes)
+	for _, n := range b.Omitted {
+		total += n
+	}
+	lines := []string{fmt.Sprintf("[upgradescope] %s: %d readiness changes", cluster, total)}
+	for _, c := range b.Changes {
+		lines = append(lines, fmt.Sprintf("• %s → %s: %s", c.Kind, targets(c), slackEscape.Replace(c.Title)))
+	}
+	for _, kind := range []string{KindNewBlocker, KindBecameReady, KindEOLApproaching} {
+		if n := b.Omitted[kind]; n > 0 {
+			lines = append(lines, fmt.Sprintf("• and %d more %s", n, kind))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func targets(c Change) string { return slackEscape.Replace(strings.Join(c.Targets, ", ")) }
+
+// slackPayload is the JSON a Slack incoming webhook takes.
+func slackPayload(body []byte) ([]byte, error) {
+	var b Body
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, fmt.Errorf("read queued message: %w", err)
+	}
+	return json.Marshal(struct {
+		Text string `json:"text"`
+	}{SlackText(&b)})
+}
