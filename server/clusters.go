@@ -36,6 +36,8 @@ type clusterSummary struct {
 	LatestSnapshotID int64        `json:"latestSnapshotId"`
 	DefaultTarget    string       `json:"defaultTarget"`
 	Latest           *evalSummary `json:"latest"`
+	// Bundles are those its agent last said it evaluates with.
+	Bundles []agentBundle `json:"bundles"`
 }
 
 // fleetView is one read of the store: every cluster and its fleet cells, with what the
@@ -114,7 +116,7 @@ func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
 func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {
 	out := clusterSummary{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
 		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: s.stale(c),
-		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion)}
+		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion), Bundles: s.agentBundles(c)}
 	for _, r := range cells {
 		if r.Target == out.DefaultTarget {
 			out.Latest = s.summary(c, r)

@@ -21,6 +21,7 @@ type fleetRow struct {
 	ServerVersion string                  `json:"serverVersion"`
 	Cells         map[string]*evalSummary `json:"cells"`
 	NotApplicable []string                `json:"notApplicable"`
+	Bundles       []agentBundle           `json:"bundles"`
 }
 
 // fleet is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
@@ -50,7 +51,8 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 // fleetRow is cluster c's row at targets (parsed: the same minors, parsed once a request).
 func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) fleetRow {
 	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
-		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{}}
+		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{},
+		Bundles: s.agentBundles(c)}
 	current, vErr := parseVersion(c.ServerVersion)
 	for i, t := range targets {
 		row.Cells[t] = nil

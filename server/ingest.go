@@ -235,7 +235,7 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 	// stored: reads derive default targets from it.
 	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
-		ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
+		AgentBundles: storedBundles(env.Bundles), ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
 	if in.Evaluations, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
 		return accepted{}, err
 	}

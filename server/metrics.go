@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/upgradescope/upgradescope/server/store"
 )
 
 // metrics are the server's /metrics: its own traffic, counted in this process, and the
@@ -110,11 +111,15 @@ var (
 		[]string{"cluster"}, nil)
 	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles.",
 		[]string{"cluster", "target"}, nil)
-	descUp = prometheus.NewDesc("upgradescope_store_up", "1 when the store answered this scrape.", nil, nil)
+	descUp             = prometheus.NewDesc("upgradescope_store_up", "1 when the store answered this scrape.", nil, nil)
+	descBundleClusters = prometheus.NewDesc("upgradescope_bundle_clusters",
+		"Clusters whose agent last said it evaluates with this revision of this bundle; behind is true when the server evaluates with another revision.",
+		[]string{"bundle", "revision", "behind"}, nil)
 )
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descScore, descVerdict, descBlockers, descPushAge, descStale, descOutdated, descUp} {
+	for _, d := range []*prometheus.Desc{descScore, descVerdict, descBlockers, descPushAge, descStale, descOutdated, descUp,
+		descBundleClusters} {
 		ch <- d
 	}
 }
@@ -128,6 +133,7 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 1)
+	c.collectBundles(ch, v.clusters)
 	now := c.s.now()
 	for _, cl := range v.clusters {
 		ch <- prometheus.MustNewConstMetric(descPushAge, prometheus.GaugeValue, now.Sub(cl.LastSeen).Seconds(), cl.Name)
@@ -143,6 +149,19 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descVerdict, prometheus.GaugeValue, b2f(cell.Verdict == verdict), cl.Name, cell.Target, verdict)
 			}
 		}
+	}
+}
+
+// collectBundles counts clusters per bundle revision their agents report.
+func (c *fleetCollector) collectBundles(ch chan<- prometheus.Metric, clusters []store.Cluster) {
+	counts := map[[3]string]int{}
+	for _, cl := range clusters {
+		for _, b := range c.s.agentBundles(cl) {
+			counts[[3]string{b.Name, b.Revision, strconv.FormatBool(b.Behind)}]++
+		}
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(descBundleClusters, prometheus.GaugeValue, float64(n), k[0], k[1], k[2])
 	}
 }
 

@@ -16,7 +16,7 @@ const (
 	// qTouchCluster is the cluster's row lock as well as its last-seen time: on Postgres
 	// the update holds the row until commit, so a second ingest of the cluster waits here
 	// and then reads the first one's latest hash; SQLite's one writer serialises anyway.
-	qTouchCluster = `UPDATE clusters SET last_seen = $2 WHERE id = $1
+	qTouchCluster = `UPDATE clusters SET last_seen = $2, agent_bundles = $3 WHERE id = $1
 RETURNING COALESCE(latest_snapshot_id, 0), COALESCE(latest_hash, '')`
 	qInsertSnapshot = `INSERT INTO snapshots
 (cluster_id, hash, received_at, collected_at, agent_version, kb_version, server_version, inventory)
@@ -52,7 +52,11 @@ func (s *sqlStore) Ingest(ctx context.Context, in Ingest) (IngestResult, error) 
 		res = IngestResult{ClusterID: c.ID}
 		var latest int64
 		var latestHash string
-		if err := tx.QueryRowContext(ctx, qTouchCluster, c.ID, now.UnixNano()).Scan(&latest, &latestHash); err != nil {
+		bundles, err := json.Marshal(nonNilBundles(in.AgentBundles))
+		if err != nil {
+			return fmt.Errorf("encode agent bundles: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, qTouchCluster, c.ID, now.UnixNano(), string(bundles)).Scan(&latest, &latestHash); err != nil {
 			return fmt.Errorf("lock cluster: %w", err)
 		}
 		if err := checkBaselines(ctx, tx, c.ID, in.Baselines); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -89,7 +90,7 @@ const (
 	qInsertCluster = `INSERT INTO clusters (name, uid, first_seen, last_seen) VALUES ($1, $2, $3, $3)
 ON CONFLICT (name) DO NOTHING`
 	// clusterColumns are what scanCluster reads.
-	clusterColumns = `id, name, uid, first_seen, last_seen, server_version, COALESCE(latest_snapshot_id, 0)`
+	clusterColumns = `id, name, uid, first_seen, last_seen, server_version, COALESCE(latest_snapshot_id, 0), agent_bundles`
 	qClusterByName = `SELECT ` + clusterColumns + ` FROM clusters WHERE name = $1`
 	qClusterByID   = `SELECT ` + clusterColumns + ` FROM clusters WHERE id = $1`
 	qBindUID       = `UPDATE clusters SET uid = $2 WHERE id = $1 AND uid IS NULL`
@@ -170,8 +171,9 @@ func scanCluster(row interface{ Scan(...any) error }) (Cluster, error) {
 		c           Cluster
 		uid         sql.NullString
 		first, last int64
+		bundles     string
 	)
-	if err := row.Scan(&c.ID, &c.Name, &uid, &first, &last, &c.ServerVersion, &c.LatestSnapshotID); err != nil {
+	if err := row.Scan(&c.ID, &c.Name, &uid, &first, &last, &c.ServerVersion, &c.LatestSnapshotID, &bundles); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Cluster{}, ErrNotFound
 		}
@@ -179,6 +181,12 @@ func scanCluster(row interface{ Scan(...any) error }) (Cluster, error) {
 	}
 	c.UID = uid.String
 	c.FirstSeen, c.LastSeen = fromNanos(first), fromNanos(last)
+	if err := json.Unmarshal([]byte(bundles), &c.AgentBundles); err != nil {
+		return Cluster{}, fmt.Errorf("decode agent bundles: %w", err)
+	}
+	if len(c.AgentBundles) == 0 {
+		c.AgentBundles = nil
+	}
 	return c, nil
 }
 

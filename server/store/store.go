@@ -141,6 +141,9 @@ type Cluster struct {
 	ServerVersion string
 	// LatestSnapshotID is 0 before the first snapshot.
 	LatestSnapshotID int64
+	// AgentBundles are the bundles its agent last said it evaluates with (nil before an
+	// agent that names them).
+	AgentBundles []Bundle
 }
 
 // Ingest is one pushed snapshot and the evaluations the server computed for it.
@@ -148,10 +151,13 @@ type Ingest struct {
 	ClusterName string
 	ClusterUID  string // the kube-system UID; "" when the agent sent none
 	// Hash is the inventory's canonical hash: equal hashes are duplicates.
-	Hash          string
-	CollectedAt   time.Time // zero when unknown
-	AgentVersion  string
-	KBVersion     string
+	Hash         string
+	CollectedAt  time.Time // zero when unknown
+	AgentVersion string
+	KBVersion    string
+	// AgentBundles are the bundles the agent evaluates with; every push, duplicates
+	// included, records them on the cluster.
+	AgentBundles  []Bundle
 	ServerVersion string // the cluster's Kubernetes version; "" keeps the last one stored
 	// Inventory is the gzip-compressed push envelope holding the inventory (earlier servers
 	// stored the inventory JSON alone), stored as given.

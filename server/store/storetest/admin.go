@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -33,10 +34,10 @@ func testClusterByID(t *testing.T, open Opener) {
 		c.LatestSnapshotID != res.SnapshotID || !c.FirstSeen.Equal(bound.FirstSeen) || c.LastSeen.Before(c.FirstSeen) {
 		t.Errorf("Cluster = %+v, want prod-eu with version v1.30.4 and latest snapshot %d", c, res.SnapshotID)
 	}
-	if listed := clusterByName(t, s, "prod-eu"); listed != c {
+	if listed := clusterByName(t, s, "prod-eu"); !reflect.DeepEqual(listed, c) {
 		t.Errorf("Clusters lists %+v, want %+v as Cluster answers", listed, c)
 	}
-	if again, err := s.BindCluster(ctx, "prod-eu", "uid-1"); err != nil || again != c {
+	if again, err := s.BindCluster(ctx, "prod-eu", "uid-1"); err != nil || !reflect.DeepEqual(again, c) {
 		t.Errorf("BindCluster after the ingest = %+v, %v; want %+v", again, err, c)
 	}
 	if _, err := s.Cluster(ctx, bound.ID+1000); !errors.Is(err, store.ErrNotFound) {
@@ -123,7 +124,7 @@ func testRenameCluster(t *testing.T, open Opener) {
 	}
 	want := before
 	want.Name = "new"
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("RenameCluster = %+v, want %+v", c, want)
 	}
 	assertClusters(t, s, "new=uid-1")
@@ -476,5 +477,32 @@ func testRenameRacingIngests(t *testing.T, open Opener) {
 	assertClusters(t, b, "new=uid-1")
 	if got := history(t, b, first.ClusterID, "1.31", 0); len(got) != stored {
 		t.Errorf("history has %d points, want the %d ingests that succeeded", len(got), stored)
+	}
+}
+
+func testAgentBundles(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	ctx := t.Context()
+	bundles := func(name string) []store.Bundle { return clusterByName(t, s, name).AgentBundles }
+	in := push("prod-eu", "uid-1", hash(1), "1.31")
+	in.AgentBundles = []store.Bundle{{Name: "rules", Revision: "r1"}, {Name: "kb", Revision: "k1"}}
+	res := mustIngest(t, s, in)
+	if got := bundles("prod-eu"); !reflect.DeepEqual(got, in.AgentBundles) {
+		t.Errorf("after the first push: %+v, want %+v", got, in.AgentBundles)
+	}
+	in.AgentBundles = []store.Bundle{{Name: "rules", Revision: "r1"}, {Name: "kb", Revision: "k2"}}
+	if again := mustIngest(t, s, in); !again.Duplicate {
+		t.Fatalf("the same hash again is not a duplicate: %+v", again)
+	}
+	if got := bundles("prod-eu"); !reflect.DeepEqual(got, in.AgentBundles) {
+		t.Errorf("after a duplicate with a new kb: %+v, want %+v", got, in.AgentBundles)
+	}
+	if c, err := s.Cluster(ctx, res.ClusterID); err != nil || !reflect.DeepEqual(c.AgentBundles, in.AgentBundles) {
+		t.Errorf("Cluster = %+v, %v", c, err)
+	}
+	in.AgentBundles = nil
+	mustIngest(t, s, in)
+	if got := bundles("prod-eu"); got != nil {
+		t.Errorf("after an agent that names none: %+v, want nil", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ func Run(t *testing.T, open Opener) {
 		{"an ingest with a revoked or unknown token is refused and stores nothing", testIngestRevokedToken},
 		{"an ingest whose token moved to another name is a conflict and stores nothing", testIngestMovedToken},
 		{"a held lock is refused to a second taker and released after fn", testWithLock},
+		{"every push records its agent's bundles on the cluster, a duplicate's too", testAgentBundles},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
@@ -114,7 +116,7 @@ func testRebindSameUID(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatalf("second BindCluster: %v", err)
 	}
-	if again != first {
+	if !reflect.DeepEqual(again, first) {
 		t.Errorf("second BindCluster = %+v, want %+v", again, first)
 	}
 }
