@@ -12,9 +12,13 @@
 #   UPGRADESCOPE_READ_TOKEN        with a server: its read token (read by upgradescope itself)
 #   UPGRADESCOPE_ALLOW_INCOMPLETE  true: an unknown verdict does not fail (default false)
 #   UPGRADESCOPE_CONFIG            the suppression file (default: .upgradescope.yaml beside PATH)
-#   UPGRADESCOPE_VERSION           preinstalled, latest (default) or a release such as v0.3.0,
-#                                  installed with go install
-#   UPGRADESCOPE_OUTPUT_DIR        where the files go (default $RUNNER_TEMP/upgradescope)
+#   UPGRADESCOPE_SERVER_CA_FILE    with a server: a PEM bundle trusted besides the system roots
+#   UPGRADESCOPE_VERSION           preinstalled, latest, a release such as v0.3.0 or a commit,
+#                                  installed with go install; empty (the default): the
+#                                  Action's own ref (UPGRADESCOPE_ACTION_REF) when it is a
+#                                  release tag or a commit, else latest
+#   UPGRADESCOPE_OUTPUT_DIR        where the files go (default: a new directory under
+#                                  $RUNNER_TEMP); the five files are removed before judging
 #
 # It writes report.json, upgradescope.sarif, summary.md, gl-code-quality-report.json and
 # junit.xml into the output directory, appends the summary to $GITHUB_STEP_SUMMARY and the
@@ -45,8 +49,21 @@ server=${UPGRADESCOPE_SERVER:-}
 cluster=${UPGRADESCOPE_CLUSTER:-}
 allow_incomplete=${UPGRADESCOPE_ALLOW_INCOMPLETE:-false}
 config=${UPGRADESCOPE_CONFIG:-}
-version=${UPGRADESCOPE_VERSION:-latest}
-out=${UPGRADESCOPE_OUTPUT_DIR:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}/upgradescope}
+ca_file=${UPGRADESCOPE_SERVER_CA_FILE:-}
+version=${UPGRADESCOPE_VERSION:-}
+action_ref=${UPGRADESCOPE_ACTION_REF:-}
+tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
+out=${UPGRADESCOPE_OUTPUT_DIR:-}
+
+release='^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$'
+commit='^[0-9a-f]{7,40}$'
+# The binary follows the Action's ref when that pins one, so pinning the Action pins both.
+if [ -z "$version" ]; then
+	version=latest
+	if printf '%s' "$action_ref" | grep -Eq "$release|$commit"; then
+		version=$action_ref
+	fi
+fi
 
 [ -n "$path" ] || die "path is required: the rendered manifests, a directory or a file"
 [ -n "$target" ] || die "target is required: a Kubernetes minor such as 1.37"
@@ -60,6 +77,9 @@ fi
 if [ -z "$server" ] && [ -n "${UPGRADESCOPE_READ_TOKEN:-}" ]; then
 	die "read-token is set but server is not: the token goes to a fleet server only"
 fi
+if [ -n "$ca_file" ] && [ -z "$server" ]; then
+	die "server-ca-file is set but server is not"
+fi
 
 # Install unless told the binary is on PATH. Release binaries are not published yet:
 # go install builds the version from the module proxy.
@@ -67,13 +87,14 @@ case $version in
 preinstalled) ;;
 latest) ;;
 *)
-	printf '%s' "$version" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$' ||
-		die "version \"$(shown "$version")\": want preinstalled, latest or a release such as v0.3.0"
+	printf '%s' "$version" | grep -Eq "$release|$commit" ||
+		die "version \"$(shown "$version")\": want preinstalled, latest, a release such as v0.3.0 or a commit"
 	;;
 esac
 if [ "$version" != preinstalled ]; then
 	command -v go >/dev/null 2>&1 || die "version $version is installed with go install, and go is not on PATH: set up Go first, or install upgradescope and set version: preinstalled"
-	bin=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/upgradescope-bin
+	# A directory of its own: a shared /tmp must not let another user swap the binary.
+	bin=$(mktemp -d "$tmp/upgradescope-bin.XXXXXX") || die "cannot create a directory under $(shown "$tmp")"
 	GOBIN=$bin go install "$module@$version" || die "go install $module@$version failed"
 	PATH=$bin:$PATH
 	export PATH
@@ -83,12 +104,17 @@ if [ "$version" != preinstalled ]; then
 fi
 command -v upgradescope >/dev/null 2>&1 || die "upgradescope is not on PATH (version: preinstalled)"
 
+if [ -z "$out" ]; then
+	# A directory per run: a second step's files never stand in for the first's.
+	out=$(mktemp -d "$tmp/upgradescope.XXXXXX") || die "cannot create a directory under $(shown "$tmp")"
+fi
 mkdir -p "$out" || die "cannot create the output directory $(shown "$out")"
 report=$out/report.json
 sarif=$out/upgradescope.sarif
 summary=$out/summary.md
 codequality=$out/gl-code-quality-report.json
 junit=$out/junit.xml
+rm -f "$report" "$sarif" "$summary" "$codequality" "$junit" || die "cannot clear the output directory $(shown "$out")"
 
 # Every value goes in its flag's --name=value form, so one starting with - stays a value.
 set -- --files="$path" --target="$target" --fail-on="$fail_on" --output=json --quiet
@@ -100,6 +126,9 @@ if [ -n "$config" ]; then
 fi
 if [ -n "$server" ]; then
 	set -- gate --server="$server" "$@"
+	if [ -n "$ca_file" ]; then
+		set -- "$@" --server-ca-file="$ca_file"
+	fi
 	if [ -n "$cluster" ]; then
 		set -- "$@" --cluster="$cluster"
 	fi

@@ -23,7 +23,7 @@ const OrphanReason = "without their CustomResourceDefinition in the files"
 func Overlay(cluster, manifests *Document) *Document {
 	rewritten := objectsOf(manifests)
 	out := *cluster
-	out.FilesBase = ""
+	out.FilesBase = manifests.FilesBase // where the manifests' file:line evidence is relative to
 	out.APIUsage = mergeUsage(manifests.APIUsage, without(cluster.APIUsage, rewritten))
 	out.APIAuthorshipUnknown = mergeUsage(manifests.APIAuthorshipUnknown, without(cluster.APIAuthorshipUnknown, rewritten))
 	out.Probes = mergeProbes(cluster.Probes, manifests.Probes, rewritten)

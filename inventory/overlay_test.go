@@ -101,7 +101,7 @@ func TestOverlayJudgesEachObjectAsTheManifestsWriteIt(t *testing.T) {
 	if p.Count != 1 || p.Examined != 5 || len(p.Objects) != 1 || p.Objects[0].Name != "runner" {
 		t.Errorf("probe %+v: shop/web is rewritten without the socket, ci/runner still mounts it", p)
 	}
-	if got.Source != SourceCluster || got.ClusterID != "uid" || got.FilesBase != "" || len(got.Nodes) != 1 || len(got.HelmReleases) != 1 {
+	if got.Source != SourceCluster || got.ClusterID != "uid" || got.FilesBase != "/tmp/x" || len(got.Nodes) != 1 || len(got.HelmReleases) != 1 {
 		t.Errorf("what manifests cannot hold should stay the cluster's: %+v", got)
 	}
 	if want := []Namespace{{Name: "shop", Team: "payments"}, {Name: "new"}}; !reflect.DeepEqual(got.Namespaces, want) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,11 @@ import (
 
 // InventoryContentType marks a gate body that is an inventory document, not manifests.
 const InventoryContentType = "application/vnd.upgradescope.inventory+json"
+
+// GateContentType marks a gate body holding an inventory and the suppression file to judge
+// it with, {"inventory": {...}, "config": "<.upgradescope.yaml>"}: what `upgradescope gate`
+// sends, so a suppression file travels in the body, never in a URL a proxy logs or cuts.
+const GateContentType = "application/vnd.upgradescope.gate+json"
 
 // Bounds of a gate request besides its bytes (Config.MaxGateBytes).
 const (
@@ -72,9 +78,12 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 			return err
 		}
 	}
-	doc, err := s.gateInventory(w, r)
+	doc, ignore, err := s.gateInventory(w, r)
 	if err != nil {
 		return err
+	}
+	if ignore != nil {
+		req.ignore = ignore
 	}
 	rep, owner, err := s.judgeGate(r, req, doc, c)
 	if err != nil {
@@ -237,7 +246,7 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	}
 	rep, err := s.engine.Evaluate(ctx, doc, []string{req.target}, now, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gate evaluation at %s: %w", req.target, err)
+		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation at %s: %w", req.target, err))
 	}
 	if len(rep.Targets) != 1 {
 		return nil, nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
@@ -247,7 +256,7 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	}
 	base, err := s.engine.Evaluate(ctx, context, []string{req.target}, now, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err)
+		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err))
 	}
 	report.AgainstContext(&rep.Targets[0], base.Targets[0], c.Name, snapID)
 	return rep, namespaceTeams(context), nil
@@ -292,26 +301,57 @@ func parseGate(r *http.Request) (gateRequest, error) {
 }
 
 // gateInventory reads the body as an inventory document or collects its manifests, bounded.
-func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, error) {
+func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, []report.IgnoreRule, error) {
 	media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || media != InventoryContentType && !manifestTypes[media] {
-		return nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), InventoryContentType))
+	if err != nil || media != InventoryContentType && media != GateContentType && !manifestTypes[media] {
+		return nil, nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), InventoryContentType))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxGateBytes)))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes (--max-gate-bytes)", s.cfg.MaxGateBytes))
+		return nil, nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes (--max-gate-bytes)", s.cfg.MaxGateBytes))
 	} else if err != nil {
-		return nil, fail(http.StatusBadRequest, "read the body: "+err.Error())
+		return nil, nil, fail(http.StatusBadRequest, "read the body: "+err.Error())
 	}
-	if media == InventoryContentType {
+	switch media {
+	case GateContentType:
+		return gateEnvelope(body)
+	case InventoryContentType:
 		doc, err := inventory.Parse(body)
 		if err != nil {
-			return nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
+			return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
 		}
-		return doc, nil
+		return doc, nil, nil
 	}
-	return s.collectManifests(body)
+	doc, err := s.collectManifests(body)
+	return doc, nil, err
+}
+
+// gateEnvelope reads an inventory and its suppression file; no config is no ignore rule.
+func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error) {
+	var env struct {
+		Inventory json.RawMessage `json:"inventory"`
+		Config    string          `json:"config"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, "gate body: "+err.Error())
+	}
+	if len(env.Config) > maxGateConfig {
+		return nil, nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("config: at most %d bytes", maxGateConfig))
+	}
+	doc, err := inventory.Parse(env.Inventory)
+	if err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
+	}
+	ignore := []report.IgnoreRule{}
+	if env.Config != "" {
+		cfg, err := config.Parse("config", []byte(env.Config))
+		if err != nil {
+			return nil, nil, fail(http.StatusUnprocessableEntity, err.Error())
+		}
+		ignore = cfg.Ignore
+	}
+	return doc, ignore, nil
 }
 
 // collectManifests runs the files collector over the body, written to a private temporary
@@ -345,4 +385,14 @@ func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	doc := files.Inventory(res, s.now())
 	doc.FilesBase = "" // the temporary directory means nothing to the caller
 	return doc, nil
+}
+
+// gateEvalError answers an evaluation that crossed the engine's bounds as busy (503 with
+// Retry-After): on a loaded server that is what a bound crossing is, and a pipeline retries.
+func gateEvalError(err error) error {
+	var le *engine.LimitError
+	if errors.As(err, &le) {
+		return fail(http.StatusServiceUnavailable, "the server is busy: the evaluation crossed its bounds ("+le.Error()+"), retry later")
+	}
+	return err
 }

@@ -136,3 +136,35 @@ func TestTheGateRefusesWhatItCannotJudge(t *testing.T) {
 		t.Errorf("a document past the YAML node budget: %d %.300s", r.status, r.body)
 	}
 }
+
+// upgradescope gate sends the inventory and its suppression file in one body, so the file
+// never travels in a URL.
+func TestTheGateReadsAnInventoryAndItsSuppressionFileFromTheBody(t *testing.T) {
+	ts := newServer(t, nil)
+	inv, err := json.Marshal(teamsInventory(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(config string) []byte {
+		data, _ := json.Marshal(map[string]any{"inventory": json.RawMessage(inv), "config": config})
+		return data
+	}
+	header := http.Header{"Content-Type": {server.GateContentType}}
+	cfg := "ignore:\n  - category: removed-api\n    reason: migrating this sprint\n"
+	r := ts.do("POST", "/api/v1/gate?target=1.33", "", body(cfg), header)
+	if r.status != 200 || !strings.Contains(string(r.body), `"reason": "migrating this sprint"`) {
+		t.Errorf("the body's suppression file should take both blockers out: %d %.400s", r.status, r.body)
+	}
+	if r := ts.do("POST", "/api/v1/gate?target=1.33", "", body(""), header); r.status != 422 {
+		t.Errorf("without a suppression file the blockers count: %d", r.status)
+	}
+	for name, b := range map[string][]byte{
+		"a suppression file past 32 KiB": body(strings.Repeat("#", 33<<10)),
+		"a body that is no JSON":          []byte("{"),
+		"an invalid suppression file":     body("ignore: [{key: x}]"),
+	} {
+		if r := ts.do("POST", "/api/v1/gate?target=1.33", "", b, header); r.status != 422 {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+}

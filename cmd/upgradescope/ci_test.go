@@ -112,8 +112,11 @@ func TestActionAndScriptAgreeOnInputsAndOutputs(t *testing.T) {
 	used := map[string]bool{}
 	for env, value := range step.Env {
 		m := inputRef.FindStringSubmatch(value)
+		if value == "${{ github.action_ref }}" && read[env] {
+			continue // the ref the Action was pinned at: what version follows by default
+		}
 		if m == nil {
-			t.Errorf("env %s = %q, want ${{ inputs.NAME }}", env, value)
+			t.Errorf("env %s = %q, want ${{ inputs.NAME }} (or the Action's ref, read by the script)", env, value)
 			continue
 		}
 		if _, ok := a.Inputs[m[1]]; !ok {
@@ -190,7 +193,12 @@ func runAction(t *testing.T, inputs map[string]string) actionRun {
 		"GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + summaryFile, "RUNNER_TEMP=" + tmp,
 	}
 	for name, value := range step.Env {
-		input := inputRef.FindStringSubmatch(value)[1]
+		m := inputRef.FindStringSubmatch(value)
+		if m == nil {
+			env = append(env, name+"="+inputs["github.action_ref"])
+			continue
+		}
+		input := m[1]
 		v, ok := inputs[input]
 		if !ok && a.Inputs[input].Default != nil {
 			v = *a.Inputs[input].Default
@@ -342,7 +350,7 @@ func TestCIScriptRefusesBadInputsNamingThem(t *testing.T) {
 	}{
 		{"no path", map[string]string{"path": ""}, "path is required"},
 		{"no target", map[string]string{"target": ""}, "target is required"},
-		{"a version that is no release", map[string]string{"version": "v1;rm -rf /\n::error::x"}, `version "v1;rm -rf / ::error::x": want preinstalled, latest or a release`},
+		{"a version that is no release", map[string]string{"version": "v1;rm -rf /\n::error::x"}, `version "v1;rm -rf / ::error::x": want preinstalled, latest, a release such as v0.3.0 or a commit`},
 		{"allow-incomplete not a bool", map[string]string{"allow-incomplete": "yes"}, `allow-incomplete "yes": want true or false`},
 		{"a cluster without a server", map[string]string{"cluster": "prod"}, `cluster "prod" needs server`},
 		{"a token without a server", map[string]string{"read-token": "secret-token"}, "read-token is set but server is not"},
@@ -401,8 +409,9 @@ func TestGitLabTemplateRunsTheCIScript(t *testing.T) {
 		}
 	}
 	for name := range read {
-		// The token is a masked CI/CD variable, never a value in a file.
-		if _, ok := job.Variables[name]; !ok && name != "UPGRADESCOPE_READ_TOKEN" {
+		// The token is a masked CI/CD variable, never a value in a file; the Action's ref is
+		// GitHub's alone.
+		if _, ok := job.Variables[name]; !ok && name != "UPGRADESCOPE_READ_TOKEN" && name != "UPGRADESCOPE_ACTION_REF" {
 			t.Errorf("the script reads %s, which the template does not declare", name)
 		}
 	}

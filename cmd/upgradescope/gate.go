@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -24,9 +25,17 @@ import (
 	"github.com/upgradescope/upgradescope/server"
 )
 
-// maxGateConfig bounds the .upgradescope.yaml a gate sends: it travels URL-encoded in the
-// query, which the server bounds with its request header.
+// maxGateConfig bounds the .upgradescope.yaml a gate sends in its body, as the server does.
 const maxGateConfig = 32 << 10
+
+// Gate's patience: the server may queue a gate behind others before it evaluates it (twice,
+// against a cluster), so one request may take well beyond a read's timeout; a busy server's
+// 503 is retried after its Retry-After.
+const (
+	defaultGateTimeout = 5 * time.Minute
+	gateAttempts       = 3
+	maxGateRetryWait   = time.Minute
+)
 
 // gateFlags are gate's flags: the server, what to send and how the answer is wanted.
 type gateFlags struct {
@@ -40,6 +49,8 @@ type gateFlags struct {
 	failOn          string
 	allowIncomplete bool
 	configPath      string
+	sarifBase       string
+	timeout         time.Duration
 	teamLabel       string
 	bundles         bundleFlags
 	quiet           bool
@@ -58,13 +69,14 @@ unknown without --allow-incomplete), 1 on an error, the server's message printed
 --files is read here, with the collector scan --files uses, and sent as the inventory it
 makes: every object keeps its file and line, and the report is the one scan --files would
 print at the server's clock and with the server's bundles. Which kinds are worth reading is
-this binary's knowledge (or --bundle's): keep it at the server's version. Run it from the
-repository root with a relative --files path, as CI does: SARIF and Code Quality locations
-are then repository paths.
+this binary's knowledge (or --bundle's): keep it at the server's version. The server answers
+JSON and the report is rendered here, as scan renders it: SARIF and Code Quality locations
+are relative to the repository root holding --files (or --sarif-base).
 
---cluster judges the manifests against that stored cluster (where the server offers it).
-The suppression file (--config, else .upgradescope.yaml beside the input or in the working
-directory) is sent with the request, at most 32 KiB.`,
+--cluster judges the manifests applied to that stored cluster, failing only on what they
+introduce. The suppression file (--config, else .upgradescope.yaml beside the input or in
+the working directory) travels in the request body, at most 32 KiB. A busy server (503) is
+asked again after its Retry-After, up to three times.`,
 		Example: `  upgradescope gate --server https://fleet.example.com --read-token-file read.token --files ./rendered --target 1.37
   upgradescope gate --server https://fleet.example.com --cluster prod-eu-1 --files ./rendered --target 1.37 -o sarif > gate.sarif
   upgradescope gate --server http://127.0.0.1:8080 --inventory inventory.json --target 1.37 -o json`,
@@ -85,6 +97,8 @@ directory) is sent with the request, at most 32 KiB.`,
 	fl.StringVar(&f.failOn, "fail-on", report.FailOnBlocker, "exit 2 on: blocker, warning or never")
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when the verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file sent with the request (default: .upgradescope.yaml beside the input, else in the working directory)")
+	fl.StringVar(&f.sarifBase, "sarif-base", "", "directory SARIF and Code Quality locations are relative to (default: the repository root holding --files, else the working directory)")
+	fl.DurationVar(&f.timeout, "timeout", defaultGateTimeout, "longest one request may take, waiting for a turn on a busy server included")
 	fl.StringVar(&f.teamLabel, "team-label", "team", "with --files: Namespace label whose value names the team that owns it")
 	f.bundles.register(cmd)
 	registerQuiet(cmd, &f.quiet)
@@ -112,7 +126,12 @@ func (f *gateFlags) gateQuery() (url.Values, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--fail-on: %w", err)
 	}
-	q := url.Values{"target": {minor}, "format": {format}, "fail-on": {failOn},
+	if f.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
+	}
+	f.output = format
+	// The server answers JSON; the report is rendered here, as scan renders it.
+	q := url.Values{"target": {minor}, "format": {output.FormatJSON}, "fail-on": {failOn},
 		"allow-incomplete": {strconv.FormatBool(f.allowIncomplete)}}
 	if f.cluster != "" {
 		q.Set("cluster", f.cluster)
@@ -134,10 +153,11 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
+	c.http.Timeout = f.timeout
 	if c.warning != "" {
-		fmt.Fprintln(s.err, "upgradescope: warning:", c.warning)
+		fmt.Fprintln(s.err, "upgradescope:", "warning:", c.warning)
 	}
-	body, dir, err := f.inventoryBody(ctx, s)
+	inv, dir, err := f.inventoryBody(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -145,29 +165,25 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	if cfg != "" {
-		q.Set("config", cfg)
+	body, err := json.Marshal(struct {
+		Inventory json.RawMessage `json:"inventory"`
+		Config    string          `json:"config,omitempty"`
+	}{inv, cfg})
+	if err != nil {
+		return fmt.Errorf("encode the request: %w", err)
 	}
-	verdict, answer, err := c.gate(ctx, q, body)
-	if answer != nil {
-		if _, werr := s.out.Write(answer); werr != nil {
-			return fmt.Errorf("write report: %w", werr)
-		}
-	}
+	rep, err := c.gate(ctx, s, q, body)
 	if err != nil {
 		return err
 	}
-	if verdict != "" {
-		return &exitError{code: exitGate, msg: "gate failed: " + gateReason(verdict, q.Get("fail-on"))}
+	opts := output.Options{FailOn: q.Get("fail-on"), SARIFBase: sarifBase(f.sarifBase, rep.FilesBase)}
+	if err := output.Render(s.out, f.output, rep, opts); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if reason := rep.Gate(q.Get("fail-on"), f.allowIncomplete); reason != "" {
+		return &exitError{code: exitGate, msg: "gate failed: " + reason}
 	}
 	return nil
-}
-
-func gateReason(verdict, failOn string) string {
-	if verdict == report.VerdictUnknown {
-		return "verdict unknown (a required capability was not assessed; see the report)"
-	}
-	return fmt.Sprintf("verdict %s, a finding at or above --fail-on %s", verdict, failOn)
 }
 
 // inventoryBody is the inventory the gate judges, as JSON, and the directory a suppression
@@ -228,44 +244,80 @@ func (f *gateFlags) configText(dir string) (string, error) {
 	return string(data), nil
 }
 
-// gate posts the inventory to /api/v1/gate. It answers the report to print; the verdict when
-// the gate failed (422 with a report), "" when it passed (200); and an *apiError for any other
-// answer, the server's JSON error included.
-func (c *apiClient) gate(ctx context.Context, q url.Values, body []byte) (string, []byte, error) {
+// gate posts the request to /api/v1/gate and answers the report the server judged: with a
+// 200 (the gate passed) or a 422 carrying a report (it failed); the caller gates on the
+// report as scan does. Anything else is an error: a refusal with the server's message, or an
+// answer that is no gate's (a proxy's sign-in page). A busy server is asked again.
+func (c *apiClient) gate(ctx context.Context, s streams, q url.Values, body []byte) (*report.Report, error) {
+	for attempt := 1; ; attempt++ {
+		rep, wait, err := c.gateOnce(ctx, q, body)
+		if wait == 0 || attempt == gateAttempts {
+			return rep, err
+		}
+		fmt.Fprintf(s.err, "upgradescope: %v; asking again in %s\n", err, wait)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// gateOnce is one request; a busy answer (503) also says how long to wait before the next.
+func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*report.Report, time.Duration, error) {
 	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(body), q, "api", "v1", "gate")
 	if err != nil {
-		return "", nil, err
+		return nil, 0, err
 	}
-	req.Header.Set("Content-Type", server.InventoryContentType)
+	req.Header.Set("Content-Type", server.GateContentType)
+	// Errors name the endpoint alone: the URL's query is the caller's business.
+	where := c.endpoint("api", "v1", "gate")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", nil, fmt.Errorf("POST %s: %w", c.endpoint("api", "v1", "gate"), err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, 0, fmt.Errorf("POST %s: %w", where, err)
 	}
 	defer resp.Body.Close()
-	verdict := resp.Header.Get("X-Upgradescope-Verdict")
-	failed := resp.StatusCode == http.StatusUnprocessableEntity && verdict != ""
-	// Errors name the endpoint, not the query: it may carry a whole suppression file.
 	bare := req.Clone(ctx)
 	bare.URL.RawQuery = ""
-	if resp.StatusCode != http.StatusOK && !failed {
-		return "", nil, c.refusal(bare, resp)
+	verdict := resp.Header.Get("X-Upgradescope-Verdict")
+	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return nil, retryAfter(resp.Header.Get("Retry-After")), c.refusal(bare, resp)
+	case resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusUnprocessableEntity && verdict != ""):
+		return nil, 0, c.refusal(bare, resp)
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIAnswer+1))
 	if err != nil {
-		return "", nil, fmt.Errorf("POST %s: read the answer: %w", bare.URL.Redacted(), err)
+		return nil, 0, fmt.Errorf("POST %s: read the answer: %w", where, err)
 	}
 	if len(answer) > maxAPIAnswer {
-		return "", nil, fmt.Errorf("POST %s: the answer is larger than %d MiB", bare.URL.Redacted(), maxAPIAnswer>>20)
+		return nil, 0, fmt.Errorf("POST %s: the answer is larger than %d MiB", where, maxAPIAnswer>>20)
 	}
-	if failed && isErrorAnswer(answer) {
+	if isErrorAnswer(answer) {
 		// A refusal that happens to carry a verdict is still a refusal, not a report.
 		resp.Body = io.NopCloser(bytes.NewReader(answer))
-		return "", nil, c.refusal(bare, resp)
+		return nil, 0, c.refusal(bare, resp)
 	}
-	if !failed {
-		verdict = ""
+	var rep report.Report
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if verdict == "" || media != "application/json" || json.Unmarshal(answer, &rep) != nil || len(rep.Targets) == 0 {
+		return nil, 0, fmt.Errorf("POST %s: %s is not an upgradescope gate's answer (content type %q): is --server a fleet server?",
+			where, resp.Status, resp.Header.Get("Content-Type"))
 	}
-	return verdict, answer, nil
+	return &rep, 0, nil
+}
+
+// retryAfter is how long a busy server asks to wait, within bounds; 5 s when it does not say.
+func retryAfter(h string) time.Duration {
+	n, err := strconv.Atoi(h)
+	if err != nil || n < 1 {
+		return 5 * time.Second
+	}
+	return min(time.Duration(n)*time.Second, maxGateRetryWait)
 }
 
 // isErrorAnswer tells the server's {"error": …} answer from a report.

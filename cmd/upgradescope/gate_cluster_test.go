@@ -67,7 +67,8 @@ func TestGateAndTheActionJudgeManifestsAgainstAStoredCluster(t *testing.T) {
 		t.Errorf("re-applying shop/a: exit %d\n%s\n%s", g.code, g.stdout, g.stderr)
 	}
 	write(t, manifests, "new.yaml", "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: b, namespace: shop}\nspec: {}\n")
-	if g := gate(); g.code != exitGate || !strings.Contains(g.stdout, `"source": "manifest"`) || !strings.Contains(g.stdout, `"file": "new.yaml"`) {
+	if g := gate(); g.code != exitGate || !strings.Contains(g.stdout, `"source": "manifest"`) || !strings.Contains(g.stdout, `"file": "new.yaml"`) ||
+		!strings.Contains(g.stdout, `"filesBase": "`+manifests+`"`) {
 		t.Errorf("a new Ingress at a removed API: exit %d\n%s\n%s", g.code, g.stdout, g.stderr)
 	}
 	r := runAction(t, map[string]string{"path": manifests, "target": "1.33", "version": "preinstalled", "server": p.url,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/report"
 )
 
 const gateReadToken = "gate-read-token-0123456789abcdef"
@@ -58,7 +61,7 @@ func TestGateAgainstARealServer(t *testing.T) {
 		if !strings.Contains(g.stdout, `"file": "ci-runner.yaml"`) || !strings.Contains(g.stdout, `"filesBase": "../../examples/manifests"`) {
 			t.Errorf("the report lost the objects' files:\n%s", g.stdout)
 		}
-		if !strings.Contains(g.stderr, "gate failed: verdict blocked") {
+		if !strings.Contains(g.stderr, "gate failed: 1.37: 4 blockers") {
 			t.Errorf("stderr = %q, want the failed gate named", g.stderr)
 		}
 	})
@@ -148,58 +151,96 @@ func TestGateRefusesABadServerURL(t *testing.T) {
 
 // TestGateTellsAFailedGateFromARefusal: only a 422 with a verdict and a report is a failed
 // gate; a JSON error is an error whatever its status and headers.
+// gateAnswer is a report as a server answers it: JSON, one target.
+func gateAnswer(t *testing.T, verdict string, blockers int) string {
+	t.Helper()
+	rep := report.Report{SchemaVersion: 1, Source: "files", Bundles: []report.BundleInfo{}, Targets: []report.TargetResult{{
+		Target: "1.37", Verdict: verdict, Score: report.Score(blockers, 0), Blockers: blockers,
+		Findings: []report.Finding{}, Suppressed: []report.Finding{}, NotAssessed: []report.Gap{}}}}
+	if verdict == report.VerdictUnknown {
+		rep.Targets[0].NotAssessed = []report.Gap{{Capability: "helm", Required: true, Reason: "forbidden"}}
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 func TestGateTellsAFailedGateFromARefusal(t *testing.T) {
-	const report = `{"schemaVersion": 1}`
+	type answer struct {
+		status         int
+		verdict, ctype string
+		body, location string
+		retryAfter     string
+	}
+	ready, blocked, unknown := gateAnswer(t, "ready", 0), gateAnswer(t, "blocked", 1), gateAnswer(t, "unknown", 0)
 	for _, tt := range []struct {
-		name     string
-		status   int
-		verdict  string
-		body     string
-		code     int
-		stdout   string
-		stderr   string
-		location string
+		name    string
+		answers []answer
+		code    int
+		stdout  string
+		stderr  string
 	}{
-		{name: "200 passes", status: 200, verdict: "ready", body: report, code: 0, stdout: report},
-		{name: "422 with a verdict and a report fails the gate", status: 422, verdict: "blocked", body: report, code: 2, stdout: report,
-			stderr: "gate failed: verdict blocked, a finding at or above --fail-on blocker"},
-		{name: "422 with an unknown verdict", status: 422, verdict: "unknown", body: report, code: 2, stdout: report, stderr: "gate failed: verdict unknown"},
-		{name: "422 with a JSON error is an error", status: 422, body: `{"error":"cluster: not available yet"}`, code: 1,
-			stderr: "/api/v1/gate: 422 Unprocessable Entity: cluster: not available yet"},
-		{name: "a JSON error is an error even beside a verdict", status: 422, verdict: "blocked", body: `{"error":"boom"}`, code: 1,
-			stderr: "422 Unprocessable Entity: boom"},
-		{name: "413", status: 413, body: `{"error":"the body is larger than 10 bytes (--max-gate-bytes)"}`, code: 1, stderr: "413 Request Entity Too Large: the body is larger"},
-		{name: "500 without JSON", status: 500, body: "oops", code: 1, stderr: "500 Internal Server Error: oops"},
-		{name: "a redirect is not followed", status: 302, location: "https://elsewhere.example/api/v1/gate", code: 1, stderr: "redirected to https://elsewhere.example"},
+		{"200 passes and the report is rendered here", []answer{{status: 200, verdict: "ready", body: ready}}, 0, "READY, score 100/100", ""},
+		{"422 with a verdict and a report fails the gate as scan does", []answer{{status: 422, verdict: "blocked", body: blocked}}, 2,
+			"BLOCKED", "gate failed: 1.37: 1 blocker"},
+		{"422 with an unknown verdict", []answer{{status: 422, verdict: "unknown", body: unknown}}, 2, "UNKNOWN",
+			"gate failed: 1.37: verdict unknown (helm not assessed)"},
+		{"422 with a JSON error is an error", []answer{{status: 422, body: `{"error":"cluster not found"}`}}, 1, "",
+			"/api/v1/gate: 422 Unprocessable Entity: cluster not found"},
+		{"a JSON error is an error even beside a verdict", []answer{{status: 422, verdict: "blocked", body: `{"error":"boom"}`}}, 1, "",
+			"422 Unprocessable Entity: boom"},
+		{"a 200 that is no gate's answer is an error", []answer{{status: 200, ctype: "text/html", body: "<html>Sign in</html>"}}, 1, "",
+			"is not an upgradescope gate's answer"},
+		{"a busy server is asked again after its Retry-After", []answer{{status: 503, retryAfter: "1", body: `{"error":"busy"}`},
+			{status: 200, verdict: "ready", body: ready}}, 0, "READY", "asking again in 1s"},
+		{"a server busy every time is an error", []answer{{status: 503, retryAfter: "1", body: `{"error":"busy"}`}}, 1, "",
+			"503 Service Unavailable: busy"},
+		{"413", []answer{{status: 413, body: `{"error":"the body is larger than 10 bytes (--max-gate-bytes)"}`}}, 1, "",
+			"413 Request Entity Too Large: the body is larger"},
+		{"500 without JSON", []answer{{status: 500, body: "oops"}}, 1, "", "500 Internal Server Error: oops"},
+		{"a redirect is not followed", []answer{{status: 302, location: "https://elsewhere.example/api/v1/gate"}}, 1, "",
+			"redirected to https://elsewhere.example"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *http.Request
+			var got []*http.Request
+			var bodies [][]byte
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				got = r
-				if tt.verdict != "" {
-					w.Header().Set("X-Upgradescope-Verdict", tt.verdict)
+				a := tt.answers[min(len(got), len(tt.answers)-1)]
+				body, _ := io.ReadAll(r.Body)
+				got, bodies = append(got, r), append(bodies, body)
+				for k, v := range map[string]string{"X-Upgradescope-Verdict": a.verdict, "Location": a.location, "Retry-After": a.retryAfter} {
+					if v != "" {
+						w.Header().Set(k, v)
+					}
 				}
-				if tt.location != "" {
-					w.Header().Set("Location", tt.location)
-				}
-				w.WriteHeader(tt.status)
-				_, _ = io.WriteString(w, tt.body)
+				w.Header().Set("Content-Type", cmp.Or(a.ctype, "application/json"))
+				w.WriteHeader(a.status)
+				_, _ = io.WriteString(w, a.body)
 			}))
 			defer srv.Close()
 			cfg := write(t, t.TempDir(), ".upgradescope.yaml", "ignore:\n  - category: deprecated-api\n    reason: later\n")
 			r := runCLI(t, "gate", "--server", srv.URL, "--read-token", gateReadToken, "--inventory", "../../testdata/clean-is-ready/inventory.json",
-				"--target", "v1.37", "--cluster", "prod", "-o", "sarif", "--fail-on", "blocker", "--config", cfg)
-			if r.code != tt.code || r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.stderr) {
+				"--target", "v1.37", "--cluster", "prod", "-o", "markdown", "--fail-on", "blocker", "--config", cfg)
+			if r.code != tt.code || !strings.Contains(r.stdout, tt.stdout) || (tt.stdout == "" && r.stdout != "") || !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)
 			}
 			if strings.Contains(r.stderr, "later") || strings.Contains(r.stderr, gateReadToken) {
-				t.Errorf("the error shows the query or the token: %s", r.stderr)
+				t.Errorf("the error shows the suppression file or the token: %s", r.stderr)
 			}
-			q := got.URL.Query()
-			if got.Method != http.MethodPost || got.URL.Path != "/api/v1/gate" || q.Get("target") != "1.37" || q.Get("cluster") != "prod" ||
-				q.Get("format") != "sarif" || q.Get("fail-on") != "blocker" || q.Get("allow-incomplete") != "false" || !strings.Contains(q.Get("config"), "reason: later") ||
-				got.Header.Get("Content-Type") != "application/vnd.upgradescope.inventory+json" || got.Header.Get("Authorization") != "Bearer "+gateReadToken {
-				t.Errorf("request %s %s %v %v", got.Method, got.URL.Path, q, got.Header)
+			req, q := got[0], got[0].URL.Query()
+			var sent struct {
+				Inventory json.RawMessage
+				Config    string
+			}
+			if err := json.Unmarshal(bodies[0], &sent); err != nil || len(sent.Inventory) == 0 || !strings.Contains(sent.Config, "reason: later") {
+				t.Errorf("body %s: want the inventory and the suppression file", bodies[0])
+			}
+			if req.Method != http.MethodPost || req.URL.Path != "/api/v1/gate" || q.Get("target") != "1.37" || q.Get("cluster") != "prod" ||
+				q.Get("format") != "json" || q.Get("fail-on") != "blocker" || q.Get("allow-incomplete") != "false" || q.Has("config") ||
+				req.Header.Get("Content-Type") != "application/vnd.upgradescope.gate+json" || req.Header.Get("Authorization") != "Bearer "+gateReadToken {
+				t.Errorf("request %s %s %v %v", req.Method, req.URL.Path, q, req.Header)
 			}
 		})
 	}
