@@ -160,8 +160,8 @@ func TestTheGateReadsAnInventoryAndItsSuppressionFileFromTheBody(t *testing.T) {
 	}
 	for name, b := range map[string][]byte{
 		"a suppression file past 32 KiB": body(strings.Repeat("#", 33<<10)),
-		"a body that is no JSON":          []byte("{"),
-		"an invalid suppression file":     body("ignore: [{key: x}]"),
+		"a body that is no JSON":         []byte("{"),
+		"an invalid suppression file":    body("ignore: [{key: x}]"),
 	} {
 		if r := ts.do("POST", "/api/v1/gate?target=1.33", "", b, header); r.status != 422 {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
