@@ -12,7 +12,6 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/probetest"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/rollout"
 )
 
@@ -44,11 +43,7 @@ func fleetDir(t *testing.T, eng *engine.Engine, scenarios ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, s := range scenarios {
-		doc, err := inventory.ReadFile(filepath.Join("..", "testdata", s, "inventory.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		probetest.FoundNothing(doc, eng.Probes())
+		doc := probetest.Scenario(t, "..", s, eng.Probes())
 		raw, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)

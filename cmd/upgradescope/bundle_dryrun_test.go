@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/probetest"
-	"github.com/upgradescope/upgradescope/inventory"
 )
 
 const dryRunData = "../../testdata/dry-run"
@@ -25,11 +23,7 @@ func dryRunFleet(t *testing.T, scenarios ...string) string {
 	}
 	dir := t.TempDir()
 	for _, s := range scenarios {
-		doc, err := inventory.ReadFile(filepath.Join("../../testdata", s, "inventory.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		probetest.FoundNothing(doc, eng.Probes())
+		doc := probetest.Scenario(t, "../..", s, eng.Probes())
 		raw, _ := json.Marshal(doc)
 		write(t, dir, s+".json", string(raw))
 	}

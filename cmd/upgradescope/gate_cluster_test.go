@@ -10,7 +10,6 @@ import (
 
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/probetest"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 )
 
@@ -22,11 +21,7 @@ func pushInventory(t *testing.T, url, token, name, scenario string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := inventory.ReadFile(filepath.Join("../../testdata", scenario, "inventory.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probetest.FoundNothing(doc, eng.Probes())
+	doc := probetest.Scenario(t, "../..", scenario, eng.Probes())
 	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: name, AgentVersion: "test",
 		KBVersion: "test", Inventory: doc})
 	if err != nil {

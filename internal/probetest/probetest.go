@@ -2,6 +2,9 @@
 package probetest
 
 import (
+	"path/filepath"
+	"testing"
+
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/probe"
 )
@@ -22,4 +25,17 @@ func FoundNothing(doc *inventory.Document, set *probe.Set) {
 		}
 	}
 	inventory.SortProbes(doc.Probes)
+}
+
+// Scenario reads the inventory of a golden scenario (testdata/<name>/inventory.json under
+// root) as its args.json's probesFoundNothing says to: every probe of set observed, none
+// found. A test failing to read it stops.
+func Scenario(t testing.TB, root, name string, set *probe.Set) *inventory.Document {
+	t.Helper()
+	doc, err := inventory.ReadFile(filepath.Join(root, "testdata", name, "inventory.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	FoundNothing(doc, set)
+	return doc
 }
