@@ -67,12 +67,12 @@ const evalSummary = `{"target":"1.37","verdict":"blocked","score":62,"ready":fal
 
 const clusterSummary = `{"id":1,"name":"prod-eu","clusterUid":"5f1c","firstSeen":"2026-11-29T08:00:00Z",
 	"lastSeen":"2026-11-30T12:00:00Z","serverVersion":"v1.36.2","stale":false,"latestSnapshotId":5,
-	"defaultTarget":"1.37","latest":` + evalSummary + `}`
+	"defaultTarget":"1.37","latest":` + evalSummary + `,"bundles":[{"name":"kb","revision":"2026-11-30.1","behind":false}]}`
 
 // A cluster that never pushed: no version, no default target, no evaluation.
 const newCluster = `{"id":2,"name":"dev","clusterUid":"","firstSeen":"2026-11-30T11:00:00Z",
 	"lastSeen":"2026-11-30T11:00:00Z","serverVersion":"","stale":true,"latestSnapshotId":0,
-	"defaultTarget":"","latest":null}`
+	"defaultTarget":"","latest":null,"bundles":[]}`
 
 const finding = `{"key":"removed-api/flowcontrol.apiserver.k8s.io/v1beta3","category":"removed-api",
 	"severity":"blocker","target":"1.37","title":"FlowSchema uses a removed API"}`
@@ -122,7 +122,7 @@ func TestCheck(t *testing.T) {
 			method: "GET", target: "/api/v1/fleet?targets=1.37,1.38", status: 200, header: jsonHeader,
 			body: `{"targets":["1.37","1.38"],"generatedAt":"2026-11-30T12:00:00Z","clusters":[{"clusterId":1,
 				"name":"prod-eu","lastSeen":"2026-11-30T12:00:00Z","stale":false,"serverVersion":"v1.36.2",
-				"cells":{"1.37":` + evalSummary + `,"1.38":null},"notApplicable":[]}]}`},
+				"cells":{"1.37":` + evalSummary + `,"1.38":null},"notApplicable":[],"bundles":[]}]}`},
 		{name: "an accepted snapshot passes",
 			method: "POST", target: "/api/v1/snapshots", status: 202, header: jsonHeader,
 			body: `{"clusterId":1,"snapshotId":5,"duplicate":false,"evaluated":["1.34","1.37"]}`},
@@ -249,7 +249,7 @@ func TestCheck(t *testing.T) {
 			method: "GET", target: "/api/v1/fleet", status: 200, header: jsonHeader,
 			body: `{"targets":["1.37"],"generatedAt":"2026-11-30T12:00:00Z","clusters":[{"clusterId":1,
 				"name":"prod-eu","lastSeen":"2026-11-30T12:00:00Z","stale":false,"serverVersion":"v1.36.2",
-				"cells":{"latest":null},"notApplicable":[]}]}`,
+				"cells":{"latest":null},"notApplicable":[],"bundles":[]}]}`,
 			wantFail: "latest"},
 	}
 	for _, tt := range tests {
