@@ -1,4 +1,0 @@
--- claim is the token of the lease claimed_until measures, set at each claim (0 when no
--- worker holds the delivery): a worker finishing, retrying or holding its sink names it,
--- so a claimer whose lease ran out and was taken by another worker changes nothing.
-ALTER TABLE notify_deliveries ADD COLUMN claim BIGINT NOT NULL DEFAULT 0;
