@@ -27,15 +27,20 @@ func (s *Server) RunNotifications(ctx context.Context) {
 // enqueues for evals, nil when nothing changed or no sink is configured, and the
 // baselines it was computed against, for the store to check in the ingest's transaction.
 // It sets each evaluation's carried blockers. A cluster's first evaluations are silent;
-// so is a target's first decided one.
+// so is a target's first decided one, and one the cluster's previous pass did not
+// evaluate (a target removed from --targets and added back).
 func (s *Server) notification(ctx context.Context, head store.ClusterHead, name string, evals []store.Evaluation) (*store.Notification, map[string]int64, error) {
 	if s.notifier == nil || len(evals) == 0 {
 		return nil, nil, nil
 	}
+	previous, err := s.previousPass(ctx, head)
+	if err != nil {
+		return nil, nil, err
+	}
 	baselines := make(map[string]int64, len(evals))
 	deltas := make([]notify.TargetDelta, 0, len(evals))
 	for i := range evals {
-		d, base, err := s.delta(ctx, head.ID, &evals[i])
+		d, base, err := s.delta(ctx, head.ID, &evals[i], previous[evals[i].Target])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -56,10 +61,29 @@ func (s *Server) notification(ctx context.Context, head store.ClusterHead, name 
 	return &store.Notification{DeliveryID: body.DeliveryID, Body: raw, Sinks: s.sinkNames}, baselines, nil
 }
 
+// previousPass answers the targets the cluster's latest snapshot was evaluated at.
+func (s *Server) previousPass(ctx context.Context, head store.ClusterHead) (map[string]bool, error) {
+	if head.ID == 0 {
+		return nil, nil
+	}
+	cells, err := s.store.ClusterCells(ctx, head.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read the previous pass: %w", err)
+	}
+	out := make(map[string]bool, len(cells))
+	for _, c := range cells {
+		if c.SnapshotID == head.LatestSnapshotID {
+			out[c.Target] = true
+		}
+	}
+	return out, nil
+}
+
 // delta compares ev with the target's last decided evaluation, sets the blockers ev
-// carries, and answers that evaluation's id (0 when there is none). A baseline whose
-// report cannot be read is logged and treated as none: that target is silent this once.
-func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation) (notify.TargetDelta, int64, error) {
+// carries, and answers that evaluation's id (0 when there is none). The baseline counts
+// only when the previous pass evaluated the target (inPrevious); otherwise, or when its
+// report cannot be read (logged), the target is silent this once.
+func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation, inPrevious bool) (notify.TargetDelta, int64, error) {
 	d := notify.TargetDelta{Target: notify.Target{Target: ev.Target, Verdict: ev.Verdict, Score: ev.Score, Blockers: ev.Blockers}}
 	var cur *report.TargetResult
 	if notify.Decided(ev.Verdict) {
@@ -79,7 +103,7 @@ func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation)
 	case err != nil:
 		return d, 0, err
 	}
-	if !notify.Decided(ev.Verdict) {
+	if !notify.Decided(ev.Verdict) || !inPrevious {
 		return d, base.ID, nil
 	}
 	old, err := s.targetResult(base)

@@ -82,3 +82,32 @@ func TestAPassThatCouldNotAssessACapabilityCarriesTheBaselinesBlockers(t *testin
 		})
 	}
 }
+
+func TestATargetAddedBackIsSilentOnItsFirstEvaluation(t *testing.T) {
+	hook, _ := notify.NewWebhook("http://127.0.0.1:9/never-called", "")
+	withHook := func(targets ...string) func(*server.Config) {
+		return func(c *server.Config) {
+			c.IngestToken, c.Targets = "shared", targets
+			c.Sinks = []notify.Sink{hook}
+		}
+	}
+	a := newServer(t, withHook("1.33"))
+	b := newServerOn(t, a.store, withHook())
+	older := teamsInventory(t)
+	older.ServerVersion = "v1.31.9"
+	for i, step := range []struct {
+		ts  *testServer
+		doc *inventory.Document
+	}{
+		{a, readyInventory(t)}, // ready at 1.33: the cluster's first pass, silent
+		{b, older},             // judged at 1.32 only: 1.33 leaves the pass
+		{a, teamsInventory(t)}, // 1.33 is back, blocked; its last decided evaluation is push 0's
+	} {
+		if r := step.ts.push("shared", envelope(t, "prod", step.doc)); r.status != http.StatusAccepted {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if q, err := a.store.QueuedDeliveries(t.Context()); err != nil || len(q) != 0 {
+		t.Errorf("queued %v, %v; want nothing: 1.33 is silent on its return", q, err)
+	}
+}
