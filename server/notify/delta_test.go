@@ -179,6 +179,23 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 	}
 }
 
+func TestThePublishedSchemaLetsReceiversIgnoreUnknownMembers(t *testing.T) {
+	raw := `{"schemaVersion": 1, "deliveryId": "6f1c9e0d4b2a48a1b3c5d7e9f0a1b2c3", "type": "readiness.changed",
+		"timestamp": "2026-11-30T12:00:00Z", "cluster": {"id": 7, "name": "prod", "region": "eu"},
+		"targets": [{"target": "1.33", "verdict": "ready", "score": 100, "blockers": 0}],
+		"changes": [{"kind": "became-ready", "severity": "info", "title": "ready", "targets": ["1.33"]}], "later": true}`
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compileWebhookSchema(t, false).Validate(v); err != nil {
+		t.Errorf("a body with members added later does not validate: %v", err)
+	}
+	if err := webhookSchema(t).Validate(v); err == nil {
+		t.Error("the closed schema the tests check bodies with accepts unknown members")
+	}
+}
+
 func TestSlackTextIsOneLineForOneChangeElseAHeaderAndBullets(t *testing.T) {
 	one := &Body{Cluster: Cluster{Name: "prod<1>"}, Changes: []Change{{Kind: KindBecameReady,
 		Title: "ready for 1.33: all blockers resolved", Targets: []string{"1.33"}}}}
