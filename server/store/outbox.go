@@ -20,10 +20,9 @@ import (
 type Outbox interface {
 	// ClaimDeliveries leases up to limit due deliveries to one of sinks (the caller's) for
 	// lease, by the store's clock, and answers them, oldest message first. A delivery is
-	// due when its next
-	// attempt time has come, no lease on it is running, its sink is not held, and no
-	// earlier message of its cluster is still queued on its sink (messages of a cluster go
-	// out in order). Deliveries to other sinks are left to replicas that have them (a
+	// due when its next attempt time has come by now (the caller's clock), no lease on it
+	// is running by the store's clock, its sink is not held at now, and no earlier message
+	// of its cluster is still queued on its sink (messages of a cluster go out in order). Deliveries to other sinks are left to replicas that have them (a
 	// rolling update adding one). On PostgreSQL concurrent claimers skip each other's rows
 	// (FOR UPDATE SKIP LOCKED).
 	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, sinks []string) ([]Delivery, error)
