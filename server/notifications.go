@@ -26,19 +26,25 @@ func (s *Server) RunNotifications(ctx context.Context) {
 // notification is the message an ingest of cluster head (zero before its first push)
 // enqueues for evals, nil when nothing changed or no sink is configured, and the
 // baselines it was computed against, for the store to check in the ingest's transaction.
-// A cluster's first evaluations are silent; so is a target's first decided one.
+// It sets each evaluation's carried blockers. A cluster's first evaluations are silent;
+// so is a target's first decided one, and one the cluster's previous pass did not
+// evaluate (a target removed from --targets and added back).
 func (s *Server) notification(ctx context.Context, head store.ClusterHead, name string, evals []store.Evaluation) (*store.Notification, map[string]int64, error) {
 	if s.notifier == nil || len(evals) == 0 {
 		return nil, nil, nil
 	}
+	previous, err := s.previousPass(ctx, head)
+	if err != nil {
+		return nil, nil, err
+	}
 	baselines := make(map[string]int64, len(evals))
 	deltas := make([]notify.TargetDelta, 0, len(evals))
-	for _, ev := range evals {
-		d, base, err := s.delta(ctx, head.ID, ev)
+	for i := range evals {
+		d, base, err := s.delta(ctx, head.ID, &evals[i], previous[evals[i].Target])
 		if err != nil {
 			return nil, nil, err
 		}
-		baselines[ev.Target] = base
+		baselines[evals[i].Target] = base
 		deltas = append(deltas, d)
 	}
 	if head.ID == 0 {
@@ -55,11 +61,38 @@ func (s *Server) notification(ctx context.Context, head store.ClusterHead, name 
 	return &store.Notification{DeliveryID: body.DeliveryID, Body: raw, Sinks: s.sinkNames}, baselines, nil
 }
 
-// delta compares ev with the target's last decided evaluation, and answers that
-// evaluation's id (0 when there is none). A baseline whose report cannot be read is
-// logged and treated as none: that target is silent this once.
-func (s *Server) delta(ctx context.Context, cluster int64, ev store.Evaluation) (notify.TargetDelta, int64, error) {
+// previousPass answers the targets the cluster's latest snapshot was evaluated at.
+func (s *Server) previousPass(ctx context.Context, head store.ClusterHead) (map[string]bool, error) {
+	if head.ID == 0 {
+		return nil, nil
+	}
+	cells, err := s.store.ClusterCells(ctx, head.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read the previous pass: %w", err)
+	}
+	out := make(map[string]bool, len(cells))
+	for _, c := range cells {
+		if c.SnapshotID == head.LatestSnapshotID {
+			out[c.Target] = true
+		}
+	}
+	return out, nil
+}
+
+// delta compares ev with the target's last decided evaluation, sets the blockers ev
+// carries, and answers that evaluation's id (0 when there is none). The baseline counts
+// only when the previous pass evaluated the target (inPrevious); otherwise, or when its
+// report cannot be read (logged), the target is silent this once.
+func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation, inPrevious bool) (notify.TargetDelta, int64, error) {
 	d := notify.TargetDelta{Target: notify.Target{Target: ev.Target, Verdict: ev.Verdict, Score: ev.Score, Blockers: ev.Blockers}}
+	var cur *report.TargetResult
+	if notify.Decided(ev.Verdict) {
+		var err error
+		if cur, err = s.targetResult(store.EvaluationRecord{Evaluation: *ev}); err != nil {
+			return d, 0, err
+		}
+		ev.Carried = notify.Carry(nil, *cur)
+	}
 	if cluster == 0 {
 		return d, 0, nil
 	}
@@ -70,7 +103,7 @@ func (s *Server) delta(ctx context.Context, cluster int64, ev store.Evaluation) 
 	case err != nil:
 		return d, 0, err
 	}
-	if !notify.Decided(ev.Verdict) {
+	if !notify.Decided(ev.Verdict) || !inPrevious {
 		return d, base.ID, nil
 	}
 	old, err := s.targetResult(base)
@@ -79,11 +112,9 @@ func (s *Server) delta(ctx context.Context, cluster int64, ev store.Evaluation) 
 			"target", ev.Target, "err", err)
 		return d, base.ID, nil
 	}
-	cur, err := s.targetResult(store.EvaluationRecord{Evaluation: ev})
-	if err != nil {
-		return d, 0, err
-	}
-	d.Changes = notify.Compare(old, *cur)
+	b := &notify.Baseline{Result: old, Carried: base.Carried}
+	ev.Carried = notify.Carry(b, *cur)
+	d.Changes = notify.Compare(b, *cur)
 	return d, base.ID, nil
 }
 

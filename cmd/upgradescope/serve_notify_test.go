@@ -159,4 +159,7 @@ func killedWhileDelivering(t *testing.T, dbFlag, dbValue string) {
 		b.Changes[0].Kind != notify.KindNewBlocker {
 		t.Errorf("delivered %s (%v), want prod's two new blockers", delivered.body, err)
 	}
+	if strings.Contains(p.logs.String(), "secret-path") {
+		t.Errorf("the restarted serve logged the webhook URL's path:\n%s", p.logs.String())
+	}
 }

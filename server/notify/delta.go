@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -16,22 +17,71 @@ func Decided(verdict string) bool {
 	return verdict == report.VerdictReady || verdict == report.VerdictBlocked
 }
 
+// Baseline is what a target's evaluation is compared with: the target's last decided
+// evaluation and the blockers it carries.
+type Baseline struct {
+	Result *report.TargetResult
+	// Carried are the identities (keys, or titles for findings without one) of the
+	// blockers Result carries, as Carry answered when it was stored: its own, and its own
+	// baseline's carried ones when it could not assess a capability. nil for an evaluation
+	// stored before carried sets were: its own blockers.
+	Carried []string
+}
+
+// carried is b's carried set; empty for no baseline.
+func (b *Baseline) carried() map[string]bool {
+	switch {
+	case b == nil || b.Result == nil:
+		return map[string]bool{}
+	case b.Carried == nil:
+		return keys(b.Result.Findings, isBlocker)
+	}
+	out := make(map[string]bool, len(b.Carried))
+	for _, k := range b.Carried {
+		out[k] = true
+	}
+	return out
+}
+
+// Carry answers the blockers cur carries, to store with it for when it is a baseline:
+// its own blockers and, when it could not assess a capability, every blocker base
+// carried, since what it could not see is carried, not resolved. Sorted; nil for an
+// unknown pass, which is never a baseline.
+func Carry(base *Baseline, cur report.TargetResult) []string {
+	if !Decided(cur.Verdict) {
+		return nil
+	}
+	set := keys(cur.Findings, isBlocker)
+	if len(cur.NotAssessed) > 0 {
+		for k := range base.carried() {
+			set[k] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Compare answers what changed at one target between base, the target's last decided
 // evaluation (nil when it has none), and cur:
 //
 //   - nothing when cur is unknown, or when there is no baseline (a new target or cluster);
-//   - new-blocker for each blocker whose key (its title when it has none) the baseline's
-//     blockers did not have, once per key;
-//   - became-ready when the baseline had a blocker and cur is ready with every capability
-//     assessed: a blocker that vanished because its evidence was not collected this pass is
-//     carried, not announced as resolved;
+//   - new-blocker for each blocker whose key (its title when it has none) the baseline did
+//     not carry, once per key;
+//   - became-ready when the baseline carried a blocker and cur is ready with every
+//     capability assessed: a blocker that vanished because its evidence was not collected
+//     this pass is carried, not announced as resolved, and a pass that could not assess a
+//     capability carries its baseline's blockers on (Carry);
 //   - eol-approaching for each eol-approaching warning the baseline did not have.
-func Compare(base *report.TargetResult, cur report.TargetResult) []Change {
-	if base == nil || !Decided(cur.Verdict) {
+func Compare(base *Baseline, cur report.TargetResult) []Change {
+	if base == nil || base.Result == nil || !Decided(cur.Verdict) {
 		return nil
 	}
 	var out []Change
-	had := keys(base.Findings, isBlocker)
+	had := base.carried()
 	for _, f := range fresh(cur.Findings, had, isBlocker) {
 		out = append(out, change(KindNewBlocker, f, cur.Target))
 	}
@@ -40,7 +90,7 @@ func Compare(base *report.TargetResult, cur report.TargetResult) []Change {
 			Title:  fmt.Sprintf("ready for %s: all blockers resolved", cur.Target),
 			Detail: fmt.Sprintf("score %d", cur.Score), Targets: []string{cur.Target}})
 	}
-	for _, f := range fresh(cur.Findings, keys(base.Findings, isEOLWarning), isEOLWarning) {
+	for _, f := range fresh(cur.Findings, keys(base.Result.Findings, isEOLWarning), isEOLWarning) {
 		out = append(out, change(KindEOLApproaching, f, cur.Target))
 	}
 	return out

@@ -37,6 +37,16 @@ func gap(tr *report.TargetResult) *report.TargetResult {
 	return tr
 }
 
+// carriedSets are the carried sets of the baselines carrying built; other baselines carry
+// their own blockers.
+var carriedSets = map[*report.TargetResult][]string{}
+
+// carrying marks tr as a baseline that carries keys.
+func carrying(tr *report.TargetResult, keys ...string) *report.TargetResult {
+	carriedSets[tr] = keys
+	return tr
+}
+
 // changeList names changes as "kind key" for comparing.
 func changeList(cs []Change) string {
 	var out []string
@@ -73,6 +83,15 @@ func TestBaselineSemantics(t *testing.T) {
 			result("ready"), result("ready"), ""},
 		{"ready with a capability not assessed carries the baseline's blockers",
 			result("blocked", blocker("helm-chart/a")), gap(result("ready")), ""},
+		{"ready with a gap after a ready baseline announces nothing",
+			result("ready"), gap(result("ready")), ""},
+		{"a blocker the baseline carried through its gap is not new",
+			carrying(gap(result("ready")), "helm-chart/a"), result("blocked", blocker("helm-chart/a")), ""},
+		{"ready with everything assessed after a baseline that carried a blocker is became-ready",
+			carrying(gap(result("ready")), "helm-chart/a"), result("ready"), "became-ready"},
+		{"a blocked baseline with a gap carries its baseline's blocker too",
+			carrying(gap(result("blocked", blocker("removed-api/b"))), "helm-chart/a", "removed-api/b"),
+			result("blocked", blocker("helm-chart/a"), blocker("removed-api/c")), "new-blocker removed-api/c"},
 		{"a new eol-approaching warning is announced, a known one is not",
 			result("ready", eolWarning("eol-approaching/cert-manager/1.14")),
 			result("ready", eolWarning("eol-approaching/cert-manager/1.14"), eolWarning("eol-approaching/ingress-nginx")),
@@ -86,8 +105,38 @@ func TestBaselineSemantics(t *testing.T) {
 			"new-blocker removed-api/b, eol-approaching eol-approaching/x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := changeList(Compare(tc.base, *tc.cur)); got != tc.want {
+			var base *Baseline
+			if tc.base != nil {
+				base = &Baseline{Result: tc.base, Carried: carriedSets[tc.base]}
+			}
+			if got := changeList(Compare(base, *tc.cur)); got != tc.want {
 				t.Errorf("Compare = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCarryKeepsTheBaselinesBlockersThroughAGap(t *testing.T) {
+	base := &Baseline{Result: result("blocked", blocker("helm-chart/a")), Carried: []string{"helm-chart/a", "x/old"}}
+	for _, tc := range []struct {
+		name string
+		base *Baseline
+		cur  *report.TargetResult
+		want string
+	}{
+		{"a pass with everything assessed carries its own blockers", base,
+			result("blocked", blocker("removed-api/b"), blocker("removed-api/b")), "[removed-api/b]"},
+		{"a ready pass with a gap carries the baseline's", base, gap(result("ready")), "[helm-chart/a x/old]"},
+		{"a blocked pass with a gap carries both", base, gap(result("blocked", blocker("removed-api/b"))),
+			"[helm-chart/a removed-api/b x/old]"},
+		{"a baseline from before carried sets carries its own blockers",
+			&Baseline{Result: result("blocked", blocker("helm-chart/a"))}, gap(result("ready")), "[helm-chart/a]"},
+		{"without a baseline, a gap carries nothing more", nil, gap(result("ready")), "[]"},
+		{"an unknown pass carries nothing", base, gap(result("unknown")), "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := fmt.Sprint(Carry(tc.base, *tc.cur)); got != tc.want {
+				t.Errorf("Carry = %s, want %s", got, tc.want)
 			}
 		})
 	}
@@ -127,6 +176,23 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 	}
 	if other := NewBody(b.Cluster, []TargetDelta{{Changes: at33}}, time.Now()); other.DeliveryID == b.DeliveryID {
 		t.Error("two bodies share a delivery id")
+	}
+}
+
+func TestThePublishedSchemaLetsReceiversIgnoreUnknownMembers(t *testing.T) {
+	raw := `{"schemaVersion": 1, "deliveryId": "6f1c9e0d4b2a48a1b3c5d7e9f0a1b2c3", "type": "readiness.changed",
+		"timestamp": "2026-11-30T12:00:00Z", "cluster": {"id": 7, "name": "prod", "region": "eu"},
+		"targets": [{"target": "1.33", "verdict": "ready", "score": 100, "blockers": 0}],
+		"changes": [{"kind": "became-ready", "severity": "info", "title": "ready", "targets": ["1.33"]}], "later": true}`
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compileWebhookSchema(t, false).Validate(v); err != nil {
+		t.Errorf("a body with members added later does not validate: %v", err)
+	}
+	if err := webhookSchema(t).Validate(v); err == nil {
+		t.Error("the closed schema the tests check bodies with accepts unknown members")
 	}
 }
 

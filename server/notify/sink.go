@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -48,7 +49,8 @@ func newSink(kind, rawURL, secret string) (Sink, error) {
 	return Sink{Name: kind, Kind: kind, URL: rawURL, Secret: secret}, nil
 }
 
-// CheckURL accepts an absolute http or https URL with a host. Its errors show the URL
+// CheckURL accepts an absolute http or https URL with a host and, if it names a port, one
+// from 1 to 65535. Its errors show the URL
 // only as Redacted does.
 func CheckURL(rawURL string) error {
 	u, err := url.Parse(rawURL)
@@ -59,8 +61,20 @@ func CheckURL(rawURL string) error {
 		return fmt.Errorf("%s: want an absolute http(s) URL", Redacted(rawURL))
 	case u.Host == "" || u.Hostname() == "":
 		return fmt.Errorf("%s: the URL names no host", Redacted(rawURL))
+	case !validPort(u.Port()):
+		return fmt.Errorf("%s: the port must be 1 to 65535", Redacted(rawURL))
 	}
 	return nil
+}
+
+// validPort reports whether port, a URL's port, is absent or 1 to 65535 (url.Parse takes
+// any digits).
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // Redacted is a sink URL as logs show it, scheme://host/… : a webhook's path and query

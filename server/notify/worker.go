@@ -171,7 +171,7 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery) error {
 	next := now.Add(w.backoff << (attempts - 1))
 	if retryAfter > 0 {
 		next = now.Add(retryAfter)
-		if err := w.store.HoldSink(ctx, sink.Name, next); err != nil {
+		if err := w.store.HoldSink(ctx, d.DeliveryRef, next); err != nil {
 			return err
 		}
 	}

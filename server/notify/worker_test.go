@@ -337,6 +337,9 @@ func TestSinkURLsMustBeAbsoluteHTTPAndAreNeverShownWhole(t *testing.T) {
 		{"ftp://example.com/secret", "ftp://example.com/…: want an absolute http(s) URL"},
 		{"https:///secret", "names no host"},
 		{"https://exa mple.com/secret", "not a URL"},
+		{"http://h.example:99999/secret", "http://h.example:99999/…: the port must be 1 to 65535"},
+		{"http://h.example:0/secret", "the port must be 1 to 65535"},
+		{"http://h.example:65535/secret", ""},
 	} {
 		err := CheckURL(tc.url)
 		switch {

@@ -23,8 +23,8 @@ RETURNING COALESCE(latest_snapshot_id, 0), COALESCE(latest_hash, '')`
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`
 	qInsertEvaluation = `INSERT INTO evaluations
 (cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos, evaluated_at, bundles, bundles_key, report,
-	teams)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
+	teams, carried)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
 	qUpsertFleetCell = `INSERT INTO fleet_cells
 (cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key, teams)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -135,9 +135,14 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 		if err != nil {
 			return 0, err
 		}
+		carried, err := encodeCarried(e.Carried)
+		if err != nil {
+			return 0, err
+		}
 		var eval int64
 		err = tx.QueryRowContext(ctx, q, cluster, snap, e.Target, e.Verdict, e.Score, e.Blockers,
-			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams).Scan(&eval)
+			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams,
+			carried).Scan(&eval)
 		if onlyNew && errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -176,12 +181,12 @@ FROM clusters WHERE name = $1`
 	qLatestSnapshot = `SELECT id, cluster_id, hash, received_at, collected_at, agent_version, kb_version,
 	server_version, inventory FROM snapshots WHERE cluster_id = $1 ORDER BY id DESC LIMIT 1`
 	qLatestEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
-	evaluated_at, bundles, bundles_key, report, teams
+	evaluated_at, bundles, bundles_key, report, teams, carried
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
 	// decided is the verdict filter of a notification baseline.
 	decided      = ` AND verdict IN ('ready', 'blocked')`
 	qLastDecided = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
-	evaluated_at, bundles, bundles_key, report, teams
+	evaluated_at, bundles, bundles_key, report, teams, carried
 FROM evaluations WHERE cluster_id = $1 AND target = $2` + decided + ` ORDER BY id DESC LIMIT 1`
 	qLastDecidedID = `SELECT id FROM evaluations WHERE cluster_id = $1 AND target = $2` + decided +
 		` ORDER BY id DESC LIMIT 1`
@@ -249,12 +254,16 @@ func (s *sqlStore) evaluation(ctx context.Context, q string, clusterID int64, ta
 		evaluated int64
 		bundles   string
 		teams     string
+		carried   sql.NullString
 	)
 	err := s.r.QueryRowContext(ctx, q, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
 		&r.Target, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &r.Infos, &evaluated, &bundles, &r.BundlesKey,
-		&r.Report, &teams)
+		&r.Report, &teams, &carried)
 	if err == nil {
 		err = json.Unmarshal([]byte(bundles), &r.Bundles)
+	}
+	if err == nil && carried.Valid {
+		err = json.Unmarshal([]byte(carried.String), &r.Carried)
 	}
 	if err == nil {
 		r.Teams, err = decodeTeams(teams)
@@ -397,6 +406,18 @@ func encodeTeams(teams map[string]TeamCell) (string, error) {
 	b, err := json.Marshal(teams)
 	if err != nil {
 		return "", fmt.Errorf("encode teams: %w", err)
+	}
+	return string(b), nil
+}
+
+// encodeCarried is the carried column's value: a JSON array, or NULL for none computed.
+func encodeCarried(carried []string) (any, error) {
+	if carried == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(carried)
+	if err != nil {
+		return nil, fmt.Errorf("encode carried blockers: %w", err)
 	}
 	return string(b), nil
 }

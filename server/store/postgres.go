@@ -64,9 +64,13 @@ func (s *sqlStore) migratePostgres(ctx context.Context) error {
 }
 
 var postgresDialect = dialect{
-	name:          "PostgreSQL",
-	forShare:      " FOR SHARE",
-	skipLocked:    " FOR UPDATE OF d SKIP LOCKED",
+	name:       "PostgreSQL",
+	forShare:   " FOR SHARE",
+	skipLocked: " FOR UPDATE OF d SKIP LOCKED",
+	forUpdate:  " FOR UPDATE",
+	// clock_timestamp, not now(): a lease set late in a long transaction is measured from
+	// when it was set.
+	clock:         `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000 AS BIGINT)`,
 	advisoryLocks: true,
 	unavailable: func(err error) bool {
 		var pe *pgconn.PgError

@@ -22,6 +22,11 @@ type dialect struct {
 	// skipLocked ends the outbox's claim query: concurrent claimers on PostgreSQL skip the
 	// rows another one is leasing instead of queueing behind it; SQLite has one writer.
 	skipLocked string
+	// forUpdate ends a SELECT that takes the rows it read for an update to come (Postgres).
+	forUpdate string
+	// clock is the query answering the database's time in Unix nanoseconds, which outbox
+	// leases are measured by; empty on SQLite, whose one writing process's clock serves.
+	clock string
 	// advisoryLocks: WithLock takes a database-wide lock (Postgres) rather than this
 	// handle's own.
 	advisoryLocks bool

@@ -199,6 +199,10 @@ type Evaluation struct {
 	Teams map[string]TeamCell
 	// Report is the report for this target, stored as given (the server compresses it).
 	Report []byte
+	// Carried are the identities of the blockers the evaluation carries as a notification
+	// baseline (notify.Carry); nil when none were computed (no sink configured, an
+	// unknown verdict, or a row from before they were stored).
+	Carried []string
 }
 
 // TeamCell is one team's share of an evaluation.

@@ -23,7 +23,11 @@ var outboxCases = []struct {
 	{"a duplicate that stores no evaluation enqueues nothing", testDuplicateEnqueuesNothing},
 	{"an ingest whose baseline moved stores nothing", testBaselineMoved},
 	{"a cluster's later message waits for its earlier one on the same sink only", testClaimOrder},
-	{"a lease hides a delivery until it runs out, then another claimer gets it", testLease},
+	{"a lease hides a delivery from claimers whose clocks are ahead", testLease},
+	{"once a lease runs out by the store's clock another claimer gets the delivery", testLeaseRunsOut},
+	{"a stale claimer's retry, hold and completion change nothing", testStaleClaim},
+	{"deliveries of one message completed concurrently leave no message row", testConcurrentCompletion},
+	{"replicas dropping expired messages at once count each delivery once", testConcurrentDrop},
 	{"a retried delivery counts its attempt and waits until it is due", testRetry},
 	{"a held sink is not claimed until the hold ends and other sinks are", testHoldSink},
 	{"messages queued before the cutoff are dropped and counted per sink", testDropExpired},
@@ -201,10 +205,140 @@ func testLease(t *testing.T, open Opener) {
 	if ds := claimAll(t, b, now.Add(29*time.Second)); len(ds) != 0 {
 		t.Errorf("another handle claimed %s while the lease ran, want nothing", claimed(ds))
 	}
-	// The first claimer died: once its lease ends, the delivery is another's to make.
-	if got := claimed(claimAll(t, b, now.Add(31*time.Second))); got != "prod#0001:webhook" {
+	// A claimer whose clock is ahead of the store's still sees the lease running.
+	if ds := claimAll(t, b, now.Add(31*time.Second)); len(ds) != 0 {
+		t.Errorf("a claimer with its clock 31 s ahead claimed %s while the lease ran, want nothing", claimed(ds))
+	}
+}
+
+// testLeaseRunsOut: the first claimer died; once its lease ends by the store's clock,
+// the delivery is another's to make.
+func testLeaseRunsOut(t *testing.T, open Opener) {
+	a := mustOpen(t, open)
+	b := mustOpen(t, open)
+	mustIngest(t, a, notified("prod", "uid", hash(1), "webhook"))
+	now := later()
+	if ds, err := a.ClaimDeliveries(t.Context(), now, 200*time.Millisecond, 10, allSinks); err != nil || len(ds) != 1 {
+		t.Fatalf("ClaimDeliveries = %d, %v; want the delivery", len(ds), err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := claimed(claimAll(t, b, now)); got != "prod#0001:webhook" {
 		t.Errorf("claim after the lease ended = %q, want the delivery", got)
 	}
+}
+
+// testStaleClaim: a claimer whose lease ran out and was taken by another finishes late;
+// its retry, hold and completion change nothing.
+func testStaleClaim(t *testing.T, open Opener) {
+	a := mustOpen(t, open)
+	b := mustOpen(t, open)
+	ctx := t.Context()
+	mustIngest(t, a, notified("prod", "uid", hash(1), "webhook"))
+	now := later()
+	stale, err := a.ClaimDeliveries(ctx, now, 100*time.Millisecond, 10, allSinks)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("ClaimDeliveries = %d, %v; want the delivery", len(stale), err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	live, err := b.ClaimDeliveries(ctx, now, time.Minute, 10, allSinks)
+	if err != nil || len(live) != 1 {
+		t.Fatalf("ClaimDeliveries after the lease ran out = %d, %v; want the delivery", len(live), err)
+	}
+	if err := a.RetryDelivery(ctx, stale[0].DeliveryRef, now, "HTTP 500"); err != nil {
+		t.Fatalf("RetryDelivery: %v", err)
+	}
+	if err := a.HoldSink(ctx, stale[0].DeliveryRef, now.Add(time.Hour)); err != nil {
+		t.Fatalf("HoldSink: %v", err)
+	}
+	if err := a.CompleteDelivery(ctx, stale[0].DeliveryRef); err != nil {
+		t.Fatalf("CompleteDelivery: %v", err)
+	}
+	if ds := claimAll(t, a, now); len(ds) != 0 {
+		t.Errorf("the stale claimer's retry ended the live lease: claimed %s, want nothing", claimed(ds))
+	}
+	assertQueued(t, a, "webhook=1")
+	// The live claimer's retry works, and the stale hold held nothing.
+	if err := b.RetryDelivery(ctx, live[0].DeliveryRef, now, "HTTP 500"); err != nil {
+		t.Fatalf("RetryDelivery: %v", err)
+	}
+	ds := claimAll(t, a, now)
+	if len(ds) != 1 || ds[0].Attempts != 1 {
+		t.Errorf("claim after the live claimer's retry = %+v, want the delivery with 1 attempt (and no hold)", ds)
+	}
+}
+
+// testConcurrentCompletion: the deliveries of one message completed at once on two
+// handles leave neither the deliveries nor the message.
+func testConcurrentCompletion(t *testing.T, open Opener) {
+	a := mustOpen(t, open)
+	b := mustOpen(t, open)
+	for i := range 40 {
+		mustIngest(t, a, notified(fmt.Sprintf("c%02d", i), fmt.Sprintf("uid-%d", i), hash(i), "slack", "webhook"))
+	}
+	ds, err := a.ClaimDeliveries(t.Context(), later(), time.Minute, 100, allSinks)
+	if err != nil || len(ds) != 80 {
+		t.Fatalf("ClaimDeliveries = %d, %v; want 80", len(ds), err)
+	}
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		s := a
+		if d.Sink == "webhook" {
+			s = b
+		}
+		wg.Go(func() {
+			if err := s.CompleteDelivery(t.Context(), d.DeliveryRef); err != nil {
+				t.Errorf("CompleteDelivery: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assertQueued(t, a, "")
+	if n := countRows(t, a, "notify_messages"); n != 0 {
+		t.Errorf("%d message rows left after every delivery completed, want 0", n)
+	}
+}
+
+// testConcurrentDrop: replicas dropping the same expired messages at once count each
+// delivery once between them.
+func testConcurrentDrop(t *testing.T, open Opener) {
+	a := mustOpen(t, open)
+	b := mustOpen(t, open)
+	for round := range 5 {
+		for i := range 10 {
+			mustIngest(t, a, notified(fmt.Sprintf("r%dc%02d", round, i), fmt.Sprintf("uid-%d-%d", round, i),
+				hash(100*round+i), "slack", "webhook"))
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		total := 0
+		for _, s := range []store.Store{a, b, a, b} {
+			wg.Go(func() {
+				got, err := s.DropExpired(t.Context(), later())
+				if err != nil {
+					t.Errorf("DropExpired: %v", err)
+				}
+				mu.Lock()
+				total += got["slack"] + got["webhook"]
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if total != 20 {
+			t.Fatalf("round %d: concurrent DropExpired counted %d dropped deliveries, want 20", round, total)
+		}
+	}
+	if n := countRows(t, a, "notify_messages"); n != 0 {
+		t.Errorf("%d message rows left after dropping, want 0", n)
+	}
+}
+
+func countRows(t *testing.T, s store.Store, table string) int {
+	t.Helper()
+	var n int
+	if err := sqlDB(t, s).QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
 }
 
 func testRetry(t *testing.T, open Opener) {
@@ -230,14 +364,22 @@ func testRetry(t *testing.T, open Opener) {
 
 func testHoldSink(t *testing.T, open Opener) {
 	s := mustOpen(t, open)
+	ctx := t.Context()
 	mustIngest(t, s, notified("prod", "uid", hash(1), "slack", "webhook"))
 	now := later()
-	if err := s.HoldSink(t.Context(), "webhook", now.Add(time.Hour)); err != nil {
+	hook, err := s.ClaimDeliveries(ctx, now, time.Minute, 10, []string{"webhook"})
+	if err != nil || len(hook) != 1 {
+		t.Fatalf("ClaimDeliveries(webhook) = %d, %v; want its delivery", len(hook), err)
+	}
+	if err := s.HoldSink(ctx, hook[0].DeliveryRef, now.Add(time.Hour)); err != nil {
 		t.Fatalf("HoldSink: %v", err)
 	}
 	// A shorter hold never shortens a longer one.
-	if err := s.HoldSink(t.Context(), "webhook", now.Add(time.Minute)); err != nil {
+	if err := s.HoldSink(ctx, hook[0].DeliveryRef, now.Add(time.Minute)); err != nil {
 		t.Fatalf("HoldSink: %v", err)
+	}
+	if err := s.RetryDelivery(ctx, hook[0].DeliveryRef, now, "HTTP 429"); err != nil {
+		t.Fatalf("RetryDelivery: %v", err)
 	}
 	ds := claimAll(t, s, now.Add(30*time.Minute))
 	if got := claimed(ds); got != "prod#0001:slack" {
