@@ -129,6 +129,11 @@ func TestTheGateRefusesWhatItCannotJudge(t *testing.T) {
 			}
 		})
 	}
+	// Within the default 10 MiB, more documents than a gate judges.
+	many := []byte(strings.Repeat("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", 20_001))
+	if r := newServer(t, nil).do("POST", "/api/v1/gate?target=1.37", "", many, yamlBody); r.status != 413 || !strings.Contains(string(r.body), "20001 documents: a gate judges at most 20000") {
+		t.Errorf("more than 20,000 documents: %d %.300s", r.status, r.body)
+	}
 	// Within the default 10 MiB, a document of more YAML nodes than the collector parses.
 	nodes := []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: big}\nspec: {k: [" +
 		strings.Repeat("1,", files.MaxDocumentNodes) + "1]}\n")
