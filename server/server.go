@@ -66,6 +66,9 @@ type Config struct {
 	MaxSnapshotBytes int
 	// MaxGateBytes bounds a gate request's body (default DefaultMaxGateBytes).
 	MaxGateBytes int
+	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
+	// to agents holding an ingest token.
+	PublishDir string
 	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
 	BodyTimeout time.Duration
 	StaleAfter  time.Duration
@@ -88,6 +91,8 @@ type Server struct {
 	bundles []store.Bundle
 	// bundlesKey names the engine's bundle set; a stored evaluation with another key is outdated.
 	bundlesKey string
+	// published serves Config.PublishDir; nil without one.
+	published http.Handler
 	// pushes bounds the pushes past authentication at once: each holds its body, its
 	// decoded inventory and its evaluation until it is answered, so this bounds the
 	// memory ingest may take. decodes is a budget of bytes of JSON being validated and
@@ -169,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
+	s.published = publishedHandler(cfg.PublishDir)
 	if len(cfg.Sinks) > 0 {
 		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
 		s.notifier = notify.NewWorker(cfg.Store, cfg.Sinks, opts...)

@@ -39,6 +39,7 @@ type serveFlags struct {
 	staleAfter              time.Duration
 	maxSnapshotBytes        int
 	maxGateBytes            int
+	publishDir              string
 	allowedHosts            []string
 	tlsCertFile, tlsKeyFile string
 	drain                   time.Duration
@@ -100,6 +101,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
 	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
+	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) served at /bundles/{name} to agents holding an ingest token")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")
 	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (re-read when it changes)")
 	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
@@ -144,6 +146,12 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		return nil, fmt.Errorf("--max-gate-bytes %d: want at least 1024", f.maxGateBytes)
 	}
 	c.Targets, c.StaleAfter, c.MaxSnapshotBytes, c.MaxGateBytes = f.targets, f.staleAfter, f.maxSnapshotBytes, f.maxGateBytes
+	if f.publishDir != "" {
+		if info, err := os.Stat(f.publishDir); err != nil || !info.IsDir() {
+			return nil, fmt.Errorf("--publish-dir %s: want a directory of bundles", f.publishDir)
+		}
+		c.PublishDir = f.publishDir
+	}
 	c.RequireReadCredential = f.requireReadCredential
 	if c.IngestToken, err = f.ingest.value("ingest-token"); err != nil {
 		return nil, err

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/kubetest"
+)
+
+// TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt runs serve, publishing a signed kb, and
+// the agent binary against the real API server, polling that kb from the server with the
+// ingest token it pushes with. Its pushes name the revision it evaluates with, so the
+// fleet shows it; a new revision published to the server reaches the same agent process and
+// its next push reports it.
+func TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt(t *testing.T) {
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
+	dir, publish := t.TempDir(), t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	bundletest.Publish(t, filepath.Join(publish, "kb.tar.gz"), bundletest.KB(t, private, "2027-01-05.1", "1.37"))
+	const ingest = "fleet-bundle-ingest-token-0123456789"
+	tokenFile := writeSecret(t, dir, "ingest", ingest)
+	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile, "--publish-dir", publish)
+	startAgent(t, kubeconfig, "--cr-name", "fleet-bundles-e2e", "--cluster-name", "fleet-bundles-e2e",
+		"--server-url", p.url, "--server-token-file", tokenFile,
+		"--bundle-url", p.url+"/bundles/kb.tar.gz", "--bundle-token-file", tokenFile, "--verification-key", public,
+		"--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s")
+
+	waitForFleetKB(t, p.url, "2027-01-05.1")
+	bundletest.Publish(t, filepath.Join(publish, "kb.tar.gz"), bundletest.KB(t, private, "2027-01-12.1", "1.37"))
+	waitForFleetKB(t, p.url, "2027-01-12.1")
+}
+
+// waitForFleetKB waits until the fleet server's cluster list shows the agent's kb revision.
+func waitForFleetKB(t *testing.T, url, revision string) {
+	t.Helper()
+	var last string
+	ok := pollUntil(90*time.Second, 500*time.Millisecond, func() bool {
+		resp, err := http.Get(url + "/api/v1/clusters")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var list struct {
+			Clusters []struct {
+				Name    string
+				Bundles []struct{ Name, Revision string }
+			}
+		}
+		if json.NewDecoder(resp.Body).Decode(&list) != nil {
+			return false
+		}
+		for _, c := range list.Clusters {
+			for _, b := range c.Bundles {
+				if c.Name == "fleet-bundles-e2e" && b.Name == "kb" {
+					last = b.Revision
+					return b.Revision == revision
+				}
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("the fleet never showed kb %s for the cluster (last: %q)", revision, strings.TrimSpace(last))
+	}
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upgradescope/upgradescope/bundles"
+)
+
+// maxBundleWait caps an agent's long poll of /bundles/ below the listener's write timeout,
+// so a held request is answered (304) rather than cut.
+const maxBundleWait = 3 * time.Minute
+
+// bundleFiles serves GET /bundles/{name}.tar.gz: the bundles of Config.PublishDir, as
+// `bundle serve` serves them (an ETag, 304 for an unchanged one, long polls), to agents
+// authenticated with the ingest token they push with, so one server and one token set
+// distribute both data and policy. Agents verify the signatures themselves.
+func (s *Server) bundleFiles(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.PublishDir == "" {
+		writeError(w, http.StatusNotFound, "this server publishes no bundles (serve --publish-dir)")
+		return
+	}
+	if _, err := s.authenticatePush(r); err != nil {
+		s.answer(w, r, err)
+		return
+	}
+	if wait := r.Header.Get("Prefer"); wait != "" {
+		r.Header.Set("Prefer", capWait(wait))
+	}
+	http.StripPrefix("/bundles", s.published).ServeHTTP(w, r)
+}
+
+// capWait rewrites a Prefer header's wait=N to at most maxBundleWait.
+func capWait(prefer string) string {
+	parts := strings.Split(prefer, ",")
+	for i, p := range parts {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(p), "wait="); ok {
+			if n, err := strconv.Atoi(v); err == nil && time.Duration(n)*time.Second > maxBundleWait {
+				parts[i] = fmt.Sprintf("wait=%d", int(maxBundleWait/time.Second))
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// publishedHandler serves the publish directory; nil without one.
+func publishedHandler(dir string) http.Handler {
+	if dir == "" {
+		return nil
+	}
+	return bundles.Handler(dir, bundles.ServeOptions{})
+}
