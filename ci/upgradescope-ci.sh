@@ -87,15 +87,17 @@ case $version in
 preinstalled) ;;
 latest) ;;
 *)
-	printf '%s' "$version" | grep -Eq "$release|$commit" ||
+	# grep judges line by line: a value of several lines is refused before it.
+	if [ "$(printf '%s' "$version" | wc -l)" -ne 0 ] || ! printf '%s' "$version" | grep -Eq "$release|$commit"; then
 		die "version \"$(shown "$version")\": want preinstalled, latest, a release such as v0.3.0 or a commit"
+	fi
 	;;
 esac
 if [ "$version" != preinstalled ]; then
-	command -v go >/dev/null 2>&1 || die "version $version is installed with go install, and go is not on PATH: set up Go first, or install upgradescope and set version: preinstalled"
+	command -v go >/dev/null 2>&1 || die "version $(shown "$version") is installed with go install, and go is not on PATH: set up Go first, or install upgradescope and set version: preinstalled"
 	# A directory of its own: a shared /tmp must not let another user swap the binary.
 	bin=$(mktemp -d "$tmp/upgradescope-bin.XXXXXX") || die "cannot create a directory under $(shown "$tmp")"
-	GOBIN=$bin go install "$module@$version" || die "go install $module@$version failed"
+	GOBIN=$bin go install "$module@$version" || die "go install $module@$(shown "$version") failed"
 	PATH=$bin:$PATH
 	export PATH
 	if [ -n "${GITHUB_PATH:-}" ]; then

@@ -72,16 +72,18 @@ func BundlesKey(bundles []Bundle) string {
 }
 
 // CleanBundles answers the bundles a server records: those whose name and revision are 1 to
-// 256 bytes without '|' or '=' (BundlesKey's separators), the first MaxBundles of them. A
-// server keeps a push whose bundle list is odd rather than refuse its inventory, and an agent
-// sends only what a server keeps.
+// 256 bytes without '|' or '=' (BundlesKey's separators), one per name (the first), the
+// first MaxBundles of them. A server keeps a push whose bundle list is odd rather than
+// refuse its inventory, and an agent sends only what a server keeps.
 func CleanBundles(bundles []Bundle) []Bundle {
 	var out []Bundle
+	seen := map[string]bool{}
 	for _, b := range bundles {
 		if len(out) == MaxBundles {
 			break
 		}
-		if validBundleString(b.Name) && validBundleString(b.Revision) {
+		if validBundleString(b.Name) && validBundleString(b.Revision) && !seen[b.Name] {
+			seen[b.Name] = true
 			out = append(out, b)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -136,14 +137,18 @@ func FuzzSplitEnvelope(f *testing.F) {
 // inventory stays.
 func TestDecodeKeepsAPushWithOddBundlesAndDropsThem(t *testing.T) {
 	valid := `{"schemaVersion":1,"source":"cluster","collectedAt":"2026-11-29T12:00:00Z","capabilities":{},"apiUsage":[]}`
-	many := strings.Repeat(`{"name":"x","revision":"1"},`, MaxBundles) + `{"name":"y","revision":"1"}`
+	var many strings.Builder
+	for i := range MaxBundles + 1 {
+		fmt.Fprintf(&many, `{"name":"b%02d","revision":"1"},`, i)
+	}
 	tests := []struct {
 		name, bundles, want string
 	}{
 		{"a bundle without a revision", `[{"name":"kb"},{"name":"rules","revision":"r1"}]`, "|rules=r1"},
 		{"a name with the key's separators", `[{"name":"a=b","revision":"1"},{"name":"c|d","revision":"1"}]`, ""},
 		{"a name past 256 bytes", `[{"name":"` + strings.Repeat("n", 257) + `","revision":"1"}]`, ""},
-		{"more bundles than a server records", `[` + many + `]`, strings.Repeat("|x=1", MaxBundles)},
+		{"more bundles than a server records", `[` + strings.TrimSuffix(many.String(), ",") + `]`, firstBundles(MaxBundles)},
+		{"a name twice: the first", `[{"name":"kb","revision":"1"},{"name":"kb","revision":"2"}]`, "|kb=1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,4 +162,12 @@ func TestDecodeKeepsAPushWithOddBundlesAndDropsThem(t *testing.T) {
 			}
 		})
 	}
+}
+
+func firstBundles(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "|b%02d=1", i)
+	}
+	return b.String()
 }

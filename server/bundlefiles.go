@@ -27,6 +27,11 @@ func (s *Server) bundleFiles(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, err)
 		return
 	}
+	// A name is a file of the directory itself: an escaped slash would reach below it.
+	if name := r.PathValue("name"); strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
+		writeError(w, http.StatusNotFound, "no such bundle")
+		return
+	}
 	if wait := r.Header.Get("Prefer"); wait != "" {
 		r.Header.Set("Prefer", capWait(wait))
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,15 @@ func TestPublishedBundlesGoToAgentsWithTheirIngestToken(t *testing.T) {
 	}
 	if r := ts.do("GET", "/bundles/rules.tar.gz", prod, nil, nil); r.status != 404 {
 		t.Errorf("a bundle not published: %d", r.status)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "staging"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bundletest.Publish(t, filepath.Join(dir, "staging", "kb.tar.gz"), first)
+	for _, name := range []string{"staging%2Fkb.tar.gz", "..%2Fkb.tar.gz", ".hidden.tar.gz"} {
+		if r := ts.do("GET", "/bundles/"+name, prod, nil, nil); r.status != 404 {
+			t.Errorf("%s: %d, want 404: only the directory's own files are published", name, r.status)
+		}
 	}
 	next := bundletest.KB(t, priv, "2027-02-01.1", "1.37")
 	bundletest.Publish(t, filepath.Join(dir, "kb.tar.gz"), next)

@@ -343,15 +343,14 @@ func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error)
 	if err != nil {
 		return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
 	}
-	ignore := []report.IgnoreRule{}
-	if env.Config != "" {
-		cfg, err := config.Parse("config", []byte(env.Config))
-		if err != nil {
-			return nil, nil, fail(http.StatusUnprocessableEntity, err.Error())
-		}
-		ignore = cfg.Ignore
+	if env.Config == "" {
+		return doc, nil, nil // the query's config, if any, applies
 	}
-	return doc, ignore, nil
+	cfg, err := config.Parse("config", []byte(env.Config))
+	if err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, err.Error())
+	}
+	return doc, cfg.Ignore, nil
 }
 
 // collectManifests runs the files collector over the body, written to a private temporary
@@ -387,12 +386,16 @@ func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	return doc, nil
 }
 
-// gateEvalError answers an evaluation that crossed the engine's bounds as busy (503 with
-// Retry-After): on a loaded server that is what a bound crossing is, and a pipeline retries.
+// gateEvalError answers an evaluation that ran out of time as busy (503 with Retry-After):
+// on a loaded server that is what it is, and a pipeline retries. One that crossed the memory
+// bound would cross it again: it is refused (422) naming the pack.
 func gateEvalError(err error) error {
 	var le *engine.LimitError
-	if errors.As(err, &le) {
-		return fail(http.StatusServiceUnavailable, "the server is busy: the evaluation crossed its bounds ("+le.Error()+"), retry later")
+	switch {
+	case errors.As(err, &le) && le.Limit == engine.LimitMemory:
+		return fail(http.StatusUnprocessableEntity, err.Error())
+	case errors.As(err, &le):
+		return fail(http.StatusServiceUnavailable, "the server is busy: the evaluation ran out of time ("+le.Error()+"), retry later")
 	}
 	return err
 }

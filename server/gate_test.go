@@ -163,6 +163,9 @@ func TestTheGateReadsAnInventoryAndItsSuppressionFileFromTheBody(t *testing.T) {
 	if r := ts.do("POST", "/api/v1/gate?target=1.33", "", body(""), header); r.status != 422 {
 		t.Errorf("without a suppression file the blockers count: %d", r.status)
 	}
+	if r := ts.do("POST", "/api/v1/gate?target=1.33&config="+url.QueryEscape(cfg), "", body(""), header); r.status != 200 {
+		t.Errorf("a body without a suppression file keeps the query's: %d %.300s", r.status, r.body)
+	}
 	for name, b := range map[string][]byte{
 		"a suppression file past 32 KiB": body(strings.Repeat("#", 33<<10)),
 		"a body that is no JSON":         []byte("{"),

@@ -156,8 +156,13 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 func (c *fleetCollector) collectBundles(ch chan<- prometheus.Metric, clusters []store.Cluster) {
 	counts := map[[3]string]int{}
 	for _, cl := range clusters {
+		once := map[[3]string]bool{} // a cluster counts once per revision, whatever its agent sent
 		for _, b := range c.s.agentBundles(cl) {
-			counts[[3]string{b.Name, b.Revision, strconv.FormatBool(b.Behind)}]++
+			key := [3]string{b.Name, b.Revision, strconv.FormatBool(b.Behind)}
+			if !once[key] {
+				once[key] = true
+				counts[key]++
+			}
 		}
 	}
 	for k, n := range counts {

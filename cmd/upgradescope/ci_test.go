@@ -351,6 +351,7 @@ func TestCIScriptRefusesBadInputsNamingThem(t *testing.T) {
 		{"no path", map[string]string{"path": ""}, "path is required"},
 		{"no target", map[string]string{"target": ""}, "target is required"},
 		{"a version that is no release", map[string]string{"version": "v1;rm -rf /\n::error::x"}, `version "v1;rm -rf / ::error::x": want preinstalled, latest, a release such as v0.3.0 or a commit`},
+		{"a release followed by a second line", map[string]string{"version": "v0.3.0\n::error::injected"}, `version "v0.3.0 ::error::injected": want preinstalled`},
 		{"allow-incomplete not a bool", map[string]string{"allow-incomplete": "yes"}, `allow-incomplete "yes": want true or false`},
 		{"a cluster without a server", map[string]string{"cluster": "prod"}, `cluster "prod" needs server`},
 		{"a token without a server", map[string]string{"read-token": "secret-token"}, "read-token is set but server is not"},

@@ -98,7 +98,7 @@ asked again after its Retry-After, up to three times.`,
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when the verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file sent with the request (default: .upgradescope.yaml beside the input, else in the working directory)")
 	fl.StringVar(&f.sarifBase, "sarif-base", "", "directory SARIF and Code Quality locations are relative to (default: the repository root holding --files, else the working directory)")
-	fl.DurationVar(&f.timeout, "timeout", defaultGateTimeout, "longest one request may take, waiting for a turn on a busy server included")
+	fl.DurationVar(&f.timeout, "timeout", defaultGateTimeout, "longest each request may take, waiting for a turn on a busy server included (a busy server is asked at most three times)")
 	fl.StringVar(&f.teamLabel, "team-label", "team", "with --files: Namespace label whose value names the team that owns it")
 	f.bundles.register(cmd)
 	registerQuiet(cmd, &f.quiet)
