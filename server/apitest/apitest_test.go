@@ -343,8 +343,9 @@ func TestLoad(t *testing.T) {
 }
 
 // TestContractCoversAPIShapes pins the endpoints of api-shapes.md (issue
-// 14) and the export (issue 16): each has an operation with an id, a one-line summary and a stated
-// security requirement, so removing one from the document fails here.
+// 14), the export (issue 16) and the published bundles (issue 17): each has an operation with
+// an id, a one-line summary and a stated security requirement, so removing one from the
+// document fails here.
 func TestContractCoversAPIShapes(t *testing.T) {
 	spec := Load(t, specPath)
 	routes := []string{
@@ -356,6 +357,7 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/clusters/{id}/export", "POST /api/v1/gate",
 		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
+		"GET /bundles/{name}",
 	}
 	count := 0
 	for _, item := range spec.doc.Paths.Map() {
