@@ -10,10 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/retryafter"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -188,17 +187,6 @@ type busyError struct {
 
 func (e *busyError) Error() string { return e.msg }
 
-// retryAfter reads Retry-After in seconds or as an HTTP date, within [0, maxRetryAfter].
-func retryAfter(h string, now time.Time) (time.Duration, bool) {
-	if secs, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && secs >= 0 {
-		return min(time.Duration(secs)*time.Second, maxRetryAfter), true
-	}
-	if at, err := http.ParseTime(h); err == nil {
-		return min(max(at.Sub(now), 0), maxRetryAfter), true
-	}
-	return 0, false
-}
-
 func (c *Client) send(ctx context.Context, body []byte) error {
 	token, err := c.opts.Token()
 	if err != nil {
@@ -227,7 +215,7 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; point the server URL at the final address", resp.Status, resp.Header.Get("Location"))}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		if after, ok := retryAfter(resp.Header.Get("Retry-After"), c.opts.Now()); ok {
+		if after, ok := retryafter.Parse(resp.Header.Get("Retry-After"), c.opts.Now(), maxRetryAfter); ok {
 			return &busyError{fmt.Sprintf("push to %s: %s, retry after %s", c.endpoint, resp.Status, after), after}
 		}
 	case resp.StatusCode == http.StatusRequestTimeout:

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/config"
+	"github.com/upgradescope/upgradescope/internal/retryafter"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
@@ -286,7 +287,7 @@ func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*r
 	verdict := resp.Header.Get("X-Upgradescope-Verdict")
 	switch {
 	case resp.StatusCode == http.StatusServiceUnavailable:
-		return nil, retryAfter(resp.Header.Get("Retry-After")), c.refusal(bare, resp)
+		return nil, retryAfterOr(resp.Header.Get("Retry-After")), c.refusal(bare, resp)
 	case resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusUnprocessableEntity && verdict != ""):
 		return nil, 0, c.refusal(bare, resp)
 	}
@@ -311,13 +312,13 @@ func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*r
 	return &rep, 0, nil
 }
 
-// retryAfter is how long a busy server asks to wait, within bounds; 5 s when it does not say.
-func retryAfter(h string) time.Duration {
-	n, err := strconv.Atoi(h)
-	if err != nil || n < 1 {
-		return 5 * time.Second
+// retryAfterOr is how long a busy server asks to wait, at most maxGateRetryWait; 5 s when it
+// does not say (or says now: a retry at once would find it as busy).
+func retryAfterOr(h string) time.Duration {
+	if d, ok := retryafter.Parse(h, time.Now(), maxGateRetryWait); ok && d > 0 {
+		return d
 	}
-	return min(time.Duration(n)*time.Second, maxGateRetryWait)
+	return 5 * time.Second
 }
 
 // isErrorAnswer tells the server's {"error": …} answer from a report.
