@@ -174,16 +174,7 @@ func writeHTMLFindings(b *strings.Builder, findings []report.Finding) {
 	if len(findings) == 0 {
 		b.WriteString("<p>No findings.</p>\n")
 	}
-	for _, sev := range []string{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo} {
-		var fs []report.Finding
-		for _, f := range findings {
-			if f.Severity == sev {
-				fs = append(fs, f)
-			}
-		}
-		if len(fs) == 0 {
-			continue
-		}
+	for sev, fs := range severityGroups(findings) {
 		fmt.Fprintf(b, "<h2>%ss (%d)</h2>\n", strings.ToUpper(sev[:1])+sev[1:], len(fs))
 		for _, f := range fs {
 			fmt.Fprintf(b, "<div class=\"finding %s\">\n<h3><span class=\"category\">[%s]</span> %s</h3>\n", sev, h(f.Category), h(f.Title))

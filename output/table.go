@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"iter"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -137,18 +138,27 @@ func counts(t report.TargetResult) string {
 		report.Count(t.Blockers, "blocker"), report.Count(t.Warnings, "warning"), t.Infos, t.SuppressedCount)
 }
 
-// writeBySeverity lists findings under one heading per severity, most severe first.
-func writeBySeverity(w io.Writer, findings []report.Finding) {
-	for _, sev := range []string{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo} {
-		var fs []report.Finding
-		for _, f := range findings {
-			if f.Severity == sev {
-				fs = append(fs, f)
+// severityGroups yields the findings of each severity that has any, most severe first, each
+// group in the report's order.
+func severityGroups(findings []report.Finding) iter.Seq2[string, []report.Finding] {
+	return func(yield func(string, []report.Finding) bool) {
+		for _, sev := range []string{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo} {
+			var fs []report.Finding
+			for _, f := range findings {
+				if f.Severity == sev {
+					fs = append(fs, f)
+				}
+			}
+			if len(fs) > 0 && !yield(sev, fs) {
+				return
 			}
 		}
-		if len(fs) == 0 {
-			continue
-		}
+	}
+}
+
+// writeBySeverity lists findings under one heading per severity, most severe first.
+func writeBySeverity(w io.Writer, findings []report.Finding) {
+	for sev, fs := range severityGroups(findings) {
 		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev), len(fs))
 		for _, f := range fs {
 			writeFinding(w, "", f)

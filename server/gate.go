@@ -155,7 +155,7 @@ func gateScope(t *report.TargetResult, sc scope, owner map[string]string) {
 				continue
 			}
 			if inShare(f, sc, owner) {
-				out = append(out, sharedFinding(f, sc, owner))
+				out = append(out, cutFinding(f, sc, func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) }))
 			}
 		}
 		return out
@@ -170,29 +170,6 @@ func gateScope(t *report.TargetResult, sc scope, owner map[string]string) {
 		t.NotAssessed[i].Reason = withheldReason
 		t.NotAssessed[i].Skipped = nil
 	}
-}
-
-// sharedFinding is an introduced finding without what other teams' namespaces hold.
-func sharedFinding(f report.Finding, sc scope, owner map[string]string) report.Finding {
-	visible := func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) }
-	var namespaces []string
-	for _, ns := range f.Namespaces {
-		if visible(ns) {
-			namespaces = append(namespaces, ns)
-		}
-	}
-	var objects []inventory.ObjectRef
-	for _, o := range f.Objects {
-		if visible(o.Namespace) {
-			objects = append(objects, o)
-		}
-	}
-	if len(namespaces) != len(f.Namespaces) || len(objects) != len(f.Objects) {
-		f.Namespaces, f.Objects = namespaces, objects
-		f.Teams = slices.DeleteFunc(slices.Clone(f.Teams), func(t string) bool { return !sc.sees(t) })
-		f.ObjectsOmitted, f.Detail, f.Calls = 0, "", nil
-	}
-	return f
 }
 
 // gateCluster finds ?cluster= by name, else by id (a name may be all digits), as the

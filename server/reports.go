@@ -300,30 +300,22 @@ func scopedFindings(in []report.Finding, sc scope, nsTeam map[string]string) []r
 // scopedFinding answers f as the scope may see it, and false when no team of the scope has
 // it.
 func scopedFinding(f report.Finding, sc scope, nsTeam map[string]string) (report.Finding, bool) {
-	var teams, namespaces []string
-	for _, t := range f.Teams {
-		if sc.sees(t) {
-			teams = append(teams, t)
-		}
-	}
-	if len(teams) == 0 {
+	if !slices.ContainsFunc(f.Teams, sc.sees) {
 		return f, false
 	}
-	for _, ns := range f.Namespaces {
-		if sc.sees(nsTeam[ns]) && nsTeam[ns] != "" {
-			namespaces = append(namespaces, ns)
-		}
-	}
-	var objects []inventory.ObjectRef
-	for _, o := range f.Objects {
-		if o.Namespace != "" && slices.Contains(namespaces, o.Namespace) {
-			objects = append(objects, o)
-		}
-	}
-	whole := len(teams) == len(f.Teams) && len(namespaces) == len(f.Namespaces) && len(objects) == len(f.Objects)
-	if !whole {
+	return cutFinding(f, sc, func(ns string) bool { return nsTeam[ns] != "" && sc.sees(nsTeam[ns]) }), true
+}
+
+// cutFinding is f with only the namespaces (and their objects) visible says the scope may
+// see, and the scope's teams; cut, it loses what may name the rest (detail, calls, the
+// count past its objects).
+func cutFinding(f report.Finding, sc scope, visible func(ns string) bool) report.Finding {
+	teams := slices.DeleteFunc(slices.Clone(f.Teams), func(t string) bool { return !sc.sees(t) })
+	namespaces := slices.DeleteFunc(slices.Clone(f.Namespaces), func(ns string) bool { return !visible(ns) })
+	objects := slices.DeleteFunc(slices.Clone(f.Objects), func(o inventory.ObjectRef) bool { return !visible(o.Namespace) })
+	if len(teams) != len(f.Teams) || len(namespaces) != len(f.Namespaces) || len(objects) != len(f.Objects) {
 		f.Teams, f.Namespaces, f.Objects = teams, namespaces, objects
 		f.ObjectsOmitted, f.Detail, f.Calls = 0, "", nil
 	}
-	return f, true
+	return f
 }
