@@ -35,17 +35,13 @@ func resolveTargets(spec []string, doc *inventory.Document) (targets, notes []st
 	return nil, append(notes, "targets: no spec targets and the server version is unknown")
 }
 
-// nextMinor is the minor above the one the cluster behaves as (its emulated minor if any).
+// nextMinor is the minor above the one the cluster behaves as (inventory.JudgedVersion).
 func nextMinor(doc *inventory.Document) (string, bool) {
-	current := doc.ServerVersion
-	if doc.EmulatedVersion != "" {
-		current = doc.EmulatedVersion
-	}
-	v, err := inventory.ParseVersion(current)
+	v, err := inventory.ParseVersion(doc.JudgedVersion())
 	if err != nil {
 		return "", false
 	}
-	return fmt.Sprintf("%d.%d", v.Major, v.Minor+1), true
+	return v.NextMinor(), true
 }
 
 // ignoreRules turns spec.ignore into the engine's rules; invalid ones are skipped with a note.

@@ -3,6 +3,7 @@ package inventory
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -52,6 +53,32 @@ func atoi(s string) (int, error) {
 
 // MinorString is the `MAJOR.MINOR` form reports and rules use.
 func (v Version) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// NextMinor is the minor after v's: what a cluster at v is judged at by default.
+func (v Version) NextMinor() string { return Version{Major: v.Major, Minor: v.Minor + 1}.MinorString() }
+
+// JudgedVersion is the version a document's cluster is judged from: its emulated minor when
+// it has one (it behaves as that minor), else its server version; "" for neither.
+func (d *Document) JudgedVersion() string {
+	if d.EmulatedVersion != "" {
+		return d.EmulatedVersion
+	}
+	return d.ServerVersion
+}
+
+// SortMinors sorts minors ("1.9", "1.10") numerically, without repeats; one that does not
+// parse sorts as 0.0.
+func SortMinors(minors []string) []string {
+	slices.SortFunc(minors, func(a, b string) int {
+		va, _ := ParseVersion(a)
+		vb, _ := ParseVersion(b)
+		if va.Major != vb.Major {
+			return va.Major - vb.Major
+		}
+		return va.Minor - vb.Minor
+	})
+	return slices.Compact(minors)
+}
 
 // MinorsAfter lists the minors after v up to and including end ("1.31", "1.32", …): the hops
 // of an upgrade plan. It is empty when end is not after v within the same major.

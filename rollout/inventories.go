@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,14 +18,10 @@ import (
 // minor after it, sorted. An inventory whose version does not parse is judged at the
 // extra minors only.
 func Targets(doc *inventory.Document, extra []string) []string {
-	current := doc.ServerVersion
-	if doc.EmulatedVersion != "" {
-		current = doc.EmulatedVersion
-	}
-	v, err := inventory.ParseVersion(current)
+	v, err := inventory.ParseVersion(doc.JudgedVersion())
 	var out []string
 	if err == nil {
-		out = append(out, fmt.Sprintf("%d.%d", v.Major, v.Minor+1))
+		out = append(out, v.NextMinor())
 	}
 	for _, t := range extra {
 		tv, terr := inventory.ParseVersion(t)
@@ -35,12 +30,7 @@ func Targets(doc *inventory.Document, extra []string) []string {
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b string) int {
-		va, _ := inventory.ParseVersion(a)
-		vb, _ := inventory.ParseVersion(b)
-		return (va.Major-vb.Major)*1_000_000 + va.Minor - vb.Minor
-	})
-	return slices.Compact(out)
+	return inventory.SortMinors(out)
 }
 
 // FromInventories is a dry run over the inventory files (*.json) of dir, one cluster each,

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -19,14 +18,11 @@ import (
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
-// currentVersion is the version a snapshot is judged from: its emulated minor, else its
-// server version, else the version the cluster last reported (a push without one).
+// currentVersion is the version a snapshot is judged from (inventory.JudgedVersion), else
+// the version the cluster last reported (a push without one).
 func currentVersion(doc *inventory.Document, last string) string {
-	switch {
-	case doc.EmulatedVersion != "":
-		return doc.EmulatedVersion
-	case doc.ServerVersion != "":
-		return doc.ServerVersion
+	if v := doc.JudgedVersion(); v != "" {
+		return v
 	}
 	return last
 }
@@ -37,7 +33,7 @@ func nextMinor(version string) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%d.%d", v.Major, v.Minor+1)
+	return v.NextMinor()
 }
 
 // planTargets is what a snapshot at version is judged at: its next minor and every
@@ -59,18 +55,8 @@ func (s *Server) planTargets(version string) (targets, notApplicable []string) {
 	return sortedMinors(targets), sortedMinors(notApplicable)
 }
 
-// sortedMinors sorts minors numerically ("1.9" before "1.10") without repeats.
-func sortedMinors(minors []string) []string {
-	slices.SortFunc(minors, func(a, b string) int {
-		va, _ := parseVersion(a)
-		vb, _ := parseVersion(b)
-		if va.Major != vb.Major {
-			return va.Major - vb.Major
-		}
-		return va.Minor - vb.Minor
-	})
-	return slices.Compact(minors)
-}
+// sortedMinors sorts minors numerically without repeats (inventory.SortMinors).
+func sortedMinors(minors []string) []string { return inventory.SortMinors(minors) }
 
 // evaluate judges doc at targets in one engine call, holding an evaluation slot, and
 // answers one evaluation per target with its own report. The team map is applied to a
