@@ -59,31 +59,34 @@ func (s *Server) planTargets(version string) (targets, notApplicable []string) {
 func sortedMinors(minors []string) []string { return inventory.SortMinors(minors) }
 
 // evaluate judges doc at targets in one engine call, holding an evaluation slot, and
-// answers one evaluation per target with its own report. The team map is applied to a
-// copy: the stored snapshot keeps the labels the agent saw.
-func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets []string) ([]store.Evaluation, error) {
+// answers one evaluation per target with its own report, and each target's result as
+// evaluated (notifications compare it without reading the stored report back). The team
+// map is applied to a copy: the stored snapshot keeps the labels the agent saw.
+func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
 	if len(targets) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := acquire(ctx, s.evals, 1, evalWait); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.evals.Release(1)
 	mapped := s.cfg.TeamMap.apply(doc)
 	rep, err := s.engine.Evaluate(ctx, mapped, targets, s.now().UTC())
 	if err != nil {
-		return nil, fmt.Errorf("evaluate at %v: %w", targets, err)
+		return nil, nil, fmt.Errorf("evaluate at %v: %w", targets, err)
 	}
 	owners := namespaceTeams(mapped)
 	out := make([]store.Evaluation, 0, len(rep.Targets))
-	for _, tr := range rep.Targets {
+	results := make(map[string]*report.TargetResult, len(rep.Targets))
+	for i, tr := range rep.Targets {
 		ev, err := s.storedEvaluation(rep, tr, owners)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, ev)
+		results[tr.Target] = &rep.Targets[i]
 	}
-	return out, nil
+	return out, results, nil
 }
 
 // storedEvaluation is the store's record of one target of rep: its summary, team rollup

@@ -16,6 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -236,10 +237,11 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 	in := store.Ingest{ClusterName: env.ClusterName, ClusterUID: doc.ClusterID, Hash: hash,
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
 		AgentBundles: storedBundles(env.Bundles), ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
-	if in.Evaluations, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
+	var results map[string]*report.TargetResult
+	if in.Evaluations, results, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
 		return accepted{}, err
 	}
-	if err := s.notify(ctx, &in, head, env.ClusterName); err != nil {
+	if err := s.notify(ctx, &in, results, head, env.ClusterName); err != nil {
 		return accepted{}, err
 	}
 	in.Inventory = stored
@@ -247,7 +249,7 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 	for try := 1; errors.Is(err, store.ErrBaselineMoved) && try < baselineTries; try++ {
 		// Another ingest of the cluster committed a decided evaluation first: compare again.
 		if head, err = s.head(ctx, env.ClusterName, doc.ClusterID); err == nil {
-			err = s.notify(ctx, &in, head, env.ClusterName)
+			err = s.notify(ctx, &in, results, head, env.ClusterName)
 		}
 		if err == nil {
 			res, err = s.store.Ingest(ctx, in)
@@ -298,26 +300,26 @@ func (s *Server) head(ctx context.Context, name, uid string) (store.ClusterHead,
 // the stored one lacks for a duplicate. An evaluation that fails is logged and the snapshot
 // stored without it: reads fall back to a what-if, the fleet shows the cluster's cells as
 // outdated, and the next push of it is judged again. Only a busy server refuses the push.
-func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, error) {
+func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
 	targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
 	if head.LatestHash == hash {
 		var err error
 		if targets, err = s.unevaluated(ctx, head, targets); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(targets) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	evals, err := s.evaluate(ctx, doc, targets)
+	evals, results, err := s.evaluate(ctx, doc, targets)
 	if errors.Is(err, errBusy) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
 		s.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", name, "err", err)
-		return nil, nil
+		return nil, nil, nil
 	}
-	return evals, nil
+	return evals, results, nil
 }
 
 // unevaluated answers the targets the cluster's latest snapshot has no stored evaluation

@@ -29,7 +29,7 @@ func (s *Server) RunNotifications(ctx context.Context) {
 // It sets each evaluation's carried blockers. A cluster's first evaluations are silent;
 // so is a target's first decided one, and one the cluster's previous pass did not
 // evaluate (a target removed from --targets and added back).
-func (s *Server) notification(ctx context.Context, head store.ClusterHead, name string, evals []store.Evaluation) (*store.Notification, map[string]int64, error) {
+func (s *Server) notification(ctx context.Context, head store.ClusterHead, name string, evals []store.Evaluation, results map[string]*report.TargetResult) (*store.Notification, map[string]int64, error) {
 	if s.notifier == nil || len(evals) == 0 {
 		return nil, nil, nil
 	}
@@ -40,7 +40,7 @@ func (s *Server) notification(ctx context.Context, head store.ClusterHead, name 
 	baselines := make(map[string]int64, len(evals))
 	deltas := make([]notify.TargetDelta, 0, len(evals))
 	for i := range evals {
-		d, base, err := s.delta(ctx, head.ID, &evals[i], previous[evals[i].Target])
+		d, base, err := s.delta(ctx, head.ID, &evals[i], results[evals[i].Target], previous[evals[i].Target])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,13 +83,11 @@ func (s *Server) previousPass(ctx context.Context, head store.ClusterHead) (map[
 // carries, and answers that evaluation's id (0 when there is none). The baseline counts
 // only when the previous pass evaluated the target (inPrevious); otherwise, or when its
 // report cannot be read (logged), the target is silent this once.
-func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation, inPrevious bool) (notify.TargetDelta, int64, error) {
+func (s *Server) delta(ctx context.Context, cluster int64, ev *store.Evaluation, cur *report.TargetResult, inPrevious bool) (notify.TargetDelta, int64, error) {
 	d := notify.TargetDelta{Target: notify.Target{Target: ev.Target, Verdict: ev.Verdict, Score: ev.Score, Blockers: ev.Blockers}}
-	var cur *report.TargetResult
 	if notify.Decided(ev.Verdict) {
-		var err error
-		if cur, err = s.targetResult(store.EvaluationRecord{Evaluation: *ev}); err != nil {
-			return d, 0, err
+		if cur == nil {
+			return d, 0, fmt.Errorf("no evaluated result for target %s", ev.Target)
 		}
 		ev.Carried = notify.Carry(nil, *cur)
 	}
@@ -133,8 +131,8 @@ func (s *Server) targetResult(ev store.EvaluationRecord) (*report.TargetResult, 
 }
 
 // notify sets in's notification and baselines for an ingest of cluster head.
-func (s *Server) notify(ctx context.Context, in *store.Ingest, head store.ClusterHead, name string) error {
-	n, baselines, err := s.notification(ctx, head, name, in.Evaluations)
+func (s *Server) notify(ctx context.Context, in *store.Ingest, results map[string]*report.TargetResult, head store.ClusterHead, name string) error {
+	n, baselines, err := s.notification(ctx, head, name, in.Evaluations, results)
 	if err != nil {
 		return fmt.Errorf("compute notifications: %w", err)
 	}
