@@ -34,7 +34,7 @@ func (s *Server) agentBundles(c store.Cluster) []agentBundle {
 
 // behind answers whether the server evaluates with another revision of b's bundle.
 func (s *Server) behind(b store.Bundle) bool {
-	for _, own := range s.bundles {
+	for _, own := range s.policy().bundles {
 		if own.Name == b.Name {
 			return own.Revision != b.Revision
 		}

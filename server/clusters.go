@@ -110,7 +110,7 @@ func inScope(sc scope, c store.Cluster, cells []store.FleetRow) bool {
 func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
 	return &evalSummary{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
 		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt.UTC(), SnapshotID: r.SnapshotID,
-		Outdated: r.BundlesKey != s.bundlesKey || r.SnapshotID != c.LatestSnapshotID}
+		Outdated: r.BundlesKey != s.policy().key || r.SnapshotID != c.LatestSnapshotID}
 }
 
 func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {

@@ -71,7 +71,8 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 	}
 	defer s.evals.Release(1)
 	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := s.engine.Evaluate(ctx, mapped, targets, s.now().UTC())
+	pol := s.policy()
+	rep, err := pol.eng.Evaluate(ctx, mapped, targets, s.now().UTC())
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate at %v: %w", targets, err)
 	}
@@ -79,7 +80,7 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 	out := make([]store.Evaluation, 0, len(rep.Targets))
 	results := make(map[string]*report.TargetResult, len(rep.Targets))
 	for i, tr := range rep.Targets {
-		ev, err := s.storedEvaluation(rep, tr, owners)
+		ev, err := storedEvaluation(pol, rep, tr, owners)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -89,12 +90,12 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 	return out, results, nil
 }
 
-// storedEvaluation is the store's record of one target of rep: its summary, team rollup
+// storedEvaluation is the store's record of one target of rep, made with pol: its summary, team rollup
 // and a report holding only that target, gzip-compressed. The rollup has every team that
 // owns a namespace (owners), not only those with findings: a team-scoped reader sees a
 // cluster by it, and a team without findings is ready, or blocked or unknown by what no
 // team owns (teamCells).
-func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult, owners map[string]string) (store.Evaluation, error) {
+func storedEvaluation(pol *policy, rep *report.Report, tr report.TargetResult, owners map[string]string) (store.Evaluation, error) {
 	single := *rep
 	single.Targets = []report.TargetResult{tr}
 	single.Plan, single.ExpiredIgnores = nil, nil
@@ -105,7 +106,7 @@ func (s *Server) storedEvaluation(rep *report.Report, tr report.TargetResult, ow
 	at, _ := parseTime(rep.EvaluatedAt)
 	ev := store.Evaluation{Target: tr.Target, Verdict: tr.Verdict, Score: tr.Score,
 		Blockers: tr.Blockers, Warnings: tr.Warnings, Infos: tr.Infos, EvaluatedAt: at,
-		Bundles: s.bundles, BundlesKey: s.bundlesKey, Report: blob}
+		Bundles: pol.bundles, BundlesKey: pol.key, Report: blob}
 	ev.Teams = teamCells(tr, owners)
 	return ev, nil
 }

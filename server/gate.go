@@ -209,6 +209,7 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	}
 	defer s.whatIfs.Release(1)
 	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
+	eng := s.policy().eng
 	var context *inventory.Document
 	var snapID int64
 	if c != nil {
@@ -221,7 +222,7 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	} else {
 		doc = s.cfg.TeamMap.apply(doc)
 	}
-	rep, err := s.engine.Evaluate(ctx, doc, []string{req.target}, now, opts...)
+	rep, err := eng.Evaluate(ctx, doc, []string{req.target}, now, opts...)
 	if err != nil {
 		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation at %s: %w", req.target, err))
 	}
@@ -231,7 +232,7 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	if c == nil {
 		return rep, nil, nil
 	}
-	base, err := s.engine.Evaluate(ctx, context, []string{req.target}, now, opts...)
+	base, err := eng.Evaluate(ctx, context, []string{req.target}, now, opts...)
 	if err != nil {
 		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err))
 	}
@@ -341,7 +342,7 @@ func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), body, 0o600); err != nil {
 		return nil, err
 	}
-	e := s.engine
+	e := s.policy().eng
 	res, err := files.Collect(dir, files.Options{Watched: e.WatchedKinds(), Known: e.KnownKinds(),
 		BuiltinGroups: e.BuiltinGroups(), Images: e.ImageWatch(), Probes: e.Probes(), Workers: 1})
 	if err != nil {

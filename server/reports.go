@@ -81,7 +81,7 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 			return nil, err
 		}
 		sv := &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.bundlesKey, report: rep}
+			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.policy().key, report: rep}
 		if !sc.fleet {
 			if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
 				return nil, err
@@ -136,7 +136,7 @@ func (s *Server) whatIf(ctx context.Context, c store.Cluster, target string) (*s
 		return nil, err
 	}
 	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := s.engine.Evaluate(ctx, mapped, []string{target}, s.now().UTC())
+	rep, err := s.policy().eng.Evaluate(ctx, mapped, []string{target}, s.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("what-if evaluation of cluster %d at %s: %w", c.ID, target, err)
 	}

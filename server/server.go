@@ -19,8 +19,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/bundle"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
@@ -66,6 +68,13 @@ type Config struct {
 	MaxSnapshotBytes int
 	// MaxGateBytes bounds a gate request's body (default DefaultMaxGateBytes).
 	MaxGateBytes int
+	// Verification checks a candidate bundle sent to the dry run (nil: dry runs are
+	// refused, since the server could not tell a signed candidate from any other).
+	Verification *bundle.VerificationConfig
+	// WithCandidate builds an engine of the server's active bundle set with candidate in
+	// it, replacing the bundle with its roots or added beside them (nil: dry runs are
+	// refused).
+	WithCandidate func(ctx context.Context, candidate *bundles.Fetched) (*engine.Engine, error)
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string
@@ -83,14 +92,12 @@ type Config struct {
 
 // Server serves the API; build it with New.
 type Server struct {
-	cfg     Config
-	store   store.Store
-	engine  *engine.Engine
-	log     *slog.Logger
-	now     func() time.Time
-	bundles []store.Bundle
-	// bundlesKey names the engine's bundle set; a stored evaluation with another key is outdated.
-	bundlesKey string
+	cfg   Config
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	// active is the engine the server evaluates with; Swap replaces it whole.
+	active atomic.Pointer[policy]
 	// published serves Config.PublishDir; nil without one.
 	published http.Handler
 	// pushes bounds the pushes past authentication at once: each holds its body, its
@@ -164,7 +171,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
-	s := &Server{cfg: cfg, store: cfg.Store, engine: cfg.Engine, log: cfg.Logger, now: cfg.Now,
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
 		decodes: semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
 		evals:   semaphore.NewWeighted(2),
@@ -173,7 +180,7 @@ func New(cfg Config) (*Server, error) {
 		pushing: map[string]bool{},
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
-	s.bundles, s.bundlesKey = bundleSet(cfg.Engine)
+	s.active.Store(newPolicy(cfg.Engine))
 	s.published = publishedHandler(cfg.PublishDir)
 	if len(cfg.Sinks) > 0 {
 		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
@@ -232,14 +239,33 @@ func checkSinks(sinks []notify.Sink) error {
 	return nil
 }
 
-// bundleSet is the engine's bundles as the store records them, and their canonical key.
-func bundleSet(eng *engine.Engine) ([]store.Bundle, string) {
-	var out []store.Bundle
+// policy is an engine and its bundle set as the store records them. A request reads the
+// server's once (Server.policy), so an evaluation and the bundles stored beside it always
+// match, and one in flight during a Swap finishes on the engine it started with.
+type policy struct {
+	eng     *engine.Engine
+	bundles []store.Bundle
+	// key is the bundles' canonical join; a stored evaluation with another key is outdated.
+	key string
+}
+
+func newPolicy(eng *engine.Engine) *policy {
+	p := &policy{eng: eng}
 	var parts []string
 	for _, b := range eng.Bundles() {
-		out = append(out, store.Bundle{Name: b.Name, Revision: b.Revision})
+		p.bundles = append(p.bundles, store.Bundle{Name: b.Name, Revision: b.Revision})
 		parts = append(parts, b.Name+"@"+b.Revision)
 	}
 	slices.Sort(parts)
-	return out, strings.Join(parts, ",")
+	p.key = strings.Join(parts, ",")
+	return p
+}
+
+// policy is the engine to evaluate with now.
+func (s *Server) policy() *policy { return s.active.Load() }
+
+// Swap makes eng the engine every later evaluation uses (a bundle poller activated a new
+// revision). Stored evaluations made with another bundle set read as outdated from now on.
+func (s *Server) Swap(eng *engine.Engine) {
+	s.active.Store(newPolicy(eng))
 }
