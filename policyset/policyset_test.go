@@ -159,7 +159,7 @@ func newSet(t *testing.T, base Base) *Set {
 }
 
 // kb is the shipped kb as revision, unsigned, as fetched from src.
-func kb(t *testing.T, src, revision string) *bundles.Fetched {
+func kb(t testing.TB, src, revision string) *bundles.Fetched {
 	t.Helper()
 	b, err := bundles.Read(bytes.NewReader(bundletest.KB(t, "", revision, "1.37")), nil)
 	if err != nil {
