@@ -2,10 +2,7 @@ package bundles
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,12 +36,13 @@ type DirPoller struct {
 }
 
 // PollDir activates every bundle of Dir before it returns, then looks at Dir every Every:
-// a file whose content changed is read, verified and activated. Each look reads and hashes
-// every bundle file (a bundle is at most MaxSize, a kb a few hundred KiB): no clock or stat
-// can hide a change, as the ETag Handler serves would not either. A file whose content did
-// not change is not tried again, whatever came of it: a refused revision is retried when
-// it is replaced. A file that goes away leaves its bundle active, as an agent keeps the
-// last good bundle of a URL that answers 404.
+// a file whose content changed is read, verified and activated. A look stats each bundle
+// file and hashes it again only when its stat changed or was too recent to trust (the
+// index Handler computes its ETags with), so an unchanged directory costs a stat a file
+// and the ETag that changes is the one agents are served. A file whose content did not
+// change is not tried again, whatever came of it: a refused revision is retried when it
+// is replaced. A file that goes away leaves its bundle active, as an agent keeps the last
+// good bundle of a URL that answers 404.
 func PollDir(ctx context.Context, opts DirOptions) (*DirPoller, error) {
 	switch {
 	case opts.Verification == nil:
@@ -55,7 +53,7 @@ func PollDir(ctx context.Context, opts DirOptions) (*DirPoller, error) {
 	if info, err := os.Stat(opts.Dir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("bundle directory %s: not a directory", opts.Dir)
 	}
-	w := &dirWatch{opts: opts, x: &index{dir: opts.Dir}, seen: map[string]string{}}
+	w := &dirWatch{opts: opts, x: newIndex(opts.Dir, ServeOptions{}), seen: map[string]string{}}
 	w.look(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	p := &DirPoller{cancel: cancel, done: make(chan struct{})}
@@ -81,7 +79,7 @@ func (p *DirPoller) Stop() {
 	<-p.done
 }
 
-// dirWatch is what PollDir knows of its directory: the ETag of each file at the last look.
+// dirWatch is what PollDir knows of its directory: the ETag of each file it last tried.
 type dirWatch struct {
 	opts DirOptions
 	x    *index
@@ -110,20 +108,22 @@ func (w *dirWatch) look(ctx context.Context) {
 	}
 }
 
-// try reads name and, when its content is new, verifies and activates it.
+// try activates name when its content is new: the index hashes it only when its stat
+// changed, as Handler does for the ETag it serves.
 func (w *dirWatch) try(ctx context.Context, name string) {
 	src := filepath.Join(w.opts.Dir, name)
-	raw, err := w.read(name)
+	f, _, etag, err := w.x.open(name)
 	if err != nil {
 		w.observe(src, ResultDownloadFailed, fmt.Errorf("bundle %s: %w", src, err))
 		return
 	}
-	etag := rawETag(raw)
+	defer f.Close()
 	if w.seen[name] == etag {
 		return
 	}
 	w.seen[name] = etag
-	if err := checkTarball(raw); err != nil {
+	raw, err := readBounded(f)
+	if err != nil {
 		w.observe(src, ResultDownloadFailed, fmt.Errorf("bundle %s: %w", src, err))
 		return
 	}
@@ -132,31 +132,14 @@ func (w *dirWatch) try(ctx context.Context, name string) {
 		w.observe(src, ResultDownloadFailed, fmt.Errorf("bundle %s: %w", src, err))
 		return
 	}
-	f := &Fetched{Source: src, Bundle: &b, Raw: raw, ETag: etag, Signature: report.SignatureVerified}
-	if err := w.opts.Activate(ctx, f); err != nil {
+	fetched := &Fetched{Source: src, Bundle: &b, Raw: raw, ETag: etag, Signature: report.SignatureVerified}
+	if err := w.opts.Activate(ctx, fetched); err != nil {
 		if ctx.Err() == nil {
 			w.observe(src, ResultActivationFailed, err)
 		}
 		return
 	}
 	w.observe(src, ResultActivated, nil)
-}
-
-// read reads name as Handler would serve it: a regular file of the directory itself.
-func (w *dirWatch) read(name string) ([]byte, error) {
-	f, _, err := w.x.openFile(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > MaxSize {
-		return nil, fmt.Errorf("%w: larger than %d MiB compressed", errTooLarge, MaxSize>>20)
-	}
-	return raw, nil
 }
 
 func (w *dirWatch) observe(src, result string, err error) {
@@ -180,10 +163,4 @@ func bundleNames(dir string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
-}
-
-// rawETag is the ETag Handler serves for a file of content raw (hashFile).
-func rawETag(raw []byte) string {
-	sum := sha256.Sum256(raw)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
