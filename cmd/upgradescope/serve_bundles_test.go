@@ -3,32 +3,31 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/bundletest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
-// The server's bundle set is replaced by a signed kb, from a polled --bundle-url or from
-// its own --publish-dir: evaluations stored before read outdated, a new push is evaluated
+// The server's bundle set is replaced by a signed kb, from a polled --bundle-url (another
+// fleet server's /bundles/, as bundle serve serves them) or from its own --publish-dir: evaluations stored before read outdated, a new push is evaluated
 // with the new revision; an unsigned and a tampered kb are refused with a logged error
 // and the old set kept.
 func TestServeEvaluatesWithTheSignedBundlesItIsGiven(t *testing.T) {
+	const ingest = "serve-bundles-ingest-token-0123456789"
 	sources := []struct {
 		name string
-		args func(t *testing.T, dir string) []string
+		args func(t *testing.T, dir, key, tokenFile string) []string
 	}{
-		{"polled from a bundle server on loopback", func(t *testing.T, dir string) []string {
-			bs := httptest.NewServer(bundles.Handler(dir, bundles.ServeOptions{}))
-			t.Cleanup(bs.Close)
-			return []string{"--bundle-url", bs.URL + "/kb.tar.gz"}
+		{"polled from another fleet server's publish directory with an ingest token", func(t *testing.T, dir, key, tokenFile string) []string {
+			upstream := startServe(t, "--db", filepath.Join(t.TempDir(), "upstream.db"), "--ingest-token-file", tokenFile,
+				"--publish-dir", dir, "--verification-key", key)
+			return []string{"--bundle-url", upstream.url + "/bundles/kb.tar.gz", "--bundle-token-file", tokenFile}
 		}},
-		{"picked up from its own publish directory", func(_ *testing.T, dir string) []string {
+		{"picked up from its own publish directory", func(_ *testing.T, dir, _, _ string) []string {
 			return []string{"--publish-dir", dir}
 		}},
 	}
@@ -38,9 +37,10 @@ func TestServeEvaluatesWithTheSignedBundlesItIsGiven(t *testing.T) {
 			private, public := bundletest.Keys(t, t.TempDir())
 			kb := filepath.Join(published, "kb.tar.gz")
 			bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-05.1", "1.37"))
-			const ingest = "serve-bundles-ingest-token-0123456789"
-			args := append([]string{"--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", writeSecret(t, dir, "ingest", ingest),
-				"--verification-key", public, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s"}, source.args(t, published)...)
+			tokenFile := writeSecret(t, dir, "ingest", ingest)
+			args := append([]string{"--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile,
+				"--verification-key", public, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s"},
+				source.args(t, published, public, tokenFile)...)
 			p := startServe(t, args...)
 			doc := teamsDocument(t, "9f1c2d3e-0000-4000-8000-00000000000a")
 			pushDocument(t, p.url, ingest, "prod", doc)
