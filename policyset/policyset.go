@@ -48,19 +48,13 @@ type Monitor interface {
 	Observed(src, result string, failing bool)
 }
 
-// Option configures a Set.
-type Option func(*Set)
-
-// WithClock sets the clock activation times and updates are stamped with (tests pin it).
-func WithClock(now func() time.Time) Option { return func(s *Set) { s.now = now } }
-
 // Set is the bundle set to evaluate with. A reader calls Engine once per unit of work (a
 // tick, a request), so a swap lands between two of them and an evaluation in flight
 // finishes on the engine it started with. Set is safe for concurrent use.
 type Set struct {
 	current atomic.Pointer[activeSet]
 	base    Base
-	now     func() time.Time
+	now     func() time.Time // stamps activations and updates
 
 	// last is the most recent inventory judged and its targets: a new set must judge it
 	// before it is swapped in, so a pack that breaks the findings contract on real data is
@@ -87,11 +81,8 @@ type activeSet struct {
 
 // New builds the first engine from base: the embedded bundles, with each of base.Bundles
 // replacing the built-in of its roots or added beside them.
-func New(ctx context.Context, base Base, opts ...Option) (*Set, error) {
+func New(ctx context.Context, base Base) (*Set, error) {
 	s := &Set{base: base, now: time.Now, polled: map[string]*bundle.Bundle{}}
-	for _, o := range opts {
-		o(s)
-	}
 	eng, err := s.build(ctx, nil, nil)
 	if err != nil {
 		return nil, err
