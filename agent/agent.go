@@ -23,6 +23,7 @@ import (
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/policyset"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -50,7 +51,7 @@ type Agent struct {
 	collector *cluster.Collector
 	// Pusher, when set, delivers each tick's inventory to the fleet server.
 	Pusher   *push.Client
-	policy   *Policy
+	policy   *policyset.Set
 	objects  dynamic.NamespaceableResourceInterface
 	failures int
 	// Health is what /readyz and /metrics read.
@@ -58,7 +59,7 @@ type Agent struct {
 }
 
 // New builds an agent that evaluates with policy's current engine.
-func New(opts Options, col *cluster.Collector, policy *Policy, dyn dynamic.Interface) *Agent {
+func New(opts Options, col *cluster.Collector, policy *policyset.Set, dyn dynamic.Interface) *Agent {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -66,7 +67,7 @@ func New(opts Options, col *cluster.Collector, policy *Policy, dyn dynamic.Inter
 		opts.Log = slog.Default()
 	}
 	a := &Agent{opts: opts, collector: col, policy: policy, objects: dyn.Resource(crd.GVR), Health: newHealth(opts.Interval)}
-	policy.attach(a.Health.metrics.bundles)
+	policy.Attach(a.Health.metrics.bundles)
 	return a
 }
 
@@ -188,7 +189,7 @@ func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duratio
 	cctx, cancel := context.WithTimeout(ctx, collectFor)
 	doc := a.collector.Collect(cctx, now, a.opts.Collect(eng))
 	cancel()
-	rep, err := a.judge(ctx, eng, revs, doc, now)
+	rep, err := a.judge(ctx, eng, crdRevisions(revs), doc, now)
 	return rep, doc, err
 }
 
@@ -215,7 +216,7 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 		}
 	}
 	ev := crd.Evaluation{Report: rep, Generation: obj.GetGeneration(), ServerVersion: doc.ServerVersion,
-		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now, Bundles: revs, BundleUpdate: a.policy.Update()}
+		AgentVersion: a.opts.AgentVersion, Notes: notes, Now: now, Bundles: revs, BundleUpdate: crdUpdate(a.policy.Update())}
 	if err := a.writeStatus(ctx, obj, ev); err != nil {
 		return rep, a.markStatusError(ctx, err)
 	}

@@ -3,7 +3,7 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/policyset"
 )
 
 // metrics are the agent's /metrics: the last successful tick's judgement, and tick health.
@@ -106,18 +106,19 @@ func newBundleMetrics(r *prometheus.Registry) *bundleMetrics {
 	return m
 }
 
-func (m *bundleMetrics) active(revs []crd.BundleRevision) {
+// Active and Observed make bundleMetrics the agent's policyset.Monitor.
+func (m *bundleMetrics) Active(revs []policyset.Revision) {
 	m.info.Reset()
 	m.activated.Reset()
 	for _, b := range revs {
 		m.info.WithLabelValues(b.Name, b.Revision, b.Source).Set(1)
-		if b.ActivatedAt != nil {
+		if !b.ActivatedAt.IsZero() {
 			m.activated.WithLabelValues(b.Name).Set(float64(b.ActivatedAt.Unix()))
 		}
 	}
 }
 
-func (m *bundleMetrics) observed(src, result string, failing bool) {
+func (m *bundleMetrics) Observed(src, result string, failing bool) {
 	m.updates.WithLabelValues(src, result).Inc()
 	m.failing.Set(b2f(failing))
 }

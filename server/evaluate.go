@@ -76,6 +76,9 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate at %v: %w", targets, err)
 	}
+	if s.cfg.Evaluated != nil {
+		s.cfg.Evaluated(mapped, targets)
+	}
 	owners := namespaceTeams(mapped)
 	out := make([]store.Evaluation, 0, len(rep.Targets))
 	results := make(map[string]*report.TargetResult, len(rep.Targets))

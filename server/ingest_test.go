@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -220,5 +221,38 @@ func TestOneClusterTokenPushesOneAtATime(t *testing.T) {
 	other := otherCluster(t, "staging-uid")
 	if r := ts.push(staging, envelope(t, "staging", other)); r.status != 202 {
 		t.Errorf("another cluster's push meanwhile: %d %s, want 202", r.status, r.body)
+	}
+}
+
+// Evaluated hears of each inventory an ingest judged, with its targets and the team map
+// applied, so a bundle set can rehearse a new revision on it; a duplicate judged already
+// is not told again.
+func TestAnIngestTellsEvaluatedTheInventoryItJudged(t *testing.T) {
+	type told struct {
+		doc     *inventory.Document
+		targets []string
+	}
+	var mu sync.Mutex
+	var got []told
+	ts := newServer(t, func(c *server.Config) {
+		c.Targets = []string{"1.34"}
+		c.TeamMap = server.TeamMap{{Pattern: "*", Team: "platform"}}
+		c.Evaluated = func(doc *inventory.Document, targets []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, told{doc, targets})
+		}
+	})
+	tok := ts.mintIngest("prod")
+	doc := teamsInventory(t)
+	for range 2 {
+		if r := ts.push(tok, envelope(t, "prod", doc)); r.status != http.StatusAccepted && r.status != http.StatusOK {
+			t.Fatalf("push: %d %s", r.status, r.body)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !slices.Equal(got[0].targets, []string{"1.33", "1.34"}) || got[0].doc.Namespaces[0].Team != "platform" {
+		t.Fatalf("Evaluated was told %+v, want the first push's inventory, team-mapped, at [1.33 1.34]", got)
 	}
 }

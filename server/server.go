@@ -75,6 +75,10 @@ type Config struct {
 	// it, replacing the bundle with its roots or added beside them (nil: dry runs are
 	// refused).
 	WithCandidate func(ctx context.Context, candidate *bundles.Fetched) (*engine.Engine, error)
+	// Evaluated, when set, is told of each inventory an ingest evaluated successfully and
+	// the targets it was judged at (serve hands the latest to its bundle set, which
+	// rehearses a new set on it before swapping it in). doc is not changed afterwards.
+	Evaluated func(doc *inventory.Document, targets []string)
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/agent"
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
@@ -23,6 +20,7 @@ import (
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/policyset"
 	"github.com/upgradescope/upgradescope/push"
 )
 
@@ -43,10 +41,8 @@ type agentFlags struct {
 	logFormat, logLevel string
 	podPassEvery        int
 
-	bundles                    bundleFlags
-	bundleURLs                 []string
-	bundleCache                string
-	pollMin, pollMax, longPoll time.Duration
+	bundles bundleFlags
+	poll    pollFlags
 }
 
 func newAgentCommand(s streams) *cobra.Command {
@@ -80,11 +76,7 @@ func newAgentCommand(s streams) *cobra.Command {
 	completeValues(cmd, "log-format", logging.Formats...)
 	completeValues(cmd, "log-level", logging.Levels...)
 	f.bundles.register(cmd)
-	cmd.Flags().StringArrayVar(&f.bundleURLs, "bundle-url", nil, "bundle URL to poll (repeatable; needs --verification-key): a new revision is verified, compiled off the tick and swapped in between ticks")
-	cmd.Flags().StringVar(&f.bundleCache, "bundle-cache", "", "directory keeping the last good bundle of each --bundle-url for cold starts")
-	cmd.Flags().DurationVar(&f.pollMin, "bundle-poll-min-delay", time.Minute, "shortest wait between polls of a --bundle-url (jittered up to the maximum)")
-	cmd.Flags().DurationVar(&f.pollMax, "bundle-poll-max-delay", 2*time.Minute, "longest wait between polls of a --bundle-url")
-	cmd.Flags().DurationVar(&f.longPoll, "bundle-long-poll", 0, "ask the bundle server to hold each poll this long for a new revision (0: off)")
+	f.poll.register(cmd)
 	f.live.register(cmd)
 	return cmd
 }
@@ -100,12 +92,12 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 		}
 		return fmt.Errorf("--log-format: %w", err)
 	}
-	policy, err := f.policy(ctx)
+	policy, err := f.bundles.bundleSet(ctx)
 	if err != nil {
 		return err
 	}
 	// Every flag is checked before the cluster is touched.
-	pollOpts, err := f.pollOptions(policy)
+	pollOpts, err := f.poll.options(&f.bundles, policy)
 	if err != nil {
 		return err
 	}
@@ -134,30 +126,13 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 		return fmt.Errorf("--health-addr: %w", err)
 	}
 	defer closeHealth()
-	stopPolling, err := f.startPolling(ctx, opts.Log, policy, pollOpts)
+	stopPolling, err := f.poll.start(ctx, opts.Log, policy, pollOpts)
 	if err != nil {
 		return err
 	}
 	defer stopPolling()
 	opts.Log.Info("agent starting", "version", version, "interval", opts.Interval.String(), "crName", opts.Name, "targets", strings.Join(opts.Targets, ","))
 	return a.Run(ctx)
-}
-
-// policy is the embedded bundles plus any --bundle, and how to build a set with polled ones.
-func (f *agentFlags) policy(ctx context.Context) (*agent.Policy, error) {
-	fixed, err := f.bundles.engineOptions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	fixed = append(fixed, engine.WithToolVersion(version))
-	eng, err := engine.New(ctx, fixed...)
-	if err != nil {
-		return nil, err
-	}
-	build := func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
-		return engine.New(ctx, append(append([]engine.Option(nil), fixed...), polled...)...)
-	}
-	return agent.NewPolicy(eng, build, nil), nil
 }
 
 // clients connect to the cluster and, with --manage-crd, apply the ClusterReadiness CRD.
@@ -180,78 +155,6 @@ func (f *agentFlags) clients(ctx context.Context) (*cluster.Collector, dynamic.I
 		}
 	}
 	return col, dyn, nil
-}
-
-// startPolling polls every --bundle-url; the first downloads are awaited (see bundles.Poll).
-func (f *agentFlags) startPolling(ctx context.Context, log *slog.Logger, policy *agent.Policy, po bundles.PollOptions) (func(), error) {
-	if len(f.bundleURLs) == 0 {
-		return func() {}, nil
-	}
-	logPoll := pollLogger(log, policy)
-	po.Observed = func(src, result string, err error) {
-		err = withLimitFlag(err)
-		policy.Observed(src, result, err)
-		logPoll(src, result, err)
-	}
-	poller, err := bundles.Poll(ctx, po)
-	if err != nil {
-		return nil, err
-	}
-	return func() { poller.Stop(context.Background()) }, nil
-}
-
-// pollOptions checks the --bundle-url flags; polling starts once the agent is built.
-func (f *agentFlags) pollOptions(policy *agent.Policy) (bundles.PollOptions, error) {
-	po := bundles.PollOptions{URLs: f.bundleURLs, CacheDir: f.bundleCache, MinDelay: f.pollMin, MaxDelay: f.pollMax,
-		LongPoll: f.longPoll, Activate: policy.Activate}
-	if len(f.bundleURLs) == 0 {
-		return po, nil
-	}
-	for _, u := range f.bundleURLs {
-		if !bundles.IsURL(u) {
-			return po, fmt.Errorf("--bundle-url %s: want an http(s) URL; a file is loaded with --bundle", bundles.SanitizedURL(u))
-		}
-	}
-	if f.bundles.keyFile == "" {
-		return po, errors.New("--bundle-url: polled bundles must be signed; pass --verification-key")
-	}
-	if f.pollMin < time.Second || f.pollMax < f.pollMin {
-		return po, fmt.Errorf("--bundle-poll-min-delay %s and --bundle-poll-max-delay %s: want 1s ≤ min ≤ max", f.pollMin, f.pollMax)
-	}
-	vc, err := f.bundles.verification()
-	if err != nil {
-		return po, err
-	}
-	po.Remote, po.Verification = f.bundles.remote(), vc
-	return po, nil
-}
-
-// pollLogger logs an activation, and a failure once until it changes or an update succeeds:
-// the downloader retries a failure within a second, and 304s stay quiet.
-func pollLogger(log *slog.Logger, policy *agent.Policy) func(src, result string, err error) {
-	var mu sync.Mutex
-	last := map[string]string{}
-	return func(src, result string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		_, revs := policy.Engine()
-		switch {
-		case err != nil && last[src] != err.Error():
-			last[src] = err.Error()
-			log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", revisions(revs))
-		case err == nil && result == bundles.ResultActivated:
-			delete(last, src)
-			log.Info("bundle activated", "source", src, "active", revisions(revs))
-		}
-	}
-}
-
-func revisions(revs []crd.BundleRevision) string {
-	parts := make([]string, len(revs))
-	for i, r := range revs {
-		parts[i] = r.Name + " " + r.Revision
-	}
-	return strings.Join(parts, ", ")
 }
 
 func (f *agentFlags) options() (agent.Options, error) {
@@ -288,7 +191,7 @@ func (f *agentFlags) options() (agent.Options, error) {
 }
 
 // pusher builds the fleet-server client, or nil without --server-url.
-func (f *agentFlags) pusher(policy *agent.Policy) (*push.Client, error) {
+func (f *agentFlags) pusher(policy *policyset.Set) (*push.Client, error) {
 	if f.serverURL == "" {
 		return nil, nil
 	}

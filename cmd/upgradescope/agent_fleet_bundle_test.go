@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,9 @@ import (
 // TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt runs serve, publishing a signed kb, and
 // the agent binary against the real API server, polling that kb from the server with the
 // ingest token it pushes with. Its pushes name the revision it evaluates with, so the
-// fleet shows it; a new revision published to the server reaches the same agent process and
-// its next push reports it.
+// fleet shows it; a new revision published to the server is taken by the server itself and
+// reaches the same agent process, whose next push reports it: the fleet shows the agent's
+// kb current (not behind the server's).
 func TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt(t *testing.T) {
 	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	dir, publish := t.TempDir(), t.TempDir()
@@ -24,7 +26,8 @@ func TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt(t *testing.T) {
 	bundletest.Publish(t, filepath.Join(publish, "kb.tar.gz"), bundletest.KB(t, private, "2027-01-05.1", "1.37"))
 	const ingest = "fleet-bundle-ingest-token-0123456789"
 	tokenFile := writeSecret(t, dir, "ingest", ingest)
-	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile, "--publish-dir", publish)
+	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile, "--publish-dir", publish,
+		"--verification-key", public, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s")
 	startAgent(t, kubeconfig, "--cr-name", "fleet-bundles-e2e", "--cluster-name", "fleet-bundles-e2e",
 		"--server-url", p.url, "--server-token-file", tokenFile,
 		"--bundle-url", p.url+"/bundles/kb.tar.gz", "--bundle-token-file", tokenFile, "--verification-key", public,
@@ -35,7 +38,8 @@ func TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt(t *testing.T) {
 	waitForFleetKB(t, p.url, "2027-01-12.1")
 }
 
-// waitForFleetKB waits until the fleet server's cluster list shows the agent's kb revision.
+// waitForFleetKB waits until the fleet server's cluster list shows the agent's kb revision,
+// not behind the server's own.
 func waitForFleetKB(t *testing.T, url, revision string) {
 	t.Helper()
 	var last string
@@ -48,7 +52,10 @@ func waitForFleetKB(t *testing.T, url, revision string) {
 		var list struct {
 			Clusters []struct {
 				Name    string
-				Bundles []struct{ Name, Revision string }
+				Bundles []struct {
+					Name, Revision string
+					Behind         bool
+				}
 			}
 		}
 		if json.NewDecoder(resp.Body).Decode(&list) != nil {
@@ -57,14 +64,14 @@ func waitForFleetKB(t *testing.T, url, revision string) {
 		for _, c := range list.Clusters {
 			for _, b := range c.Bundles {
 				if c.Name == "fleet-bundles-e2e" && b.Name == "kb" {
-					last = b.Revision
-					return b.Revision == revision
+					last = fmt.Sprintf("%s, behind %v", b.Revision, b.Behind)
+					return b.Revision == revision && !b.Behind
 				}
 			}
 		}
 		return false
 	})
 	if !ok {
-		t.Fatalf("the fleet never showed kb %s for the cluster (last: %q)", revision, strings.TrimSpace(last))
+		t.Fatalf("the fleet never showed kb %s, not behind, for the cluster (last: %q)", revision, strings.TrimSpace(last))
 	}
 }

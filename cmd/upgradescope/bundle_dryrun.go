@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -127,13 +126,10 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 
 // engines builds the current set and the same set with the candidate, which is read with
 // the same verification as every --bundle (required when it is a URL) and replaces the
-// --bundle of the same roots: a new revision of a bundle the fleet already runs.
+// bundle of the same roots (policyset.Set.WithCandidate): a new revision of a bundle the
+// fleet already runs.
 func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, withCandidate *engine.Engine, err error) {
-	limits, err := f.bundles.limits.engineOption()
-	if err != nil {
-		return nil, nil, err
-	}
-	loaded, err := f.bundles.fetch(ctx)
+	set, err := f.bundles.bundleSet(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,27 +144,11 @@ func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, w
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate: %w", err)
 	}
-	fixed := []engine.Option{limits, engine.WithToolVersion(version)}
-	if current, err = engine.New(ctx, append(slices.Clone(fixed), bundleOptions(loaded)...)...); err != nil {
-		return nil, nil, err
-	}
-	kept := slices.DeleteFunc(slices.Clone(loaded), func(b *bundles.Fetched) bool { return sameRoots(b, cand) })
-	withCandidate, err = engine.New(ctx, append(append(fixed, bundleOptions(kept)...), bundleOptions([]*bundles.Fetched{cand})...)...)
-	if err != nil {
+	current, _ = set.Engine()
+	if withCandidate, err = set.WithCandidate(ctx, cand); err != nil {
 		return nil, nil, fmt.Errorf("candidate %s does not load with the current bundles: %w", candidate, err)
 	}
 	return current, withCandidate, nil
-}
-
-// sameRoots reports whether two bundles own the same roots, so one replaces the other.
-func sameRoots(a, b *bundles.Fetched) bool {
-	roots := func(f *bundles.Fetched) []string {
-		if f.Bundle.Manifest.Roots == nil {
-			return nil
-		}
-		return slices.Sorted(slices.Values(*f.Bundle.Manifest.Roots))
-	}
-	return slices.Equal(roots(a), roots(b))
 }
 
 // progressLine is a cluster's outcome in a few words: what turned, or that nothing did.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/probetest"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 )
 
@@ -21,7 +22,12 @@ func pushInventory(t *testing.T, url, token, name, scenario string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := probetest.Scenario(t, "../..", scenario, eng.Probes())
+	pushDocument(t, url, token, name, probetest.Scenario(t, "../..", scenario, eng.Probes()))
+}
+
+// pushDocument pushes doc to a real serve as cluster name and expects it accepted.
+func pushDocument(t *testing.T, url, token, name string, doc *inventory.Document) {
+	t.Helper()
 	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: name, AgentVersion: "test",
 		KBVersion: "test", Inventory: doc})
 	if err != nil {

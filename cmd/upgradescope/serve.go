@@ -15,11 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/spf13/cobra"
 
-	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
+	"github.com/upgradescope/upgradescope/policyset"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server"
 	"github.com/upgradescope/upgradescope/server/notify"
@@ -44,6 +46,7 @@ type serveFlags struct {
 	tlsCertFile, tlsKeyFile string
 	drain                   time.Duration
 	bundles                 bundleFlags
+	poll                    pollFlags
 	notify                  notifyFlags
 	logFormat, logLevel     string
 }
@@ -101,12 +104,13 @@ another address without a read credential. See docs/server.md.`,
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
 	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
-	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) served at /bundles/{name} to agents holding an ingest token")
+	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) the server evaluates with and serves at /bundles/{name} to agents holding an ingest token; needs --verification-key, looked at again every --bundle-poll-min-delay")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")
 	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (re-read when it changes)")
 	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
 	fl.DurationVar(&f.drain, "drain", 10*time.Second, "how long a stop waits for requests in flight")
 	f.bundles.register(cmd)
+	f.poll.register(cmd)
 	f.notify.register(cmd)
 	fl.StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
 	fl.StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
@@ -147,8 +151,8 @@ func (f *serveFlags) check() (*serveConfig, error) {
 	}
 	c.Targets, c.StaleAfter, c.MaxSnapshotBytes, c.MaxGateBytes = f.targets, f.staleAfter, f.maxSnapshotBytes, f.maxGateBytes
 	if f.publishDir != "" {
-		if info, err := os.Stat(f.publishDir); err != nil || !info.IsDir() {
-			return nil, fmt.Errorf("--publish-dir %s: want a directory of bundles", f.publishDir)
+		if err := f.checkPublishDir(); err != nil {
+			return nil, err
 		}
 		c.PublishDir = f.publishDir
 	}
@@ -178,6 +182,18 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		}
 	}
 	return sc, nil
+}
+
+// checkPublishDir refuses a publish directory the server could not evaluate with: it
+// never evaluates with a bundle it has not verified.
+func (f *serveFlags) checkPublishDir() error {
+	if info, err := os.Stat(f.publishDir); err != nil || !info.IsDir() {
+		return fmt.Errorf("--publish-dir %s: want a directory of bundles", f.publishDir)
+	}
+	if f.bundles.keyFile == "" {
+		return fmt.Errorf("--publish-dir %s: the server evaluates with the bundles it publishes and verifies them first; pass --verification-key (the public key agents verify them with)", f.publishDir)
+	}
+	return f.poll.checkDelays()
 }
 
 // distinctTokens refuses one token in two roles: a leaked read token must not push.
@@ -259,12 +275,15 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	}
 	sc.cfg.Logger = log
 	tuneGCForServe()
-	opts, err := f.bundles.engineOptions(ctx)
+	set, err := f.bundles.bundleSet(ctx)
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, append(opts, engine.WithToolVersion(version))...)
+	pollOpts, err := f.poll.options(&f.bundles, set)
 	if err != nil {
+		return err
+	}
+	if sc.cfg.Verification, err = f.bundles.verification(); err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, dbTimeout)
@@ -277,12 +296,43 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	if err := f.guardReads(ctx, st, sc); err != nil {
 		return err
 	}
+	eng, _ := set.Engine()
 	sc.cfg.Store, sc.cfg.Engine = st, eng
+	sc.cfg.WithCandidate, sc.cfg.Evaluated = set.WithCandidate, set.Remember
 	srv, err := server.New(sc.cfg)
 	if err != nil {
 		return err
 	}
+	set.OnSwap(srv.Swap)
+	stopPolling, err := f.startPolling(ctx, log, set, pollOpts, sc.cfg.Verification)
+	if err != nil {
+		return err
+	}
+	defer stopPolling()
 	return f.listenAndServe(ctx, s, srv, sc, log)
+}
+
+// startPolling polls every --bundle-url and the --publish-dir into set, whose swaps reach
+// the server; each source's current bundle is activated before it returns. vc is
+// --verification-key's, which --publish-dir requires.
+func (f *serveFlags) startPolling(ctx context.Context, log *slog.Logger, set *policyset.Set, po bundles.PollOptions, vc *bundle.VerificationConfig) (func(), error) {
+	stopURLs, err := f.poll.start(ctx, log, set, po)
+	if err != nil {
+		return nil, err
+	}
+	stop := stopURLs
+	if f.publishDir != "" {
+		dir, err := bundles.PollDir(ctx, bundles.DirOptions{Dir: f.publishDir, Verification: vc,
+			Every: f.poll.minDelay, Activate: set.Activate, Observed: observer(log, set)})
+		if err != nil {
+			stopURLs()
+			return nil, fmt.Errorf("--publish-dir: %w", err)
+		}
+		stop = func() { dir.Stop(); stopURLs() }
+	}
+	_, revs := set.Engine()
+	log.Info("evaluating with", "bundles", revisions(revs))
+	return stop, nil
 }
 
 // guardReads refuses an open read API on an address other than loopback. The database is

@@ -1,4 +1,4 @@
-package agent
+package policyset
 
 import (
 	"context"
@@ -14,17 +14,12 @@ import (
 )
 
 // A polled pack whose rule runs away is refused when it is activated, with an error naming
-// the pack, and the set that was active stays: the agent's ticks never evaluate it.
+// the pack, and the set that was active stays: no tick or request ever evaluates it.
 func TestAPolledPackThatRunsAwayIsRefusedAndTheActiveSetStays(t *testing.T) {
 	ctx := context.Background()
 	limits := engine.WithLimits(engine.Limits{Timeout: 300 * time.Millisecond})
-	eng, err := engine.New(ctx, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := NewPolicy(eng, func(ctx context.Context, polled []engine.Option) (*engine.Engine, error) {
-		return engine.New(ctx, append([]engine.Option{limits}, polled...)...)
-	}, nil)
+	policy := newSet(t, Base{Options: []engine.Option{limits}})
+	eng, _ := policy.Engine()
 	src := `package upgradescope.custom.spin
 
 findings contains {"key": "spin/x", "category": "spin", "severity": "info", "target": t, "title": "x"} if {

@@ -1,0 +1,68 @@
+package bundles_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/internal/bundletest"
+)
+
+// PollDir activates the directory's signed bundles at once, then each new content of a
+// file: an unsigned or tampered file is refused before activation, and content it has
+// already tried is not tried again.
+func TestPollDirActivatesEachNewSignedContentAndRefusesOthers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	vc, err := bundles.VerificationFromFile(public, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb := filepath.Join(dir, "kb.tar.gz")
+	bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-05.1", "1.37"))
+	if err := os.WriteFile(filepath.Join(dir, ".kb.tar.gz.tmp"), []byte("a publisher's temporary file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	p, err := bundles.PollDir(ctx, bundles.DirOptions{Dir: dir, Verification: vc, Every: 50 * time.Millisecond,
+		Activate: rec.activate, Observed: rec.observed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	rec.mu.Lock()
+	first := slices.Clone(rec.revisions)
+	rec.mu.Unlock()
+	if !slices.Equal(first, []string{"2027-01-05.1"}) {
+		t.Fatalf("activated %v before PollDir returned, want the directory's kb", first)
+	}
+
+	bundletest.Publish(t, kb, bundletest.KB(t, "", "2027-01-06.1", "1.37"))
+	rec.waitFor(t, "the unsigned kb refused", func(_, results []string) bool { return count(results, bundles.ResultDownloadFailed) == 1 })
+	bundletest.Publish(t, kb, bundletest.Tamper(t, bundletest.KB(t, private, "2027-01-07.1", "1.37")))
+	rec.waitFor(t, "the tampered kb refused", func(_, results []string) bool { return count(results, bundles.ResultDownloadFailed) == 2 })
+	bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-12.1", "1.37"))
+	rec.waitFor(t, "the new signed kb activated", func(revs, _ []string) bool { return slices.Contains(revs, "2027-01-12.1") })
+	p.Stop()
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []string{bundles.ResultActivated, bundles.ResultDownloadFailed, bundles.ResultDownloadFailed, bundles.ResultActivated}
+	if !slices.Equal(rec.revisions, []string{"2027-01-05.1", "2027-01-12.1"}) || !slices.Equal(rec.results, want) {
+		t.Errorf("activated %v with results %v; want each signed revision once, each refusal once (results %v)", rec.revisions, rec.results, want)
+	}
+}
+
+// PollDir refuses to run without a key: the server would evaluate with what it reads.
+func TestPollDirRequiresAVerificationKey(t *testing.T) {
+	_, err := bundles.PollDir(context.Background(), bundles.DirOptions{Dir: t.TempDir(), Every: time.Second,
+		Activate: func(context.Context, *bundles.Fetched) error { return nil }})
+	if err == nil {
+		t.Fatal("PollDir without a verification key started")
+	}
+}

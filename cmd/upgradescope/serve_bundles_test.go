@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// The server's bundle set is replaced by a signed kb, from a polled --bundle-url (another
+// fleet server's /bundles/, as bundle serve serves them) or from its own --publish-dir: evaluations stored before read outdated, a new push is evaluated
+// with the new revision; an unsigned and a tampered kb are refused with a logged error
+// and the old set kept.
+func TestServeEvaluatesWithTheSignedBundlesItIsGiven(t *testing.T) {
+	const ingest = "serve-bundles-ingest-token-0123456789"
+	sources := []struct {
+		name string
+		args func(t *testing.T, dir, key, tokenFile string) []string
+	}{
+		{"polled from another fleet server's publish directory with an ingest token", func(t *testing.T, dir, key, tokenFile string) []string {
+			upstream := startServe(t, "--db", filepath.Join(t.TempDir(), "upstream.db"), "--ingest-token-file", tokenFile,
+				"--publish-dir", dir, "--verification-key", key)
+			return []string{"--bundle-url", upstream.url + "/bundles/kb.tar.gz", "--bundle-token-file", tokenFile}
+		}},
+		{"picked up from its own publish directory", func(_ *testing.T, dir, _, _ string) []string {
+			return []string{"--publish-dir", dir}
+		}},
+	}
+	for _, source := range sources {
+		t.Run(source.name, func(t *testing.T) {
+			dir, published := t.TempDir(), t.TempDir()
+			private, public := bundletest.Keys(t, t.TempDir())
+			kb := filepath.Join(published, "kb.tar.gz")
+			bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-05.1", "1.37"))
+			tokenFile := writeSecret(t, dir, "ingest", ingest)
+			args := append([]string{"--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile,
+				"--verification-key", public, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s"},
+				source.args(t, published, public, tokenFile)...)
+			p := startServe(t, args...)
+			doc := teamsDocument(t, "9f1c2d3e-0000-4000-8000-00000000000a")
+			pushDocument(t, p.url, ingest, "prod", doc)
+			expectLatest(t, p.url, "prod", false, "2027-01-05.1")
+
+			for _, refused := range []struct {
+				what, logged string
+				data         []byte
+			}{
+				{"unsigned", "bundle missing .signatures.json file", bundletest.KB(t, "", "2027-01-06.1", "1.37")},
+				{"tampered", "data.json: digest mismatch", bundletest.Tamper(t, bundletest.KB(t, private, "2027-01-07.1", "1.37"))},
+			} {
+				bundletest.Publish(t, kb, refused.data)
+				if !pollUntil(60*time.Second, 100*time.Millisecond, func() bool {
+					return strings.Contains(p.logs.String(), "bundle update failed; keeping the active bundles") && strings.Contains(p.logs.String(), refused.logged)
+				}) {
+					t.Fatalf("the %s kb was never refused in the log:\n%s", refused.what, p.logs.String())
+				}
+				expectLatest(t, p.url, "prod", false, "2027-01-05.1")
+			}
+
+			bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-12.1", "1.37"))
+			if !pollUntil(60*time.Second, 100*time.Millisecond, func() bool { return latestOf(t, p.url, "prod").Outdated }) {
+				t.Fatalf("the stored evaluation never read outdated after the new kb:\n%s", p.logs.String())
+			}
+			doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: "added-after-the-swap"})
+			pushDocument(t, p.url, ingest, "prod", doc)
+			expectLatest(t, p.url, "prod", false, "2027-01-12.1")
+		})
+	}
+}
+
+// latest is a cluster's latest cell as GET /api/v1/clusters shows it.
+type latest struct {
+	ClusterID  int64
+	SnapshotID int64 `json:"snapshotId"`
+	Outdated   bool  `json:"outdated"`
+}
+
+func latestOf(t *testing.T, url, name string) latest {
+	t.Helper()
+	var list struct {
+		Clusters []struct {
+			ID     int64   `json:"id"`
+			Name   string  `json:"name"`
+			Latest *latest `json:"latest"`
+		} `json:"clusters"`
+	}
+	fetchJSON(t, url, "/api/v1/clusters", &list)
+	for _, c := range list.Clusters {
+		if c.Name == name && c.Latest != nil {
+			l := *c.Latest
+			l.ClusterID = c.ID
+			return l
+		}
+	}
+	t.Fatalf("GET /api/v1/clusters lists no evaluated cluster %s", name)
+	return latest{}
+}
+
+// expectLatest checks the cluster's latest cell and that its stored report was evaluated
+// with kb revision.
+func expectLatest(t *testing.T, url, name string, outdated bool, revision string) {
+	t.Helper()
+	l := latestOf(t, url, name)
+	if l.Outdated != outdated {
+		t.Errorf("cluster %s: latest outdated = %v, want %v", name, l.Outdated, outdated)
+	}
+	var rep struct {
+		Source     string `json:"source"`
+		SnapshotID int64  `json:"snapshotId"`
+		Report     struct {
+			Bundles []struct{ Name, Revision string }
+		} `json:"report"`
+	}
+	fetchJSON(t, url, fmt.Sprintf("/api/v1/clusters/%d/report", l.ClusterID), &rep)
+	kb := ""
+	for _, b := range rep.Report.Bundles {
+		if b.Name == "kb" {
+			kb = b.Revision
+		}
+	}
+	if rep.Source != "stored" || rep.SnapshotID != l.SnapshotID || kb != revision {
+		t.Errorf("cluster %s: report %s of snapshot %d with kb %q, want the stored evaluation of snapshot %d with kb %s",
+			name, rep.Source, rep.SnapshotID, kb, l.SnapshotID, revision)
+	}
+}
+
+// fetchJSON reads base+path, which must answer 200, into out.
+func fetchJSON(t *testing.T, base, path string, out any) {
+	t.Helper()
+	if code := getJSON(t, base, path, "", out); code != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, code)
+	}
+}
