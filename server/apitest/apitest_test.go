@@ -343,7 +343,7 @@ func TestLoad(t *testing.T) {
 }
 
 // TestContractCoversAPIShapes pins the endpoints of api-shapes.md (issue
-// 14), the export (issue 16) and the published bundles (issue 17): each has an operation with
+// 14), the export (issue 16), the published bundles and the dry run (issue 17): each has an operation with
 // an id, a one-line summary and a stated security requirement, so removing one from the
 // document fails here.
 func TestContractCoversAPIShapes(t *testing.T) {
@@ -357,7 +357,7 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/clusters/{id}/export", "POST /api/v1/gate",
 		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
-		"GET /bundles/{name}",
+		"GET /bundles/{name}", "POST /api/v1/bundles/dry-run",
 	}
 	count := 0
 	for _, item := range spec.doc.Paths.Map() {
