@@ -49,7 +49,7 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request, sc scope) error 
 		return fail(http.StatusForbidden, "a dry run judges the whole fleet: it needs a fleet-wide read token or the admin token, not a team-scoped one")
 	}
 	if s.cfg.Verification == nil || s.cfg.WithCandidate == nil {
-		return fail(http.StatusNotImplemented, "dry runs are off: start the server with --bundle-verification-key, the key candidates must be signed with")
+		return fail(http.StatusNotImplemented, "dry runs are off: start the server with --verification-key, the public key candidates must be signed with")
 	}
 	budget, err := budgetParam(r)
 	if err != nil {

@@ -269,8 +269,8 @@ func TestADryRunOnAServerWithoutAVerificationKeySaysWhichFlagTurnsItOn(t *testin
 		cfg.Verification = nil
 	})
 	res := ts.do("POST", dryRunPath, dryRunRead, signedPack(t, "candidate", keys.private), nil)
-	if res.status != http.StatusNotImplemented || !strings.Contains(string(res.body), "--bundle-verification-key") {
-		t.Errorf("%d %s; want 501 naming --bundle-verification-key", res.status, res.body)
+	if res.status != http.StatusNotImplemented || !strings.Contains(string(res.body), "--verification-key") {
+		t.Errorf("%d %s; want 501 naming --verification-key", res.status, res.body)
 	}
 }
 

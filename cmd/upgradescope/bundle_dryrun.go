@@ -20,6 +20,9 @@ import (
 // dryRunFlags are bundle dry-run's flags; bundles are the current set the candidate joins.
 type dryRunFlags struct {
 	inventories string
+	server      string
+	caFile      string
+	token       tokenFlag
 	targets     []string
 	failOn      string
 	output      string
@@ -33,8 +36,8 @@ type dryRunFlags struct {
 func newBundleDryRunCommand(s streams) *cobra.Command {
 	var f dryRunFlags
 	cmd := &cobra.Command{
-		Use:   "dry-run CANDIDATE --inventories DIR",
-		Short: "Judge a fleet's inventories with a candidate bundle and show what it would change",
+		Use:   "dry-run CANDIDATE --inventories DIR | --server URL",
+		Short: "Judge a fleet with a candidate bundle and show what it would change",
 		Long: `Judge every inventory of DIR (one cluster per *.json file) with the current bundle set
 and with the candidate in it (replacing the bundle of the same roots, or added as a custom
 pack), at each cluster's next minor and every --targets minor after it, and compare: verdict
@@ -42,28 +45,42 @@ and score before and after, the finding keys the candidate brings, changes and r
 
 Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold) and, at
 every threshold but never, when the candidate fails on a cluster or a cluster could not be
-judged.`,
+judged.
+
+--server sends the candidate, a bundle tarball signed with the key of the server's
+--verification-key, to a fleet server's POST /api/v1/bundles/dry-run instead: the server
+judges every cluster's latest stored snapshot at the targets it judges it at, with the
+candidate in its own bundle set, and compares with its stored evaluations. The table and
+exit codes are the same; a progress line per cluster comes as the server judges it.`,
 		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
-  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed`,
+  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed
+  upgradescope bundle dry-run kb.signed.tar.gz --server https://fleet.example.com --read-token-file read.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.server != "" {
+				return runServerDryRun(cmd, s, args[0], &f)
+			}
 			return withLimitFlag(runDryRun(cmd.Context(), s, args[0], &f))
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.inventories, "inventories", "", "directory of inventory files, one cluster each (required)")
+	fl.StringVar(&f.inventories, "inventories", "", "directory of inventory files, one cluster each")
+	fl.StringVar(&f.server, "server", "", "a fleet server's http(s) URL: judge its stored clusters instead of --inventories")
+	fl.StringVar(&f.caFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
+	f.token.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a fleet-wide read token (or the admin token)")
 	fl.StringSliceVar(&f.targets, "targets", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38")
 	fl.StringVar(&f.failOn, "fail-on", rollout.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
-	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged")
+	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged (with --server: the server's default, 5m, at most 15m)")
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	registerQuiet(cmd, &f.quiet)
 	f.bundles.register(cmd)
 	completeValues(cmd, "fail-on", rollout.FailOnBlocked, rollout.FailOnUnknown, rollout.FailOnChanged, rollout.FailOnNever)
 	completeValues(cmd, "output", "table", "json")
-	_ = cmd.MarkFlagRequired("inventories")
+	cmd.MarkFlagsMutuallyExclusive("inventories", "server")
+	cmd.MarkFlagsOneRequired("inventories", "server")
 	return cmd
 }
 
@@ -152,12 +169,20 @@ func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, w
 	if current, err = engine.New(ctx, append(slices.Clone(fixed), bundleOptions(loaded)...)...); err != nil {
 		return nil, nil, err
 	}
-	kept := slices.DeleteFunc(slices.Clone(loaded), func(b *bundles.Fetched) bool { return sameRoots(b, cand) })
-	withCandidate, err = engine.New(ctx, append(append(fixed, bundleOptions(kept)...), bundleOptions([]*bundles.Fetched{cand})...)...)
+	withCandidate, err = candidateEngine(ctx, fixed, loaded, cand)
 	if err != nil {
 		return nil, nil, fmt.Errorf("candidate %s does not load with the current bundles: %w", candidate, err)
 	}
 	return current, withCandidate, nil
+}
+
+// candidateEngine is the bundle set loaded (beside the built-ins) with cand in it: it
+// replaces the bundle of the same roots, a new revision of a bundle the fleet already runs,
+// or joins the set. fixed are the options every engine of the command has.
+func candidateEngine(ctx context.Context, fixed []engine.Option, loaded []*bundles.Fetched, cand *bundles.Fetched) (*engine.Engine, error) {
+	kept := slices.DeleteFunc(slices.Clone(loaded), func(b *bundles.Fetched) bool { return sameRoots(b, cand) })
+	opts := append(append(slices.Clone(fixed), bundleOptions(kept)...), bundleOptions([]*bundles.Fetched{cand})...)
+	return engine.New(ctx, opts...)
 }
 
 // sameRoots reports whether two bundles own the same roots, so one replaces the other.

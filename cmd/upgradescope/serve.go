@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -259,12 +260,20 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	}
 	sc.cfg.Logger = log
 	tuneGCForServe()
-	opts, err := f.bundles.engineOptions(ctx)
+	limits, err := f.bundles.limits.engineOption()
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, append(opts, engine.WithToolVersion(version))...)
+	loaded, err := f.bundles.fetch(ctx)
 	if err != nil {
+		return err
+	}
+	fixed := []engine.Option{limits, engine.WithToolVersion(version)}
+	eng, err := engine.New(ctx, append(slices.Clone(fixed), bundleOptions(loaded)...)...)
+	if err != nil {
+		return err
+	}
+	if err := f.wireDryRun(&sc.cfg, fixed, loaded); err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, dbTimeout)
