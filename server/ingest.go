@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -378,23 +379,34 @@ func ingestResult(err error) string {
 // decodeInventory reads a stored snapshot's inventory back: the gzip of the push's envelope
 // (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
 // no "inventory" member (the schema closes its top level), so the member tells them apart.
-// The member is read raw, so that of an envelope naming it twice the last is read, as
-// push.DecodeJSON validated it: decoded straight into a Document the copies would merge.
+// The member is read as push.DecodeJSON read it, so that of an envelope naming it twice the
+// last is read, as it was validated: decoded straight into a Document the copies would merge.
+//
+// The inventory is decoded with inventory.Parse, whose fast path (one pass to accept, one
+// to decode) takes under half of encoding/json's time on a large inventory: a dry run reads
+// every cluster's. A stored inventory Parse refuses (a schema grown stricter since it was
+// pushed) is still read as it was stored.
 func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
-	var stored struct {
-		Inventory json.RawMessage `json:"inventory"`
-	}
-	if err := gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &stored); err != nil {
+	zr, err := gzip.NewReader(bytes.NewReader(snap.Inventory))
+	if err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
-	var doc inventory.Document
-	var err error
-	if len(stored.Inventory) > 0 && string(stored.Inventory) != "null" {
-		err = json.Unmarshal(stored.Inventory, &doc)
-	} else {
-		err = gunzipJSON(snap.Inventory, s.cfg.MaxSnapshotBytes*2, &doc)
-	}
+	plain, err := readLimited(zr, s.cfg.MaxSnapshotBytes*2)
 	if err != nil {
+		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+	}
+	raw, err := push.InventoryJSON(plain)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = plain
+	}
+	if doc, err := inventory.Parse(raw); err == nil {
+		return doc, nil
+	}
+	var doc inventory.Document
+	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
 	return &doc, nil
