@@ -19,9 +19,11 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/pgtest"
 	"github.com/upgradescope/upgradescope/internal/probetest"
 	"github.com/upgradescope/upgradescope/rollout"
 	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/server/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files; read them before committing")
@@ -169,8 +171,27 @@ func parseDryRun(t *testing.T, body []byte) dryRunAnswer {
 // candidate's one blocker fleet-gateway/ingress new. The same deltas as `bundle dry-run
 // --inventories` prints in testdata/dry-run/expected.table.
 func TestADryRunComparesEveryStoredClusterWithTheCandidateAndStoresNothing(t *testing.T) {
+	for _, backend := range []struct {
+		name  string
+		start func(t *testing.T, edit func(*server.Config)) *testServer
+	}{
+		{"sqlite", newServer},
+		{"postgres", func(t *testing.T, edit func(*server.Config)) *testServer {
+			st, err := store.OpenPostgres(t.Context(), pgtest.URL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return newServerOn(t, st, edit)
+		}},
+	} {
+		t.Run(backend.name, func(t *testing.T) { dryRunMatchesTheGolden(t, backend.start) })
+	}
+}
+
+func dryRunMatchesTheGolden(t *testing.T, start func(t *testing.T, edit func(*server.Config)) *testServer) {
 	keys := newDryRunKeys(t)
-	ts := newServer(t, withDryRun(keys))
+	ts := start(t, withDryRun(keys))
 	pushScenarios(t, ts, "teams", "clean-is-ready", "addon-eol-approaching")
 	before, err := ts.store.FleetVersion(t.Context())
 	if err != nil {
