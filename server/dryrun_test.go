@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -324,5 +326,50 @@ func TestADryRunFlushesEachLineAsItIsWritten(t *testing.T) {
 		if n := strings.Count(seen, "\n"); n != i+1 || !strings.HasSuffix(seen, "\n") {
 			t.Errorf("flush %d saw %d whole lines, want %d: %q", i+1, n, i+1, seen)
 		}
+	}
+}
+
+// A dry run's workers wait in line for the evaluation slots pushes take, so pushes keep
+// being accepted while it runs: here one arrives once the stream has begun.
+func TestAPushDuringADryRunIsAccepted(t *testing.T) {
+	keys := newDryRunKeys(t)
+	ts := newServer(t, withDryRun(keys))
+	eng, err := sharedEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := probetest.Scenario(t, "..", "teams", eng.Probes())
+	const fleet = 12
+	for i := range fleet {
+		doc.ClusterID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		if res := ts.push(dryRunIngest, envelope(t, fmt.Sprintf("cluster-%02d", i), doc)); res.status != http.StatusAccepted {
+			t.Fatalf("push %d: %d %s", i, res.status, res.body)
+		}
+	}
+	req, err := http.NewRequestWithContext(t.Context(), "POST", ts.URL+dryRunPath, bytes.NewReader(signedPack(t, "candidate", keys.private)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+dryRunRead)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	if !lines.Scan() {
+		t.Fatalf("no first line: %v", lines.Err())
+	}
+	doc.ClusterID = "00000000-0000-4000-8000-000000000999"
+	if res := ts.push(dryRunIngest, envelope(t, "pushed-meanwhile", doc)); res.status != http.StatusAccepted {
+		t.Errorf("a push during the dry run: %d %s, want 202", res.status, res.body)
+	}
+	body := append(slices.Clone(lines.Bytes()), '\n')
+	for lines.Scan() {
+		body = append(append(body, lines.Bytes()...), '\n')
+	}
+	checkContract(t, req, resp.StatusCode, resp.Header, body)
+	if got := parseDryRun(t, body); len(got.Results) != fleet || got.Summary.Clusters != fleet {
+		t.Errorf("%d results, summary %+v: want a line for each cluster the run began with", len(got.Results), got.Summary)
 	}
 }
