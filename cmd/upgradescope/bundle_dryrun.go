@@ -60,6 +60,9 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 			if f.server != "" {
 				return runServerDryRun(cmd, s, args[0], &f)
 			}
+			if err := refuseFlags(cmd, serverDryRunOnly, "applies to --server"); err != nil {
+				return err
+			}
 			return withLimitFlag(runDryRun(cmd.Context(), s, args[0], &f))
 		},
 	}

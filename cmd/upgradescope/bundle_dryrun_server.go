@@ -31,17 +31,31 @@ const (
 	maxDryRunLine = 16 << 20
 )
 
-// localOnly are the flags that shape a dry run over --inventories, which a server decides
-// for itself: it judges at its own targets, with its own bundles, clock and workers.
-var localOnly = []string{"targets", "workers", "bundle", "verification-key", "now"}
+// localDryRunOnly are the flags that shape a dry run over --inventories, which a server decides
+// for itself: it judges at its own targets, with its own bundles, limits, clock and workers.
+// serverDryRunOnly are those of --server alone.
+var (
+	localDryRunOnly = []string{"targets", "workers", "now", "bundle", "verification-key", "signing-alg",
+		"bundle-token-file", "bundle-ca-file", "bundle-timeout", "policy-timeout", "policy-memory"}
+	serverDryRunOnly = []string{"server-ca-file", "read-token", "read-token-file"}
+)
+
+// refuseFlags names the first of flags given, which the mode does not use: a flag silently
+// ignored would let a pipeline believe it judged what it did not.
+func refuseFlags(cmd *cobra.Command, flags []string, why string) error {
+	for _, name := range flags {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s %s", name, why)
+		}
+	}
+	return nil
+}
 
 // runServerDryRun sends the candidate to a fleet server's dry run and prints its answer as
 // the --inventories mode prints its own, with the same exit codes.
 func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunFlags) error {
-	for _, name := range localOnly {
-		if cmd.Flags().Changed(name) {
-			return fmt.Errorf("--%s applies to --inventories: with --server the server judges at its own targets, with its own bundles", name)
-		}
+	if err := refuseFlags(cmd, localDryRunOnly, "applies to --inventories: with --server the server judges at its own targets, with its own bundles"); err != nil {
+		return err
 	}
 	if _, err := f.validate(); err != nil {
 		return err
