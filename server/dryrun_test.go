@@ -241,8 +241,9 @@ func TestADryRunNamesTheClusterAndThePackThatBreaksTheFindingsContract(t *testin
 	got := parseDryRun(t, res.body)
 	if len(got.Results) != 2 || got.Results[0].Error != "" || !got.Results[1].Candidate ||
 		!strings.Contains(got.Results[1].Error, "policy custom/broken breaks the findings contract") ||
+		!strings.Contains(got.Results[1].Error, "broken/endpoints") ||
 		!slices.Equal(got.Summary.CandidateErrors, []string{"teams"}) {
-		t.Errorf("want teams named as broken by custom/broken and clean-is-ready judged, got %+v", got)
+		t.Errorf("want teams named as broken by custom/broken's finding broken/endpoints and clean-is-ready judged, got %+v", got)
 	}
 	if got.Summary.Fails(rollout.FailOnBlocked) == "" {
 		t.Error("a candidate failing on a cluster must fail the dry run at every threshold but never")
