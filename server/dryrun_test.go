@@ -165,13 +165,18 @@ func parseDryRun(t *testing.T, body []byte) dryRunAnswer {
 	return out
 }
 
-// The golden file is checked by hand against the scenarios, pinned at 2026-11-30 with
-// --targets 1.37: teams (1.32, blocked at 1.33 by its removed APIs) is judged at 1.33 and
-// 1.37, blocked 50 at both before and after; addon-eol-approaching (1.32) ready 95 at both
-// targets on both sides (its add-on's warning only); clean-is-ready (1.36, an Ingress at
-// networking.k8s.io/v1) judged at 1.37 only, ready 100 before, blocked 75 after with the
-// candidate's one blocker fleet-gateway/ingress new. The same deltas as `bundle dry-run
-// --inventories` prints in testdata/dry-run/expected.table.
+// The golden file is checked by hand against the scenarios, judged at the test server's
+// clock (2026-11-30 12:00 UTC) with --targets 1.37:
+//   - teams (v1.32, an Ingress at extensions/v1beta1 and a PodSecurityPolicy): judged at 1.33
+//     and 1.37, blocked 50 with 2 blockers before and after at both; the candidate's rule
+//     matches networking.k8s.io Ingresses only, so nothing new.
+//   - addon-eol-approaching (v1.32, AKS app-routing NGINX): the kb's EOL for it is
+//     2026-11-30, passed at this clock, so blocked 75 with 1 blocker at 1.33 and 1.37 on both
+//     sides (testdata/dry-run/expected.table, pinned a day earlier, shows it ready 95).
+//   - clean-is-ready (no server version, an Ingress at networking.k8s.io/v1): judged at 1.37
+//     only, ready 100 before, blocked 75 after with fleet-gateway/ingress new, as in
+//     expected.table.
+//   - summary: clean-is-ready turned blocked and changed, nothing else.
 func TestADryRunComparesEveryStoredClusterWithTheCandidateAndStoresNothing(t *testing.T) {
 	for _, backend := range []struct {
 		name  string
