@@ -46,6 +46,12 @@ func checkSlowPathAgreement(t testing.TB, data []byte) bool {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse decodes otherwise than the slow path:\n got %+v\nwant %+v", got, want)
 	}
+	if wantErr == nil {
+		// What Parse accepted, DecodeStored reads back as Parse decoded it.
+		if stored, err := DecodeStored(data); err != nil || !reflect.DeepEqual(stored, want) {
+			t.Fatalf("DecodeStored decodes an accepted document otherwise than Parse (%v):\n got %+v\nwant %+v", err, stored, want)
+		}
+	}
 	if fast {
 		checkV2DecodesAsV1(t, data)
 	}

@@ -30,3 +30,12 @@ func decodeAccepted(data []byte) (*Document, error) {
 	}
 	return decodeV1(data)
 }
+
+// DecodeStored decodes a document Parse accepted before, such as a fleet server's stored
+// snapshot, without checking it again: json/v2, falling back to encoding/json on any v2
+// error, as Parse decodes. On a document Parse accepts it gives Parse's Document
+// (checkSlowPathAgreement holds it to that), the acceptor's pass saved; anything else it
+// decodes without a schema's verdict, so never give it a document from outside.
+func DecodeStored(data []byte) (*Document, error) {
+	return decodeAccepted(data)
+}

@@ -44,6 +44,9 @@ type Options struct {
 	Now time.Time
 	// Progress, when set, is called with each result as it is done, one call at a time.
 	Progress func(Result)
+	// Turn, when set, is taken before each candidate evaluation and its release called
+	// after it: a server shares its evaluation slots with the pushes it takes this way.
+	Turn func(ctx context.Context) (release func(), err error)
 }
 
 // errBudget marks a cluster the run had no time left for, errStopped one it was stopped
@@ -70,7 +73,7 @@ func Run(ctx context.Context, clusters []Cluster, candidate *engine.Engine, opts
 	for range max(opts.Workers, 1) {
 		wg.Go(func() {
 			for i := range jobs {
-				res := judge(ctx, clusters[i], candidate, opts.Now)
+				res := judge(ctx, clusters[i], candidate, opts)
 				results[i] = res
 				if opts.Progress != nil {
 					mu.Lock()
@@ -90,7 +93,7 @@ func Run(ctx context.Context, clusters []Cluster, candidate *engine.Engine, opts
 
 // judge runs one cluster; a run out of time says so rather than what the cancelled call
 // failed with.
-func judge(ctx context.Context, c Cluster, candidate *engine.Engine, now time.Time) Result {
+func judge(ctx context.Context, c Cluster, candidate *engine.Engine, opts Options) Result {
 	res := Result{Cluster: c.Name, Targets: []Delta{}}
 	fail := func(err error, byCandidate bool) Result {
 		if ctx.Err() != nil {
@@ -106,11 +109,18 @@ func judge(ctx context.Context, c Cluster, candidate *engine.Engine, now time.Ti
 	if err != nil {
 		return fail(fmt.Errorf("read: %w", err), false)
 	}
-	before, err := c.Before(ctx, doc, targets, now)
+	before, err := c.Before(ctx, doc, targets, opts.Now)
 	if err != nil {
 		return fail(fmt.Errorf("judge with the current bundles: %w", err), false)
 	}
-	after, err := candidate.Evaluate(ctx, doc, targets, now)
+	if opts.Turn != nil {
+		release, err := opts.Turn(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("wait for an evaluation turn: %w", err), false)
+		}
+		defer release()
+	}
+	after, err := candidate.Evaluate(ctx, doc, targets, opts.Now)
 	if err != nil {
 		return fail(fmt.Errorf("judge with the candidate: %w", err), true)
 	}

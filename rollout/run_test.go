@@ -3,9 +3,11 @@ package rollout_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +119,41 @@ func TestClustersTheBudgetLeavesOutAreNotJudgedNeverPassed(t *testing.T) {
 func TestADirectoryWithoutInventoriesIsRefused(t *testing.T) {
 	if _, err := rollout.FromInventories(t.TempDir(), nil, nil); err == nil || !strings.Contains(err.Error(), "holds no inventory") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A server shares its evaluation slots through Turn: each candidate evaluation holds one,
+// and a cluster that gets none (its caller stopped waiting) is not judged, never passed.
+func TestEachCandidateEvaluationHoldsATurnAndOneWithoutATurnIsNotJudged(t *testing.T) {
+	current, with := engines(t, "candidate")
+	clusters, err := rollout.FromInventories(fleetDir(t, current, "teams", "clean-is-ready"), []string{"1.37"}, current)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	held, taken, released := 0, 0, 0
+	turn := func(context.Context) (func(), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		held, taken = held+1, taken+1
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			held, released = held-1, released+1
+		}, nil
+	}
+	results, _ := rollout.Run(context.Background(), clusters, with, rollout.Options{Workers: 2, Now: now, Turn: turn})
+	if taken != 2 || released != 2 || held != 0 || results[0].Error != "" || results[1].Error != "" {
+		t.Errorf("turns taken %d, released %d, results %+v: want one turn per cluster, each given back", taken, released, results)
+	}
+	refused := func(context.Context) (func(), error) { return nil, errors.New("the server is busy") }
+	results, summary := rollout.Run(context.Background(), clusters, with, rollout.Options{Workers: 1, Now: now, Turn: refused})
+	for _, r := range results {
+		if r.Candidate || !strings.Contains(r.Error, "wait for an evaluation turn: the server is busy") {
+			t.Errorf("%+v: want not judged for want of a turn", r)
+		}
+	}
+	if len(summary.Unjudged) != 2 {
+		t.Errorf("summary %+v: want both clusters not judged", summary)
 	}
 }

@@ -34,6 +34,7 @@ func (s *Server) routes() http.Handler {
 	handle("POST /api/v1/gate", "gate", s.read(s.gate))
 	handle("GET /api/v1/fleet", "fleet", s.read(s.fleet))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
+	handle("POST /api/v1/bundles/dry-run", "dry-run", s.read(s.dryRun))
 	handle("GET /bundles/{name}", "bundles", s.bundleFiles)
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
 	// ServeMux would redirect to the subtree) and every path under them and /api/.

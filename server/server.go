@@ -114,6 +114,8 @@ type Server struct {
 	evals   *semaphore.Weighted
 	reports *semaphore.Weighted
 	whatIfs *semaphore.Weighted
+	// dryRuns lets one dry run run at a time; its workers take evals turns like pushes.
+	dryRuns *semaphore.Weighted
 	// pushing holds the per-cluster tokens with a push in flight on this server.
 	pushingMu sync.Mutex
 	pushing   map[string]bool
@@ -181,6 +183,7 @@ func New(cfg Config) (*Server, error) {
 		evals:   semaphore.NewWeighted(2),
 		reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1),
+		dryRuns: semaphore.NewWeighted(1),
 		pushing: map[string]bool{},
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())

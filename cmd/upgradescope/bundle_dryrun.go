@@ -19,6 +19,9 @@ import (
 // dryRunFlags are bundle dry-run's flags; bundles are the current set the candidate joins.
 type dryRunFlags struct {
 	inventories string
+	server      string
+	caFile      string
+	token       tokenFlag
 	targets     []string
 	failOn      string
 	output      string
@@ -32,8 +35,8 @@ type dryRunFlags struct {
 func newBundleDryRunCommand(s streams) *cobra.Command {
 	var f dryRunFlags
 	cmd := &cobra.Command{
-		Use:   "dry-run CANDIDATE --inventories DIR",
-		Short: "Judge a fleet's inventories with a candidate bundle and show what it would change",
+		Use:   "dry-run CANDIDATE --inventories DIR | --server URL",
+		Short: "Judge a fleet with a candidate bundle and show what it would change",
 		Long: `Judge every inventory of DIR (one cluster per *.json file) with the current bundle set
 and with the candidate in it (replacing the bundle of the same roots, or added as a custom
 pack), at each cluster's next minor and every --targets minor after it, and compare: verdict
@@ -41,28 +44,45 @@ and score before and after, the finding keys the candidate brings, changes and r
 
 Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold) and, at
 every threshold but never, when the candidate fails on a cluster or a cluster could not be
-judged.`,
+judged.
+
+--server sends the candidate, a bundle tarball signed with the key of the server's
+--verification-key, to a fleet server's POST /api/v1/bundles/dry-run instead: the server
+judges every cluster's latest stored snapshot at the targets it judges it at, with the
+candidate in its own bundle set, and compares with its stored evaluations. The table and
+exit codes are the same; a progress line per cluster comes as the server judges it.`,
 		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
-  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed`,
+  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed
+  upgradescope bundle dry-run kb.signed.tar.gz --server https://fleet.example.com --read-token-file read.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.server != "" {
+				return runServerDryRun(cmd, s, args[0], &f)
+			}
+			if err := refuseFlags(cmd, serverDryRunOnly, "applies to --server"); err != nil {
+				return err
+			}
 			return withLimitFlag(runDryRun(cmd.Context(), s, args[0], &f))
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.inventories, "inventories", "", "directory of inventory files, one cluster each (required)")
+	fl.StringVar(&f.inventories, "inventories", "", "directory of inventory files, one cluster each")
+	fl.StringVar(&f.server, "server", "", "a fleet server's http(s) URL: judge its stored clusters instead of --inventories")
+	fl.StringVar(&f.caFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
+	f.token.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a fleet-wide read token (or the admin token)")
 	fl.StringSliceVar(&f.targets, "targets", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38")
 	fl.StringVar(&f.failOn, "fail-on", rollout.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
-	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged")
+	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged (with --server: the server's default, 5m, at most 15m)")
 	fl.StringVar(&f.now, "now", "", "evaluation clock as RFC 3339 (default: the current time); pins reports in tests")
 	_ = fl.MarkHidden("now")
 	registerQuiet(cmd, &f.quiet)
 	f.bundles.register(cmd)
 	completeValues(cmd, "fail-on", rollout.FailOnBlocked, rollout.FailOnUnknown, rollout.FailOnChanged, rollout.FailOnNever)
 	completeValues(cmd, "output", "table", "json")
-	_ = cmd.MarkFlagRequired("inventories")
+	cmd.MarkFlagsMutuallyExclusive("inventories", "server")
+	cmd.MarkFlagsOneRequired("inventories", "server")
 	return cmd
 }
 

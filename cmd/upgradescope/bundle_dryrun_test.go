@@ -90,6 +90,7 @@ func TestBundleDryRunRefusesBadInputWithExitOne(t *testing.T) {
 		{"a bad target", []string{"--inventories", fleet, "--targets", "1.x"}, "--targets"},
 		{"a directory without inventories", []string{"--inventories", t.TempDir()}, "holds no inventory"},
 		{"no inventories flag", nil, "inventories"},
+		{"a flag of --server", []string{"--inventories", fleet, "--read-token-file", "read.token"}, "--read-token-file applies to --server"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

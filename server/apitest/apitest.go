@@ -50,7 +50,12 @@ func init() {
 	for _, t := range []string{"text/html", "text/markdown", "application/xml"} {
 		openapi3filter.RegisterBodyDecoder(t, openapi3filter.PlainBodyDecoder)
 	}
+	// A newline-delimited JSON answer (the dry run's stream) is checked line by line
+	// (checkLines): each line is one JSON document of the documented schema.
+	openapi3filter.RegisterBodyDecoder(ndjson, openapi3filter.JSONBodyDecoder)
 }
+
+const ndjson = "application/x-ndjson"
 
 func load(path string) (*Spec, error) {
 	ctx := context.Background()
@@ -140,6 +145,12 @@ func (s *Spec) check(req *http.Request, status int, header http.Header, body []b
 		Header:                 header,
 		Options:                opts,
 	}
+	if strings.HasPrefix(header.Get("Content-Type"), ndjson) {
+		if err := checkLines(ctx, respInput, body); err != nil {
+			return fmt.Errorf("operation %s: %w", op.OperationID, err)
+		}
+		return nil
+	}
 	respInput.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(ctx, respInput); err != nil {
 		return fmt.Errorf("operation %s: %w", op.OperationID, err)
@@ -148,6 +159,21 @@ func (s *Spec) check(req *http.Request, status int, header http.Header, body []b
 	// (such as 204), so say here that such a response must have no body.
 	if resp := op.Responses.Status(status).Value; len(resp.Content) == 0 && len(bytes.TrimSpace(body)) > 0 {
 		return fmt.Errorf("operation %s: status %d documents no body, got %d bytes", op.OperationID, status, len(body))
+	}
+	return nil
+}
+
+// checkLines validates each line of a newline-delimited JSON body against the documented
+// schema, as one response each; an empty stream, or one whose last line is cut, fails.
+func checkLines(ctx context.Context, in *openapi3filter.ResponseValidationInput, body []byte) error {
+	if len(body) == 0 || body[len(body)-1] != '\n' {
+		return errors.New("a newline-delimited JSON answer must end each line, the last included, with a newline")
+	}
+	for i, line := range bytes.Split(body[:len(body)-1], []byte("\n")) {
+		in.SetBodyBytes(line)
+		if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+			return fmt.Errorf("line %d: %w", i+1, err)
+		}
 	}
 	return nil
 }

@@ -74,6 +74,14 @@ const newCluster = `{"id":2,"name":"dev","clusterUid":"","firstSeen":"2026-11-30
 	"lastSeen":"2026-11-30T11:00:00Z","serverVersion":"","stale":true,"latestSnapshotId":0,
 	"defaultTarget":"","latest":null,"bundles":[]}`
 
+var ndjsonHeader = http.Header{"Content-Type": {"application/x-ndjson"}}
+
+const dryRunLine = `{"cluster":"prod-eu","targets":[{"target":"1.37","before":null,` +
+	`"after":{"verdict":"blocked","score":75,"blockers":1,"warnings":0},"new":["fleet-gateway/ingress"],"changed":[],"resolved":[]}]}`
+
+const dryRunSummary = `{"summary":{"clusters":2,"turnedBlocked":["prod-eu"],"turnedUnknown":[],"turnedReady":[],` +
+	`"changed":["prod-eu"],"candidateErrors":[],"unjudged":["dev"]}}`
+
 const finding = `{"key":"removed-api/flowcontrol.apiserver.k8s.io/v1beta3","category":"removed-api",
 	"severity":"blocker","target":"1.37","title":"FlowSchema uses a removed API"}`
 
@@ -245,6 +253,17 @@ func TestCheck(t *testing.T) {
 			method: "GET", target: "/api/v1/clusters/1/history?limit=5000", status: 200, header: jsonHeader,
 			body:     `{"clusterId":1,"target":"1.37","history":[]}`,
 			wantFail: "limit"},
+		{name: "a dry run's stream, a line per cluster and the summary, passes",
+			method: "POST", target: "/api/v1/bundles/dry-run", status: 200, header: ndjsonHeader,
+			body: dryRunLine + "\n" + `{"cluster":"dev","targets":[],"error":"not judged: the dry run's time budget ran out first"}` + "\n" + dryRunSummary + "\n"},
+		{name: "a dry run's line that breaks the schema fails, naming the line",
+			method: "POST", target: "/api/v1/bundles/dry-run", status: 200, header: ndjsonHeader,
+			body:     dryRunLine + "\n" + `{"cluster":"prod-eu","targets":[{"target":"1.37"}]}` + "\n" + dryRunSummary + "\n",
+			wantFail: "line 2"},
+		{name: "a dry run's stream cut off mid-line fails",
+			method: "POST", target: "/api/v1/bundles/dry-run", status: 200, header: ndjsonHeader,
+			body:     dryRunLine + "\n" + `{"cluster":"pro`,
+			wantFail: "newline"},
 		{name: "a fleet cell keyed by something that is not a target fails",
 			method: "GET", target: "/api/v1/fleet", status: 200, header: jsonHeader,
 			body: `{"targets":["1.37"],"generatedAt":"2026-11-30T12:00:00Z","clusters":[{"clusterId":1,
@@ -343,7 +362,7 @@ func TestLoad(t *testing.T) {
 }
 
 // TestContractCoversAPIShapes pins the endpoints of api-shapes.md (issue
-// 14), the export (issue 16) and the published bundles (issue 17): each has an operation with
+// 14), the export (issue 16), the published bundles and the dry run (issue 17): each has an operation with
 // an id, a one-line summary and a stated security requirement, so removing one from the
 // document fails here.
 func TestContractCoversAPIShapes(t *testing.T) {
@@ -357,7 +376,7 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/clusters/{id}/export", "POST /api/v1/gate",
 		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
-		"GET /bundles/{name}",
+		"GET /bundles/{name}", "POST /api/v1/bundles/dry-run",
 	}
 	count := 0
 	for _, item := range spec.doc.Paths.Map() {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/internal/bundletest"
+)
+
+// signedCandidate builds testdata/dry-run/<pack> into dir/<pack>.tar.gz, signed with
+// privateFile (empty: unsigned), and answers its path.
+func signedCandidate(t *testing.T, dir, pack, privateFile string) string {
+	t.Helper()
+	var built bytes.Buffer
+	if err := bundles.Build(filepath.Join(dryRunData, pack), "2026-11-30.1", &built); err != nil {
+		t.Fatal(err)
+	}
+	data := built.Bytes()
+	if privateFile != "" {
+		var signed bytes.Buffer
+		if err := bundles.Sign(bytes.NewReader(data), &signed, privateFile, "RS256", ""); err != nil {
+			t.Fatal(err)
+		}
+		data = signed.Bytes()
+	}
+	path := filepath.Join(dir, pack+".tar.gz")
+	bundletest.Publish(t, path, data)
+	return path
+}
+
+// TestBundleDryRunAgainstARealServer runs `bundle dry-run --server` against the built
+// binary's serve, its fleet pushed through ingest: the same table and exit codes as
+// --inventories, a progress line per cluster, and a candidate the server cannot verify
+// refused with exit 1 and the server's reason.
+func TestBundleDryRunAgainstARealServer(t *testing.T) {
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, dir)
+	const ingest, read = "dry-run-ingest-token", "dry-run-read-token"
+	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--targets", "1.37", "--verification-key", public,
+		"--ingest-token-file", writeSecret(t, dir, "ingest", ingest), "--read-token-file", writeSecret(t, dir, "read", read))
+	for _, s := range []string{"teams", "clean-is-ready"} {
+		pushInventory(t, p.url, ingest, s, s)
+	}
+	tokenFile := writeSecret(t, dir, "read-client", read)
+	dryRun := func(candidate string, args ...string) result {
+		return runBuilt(t, append([]string{"bundle", "dry-run", candidate, "--server", p.url, "--read-token-file", tokenFile}, args...)...)
+	}
+
+	res := dryRun(signedCandidate(t, dir, "candidate", private))
+	row := regexp.MustCompile(`(?m)^clean-is-ready +1\.37 +ready 100 +blocked 75 +1 +0 +0$`)
+	if res.code != exitGate || !row.MatchString(res.stdout) || !strings.Contains(res.stdout, "clean-is-ready 1.37 new: fleet-gateway/ingress") ||
+		!strings.Contains(res.stdout, "2 clusters in the dry run.") {
+		t.Errorf("exit %d, stdout:\n%s\nwant exit 2 and clean-is-ready turned blocked at 1.37", res.code, res.stdout)
+	}
+	if strings.Count(res.stderr, "] ") != 2 || !strings.Contains(res.stderr, "clean-is-ready: 1.37 ready → blocked") ||
+		!strings.Contains(res.stderr, "dry run failed: 1 cluster would turn blocked (clean-is-ready)") {
+		t.Errorf("stderr should hold a progress line per cluster and the reason:\n%s", res.stderr)
+	}
+	if r := dryRun(signedCandidate(t, dir, "candidate", private), "-q", "--fail-on", "never"); r.code != exitOK {
+		t.Errorf("--fail-on never: exit %d, want 0: %s", r.code, r.stderr)
+	}
+	if r := dryRun(signedCandidate(t, dir, "broken", private), "-q", "-o", "json"); r.code != exitGate ||
+		!strings.Contains(r.stdout, `"candidateError": true`) || !strings.Contains(r.stderr, "where the candidate fails (teams)") {
+		t.Errorf("a broken candidate: exit %d, want 2 naming teams:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	unsigned := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"an unsigned candidate", []string{signedCandidate(t, unsigned, "candidate", "")}, "missing .signatures.json"},
+		{"a pack directory", []string{filepath.Join(dryRunData, "candidate")}, "is a directory"},
+		{"a local-only flag", []string{signedCandidate(t, dir, "candidate", private), "--targets", "1.38"}, "--targets applies to --inventories"},
+	} {
+		if r := dryRun(tt.args[0], tt.args[1:]...); r.code != exitErr || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 naming %q", tt.name, r.code, r.stderr, tt.says)
+		}
+	}
+	if r := runBuilt(t, "bundle", "dry-run", signedCandidate(t, dir, "candidate", private), "--server", p.url, "--inventories", dir); r.code != exitErr ||
+		!strings.Contains(r.stderr, "[inventories server] were all set") {
+		t.Errorf("both --server and --inventories: exit %d, stderr %q; want 1", r.code, r.stderr)
+	}
+}
+
+// What was not judged is never passed: an answer that ends before its summary, or holds a
+// line that is neither a result nor the summary, is an error (exit 1), not a table.
+func TestADryRunAnswerCutShortIsAnError(t *testing.T) {
+	const line = `{"cluster":"prod","targets":[]}` + "\n"
+	tests := []struct {
+		name, body, says string
+	}{
+		{"no summary", line + line, "ended after 2 clusters without its summary"},
+		{"cut mid-line", line + `{"clus`, "line 2 of the answer is not JSON"},
+		{"a line of something else", line + `{"status":"ok"}` + "\n", "neither a cluster's result nor the summary"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := readDryRunStream(strings.NewReader(tt.body), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("err = %v, want one saying %q", err, tt.says)
+			}
+		})
+	}
+	results, summary, err := readDryRunStream(strings.NewReader(line+`{"summary":{"clusters":1}}`+"\n"), nil)
+	if err != nil || len(results) != 1 || summary.Clusters != 1 {
+		t.Errorf("a whole answer: %v, %+v, %v", results, summary, err)
+	}
+}
