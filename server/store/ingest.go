@@ -123,7 +123,7 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) (int, error) {
 	q := qInsertEvaluation + ` RETURNING id`
 	if onlyNew {
-		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target) DO NOTHING RETURNING id`
+		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target, bundles_key) DO NOTHING RETURNING id`
 	}
 	stored := 0
 	for _, e := range evals {
