@@ -100,6 +100,11 @@ type Store interface {
 	// duplicate pre-check before evaluating (Ingest checks again); ErrNotFound when the
 	// name is not registered.
 	Head(ctx context.Context, name string) (ClusterHead, error)
+	// Reevaluate stores evaluations of a cluster's latest snapshot made with another
+	// bundle set, as Ingest stores a push's, and answers how many it stored (see
+	// sqlStore.Reevaluate): nothing when the snapshot is no longer the latest
+	// (ErrSuperseded) or every evaluation was stored already (0, nil).
+	Reevaluate(ctx context.Context, re Reevaluation) (int, error)
 	// LatestSnapshot answers the cluster's newest snapshot with its inventory;
 	// ErrNotFound when it has none.
 	LatestSnapshot(ctx context.Context, clusterID int64) (SnapshotRecord, error)
