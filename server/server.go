@@ -78,6 +78,9 @@ type Config struct {
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string
+	// ReevaluateRate bounds the background re-evaluation after a bundle change, in
+	// clusters a second (default DefaultReevaluateRate).
+	ReevaluateRate float64
 	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
 	BodyTimeout time.Duration
 	StaleAfter  time.Duration
@@ -110,6 +113,13 @@ type Server struct {
 	evals   *semaphore.Weighted
 	reports *semaphore.Weighted
 	whatIfs *semaphore.Weighted
+	// evalWaiters counts pushes waiting for an evaluation slot: the background
+	// re-evaluation takes one only while none does.
+	evalWaiters atomic.Int32
+	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
+	// between a re-evaluation and its store.
+	reeval     chan struct{}
+	reevalHook func()
 	// pushing holds the per-cluster tokens with a push in flight on this server.
 	pushingMu sync.Mutex
 	pushing   map[string]bool
@@ -170,6 +180,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ReevaluateRate <= 0 {
+		cfg.ReevaluateRate = DefaultReevaluateRate
+	}
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
@@ -178,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1),
 		pushing: map[string]bool{},
+		reeval:  make(chan struct{}, 1),
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.active.Store(newPolicy(cfg.Engine))
@@ -268,4 +282,8 @@ func (s *Server) policy() *policy { return s.active.Load() }
 // revision). Stored evaluations made with another bundle set read as outdated from now on.
 func (s *Server) Swap(eng *engine.Engine) {
 	s.active.Store(newPolicy(eng))
+	select {
+	case s.reeval <- struct{}{}:
+	default: // a pass is due already; it reads the policy when it starts
+	}
 }

@@ -331,6 +331,7 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go srv.RunRetention(ctx, sc.retention)
+	go srv.RunReevaluation(ctx)
 	notified := make(chan struct{})
 	go func() { defer close(notified); srv.RunNotifications(ctx) }()
 	for _, sink := range sc.cfg.Sinks {

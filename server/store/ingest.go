@@ -32,6 +32,18 @@ ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluati
 	snapshot_id = excluded.snapshot_id, verdict = excluded.verdict, score = excluded.score,
 	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
 	bundles_key = excluded.bundles_key, teams = excluded.teams`
+	// qRepointFleetCell moves a cluster's fleet cell to the evaluation of a snapshot at a
+	// target with a bundle set stored earlier (the set was rolled back to), unless it
+	// points there already; it answers one row when it moved the cell.
+	qRepointFleetCell = `INSERT INTO fleet_cells
+(cluster_id, target, evaluation_id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key, teams)
+SELECT cluster_id, target, id, snapshot_id, verdict, score, blockers, warnings, evaluated_at, bundles_key, teams
+FROM evaluations WHERE cluster_id = $1 AND snapshot_id = $2 AND target = $3 AND bundles_key = $4
+ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluation_id,
+	snapshot_id = excluded.snapshot_id, verdict = excluded.verdict, score = excluded.score,
+	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
+	bundles_key = excluded.bundles_key, teams = excluded.teams
+WHERE fleet_cells.evaluation_id <> excluded.evaluation_id`
 	qSetLatest = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
 	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
 )
@@ -117,9 +129,11 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 }
 
 // insertEvaluations stores evals of snapshot snap and moves the cluster's fleet cells to
-// them. With onlyNew, a target the snapshot already has an evaluation at is left as it
-// is: a duplicate push fills in what an earlier, failed evaluation left out. It answers
-// how many evaluations it stored.
+// them. With onlyNew, an evaluation the snapshot already has at the target with the same
+// bundle set is left as it is, and the fleet cell moved back to it if it shows another
+// set's: a duplicate push fills in what an earlier, failed evaluation left out, or what a
+// bundle change left outdated. It answers how many evaluations it stored or cells it
+// moved back.
 func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) (int, error) {
 	q := qInsertEvaluation + ` RETURNING id`
 	if onlyNew {
@@ -144,6 +158,11 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams,
 			carried).Scan(&eval)
 		if onlyNew && errors.Is(err, sql.ErrNoRows) {
+			moved, err := repointFleetCell(ctx, tx, cluster, snap, e)
+			if err != nil {
+				return 0, err
+			}
+			stored += moved
 			continue
 		}
 		if err != nil {
@@ -156,6 +175,22 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 		stored++
 	}
 	return stored, nil
+}
+
+// repointFleetCell moves the cluster's cell at e's target to the evaluation already stored
+// for snapshot snap with e's bundle set, and answers 1 when it moved it. Evaluations with
+// a set are stored once per snapshot, so a server rolled back to an earlier set finds its
+// evaluation there while the cell shows the later set's.
+func repointFleetCell(ctx context.Context, tx *sql.Tx, cluster, snap int64, e Evaluation) (int, error) {
+	res, err := tx.ExecContext(ctx, qRepointFleetCell, cluster, snap, e.Target, e.BundlesKey)
+	if err != nil {
+		return 0, fmt.Errorf("move fleet cell at %q: %w", e.Target, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("move fleet cell at %q: %w", e.Target, err)
+	}
+	return int(min(n, 1)), nil
 }
 
 // checkBaselines answers ErrBaselineMoved unless each target's last decided evaluation is

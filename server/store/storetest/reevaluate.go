@@ -41,6 +41,7 @@ var reevaluationCases = []struct {
 	{"a re-evaluation against a moved baseline stores nothing", testReevaluateBaselineMoved},
 	{"a re-evaluation of an unknown cluster is not found", testReevaluateUnknownCluster},
 	{"a duplicate push after a re-evaluation adds only targets the new set lacks", testDuplicateAfterReevaluate},
+	{"a re-evaluation with a set rolled back to moves the fleet cells back to its stored evaluations", testReevaluateRollback},
 }
 
 func testReevaluate(t *testing.T, open Opener) {
@@ -159,4 +160,28 @@ func keys(points []store.HistoryPoint) string {
 		out = append(out, p.BundlesKey)
 	}
 	return strings.Join(out, " ")
+}
+
+func testReevaluateRollback(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	first := push("prod", "uid", hash(1), "1.31")
+	res := mustIngest(t, s, first)
+	if _, err := s.Reevaluate(t.Context(), reevaluation(res.ClusterID, res.SnapshotID, hash(1), "1.31")); err != nil {
+		t.Fatal(err)
+	}
+	back := withNotification(store.Reevaluation{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID,
+		Evaluations: first.Evaluations}, "back", "webhook")
+	if n, err := s.Reevaluate(t.Context(), back); err != nil || n != 1 {
+		t.Fatalf("Reevaluate with the first set again = %d, %v; want its cell moved back (1)", n, err)
+	}
+	assertFleet(t, s, "prod 1.31 snap1 score90")
+	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r2 core@r1" {
+		t.Errorf("history at 1.31 = %s, want one evaluation per bundle set", got)
+	}
+	assertQueued(t, s, "webhook=1")
+	back.Notification.DeliveryID = fmt.Sprintf("%032s", "again")
+	if n, err := s.Reevaluate(t.Context(), back); err != nil || n != 0 {
+		t.Errorf("Reevaluate with the first set a second time = %d, %v; want 0, nil", n, err)
+	}
+	assertQueued(t, s, "webhook=1")
 }
