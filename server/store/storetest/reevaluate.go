@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,7 +42,7 @@ var reevaluationCases = []struct {
 	{"a re-evaluation against a moved baseline stores nothing", testReevaluateBaselineMoved},
 	{"a re-evaluation of an unknown cluster is not found", testReevaluateUnknownCluster},
 	{"a duplicate push after a re-evaluation adds only targets the new set lacks", testDuplicateAfterReevaluate},
-	{"a re-evaluation with a set rolled back to moves the fleet cells back to its stored evaluations", testReevaluateRollback},
+	{"a re-evaluation with a set rolled back to replaces that set's evaluation and takes the fleet cells back", testReevaluateRollback},
 }
 
 func testReevaluate(t *testing.T, open Opener) {
@@ -172,11 +173,17 @@ func testReevaluateRollback(t *testing.T, open Opener) {
 	back := withNotification(store.Reevaluation{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID,
 		Evaluations: first.Evaluations}, "back", "webhook")
 	if n, err := s.Reevaluate(t.Context(), back); err != nil || n != 1 {
-		t.Fatalf("Reevaluate with the first set again = %d, %v; want its cell moved back (1)", n, err)
+		t.Fatalf("Reevaluate with the first set again = %d, %v; want it stored (1)", n, err)
 	}
 	assertFleet(t, s, "prod 1.31 snap1 score90")
-	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r2 core@r1" {
-		t.Errorf("history at 1.31 = %s, want one evaluation per bundle set", got)
+	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r1 core@r2" {
+		t.Errorf("history at 1.31 = %s, want the first set's evaluation, now the newest, above r2's", got)
+	}
+	for name, read := range map[string]func(context.Context, int64, string) (store.EvaluationRecord, error){
+		"LatestEvaluation": s.LatestEvaluation, "LastDecidedEvaluation": s.LastDecidedEvaluation} {
+		if ev, err := read(t.Context(), res.ClusterID, "1.31"); err != nil || ev.BundlesKey != "core@r1" {
+			t.Errorf("%s after the rollback = %s, %v; want the first set's", name, ev.BundlesKey, err)
+		}
 	}
 	assertQueued(t, s, "webhook=1")
 	back.Notification.DeliveryID = fmt.Sprintf("%032s", "again")
