@@ -39,7 +39,7 @@ ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluati
 WHERE e.snapshot_id = $1 AND e.target = $2 AND e.bundles_key = $3
 	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id)`
 	qDeleteEvaluation = `DELETE FROM evaluations WHERE id = $1`
-	qSetLatest = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
+	qSetLatest        = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
 	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
 )
 
