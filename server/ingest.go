@@ -78,6 +78,8 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 		return accepted{}, err
 	}
 	defer s.pushes.Release(1)
+	s.pushesActive.Add(1)
+	defer s.pushesActive.Add(-1)
 	env, stored, err := s.readPush(w, r)
 	if err != nil {
 		return accepted{}, err

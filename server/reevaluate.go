@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -233,10 +234,12 @@ func (s *Server) storeReevaluation(ctx context.Context, head store.ClusterHead, 
 }
 
 // evaluateQuietly is evaluateWith holding an evaluation slot taken only while no push
-// waits for one: pushes come first, and the pass, one cluster at a time, holds at most
-// one of the slots, so a push never waits behind more than one re-evaluation.
+// waits for one and fewer pushes are in progress than the process has cores: pushes come
+// first, the pass uses a core they leave idle, and, one cluster at a time, it holds at
+// most one slot, so a push never waits behind more than one re-evaluation.
 func (s *Server) evaluateQuietly(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	for s.evalWaiters.Load() > 0 || !s.evals.TryAcquire(1) {
+	cores := int32(runtime.GOMAXPROCS(0))
+	for s.evalWaiters.Load() > 0 || s.pushesActive.Load() >= cores || !s.evals.TryAcquire(1) {
 		if err := sleepUntil(ctx, time.Now().Add(slotPoll)); err != nil {
 			return nil, nil, err
 		}

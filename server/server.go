@@ -113,9 +113,11 @@ type Server struct {
 	evals   *semaphore.Weighted
 	reports *semaphore.Weighted
 	whatIfs *semaphore.Weighted
-	// evalWaiters counts pushes waiting for an evaluation slot: the background
-	// re-evaluation takes one only while none does.
-	evalWaiters atomic.Int32
+	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
+	// their turn (reading, decoding, evaluating, storing): the background re-evaluation
+	// takes a slot only while no push waits for one and a core is left to it.
+	evalWaiters  atomic.Int32
+	pushesActive atomic.Int32
 	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
 	// between a re-evaluation and its store.
 	reeval     chan struct{}
