@@ -136,8 +136,9 @@ func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []st
 // they ended: above 0, the re-evaluation ran for the whole measurement).
 //
 // Measured 2026-12-01 on the 2-core Oxide VM shared with three other engineers' builds and
-// tests (load average 6–7.5), -benchtime 60x, 1,000 clusters, default rate:
-// see docs/performance.md.
+// tests (load average 5–7), -benchtime 60x -count 2, 1,000 clusters, default rate: quiet
+// 6.76 and 3.85 snapshots/s, reevaluating 6.48 and 3.16 snapshots/s with 0.97 and 0.74
+// reevals/s (docs/performance.md).
 func BenchmarkReevaluateWithIngest(b *testing.B) {
 	n := envInt(b, "UPGRADESCOPE_BENCH_FLEET", 20)
 	for _, reevaluate := range []bool{false, true} {
