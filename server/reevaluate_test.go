@@ -345,3 +345,46 @@ func TestASwapDuringAPassStartsItAgainWithTheNewSet(t *testing.T) {
 		t.Errorf("fleet bundles = %s, want the original set", got)
 	}
 }
+
+func TestTwoReplicasReevaluatingStoreAndNotifyEachChangeOnce(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		hook, err := notify.NewWebhook("http://127.0.0.1:9/never-delivered", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := newServerOn(t, open(), func(c *server.Config) {
+			c.IngestToken = "shared"
+			c.Sinks = []notify.Sink{hook}
+		})
+		for i := range 4 {
+			doc := readyInventory(t)
+			doc.ClusterID = fmt.Sprintf("uid-%d", i)
+			if r := seed.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+				t.Fatalf("push %d: %d %s", i, r.status, r.body)
+			}
+		}
+		eol := eolEngine(t)
+		var replicas []*testServer
+		for range 2 {
+			replicas = append(replicas, newServerOn(t, open(), func(c *server.Config) {
+				c.Engine, c.Sinks, c.ReevaluateRate = eol, []notify.Sink{hook}, 1000
+			}))
+		}
+		for _, r := range replicas {
+			runReevaluation(t, r)
+		}
+		for _, r := range replicas {
+			r.waitCurrent(t)
+		}
+		for i := range 4 {
+			id := seed.idOf(fmt.Sprintf("c%d", i))
+			hist := seed.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", id), "").json(t)["history"].([]any)
+			if len(hist) != 2 {
+				t.Errorf("c%d's history at 1.33 has %d points, want the push's and one re-evaluation", i, len(hist))
+			}
+		}
+		if q, err := seed.store.QueuedDeliveries(t.Context()); err != nil || q["webhook"] != 4 {
+			t.Errorf("queued %v, %v; want one message per cluster turned blocked", q, err)
+		}
+	})
+}
