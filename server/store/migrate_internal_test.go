@@ -67,7 +67,8 @@ func TestMigrationFrom0007KeepsEvaluationsAndFleetCells(t *testing.T) {
 	}
 }
 
-func openSQLiteAt0007(t *testing.T) (*sql.DB, func() *sqlStore) {
+// sqliteAt0007 is a new SQLite file migrated to 0007 and a handle on it.
+func sqliteAt0007(t *testing.T) (string, *sql.DB) {
 	path := filepath.Join(t.TempDir(), "upgradescope.db")
 	db, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
@@ -75,6 +76,11 @@ func openSQLiteAt0007(t *testing.T) (*sql.DB, func() *sqlStore) {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	migrateTo(t, db, "sqlite", 7)
+	return path, db
+}
+
+func openSQLiteAt0007(t *testing.T) (*sql.DB, func() *sqlStore) {
+	path, db := sqliteAt0007(t)
 	return db, func() *sqlStore {
 		_ = db.Close()
 		s, err := openSQLite(t.Context(), path)
@@ -147,11 +153,18 @@ func checkPerBundleSetKey(t *testing.T, s *sqlStore) {
 	if err := s.w.QueryRowContext(ctx, q).Scan(&indexes); err != nil || indexes != 2 {
 		t.Errorf("evaluations indexes = %d, %v; want evaluations_history and evaluations_decided", indexes, err)
 	}
+	// fleet_cells references the rebuilt table: deleting an evaluation takes its cell.
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM evaluations WHERE id = 3`); err != nil {
+		t.Fatalf("delete evaluation 3: %v", err)
+	}
+	if got := dumpCells(t, s.w); got != "1/1.31→1 1/1.32→2" {
+		t.Errorf("fleet cells after deleting evaluation 3 = %s, want its cell gone (foreign keys cascade)", got)
+	}
 	if err := s.DeleteCluster(ctx, 1); err != nil {
 		t.Fatalf("DeleteCluster: %v", err)
 	}
-	if got := dumpCells(t, s.w); got != "2/1.32→3" {
-		t.Errorf("fleet cells after deleting cluster 1 = %s, want only cluster 2's (foreign keys cascade)", got)
+	if got := dumpCells(t, s.w); got != "" {
+		t.Errorf("fleet cells after deleting cluster 1 = %s, want none", got)
 	}
 }
 
@@ -201,4 +214,40 @@ func dumpCells(t *testing.T, db *sql.DB) string {
 		out = append(out, fmt.Sprintf("%d/%s→%d", c, target, e))
 	}
 	return strings.Join(out, " ")
+}
+
+// TestMigrationWithADanglingReferenceFailsAndChangesNothing: a 0007 SQLite file holding a
+// fleet cell whose evaluation is gone (written with foreign keys off) is refused by the
+// rebuild's foreign_key_check; the migration rolls back, and the file is still at 0007.
+func TestMigrationWithADanglingReferenceFailsAndChangesNothing(t *testing.T) {
+	path, db := sqliteAt0007(t)
+	ctx := t.Context()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`PRAGMA foreign_keys = OFF`, seed0007, `DELETE FROM evaluations WHERE id = 3`} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	_ = conn.Close()
+	_ = db.Close()
+	s, err := openSQLite(ctx, path)
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("migrating a file with a dangling fleet cell succeeded, want foreign_key_check to refuse it")
+	}
+	if !strings.Contains(err.Error(), "0008") || !strings.Contains(err.Error(), "foreign_key_check") {
+		t.Errorf("error = %v, want it to name migration 0008 and foreign_key_check", err)
+	}
+	raw, err := sql.Open("sqlite", sqliteDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var version int
+	if err := raw.QueryRowContext(ctx, qSchemaVersion).Scan(&version); err != nil || version != 7 {
+		t.Errorf("schema version after the refused migration = %d, %v; want 7", version, err)
+	}
 }
