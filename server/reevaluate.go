@@ -97,34 +97,42 @@ func (s *Server) pendingClusters(ctx context.Context, pol *policy) ([]store.Clus
 	if err != nil {
 		return nil, err
 	}
+	pending := s.pendingFilter(pol.key)
 	var out []store.Cluster
 	for _, c := range v.clusters {
-		if s.pendingReevaluation(c, v.cells[c.ID], pol.key) {
+		if pending(c, v.cells[c.ID]) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
 }
 
-// pendingReevaluation answers whether cluster c, with its fleet cells, awaits a
-// re-evaluation with the bundle set key.
-func (s *Server) pendingReevaluation(c store.Cluster, cells []store.FleetRow, key string) bool {
-	if c.LatestSnapshotID == 0 {
-		return false
-	}
-	targets, _ := s.planTargets(c.ServerVersion)
-	return len(missingTargets(cells, c.LatestSnapshotID, key, targets)) > 0
-}
-
 // pendingCount is how many of the view's clusters await a re-evaluation now.
 func (s *Server) pendingCount(v fleetView) int {
-	key, n := s.policy().key, 0
+	pending, n := s.pendingFilter(s.policy().key), 0
 	for _, c := range v.clusters {
-		if s.pendingReevaluation(c, v.cells[c.ID], key) {
+		if pending(c, v.cells[c.ID]) {
 			n++
 		}
 	}
 	return n
+}
+
+// pendingFilter answers whether a cluster, with its fleet cells, awaits a re-evaluation
+// with the bundle set key. It plans each version's targets once: a fleet runs few.
+func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow) bool {
+	planned := map[string][]string{}
+	return func(c store.Cluster, cells []store.FleetRow) bool {
+		if c.LatestSnapshotID == 0 {
+			return false
+		}
+		targets, ok := planned[c.ServerVersion]
+		if !ok {
+			targets, _ = s.planTargets(c.ServerVersion)
+			planned[c.ServerVersion] = targets
+		}
+		return len(missingTargets(cells, c.LatestSnapshotID, key, targets)) > 0
+	}
 }
 
 // reevaluateAll re-evaluates clusters with pol, paced to Config.ReevaluateRate. A cluster
