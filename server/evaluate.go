@@ -66,12 +66,19 @@ func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets 
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
-	if err := acquire(ctx, s.evals, 1, evalWait); err != nil {
+	s.evalWaiters.Add(1)
+	err := acquire(ctx, s.evals, 1, evalWait)
+	s.evalWaiters.Add(-1)
+	if err != nil {
 		return nil, nil, err
 	}
 	defer s.evals.Release(1)
+	return s.evaluateWith(ctx, s.policy(), doc, targets)
+}
+
+// evaluateWith is evaluate with pol, its caller holding an evaluation slot.
+func (s *Server) evaluateWith(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
 	mapped := s.cfg.TeamMap.apply(doc)
-	pol := s.policy()
 	rep, err := pol.eng.Evaluate(ctx, mapped, targets, s.now().UTC())
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate at %v: %w", targets, err)

@@ -44,7 +44,9 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 	for _, c := range byName(v.clusters) {
 		rows = append(rows, s.fleetRow(c, v.cells[c.ID], targets, parsed))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": s.now().UTC(), "clusters": rows})
+	pol := s.policy()
+	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": s.now().UTC(), "clusters": rows,
+		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": s.pendingCount(v)}})
 	return nil
 }
 
@@ -67,6 +69,13 @@ func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []str
 		}
 	}
 	return row
+}
+
+// sortedBundles is bundles by name, never nil.
+func sortedBundles(bundles []store.Bundle) []store.Bundle {
+	out := append([]store.Bundle{}, bundles...)
+	slices.SortFunc(out, func(a, b store.Bundle) int { return strings.Compare(a.Name+"@"+a.Revision, b.Name+"@"+b.Revision) })
+	return out
 }
 
 // parseMinors parses targets the request has already checked.

@@ -78,6 +78,8 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 		return accepted{}, err
 	}
 	defer s.pushes.Release(1)
+	s.pushesActive.Add(1)
+	defer s.pushesActive.Add(-1)
 	env, stored, err := s.readPush(w, r)
 	if err != nil {
 		return accepted{}, err
@@ -323,19 +325,28 @@ func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document
 }
 
 // unevaluated answers the targets the cluster's latest snapshot has no stored evaluation
-// at: a duplicate push fills in what an earlier evaluation failed to, or a new --targets.
+// at with the current bundle set: a duplicate push fills in what an earlier evaluation
+// failed to, a new --targets, or what the background re-evaluation has not reached yet.
 func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, targets []string) ([]string, error) {
 	cells, err := s.store.ClusterCells(ctx, head.ID)
 	if err != nil {
 		return nil, err
 	}
+	return missingTargets(cells, head.LatestSnapshotID, s.policy().key, targets), nil
+}
+
+// missingTargets are the targets at which cells hold no evaluation of snapshot made with
+// the bundle set key.
+func missingTargets(cells []store.FleetRow, snapshot int64, key string, targets []string) []string {
 	var out []string
 	for _, t := range targets {
-		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool { return c.Target == t && c.SnapshotID == head.LatestSnapshotID }) {
+		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool {
+			return c.Target == t && c.SnapshotID == snapshot && c.BundlesKey == key
+		}) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // conflictReason is the store's reason for a conflict, without its wrapping.

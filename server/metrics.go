@@ -111,6 +111,8 @@ var (
 		[]string{"cluster"}, nil)
 	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles.",
 		[]string{"cluster", "target"}, nil)
+	descPending = prometheus.NewDesc("upgradescope_reevaluation_pending",
+		"Clusters whose latest snapshot awaits a re-evaluation with the server's current bundle set.", nil, nil)
 	descUp             = prometheus.NewDesc("upgradescope_store_up", "1 when the store answered this scrape.", nil, nil)
 	descBundleClusters = prometheus.NewDesc("upgradescope_bundle_clusters",
 		"Clusters whose agent last said it evaluates with this revision of this bundle; behind is true when the server evaluates with another revision.",
@@ -119,7 +121,7 @@ var (
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descScore, descVerdict, descBlockers, descPushAge, descStale, descOutdated, descUp,
-		descBundleClusters} {
+		descBundleClusters, descPending} {
 		ch <- d
 	}
 }
@@ -134,6 +136,7 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 1)
 	c.collectBundles(ch, v.clusters)
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(c.s.pendingCount(v)))
 	now := c.s.now()
 	for _, cl := range v.clusters {
 		ch <- prometheus.MustNewConstMetric(descPushAge, prometheus.GaugeValue, now.Sub(cl.LastSeen).Seconds(), cl.Name)

@@ -82,6 +82,9 @@ type Config struct {
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string
+	// ReevaluateRate bounds the background re-evaluation after a bundle change, in
+	// clusters a second (default DefaultReevaluateRate).
+	ReevaluateRate float64
 	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
 	BodyTimeout time.Duration
 	StaleAfter  time.Duration
@@ -116,6 +119,15 @@ type Server struct {
 	whatIfs *semaphore.Weighted
 	// dryRuns lets one dry run run at a time; its workers take evals turns like pushes.
 	dryRuns *semaphore.Weighted
+	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
+	// their turn (reading, decoding, evaluating, storing): the background re-evaluation
+	// takes a slot only while no push waits for one and a core is left to it.
+	evalWaiters  atomic.Int32
+	pushesActive atomic.Int32
+	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
+	// between a re-evaluation and its store.
+	reeval     chan struct{}
+	reevalHook func()
 	// pushing holds the per-cluster tokens with a push in flight on this server.
 	pushingMu sync.Mutex
 	pushing   map[string]bool
@@ -176,6 +188,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ReevaluateRate <= 0 {
+		cfg.ReevaluateRate = DefaultReevaluateRate
+	}
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
@@ -185,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 		whatIfs: semaphore.NewWeighted(1),
 		dryRuns: semaphore.NewWeighted(1),
 		pushing: map[string]bool{},
+		reeval:  make(chan struct{}, 1),
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.active.Store(newPolicy(cfg.Engine))
@@ -275,4 +291,8 @@ func (s *Server) policy() *policy { return s.active.Load() }
 // revision). Stored evaluations made with another bundle set read as outdated from now on.
 func (s *Server) Swap(eng *engine.Engine) {
 	s.active.Store(newPolicy(eng))
+	select {
+	case s.reeval <- struct{}{}:
+	default: // a pass is due already; it reads the policy when it starts
+	}
 }

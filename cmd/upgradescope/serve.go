@@ -39,6 +39,7 @@ type serveFlags struct {
 	teamMap                 string
 	retention               string
 	staleAfter              time.Duration
+	reevaluateRate          float64
 	maxSnapshotBytes        int
 	maxGateBytes            int
 	publishDir              string
@@ -102,6 +103,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.StringVar(&f.teamMap, "team-map", "", "YAML list of {pattern, team}: namespace globs whose team overrides the label, first match wins")
 	fl.StringVar(&f.retention, "retention", "90d", "delete snapshots older than this (days as 90d, or a Go duration), keeping each cluster's latest; 0 keeps all")
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
+	fl.Float64Var(&f.reevaluateRate, "reevaluate-rate", server.DefaultReevaluateRate, "clusters a second the background re-evaluation after a bundle change takes at most")
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
 	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
 	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) the server evaluates with and serves at /bundles/{name} to agents holding an ingest token; needs --verification-key, looked at again every --bundle-poll-min-delay")
@@ -150,6 +152,10 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		return nil, fmt.Errorf("--max-gate-bytes %d: want at least 1024", f.maxGateBytes)
 	}
 	c.Targets, c.StaleAfter, c.MaxSnapshotBytes, c.MaxGateBytes = f.targets, f.staleAfter, f.maxSnapshotBytes, f.maxGateBytes
+	if !(f.reevaluateRate > 0) || math.IsInf(f.reevaluateRate, 0) {
+		return nil, fmt.Errorf("--reevaluate-rate %v: want clusters a second above 0", f.reevaluateRate)
+	}
+	c.ReevaluateRate = f.reevaluateRate
 	if f.publishDir != "" {
 		if err := f.checkPublishDir(); err != nil {
 			return nil, err
@@ -381,6 +387,7 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go srv.RunRetention(ctx, sc.retention)
+	go srv.RunReevaluation(ctx)
 	notified := make(chan struct{})
 	go func() { defer close(notified); srv.RunNotifications(ctx) }()
 	for _, sink := range sc.cfg.Sinks {

@@ -128,7 +128,7 @@ func TestCheck(t *testing.T) {
 			body: `{"clusterId":1,"target":"1.37","source":"what-if","snapshotId":5,"findings":[` + finding + `]}`},
 		{name: "a fleet with a null cell passes",
 			method: "GET", target: "/api/v1/fleet?targets=1.37,1.38", status: 200, header: jsonHeader,
-			body: `{"targets":["1.37","1.38"],"generatedAt":"2026-11-30T12:00:00Z","clusters":[{"clusterId":1,
+			body: `{"targets":["1.37","1.38"],"generatedAt":"2026-11-30T12:00:00Z","bundles":[{"name":"upgradescope-kb","revision":"2026.11"}],"reevaluation":{"pending":0},"clusters":[{"clusterId":1,
 				"name":"prod-eu","lastSeen":"2026-11-30T12:00:00Z","stale":false,"serverVersion":"v1.36.2",
 				"cells":{"1.37":` + evalSummary + `,"1.38":null},"notApplicable":[],"bundles":[]}]}`},
 		{name: "an accepted snapshot passes",
@@ -243,7 +243,7 @@ func TestCheck(t *testing.T) {
 		{name: "a 200 to a fleet of more than 16 targets fails",
 			method: "GET", target: "/api/v1/fleet?targets=1.1,1.2,1.3,1.4,1.5,1.6,1.7,1.8,1.9,1.10,1.11,1.12,1.13,1.14,1.15,1.16,1.17",
 			status: 200, header: jsonHeader,
-			body:     `{"targets":[],"generatedAt":"2026-11-30T12:00:00Z","clusters":[]}`,
+			body:     `{"targets":[],"generatedAt":"2026-11-30T12:00:00Z","bundles":[{"name":"upgradescope-kb","revision":"2026.11"}],"reevaluation":{"pending":0},"clusters":[]}`,
 			wantFail: "targets"},
 		{name: "a 204 with a body fails",
 			method: "DELETE", target: "/api/v1/clusters/1", status: 204, header: jsonHeader,
@@ -266,10 +266,14 @@ func TestCheck(t *testing.T) {
 			wantFail: "newline"},
 		{name: "a fleet cell keyed by something that is not a target fails",
 			method: "GET", target: "/api/v1/fleet", status: 200, header: jsonHeader,
-			body: `{"targets":["1.37"],"generatedAt":"2026-11-30T12:00:00Z","clusters":[{"clusterId":1,
+			body: `{"targets":["1.37"],"generatedAt":"2026-11-30T12:00:00Z","bundles":[{"name":"upgradescope-kb","revision":"2026.11"}],"reevaluation":{"pending":0},"clusters":[{"clusterId":1,
 				"name":"prod-eu","lastSeen":"2026-11-30T12:00:00Z","stale":false,"serverVersion":"v1.36.2",
 				"cells":{"latest":null},"notApplicable":[],"bundles":[]}]}`,
 			wantFail: "latest"},
+		{name: "a fleet without the server's bundle set and re-evaluation progress fails",
+			method: "GET", target: "/api/v1/fleet", status: 200, header: jsonHeader,
+			body:     `{"targets":[],"generatedAt":"2026-11-30T12:00:00Z","clusters":[]}`,
+			wantFail: "reevaluation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,7 +32,14 @@ ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluati
 	snapshot_id = excluded.snapshot_id, verdict = excluded.verdict, score = excluded.score,
 	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
 	bundles_key = excluded.bundles_key, teams = excluded.teams`
-	qSetLatest = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
+	// qSupersededEvaluation finds the evaluation of a snapshot at a target with a bundle
+	// set that no fleet cell shows: the server went back to that set (a rollback) after
+	// another one's evaluation took the cell.
+	qSupersededEvaluation = `SELECT e.id FROM evaluations e
+WHERE e.snapshot_id = $1 AND e.target = $2 AND e.bundles_key = $3
+	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id)`
+	qDeleteEvaluation = `DELETE FROM evaluations WHERE id = $1`
+	qSetLatest        = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
 	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
 )
 
@@ -117,13 +124,15 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 }
 
 // insertEvaluations stores evals of snapshot snap and moves the cluster's fleet cells to
-// them. With onlyNew, a target the snapshot already has an evaluation at is left as it
-// is: a duplicate push fills in what an earlier, failed evaluation left out. It answers
-// how many evaluations it stored.
+// them. With onlyNew, an evaluation the snapshot already has at the target with the same
+// bundle set is left as it is while its fleet cell shows it (replaced when another set's
+// took the cell: dropSuperseded): a duplicate push fills in what an earlier, failed
+// evaluation left out, or what a bundle change left outdated. It answers how many
+// evaluations it stored.
 func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) (int, error) {
 	q := qInsertEvaluation + ` RETURNING id`
 	if onlyNew {
-		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target) DO NOTHING RETURNING id`
+		q = qInsertEvaluation + ` ON CONFLICT (snapshot_id, target, bundles_key) DO NOTHING RETURNING id`
 	}
 	stored := 0
 	for _, e := range evals {
@@ -139,12 +148,22 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 		if err != nil {
 			return 0, err
 		}
-		var eval int64
-		err = tx.QueryRowContext(ctx, q, cluster, snap, e.Target, e.Verdict, e.Score, e.Blockers,
-			e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams,
-			carried).Scan(&eval)
+		insert := func() (eval int64, err error) {
+			err = tx.QueryRowContext(ctx, q, cluster, snap, e.Target, e.Verdict, e.Score, e.Blockers,
+				e.Warnings, e.Infos, e.EvaluatedAt.UnixNano(), string(bundles), e.BundlesKey, nonNil(e.Report), teams,
+				carried).Scan(&eval)
+			return eval, err
+		}
+		eval, err := insert()
 		if onlyNew && errors.Is(err, sql.ErrNoRows) {
-			continue
+			var replaced bool
+			if replaced, err = dropSuperseded(ctx, tx, snap, e); err != nil {
+				return 0, err
+			}
+			if !replaced {
+				continue // stored and shown already
+			}
+			eval, err = insert()
 		}
 		if err != nil {
 			return 0, fmt.Errorf("insert evaluation at %q: %w", e.Target, err)
@@ -156,6 +175,26 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 		stored++
 	}
 	return stored, nil
+}
+
+// dropSuperseded deletes the evaluation of snapshot snap at e's target with e's bundle
+// set when no fleet cell shows it, and answers whether it did, so e takes its place as the
+// newest: a server rolled back to an earlier set stores that set's evaluation again, and
+// the cell, the latest evaluation and the notification baseline all name it. The row
+// deleted is an evaluation of the same inventory with the same bundles.
+func dropSuperseded(ctx context.Context, tx *sql.Tx, snap int64, e Evaluation) (bool, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, qSupersededEvaluation, snap, e.Target, e.BundlesKey).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read evaluation at %q: %w", e.Target, err)
+	}
+	if _, err := tx.ExecContext(ctx, qDeleteEvaluation, id); err != nil {
+		return false, fmt.Errorf("replace evaluation at %q: %w", e.Target, err)
+	}
+	return true, nil
 }
 
 // checkBaselines answers ErrBaselineMoved unless each target's last decided evaluation is

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -22,7 +24,13 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// foreignKeysOff: the migration rebuilds a table others reference (SQLite), so it runs
+	// with foreign keys off on its connection and must leave foreign_key_check empty.
+	foreignKeysOff bool
 }
+
+// foreignKeysOffMarker, as a migration's first line, sets foreignKeysOff.
+const foreignKeysOffMarker = "-- migrate: foreign_keys off"
 
 func loadMigrations(dialect string) ([]migration, error) {
 	dir := path.Join("migrations", dialect)
@@ -41,7 +49,8 @@ func loadMigrations(dialect string) ([]migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read migration: %w", err)
 		}
-		ms = append(ms, migration{version: v, name: name, sql: string(body)})
+		ms = append(ms, migration{version: v, name: name, sql: string(body),
+			foreignKeysOff: strings.HasPrefix(string(body), foreignKeysOffMarker+"\n")})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {
@@ -96,6 +105,47 @@ func migrate(ctx context.Context, conn *sql.Conn, ms []migration, now func() tim
 }
 
 func applyMigration(ctx context.Context, conn *sql.Conn, m migration, now time.Time) error {
+	if m.foreignKeysOff {
+		return withoutForeignKeys(ctx, conn, func() error { return applyMigrationTx(ctx, conn, m, now, true) })
+	}
+	return applyMigrationTx(ctx, conn, m, now, false)
+}
+
+// withoutForeignKeys runs fn with SQLite's foreign keys off on conn: the pragma is a no-op
+// inside a transaction, so it is set around fn's. A connection whose keys could not be
+// turned back on never returns to the pool.
+func withoutForeignKeys(ctx context.Context, conn *sql.Conn, fn func() error) error {
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return fmt.Errorf("turn foreign keys off: %w", err)
+	}
+	err := fn()
+	if _, onErr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); onErr != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		return errors.Join(err, fmt.Errorf("turn foreign keys back on: %w", onErr))
+	}
+	return err
+}
+
+// checkForeignKeys fails when a row references one that does not exist, naming the first.
+func checkForeignKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return fmt.Errorf("foreign_key_check: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int64
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return fmt.Errorf("foreign_key_check: %w", err)
+		}
+		return fmt.Errorf("foreign_key_check: row %d of %s references a missing row of %s", rowid.Int64, table, parent)
+	}
+	return rows.Err()
+}
+
+func applyMigrationTx(ctx context.Context, conn *sql.Conn, m migration, now time.Time, checkKeys bool) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -110,6 +160,11 @@ func applyMigration(ctx context.Context, conn *sql.Conn, m migration, now time.T
 	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return err
+	}
+	if checkKeys {
+		if err := checkForeignKeys(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, qRecordMigration, m.version, m.name, now.UnixNano()); err != nil {
 		return err

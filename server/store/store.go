@@ -100,6 +100,15 @@ type Store interface {
 	// duplicate pre-check before evaluating (Ingest checks again); ErrNotFound when the
 	// name is not registered.
 	Head(ctx context.Context, name string) (ClusterHead, error)
+	// Reevaluate stores evaluations of a cluster's latest snapshot made with another
+	// bundle set, as Ingest stores a push's, and answers how many it stored: 0, nil when
+	// every one was stored and shown already (another replica's pass, or a duplicate
+	// push, got there first). An evaluation stored earlier with the same set that no
+	// fleet cell shows any more (the set was rolled back to) is replaced. It stores nothing when the snapshot is no longer
+	// the latest (ErrSuperseded), for an unknown cluster (ErrNotFound), or when a
+	// baseline moved (ErrBaselineMoved). Notification is enqueued only when it answers
+	// more than 0.
+	Reevaluate(ctx context.Context, re Reevaluation) (int, error)
 	// LatestSnapshot answers the cluster's newest snapshot with its inventory;
 	// ErrNotFound when it has none.
 	LatestSnapshot(ctx context.Context, clusterID int64) (SnapshotRecord, error)

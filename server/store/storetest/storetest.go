@@ -74,6 +74,9 @@ func Run(t *testing.T, open Opener) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
+	for _, tc := range reevaluationCases {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
+	}
 	for _, tc := range outboxCases {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}

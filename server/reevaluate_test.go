@@ -1,0 +1,390 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/pgtest"
+	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/server/notify"
+	"github.com/upgradescope/upgradescope/server/store"
+)
+
+// eolPack is new knowledge as a custom pack: the acme-agent every cluster runs is past its
+// end of life at every target, a blocker.
+const eolPack = `package upgradescope.custom.eol
+
+findings contains {
+	"key": "eol/acme-agent",
+	"category": "eol",
+	"severity": "blocker",
+	"target": t,
+	"title": "acme-agent is past its end of life",
+} if {
+	some t in input.targets
+}
+`
+
+// eolEngine is the built-in bundles and eolPack: another bundle set than sharedEngine's.
+func eolEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "eol")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "eol.rego"), []byte(eolPack), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(t.Context(), engine.WithPolicy(dir), engine.WithToolVersion("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// stores runs test on a server store of each backend: SQLite, and PostgreSQL when
+// hack/with-postgres.sh runs one.
+func stores(t *testing.T, test func(t *testing.T, open func() store.Store)) {
+	t.Run("SQLite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "upgradescope.db")
+		test(t, func() store.Store { return openStore(t, path) })
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		url := pgtest.URL(t)
+		test(t, func() store.Store { return openStore(t, url) })
+	})
+}
+
+func openStore(t *testing.T, dsn string) store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// runReevaluation runs ts's background re-evaluation until the test ends.
+func runReevaluation(t *testing.T, ts *testServer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); ts.srv.RunReevaluation(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// fleetView is what a test reads of GET /api/v1/fleet.
+type fleetView struct {
+	Bundles      []store.Bundle `json:"bundles"`
+	Reevaluation struct {
+		Pending int `json:"pending"`
+	} `json:"reevaluation"`
+	Clusters []struct {
+		Name  string `json:"name"`
+		Cells map[string]*struct {
+			Verdict    string `json:"verdict"`
+			Score      int    `json:"score"`
+			SnapshotID int64  `json:"snapshotId"`
+			Outdated   bool   `json:"outdated"`
+		} `json:"cells"`
+	} `json:"clusters"`
+}
+
+func (ts *testServer) fleet(t *testing.T) fleetView {
+	t.Helper()
+	r := ts.get("/api/v1/fleet?targets=1.33", "")
+	var v fleetView
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &v) != nil {
+		t.Fatalf("GET /api/v1/fleet: %d %s", r.status, r.body)
+	}
+	return v
+}
+
+// cells are the fleet's cells at 1.33 as "name verdict score outdated=…".
+func (v fleetView) cells() string {
+	var out []string
+	for _, c := range v.Clusters {
+		cell := c.Cells["1.33"]
+		if cell == nil {
+			out = append(out, c.Name+" none")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s %d outdated=%v", c.Name, cell.Verdict, cell.Score, cell.Outdated))
+	}
+	return strings.Join(out, "; ")
+}
+
+// waitCurrent waits until no cluster awaits a re-evaluation, failing after a minute.
+func (ts *testServer) waitCurrent(t *testing.T) fleetView {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v := ts.fleet(t)
+		if v.Reevaluation.Pending == 0 {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clusters still await a re-evaluation after a minute: %s", v.Reevaluation.Pending, v.cells())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func bundleKeys(bs []store.Bundle) string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Name+"@"+b.Revision)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestReevaluationAfterASwapClearsOutdatedAndNotifiesWhatTheNewKnowledgeBlocks(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		sink := newHookSink(t)
+		hook, err := notify.NewWebhook(sink.URL+"/hook", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := newServerOn(t, open(), func(c *server.Config) {
+			c.IngestToken = "shared"
+			c.Sinks = []notify.Sink{hook}
+			c.ReevaluateRate = 1000 // the pace is not what this test is about
+		})
+		for _, name := range []string{"dev", "prod"} {
+			if r := ts.push("shared", envelope(t, name, readyInventory(t))); r.status != http.StatusAccepted {
+				t.Fatalf("push %s: %d %s", name, r.status, r.body)
+			}
+		}
+		runReevaluation(t, ts)
+		before := ts.waitCurrent(t) // the pass at start finds nothing to do
+		if got := before.cells(); got != "dev ready 100 outdated=false; prod ready 100 outdated=false" {
+			t.Fatalf("fleet before the swap: %s", got)
+		}
+
+		eol := eolEngine(t)
+		ts.srv.Swap(eol)
+		after := ts.waitCurrent(t)
+		if got := after.cells(); got != "dev blocked 75 outdated=false; prod blocked 75 outdated=false" {
+			t.Errorf("fleet after the re-evaluation: %s; want both blocked by the new pack, current", got)
+		}
+		for _, c := range after.Clusters {
+			if cell := c.Cells["1.33"]; cell.Verdict != "blocked" || cell.Outdated || cell.Score >= 100 {
+				t.Errorf("%s at 1.33 after the re-evaluation = %+v; want blocked, scored below 100, current", c.Name, *cell)
+			}
+		}
+		if got, want := bundleKeys(after.Bundles), bundleKeys(storeBundles(eol)); got != want || got == bundleKeys(before.Bundles) {
+			t.Errorf("fleet bundles = %s, want the new set %s (before: %s)", got, want, bundleKeys(before.Bundles))
+		}
+		prod := ts.idOf("prod")
+		hist := ts.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", prod), "").json(t)["history"].([]any)
+		if len(hist) != 2 || hist[0].(map[string]any)["verdict"] != "ready" || hist[1].(map[string]any)["verdict"] != "blocked" {
+			t.Errorf("prod's history at 1.33 = %v; want the push's evaluation, then the re-evaluation's", hist)
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
+		defer func() { cancel(); <-done }()
+		bodies, _ := sink.wait(t, 2)
+		var got []string
+		for _, raw := range bodies {
+			var b notify.Body
+			if err := json.Unmarshal(raw, &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range b.Changes {
+				got = append(got, b.Cluster.Name+": "+c.Kind+" "+c.Key+" @"+strings.Join(c.Targets, ","))
+			}
+		}
+		slices.Sort(got)
+		want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"
+		if strings.Join(got, "; ") != want {
+			t.Errorf("changes delivered:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+		}
+		if metrics := string(ts.get("/metrics", "").body); !strings.Contains(metrics, "upgradescope_reevaluation_pending 0") {
+			t.Errorf("/metrics lacks upgradescope_reevaluation_pending 0")
+		}
+	})
+}
+
+// storeBundles is eng's bundle set as the fleet lists it, sorted by name.
+func storeBundles(eng *engine.Engine) []store.Bundle {
+	var out []store.Bundle
+	for _, b := range eng.Bundles() {
+		out = append(out, store.Bundle{Name: b.Name, Revision: b.Revision})
+	}
+	slices.SortFunc(out, func(a, b store.Bundle) int { return strings.Compare(a.Name+"@"+a.Revision, b.Name+"@"+b.Revision) })
+	return out
+}
+
+func TestASwapMarksCellsOutdatedUntilTheyAreReevaluated(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	if r := ts.push("shared", envelope(t, "prod", readyInventory(t))); r.status != http.StatusAccepted {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	ts.srv.Swap(eolEngine(t))
+	v := ts.fleet(t)
+	if got := v.cells(); got != "prod ready 100 outdated=true" || v.Reevaluation.Pending != 1 {
+		t.Fatalf("fleet after the swap, before any pass: %s, pending %d; want prod outdated and pending", got, v.Reevaluation.Pending)
+	}
+	if metrics := string(ts.get("/metrics", "").body); !strings.Contains(metrics, "upgradescope_reevaluation_pending 1") {
+		t.Errorf("/metrics lacks upgradescope_reevaluation_pending 1")
+	}
+	// The agent pushes the same inventory again: the server evaluates it with the new set.
+	if r := ts.push("shared", envelope(t, "prod", readyInventory(t))); r.status != http.StatusOK {
+		t.Fatalf("duplicate push after the swap: %d %s; want a duplicate", r.status, r.body)
+	}
+	if got := ts.fleet(t).cells(); got != "prod blocked 75 outdated=false" {
+		t.Errorf("fleet after the duplicate push: %s; want prod blocked by the new pack and current", got)
+	}
+}
+
+func TestARestartWithNewBundlesReevaluatesTheFleet(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		first := newServerOn(t, open(), func(c *server.Config) { c.IngestToken = "shared" })
+		for i := range 3 {
+			doc := readyInventory(t)
+			doc.ClusterID = fmt.Sprintf("uid-%d", i)
+			if r := first.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+				t.Fatalf("push %d: %d %s", i, r.status, r.body)
+			}
+		}
+		eol := eolEngine(t)
+		restarted := newServerOn(t, open(), func(c *server.Config) { c.Engine = eol })
+		if v := restarted.fleet(t); v.Reevaluation.Pending != 3 {
+			t.Fatalf("pending after a restart with new bundles = %d, want 3: %s", v.Reevaluation.Pending, v.cells())
+		}
+		runReevaluation(t, restarted)
+		v := restarted.waitCurrent(t)
+		for _, c := range v.Clusters {
+			if cell := c.Cells["1.33"]; cell == nil || cell.Verdict != "blocked" || cell.Outdated {
+				t.Errorf("%s after the pass = %+v; want blocked and current", c.Name, cell)
+			}
+		}
+	})
+}
+
+func TestAPushRacingTheReevaluationIsNeverOverwrittenByIt(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ts := newServerOn(t, open(), func(c *server.Config) { c.IngestToken = "shared" })
+		if r := ts.push("shared", envelope(t, "prod", readyInventory(t))); r.status != http.StatusAccepted {
+			t.Fatalf("push: %d %s", r.status, r.body)
+		}
+		newer := teamsInventory(t)
+		newer.CollectedAt = newer.CollectedAt.Add(time.Minute)
+		raced := make(chan response, 1)
+		server.SetReevaluateHook(ts.srv, func() {
+			// The re-evaluation of the first snapshot is done but not stored: a push lands.
+			select {
+			case raced <- ts.push("shared", envelope(t, "prod", newer)):
+			default:
+			}
+		})
+		ts.srv.Swap(eolEngine(t))
+		runReevaluation(t, ts)
+		v := ts.waitCurrent(t)
+		var r response
+		select {
+		case r = <-raced:
+		default:
+			t.Fatal("the re-evaluation never reached its store: no push raced it")
+		}
+		if r.status != http.StatusAccepted {
+			t.Fatalf("the racing push: %d %s", r.status, r.body)
+		}
+		var acc struct{ SnapshotID int64 }
+		_ = json.Unmarshal(r.body, &acc)
+		cell := v.Clusters[0].Cells["1.33"]
+		if cell == nil || cell.SnapshotID != acc.SnapshotID || cell.Outdated {
+			t.Fatalf("prod's cell = %+v; want the racing push's snapshot %d, current", cell, acc.SnapshotID)
+		}
+		hist := ts.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", ts.idOf("prod")), "").json(t)["history"].([]any)
+		if len(hist) != 2 {
+			t.Errorf("history at 1.33 has %d points, want the two pushes' only (the stale re-evaluation stored nothing): %v", len(hist), hist)
+		}
+	})
+}
+
+func TestASwapDuringAPassStartsItAgainWithTheNewSet(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	for i := range 3 {
+		doc := readyInventory(t)
+		doc.ClusterID = fmt.Sprintf("uid-%d", i)
+		if r := ts.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+	}
+	original, err := sharedEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eol := eolEngine(t)
+	swapped := false
+	server.SetReevaluateHook(ts.srv, func() {
+		if !swapped { // the first cluster is evaluated with eol; the operator rolls back
+			swapped = true
+			ts.srv.Swap(original)
+		}
+	})
+	ts.srv.Swap(eol)
+	runReevaluation(t, ts)
+	v := ts.waitCurrent(t)
+	if got := v.cells(); got != "c0 ready 100 outdated=false; c1 ready 100 outdated=false; c2 ready 100 outdated=false" {
+		t.Errorf("fleet after a rollback during the pass: %s; want every cluster current with the original set", got)
+	}
+	if got := bundleKeys(v.Bundles); got != bundleKeys(storeBundles(original)) {
+		t.Errorf("fleet bundles = %s, want the original set", got)
+	}
+}
+
+func TestTwoReplicasReevaluatingStoreAndNotifyEachChangeOnce(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		hook, err := notify.NewWebhook("http://127.0.0.1:9/never-delivered", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed := newServerOn(t, open(), func(c *server.Config) {
+			c.IngestToken = "shared"
+			c.Sinks = []notify.Sink{hook}
+		})
+		for i := range 4 {
+			doc := readyInventory(t)
+			doc.ClusterID = fmt.Sprintf("uid-%d", i)
+			if r := seed.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+				t.Fatalf("push %d: %d %s", i, r.status, r.body)
+			}
+		}
+		eol := eolEngine(t)
+		var replicas []*testServer
+		for range 2 {
+			replicas = append(replicas, newServerOn(t, open(), func(c *server.Config) {
+				c.Engine, c.Sinks, c.ReevaluateRate = eol, []notify.Sink{hook}, 1000
+			}))
+		}
+		for _, r := range replicas {
+			runReevaluation(t, r)
+		}
+		for _, r := range replicas {
+			r.waitCurrent(t)
+		}
+		for i := range 4 {
+			id := seed.idOf(fmt.Sprintf("c%d", i))
+			hist := seed.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", id), "").json(t)["history"].([]any)
+			if len(hist) != 2 {
+				t.Errorf("c%d's history at 1.33 has %d points, want the push's and one re-evaluation", i, len(hist))
+			}
+		}
+		if q, err := seed.store.QueuedDeliveries(t.Context()); err != nil || q["webhook"] != 4 {
+			t.Errorf("queued %v, %v; want one message per cluster turned blocked", q, err)
+		}
+	})
+}
