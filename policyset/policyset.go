@@ -113,15 +113,19 @@ func (s *Set) Engine() (*engine.Engine, []Revision) {
 	return a.eng, a.bundles
 }
 
-// Activate compiles the set with f in place of the previous bundle from its source,
-// rehearses it on the last inventory remembered and swaps it in. On error the previous
-// engine stays. It has the signature bundles.PollOptions.Activate wants.
+// Activate compiles the set with f in place of the previous bundle from its source and of
+// any other bundle with its roots (a publisher renaming kb-2027-01.tar.gz to
+// kb-2027-02.tar.gz, or a --bundle given at start), rehearses it on the last inventory
+// remembered and swaps it in. On error the previous engine stays. It has the signature
+// bundles.PollOptions.Activate wants.
 func (s *Set) Activate(ctx context.Context, f *bundles.Fetched) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := make(map[string]*bundle.Bundle, len(s.polled)+1)
 	for src, b := range s.polled {
-		next[src] = b
+		if !sameRoots(b, f.Bundle) {
+			next[src] = b
+		}
 	}
 	next[f.Source] = f.Bundle
 	eng, err := s.build(ctx, next, nil)
@@ -154,12 +158,12 @@ func (s *Set) WithCandidate(ctx context.Context, candidate *bundles.Fetched) (*e
 	return s.build(ctx, polled, candidate)
 }
 
-// build compiles the base with polled, and candidate when set in place of any base bundle
-// of its roots.
+// build compiles the base with polled, and candidate when set: a polled bundle or the
+// candidate replaces the base bundle of its roots.
 func (s *Set) build(ctx context.Context, polled map[string]*bundle.Bundle, candidate *bundles.Fetched) (*engine.Engine, error) {
 	opts := slices.Clone(s.base.Options)
 	for _, f := range s.base.Bundles {
-		if candidate == nil || !sameRoots(f.Bundle, candidate.Bundle) {
+		if !replaced(f.Bundle, polled, candidate) {
 			opts = append(opts, engine.WithBundle(f.Source, f.Bundle, f.Signature))
 		}
 	}
@@ -168,6 +172,19 @@ func (s *Set) build(ctx context.Context, polled map[string]*bundle.Bundle, candi
 		opts = append(opts, engine.WithBundle(candidate.Source, candidate.Bundle, candidate.Signature))
 	}
 	return engine.New(ctx, opts...)
+}
+
+// replaced reports whether a polled bundle or the candidate has b's roots.
+func replaced(b *bundle.Bundle, polled map[string]*bundle.Bundle, candidate *bundles.Fetched) bool {
+	if candidate != nil && sameRoots(b, candidate.Bundle) {
+		return true
+	}
+	for _, p := range polled {
+		if sameRoots(b, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameRoots reports whether two bundles own the same roots, so one replaces the other.
