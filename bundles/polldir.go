@@ -40,9 +40,10 @@ type DirPoller struct {
 // file and hashes it again only when its stat changed or was too recent to trust (the
 // index Handler computes its ETags with), so an unchanged directory costs a stat a file
 // and the ETag that changes is the one agents are served. A file whose content did not
-// change is not tried again, whatever came of it: a refused revision is retried when it
-// is replaced. A file that goes away leaves its bundle active, as an agent keeps the last
-// good bundle of a URL that answers 404.
+// change is not tried again when it did not verify; one whose activation failed (a
+// rehearsal out of time on a busy server) is tried again after a backoff. A file that
+// goes away leaves its bundle active, as an agent keeps the last good bundle of a URL that
+// answers 404.
 func PollDir(ctx context.Context, opts DirOptions) (*DirPoller, error) {
 	switch {
 	case opts.Verification == nil:
@@ -53,7 +54,7 @@ func PollDir(ctx context.Context, opts DirOptions) (*DirPoller, error) {
 	if info, err := os.Stat(opts.Dir); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("bundle directory %s: not a directory", opts.Dir)
 	}
-	w := &dirWatch{opts: opts, x: newIndex(opts.Dir, ServeOptions{}), seen: map[string]string{}}
+	w := &dirWatch{opts: opts, x: newIndex(opts.Dir, ServeOptions{}), seen: map[string]string{}, failed: map[string]retry{}}
 	w.look(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	p := &DirPoller{cancel: cancel, done: make(chan struct{})}
@@ -79,11 +80,39 @@ func (p *DirPoller) Stop() {
 	<-p.done
 }
 
-// dirWatch is what PollDir knows of its directory: the ETag of each file it last tried.
+// dirWatch is what PollDir knows of its directory: the ETag of each file it last tried,
+// and when to try again a content whose activation failed.
 type dirWatch struct {
-	opts DirOptions
-	x    *index
-	seen map[string]string
+	opts   DirOptions
+	x      *index
+	seen   map[string]string
+	failed map[string]retry
+}
+
+// retry is a content whose activation failed: it may have failed for a passing reason (a
+// rehearsal that ran out of time on a busy server), so it is tried again after a wait that
+// doubles up to maxActivationBackoff, unlike a content that did not verify.
+type retry struct {
+	etag     string
+	attempts int
+	at       time.Time
+}
+
+const maxActivationBackoff = 10 * time.Minute
+
+func (w *dirWatch) due(name, etag string) bool {
+	r, ok := w.failed[name]
+	return !ok || r.etag != etag || !time.Now().Before(r.at)
+}
+
+func (w *dirWatch) failedActivation(name, etag string) {
+	r := w.failed[name]
+	if r.etag != etag {
+		r = retry{etag: etag}
+	}
+	r.attempts++
+	r.at = time.Now().Add(min(w.opts.Every<<min(r.attempts, 16), maxActivationBackoff))
+	w.failed[name] = r
 }
 
 // look tries every bundle file whose content changed since the last look, in name order.
@@ -106,6 +135,11 @@ func (w *dirWatch) look(ctx context.Context) {
 			delete(w.seen, name)
 		}
 	}
+	for name := range w.failed {
+		if !present[name] {
+			delete(w.failed, name)
+		}
+	}
 }
 
 // try activates name when its content is new: the index hashes it only when its stat
@@ -118,7 +152,7 @@ func (w *dirWatch) try(ctx context.Context, name string) {
 		return
 	}
 	defer f.Close()
-	if w.seen[name] == etag {
+	if w.seen[name] == etag || !w.due(name, etag) {
 		return
 	}
 	w.seen[name] = etag
@@ -134,11 +168,14 @@ func (w *dirWatch) try(ctx context.Context, name string) {
 	}
 	fetched := &Fetched{Source: src, Bundle: &b, Raw: raw, ETag: etag, Signature: report.SignatureVerified}
 	if err := w.opts.Activate(ctx, fetched); err != nil {
+		delete(w.seen, name)
+		w.failedActivation(name, etag)
 		if ctx.Err() == nil {
 			w.observe(src, ResultActivationFailed, err)
 		}
 		return
 	}
+	delete(w.failed, name)
 	w.observe(src, ResultActivated, nil)
 }
 

@@ -66,3 +66,33 @@ func TestPollDirRequiresAVerificationKey(t *testing.T) {
 		t.Fatal("PollDir without a verification key started")
 	}
 }
+
+// A content whose activation failed is tried again without the file changing: the failure
+// may pass (a rehearsal out of time on a busy server), unlike a signature that does not
+// verify.
+func TestPollDirTriesAFailedActivationAgain(t *testing.T) {
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	vc, err := bundles.VerificationFromFile(public, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundletest.Publish(t, filepath.Join(dir, "kb.tar.gz"), bundletest.KB(t, private, "2027-01-05.1", "1.37"))
+	rec := newRecorder()
+	rec.refuse = "2027-01-05.1"
+	p, err := bundles.PollDir(context.Background(), bundles.DirOptions{Dir: dir, Verification: vc, Every: 20 * time.Millisecond,
+		Activate: rec.activate, Observed: rec.observed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	rec.waitFor(t, "the first activation failed", func(_, results []string) bool {
+		return count(results, bundles.ResultActivationFailed) == 1
+	})
+	rec.mu.Lock()
+	rec.refuse = ""
+	rec.mu.Unlock()
+	rec.waitFor(t, "the same content activated on a later look", func(revs, _ []string) bool {
+		return slices.Equal(revs, []string{"2027-01-05.1"})
+	})
+}
