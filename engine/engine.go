@@ -300,7 +300,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
 	// entry a release), which is converted only for a pack that reads it.
 	factsValue := map[string]any{
-		"kubeVersion":        kubeVersionFacts(inv, targets),
+		"kubeVersion":        lazyKubeVersionFacts{inv, targets},
 		"images":             imagesValue,
 		"kubeVersionFlagged": kubeVersionFlaggedValue(flagged),
 		"helmReleases":       releasesValue,

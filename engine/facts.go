@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -34,6 +35,20 @@ func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[
 		}
 	}
 	return facts
+}
+
+// lazyKubeVersionFacts is input.facts.kubeVersion as the engine passes it: computed only
+// when a rule reads it, through JSON, as ast.LazyObject converts a value it does not know.
+// The built-in rules read kubeVersionFlagged instead, and building a map of every release
+// (thousands on a large cluster) on every evaluation for no reader cost more than the
+// kubeVersion checks themselves.
+type lazyKubeVersionFacts struct {
+	inv     *inventory.Document
+	targets []string
+}
+
+func (l lazyKubeVersionFacts) MarshalJSON() ([]byte, error) {
+	return json.Marshal(kubeVersionFacts(l.inv, l.targets))
 }
 
 // constraintChecker answers checkConstraint at targets, each distinct constraint checked once.
