@@ -121,9 +121,8 @@ release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	judged := [[u, e, n] |
 		some u in object.get(r, "manifestApis", [])
 		k := concat("/", [object.get(core_group, u.group, u.group), u.version, u.kind])
+		flagged_apis[k]
 		e := kb.apis[k]
-		e.stored
-		e.deprecated
 		n := unflagged_count(k, r, u)
 		n > 0
 	]
