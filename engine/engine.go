@@ -281,10 +281,6 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	chartIndexValue, err := toAST(byChart)
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
 	flagged := kubeVersionFlagged(inv, targets)
 	releasesValue, err := e.judgedReleases(inv, flagged, byAPI, byChart)
 	if err != nil {
@@ -305,7 +301,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		"kubeVersionFlagged": kubeVersionFlaggedValue(flagged),
 		"helmReleases":       releasesValue,
 		"helmManifestApis":   manifestAPIsValue,
-		"helmChartIndex":     chartIndexValue,
+		"helmChartIndex":     indexValue(byChart),
 		"probes":             probesValue,
 		"probeGaps":          probeGaps,
 	}

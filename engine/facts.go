@@ -128,6 +128,21 @@ func helmChartIndex(inv *inventory.Document) map[string][]int {
 	return index
 }
 
+// indexValue is a chart index for input.facts as a lazy object of ready arrays: the add-on
+// pack looks up the few charts its registry names, and an object of every chart of a large
+// cluster (hundreds) is built, its keys hashed and sorted, only for a pack that iterates it.
+func indexValue(index map[string][]int) ast.Object {
+	native := make(map[string]any, len(index))
+	for k, ids := range index {
+		terms := make([]*ast.Term, len(ids))
+		for i, id := range ids {
+			terms[i] = ast.InternedTerm(id)
+		}
+		native[k] = ast.NewArray(terms...)
+	}
+	return ast.LazyObject(native)
+}
+
 // helmManifestAPIs lists, by API key ("<group or core>/<version>/<Kind>", as kb.apis and
 // lib/apis key them), the indices in input.inventory.helmReleases of the releases whose
 // stored manifest uses the API, in order and once each, so the Helm rules walk only the
