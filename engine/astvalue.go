@@ -160,7 +160,8 @@ func (c *converter) mapValue(v reflect.Value) (ast.Value, error) {
 }
 
 // known converts the types an inventory repeats most (API usage rows, in apiUsage, CRDs and
-// every judged Helm release's manifest, their namespace counts and object references)
+// every judged Helm release's manifest, their namespace counts and object references, Helm
+// releases, namespaces)
 // without reflection: walking their fields through reflect was half of building the input.
 // TestASTMatchesJSON and TestKnownTypesConvertAsJSON hold them to the JSON encoding.
 func (c *converter) known(v reflect.Value) (ast.Value, bool) {
@@ -178,6 +179,10 @@ func (c *converter) known(v reflect.Value) (ast.Value, bool) {
 			return c.apiUsage(p), true
 		case *inventory.ObjectRef:
 			return c.objectRef(p), true
+		case *inventory.HelmRelease:
+			return c.helmRelease(p), true
+		case *inventory.Namespace:
+			return c.namespace(p), true
 		}
 	}
 	return nil, false
@@ -217,6 +222,40 @@ func (c *converter) apiUsage(u *inventory.APIUsage) ast.Value {
 		items = append(items, [2]*ast.Term{c.str("objectsOmitted"), ast.InternedTerm(u.ObjectsOmitted)})
 	}
 	return ast.NewObject(items...)
+}
+
+func (c *converter) helmRelease(r *inventory.HelmRelease) ast.Value {
+	items := make([][2]*ast.Term, 0, 9)
+	items = append(items,
+		[2]*ast.Term{c.str("name"), c.str(r.Name)},
+		[2]*ast.Term{c.str("namespace"), c.str(r.Namespace)},
+		[2]*ast.Term{c.str("chart"), c.str(r.Chart)},
+	)
+	for _, f := range [...]struct{ name, value string }{
+		{"chartVersion", r.ChartVersion}, {"appVersion", r.AppVersion}, {"kubeVersion", r.KubeVersion}, {"status", r.Status},
+	} {
+		if f.value != "" {
+			items = append(items, [2]*ast.Term{c.str(f.name), c.str(f.value)})
+		}
+	}
+	if r.Revision != 0 {
+		items = append(items, [2]*ast.Term{c.str("revision"), ast.InternedTerm(r.Revision)})
+	}
+	if len(r.ManifestAPIs) > 0 {
+		apis := make([]*ast.Term, len(r.ManifestAPIs))
+		for i := range r.ManifestAPIs {
+			apis[i] = ast.NewTerm(c.apiUsage(&r.ManifestAPIs[i]))
+		}
+		items = append(items, [2]*ast.Term{c.str("manifestApis"), ast.ArrayTerm(apis...)})
+	}
+	return ast.NewObject(items...)
+}
+
+func (c *converter) namespace(n *inventory.Namespace) ast.Value {
+	if n.Team == "" {
+		return ast.NewObject([2]*ast.Term{c.str("name"), c.str(n.Name)})
+	}
+	return ast.NewObject([2]*ast.Term{c.str("name"), c.str(n.Name)}, [2]*ast.Term{c.str("team"), c.str(n.Team)})
 }
 
 func (c *converter) objectRef(o *inventory.ObjectRef) ast.Value {

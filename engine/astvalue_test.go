@@ -59,6 +59,12 @@ func TestKnownTypesConvertAsJSON(t *testing.T) {
 		"empty":         []inventory.APIUsage{{}},
 		"no namespaces": []inventory.APIUsage{{Kind: "Ingress", Namespaces: map[string]int{}}},
 		"object refs":   full.Objects,
+		"releases": []inventory.HelmRelease{
+			{Name: "shop", Namespace: "web", Chart: "shop", ChartVersion: "1.2.0", AppVersion: "2.0", KubeVersion: ">=1.21.0-0",
+				Status: "deployed", Revision: 4, ManifestAPIs: []inventory.APIUsage{full, {}}},
+			{},
+		},
+		"namespaces": []inventory.Namespace{{Name: "web", Team: "shop"}, {Name: "kube-system"}, {}},
 	} {
 		direct, err := toAST(v)
 		if err != nil {
