@@ -75,6 +75,9 @@ func (c *converter) valueOf(v reflect.Value) (ast.Value, error) {
 	if v.Type() == timeType {
 		return ast.String(v.Interface().(time.Time).Format(time.RFC3339Nano)), nil
 	}
+	if value, ok := c.known(v); ok {
+		return value, nil
+	}
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
@@ -154,6 +157,131 @@ func (c *converter) mapValue(v reflect.Value) (ast.Value, error) {
 		items[i] = [2]*ast.Term{c.str(e.key), t}
 	}
 	return ast.NewObject(items...), nil
+}
+
+// known converts the types an inventory repeats most (API usage rows, in apiUsage, CRDs and
+// every judged Helm release's manifest, their namespace counts and object references, Helm
+// releases, namespaces)
+// without reflection: walking their fields through reflect was half of building the input.
+// TestASTMatchesJSON and TestKnownTypesConvertAsJSON hold them to the JSON encoding.
+func (c *converter) known(v reflect.Value) (ast.Value, bool) {
+	switch v.Kind() {
+	case reflect.Map:
+		if m, ok := v.Interface().(map[string]int); ok {
+			return c.counts(m), true
+		}
+	case reflect.Struct:
+		if !v.CanAddr() {
+			return nil, false
+		}
+		switch p := v.Addr().Interface().(type) {
+		case *inventory.APIUsage:
+			return c.apiUsage(p), true
+		case *inventory.ObjectRef:
+			return c.objectRef(p), true
+		case *inventory.HelmRelease:
+			return c.helmRelease(p), true
+		case *inventory.Namespace:
+			return c.namespace(p), true
+		}
+	}
+	return nil, false
+}
+
+func (c *converter) counts(m map[string]int) ast.Value {
+	if m == nil {
+		return ast.Null{}
+	}
+	items := make([][2]*ast.Term, 0, len(m))
+	for k, n := range m {
+		items = append(items, [2]*ast.Term{c.str(k), ast.InternedTerm(n)})
+	}
+	return ast.NewObject(items...)
+}
+
+func (c *converter) apiUsage(u *inventory.APIUsage) ast.Value {
+	items := make([][2]*ast.Term, 0, 8)
+	items = append(items,
+		[2]*ast.Term{c.str("group"), c.str(u.Group)},
+		[2]*ast.Term{c.str("version"), c.str(u.Version)},
+		[2]*ast.Term{c.str("kind"), c.str(u.Kind)},
+		[2]*ast.Term{c.str("count"), ast.InternedTerm(u.Count)},
+		[2]*ast.Term{c.str("namespaces"), ast.NewTerm(c.counts(u.Namespaces))},
+	)
+	if u.NamespacesOmitted != 0 {
+		items = append(items, [2]*ast.Term{c.str("namespacesOmitted"), ast.InternedTerm(u.NamespacesOmitted)})
+	}
+	if len(u.Objects) > 0 {
+		objects := make([]*ast.Term, len(u.Objects))
+		for i := range u.Objects {
+			objects[i] = ast.NewTerm(c.objectRef(&u.Objects[i]))
+		}
+		items = append(items, [2]*ast.Term{c.str("objects"), ast.ArrayTerm(objects...)})
+	}
+	if u.ObjectsOmitted != 0 {
+		items = append(items, [2]*ast.Term{c.str("objectsOmitted"), ast.InternedTerm(u.ObjectsOmitted)})
+	}
+	return ast.NewObject(items...)
+}
+
+func (c *converter) helmRelease(r *inventory.HelmRelease) ast.Value {
+	items := make([][2]*ast.Term, 0, 9)
+	items = append(items,
+		[2]*ast.Term{c.str("name"), c.str(r.Name)},
+		[2]*ast.Term{c.str("namespace"), c.str(r.Namespace)},
+		[2]*ast.Term{c.str("chart"), c.str(r.Chart)},
+	)
+	for _, f := range [...]struct{ name, value string }{
+		{"chartVersion", r.ChartVersion}, {"appVersion", r.AppVersion}, {"kubeVersion", r.KubeVersion}, {"status", r.Status},
+	} {
+		if f.value != "" {
+			items = append(items, [2]*ast.Term{c.str(f.name), c.str(f.value)})
+		}
+	}
+	if r.Revision != 0 {
+		items = append(items, [2]*ast.Term{c.str("revision"), ast.InternedTerm(r.Revision)})
+	}
+	if len(r.ManifestAPIs) > 0 {
+		apis := make([]*ast.Term, len(r.ManifestAPIs))
+		for i := range r.ManifestAPIs {
+			apis[i] = ast.NewTerm(c.apiUsage(&r.ManifestAPIs[i]))
+		}
+		items = append(items, [2]*ast.Term{c.str("manifestApis"), ast.ArrayTerm(apis...)})
+	}
+	return ast.NewObject(items...)
+}
+
+func (c *converter) namespace(n *inventory.Namespace) ast.Value {
+	if n.Team == "" {
+		return ast.NewObject([2]*ast.Term{c.str("name"), c.str(n.Name)})
+	}
+	return ast.NewObject([2]*ast.Term{c.str("name"), c.str(n.Name)}, [2]*ast.Term{c.str("team"), c.str(n.Team)})
+}
+
+func (c *converter) objectRef(o *inventory.ObjectRef) ast.Value {
+	items := make([][2]*ast.Term, 0, 7)
+	for _, f := range [...]struct{ name, value string }{{"kind", o.Kind}, {"namespace", o.Namespace}} {
+		if f.value != "" {
+			items = append(items, [2]*ast.Term{c.str(f.name), c.str(f.value)})
+		}
+	}
+	items = append(items, [2]*ast.Term{c.str("name"), c.str(o.Name)})
+	if o.File != "" {
+		items = append(items, [2]*ast.Term{c.str("file"), c.str(o.File)})
+	}
+	if o.Line != 0 {
+		items = append(items, [2]*ast.Term{c.str("line"), ast.InternedTerm(o.Line)})
+	}
+	if o.RenderedFrom != "" {
+		items = append(items, [2]*ast.Term{c.str("renderedFrom"), c.str(o.RenderedFrom)})
+	}
+	if o.Ignore != nil {
+		items = append(items, [2]*ast.Term{c.str("ignore"), ast.ObjectTerm(
+			[2]*ast.Term{c.str("rules"), c.str(o.Ignore.Rules)},
+			[2]*ast.Term{c.str("reason"), c.str(o.Ignore.Reason)},
+		)})
+	}
+	return ast.NewObject(items...)
 }
 
 type field struct {

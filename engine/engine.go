@@ -281,10 +281,6 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	chartIndexValue, err := toAST(byChart)
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
 	flagged := kubeVersionFlagged(inv, targets)
 	releasesValue, err := e.judgedReleases(inv, flagged, byAPI, byChart)
 	if err != nil {
@@ -300,12 +296,12 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
 	// entry a release), which is converted only for a pack that reads it.
 	factsValue := map[string]any{
-		"kubeVersion":        kubeVersionFacts(inv, targets),
+		"kubeVersion":        lazyKubeVersionFacts{inv, targets},
 		"images":             imagesValue,
 		"kubeVersionFlagged": kubeVersionFlaggedValue(flagged),
 		"helmReleases":       releasesValue,
 		"helmManifestApis":   manifestAPIsValue,
-		"helmChartIndex":     chartIndexValue,
+		"helmChartIndex":     indexValue(byChart),
 		"probes":             probesValue,
 		"probeGaps":          probeGaps,
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -34,6 +35,20 @@ func kubeVersionFacts(inv *inventory.Document, targets []string) map[string]map[
 		}
 	}
 	return facts
+}
+
+// lazyKubeVersionFacts is input.facts.kubeVersion as the engine passes it: computed only
+// when a rule reads it, through JSON, as ast.LazyObject converts a value it does not know.
+// The built-in rules read kubeVersionFlagged instead, and building a map of every release
+// (thousands on a large cluster) on every evaluation for no reader cost more than the
+// kubeVersion checks themselves.
+type lazyKubeVersionFacts struct {
+	inv     *inventory.Document
+	targets []string
+}
+
+func (l lazyKubeVersionFacts) MarshalJSON() ([]byte, error) {
+	return json.Marshal(kubeVersionFacts(l.inv, l.targets))
 }
 
 // constraintChecker answers checkConstraint at targets, each distinct constraint checked once.
@@ -111,6 +126,21 @@ func helmChartIndex(inv *inventory.Document) map[string][]int {
 		index[r.Chart] = append(index[r.Chart], i)
 	}
 	return index
+}
+
+// indexValue is a chart index for input.facts as a lazy object of ready arrays: the add-on
+// pack looks up the few charts its registry names, and an object of every chart of a large
+// cluster (hundreds) is built, its keys hashed and sorted, only for a pack that iterates it.
+func indexValue(index map[string][]int) ast.Object {
+	native := make(map[string]any, len(index))
+	for k, ids := range index {
+		terms := make([]*ast.Term, len(ids))
+		for i, id := range ids {
+			terms[i] = ast.InternedTerm(id)
+		}
+		native[k] = ast.NewArray(terms...)
+	}
+	return ast.LazyObject(native)
 }
 
 // helmManifestAPIs lists, by API key ("<group or core>/<version>/<Kind>", as kb.apis and

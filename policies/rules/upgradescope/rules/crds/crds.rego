@@ -17,9 +17,9 @@ versioning := "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resourc
 # description: CRD version findings, the same for every target.
 # scope: document
 findings contains f if {
-	some c in input.inventory.crds
+	some i, c in input.inventory.crds
 	some u in c.usage
-	not served(c, u.version)
+	not served[[i, u.version]]
 	some t in input.targets
 	title := sprintf("%s/%s %s: %s stored at a version the CRD does not serve", [c.group, u.version, c.kind, objects(u.count)])
 	remediation := "Serve the version again, or migrate the objects to a served version before upgrading the operator that owns the CRD."
@@ -29,7 +29,8 @@ findings contains f if {
 findings contains f if {
 	some c in input.inventory.crds
 	some u in c.usage
-	v := version(c, u.version)
+	some v in c.versions
+	v.name == u.version
 	v.served
 	v.deprecated
 	some t in input.targets
@@ -38,9 +39,9 @@ findings contains f if {
 }
 
 findings contains f if {
-	some c in input.inventory.crds
+	some i, c in input.inventory.crds
 	some stored in c.storedVersions
-	not served(c, stored)
+	not served[[i, stored]]
 	some t in input.targets
 	title := sprintf("%s/%s %s is in storedVersions but no longer served", [c.group, stored, c.kind])
 	u := {"version": stored, "count": 0, "namespaces": {}}
@@ -74,10 +75,10 @@ findings contains f if {
 
 # The unused deprecated versions, sorted: [{name: the CRD's name, label: group/version Kind}].
 unused_deprecated := [x[1] | some x in sort([[label, {"name": crd_name(c), "label": label}] |
-	some c in input.inventory.crds
+	some i, c in input.inventory.crds
 	some v in c.versions
 	v.deprecated
-	not used(c, v.name)
+	not used[[i, v.name]]
 	label := concat("", [c.group, "/", v.name, " ", c.kind])
 ])]
 
@@ -85,16 +86,20 @@ crd_name(c) := concat(".", [c.plural, c.group]) if object.get(c, "plural", "") !
 
 else := concat(".", [lower(c.kind), c.group])
 
-version(c, name) := v if {
+# [index of the CRD, version] of each version a CRD serves, and of each version its objects
+# are stored or written at: built once as whole sets and looked up per row, where a function
+# per row (OPA keys its call cache by the whole CRD) cost more than the walk it saved. Sets
+# built by comprehension, not partial rules: OPA evaluates a partial rule's body again for
+# each key it is asked about.
+served := {[i, v.name] | # regal ignore:prefer-set-or-object-rule
+	some i, c in input.inventory.crds
 	some v in c.versions
-	v.name == name
+	v.served
 }
 
-served(c, name) if version(c, name).served
-
-used(c, name) if {
+used := {[i, u.version] | # regal ignore:prefer-set-or-object-rule
+	some i, c in input.inventory.crds
 	some u in c.usage
-	u.version == name
 }
 
 warning_text(v) := sprintf("The CRD says: %q", [v.deprecationWarning]) if {

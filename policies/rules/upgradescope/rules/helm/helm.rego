@@ -24,8 +24,6 @@ mapkubeapis := "https://github.com/helm/helm-mapkubeapis"
 
 gone := {"uninstalled", "uninstalling"}
 
-release_key(r) := sprintf("%s/%s", [r.namespace, r.name])
-
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
@@ -33,19 +31,38 @@ findings contains f if {
 	some [i, t, "excludes"] in input.facts.kubeVersionFlagged
 	r := helm.release(i)
 	not gone[r.status]
-	title := sprintf("Helm release %s: chart %s %s requires Kubernetes %s, which excludes %s", [
-		release_key(r), r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
-	])
-	remediation := sprintf("Upgrade the %s chart to a version whose kubeVersion admits %s before upgrading the cluster.", [r.chart, t])
-	f := finding(r, "chart-incompat", "blocker", t, title, remediation, [], [chart_docs])
+	f := {
+		"key": sprintf("chart-incompat/helm-release/%s/%s", [r.namespace, r.name]),
+		"category": "chart-incompat",
+		"severity": "blocker",
+		"target": t,
+		"title": sprintf("Helm release %s/%s: chart %s %s requires Kubernetes %s, which excludes %s", [
+			r.namespace, r.name, r.chart, object.get(r, "chartVersion", ""), r.kubeVersion, t,
+		]),
+		"detail": plain_detail(r),
+		"remediation": sprintf("Upgrade the %s chart to a version whose kubeVersion admits %s before upgrading the cluster.", [r.chart, t]),
+		"objects": [],
+		"namespaces": [r.namespace],
+		"citations": [chart_docs],
+	}
 }
 
 findings contains f if {
 	some [i, t, "invalid"] in input.facts.kubeVersionFlagged
 	r := helm.release(i)
 	not gone[r.status]
-	title := sprintf("Helm release %s: chart kubeVersion %q does not parse", [release_key(r), r.kubeVersion])
-	f := finding(r, "chart-incompat", "info", t, title, "Helm will refuse this chart too; fix its kubeVersion.", [], [chart_docs])
+	f := {
+		"key": sprintf("chart-incompat/helm-release/%s/%s", [r.namespace, r.name]),
+		"category": "chart-incompat",
+		"severity": "info",
+		"target": t,
+		"title": sprintf("Helm release %s/%s: chart kubeVersion %q does not parse", [r.namespace, r.name, r.kubeVersion]),
+		"detail": plain_detail(r),
+		"remediation": "Helm will refuse this chart too; fix its kubeVersion.",
+		"objects": [],
+		"namespaces": [r.namespace],
+		"citations": [chart_docs],
+	}
 }
 
 findings contains f if {
@@ -53,12 +70,21 @@ findings contains f if {
 	some t in input.targets
 	used := [api_label(u, e, n) | some [u, e, n] in judged; apis.removed_by(e, t)]
 	count(used) > 0
-	title := sprintf("Helm release %s: stored manifest uses APIs removed by %s", [release_key(r), t])
-	remediation := sprintf(
-		"helm upgrade will fail until the stored manifest is rewritten: run helm-mapkubeapis on release %s (namespace %s), then upgrade the chart.",
-		[r.name, r.namespace],
-	)
-	f := finding(r, "removed-api", "blocker", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
+	f := {
+		"key": sprintf("removed-api/helm-release/%s/%s", [r.namespace, r.name]),
+		"category": "removed-api",
+		"severity": "blocker",
+		"target": t,
+		"title": sprintf("Helm release %s/%s: stored manifest uses APIs removed by %s", [r.namespace, r.name, t]),
+		"detail": used_detail(r, used),
+		"remediation": sprintf(
+			"helm upgrade will fail until the stored manifest is rewritten: run helm-mapkubeapis on release %s (namespace %s), then upgrade the chart.",
+			[r.name, r.namespace],
+		),
+		"objects": [],
+		"namespaces": [r.namespace],
+		"citations": [mapkubeapis, kb.meta.citation],
+	}
 }
 
 findings contains f if {
@@ -70,9 +96,18 @@ findings contains f if {
 		not apis.removed_by(e, t)
 	]
 	count(used) > 0
-	title := sprintf("Helm release %s: stored manifest uses deprecated APIs", [release_key(r)])
-	remediation := "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone."
-	f := finding(r, "deprecated-api", "warning", t, title, remediation, used, [mapkubeapis, kb.meta.citation])
+	f := {
+		"key": sprintf("deprecated-api/helm-release/%s/%s", [r.namespace, r.name]),
+		"category": "deprecated-api",
+		"severity": "warning",
+		"target": t,
+		"title": sprintf("Helm release %s/%s: stored manifest uses deprecated APIs", [r.namespace, r.name]),
+		"detail": used_detail(r, used),
+		"remediation": "Upgrade the chart to a version that uses current APIs; helm-mapkubeapis rewrites a stored manifest once an API is gone.",
+		"objects": [],
+		"namespaces": [r.namespace],
+		"citations": [mapkubeapis, kb.meta.citation],
+	}
 }
 
 # Each release whose stored manifest uses an API the knowledge base deprecates or removes, with
@@ -85,15 +120,18 @@ release_apis := [[r, judged] | # regal ignore:prefer-set-or-object-rule
 	not gone[r.status]
 	judged := [[u, e, n] |
 		some u in object.get(r, "manifestApis", [])
-		k := apis.key(u.group, u.version, u.kind)
+		k := concat("/", [object.get(core_group, u.group, u.group), u.version, u.kind])
+		flagged_apis[k]
 		e := kb.apis[k]
-		e.stored
-		e.deprecated
 		n := unflagged_count(k, r, u)
 		n > 0
 	]
 	count(judged) > 0
 ]
+
+# The group name kb.apis keys the core group by, as lib/apis.key spells it; inlined here,
+# where every API of every flagged release's stored manifest is keyed.
+core_group := {"": "core"}
 
 # The keys of the APIs some release's stored manifest uses that the knowledge base flags.
 flagged_apis contains k if {
@@ -143,23 +181,11 @@ projected(e) := " (projected)" if versions.ordinal(e.removed) > versions.ordinal
 
 else := ""
 
-finding(r, category, severity, t, title, remediation, used, citations) := {
-	"key": sprintf("%s/helm-release/%s/%s", [category, r.namespace, r.name]),
-	"category": category,
-	"severity": severity,
-	"target": t,
-	"title": title,
-	"detail": detail(r, used),
-	"remediation": remediation,
-	"objects": [],
-	"namespaces": [r.namespace],
-	"citations": citations,
-}
-
-detail(r, []) := sprintf("Release %d of chart %s %s, app version %s.", [
+# A release's detail when its finding names no API, and when it names the APIs used.
+plain_detail(r) := sprintf("Release %d of chart %s %s, app version %s.", [
 	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), object.get(r, "appVersion", "?"),
 ])
 
-detail(r, used) := sprintf("Release %d of chart %s %s uses: %s.", [
+used_detail(r, used) := sprintf("Release %d of chart %s %s uses: %s.", [
 	object.get(r, "revision", 0), r.chart, object.get(r, "chartVersion", "?"), concat("; ", used),
-]) if count(used) > 0
+])
