@@ -32,6 +32,9 @@ type Result struct {
 	Targets   []Delta `json:"targets"`
 	Error     string  `json:"error,omitempty"`
 	Candidate bool    `json:"candidateError,omitempty"`
+	// Skipped says why a cluster has nothing to compare: no target to judge it at. Such a
+	// cluster fails no threshold; nothing judges it with the current bundles either.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Options bound a dry run.
@@ -108,6 +111,11 @@ func judge(ctx context.Context, c Cluster, candidate *engine.Engine, opts Option
 	doc, targets, err := c.Load(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("read: %w", err), false)
+	}
+	if len(targets) == 0 {
+		// Nothing judges this cluster, today or with the candidate: no delta to show.
+		res.Skipped = "no target: the cluster's version is unknown and no target minor was given"
+		return res
 	}
 	before, err := c.Before(ctx, doc, targets, opts.Now)
 	if err != nil {

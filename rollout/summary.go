@@ -20,6 +20,8 @@ type Summary struct {
 	// judged without it that failed, or that the budget left out.
 	CandidateErrors []string `json:"candidateErrors"`
 	Unjudged        []string `json:"unjudged"`
+	// Skipped clusters have no target to judge them at (Result.Skipped); they fail nothing.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 func summarize(results []Result) Summary {
@@ -32,6 +34,9 @@ func summarize(results []Result) Summary {
 			continue
 		case r.Error != "":
 			s.Unjudged = append(s.Unjudged, r.Cluster)
+			continue
+		case r.Skipped != "":
+			s.Skipped = append(s.Skipped, r.Cluster)
 			continue
 		}
 		turned := map[string]bool{}

@@ -16,7 +16,7 @@ func WriteTable(w io.Writer, results []Result, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tTARGET\tBEFORE\tAFTER\tNEW\tCHANGED\tRESOLVED")
 	for _, r := range results {
-		if r.Error != "" {
+		if r.Error != "" || r.Skipped != "" {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\n", r.Cluster)
 			continue
 		}
@@ -46,8 +46,8 @@ func show(j Judgement) string { return fmt.Sprintf("%s %d", j.Verdict, j.Score) 
 
 // writeDetail lists what the candidate does to one cluster, beneath the table.
 func writeDetail(w io.Writer, r Result) {
-	if r.Error != "" {
-		fmt.Fprintf(w, "\n%s: %s\n", r.Cluster, r.Error)
+	if r.Error != "" || r.Skipped != "" {
+		fmt.Fprintf(w, "\n%s: %s\n", r.Cluster, r.Error+r.Skipped)
 		return
 	}
 	for _, d := range r.Targets {
@@ -85,7 +85,11 @@ func (s Summary) String() string {
 		{"would turn blocked", s.TurnedBlocked}, {"would turn unknown", s.TurnedUnknown},
 		{"would turn ready", s.TurnedReady}, {"changed", s.Changed},
 		{"the candidate fails on", s.CandidateErrors}, {"not judged", s.Unjudged},
+		{"no target to judge at", s.Skipped}, // only a server's dry run skips a cluster
 	} {
+		if part.what == "no target to judge at" && len(part.list) == 0 {
+			continue
+		}
 		fmt.Fprintf(&b, "\n  %s: %d", part.what, len(part.list))
 		if len(part.list) > 0 {
 			b.WriteString(" (" + names(part.list) + ")")

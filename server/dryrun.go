@@ -55,15 +55,20 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request, sc scope) error 
 	if err != nil {
 		return err
 	}
-	fetched, err := s.readCandidate(w, r)
-	if err != nil {
-		return err
+	// One dry run at a time per server: each takes two workers for minutes, and its body
+	// (up to bundles.MaxSize) is read only once it has its turn, so callers turned away
+	// cost no memory.
+	if r.ContentLength > bundles.MaxSize {
+		return candidateTooLarge
 	}
-	// One dry run at a time per server: each takes two workers for minutes.
 	if err := acquire(r.Context(), s.dryRuns, 1, dryRunWait); err != nil {
 		return fail(http.StatusServiceUnavailable, "another dry run is in progress on this server, retry later")
 	}
 	defer s.dryRuns.Release(1)
+	fetched, err := s.readCandidate(w, r)
+	if err != nil {
+		return err
+	}
 	eng, err := s.cfg.WithCandidate(r.Context(), fetched)
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, "the candidate does not load with the server's bundles: "+err.Error())
@@ -92,9 +97,6 @@ func budgetParam(r *http.Request) (time.Duration, error) {
 // readCandidate reads the body, a bundle tarball of at most bundles.MaxSize, and verifies it
 // with the server's key: an unsigned or tampered candidate is refused naming why.
 func (s *Server) readCandidate(w http.ResponseWriter, r *http.Request) (*bundles.Fetched, error) {
-	if r.ContentLength > bundles.MaxSize {
-		return nil, candidateTooLarge
-	}
 	raw, err := readLimited(http.MaxBytesReader(w, r.Body, bundles.MaxSize), bundles.MaxSize)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -143,8 +145,8 @@ func (s *Server) dryRunClusters(ctx context.Context) ([]rollout.Cluster, error) 
 
 // storedCluster reads a cluster of the dry run from the store: its latest snapshot with the
 // team map applied, judged at the targets an ingest of it is, and as it stands the stored
-// evaluations of that snapshot. A target without one (an evaluation that failed, a
-// --targets added since) has no before.
+// evaluations of that snapshot (before). A cluster the server has no target for (its
+// version unknown, no --targets) has none here either.
 func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
 	var snapshotID int64 // set by Load, read by Before, on the same worker
 	return rollout.Cluster{
@@ -160,32 +162,62 @@ func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
 			}
 			snapshotID = snap.ID
 			targets, _ := s.planTargets(currentVersion(doc, c.ServerVersion))
-			if len(targets) == 0 {
-				return nil, nil, errors.New("no target: the cluster's version is unknown and the server has no --targets")
-			}
 			return s.cfg.TeamMap.apply(doc), targets, nil
 		},
-		Before: func(ctx context.Context, _ *inventory.Document, targets []string, _ time.Time) (map[string]*report.TargetResult, error) {
-			out := make(map[string]*report.TargetResult, len(targets))
-			for _, t := range targets {
-				ev, err := s.store.LatestEvaluation(ctx, c.ID, t)
-				switch {
-				case errors.Is(err, store.ErrNotFound):
-					continue
-				case err != nil:
-					return nil, err
-				case ev.SnapshotID != snapshotID:
-					continue // judged from an older snapshot: not this inventory's judgement
-				}
-				tr, err := s.storedResult(ev)
-				if err != nil {
-					return nil, err
-				}
-				out[t] = tr
-			}
-			return out, nil
+		Before: func(ctx context.Context, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {
+			return s.before(ctx, c, snapshotID, doc, targets, now)
 		},
 	}
+}
+
+// before is the cluster's judgement at each target with the server's bundles today: the
+// stored evaluation of the snapshot when it compares with a candidate judged now, else
+// an evaluation with the active set. A stored one does not compare when there is none, when
+// it judged an older snapshot, when another bundle set made it (the server took a new
+// revision since), or when it was made on another day: the rules judge dates by the day,
+// so an end of life passed since would be blamed on the candidate.
+func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {
+	pol := s.policy()
+	out := make(map[string]*report.TargetResult, len(targets))
+	var fresh []string
+	for _, t := range targets {
+		ev, err := s.store.LatestEvaluation(ctx, c.ID, t)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			fresh = append(fresh, t)
+			continue
+		case err != nil:
+			return nil, err
+		case ev.SnapshotID != snapshotID || ev.BundlesKey != pol.key || !sameDay(ev.EvaluatedAt, now):
+			fresh = append(fresh, t)
+			continue
+		}
+		tr, err := s.storedResult(ev)
+		if err != nil {
+			return nil, err
+		}
+		out[t] = tr
+	}
+	if len(fresh) == 0 {
+		return out, nil
+	}
+	release, err := s.dryRunTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rep, err := pol.eng.Evaluate(ctx, doc, fresh, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rep.Targets {
+		out[rep.Targets[i].Target] = &rep.Targets[i]
+	}
+	return out, nil
+}
+
+func sameDay(a, b time.Time) bool {
+	return a.UTC().Format(time.DateOnly) == b.UTC().Format(time.DateOnly)
 }
 
 // storedResult decodes what a comparison reads of a stored evaluation's report: the

@@ -16,7 +16,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
@@ -252,6 +254,57 @@ func TestADryRunNamesTheClusterAndThePackThatBreaksTheFindingsContract(t *testin
 	}
 	if got.Summary.Fails(rollout.FailOnBlocked) == "" {
 		t.Error("a candidate failing on a cluster must fail the dry run at every threshold but never")
+	}
+}
+
+// A stored evaluation made on an earlier day is not the cluster's judgement today: the kb's
+// end of life for addon-eol-approaching (2026-11-30) passed since it was stored, which the
+// candidate has nothing to do with. The dry run judges that side again with the active set,
+// so the cluster is blocked before and after instead of "turned blocked" by the candidate.
+func TestADryRunDoesNotBlameTheCandidateForADayThatPassed(t *testing.T) {
+	keys := newDryRunKeys(t)
+	var clock atomic.Pointer[time.Time]
+	day := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock.Store(&day)
+	ts := newServer(t, func(cfg *server.Config) {
+		withDryRun(keys)(cfg)
+		cfg.Now = func() time.Time { return *clock.Load() }
+	})
+	pushScenarios(t, ts, "addon-eol-approaching")
+	next := day.Add(24 * time.Hour)
+	clock.Store(&next)
+	res := ts.do("POST", dryRunPath, dryRunRead, signedPack(t, "candidate", keys.private), nil)
+	if res.status != http.StatusOK {
+		t.Fatalf("%d: %s", res.status, res.body)
+	}
+	got := parseDryRun(t, res.body)
+	if len(got.Summary.TurnedBlocked) != 0 || len(got.Summary.Changed) != 0 {
+		t.Errorf("the candidate is blamed for the day that passed: %+v", got.Summary)
+	}
+	for _, d := range got.Results[0].Targets {
+		if d.Before == nil || d.Before.Verdict != "blocked" || d.After.Verdict != "blocked" {
+			t.Errorf("at %s: before %+v, after %+v; want blocked on both sides, judged today", d.Target, d.Before, d.After)
+		}
+	}
+}
+
+// A cluster the server has no target for (no version, no --targets) is not judged today
+// either: it is listed as skipped and fails no threshold.
+func TestADryRunSkipsAClusterWithNoTargetWithoutFailing(t *testing.T) {
+	keys := newDryRunKeys(t)
+	ts := newServer(t, func(cfg *server.Config) {
+		withDryRun(keys)(cfg)
+		cfg.Targets = nil
+	})
+	pushScenarios(t, ts, "clean-is-ready", "teams")
+	res := ts.do("POST", dryRunPath, dryRunRead, signedPack(t, "candidate", keys.private), nil)
+	if res.status != http.StatusOK {
+		t.Fatalf("%d: %s", res.status, res.body)
+	}
+	got := parseDryRun(t, res.body)
+	if !slices.Equal(got.Summary.Skipped, []string{"clean-is-ready"}) || len(got.Summary.Unjudged) != 0 ||
+		got.Results[0].Skipped == "" || got.Summary.Fails(rollout.FailOnBlocked) != "" {
+		t.Errorf("want clean-is-ready skipped, nothing unjudged and the dry run passing, got %+v", got)
 	}
 }
 
