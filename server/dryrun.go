@@ -156,7 +156,7 @@ func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
 			if err != nil {
 				return nil, nil, err
 			}
-			doc, err := s.decodeInventory(snap)
+			doc, err := s.decodeInventoryShared(ctx, snap)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -332,16 +332,22 @@ func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, target
 	if err != nil {
 		return nil, err
 	}
-	return missingTargets(cells, head.LatestSnapshotID, s.policy().key, targets), nil
+	// Any bundle set's evaluation will do: one made with another set is the background
+	// re-evaluation's to replace. A duplicate judged again here would let replicas a poll
+	// apart on their bundles take a cell back and forth, notifying at every turn.
+	return missingTargets(cells, head.LatestSnapshotID, anySet, targets), nil
 }
 
+// anySet matches an evaluation made with any bundle set.
+const anySet = ""
+
 // missingTargets are the targets at which cells hold no evaluation of snapshot made with
-// the bundle set key.
+// the bundle set key (anySet: with any).
 func missingTargets(cells []store.FleetRow, snapshot int64, key string, targets []string) []string {
 	var out []string
 	for _, t := range targets {
 		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool {
-			return c.Target == t && c.SnapshotID == snapshot && c.BundlesKey == key
+			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key)
 		}) {
 			out = append(out, t)
 		}
@@ -398,6 +404,31 @@ func ingestResult(err error) string {
 // reads every cluster's. A schema grown stricter since does not make a stored snapshot
 // unreadable.
 func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
+	plain, err := s.inflateSnapshot(snap)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSnapshot(snap.ID, plain)
+}
+
+// decodeInventoryShared is decodeInventory for the background re-evaluation and the dry
+// run: the decode waits for its share of the budget pushes decode in (readPush), so work
+// no one waits for never adds a large decode to those of the pushes in flight.
+func (s *Server) decodeInventoryShared(ctx context.Context, snap store.SnapshotRecord) (*inventory.Document, error) {
+	plain, err := s.inflateSnapshot(snap)
+	if err != nil {
+		return nil, err
+	}
+	limit := s.cfg.MaxSnapshotBytes
+	weight := int64(min(max(len(plain), limit/2), limit))
+	if err := s.decodes.Acquire(ctx, weight); err != nil {
+		return nil, err
+	}
+	defer s.decodes.Release(weight)
+	return decodeSnapshot(snap.ID, plain)
+}
+
+func (s *Server) inflateSnapshot(snap store.SnapshotRecord) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(snap.Inventory))
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
@@ -406,16 +437,20 @@ func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
+	return plain, nil
+}
+
+func decodeSnapshot(id int64, plain []byte) (*inventory.Document, error) {
 	raw, err := push.InventoryJSON(plain)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+		return nil, fmt.Errorf("read snapshot %d: %w", id, err)
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = plain
 	}
 	doc, err := inventory.DecodeStored(raw)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+		return nil, fmt.Errorf("read snapshot %d: %w", id, err)
 	}
 	return doc, nil
 }

@@ -141,10 +141,12 @@ func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow)
 func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []store.Cluster) error {
 	interval := time.Duration(float64(time.Second) / s.cfg.ReevaluateRate)
 	start, done := time.Now(), 0
-	for i, c := range clusters {
-		if err := sleepUntil(ctx, start.Add(time.Duration(i)*interval)); err != nil {
+	var last time.Time // when the previous cluster started: a stall is not made up for
+	for _, c := range clusters {
+		if err := sleepUntil(ctx, last.Add(interval)); err != nil {
 			return err
 		}
+		last = time.Now()
 		if s.policy() != pol {
 			return errPolicyChanged
 		}
@@ -152,6 +154,8 @@ func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []stor
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case errors.Is(err, errPolicyChanged):
+			return err
 		case err != nil:
 			s.log.Error("re-evaluation of a cluster failed; it stays outdated", "cluster", c.Name, "err", err)
 		default:
@@ -189,7 +193,7 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 	if err != nil {
 		return err
 	}
-	doc, err := s.decodeInventory(snap)
+	doc, err := s.decodeInventoryShared(ctx, snap)
 	if err != nil {
 		return err
 	}
@@ -208,6 +212,11 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 	}
 	if s.reevalHook != nil {
 		s.reevalHook()
+	}
+	// A Swap while this cluster waited for its slot or was evaluated: what pol judged is
+	// already outdated, and storing it would notify changes of a set no longer active.
+	if s.policy() != pol {
+		return errPolicyChanged
 	}
 	head := store.ClusterHead{ID: c.ID, Name: c.Name, UID: c.UID, ServerVersion: c.ServerVersion,
 		LatestSnapshotID: snap.ID, LatestHash: snap.Hash}

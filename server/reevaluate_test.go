@@ -239,12 +239,13 @@ func TestASwapMarksCellsOutdatedUntilTheyAreReevaluated(t *testing.T) {
 	if metrics := string(ts.get("/metrics", "").body); !strings.Contains(metrics, "upgradescope_reevaluation_pending 1") {
 		t.Errorf("/metrics lacks upgradescope_reevaluation_pending 1")
 	}
-	// The agent pushes the same inventory again: the server evaluates it with the new set.
+	// The agent pushes the same inventory again: the cell is the background pass's to
+	// replace, so replicas a poll apart on their bundles never take it back and forth.
 	if r := ts.push("shared", envelope(t, "prod", readyInventory(t))); r.status != http.StatusOK {
 		t.Fatalf("duplicate push after the swap: %d %s; want a duplicate", r.status, r.body)
 	}
-	if got := ts.fleet(t).cells(); got != "prod blocked 75 outdated=false" {
-		t.Errorf("fleet after the duplicate push: %s; want prod blocked by the new pack and current", got)
+	if got := ts.fleet(t).cells(); got != "prod ready 100 outdated=true" {
+		t.Errorf("fleet after the duplicate push: %s; want it left outdated for the pass", got)
 	}
 }
 
@@ -344,6 +345,20 @@ func TestASwapDuringAPassStartsItAgainWithTheNewSet(t *testing.T) {
 	if got := bundleKeys(v.Bundles); got != bundleKeys(storeBundles(original)) {
 		t.Errorf("fleet bundles = %s, want the original set", got)
 	}
+	// What eol judged while the rollback landed was never stored: no point of c0's history
+	// is eol's blocked one.
+	points, err := ts.store.History(t.Context(), int64(ts.idOf("c0")), "1.33", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) == 0 {
+		t.Fatal("c0 has no history at 1.33")
+	}
+	for _, p := range points {
+		if p.Verdict != "ready" {
+			t.Errorf("c0's history holds a %s evaluation of a set rolled back before it was stored", p.Verdict)
+		}
+	}
 }
 
 func TestTwoReplicasReevaluatingStoreAndNotifyEachChangeOnce(t *testing.T) {
@@ -387,4 +402,23 @@ func TestTwoReplicasReevaluatingStoreAndNotifyEachChangeOnce(t *testing.T) {
 			t.Errorf("queued %v, %v; want one message per cluster turned blocked", q, err)
 		}
 	})
+}
+
+// Two replicas a poll apart on their bundles, the agent's unchanged inventory reaching each
+// in turn: a duplicate push never takes the cell from one set's evaluation to the other's
+// (which notified at every turn); the background pass is what moves it.
+func TestReplicasOnDifferentBundleSetsDoNotTakeACellBackAndForth(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "fleet.db"))
+	old := newServerOn(t, st, func(c *server.Config) { c.IngestToken = "shared" })
+	eol := eolEngine(t)
+	neu := newServerOn(t, st, func(c *server.Config) { c.IngestToken = "shared"; c.Engine = eol })
+	env := envelope(t, "prod", readyInventory(t))
+	for i, ts := range []*testServer{old, neu, old, neu} {
+		if r := ts.push("shared", env); r.status != http.StatusAccepted && r.status != http.StatusOK {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+		if got := old.fleet(t).cells(); got != "prod ready 100 outdated=false" {
+			t.Fatalf("after push %d: %s; want the first evaluation kept", i, got)
+		}
+	}
 }

@@ -152,8 +152,10 @@ func (f *serveFlags) check() (*serveConfig, error) {
 		return nil, fmt.Errorf("--max-gate-bytes %d: want at least 1024", f.maxGateBytes)
 	}
 	c.Targets, c.StaleAfter, c.MaxSnapshotBytes, c.MaxGateBytes = f.targets, f.staleAfter, f.maxSnapshotBytes, f.maxGateBytes
-	if !(f.reevaluateRate > 0) || math.IsInf(f.reevaluateRate, 0) {
-		return nil, fmt.Errorf("--reevaluate-rate %v: want clusters a second above 0", f.reevaluateRate)
+	// Below one cluster an hour the pass would never finish, and the wait between two
+	// clusters overflows a Duration long before a rate reaches zero.
+	if !(f.reevaluateRate >= 1.0/3600) || math.IsInf(f.reevaluateRate, 0) {
+		return nil, fmt.Errorf("--reevaluate-rate %v: want clusters a second, at least 1/3600 (one an hour)", f.reevaluateRate)
 	}
 	c.ReevaluateRate = f.reevaluateRate
 	if f.publishDir != "" {

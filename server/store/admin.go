@@ -23,6 +23,16 @@ const (
 	AND s.id NOT IN (SELECT e.snapshot_id FROM evaluations e WHERE e.id IN (
 		SELECT MAX(b.id) FROM evaluations b WHERE b.verdict IN ('ready', 'blocked') GROUP BY b.cluster_id, b.target))
 	ORDER BY s.id LIMIT $2)`
+	// qPruneEvaluations deletes up to $2 evaluations made before $1 that a newer
+	// evaluation of the same snapshot and target superseded (a bundle set's, re-evaluated
+	// with the next: a cluster's latest snapshot stays, and would gather one per revision
+	// for ever), unless a fleet cell or a target's last decided evaluation is one of them.
+	qPruneEvaluations = `DELETE FROM evaluations WHERE id IN (
+	SELECT e.id FROM evaluations e WHERE e.evaluated_at < $1
+	AND EXISTS (SELECT 1 FROM evaluations n WHERE n.snapshot_id = e.snapshot_id AND n.target = e.target AND n.id > e.id)
+	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id)
+	AND e.id NOT IN (SELECT MAX(b.id) FROM evaluations b WHERE b.verdict IN ('ready', 'blocked') GROUP BY b.cluster_id, b.target)
+	ORDER BY e.id LIMIT $2)`
 )
 
 // pruneBatch bounds the snapshots one Prune transaction deletes, so SQLite's single
@@ -122,15 +132,24 @@ func wantOneRow(res sql.Result, err error) error {
 // snapshots are latest or in a fleet cell, and an ingest only ever points those at new
 // snapshots, so batches interleaved with ingests never delete a kept one.
 func (s *sqlStore) Prune(ctx context.Context, cutoff time.Time) (int, error) {
-	return s.prune(ctx, cutoff, pruneBatch)
+	n, err := s.prune(ctx, qPruneBatch, cutoff, pruneBatch)
+	if err != nil {
+		return n, err
+	}
+	if _, err := s.prune(ctx, qPruneEvaluations, cutoff, pruneBatch); err != nil {
+		return n, fmt.Errorf("prune evaluations: %w", err)
+	}
+	return n, nil
 }
 
-func (s *sqlStore) prune(ctx context.Context, cutoff time.Time, batch int) (int, error) {
+// prune runs q, deleting batch rows made before cutoff a transaction at a time, until a
+// batch deletes fewer, and answers how many rows it deleted.
+func (s *sqlStore) prune(ctx context.Context, q string, cutoff time.Time, batch int) (int, error) {
 	total := 0
 	for {
 		var n int64
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, qPruneBatch, cutoff.UnixNano(), batch)
+			res, err := tx.ExecContext(ctx, q, cutoff.UnixNano(), batch)
 			if err != nil {
 				return err
 			}
@@ -138,7 +157,7 @@ func (s *sqlStore) prune(ctx context.Context, cutoff time.Time, batch int) (int,
 			return err
 		})
 		if err != nil {
-			return total, fmt.Errorf("prune snapshots before %s (%d deleted): %w", cutoff.UTC().Format(time.RFC3339),
+			return total, fmt.Errorf("prune before %s (%d deleted): %w", cutoff.UTC().Format(time.RFC3339),
 				total, s.classify(err))
 		}
 		total += int(n)

@@ -24,7 +24,7 @@ func TestPruneInBatches(t *testing.T) {
 		}
 	}
 	// The newest is both the latest and the fleet cell's: the rest go, 3 per batch.
-	n, err := s.prune(t.Context(), time.Now().Add(time.Hour), 3)
+	n, err := s.prune(t.Context(), qPruneBatch, time.Now().Add(time.Hour), 3)
 	if err != nil || n != snapshots-1 {
 		t.Fatalf("prune = %d, %v; want %d", n, err, snapshots-1)
 	}

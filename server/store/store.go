@@ -47,7 +47,10 @@ type Store interface {
 	// Prune deletes snapshots received before cutoff, with their evaluations, except each
 	// cluster's latest snapshot, every snapshot a fleet cell points at (the newest
 	// evaluation per target in use) and every snapshot holding a target's last decided
-	// evaluation (LastDecidedEvaluation), and answers how many snapshots it deleted.
+	// evaluation (LastDecidedEvaluation), and answers how many snapshots it deleted. On the
+	// snapshots kept it also deletes evaluations made before cutoff that a newer evaluation
+	// of the same snapshot and target superseded, unless a fleet cell or a target's last
+	// decided evaluation is one.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// WithLock runs fn while holding the database-wide lock called name, unless another
 	// handle holds it, and answers whether fn ran. PostgreSQL takes a session advisory

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upgradescope/upgradescope/server/store"
 )
@@ -43,6 +44,34 @@ var reevaluationCases = []struct {
 	{"a re-evaluation of an unknown cluster is not found", testReevaluateUnknownCluster},
 	{"a duplicate push after a re-evaluation adds only targets the new set lacks", testDuplicateAfterReevaluate},
 	{"a re-evaluation with a set rolled back to replaces that set's evaluation and takes the fleet cells back", testReevaluateRollback},
+	{"pruning deletes a kept snapshot's evaluations a newer bundle set's superseded", testPruneSupersededEvaluations},
+}
+
+// A cluster's latest snapshot is never pruned, so the evaluations each new bundle set adds
+// to it would gather for ever: those a newer one of the same target superseded go with
+// the retention; the cell's and the history since the cutoff stay.
+func testPruneSupersededEvaluations(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	res := mustIngest(t, s, push("prod", "uid", hash(1), "1.31"))
+	if n, err := s.Reevaluate(t.Context(), reevaluation(res.ClusterID, res.SnapshotID, hash(1), "1.31")); err != nil || n != 1 {
+		t.Fatalf("Reevaluate = %d, %v; want 1 stored", n, err)
+	}
+	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r2 core@r1" {
+		t.Fatalf("history before pruning = %s", got)
+	}
+	if n, err := s.Prune(t.Context(), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
+		t.Fatalf("Prune before the evaluations were made = %d, %v", n, err)
+	}
+	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r2 core@r1" {
+		t.Errorf("history after pruning before both = %s, want both kept", got)
+	}
+	if n, err := s.Prune(t.Context(), time.Now().Add(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("Prune = %d, %v; want the latest snapshot kept", n, err)
+	}
+	if got := keys(history(t, s, res.ClusterID, "1.31", 0)); got != "core@r2" {
+		t.Errorf("history after pruning = %s, want only the fleet cell's evaluation", got)
+	}
+	assertFleet(t, s, "prod 1.31 snap1 score40")
 }
 
 func testReevaluate(t *testing.T, open Opener) {
