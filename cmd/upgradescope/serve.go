@@ -312,12 +312,31 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 		return err
 	}
 	set.OnSwap(srv.Swap)
+	f.rememberLastJudged(ctx, log, srv, set)
 	stopPolling, err := f.startPolling(ctx, log, set, pollOpts, sc.cfg.Verification)
 	if err != nil {
 		return err
 	}
 	defer stopPolling()
 	return f.listenAndServe(ctx, s, srv, sc, log)
+}
+
+// rememberLastJudged gives set the inventory to rehearse a new bundle on before the first
+// push since the start: the stored snapshot the server judged last. Without one a new set
+// is taken up unrehearsed, which the log says.
+func (f *serveFlags) rememberLastJudged(ctx context.Context, log *slog.Logger, srv *server.Server, set *policyset.Set) {
+	if len(f.poll.urls) == 0 && f.publishDir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
+	defer cancel()
+	doc, targets, err := srv.LastJudged(ctx)
+	switch {
+	case err != nil:
+		log.Warn("no stored inventory to rehearse new bundles on until the first push", "err", err)
+	case doc != nil:
+		set.Remember(doc, targets)
+	}
 }
 
 // startPolling polls every --bundle-url and the --publish-dir into set, whose swaps reach

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,5 +149,33 @@ func fetchJSON(t *testing.T, base, path string, out any) {
 	t.Helper()
 	if code := getJSON(t, base, path, "", out); code != http.StatusOK {
 		t.Fatalf("GET %s: %d", path, code)
+	}
+}
+
+// A server restarted with a pack in its publish directory that breaks the findings contract
+// rehearses it on the stored snapshot it judged last, before any push reaches it, and
+// refuses it: the fleet keeps being judged with the old set.
+func TestServeRehearsesANewBundleOnTheStoredFleetAfterARestart(t *testing.T) {
+	const ingest = "serve-rehearsal-ingest-token-0123456789"
+	dir, published := t.TempDir(), t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	args := []string{"--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", writeSecret(t, dir, "ingest", ingest),
+		"--verification-key", public, "--publish-dir", published, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s"}
+	first := startServe(t, args...)
+	pushDocument(t, first.url, ingest, "prod", teamsDocument(t, "9f1c2d3e-0000-4000-8000-00000000000b"))
+	if code := first.stop(syscall.SIGTERM, 30*time.Second); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, first.logs.String())
+	}
+
+	signedCandidate(t, published, "broken", private)
+	again := startServe(t, args...)
+	if !pollUntil(30*time.Second, 100*time.Millisecond, func() bool {
+		logs := again.logs.String()
+		return strings.Contains(logs, "bundle update failed; keeping the active bundles") && strings.Contains(logs, "breaks the findings contract")
+	}) {
+		t.Fatalf("the broken pack was not refused on the stored snapshot:\n%s", again.logs.String())
+	}
+	if l := latestOf(t, again.url, "prod"); l.Outdated {
+		t.Errorf("the stored evaluation reads outdated: the broken pack was taken up")
 	}
 }
