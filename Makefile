@@ -42,8 +42,8 @@ go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how
 	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
 
 .PHONY: race
-race: ## the race detector over the bundle poller, hot swap, bundle server, the fleet server and its store, and concurrent inventory parsing
-	go test -race -count=1 ./agent ./bundles ./server/...
+race: ## the race detector over the bundle poller, hot swap (policyset), bundle server, the fleet server and its store, and concurrent inventory parsing
+	go test -race -count=1 ./agent ./bundles ./policyset ./server/...
 	go test -race -count=1 -run TestParseIsSafeForConcurrentUse ./inventory
 
 .PHONY: rego-test
