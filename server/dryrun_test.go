@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,56 +48,18 @@ func newDryRunKeys(t *testing.T) dryRunKeys {
 // (empty private key: unsigned).
 func signedPack(t *testing.T, pack, privateFile string) []byte {
 	t.Helper()
-	var built bytes.Buffer
-	if err := bundles.Build(filepath.Join("..", "testdata", "dry-run", pack), "2026-11-30.1", &built); err != nil {
-		t.Fatal(err)
-	}
-	if privateFile == "" {
-		return built.Bytes()
-	}
-	var signed bytes.Buffer
-	if err := bundles.Sign(bytes.NewReader(built.Bytes()), &signed, privateFile, "RS256", ""); err != nil {
-		t.Fatal(err)
-	}
-	return signed.Bytes()
+	return bundletest.Build(t, filepath.Join("..", "testdata", "dry-run", pack), "2026-11-30.1", privateFile)
 }
 
 // tampered is a signed bundle with a comment added to its Rego after signing.
 func tampered(t *testing.T, signed []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(signed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
-	tw := tar.NewWriter(zw)
-	changed := false
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+	return bundletest.Edit(t, signed, func(name string, data []byte) []byte {
+		if strings.HasSuffix(name, ".rego") {
+			return append(data, "\n# changed after signing\n"...)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(tr)
-		if strings.HasSuffix(h.Name, ".rego") {
-			body, changed = append(body, []byte("\n# changed after signing\n")...), true
-		}
-		h.Size = int64(len(body))
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		_, _ = tw.Write(body)
-	}
-	_ = tw.Close()
-	_ = zw.Close()
-	if !changed {
-		t.Fatal("no .rego file to change")
-	}
-	return out.Bytes()
+		return data
+	})
 }
 
 // withDryRun turns dry runs on as serve does: candidates verified with keys' public key,

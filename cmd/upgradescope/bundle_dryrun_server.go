@@ -64,16 +64,9 @@ func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunF
 	if err != nil {
 		return err
 	}
-	tok, err := f.token.value("read-token")
+	c, err := readClient(s, f.server, f.caFile, f.token)
 	if err != nil {
 		return err
-	}
-	c, err := newAPIClient(f.server, f.caFile, tok, "read-token")
-	if err != nil {
-		return err
-	}
-	if c.warning != "" {
-		fmt.Fprintln(s.err, "upgradescope:", "warning:", c.warning)
 	}
 	budget, q := serverDryRunBudget, url.Values{}
 	if cmd.Flags().Changed("budget") {

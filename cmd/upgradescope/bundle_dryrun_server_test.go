@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/bundletest"
 )
 
@@ -15,20 +13,8 @@ import (
 // privateFile (empty: unsigned), and answers its path.
 func signedCandidate(t *testing.T, dir, pack, privateFile string) string {
 	t.Helper()
-	var built bytes.Buffer
-	if err := bundles.Build(filepath.Join(dryRunData, pack), "2026-11-30.1", &built); err != nil {
-		t.Fatal(err)
-	}
-	data := built.Bytes()
-	if privateFile != "" {
-		var signed bytes.Buffer
-		if err := bundles.Sign(bytes.NewReader(data), &signed, privateFile, "RS256", ""); err != nil {
-			t.Fatal(err)
-		}
-		data = signed.Bytes()
-	}
 	path := filepath.Join(dir, pack+".tar.gz")
-	bundletest.Publish(t, path, data)
+	bundletest.Publish(t, path, bundletest.Build(t, filepath.Join(dryRunData, pack), "2026-11-30.1", privateFile))
 	return path
 }
 

@@ -70,6 +70,23 @@ func newAPIClient(raw, caFile, token, tokenName string) (*apiClient, error) {
 	return c, nil
 }
 
+// readClient is the client of a command that reads with --read-token: the token read, the
+// client built, and a warning printed when the token would travel in clear text.
+func readClient(s streams, server, caFile string, token tokenFlag) (*apiClient, error) {
+	tok, err := token.value("read-token")
+	if err != nil {
+		return nil, err
+	}
+	c, err := newAPIClient(server, caFile, tok, "read-token")
+	if err != nil {
+		return nil, err
+	}
+	if c.warning != "" {
+		fmt.Fprintln(s.err, "upgradescope:", "warning:", c.warning)
+	}
+	return c, nil
+}
+
 // caPool is the system roots and the PEM certificates in file.
 func caPool(file string) (*x509.CertPool, error) {
 	pem, err := smallfile.Read(file, smallfile.MaxCA)

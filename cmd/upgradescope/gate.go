@@ -146,18 +146,11 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	tok, err := f.token.value("read-token")
-	if err != nil {
-		return err
-	}
-	c, err := newAPIClient(f.server, f.caFile, tok, "read-token")
+	c, err := readClient(s, f.server, f.caFile, f.token)
 	if err != nil {
 		return err
 	}
 	c.http.Timeout = f.timeout
-	if c.warning != "" {
-		fmt.Fprintln(s.err, "upgradescope:", "warning:", c.warning)
-	}
 	inv, dir, err := f.inventoryBody(ctx, s)
 	if err != nil {
 		return err

@@ -55,6 +55,13 @@ func KB(t testing.TB, privateFile, revision, horizon string) []byte {
 		t.Fatal(err)
 	}
 	write(t, meta, []byte(edited))
+	return Build(t, dir, revision, privateFile)
+}
+
+// Build is the bundle directory dir as a tarball of revision, signed with privateFile
+// (RS256; "": unsigned).
+func Build(t testing.TB, dir, revision, privateFile string) []byte {
+	t.Helper()
 	var built bytes.Buffer
 	if err := bundles.Build(dir, revision, &built); err != nil {
 		t.Fatal(err)

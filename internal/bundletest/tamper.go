@@ -13,7 +13,19 @@ import (
 // rewritten, the signature kept), as an attacker on the way would change it.
 func Tamper(t testing.TB, signed []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(signed))
+	return Edit(t, signed, func(name string, data []byte) []byte {
+		if strings.HasSuffix(name, "data.json") {
+			return bytes.Replace(data, []byte(`"horizon":"`), []byte(`"horizon":"9`), 1)
+		}
+		return data
+	})
+}
+
+// Edit is a bundle tarball with each file's content passed through edit, headers and
+// signature kept. Nothing edited fails the test: a tamper test must tamper.
+func Edit(t testing.TB, tarball []byte, edit func(name string, data []byte) []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(tarball))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,20 +46,18 @@ func Tamper(t testing.TB, signed []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(h.Name, "data.json") && bytes.Contains(data, []byte(`"horizon":"`)) {
-			data = bytes.Replace(data, []byte(`"horizon":"`), []byte(`"horizon":"9`), 1)
-			changed = true
-		}
-		h.Size = int64(len(data))
+		edited := edit(h.Name, data)
+		changed = changed || !bytes.Equal(edited, data)
+		h.Size = int64(len(edited))
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tw.Write(data); err != nil {
+		if _, err := tw.Write(edited); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if !changed {
-		t.Fatal("the bundle holds no data.json with a horizon to tamper with")
+		t.Fatal("the bundle holds nothing the edit changed")
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
