@@ -111,7 +111,15 @@ func (w *dirWatch) failedActivation(name, etag string) {
 		r = retry{etag: etag}
 	}
 	r.attempts++
-	r.at = time.Now().Add(min(w.opts.Every<<min(r.attempts, 16), maxActivationBackoff))
+	wait := w.opts.Every
+	for range r.attempts {
+		if wait >= maxActivationBackoff/2 {
+			wait = maxActivationBackoff
+			break
+		}
+		wait *= 2
+	}
+	r.at = time.Now().Add(wait)
 	w.failed[name] = r
 }
 

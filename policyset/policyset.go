@@ -114,18 +114,21 @@ func (s *Set) Engine() (*engine.Engine, []Revision) {
 }
 
 // Activate compiles the set with f in place of the previous bundle from its source and of
-// any other bundle with its roots (a publisher renaming kb-2027-01.tar.gz to
-// kb-2027-02.tar.gz, or a --bundle given at start), rehearses it on the last inventory
-// remembered and swaps it in. On error the previous engine stays. It has the signature
-// bundles.PollOptions.Activate wants.
+// a bundle given at start with its roots (--bundle, then updates polled), rehearses it on
+// the last inventory remembered and swaps it in. On error the previous engine stays. A
+// bundle with the roots another polled source holds is refused naming both: which of two
+// files or URLs is newer is not the set's to guess, so each bundle is published under
+// one name. It has the signature bundles.PollOptions.Activate wants.
 func (s *Set) Activate(ctx context.Context, f *bundles.Fetched) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := make(map[string]*bundle.Bundle, len(s.polled)+1)
 	for src, b := range s.polled {
-		if !sameRoots(b, f.Bundle) {
-			next[src] = b
+		if src != f.Source && sameRoots(b, f.Bundle) {
+			return fmt.Errorf("activate %s revision %s: %s already serves a bundle with its roots; publish each bundle under one name",
+				f.Source, f.Bundle.Manifest.Revision, src)
 		}
+		next[src] = b
 	}
 	next[f.Source] = f.Bundle
 	eng, err := s.build(ctx, next, nil)

@@ -294,41 +294,28 @@ func TestWithCandidateReplacesTheBundleOfItsRootsOrAddsIt(t *testing.T) {
 	}
 }
 
-// A polled bundle replaces every other bundle with its roots: a publisher rotating
-// kb-2027-01.tar.gz to kb-2027-02.tar.gz, or a kb given at start, is not refused as two
-// bundles replacing the built-in kb.
-func TestAPolledBundleReplacesEveryBundleOfItsRoots(t *testing.T) {
+// A polled bundle replaces the bundle given at start with its roots; one with the roots
+// another polled source holds is refused naming both, whatever the order they come in.
+func TestAPolledBundleReplacesTheStartBundleOfItsRootsButNotAnotherSources(t *testing.T) {
 	ctx := context.Background()
-	tests := []struct {
-		name   string
-		base   Base
-		polled []*bundles.Fetched
-		want   []string
-	}{
-		{name: "a kb published under a new file name replaces the one published before",
-			polled: []*bundles.Fetched{kb(t, "/srv/kb-2027-01.tar.gz", "2027-01-05.1"), kb(t, "/srv/kb-2027-02.tar.gz", "2027-02-01.1")},
-			want:   []string{"rules@" + policies.RulesRevision + "@embedded", "kb@2027-02-01.1@/srv/kb-2027-02.tar.gz"}},
-		{name: "a polled kb replaces the kb given at start",
-			base:   Base{Bundles: []*bundles.Fetched{kb(t, "start.tar.gz", "2027-01-05.1")}},
-			polled: []*bundles.Fetched{kb(t, "https://b.example/kb.tar.gz", "2027-01-12.1")},
-			want:   []string{"rules@" + policies.RulesRevision + "@embedded", "kb@2027-01-12.1@https://b.example/kb.tar.gz"}},
+	set := newSet(t, Base{Bundles: []*bundles.Fetched{kb(t, "start.tar.gz", "2027-01-05.1")}})
+	if err := set.Activate(ctx, kb(t, "/srv/kb.tar.gz", "2027-01-12.1")); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			set := newSet(t, tt.base)
-			for _, f := range tt.polled {
-				if err := set.Activate(ctx, f); err != nil {
-					t.Fatal(err)
-				}
-			}
-			eng, _ := set.Engine()
-			var got []string
-			for _, b := range eng.Bundles() {
-				got = append(got, b.Name+"@"+b.Revision+"@"+b.Source)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("bundles = %v, want %v", got, tt.want)
-			}
-		})
+	err := set.Activate(ctx, kb(t, "/srv/kb-copy.tar.gz", "2027-02-01.1"))
+	if err == nil || !strings.Contains(err.Error(), "/srv/kb.tar.gz already serves a bundle with its roots") {
+		t.Errorf("a second source of kb: %v, want it refused naming the first", err)
+	}
+	if err := set.Activate(ctx, kb(t, "/srv/kb.tar.gz", "2027-02-02.1")); err != nil {
+		t.Fatalf("a new revision from the same source: %v", err)
+	}
+	eng, _ := set.Engine()
+	var got []string
+	for _, b := range eng.Bundles() {
+		got = append(got, b.Name+"@"+b.Revision+"@"+b.Source)
+	}
+	want := []string{"rules@" + policies.RulesRevision + "@embedded", "kb@2027-02-02.1@/srv/kb.tar.gz"}
+	if !slices.Equal(got, want) {
+		t.Errorf("bundles = %v, want %v", got, want)
 	}
 }

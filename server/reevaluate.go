@@ -232,6 +232,9 @@ func (s *Server) storeReevaluation(ctx context.Context, head store.ClusterHead, 
 		if re.Notification, re.Baselines, err = s.notification(ctx, head, head.Name, re.Evaluations, results); err != nil {
 			return fmt.Errorf("compute notifications: %w", err)
 		}
+		if len(re.Evaluations) > 0 && s.policy().key != re.Evaluations[0].BundlesKey {
+			return errPolicyChanged // a Swap while the notification was computed
+		}
 		var stored int
 		stored, err = s.store.Reevaluate(ctx, re)
 		switch {

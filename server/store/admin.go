@@ -32,7 +32,7 @@ const (
 	AND EXISTS (SELECT 1 FROM evaluations n WHERE n.snapshot_id = e.snapshot_id AND n.target = e.target AND n.id > e.id)
 	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id)
 	AND e.id NOT IN (SELECT MAX(b.id) FROM evaluations b WHERE b.verdict IN ('ready', 'blocked') GROUP BY b.cluster_id, b.target)
-	ORDER BY e.id LIMIT $2)`
+	LIMIT $2)`
 )
 
 // pruneBatch bounds the snapshots one Prune transaction deletes, so SQLite's single
