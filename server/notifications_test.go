@@ -136,9 +136,17 @@ func TestPushesThatChangeReadinessNotifyTheWebhookInOrderAndSilentPassesDoNot(t 
 	if strings.Join(got, "; ") != want {
 		t.Errorf("changes delivered:\n%s\nwant\n%s", strings.Join(got, "; "), want)
 	}
-	metrics := string(ts.get("/metrics", "").body)
-	for _, line := range []string{`upgradescope_notifications_total{result="delivered",sink="webhook"} 2`,
-		`upgradescope_notifications_queued{sink="webhook"} 0`} {
+	// The sink has the bodies before the worker records them delivered: wait for the record.
+	lines := []string{`upgradescope_notifications_total{result="delivered",sink="webhook"} 2`,
+		`upgradescope_notifications_queued{sink="webhook"} 0`}
+	var metrics string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		metrics = string(ts.get("/metrics", "").body)
+		if strings.Contains(metrics, lines[0]) && strings.Contains(metrics, lines[1]) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, line := range lines {
 		if !strings.Contains(metrics, line) {
 			t.Errorf("/metrics lacks %s", line)
 		}
