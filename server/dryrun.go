@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -226,12 +228,24 @@ func sameDay(a, b time.Time) bool {
 func (s *Server) storedResult(ev store.EvaluationRecord) (*report.TargetResult, error) {
 	var slim struct {
 		Targets []struct {
-			Target, Verdict           string
-			Score, Blockers, Warnings int
-			Findings                  []struct{ Key, Severity string }
-		}
+			Target   string `json:"target"`
+			Verdict  string `json:"verdict"`
+			Score    int    `json:"score"`
+			Blockers int    `json:"blockers"`
+			Warnings int    `json:"warnings"`
+			Findings []struct {
+				Key      string `json:"key"`
+				Severity string `json:"severity"`
+			} `json:"findings"`
+		} `json:"targets"`
 	}
-	if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &slim); err != nil {
+	// json/v2 skips what the struct leaves out without encoding/json's validity pass over
+	// the whole report first; the server wrote the report itself.
+	data, err := gunzipBytes(ev.Report, 4*s.cfg.MaxSnapshotBytes)
+	if err == nil {
+		err = jsonv2.Unmarshal(data, &slim)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
 	}
 	for _, t := range slim.Targets {

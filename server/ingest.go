@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/report"
@@ -441,6 +443,15 @@ func (s *Server) inflateSnapshot(snap store.SnapshotRecord) ([]byte, error) {
 }
 
 func decodeSnapshot(id int64, plain []byte) (*inventory.Document, error) {
+	// A stored envelope is one the server accepted: its inventory is decoded where it
+	// stands, in one json/v2 pass, as inventory.DecodeStored decodes it alone. Anything v2
+	// refuses takes the path below, which splits the envelope first.
+	var env struct {
+		Inventory *inventory.Document `json:"inventory"`
+	}
+	if err := jsonv2.Unmarshal(plain, &env); err == nil && env.Inventory != nil {
+		return env.Inventory, nil
+	}
 	raw, err := push.InventoryJSON(plain)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %d: %w", id, err)
