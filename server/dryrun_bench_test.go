@@ -3,14 +3,11 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,7 +127,7 @@ func seedStoredFleet(b *testing.B, st store.Store, clusters, distinct int, at ti
 	if err != nil {
 		b.Fatal(err)
 	}
-	key := bundlesKey(eng)
+	key := server.BundlesKey(eng)
 	type seed struct {
 		body    []byte
 		version string
@@ -161,24 +158,10 @@ func seedStoredFleet(b *testing.B, st store.Store, clusters, distinct int, at ti
 	}
 }
 
-// bundlesKey is eng's bundle set as the server keys its evaluations.
-func bundlesKey(eng *engine.Engine) string {
-	var parts []string
-	for _, b := range eng.Bundles() {
-		parts = append(parts, b.Name+"@"+b.Revision)
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ",")
-}
-
 func gzipped(b *testing.B, v any) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
+	data, err := json.Marshal(v)
+	if err != nil {
 		b.Fatal(err)
 	}
-	if err := zw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return buf.Bytes()
+	return gzipBytes(b, data)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/upgradescope/upgradescope/server"
 )
 
-func gzipBytes(t *testing.T, data []byte) []byte {
+func gzipBytes(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
