@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -406,10 +405,11 @@ func ingestResult(err error) string {
 // reads every cluster's. A schema grown stricter since does not make a stored snapshot
 // unreadable.
 func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
-	plain, err := s.inflateSnapshot(snap)
+	plain, release, err := s.inflateSnapshot(snap)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return decodeSnapshot(snap.ID, plain)
 }
 
@@ -417,10 +417,11 @@ func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document
 // run: the decode waits for its share of the budget pushes decode in (readPush), so work
 // no one waits for never adds a large decode to those of the pushes in flight.
 func (s *Server) decodeInventoryShared(ctx context.Context, snap store.SnapshotRecord) (*inventory.Document, error) {
-	plain, err := s.inflateSnapshot(snap)
+	plain, release, err := s.inflateSnapshot(snap)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	limit := s.cfg.MaxSnapshotBytes
 	weight := int64(min(max(len(plain), limit/2), limit))
 	if err := s.decodes.Acquire(ctx, weight); err != nil {
@@ -430,16 +431,13 @@ func (s *Server) decodeInventoryShared(ctx context.Context, snap store.SnapshotR
 	return decodeSnapshot(snap.ID, plain)
 }
 
-func (s *Server) inflateSnapshot(snap store.SnapshotRecord) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(snap.Inventory))
+// inflateSnapshot inflates a stored snapshot into a pooled buffer, valid until release.
+func (s *Server) inflateSnapshot(snap store.SnapshotRecord) (plain []byte, release func(), err error) {
+	plain, release, err = inflatePooled(snap.Inventory, s.cfg.MaxSnapshotBytes*2)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
+		return nil, nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
 	}
-	plain, err := readLimited(zr, s.cfg.MaxSnapshotBytes*2)
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
-	}
-	return plain, nil
+	return plain, release, nil
 }
 
 func decodeSnapshot(id int64, plain []byte) (*inventory.Document, error) {
