@@ -3,10 +3,15 @@
 # ($UPGRADESCOPE_KUBECONFIG) and the same binary emulating 1.32 with beta APIs on
 # ($UPGRADESCOPE_KUBECONFIG_EMULATED), which still serves APIs 1.34 removed. Builds them on
 # first use (cached under ~/.cache/upgradescope-kube; ~20 min cold) and stops them on exit.
+#
+# The emulated server's ports and directory follow the first's (APISERVER_PORT + 1, ETCD_PORT
+# + 2 and + 3, KUBE_WORK_DIR-emulated), so two runs given their own ports share nothing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 kube="$here/kube-env.sh"
-emulated=(env KUBE_WORK_DIR=/tmp/upgradescope-kube-emulated APISERVER_PORT=16444 ETCD_PORT=12381
+emulated_dir="${KUBE_WORK_DIR:-/tmp/upgradescope-kube}-emulated"
+emulated=(env KUBE_WORK_DIR="$emulated_dir" APISERVER_PORT=$((${APISERVER_PORT:-16443} + 1))
+  ETCD_PORT=$((${ETCD_PORT:-12379} + 2)) ETCD_PEER_PORT=$((${ETCD_PORT:-12379} + 3))
   APISERVER_EXTRA_ARGS=--emulated-version=1.32 RUNTIME_CONFIG=api/beta=true)
 
 stop() {
@@ -20,5 +25,5 @@ stop # a previous run may have left servers behind
 "$kube" start
 "${emulated[@]}" "$kube" start
 export UPGRADESCOPE_KUBECONFIG="$("$kube" env | sed 's/^export KUBECONFIG=//')"
-export UPGRADESCOPE_KUBECONFIG_EMULATED=/tmp/upgradescope-kube-emulated/kubeconfig
+export UPGRADESCOPE_KUBECONFIG_EMULATED="$emulated_dir/kubeconfig"
 "$@"
