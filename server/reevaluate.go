@@ -23,9 +23,12 @@ const (
 	// reevaluationLock names the database-wide lock of the replica re-evaluating, so
 	// replicas on one Postgres do the work once.
 	reevaluationLock = "upgradescope-reevaluation"
-	// reevaluationRetry is how long a replica that found the lock held waits before
-	// looking again: the holder may be on another bundle set than this replica.
-	reevaluationRetry = 30 * time.Second
+	// reevaluationRetry is how long a pass that left work waits before looking again (the
+	// lock was held, the holder perhaps on another bundle set, or a cluster failed), doubled
+	// after each such pass up to maxReevaluationRetry, so a cluster that fails every time
+	// costs a few evaluations an hour, not one every 30 seconds.
+	reevaluationRetry    = 30 * time.Second
+	maxReevaluationRetry = 10 * time.Minute
 	// slotPoll is how often the re-evaluation looks for an evaluation slot no push wants.
 	slotPoll = 20 * time.Millisecond
 )
@@ -33,27 +36,36 @@ const (
 // errPolicyChanged ends a pass when Swap replaced the policy it started with.
 var errPolicyChanged = errors.New("the bundle set changed during the pass")
 
+// errClustersFailed ends a pass that re-evaluated every cluster it could but not all.
+var errClustersFailed = errors.New("clusters failed to re-evaluate")
+
 // RunReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
 // set until ctx ends or Close: a pass at once (a restart with new bundles) and after every
 // Swap. A pass re-evaluates, one cluster at a time and at most Config.ReevaluateRate a
 // second, each cluster whose cells at its planned targets are not of its latest snapshot
 // and the current bundle set, through the notification path a push takes. A Swap during a
-// pass starts it again with the new set.
+// pass starts it again with the new set. A pass that left work (a cluster failed, another
+// replica held the lock) is tried again after a delay that doubles while it keeps leaving
+// work.
 func (s *Server) RunReevaluation(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.work, cancel)
 	defer stop()
+	delay := s.reevalRetry
 	for {
-		again := s.reevaluationPass(ctx)
 		var retry <-chan time.Time
-		if again {
-			retry = time.After(reevaluationRetry)
+		if s.reevaluationPass(ctx) {
+			retry = time.After(delay)
+			delay = min(2*delay, maxReevaluationRetry)
+		} else {
+			delay = s.reevalRetry
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.reeval:
+			delay = s.reevalRetry
 		case <-retry:
 		}
 	}
@@ -80,6 +92,9 @@ func (s *Server) reevaluationPass(ctx context.Context) bool {
 		return false // Swap queued the next pass
 	case ctx.Err() != nil:
 		return false
+	case errors.Is(err, errClustersFailed):
+		s.log.Warn("re-evaluation: some clusters stay outdated; trying them again later", "err", err)
+		return true
 	case err != nil:
 		s.log.Error("re-evaluation failed; trying again later", "err", err)
 		return true
@@ -136,8 +151,8 @@ func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow)
 }
 
 // reevaluateAll re-evaluates clusters with pol, paced to Config.ReevaluateRate. A cluster
-// that fails is logged and left pending: the next pass (the next Swap or restart) or its
-// next push tries again.
+// that fails is logged and left pending, and the pass goes on; it then ends with
+// errClustersFailed, so RunReevaluation tries those again later (as does their next push).
 func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []store.Cluster) error {
 	interval := time.Duration(float64(time.Second) / s.cfg.ReevaluateRate)
 	start, done := time.Now(), 0
@@ -162,8 +177,12 @@ func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []stor
 			done++
 		}
 	}
-	s.log.Info("re-evaluation pass finished", "clusters", done, "failed", len(clusters)-done,
+	failed := len(clusters) - done
+	s.log.Info("re-evaluation pass finished", "clusters", done, "failed", failed,
 		"bundles", pol.key, "took", time.Since(start).Round(time.Millisecond).String())
+	if failed > 0 {
+		return fmt.Errorf("%d of %d %w", failed, len(clusters), errClustersFailed)
+	}
 	return nil
 }
 
@@ -211,7 +230,9 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 		return err
 	}
 	if s.reevalHook != nil {
-		s.reevalHook()
+		if err := s.reevalHook(); err != nil {
+			return err
+		}
 	}
 	// A Swap while this cluster waited for its slot or was evaluated: what pol judged is
 	// already outdated, and storing it would notify changes of a set no longer active.

@@ -3,12 +3,14 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -420,5 +422,35 @@ func TestReplicasOnDifferentBundleSetsDoNotTakeACellBackAndForth(t *testing.T) {
 		if got := old.fleet(t).cells(); got != "prod ready 100 outdated=false" {
 			t.Fatalf("after push %d: %s; want the first evaluation kept", i, got)
 		}
+	}
+}
+
+func TestAClusterWhoseReevaluationFailedIsTriedAgainWithoutAPushOrSwap(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	for i := range 2 {
+		doc := readyInventory(t)
+		doc.ClusterID = fmt.Sprintf("uid-%d", i)
+		if r := ts.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+	}
+	// Both clusters fail twice: more than the pass at start and the one the Swap asks for
+	// can try, so only the retries bring them current.
+	var tries atomic.Int32
+	server.SetReevaluateFault(ts.srv, func() error {
+		if tries.Add(1) <= 4 {
+			return errors.New("connection reset by peer")
+		}
+		return nil
+	})
+	server.SetReevaluationRetry(ts.srv, 50*time.Millisecond)
+	ts.srv.Swap(eolEngine(t))
+	runReevaluation(t, ts)
+	v := ts.waitCurrent(t)
+	if got := v.cells(); !strings.Contains(got, "c0 blocked") || !strings.Contains(got, "c1 blocked") || strings.Contains(got, "outdated=true") {
+		t.Errorf("fleet after a pass that failed one cluster and the retry: %s; want both blocked and current", got)
+	}
+	if n := tries.Load(); n != 6 {
+		t.Errorf("%d re-evaluations reached their store, want 6: both clusters in three passes", n)
 	}
 }

@@ -127,7 +127,10 @@ type Server struct {
 	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
 	// between a re-evaluation and its store.
 	reeval     chan struct{}
-	reevalHook func()
+	reevalHook func() error
+	// reevalRetry is RunReevaluation's first delay before trying a pass that left work
+	// again (reevaluationRetry; tests shorten it).
+	reevalRetry time.Duration
 	// pushing holds the per-cluster tokens with a push in flight on this server.
 	pushingMu sync.Mutex
 	pushing   map[string]bool
@@ -193,14 +196,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		pushes:  semaphore.NewWeighted(MaxPushesInFlight),
-		decodes: semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
-		evals:   semaphore.NewWeighted(2),
-		reports: semaphore.NewWeighted(2),
-		whatIfs: semaphore.NewWeighted(1),
-		dryRuns: semaphore.NewWeighted(1),
-		pushing: map[string]bool{},
-		reeval:  make(chan struct{}, 1),
+		pushes:      semaphore.NewWeighted(MaxPushesInFlight),
+		decodes:     semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
+		evals:       semaphore.NewWeighted(2),
+		reports:     semaphore.NewWeighted(2),
+		whatIfs:     semaphore.NewWeighted(1),
+		dryRuns:     semaphore.NewWeighted(1),
+		pushing:     map[string]bool{},
+		reeval:      make(chan struct{}, 1),
+		reevalRetry: reevaluationRetry,
 	}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.active.Store(newPolicy(cfg.Engine))
