@@ -18,7 +18,7 @@ type metrics struct {
 	findings     *prometheus.GaugeVec
 	capAvailable *prometheus.GaugeVec
 	capPartial   *prometheus.GaugeVec
-	bundles      *bundleMetrics
+	bundles      *policyset.Metrics
 }
 
 var verdicts = []string{"ready", "blocked", "unknown"}
@@ -42,7 +42,8 @@ func newMetrics() *metrics {
 		capPartial:   prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_capability_partial", Help: "1 when the collector step saw only part of what it looked for."}, []string{"capability"}),
 	}
 	m.registry.MustRegister(m.tickDuration, m.tickErrors, m.lastSuccess, m.interval, m.score, m.verdict, m.findings, m.capAvailable, m.capPartial)
-	m.bundles = newBundleMetrics(m.registry)
+	m.bundles = policyset.NewMetrics()
+	m.registry.MustRegister(m.bundles.Collectors()...)
 	return m
 }
 
@@ -83,42 +84,3 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// bundleMetrics describe the active bundles and how polling for new ones goes.
-type bundleMetrics struct {
-	info      *prometheus.GaugeVec
-	activated *prometheus.GaugeVec
-	updates   *prometheus.CounterVec
-	failing   prometheus.Gauge
-}
-
-func newBundleMetrics(r *prometheus.Registry) *bundleMetrics {
-	m := &bundleMetrics{
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_bundle_info",
-			Help: "1 for each active policy bundle revision."}, []string{"name", "revision", "source"}),
-		activated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "upgradescope_bundle_activated_timestamp_seconds",
-			Help: "When the active revision of each bundle was activated (Unix time)."}, []string{"name"}),
-		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "upgradescope_bundle_polls_total",
-			Help: "Bundle polls by URL and result: activated, not_modified, download_failed, activation_failed, cache_failed."}, []string{"source", "result"}),
-		failing: prometheus.NewGauge(prometheus.GaugeOpts{Name: "upgradescope_bundle_update_failing",
-			Help: "1 while the last bundle download or activation failed; the last good bundles stay active."}),
-	}
-	r.MustRegister(m.info, m.activated, m.updates, m.failing)
-	return m
-}
-
-// Active and Observed make bundleMetrics the agent's policyset.Monitor.
-func (m *bundleMetrics) Active(revs []policyset.Revision) {
-	m.info.Reset()
-	m.activated.Reset()
-	for _, b := range revs {
-		m.info.WithLabelValues(b.Name, b.Revision, b.Source).Set(1)
-		if !b.ActivatedAt.IsZero() {
-			m.activated.WithLabelValues(b.Name).Set(float64(b.ActivatedAt.Unix()))
-		}
-	}
-}
-
-func (m *bundleMetrics) Observed(src, result string, failing bool) {
-	m.updates.WithLabelValues(src, result).Inc()
-	m.failing.Set(b2f(failing))
-}

@@ -43,6 +43,7 @@ func newMetrics(s *Server) *metrics {
 	if s.notifier != nil {
 		m.registry.MustRegister(s.notifier.Collectors()...)
 	}
+	m.registry.MustRegister(s.cfg.Collectors...)
 	m.scrapeHandler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"golang.org/x/sync/semaphore"
 
@@ -95,6 +97,8 @@ type Config struct {
 	// nothing is enqueued). NotifyOptions adjust their worker (tests pin its clock).
 	Sinks         []notify.Sink
 	NotifyOptions []notify.Option
+	// Collectors are more series /metrics reports: those of the bundle set serve polls.
+	Collectors []prometheus.Collector
 }
 
 // Server serves the API; build it with New.

@@ -307,6 +307,9 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	eng, _ := set.Engine()
 	sc.cfg.Store, sc.cfg.Engine = st, eng
 	sc.cfg.WithCandidate, sc.cfg.Evaluated = set.WithCandidate, set.Remember
+	bundleMetrics := policyset.NewMetrics()
+	set.Attach(bundleMetrics)
+	sc.cfg.Collectors = bundleMetrics.Collectors()
 	srv, err := server.New(sc.cfg)
 	if err != nil {
 		return err

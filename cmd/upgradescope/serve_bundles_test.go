@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/upgradescope/upgradescope/internal/bundletest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -63,6 +66,9 @@ func TestServeEvaluatesWithTheSignedBundlesItIsGiven(t *testing.T) {
 				}
 				expectLatest(t, p.url, "prod", false, "2027-01-05.1")
 			}
+			if v := bundleMetric(t, p.url, "upgradescope_bundle_update_failing", nil); v != 1 {
+				t.Errorf("upgradescope_bundle_update_failing = %v after a refused kb, want 1", v)
+			}
 
 			// The background re-evaluation judges the stored snapshot with the new kb, no push
 			// needed; until then the stored evaluation reads outdated (server tests pin that).
@@ -76,6 +82,13 @@ func TestServeEvaluatesWithTheSignedBundlesItIsGiven(t *testing.T) {
 			doc.Namespaces = append(doc.Namespaces, inventory.Namespace{Name: "added-after-the-swap"})
 			pushDocument(t, p.url, ingest, "prod", doc)
 			expectLatest(t, p.url, "prod", false, "2027-01-12.1")
+			// /metrics says so too, as an agent's do.
+			if v := bundleMetric(t, p.url, "upgradescope_bundle_info", map[string]string{"name": "kb", "revision": "2027-01-12.1"}); v != 1 {
+				t.Errorf("upgradescope_bundle_info{name=kb,revision=2027-01-12.1} = %v, want 1", v)
+			}
+			if v := bundleMetric(t, p.url, "upgradescope_bundle_update_failing", nil); v != 0 {
+				t.Errorf("upgradescope_bundle_update_failing = %v after the new kb was taken up, want 0", v)
+			}
 		})
 	}
 }
@@ -178,4 +191,43 @@ func TestServeRehearsesANewBundleOnTheStoredFleetAfterARestart(t *testing.T) {
 	if l := latestOf(t, again.url, "prod"); l.Outdated {
 		t.Errorf("the stored evaluation reads outdated: the broken pack was taken up")
 	}
+}
+
+// bundleMetric reads one sample of a bundle series from a serve's /metrics: the first whose
+// labels include want (-1 when none has them).
+func bundleMetric(t *testing.T, base, name string, want map[string]string) float64 {
+	t.Helper()
+	resp, err := httpClient.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range families[name].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if !containsAll(labels, want) {
+			continue
+		}
+		if m.GetGauge() != nil {
+			return m.GetGauge().GetValue()
+		}
+		return m.GetCounter().GetValue()
+	}
+	return -1
+}
+
+func containsAll(labels, want map[string]string) bool {
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
