@@ -239,7 +239,16 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 	if s.policy() != pol {
 		return errPolicyChanged
 	}
-	head := store.ClusterHead{ID: c.ID, Name: c.Name, UID: c.UID, ServerVersion: c.ServerVersion,
+	// The pass listed the fleet minutes ago: a notification names the cluster as it is
+	// named now, after a rename since.
+	now, err := s.store.Cluster(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	head := store.ClusterHead{ID: c.ID, Name: now.Name, UID: now.UID, ServerVersion: now.ServerVersion,
 		LatestSnapshotID: snap.ID, LatestHash: snap.Hash}
 	return s.storeReevaluation(ctx, head, evals, results)
 }

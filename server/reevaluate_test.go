@@ -454,3 +454,41 @@ func TestAClusterWhoseReevaluationFailedIsTriedAgainWithoutAPushOrSwap(t *testin
 		t.Errorf("%d re-evaluations reached their store, want 6: both clusters in three passes", n)
 	}
 }
+
+func TestAClusterRenamedDuringThePassIsNotifiedUnderItsNewName(t *testing.T) {
+	sink := newHookSink(t)
+	hook, err := notify.NewWebhook(sink.URL+"/hook", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newServer(t, func(c *server.Config) {
+		c.IngestToken, c.AdminToken = "shared", "admin"
+		c.Sinks = []notify.Sink{hook}
+	})
+	if r := ts.push("shared", envelope(t, "prod", readyInventory(t))); r.status != http.StatusAccepted {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	id := ts.idOf("prod")
+	server.SetReevaluateHook(ts.srv, func() {
+		// The pass listed prod; before its re-evaluation is stored, an operator renames it.
+		if r := ts.do("PATCH", fmt.Sprintf("/api/v1/clusters/%d", id), "admin", []byte(`{"name":"production"}`), nil); r.status != http.StatusOK {
+			t.Errorf("rename: %d %s", r.status, r.body)
+		}
+	})
+	ts.srv.Swap(eolEngine(t))
+	runReevaluation(t, ts)
+	ts.waitCurrent(t)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
+	defer func() { cancel(); <-done }()
+	bodies, _ := sink.wait(t, 1)
+	var b notify.Body
+	if err := json.Unmarshal(bodies[0], &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Cluster.Name != "production" {
+		t.Errorf("the re-evaluation's notification names %q, want the cluster's name when it was stored, production", b.Cluster.Name)
+	}
+}
