@@ -42,7 +42,9 @@ type buildError struct {
 	out string
 }
 
-func (e *buildError) Error() string { return "go build ./cmd/upgradescope: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "go build ./cmd/upgradescope: " + e.err.Error() + "\n" + e.out
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
