@@ -1,0 +1,229 @@
+package chart
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/upgradescope/upgradescope/internal/kubetest"
+)
+
+// installRelease installs the chart with the SDK's install action, as `helm install
+// --create-namespace` does, and uninstalls it when the test ends. It waits for nothing but
+// hooks: the test API server runs no controllers, so no pod ever starts.
+func installRelease(t *testing.T, kubeconfig, name, namespace string, vals map[string]any) {
+	t.Helper()
+	cfg := actionConfig(t, kubeconfig, namespace)
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uninstall := func() {
+		u := action.NewUninstall(cfg)
+		u.WaitStrategy = kube.HookOnlyStrategy
+		u.IgnoreNotFound = true
+		_, _ = u.Run(name)
+	}
+	uninstall() // a run that died left it behind
+	inst := action.NewInstall(cfg)
+	inst.ReleaseName, inst.Namespace, inst.CreateNamespace = name, namespace, true
+	inst.WaitStrategy = kube.HookOnlyStrategy
+	inst.Timeout = time.Minute
+	inst.ServerSideApply = true
+	if _, err := inst.RunWithContext(context.Background(), chrt, vals); err != nil {
+		t.Fatalf("helm install %s: %v", name, err)
+	}
+	t.Cleanup(uninstall)
+}
+
+func actionConfig(t *testing.T, kubeconfig, namespace string) *action.Configuration {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	context := "admin"
+	flags.KubeConfig, flags.Context, flags.Namespace = &kubeconfig, &context, &namespace
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(flags, namespace, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// impersonating writes a kubeconfig whose current context is the admin acting as the
+// ServiceAccount, as the agent's pod would be.
+func impersonating(t *testing.T, kubeconfig, namespace, serviceAccount string) string {
+	t.Helper()
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := raw.Contexts["admin"]
+	as := raw.AuthInfos[admin.AuthInfo].DeepCopy()
+	as.Impersonate = "system:serviceaccount:" + namespace + ":" + serviceAccount
+	as.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+	raw.AuthInfos["sa"] = as
+	ctx := admin.DeepCopy()
+	ctx.AuthInfo = "sa"
+	raw.Contexts["sa"] = ctx
+	raw.CurrentContext = "sa"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, path); err != nil { // written 0600
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gap is what a report says could not be assessed.
+type gap struct {
+	Capability string   `json:"capability"`
+	Reason     string   `json:"reason"`
+	Skipped    []string `json:"skipped"`
+}
+
+func (g gap) forbidden() bool {
+	return strings.Contains(strings.ToLower(g.Reason+strings.Join(g.Skipped, " ")), "forbidden")
+}
+
+// scanGaps runs `upgradescope scan` against the kubeconfig's current context and answers
+// what every target reports not assessed.
+func scanGaps(t *testing.T, kubeconfig string) []gap {
+	t.Helper()
+	cmd := exec.Command(binary(t), "scan", "--kubeconfig", kubeconfig, "--target", "1.36", "--output", "json", "--quiet")
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	// 2 is a failed gate or an unknown verdict; the report is still written.
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 2) {
+		t.Fatalf("upgradescope scan: %v\n%s", err, stderrOf(err))
+	}
+	var rep struct {
+		Targets []struct {
+			NotAssessed []gap `json:"notAssessed"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("scan output: %v\n%s", err, out)
+	}
+	var gaps []gap
+	for _, target := range rep.Targets {
+		gaps = append(gaps, target.NotAssessed...)
+	}
+	return gaps
+}
+
+func stderrOf(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(exit.Stderr)
+	}
+	return ""
+}
+
+// gitopsCRDs serve Argo CD Applications and Flux HelmReleases and OCIRepositories, so that
+// a scan asks for them. Minimal CRDs: the upstream ones serve deprecated versions, whose
+// objects no chart role could list in advance.
+func gitopsCRDs(t *testing.T) {
+	t.Helper()
+	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	for _, c := range []struct{ group, kind, plural, version string }{
+		{"argoproj.io", "Application", "applications", "v1alpha1"},
+		{"helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2"},
+		{"source.toolkit.fluxcd.io", "OCIRepository", "ocirepositories", "v1"},
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": c.plural + "." + c.group},
+			"spec": map[string]any{
+				"group": c.group, "scope": "Namespaced",
+				"names": map[string]any{"kind": c.kind, "plural": c.plural, "listKind": c.kind + "List"},
+				"versions": []any{map[string]any{"name": c.version, "served": true, "storage": true,
+					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+			},
+		}}
+		data, _ := json.Marshal(obj.Object)
+		_, err := dyn.Resource(crds).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: "upgradescope-chart-test", Force: ptr(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The chart's role against the real API server: with rbac.gitops on, the agent's
+// ServiceAccount sees everything an admin sees (nothing is forbidden); without it, the GitOps
+// reads (folded into the helm capability) are the only thing refused.
+func TestTheInstalledChartsRoleSeesEveryCapability(t *testing.T) {
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
+	gitopsCRDs(t)
+	installRelease(t, kubeconfig, "chart-full", "chart-full", values(t, `
+rbac: {gitops: {argocd: true, flux: true}}
+server: {enabled: true, ingestToken: ingest-token-0123456789}
+`))
+	installRelease(t, kubeconfig, "chart-plain", "chart-plain", nil)
+
+	admin := map[string]bool{}
+	for _, g := range scanGaps(t, impersonatingAdmin(t, kubeconfig)) {
+		admin[g.Capability] = true
+	}
+
+	t.Run("with rbac.gitops nothing is forbidden", func(t *testing.T) {
+		for _, g := range scanGaps(t, impersonating(t, kubeconfig, "chart-full", "chart-full-agent")) {
+			if g.forbidden() {
+				t.Errorf("the chart's role is refused: %s: %s %v", g.Capability, g.Reason, g.Skipped)
+			}
+			if !admin[g.Capability] {
+				t.Errorf("the chart's role leaves %s unassessed where an admin does not: %s", g.Capability, g.Reason)
+			}
+		}
+	})
+	t.Run("without rbac.gitops only the GitOps reads are forbidden", func(t *testing.T) {
+		var refused []gap
+		for _, g := range scanGaps(t, impersonating(t, kubeconfig, "chart-plain", "chart-plain-agent")) {
+			if g.forbidden() {
+				refused = append(refused, g)
+			} else if !admin[g.Capability] {
+				t.Errorf("the chart's role leaves %s unassessed where an admin does not: %s", g.Capability, g.Reason)
+			}
+		}
+		if len(refused) == 0 {
+			t.Fatal("nothing reported forbidden: the scan did not ask for Argo CD and Flux objects")
+		}
+		for _, g := range refused {
+			if g.Capability != "helm" || !strings.Contains(g.Reason, "applications") || !strings.Contains(g.Reason, "helmreleases") {
+				t.Errorf("refused: %s: %s %v; want only the helm capability's GitOps lists", g.Capability, g.Reason, g.Skipped)
+			}
+		}
+	})
+}
+
+// impersonatingAdmin is the admin context itself, for what a scan with every right reports.
+func impersonatingAdmin(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.CurrentContext = "admin"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
