@@ -1,18 +1,22 @@
 package chart
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/kube"
+	helmrelease "helm.sh/helm/v4/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,7 +31,7 @@ import (
 // installRelease installs the chart with the SDK's install action, as `helm install
 // --create-namespace` does, and uninstalls it when the test ends. It waits for nothing but
 // hooks: the test API server runs no controllers, so no pod ever starts.
-func installRelease(t *testing.T, kubeconfig, name, namespace string, vals map[string]any) {
+func installRelease(t *testing.T, kubeconfig, name, namespace string, vals map[string]any) string {
 	t.Helper()
 	cfg := actionConfig(t, kubeconfig, namespace)
 	chrt, err := loader.Load(chartDir)
@@ -46,10 +50,16 @@ func installRelease(t *testing.T, kubeconfig, name, namespace string, vals map[s
 	inst.WaitStrategy = kube.HookOnlyStrategy
 	inst.Timeout = time.Minute
 	inst.ServerSideApply = true
-	if _, err := inst.RunWithContext(context.Background(), chrt, vals); err != nil {
+	rel, err := inst.RunWithContext(context.Background(), chrt, vals)
+	if err != nil {
 		t.Fatalf("helm install %s: %v", name, err)
 	}
 	t.Cleanup(uninstall)
+	acc, err := helmrelease.NewAccessor(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc.Manifest()
 }
 
 func actionConfig(t *testing.T, kubeconfig, namespace string) *action.Configuration {
@@ -176,7 +186,7 @@ func TestTheInstalledChartsRoleSeesEveryCapability(t *testing.T) {
 rbac: {gitops: {argocd: true, flux: true}}
 server: {enabled: true, ingestToken: ingest-token-0123456789}
 `))
-	installRelease(t, kubeconfig, "chart-plain", "chart-plain", nil)
+	plain := installRelease(t, kubeconfig, "chart-plain", "chart-plain", nil)
 
 	admin := map[string]bool{}
 	for _, g := range scanGaps(t, impersonatingAdmin(t, kubeconfig)) {
@@ -211,6 +221,78 @@ server: {enabled: true, ingestToken: ingest-token-0123456789}
 			}
 		}
 	})
+	t.Run("the agent run with the chart's args as its ServiceAccount keeps its ClusterReadiness", func(t *testing.T) {
+		args := containerArgs(t, plain)["agent"]
+		runAgent(t, impersonating(t, kubeconfig, "chart-plain", "chart-plain-agent"), args)
+	})
+}
+
+// runAgent runs the agent with a Deployment's args, as the kubeconfig's user, until the
+// ClusterReadiness it names has a verdict. Only the health address changes: a pod's ":8081"
+// would listen on every interface of this machine.
+func runAgent(t *testing.T, kubeconfig string, args []string) {
+	t.Helper()
+	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	readiness := dyn.Resource(schema.GroupVersionResource{Group: "upgradescope.basit.engineer", Version: "v1alpha1", Resource: "clusterreadinesses"})
+	ctx := context.Background()
+	_ = readiness.Delete(ctx, "cluster", metav1.DeleteOptions{}) // the agent must be able to create it
+	var run []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--health-addr=") {
+			a = "--health-addr="
+		}
+		run = append(run, a)
+	}
+	var logs syncBuffer
+	cmd := exec.Command(binary(t), append(run, "--kubeconfig", kubeconfig)...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	}()
+	// A bound, not a timing assertion: the first tick on this small server takes seconds.
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		obj, err := readiness.Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		targets, _, _ := unstructured.NestedSlice(obj.Object, "status", "targets")
+		if len(targets) > 0 {
+			verdict, _, _ := unstructured.NestedString(targets[0].(map[string]any), "verdict")
+			if verdict == "" {
+				t.Errorf("status.targets[0] has no verdict: %v", targets[0])
+			}
+			if strings.Contains(strings.ToLower(logs.String()), "forbidden") {
+				t.Errorf("the agent was refused something")
+			}
+			return
+		}
+	}
+	t.Fatal("the agent wrote no ClusterReadiness status within 2 minutes")
+}
+
+// syncBuffer is a bytes.Buffer the agent's stdout and stderr may write to at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // impersonatingAdmin is the admin context itself, for what a scan with every right reports.
