@@ -159,7 +159,11 @@ metrics: {serviceMonitor: {enabled: true}}
 `},
 	{"networkpolicy", `
 rbac: {helmStorage: false, gitops: {argocd: true, flux: true}}
-server: {enabled: true, ingestToken: ingest-token-0123456789}
+server:
+  enabled: true
+  ingestToken: ingest-token-0123456789
+  teamMap: [{pattern: "payments-*", team: payments}, {pattern: "kube-*", team: platform}]
+  notifications: {existingSecret: notify, slackWebhookKey: slack, webhookKey: url, webhookSecretKey: key}
 networkPolicy:
   enabled: true
   serverIngressFrom:

@@ -1,8 +1,12 @@
 package chart
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/server"
 )
 
 func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
@@ -29,6 +33,7 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 		{"a short ingest token", `server: {ingestToken: short}`, "/server/ingestToken"},
 		{"replicas above one on SQLite", `server: {enabled: true, replicas: 2, ingestToken: ingest-token-0123456789}`, "existingSecret"},
 		{"a replicas string", `server: {replicas: "2"}`, "/server/replicas"},
+		{"a team map entry without a team", `server: {teamMap: [{pattern: "payments-*"}]}`, "team"},
 		{"rbac gitops for a tool the chart does not know", `rbac: {gitops: {fleet: true}}`, "fleet"},
 	}
 	for _, tt := range tests {
@@ -72,6 +77,10 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 		{"an Ingress without a host", `server: {enabled: true, ingestToken: ingest-token-0123456789, ingress: {enabled: true}}`, "server.ingress.enabled needs server.ingress.host"},
 		{"cert-manager without an issuer", `server: {enabled: true, ingestToken: ingest-token-0123456789, tls: {certManager: {enabled: true}}}`,
 			"issuerRef.name"},
+		{"notification keys without their Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {slackWebhookKey: slack}}`,
+			"server.notifications.existingSecret"},
+		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: n, webhookSecretKey: key}}`,
+			"set server.notifications.webhookKey too"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
 	}
@@ -142,4 +151,27 @@ agent: {serverUrl: "https://hub.example.com", serverTokenSecret: {name: hub-toke
 			}
 		})
 	}
+}
+
+// The team map the chart renders into its ConfigMap is one the server loads.
+func TestTheRenderedTeamMapLoadsInTheServer(t *testing.T) {
+	for _, obj := range objects(t, render(t, values(t, goldenValues("networkpolicy")))) {
+		if obj["kind"] != "ConfigMap" {
+			continue
+		}
+		data, _ := obj["data"].(map[string]any)
+		file := filepath.Join(t.TempDir(), "team-map.yaml")
+		if err := os.WriteFile(file, []byte(data["team-map.yaml"].(string)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := server.LoadTeamMap(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != 2 || m[0].Pattern != "payments-*" || m[1].Team != "platform" {
+			t.Errorf("team map = %+v, want the two rules in order", m)
+		}
+		return
+	}
+	t.Fatal("no team map ConfigMap rendered")
 }

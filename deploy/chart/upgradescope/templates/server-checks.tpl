@@ -14,6 +14,13 @@ server-deployment.yaml so a bad combination fails the render, naming the values.
 {{- if and $s.existingSecret (not $s.existingSecretKeys.ingestToken) -}}
 {{- fail "server.existingSecretKeys.ingestToken: name the key holding the ingest token" -}}
 {{- end -}}
+{{- $n := $s.notifications -}}
+{{- if and (not $n.existingSecret) (or $n.slackWebhookKey $n.webhookKey $n.webhookSecretKey) -}}
+{{- fail "server.notifications keys need server.notifications.existingSecret, the Secret holding them" -}}
+{{- end -}}
+{{- if and $n.webhookSecretKey (not $n.webhookKey) -}}
+{{- fail "server.notifications.webhookSecretKey signs webhook bodies: set server.notifications.webhookKey too" -}}
+{{- end -}}
 {{- if and $s.tls.secretName $s.tls.certManager.enabled -}}
 {{- fail "server.tls: give either secretName or certManager.enabled, not both" -}}
 {{- end -}}
