@@ -79,7 +79,7 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 			"issuerRef.name"},
 		{"notification keys without their Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {slackWebhookKey: slack}}`,
 			"server.notifications.existingSecret"},
-		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: n, webhookSecretKey: key}}`,
+		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: notify, webhookSecretKey: key}}`,
 			"set server.notifications.webhookKey too"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
