@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,11 +21,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
@@ -102,11 +103,20 @@ func impersonating(t *testing.T, kubeconfig, namespace, serviceAccount string) s
 type gap struct {
 	Capability string   `json:"capability"`
 	Reason     string   `json:"reason"`
+	Partial    bool     `json:"partial"`
 	Skipped    []string `json:"skipped"`
 }
 
 func (g gap) forbidden() bool {
 	return strings.Contains(strings.ToLower(g.Reason+strings.Join(g.Skipped, " ")), "forbidden")
+}
+
+// documented: the one refusal the chart's README names. Custom resources served at a
+// deprecated version of some CRD (another test's, when the API server is shared) are listed
+// when the scan finds them; no role written in advance can name them. The CRDs themselves
+// are read (partial, not unavailable).
+func (g gap) documented() bool {
+	return g.Capability == "crds" && g.Partial
 }
 
 // scanGaps runs `upgradescope scan` against the kubeconfig's current context and answers
@@ -144,37 +154,36 @@ func stderrOf(err error) string {
 }
 
 // gitopsCRDs serve Argo CD Applications and Flux HelmReleases and OCIRepositories, so that
-// a scan asks for them. Minimal CRDs: the upstream ones serve deprecated versions, whose
-// objects no chart role could list in advance.
+// a scan asks for them: Argo CD's and Flux's own CRDs from ../shared/kube/crds beside the
+// checkout, else minimal ones with the same names, applied exactly as collectors/gitops'
+// tests apply them (same field manager), since they may share the API server.
 func gitopsCRDs(t *testing.T) {
 	t.Helper()
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, c := range []struct{ group, kind, plural, version string }{
-		{"argoproj.io", "Application", "applications", "v1alpha1"},
-		{"helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2"},
-		{"source.toolkit.fluxcd.io", "OCIRepository", "ocirepositories", "v1"},
+	for _, c := range []struct{ file, group, kind, plural, version string }{
+		{"argocd/application-crd.yaml", "argoproj.io", "Application", "applications", "v1alpha1"},
+		{"flux/helm.toolkit.fluxcd.io_helmreleases.yaml", "helm.toolkit.fluxcd.io", "HelmRelease", "helmreleases", "v2"},
+		{"flux/source.toolkit.fluxcd.io_ocirepositories.yaml", "source.toolkit.fluxcd.io", "OCIRepository", "ocirepositories", "v1"},
 	} {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-			"metadata": map[string]any{"name": c.plural + "." + c.group},
-			"spec": map[string]any{
-				"group": c.group, "scope": "Namespaced",
-				"names": map[string]any{"kind": c.kind, "plural": c.plural, "listKind": c.kind + "List"},
-				"versions": []any{map[string]any{"name": c.version, "served": true, "storage": true,
-					"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-			},
-		}}
-		data, _ := json.Marshal(obj.Object)
-		_, err := dyn.Resource(crds).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: "upgradescope-chart-test", Force: ptr(true)})
+		raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "kube", "crds", c.file))
 		if err != nil {
+			raw, _ = json.Marshal(map[string]any{
+				"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+				"metadata": map[string]any{"name": c.plural + "." + c.group},
+				"spec": map[string]any{
+					"group": c.group, "scope": "Namespaced",
+					"names": map[string]any{"kind": c.kind, "plural": c.plural, "singular": "", "listKind": c.kind + "List"},
+					"versions": []any{map[string]any{"name": c.version, "served": true, "storage": true,
+						"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+						"subresources": map[string]any{"status": map[string]any{}}}},
+				},
+			})
+		}
+		if err := crd.ApplyDefinition(context.Background(), dyn, raw, "upgradescope-test"); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The chart's role against the real API server: with rbac.gitops on, the agent's
 // ServiceAccount sees everything an admin sees (nothing is forbidden); without it, the GitOps
@@ -186,7 +195,8 @@ func TestTheInstalledChartsRoleSeesEveryCapability(t *testing.T) {
 rbac: {gitops: {argocd: true, flux: true}}
 server: {enabled: true, ingestToken: ingest-token-0123456789}
 `))
-	plain := installRelease(t, kubeconfig, "chart-plain", "chart-plain", nil)
+	// Its own ClusterReadiness: other tests may share the API server and keep "cluster".
+	plain := installRelease(t, kubeconfig, "chart-plain", "chart-plain", values(t, `agent: {crName: chart-test}`))
 
 	admin := map[string]bool{}
 	for _, g := range scanGaps(t, impersonatingAdmin(t, kubeconfig)) {
@@ -195,6 +205,10 @@ server: {enabled: true, ingestToken: ingest-token-0123456789}
 
 	t.Run("with rbac.gitops nothing is forbidden", func(t *testing.T) {
 		for _, g := range scanGaps(t, impersonating(t, kubeconfig, "chart-full", "chart-full-agent")) {
+			if g.documented() {
+				t.Logf("refused, as the chart's README says: %s: %s %v", g.Capability, g.Reason, g.Skipped)
+				continue
+			}
 			if g.forbidden() {
 				t.Errorf("the chart's role is refused: %s: %s %v", g.Capability, g.Reason, g.Skipped)
 			}
@@ -206,6 +220,10 @@ server: {enabled: true, ingestToken: ingest-token-0123456789}
 	t.Run("without rbac.gitops only the GitOps reads are forbidden", func(t *testing.T) {
 		var refused []gap
 		for _, g := range scanGaps(t, impersonating(t, kubeconfig, "chart-plain", "chart-plain-agent")) {
+			if g.documented() {
+				t.Logf("refused, as the chart's README says: %s: %s %v", g.Capability, g.Reason, g.Skipped)
+				continue
+			}
 			if g.forbidden() {
 				refused = append(refused, g)
 			} else if !admin[g.Capability] {
@@ -235,7 +253,13 @@ func runAgent(t *testing.T, kubeconfig string, args []string) {
 	dyn := dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin"))
 	readiness := dyn.Resource(schema.GroupVersionResource{Group: "upgradescope.basit.engineer", Version: "v1alpha1", Resource: "clusterreadinesses"})
 	ctx := context.Background()
-	_ = readiness.Delete(ctx, "cluster", metav1.DeleteOptions{}) // the agent must be able to create it
+	name := ""
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--cr-name="); ok {
+			name = v
+		}
+	}
+	_ = readiness.Delete(ctx, name, metav1.DeleteOptions{}) // the agent must be able to create it
 	var run []string
 	for _, a := range args {
 		if strings.HasPrefix(a, "--health-addr=") {
@@ -258,7 +282,7 @@ func runAgent(t *testing.T, kubeconfig string, args []string) {
 	}()
 	// A bound, not a timing assertion: the first tick on this small server takes seconds.
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		obj, err := readiness.Get(ctx, "cluster", metav1.GetOptions{})
+		obj, err := readiness.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			continue
 		}
