@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,7 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 		{"replicas above one on SQLite", `server: {enabled: true, replicas: 2, ingestToken: ingest-token-0123456789}`, "existingSecret"},
 		{"a replicas string", `server: {replicas: "2"}`, "/server/replicas"},
 		{"a team map entry without a team", `server: {teamMap: [{pattern: "payments-*"}]}`, "team"},
+		{"a NetworkPolicy peer that is no peer", `networkPolicy: {serverIngressFrom: [{namespace: ingress-nginx}]}`, "namespace"},
 		{"rbac gitops for a tool the chart does not know", `rbac: {gitops: {fleet: true}}`, "fleet"},
 	}
 	for _, tt := range tests {
@@ -174,4 +176,34 @@ func TestTheRenderedTeamMapLoadsInTheServer(t *testing.T) {
 		return
 	}
 	t.Fatal("no team map ConfigMap rendered")
+}
+
+// Every object the schema describes by its properties refuses other keys: a typo in a values
+// file fails the install instead of being ignored.
+func TestEveryObjectInTheSchemaRefusesUnknownKeys(t *testing.T) {
+	raw, err := os.ReadFile(chartDir + "/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, node map[string]any)
+	walk = func(path string, node map[string]any) {
+		if props, ok := node["properties"].(map[string]any); ok {
+			if node["additionalProperties"] != false {
+				t.Errorf("%s: additionalProperties is %v, want false", path, node["additionalProperties"])
+			}
+			for name, p := range props {
+				if child, ok := p.(map[string]any); ok {
+					walk(path+"/"+name, child)
+				}
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(path+"[]", items)
+		}
+	}
+	walk("", schema)
 }
