@@ -191,9 +191,20 @@ func gitopsCRDs(t *testing.T) {
 func TestTheInstalledChartsRoleSeesEveryCapability(t *testing.T) {
 	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
 	gitopsCRDs(t)
+	// Every kind the API server serves without add-ons, so it validates them all: the server
+	// with two replicas (PostgreSQL, a PDB), an Ingress, a team map and a NetworkPolicy.
 	installRelease(t, kubeconfig, "chart-full", "chart-full", values(t, `
 rbac: {gitops: {argocd: true, flux: true}}
-server: {enabled: true, ingestToken: ingest-token-0123456789}
+server:
+  enabled: true
+  replicas: 2
+  ingestToken: ingest-token-0123456789
+  database: {existingSecret: upgradescope-db}
+  teamMap: [{pattern: "payments-*", team: payments}]
+  ingress: {enabled: true, host: upgradescope.example.com}
+networkPolicy:
+  enabled: true
+  serverIngressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress-nginx}}}]
 `))
 	// Its own ClusterReadiness: other tests may share the API server and keep "cluster".
 	plain := installRelease(t, kubeconfig, "chart-plain", "chart-plain", values(t, `agent: {crName: chart-test}`))
