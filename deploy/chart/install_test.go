@@ -66,8 +66,8 @@ func installRelease(t *testing.T, kubeconfig, name, namespace string, vals map[s
 func actionConfig(t *testing.T, kubeconfig, namespace string) *action.Configuration {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
-	context := "admin"
-	flags.KubeConfig, flags.Context, flags.Namespace = &kubeconfig, &context, &namespace
+	kubeContext := "admin"
+	flags.KubeConfig, flags.Context, flags.Namespace = &kubeconfig, &kubeContext, &namespace
 	cfg := action.NewConfiguration()
 	if err := cfg.Init(flags, namespace, "secret"); err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ networkPolicy:
 	plain := installRelease(t, kubeconfig, "chart-plain", "chart-plain", values(t, `agent: {crName: chart-test}`))
 
 	admin := map[string]bool{}
-	for _, g := range scanGaps(t, impersonatingAdmin(t, kubeconfig)) {
+	for _, g := range scanGaps(t, adminKubeconfig(t, kubeconfig)) {
 		admin[g.Capability] = true
 	}
 
@@ -330,8 +330,8 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// impersonatingAdmin is the admin context itself, for what a scan with every right reports.
-func impersonatingAdmin(t *testing.T, kubeconfig string) string {
+// adminKubeconfig is the admin context itself, for what a scan with every right reports.
+func adminKubeconfig(t *testing.T, kubeconfig string) string {
 	t.Helper()
 	raw, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
