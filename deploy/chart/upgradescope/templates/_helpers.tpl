@@ -1,7 +1,75 @@
 {{- define "upgradescope.name" -}}{{ .Release.Name }}-agent{{- end -}}
+{{- define "upgradescope.serverName" -}}{{ .Release.Name }}-server{{- end -}}
+
 {{- define "upgradescope.labels" -}}
 app.kubernetes.io/name: upgradescope
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component (agent or server): never change across upgrades. */}}
+{{- define "upgradescope.selector" -}}
+app.kubernetes.io/name: upgradescope
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "upgradescope.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the server's tokens: the user's, or the chart's. */}}
+{{- define "upgradescope.tokenSecret" -}}
+{{- .Values.server.existingSecret | default (printf "%s-tokens" (include "upgradescope.serverName" .)) -}}
+{{- end -}}
+
+{{/* Key of a token in the token Secret; empty when there is none. */}}
+{{- define "upgradescope.tokenKey" -}}
+{{- $v := .root.Values.server -}}
+{{- if $v.existingSecret -}}
+{{- index $v.existingSecretKeys .token -}}
+{{- else if index $v .token -}}
+{{- .token -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "upgradescope.serverTLS" -}}
+{{- if or .Values.server.tls.secretName .Values.server.tls.certManager.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{- define "upgradescope.serverTLSSecret" -}}
+{{- .Values.server.tls.secretName | default (printf "%s-https" (include "upgradescope.serverName" .)) -}}
+{{- end -}}
+
+{{/* Where the in-cluster agent pushes: the server's Service DNS name. */}}
+{{- define "upgradescope.serverURL" -}}
+{{- $scheme := ternary "https" "http" (eq (include "upgradescope.serverTLS" .) "true") -}}
+{{ $scheme }}://{{ include "upgradescope.serverName" . }}.{{ .Release.Namespace }}.svc.{{ .Values.clusterDomain }}:{{ .Values.server.service.port }}
+{{- end -}}
+
+{{/* The securityContext every container runs with: the image's nonroot user, nothing more. */}}
+{{- define "upgradescope.containerSecurity" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities: {drop: ["ALL"]}
+{{- end -}}
+
+{{/* GOMEMLIMIT at 90% of a memory limit written in Mi or Gi ("" otherwise): the Go heap
+gives memory back before the kernel kills the pod. */}}
+{{- define "upgradescope.gomemlimit" -}}
+{{- $m := toString . -}}
+{{- if regexMatch "^[0-9]+Mi$" $m -}}
+{{- div (mul (trimSuffix "Mi" $m | atoi) 9) 10 -}}MiB
+{{- else if regexMatch "^[0-9]+Gi$" $m -}}
+{{- div (mul (trimSuffix "Gi" $m | atoi) 1024 9) 10 -}}MiB
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,209 @@
+package chart
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/server"
+)
+
+func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
+	tests := []struct {
+		name, values string
+		// want is a part of the error, naming what was wrong.
+		want string
+	}{
+		{"an unknown top-level key", `agnet: {interval: 10m}`, "agnet"},
+		{"an unknown nested key", `agent: {intervall: 10m}`, "intervall"},
+		{"an unknown key deep in the server", `server: {ingress: {tls: {secret: x}}}`, "secret"},
+		{"an interval that is not a duration", `agent: {interval: ten}`, "/agent/interval"},
+		{"an interval under a minute", `agent: {interval: 30s}`, "/agent/interval"},
+		{"a target with a patch version", `agent: {targets: ["1.37.1"]}`, "/agent/targets/0"},
+		{"a target that is no version", `agent: {targets: [latest]}`, "/agent/targets/0"},
+		{"more than eight agent targets", `agent: {targets: ["1.30","1.31","1.32","1.33","1.34","1.35","1.36","1.37","1.38"]}`, "/agent/targets"},
+		{"more than four server targets", `server: {targets: ["1.34","1.35","1.36","1.37","1.38"]}`, "/server/targets"},
+		{"a server URL without a scheme", `agent: {serverUrl: upgradescope.example.com}`, "/agent/serverUrl"},
+		{"a bundle URL that is no URL", `bundles: {urls: ["ftp://bundles.example/kb.tar.gz"]}`, "/bundles/urls/0"},
+		{"a retention in weeks", `server: {retention: 2w}`, "/server/retention"},
+		{"a stale-after that is no duration", `server: {staleAfter: soon}`, "/server/staleAfter"},
+		{"a log level the binary does not know", `agent: {logLevel: verbose}`, "/agent/logLevel"},
+		{"an image digest that is not sha256", `image: {digest: "md5:abc"}`, "/image/digest"},
+		{"a short ingest token", `server: {ingestToken: short}`, "/server/ingestToken"},
+		{"replicas above one on SQLite", `server: {enabled: true, replicas: 2, ingestToken: ingest-token-0123456789}`, "existingSecret"},
+		{"a replicas string", `server: {replicas: "2"}`, "/server/replicas"},
+		{"a team map entry without a team", `server: {teamMap: [{pattern: "payments-*"}]}`, "team"},
+		{"a NetworkPolicy peer that is no peer", `networkPolicy: {serverIngressFrom: [{namespace: ingress-nginx}]}`, "namespace"},
+		{"rbac gitops for a tool the chart does not know", `rbac: {gitops: {fleet: true}}`, "fleet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := renderChart(values(t, tt.values))
+			if err == nil {
+				t.Fatalf("values accepted, want them refused naming %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not name %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTheSchemaAcceptsWhatTheBinaryAccepts(t *testing.T) {
+	for _, v := range []string{
+		`agent: {interval: 1m}`, `agent: {interval: 90s}`, `agent: {interval: 1h30m}`,
+		`agent: {targets: ["1.36", "1.37"]}`, `server: {retention: "0"}`, `server: {retention: 2160h}`,
+		`agent: {serverUrl: "https://upgradescope.example.com:8443/", serverTokenSecret: {name: push-token}}`,
+		`image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
+	} {
+		if _, err := renderChart(values(t, v)); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+}
+
+func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
+	tests := []struct {
+		name, values, want string
+	}{
+		{"bundle URLs without a verification key", `bundles: {urls: ["https://bundles.example/kb.tar.gz"]}`,
+			"bundles.urls needs bundles.verificationKey"},
+		{"a server without an ingest token", `server: {enabled: true}`, "server.enabled needs server.ingestToken or server.existingSecret"},
+		{"an external server URL without a token", `agent: {serverUrl: "https://hub.example.com"}`, "agent.serverUrl needs agent.serverTokenSecret.name"},
+		{"a ServiceMonitor without a read token", `{server: {enabled: true, ingestToken: ingest-token-0123456789}, metrics: {serviceMonitor: {enabled: true}}}`,
+			"metrics.serviceMonitor needs a read token"},
+		{"an open read API behind an Ingress nobody agreed to", `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true, ingress: {enabled: true, host: us.example.com}}`,
+			"server.ingress.allowAnonymousRead"},
+		{"an Ingress without a host", `server: {enabled: true, ingestToken: ingest-token-0123456789, ingress: {enabled: true}}`, "server.ingress.enabled needs server.ingress.host"},
+		{"cert-manager without an issuer", `server: {enabled: true, ingestToken: ingest-token-0123456789, tls: {certManager: {enabled: true}}}`,
+			"issuerRef.name"},
+		{"notification keys without their Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {slackWebhookKey: slack}}`,
+			"server.notifications.existingSecret"},
+		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: notify, webhookSecretKey: key}}`,
+			"set server.notifications.webhookKey too"},
+		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
+			"do not also set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := renderChart(values(t, tt.values))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("render = %v, want a refusal naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestChartValues(t *testing.T) {
+	tests := []struct {
+		name          string
+		values        string
+		want, notWant []string
+	}{
+		{"by default the agent manages the CRD and may patch it, and pushes nowhere", ``,
+			[]string{"--manage-crd=true", "clusterreadinesses.upgradescope.basit.engineer", "--health-addr=:8081", "--log-format=text", `image: "ghcr.io/upgradescope/upgradescope:0.1.0"`},
+			[]string{"--targets", "--server-url", "kind: Service\n"}},
+		{"manageCRD false drops the CRD write permission", `agent: {manageCRD: false}`,
+			[]string{"--manage-crd=false"}, []string{"clusterreadinesses.upgradescope.basit.engineer"}},
+		{"targets make the agent own spec.targets", `agent: {targets: ["1.37", "1.38"]}`,
+			[]string{"--targets=1.37,1.38"}, nil},
+		{"bundle URLs are polled with the key from a ConfigMap and a cache", `
+bundles:
+  urls: ["https://bundles.example/kb.tar.gz"]
+  verificationKey: "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----\n"
+  tokenSecret: {name: bundle-token, key: token}`,
+			[]string{"--bundle-url=https://bundles.example/kb.tar.gz", "--verification-key=/etc/upgradescope/bundles/key.pem",
+				"--bundle-cache=/var/cache/upgradescope/bundles", "--bundle-token-file=/etc/upgradescope/bundle-token/token",
+				`key.pem: "-----BEGIN PUBLIC KEY-----\nabc`, "emptyDir: {}", "secretName: bundle-token"}, nil},
+		{"without bundle URLs nothing about bundles is rendered", ``, nil, []string{"--bundle", "bundle-key"}},
+		{"with the server the agent pushes to its Service with the ingest token", `server: {enabled: true, ingestToken: ingest-token-0123456789}`,
+			[]string{"--server-url=http://us-server.upgradescope.svc.cluster.local:80", "--server-token-file=/etc/upgradescope/server-token/token", "--require-read-credential"},
+			[]string{"--read-token-file"}},
+		{"a read token replaces --require-read-credential", `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789}`,
+			[]string{"--read-token-file=/etc/upgradescope/tokens/readToken", "readToken: \"read-token-0123456789\""}, []string{"--require-read-credential"}},
+		{"an anonymous read API is opted into", `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true}`,
+			[]string{"--allow-anonymous-read"}, []string{"--require-read-credential"}},
+		{"an explicit server URL wins over the in-cluster server, with its CA", `
+server: {enabled: true, ingestToken: ingest-token-0123456789}
+agent: {serverUrl: "https://hub.example.com", serverTokenSecret: {name: hub-token}, serverCA: {configMap: hub-ca}}`,
+			[]string{"--server-url=https://hub.example.com", "secretName: hub-token", "name: hub-ca", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt"},
+			[]string{"--server-url=http://us-server"}},
+		{"a digest pins the image", `image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
+			[]string{"ghcr.io/upgradescope/upgradescope@sha256:0123456789abcdef"}, []string{"upgradescope:0.1.0"}},
+		{"helm storage reads can be turned off", `rbac: {helmStorage: false}`, nil, []string{`resources: ["secrets", "configmaps"]`}},
+		{"GitOps reads are off by default", ``, nil, []string{"argoproj.io", "helm.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"}},
+		{"Argo CD reads alone", `rbac: {gitops: {argocd: true}}`, []string{`apiGroups: ["argoproj.io"]`}, []string{"helm.toolkit.fluxcd.io"}},
+		{"a server without an agent renders no RBAC", `{agent: {enabled: false}, server: {enabled: true, ingestToken: ingest-token-0123456789}}`,
+			[]string{"kind: Deployment"}, []string{"ClusterRole", "name: us-agent"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := render(t, values(t, tt.values))
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("rendered chart lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("rendered chart has %q", w)
+				}
+			}
+		})
+	}
+}
+
+// The team map the chart renders into its ConfigMap is one the server loads.
+func TestTheRenderedTeamMapLoadsInTheServer(t *testing.T) {
+	for _, obj := range objects(t, render(t, values(t, goldenValues("networkpolicy")))) {
+		if obj["kind"] != "ConfigMap" {
+			continue
+		}
+		data, _ := obj["data"].(map[string]any)
+		file := filepath.Join(t.TempDir(), "team-map.yaml")
+		if err := os.WriteFile(file, []byte(data["team-map.yaml"].(string)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := server.LoadTeamMap(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != 2 || m[0].Pattern != "payments-*" || m[1].Team != "platform" {
+			t.Errorf("team map = %+v, want the two rules in order", m)
+		}
+		return
+	}
+	t.Fatal("no team map ConfigMap rendered")
+}
+
+// Every object the schema describes by its properties refuses other keys: a typo in a values
+// file fails the install instead of being ignored.
+func TestEveryObjectInTheSchemaRefusesUnknownKeys(t *testing.T) {
+	raw, err := os.ReadFile(chartDir + "/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, node map[string]any)
+	walk = func(path string, node map[string]any) {
+		if props, ok := node["properties"].(map[string]any); ok {
+			if node["additionalProperties"] != false {
+				t.Errorf("%s: additionalProperties is %v, want false", path, node["additionalProperties"])
+			}
+			for name, p := range props {
+				if child, ok := p.(map[string]any); ok {
+					walk(path+"/"+name, child)
+				}
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(path+"[]", items)
+		}
+	}
+	walk("", schema)
+}
