@@ -204,5 +204,182 @@ func sortStrings(s []string) []string {
 	return s
 }
 
-var _ = json.Marshal
-var _ = report.VerdictReady
+// seededFleet is a server over 250 clusters cluster-000…cluster-249 at v1.33.4, judged at
+// 1.34 and 1.35: ready (score 100), blocked (score i%50) and unknown (80) in turn, and every
+// fourth with no stored evaluation; cluster-007's agent runs an older rules bundle.
+func seededFleet(t *testing.T, edit func(*server.Config)) *testServer {
+	t.Helper()
+	ts := newServer(t, func(c *server.Config) {
+		c.Targets = []string{"1.35"}
+		if edit != nil {
+			edit(c)
+		}
+	})
+	var clusters []dashCluster
+	for i := range 250 {
+		c := dashCluster{name: fmt.Sprintf("cluster-%03d", i)}
+		switch i % 4 {
+		case 0:
+			c.verdict, c.score = "ready", 100
+		case 1:
+			c.verdict, c.score = "blocked", i%50
+		case 2:
+			c.verdict, c.score = "unknown", 80
+		}
+		if i == 7 {
+			c.agentRules = "1999-01-01.1"
+		}
+		clusters = append(clusters, c)
+	}
+	seedDashboard(t, ts.store, clusters, []string{"1.34", "1.35"}, bundlesKey(t))
+	return ts
+}
+
+// count is the number a summary element [data-count=key] shows.
+func count(t *testing.T, body, key string) string {
+	t.Helper()
+	m := regexp.MustCompile(`data-count="` + key + `"[^>]*>([0-9,]+) `).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no [data-count=%s] in the summary", key)
+	}
+	return m[1]
+}
+
+func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
+	ts := seededFleet(t, nil)
+	body := string(ts.get("/ui/fleet", "").body)
+	for key, want := range map[string]string{"ready": "63", "blocked": "63", "unknown": "62", "none": "62", "stale": "0"} {
+		if got := count(t, body, key); got != want {
+			t.Errorf("summary %s = %s, want %s", key, got, want)
+		}
+	}
+	rows := rowsOf(body)
+	if len(rows) != web.PageSize || rows[0] != "cluster-000" || rows[99] != "cluster-099" {
+		t.Errorf("page 1 lists %d rows, %v…", len(rows), rows[:min(3, len(rows))])
+	}
+	if !strings.Contains(body, `<span id="page-info">1–100 of 250</span>`) || !strings.Contains(body, `id="next-page" href="/?page=2"`) || strings.Contains(body, `id="prev-page"`) {
+		t.Errorf("page 1's pager: %s", body[strings.Index(body, `<nav class="pager"`):])
+	}
+	for _, want := range []string{`<select id="target" name="target">`, `<input id="q" name="q" type="search"`, `<select id="verdict-filter" name="verdict">`,
+		`data-target="1.34" data-verdict="ready">`, `data-target="1.35" data-verdict="none">`, `<a data-sort="score" href="/?sort=score">`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the fleet fragment lacks %s", want)
+		}
+	}
+
+	cases := []struct {
+		name, query string
+		rows        []string // the first rows, in order
+		total       string
+	}{
+		{"the last page holds the rest", "page=3", []string{"cluster-200", "cluster-201"}, "201–250 of 250"},
+		{"a search keeps the names containing it, in any case", "q=CLUSTER-01", []string{"cluster-010", "cluster-011"}, "1–10 of 10"},
+		{"a verdict filter keeps that verdict", "verdict=blocked", []string{"cluster-001", "cluster-005"}, "1–63 of 63"},
+		{"none keeps clusters without a stored evaluation", "verdict=none", []string{"cluster-003", "cluster-007"}, "1–62 of 62"},
+		{"name descending", "sort=-name", []string{"cluster-249", "cluster-248"}, "1–100 of 250"},
+		{"score ascending puts the worst first", "sort=score&verdict=blocked", []string{"cluster-001", "cluster-101"}, "1–63 of 63"},
+		{"score descending puts the best first, unscored last", "sort=-score&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008", "cluster-002", "cluster-006", "cluster-009", "cluster-005", "cluster-001", "cluster-003", "cluster-007"}, "1–10 of 10"},
+		{"verdict puts blocked first, then unknown, none and ready", "sort=verdict&q=cluster-00", []string{"cluster-001", "cluster-005", "cluster-009", "cluster-002", "cluster-006", "cluster-003", "cluster-007", "cluster-000", "cluster-004", "cluster-008"}, "1–10 of 10"},
+		{"a target column selects the verdicts read", "target=1.35&verdict=ready&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008"}, "1–3 of 3"},
+		{"a page past the last is empty", "page=9", nil, "past the last page; 250 clusters"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := string(ts.get("/ui/fleet?"+tc.query, "").body)
+			got := rowsOf(body)
+			if len(got) < len(tc.rows) || strings.Join(got[:len(tc.rows)], ",") != strings.Join(tc.rows, ",") {
+				t.Errorf("?%s lists %v, want %v first", tc.query, got[:min(len(got), 10)], tc.rows)
+			}
+			if !strings.Contains(body, `<span id="page-info">`+tc.total+`</span>`) {
+				t.Errorf("?%s: page info is not %q", tc.query, tc.total)
+			}
+		})
+	}
+}
+
+func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {
+	ts := seededFleet(t, nil)
+	body := string(ts.get("/ui/fleet?q=cluster-1&verdict=blocked&sort=-score&page=1", "").body)
+	for _, want := range []string{
+		`<a data-sort="name" href="/?q=cluster-1&amp;verdict=blocked">`,
+		`<a data-sort="score" href="/?q=cluster-1&amp;sort=score&amp;verdict=blocked">`,
+		`<input type="hidden" name="sort" value="-score">`,
+		`<option value="blocked" selected>`,
+		`<input id="q" name="q" type="search" value="cluster-1"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the fragment lacks %s", want)
+		}
+	}
+	if !strings.Contains(string(ts.get("/ui/fleet?page=2", "").body), `id="prev-page" href="/"`) {
+		t.Errorf("page 2 does not link back to page 1")
+	}
+}
+
+func TestTheFleetFragmentFlagsStaleClustersAndBundlesBehind(t *testing.T) {
+	ts := seededFleet(t, func(c *server.Config) { c.Now = func() time.Time { return time.Now().Add(3 * time.Hour) } })
+	body := string(ts.get("/ui/fleet", "").body)
+	if got := count(t, body, "stale"); got != "250" {
+		t.Errorf("250 clusters silent for 3h: stale = %s", got)
+	}
+	if rows := rowsOf(string(ts.get("/ui/fleet?verdict=stale", "").body)); len(rows) != 100 {
+		t.Errorf("verdict=stale lists %d rows on page 1, want 100", len(rows))
+	}
+	behind := regexp.MustCompile(`<tr data-cluster="([^"]*)" data-behind=`).FindAllStringSubmatch(body, -1)
+	if len(behind) != 1 || behind[0][1] != "cluster-007" {
+		t.Errorf("rows marked behind: %v, want cluster-007 only", behind)
+	}
+}
+
+func TestTheFleetFragmentRefusesABadQueryNamingTheParameter(t *testing.T) {
+	ts := seededFleet(t, nil)
+	for query, want := range map[string]string{
+		"verdict=green": "verdict", "sort=size": "sort", "page=0": "page", "page=x": "page", "target=1.99": "target",
+	} {
+		r := ts.get("/ui/fleet?"+query, "")
+		if r.status != 422 || !strings.HasPrefix(r.json(t)["error"].(string), want) {
+			t.Errorf("?%s: %d %s", query, r.status, r.body)
+		}
+		checkSecurityHeaders(t, "/ui/fleet?"+query, r.header)
+	}
+}
+
+func TestHostileNamesAndFindingTextRenderAsText(t *testing.T) {
+	ts := newServer(t, nil)
+	hostile := `<script>alert(1)</script>"'&`
+	rep := report.Report{SchemaVersion: 1, Targets: []report.TargetResult{{Target: "1.34", Verdict: "blocked", Score: 75, Blockers: 1,
+		Findings: []report.Finding{{Key: "api/" + hostile, Category: hostile, Severity: "blocker", Target: "1.34", Title: hostile,
+			Detail: hostile, Remediation: hostile, Citations: []string{"javascript:alert(1)", "https://example.com/?a=<b>"},
+			Teams: []string{hostile}}},
+		NotAssessed: []report.Gap{{Capability: hostile, Required: true, Reason: hostile}},
+		Teams:       map[string]report.TeamResult{hostile: {Verdict: "blocked", Score: 75, Blockers: 1}}}}}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := store.Ingest{ClusterName: hostile, ClusterUID: "uid", Hash: "h", ServerVersion: "v1.33.4", Inventory: []byte("x"),
+		AgentBundles: []store.Bundle{{Name: hostile, Revision: hostile}},
+		Evaluations: []store.Evaluation{{Target: "1.34", Verdict: "blocked", Score: 75, Blockers: 1, EvaluatedAt: time.Now(),
+			BundlesKey: bundlesKey(t), Report: gzipBytes(t, data), Teams: map[string]store.TeamCell{hostile: {Verdict: "blocked"}}}}}
+	res, err := ts.store.Ingest(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/ui/fleet", fmt.Sprintf("/ui/clusters/%d", res.ClusterID), "/ui/teams",
+		fmt.Sprintf("/ui/clusters/%d?finding=%s&q=%s", res.ClusterID, "api%2F%3Cscript%3E", "%3Cscript%3E")} {
+		r := ts.get(path, "")
+		body := string(r.body)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, body)
+		}
+		if strings.Contains(body, "<script") || strings.Contains(body, `"'&<`) {
+			t.Errorf("%s: the hostile text is not escaped", path)
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&#39;&amp;") {
+			t.Errorf("%s: the hostile text is not shown as text", path)
+		}
+		if strings.Contains(body, `href="javascript:`) {
+			t.Errorf("%s: a javascript: citation became a link", path)
+		}
+	}
+}
