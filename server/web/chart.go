@@ -23,8 +23,8 @@ func ScoreChart(points []HistoryPoint, target string) string {
 	}
 	var b strings.Builder
 	last := points[len(points)-1]
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="chart-title"><title id="chart-title">Score at Kubernetes %s over %d evaluations, from %d to %d (latest %s)</title>`,
-		chartW, chartH, chartW, chartH, esc(target), len(points), points[0].Score, last.Score, esc(last.Verdict))
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="chart-title"><title id="chart-title">Score at Kubernetes %s over %s, from %d to %d (latest %s)</title>`,
+		chartW, chartH, chartW, chartH, esc(target), plural(len(points), "evaluation"), points[0].Score, last.Score, esc(last.Verdict))
 	for _, s := range []int{0, 50, 100} {
 		y := scoreY(s)
 		fmt.Fprintf(&b, `<line class="chart-axis" x1="%d" y1="%.1f" x2="%d" y2="%.1f"/><text class="chart-label" x="%d" y="%.1f" text-anchor="end">%d</text>`,

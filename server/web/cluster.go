@@ -267,7 +267,7 @@ func (c *Cluster) evidence(d *doc, f *report.Finding, open string) {
 	if n == 0 && len(f.Namespaces) == 0 && len(f.Calls) == 0 {
 		return
 	}
-	d.w(`<details%s><summary>Evidence: %s objects</summary><ul>`, open, thousands(n))
+	d.w(`<details%s><summary>Evidence: %s</summary><ul>`, open, plural(n, "object"))
 	for _, o := range f.Objects {
 		d.w(`<li>%s</li>`, esc(objectText(o)))
 	}
@@ -387,7 +387,7 @@ func (c *Cluster) history(d *doc) {
 }
 
 func (c *Cluster) teams(d *doc) {
-	d.w(`<section aria-labelledby="teams-h"><h2 id="teams-h">Teams</h2><div class="table-wrap"><table id="teams-table"><thead><tr>` +
+	d.w(`<section aria-labelledby="teams-h"><h2 id="teams-h">Teams</h2><div class="table-wrap" tabindex="0"><table id="teams-table"><thead><tr>` +
 		`<th scope="col">Team</th><th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Blockers</th><th scope="col">Warnings</th><th scope="col">Infos</th></tr></thead><tbody>`)
 	if c.Result != nil {
 		names := make([]string, 0, len(c.Result.Teams))
@@ -406,7 +406,7 @@ func (c *Cluster) teams(d *doc) {
 }
 
 func (c *Cluster) bundles(d *doc) {
-	d.w(`<section id="bundles" aria-labelledby="bundles-h"><h2 id="bundles-h">Bundles</h2><div class="table-wrap"><table><thead><tr>` +
+	d.w(`<section id="bundles" aria-labelledby="bundles-h"><h2 id="bundles-h">Bundles</h2><div class="table-wrap" tabindex="0"><table><thead><tr>` +
 		`<th scope="col">Bundle</th><th scope="col">Server (active)</th><th scope="col">This report</th><th scope="col">Cluster's agent</th></tr></thead><tbody>`)
 	names := []string{}
 	for _, b := range c.ServerBundles {

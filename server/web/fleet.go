@@ -305,7 +305,7 @@ func (f *Fleet) sortHeader(d *doc, label, key, reverse string) {
 }
 
 func (f *Fleet) table(d *doc, rows []*FleetRow) {
-	d.w(`<div class="table-wrap"><table id="fleet"><caption class="muted">Clusters × targets: each cell the stored verdict and score</caption><thead><tr>`)
+	d.w(`<div class="table-wrap" tabindex="0"><table id="fleet"><caption class="muted">Clusters × targets: each cell the stored verdict and score</caption><thead><tr>`)
 	f.sortHeader(d, "Cluster", "name", "-name")
 	d.w(`<th scope="col">Version</th>`)
 	for _, t := range f.Targets {

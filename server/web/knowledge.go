@@ -59,7 +59,7 @@ func contains(needle string, hay ...string) bool {
 
 func (k *Knowledge) addons(d *doc) {
 	needle := strings.ToLower(k.Q)
-	d.w(`<section aria-labelledby="addons-h"><h2 id="addons-h">Add-on registry</h2><div class="table-wrap"><table id="addons"><thead><tr>` +
+	d.w(`<section aria-labelledby="addons-h"><h2 id="addons-h">Add-on registry</h2><div class="table-wrap" tabindex="0"><table id="addons"><thead><tr>` +
 		`<th scope="col">Add-on</th><th scope="col">Support</th><th scope="col">Release lines and Kubernetes ranges</th><th scope="col">Recommendation</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
 	n := 0
 	for i := range k.Addons {
@@ -127,7 +127,7 @@ func kubeRange(r *engine.KubeRange) string {
 
 func (k *Knowledge) apis(d *doc) {
 	needle := strings.ToLower(k.Q)
-	d.w(`<section aria-labelledby="apis-h"><h2 id="apis-h">API lifecycle</h2><div class="table-wrap"><table id="apis"><thead><tr>` +
+	d.w(`<section aria-labelledby="apis-h"><h2 id="apis-h">API lifecycle</h2><div class="table-wrap" tabindex="0"><table id="apis"><thead><tr>` +
 		`<th scope="col">Group/version/Kind</th><th scope="col">Introduced</th><th scope="col">Deprecated</th><th scope="col">Removed</th><th scope="col">Replacement</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
 	n := 0
 	for i := range k.APIs {

@@ -48,7 +48,7 @@ func RenderTeams(t *Teams) []byte {
 	}
 	d.w(`</select></label><button type="submit">Apply</button></form>` + "\n")
 	d.w(`<p class="muted">Each team's worst verdict across the clusters it has namespaces in, at %s.</p>`+"\n", at)
-	d.w(`<div class="table-wrap"><table id="teams"><thead><tr><th scope="col">Team</th><th scope="col">Worst verdict</th>` +
+	d.w(`<div class="table-wrap" tabindex="0"><table id="teams"><thead><tr><th scope="col">Team</th><th scope="col">Worst verdict</th>` +
 		`<th scope="col">Worst score</th><th scope="col">Blockers</th><th scope="col">Clusters</th></tr></thead><tbody>` + "\n")
 	for _, r := range t.Rows {
 		d.w(`<tr data-team="%s" data-verdict="%s"><th scope="row">%s</th><td>%s</td><td>%d</td><td>%d</td><td>`,

@@ -111,6 +111,23 @@ func safeURL(s string) bool {
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
+// linkText is a citation's host and path, shortened: whole URLs make tables too wide to
+// read on a phone, and the link itself keeps the whole address.
+func linkText(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	text := strings.TrimPrefix(u.Host, "www.") + strings.TrimSuffix(u.EscapedPath(), "/")
+	if u.Fragment != "" {
+		text += "#" + u.Fragment
+	}
+	if r := []rune(text); len(r) > 48 {
+		text = string(r[:47]) + "…"
+	}
+	return text
+}
+
 // citations writes links for http(s) citations and text for anything else.
 func (d *doc) citations(cs []string) {
 	for i, c := range cs {
@@ -118,7 +135,7 @@ func (d *doc) citations(cs []string) {
 			d.WriteString(", ")
 		}
 		if safeURL(c) {
-			d.w(`<a href="%s" rel="noreferrer noopener">%s</a>`, esc(c), esc(c))
+			d.w(`<a href="%s" rel="noreferrer noopener">%s</a>`, esc(c), esc(linkText(c)))
 		} else {
 			d.WriteString(esc(c))
 		}
