@@ -136,8 +136,8 @@ func (c *Cluster) targets(d *doc) {
 		if c.Outdated {
 			outdated = ` <span class="flag">outdated: judged with other bundles</span>`
 		}
-		d.w(`<p>At Kubernetes %s: %s score %d · %d blockers, %d warnings, %d infos · %s evaluation of <time datetime="%s">%s</time>%s</p>`,
-			esc(c.Target), verdict(r.Verdict), r.Score, r.Blockers, r.Warnings, r.Infos, esc(c.Source),
+		d.w(`<p>At Kubernetes %s: %s score %d · %s, %s, %s · %s evaluation of <time datetime="%s">%s</time>%s</p>`,
+			esc(c.Target), verdict(r.Verdict), r.Score, plural(r.Blockers, "blocker"), plural(r.Warnings, "warning"), plural(r.Infos, "info"), esc(c.Source),
 			c.EvaluatedAt.UTC().Format(time.RFC3339), c.EvaluatedAt.UTC().Format("2006-01-02 15:04 MST"), outdated)
 	}
 	d.w("</section>\n")
@@ -245,6 +245,9 @@ func (c *Cluster) finding(d *doc, f *report.Finding, slug string) {
 	if f.Detail != "" {
 		d.w(`<p>%s</p>`, esc(f.Detail))
 	}
+	if len(f.Objects) <= openEvidence {
+		open = " open"
+	}
 	c.evidence(d, f, open)
 	if f.Remediation != "" {
 		d.w(`<p><strong>Fix:</strong> %s</p>`, esc(f.Remediation))
@@ -259,6 +262,10 @@ func (c *Cluster) finding(d *doc, f *report.Finding, slug string) {
 	}
 	d.w("</article>\n")
 }
+
+// openEvidence is how many objects a finding may list with its evidence open: past it the
+// list starts closed, so a page of many findings stays readable.
+const openEvidence = 5
 
 // evidence lists the objects (namespace/name, file:line for manifests) and the namespaces
 // and deprecated calls; the list opens when the finding is the linked one.

@@ -307,13 +307,13 @@ func (f *Fleet) sortHeader(d *doc, label, key, reverse string) {
 func (f *Fleet) table(d *doc, rows []*FleetRow) {
 	d.w(`<div class="table-wrap" tabindex="0"><table id="fleet"><caption class="muted">Clusters × targets: each cell the stored verdict and score</caption><thead><tr>`)
 	f.sortHeader(d, "Cluster", "name", "-name")
-	d.w(`<th scope="col">Version</th>`)
+	d.w(`<th scope="col" class="wide">Version</th>`)
 	for _, t := range f.Targets {
 		d.w(`<th scope="col">%s</th>`, esc(t))
 	}
 	f.sortHeader(d, "Score", "score", "-score")
 	f.sortHeader(d, "Verdict", "verdict", "verdict")
-	f.sortHeader(d, "Last push", "updated", "updated")
+	f.sortHeader(d, `<span class="wide">Last push</span><span class="narrow">Pushed</span>`, "updated", "updated")
 	d.w("</tr></thead>\n<tbody>\n")
 	for _, r := range rows {
 		f.row(d, r)
@@ -337,7 +337,7 @@ func (f *Fleet) row(d *doc, r *FleetRow) {
 	if len(r.Behind) > 0 {
 		d.w(` <span class="flag" title="bundles behind the server's: %s">bundles behind</span>`, esc(strings.Join(r.Behind, ", ")))
 	}
-	d.w(`</th><td>%s</td>`, esc(r.ServerVersion))
+	d.w(`</th><td class="wide">%s</td>`, esc(r.ServerVersion))
 	for _, c := range r.Cells {
 		f.cell(d, c)
 	}
