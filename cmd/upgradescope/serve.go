@@ -427,7 +427,8 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 			served <- hs.Serve(ln)
 		}
 	}()
-	fmt.Fprintf(s.err, "listening on %s://%s\n", scheme, ln.Addr())
+	// The URL ends in the path prefix: it is where the dashboard is and what agents push to.
+	fmt.Fprintf(s.err, "listening on %s://%s%s\n", scheme, ln.Addr(), sc.cfg.PathPrefix)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
