@@ -92,7 +92,7 @@ func seedBigCluster(b *testing.B, st store.Store, findings, history int) int64 {
 		f := report.Finding{Key: fmt.Sprintf("removed-api/example.com/v1beta%d/Kind%d", i%7, i), Category: []string{"removed-api", "addon-eol", "helm"}[i%3],
 			Severity: sev, Target: "1.34", Title: fmt.Sprintf("example.com/v1beta%d Kind%d removed in 1.34 (3 objects)", i%7, i),
 			Detail: "by namespace: " + fmt.Sprintf("ns-%d (3)", i%40), Remediation: "Migrate manifests and clients to example.com/v1, which Kubernetes 1.34 serves.",
-			Citations: []string{"https://kubernetes.io/docs/reference/using-api/deprecation-guide/", fmt.Sprintf("https://example.com/changelog#%d", i)},
+			Citations:  []string{"https://kubernetes.io/docs/reference/using-api/deprecation-guide/", fmt.Sprintf("https://example.com/changelog#%d", i)},
 			Namespaces: []string{fmt.Sprintf("ns-%d", i%40)}, Teams: []string{team}}
 		for o := range 3 {
 			f.Objects = append(f.Objects, inventory.ObjectRef{Kind: fmt.Sprintf("Kind%d", i), Namespace: fmt.Sprintf("ns-%d", i%40), Name: fmt.Sprintf("object-%d-%d", i, o)})
