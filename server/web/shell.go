@@ -11,9 +11,11 @@ var pages = []struct{ id, path, label string }{
 	{"knowledge", "/knowledge", "Knowledge"},
 }
 
-// Shell is the page every dashboard URL answers without credentials: landmarks, nav, the
-// token form (hidden until a fragment answers 401) and main#view, which app.js fills with
-// the fragment of the same URL. It holds no data, so it is the same for every reader.
+// Shell is the page every dashboard URL answers without credentials: landmarks, nav,
+// main#view, which app.js fills with the fragment of the same URL, and the token form
+// (hidden until a fragment answers 401, when main is emptied; after main, so the first h1
+// of the document is always the view's). It holds no data, so it is the same for every
+// reader.
 func Shell(prefix string) []byte {
 	var d doc
 	p := esc(prefix)
@@ -23,6 +25,7 @@ func Shell(prefix string) []byte {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>upgradescope</title>
 <link rel="stylesheet" href="%s/assets/%s">
 <script src="%s/assets/%s" defer></script>
@@ -42,8 +45,9 @@ func Shell(prefix string) []byte {
 </nav>
 <div class="session"><button type="button" id="token-forget" hidden>Forget token</button></div>
 </header>
+<main id="view"><p class="muted">Loading…</p></main>
 <section id="token-panel" aria-labelledby="token-heading" hidden>
-<h2 id="token-heading">A read token is needed</h2>
+<h1 id="token-heading">A read token is needed</h1>
 <p id="token-reason" class="muted"></p>
 <form id="token-form">
 <label for="token-input">Read token</label>
@@ -53,7 +57,6 @@ func Shell(prefix string) []byte {
 </form>
 <p class="muted">The token stays in this tab (sessionStorage) unless you ask to remember it on this device (localStorage); it is sent only to this server, as a bearer.</p>
 </section>
-<main id="view"><p class="muted">Loading…</p></main>
 </body>
 </html>
 `, p)
