@@ -297,6 +297,32 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 	}
 }
 
+// The fragments read through the store's existing queries (Clusters, Fleet, ClusterCells,
+// History, LatestEvaluation): the same fleet reads the same on both backends.
+func TestTheFleetAndClusterFragmentsReadTheSameOnBothStores(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ts := newServerOn(t, open(), func(c *server.Config) { c.Targets, c.IngestToken = []string{"1.35"}, "shared" })
+		seedDashboard(t, ts.store, []dashCluster{{"b-ready", "ready", 100, ""}, {"a-blocked", "blocked", 25, "old"}, {"c-none", "", 0, ""}},
+			[]string{"1.34", "1.35"}, bundlesKey(t))
+		if r := ts.push("shared", envelope(t, "prod", teamsInventory(t))); r.status != 202 {
+			t.Fatalf("push: %d %s", r.status, r.body)
+		}
+		body := string(ts.get("/ui/fleet?sort=score", "").body)
+		if got := strings.Join(rowsOf(body), " "); got != "a-blocked prod b-ready c-none" {
+			t.Errorf("by score: %s", got)
+		}
+		for key, want := range map[string]string{"ready": "1", "blocked": "2", "none": "1"} {
+			if got := count(t, body, key); got != want {
+				t.Errorf("%s: %s, want %s", key, got, want)
+			}
+		}
+		cluster := string(ts.get(fmt.Sprintf("/ui/clusters/%d?severity=blocker", ts.idOf("prod")), "").body)
+		if got := len(findingKeys(cluster)); got != 2 || !strings.Contains(cluster, `<svg class="chart"`) {
+			t.Errorf("prod's blockers: %d, chart drawn: %v", got, strings.Contains(cluster, "<svg"))
+		}
+	})
+}
+
 func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {
 	ts := seededFleet(t, nil)
 	body := string(ts.get("/ui/fleet?q=cluster-1&verdict=blocked&sort=-score&page=1", "").body)
