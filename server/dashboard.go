@@ -129,7 +129,9 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	}
 	view := &web.Cluster{Frame: s.frame(sc), ID: c.ID, Name: c.Name, ServerVersion: c.ServerVersion,
 		LastSeen: c.LastSeen, Stale: s.stale(c), Query: q}
-	if view.Target, err = targetParam(r, c); err != nil && (q.Target != "" || c.LatestSnapshotID != 0) {
+	// Without ?target= and a known version there is no default: the page shows the cluster
+	// and its planned targets, not an error.
+	if view.Target, err = targetParam(r, c); err != nil && q.Target != "" {
 		return nil, err
 	}
 	view.Query.Target = view.Target

@@ -163,6 +163,9 @@ func seedDashboard(t testing.TB, st store.Store, clusters []dashCluster, targets
 	for i, c := range clusters {
 		in := store.Ingest{ClusterName: c.name, ClusterUID: fmt.Sprintf("uid-%d", i), Hash: fmt.Sprint(i),
 			ServerVersion: "v1.33.4", Inventory: []byte("x")}
+		if c.verdict == "" && targets == nil {
+			in.ServerVersion = "" // a cluster whose version was never reported
+		}
 		if c.agentRules != "" {
 			in.AgentBundles = []store.Bundle{{Name: "rules", Revision: c.agentRules}}
 		}
