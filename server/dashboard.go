@@ -20,7 +20,7 @@ import (
 // and the API never disagree about a verdict, staleness or a bundle behind.
 
 // fragmentCache keeps a fragment, which holds what a credential may read, out of every cache.
-const fragmentCache = "no-store"
+const fragmentCache = "private, no-store"
 
 // dashboardRoutes adds the pages, assets and fragments to mux.
 func (s *Server) dashboardRoutes(handle func(pattern, route string, h http.HandlerFunc)) {

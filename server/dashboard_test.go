@@ -101,8 +101,8 @@ func TestDashboardFragmentsNeedTheReadAPIsCredential(t *testing.T) {
 		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 			t.Fatalf("%s with the read token: %d %s", path, r.status, r.body)
 		}
-		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
-			t.Errorf("%s: Cache-Control %q, want no-store", path, cc)
+		if cc := r.header.Get("Cache-Control"); cc != "private, no-store" {
+			t.Errorf("%s: Cache-Control %q, want private, no-store", path, cc)
 		}
 		checkSecurityHeaders(t, path, r.header)
 		if n := strings.Count(string(r.body), "<h1"); n != 1 {
