@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -136,7 +135,7 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	}
 	view.Query.Target = view.Target
 	view.Targets = s.clusterTargets(c, cells, view.Target)
-	if err := s.fillReport(r, sc, view); err != nil {
+	if err := s.fillReport(r, sc, c, view); err != nil {
 		return nil, err
 	}
 	if view.Target != "" {
@@ -157,16 +156,14 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	return web.RenderCluster(view), nil
 }
 
-// fillReport adds the served report at the view's target, when the cluster has a snapshot.
-func (s *Server) fillReport(r *http.Request, sc scope, view *web.Cluster) error {
-	if view.Target == "" {
+// fillReport adds the served report at the view's target, when there is one to serve: a
+// target and a snapshot to judge.
+func (s *Server) fillReport(r *http.Request, sc scope, c store.Cluster, view *web.Cluster) error {
+	if view.Target == "" || c.LatestSnapshotID == 0 {
 		return nil
 	}
 	sv, err := s.serve(r, sc)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound && ae.msg != errClusterNotFound.Error() {
-		return nil // no snapshot yet: the page says there is no report
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	tr := sv.result()
