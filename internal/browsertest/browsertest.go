@@ -86,7 +86,7 @@ func Paths(t testing.TB) (chromium, axe string) {
 // tabs of one person's browser do, and each has its own sessionStorage.
 type Browser struct {
 	t      testing.TB
-	ctx    context.Context // the allocator's: each tab is a new chromedp context under it
+	ctx    context.Context // the browser's: each tab is a new chromedp context under it
 	axe    string
 	origin string
 	shots  *artifacts
@@ -109,8 +109,17 @@ func Start(t testing.TB, origin string) *Browser {
 		chromedp.Flag("disable-domain-reliability", true),
 		chromedp.Flag("no-pings", true),
 	)
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	// a context made from the allocator starts a browser of its own; tabs made from this
+	// one open in it, sharing its profile
+	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(cancel)
+	// started here with a context that has no deadline: a deadline there would end the
+	// browser with it
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", chromium, err)
+	}
 	return &Browser{t: t, ctx: ctx, axe: axe, origin: strings.TrimSuffix(origin, "/"), shots: newArtifacts(t)}
 }
 
@@ -124,6 +133,7 @@ type Page struct {
 
 	mu       sync.Mutex
 	problems []string
+	requests []string // every URL the tab asked for, in order
 }
 
 // Open opens a new tab of b laid out at vp. When the test ends, anything the page did that
@@ -142,10 +152,8 @@ func (b *Browser) Open(vp Viewport) *Page {
 			b.t.Errorf("%s: %s", p.prefix, problem)
 		}
 	})
-	// the first Do starts the browser and the tab with a context that has no deadline: a
-	// deadline there would end the browser with it
 	if err := chromedp.Do(ctx); err != nil {
-		b.t.Fatalf("start %s: %v", chromium(), err)
+		b.t.Fatalf("open a tab: %v", err)
 	}
 	opts := []chromedp.EmulateViewportOption{}
 	if vp.Mobile {
@@ -153,13 +161,6 @@ func (b *Browser) Open(vp Viewport) *Page {
 	}
 	p.Do("set the viewport", chromedp.EmulateViewport(vp.Width, vp.Height, opts...))
 	return p
-}
-
-func chromium() string {
-	if c := os.Getenv(EnvChromium); c != "" {
-		return c
-	}
-	return "chromium"
 }
 
 // watch records, from the tab's event loop, what the dashboard must never do. It must return
@@ -175,9 +176,13 @@ func (p *Page) watch(ev any) {
 			problem = "CSP refusal: " + ev.Entry.Text
 		}
 	case *network.EventRequestWillBeSent:
-		if u := ev.Request.URL; !p.sameOrigin(u) {
+		u := ev.Request.URL
+		if !p.sameOrigin(u) {
 			problem = "request to another origin: " + u
 		}
+		p.mu.Lock()
+		p.requests = append(p.requests, u)
+		p.mu.Unlock()
 	}
 	if problem == "" {
 		return
@@ -185,6 +190,14 @@ func (p *Page) watch(ev any) {
 	p.mu.Lock()
 	p.problems = append(p.problems, problem)
 	p.mu.Unlock()
+}
+
+// Requests answers every URL the tab has asked for, in order (the page, its assets, the
+// fragments app.js fetched).
+func (p *Page) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
 }
 
 // sameOrigin allows the server's origin and the URLs a browser makes up itself.

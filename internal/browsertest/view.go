@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -24,6 +25,12 @@ func (p *Page) Goto(path, ready string) {
 	p.t.Helper()
 	p.Do("open "+path, chromedp.Navigate(p.b.origin+path))
 	p.WaitFor("open "+path, ready)
+}
+
+// Visit loads path without waiting for a view: for a page that is to ask for a token.
+func (p *Page) Visit(path string) {
+	p.t.Helper()
+	p.Do("open "+path, chromedp.Navigate(p.b.origin+path))
 }
 
 // Reload reloads the page and waits for ready, as after pressing F5.
@@ -57,6 +64,44 @@ func (p *Page) WaitFor(what, sel string) {
 func (p *Page) WaitPage(what, sel string) {
 	p.t.Helper()
 	p.until(what, fmt.Sprintf(`document.querySelector(%s) !== null`, jsString(sel)), sel)
+}
+
+// WaitVisible waits until an element matching sel is rendered and not hidden.
+func (p *Page) WaitVisible(what, sel string) {
+	p.t.Helper()
+	p.until(what, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.checkVisibility() })()`,
+		jsString(sel)), sel+" visible")
+}
+
+// Visible says whether an element matching sel is rendered and not hidden, now.
+func (p *Page) Visible(sel string) bool {
+	p.t.Helper()
+	return Eval[bool](p, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.checkVisibility() })()`, jsString(sel)))
+}
+
+// WaitRequest waits until the tab has asked, after its first from requests, for a URL
+// containing part: a step whose view does not change (a refused token) has at least been sent.
+func (p *Page) WaitRequest(what string, from int, part string) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		reqs := p.Requests()
+		for _, u := range reqs[min(from, len(reqs)):] {
+			if strings.Contains(u, part) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			p.fail(what, fmt.Errorf("no request for %s after %s", part, timeout))
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// WaitUntil waits until the JavaScript expression cond (describe says what it means) is true.
+func (p *Page) WaitUntil(what, cond, describe string) {
+	p.t.Helper()
+	p.until(what, cond, describe)
 }
 
 // until polls the boolean expression cond until it is true or the step timeout passes.
@@ -98,6 +143,13 @@ func (p *Page) Count(sel string) int {
 func (p *Page) Text(sel string) string {
 	p.t.Helper()
 	return Eval[string](p, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.innerText : "" })()`, jsString(sel)))
+}
+
+// TextContent answers all the text of the first element matching sel, folded parts (a
+// closed details) included; "" when there is none.
+func (p *Page) TextContent(sel string) string {
+	p.t.Helper()
+	return Eval[string](p, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.textContent : "" })()`, jsString(sel)))
 }
 
 // Texts answers the visible text of every element matching sel, in document order.
