@@ -49,6 +49,9 @@ type Engine struct {
 	bundles []report.BundleInfo
 	kb      report.KBMeta
 	apis    map[string]APIEntry
+	// addons and apiList are the registry and the lifecycle table in order (Addons, APIs).
+	addons  []Addon
+	apiList []APIEntry
 	groups  map[string]bool
 	images  inventory.ImageWatch
 	// addonCharts are the Helm charts the add-on registry matches (kb.addonindex.charts).

@@ -17,14 +17,15 @@ const oldestTarget = 1016
 
 // APIEntry is one group/version/kind of the API lifecycle data.
 type APIEntry struct {
-	Group       string `json:"group"`
-	Version     string `json:"version"`
-	Kind        string `json:"kind"`
-	Introduced  string `json:"introduced,omitempty"`
-	Deprecated  string `json:"deprecated,omitempty"`
-	Removed     string `json:"removed,omitempty"`
-	Replacement string `json:"replacement,omitempty"`
-	Stored      bool   `json:"stored"`
+	Group       string   `json:"group"`
+	Version     string   `json:"version"`
+	Kind        string   `json:"kind"`
+	Introduced  string   `json:"introduced,omitempty"`
+	Deprecated  string   `json:"deprecated,omitempty"`
+	Removed     string   `json:"removed,omitempty"`
+	Replacement string   `json:"replacement,omitempty"`
+	Stored      bool     `json:"stored"`
+	Citations   []string `json:"citations,omitempty"`
 }
 
 // readKB reads what the engine itself needs from the kb bundle: the horizon and the API
@@ -41,6 +42,7 @@ func (e *Engine) readKB(l loaded) error {
 	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
 		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/apis holds no API lifecycle data", l.origin)
 	}
+	e.readKnowledge(kb)
 	var index struct {
 		FirstSegments map[string]bool     `json:"firstSegments"`
 		Labels        map[string][]string `json:"labels"`

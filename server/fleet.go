@@ -173,24 +173,43 @@ func (s *Server) fleetTeams(w http.ResponseWriter, r *http.Request, sc scope) er
 	if err != nil {
 		return err
 	}
-	teams, missing := map[string]*teamRollup{}, []string{}
+	teams, missing := rollTeams(v, sc, target)
+	names := make([]string, len(missing))
+	for i, c := range missing {
+		names[i] = c.Name
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"target": target, "teams": teams, "missing": names})
+	return nil
+}
+
+// rollTeams rolls each team the scope sees up across the fleet view at target ("" is each
+// cluster's next minor), and answers the clusters with no stored evaluation there, by name.
+// Clusters that already run the target are left out of both.
+func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []store.Cluster) {
+	teams, missing := map[string]*teamRollup{}, []store.Cluster{}
 	for _, c := range byName(v.clusters) {
-		if !applicable(c, target) {
+		t := target
+		if t == "" {
+			if t = nextMinor(c.ServerVersion); t == "" {
+				missing = append(missing, c)
+				continue
+			}
+		}
+		if !applicable(c, t) {
 			continue
 		}
-		i := slices.IndexFunc(v.cells[c.ID], func(row store.FleetRow) bool { return row.Target == target })
+		i := slices.IndexFunc(v.cells[c.ID], func(row store.FleetRow) bool { return row.Target == t })
 		if i < 0 {
-			missing = append(missing, c.Name)
+			missing = append(missing, c)
 			continue
 		}
-		for name, t := range v.cells[c.ID][i].Teams {
+		for name, cell := range v.cells[c.ID][i].Teams {
 			if sc.sees(name) {
-				teams[name] = roll(teams[name], t, c.Name)
+				teams[name] = roll(teams[name], cell, c.Name)
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"target": target, "teams": teams, "missing": missing})
-	return nil
+	return teams, missing
 }
 
 func roll(acc *teamRollup, t store.TeamCell, cluster string) *teamRollup {

@@ -36,10 +36,14 @@ func (s *Server) routes() http.Handler {
 	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
 	handle("POST /api/v1/bundles/dry-run", "dry-run", s.read(s.dryRun))
 	handle("GET /bundles/{name}", "bundles", s.bundleFiles)
+	s.dashboardRoutes(handle)
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
 	// ServeMux would redirect to the subtree) and every path under them and /api/.
 	for _, p := range []string{"/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
 		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
+	}
+	if s.cfg.PathPrefix != "" {
+		return s.hostCheck(underPrefix(s.cfg.PathPrefix, mux))
 	}
 	return s.hostCheck(mux)
 }

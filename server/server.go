@@ -28,6 +28,7 @@ import (
 	"github.com/upgradescope/upgradescope/push"
 	"github.com/upgradescope/upgradescope/server/notify"
 	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/server/web"
 )
 
 // Defaults a Config falls back to.
@@ -79,6 +80,9 @@ type Config struct {
 	// the targets it was judged at (serve hands the latest to its bundle set, which
 	// rehearses a new set on it before swapping it in). doc is not changed afterwards.
 	Evaluated func(doc *inventory.Document, targets []string)
+	// PathPrefix, when set ("/upgradescope", see NormalPathPrefix), is where every route
+	// is served, the API and the dashboard alike; nothing answers outside it.
+	PathPrefix string
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string
@@ -140,6 +144,8 @@ type Server struct {
 	readClosed atomic.Bool
 	metrics    *metrics
 	handler    http.Handler
+	// shell is the dashboard's page, the same for every URL and reader.
+	shell []byte
 	// notifier delivers the outbox to the sinks, nil without any; sinkNames are the
 	// queues an ingest enqueues a message to.
 	notifier  *notify.Worker
@@ -170,6 +176,11 @@ func New(cfg Config) (*Server, error) {
 	if err := checkSinks(cfg.Sinks); err != nil {
 		return nil, err
 	}
+	prefix, err := NormalPathPrefix(cfg.PathPrefix)
+	if err != nil {
+		return nil, err
+	}
+	cfg.PathPrefix = prefix
 	if cfg.MaxGateBytes <= 0 {
 		cfg.MaxGateBytes = DefaultMaxGateBytes
 	}
@@ -213,6 +224,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.metrics = newMetrics(s)
+	s.shell = web.Shell(cfg.PathPrefix)
 	s.handler = s.routes()
 	return s, nil
 }

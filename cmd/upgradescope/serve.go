@@ -43,6 +43,7 @@ type serveFlags struct {
 	maxSnapshotBytes        int
 	maxGateBytes            int
 	publishDir              string
+	pathPrefix              string
 	allowedHosts            []string
 	tlsCertFile, tlsKeyFile string
 	drain                   time.Duration
@@ -107,6 +108,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
 	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
 	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) the server evaluates with and serves at /bundles/{name} to agents holding an ingest token; needs --verification-key, looked at again every --bundle-poll-min-delay")
+	fl.StringVar(&f.pathPrefix, "path-prefix", "", "serve every route (API, /healthz, /bundles, dashboard) under this path, as /upgradescope behind an Ingress; nothing answers outside it")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")
 	fl.StringVar(&f.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this PEM certificate (re-read when it changes)")
 	fl.StringVar(&f.tlsKeyFile, "tls-key-file", "", "the certificate's PEM private key")
@@ -163,6 +165,9 @@ func (f *serveFlags) check() (*serveConfig, error) {
 			return nil, err
 		}
 		c.PublishDir = f.publishDir
+	}
+	if c.PathPrefix, err = server.NormalPathPrefix(f.pathPrefix); err != nil {
+		return nil, fmt.Errorf("--path-prefix: %w", err)
 	}
 	c.RequireReadCredential = f.requireReadCredential
 	if c.IngestToken, err = f.ingest.value("ingest-token"); err != nil {
@@ -422,7 +427,8 @@ func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.
 			served <- hs.Serve(ln)
 		}
 	}()
-	fmt.Fprintf(s.err, "listening on %s://%s\n", scheme, ln.Addr())
+	// The URL ends in the path prefix: it is where the dashboard is and what agents push to.
+	fmt.Fprintf(s.err, "listening on %s://%s%s\n", scheme, ln.Addr(), sc.cfg.PathPrefix)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)

@@ -43,11 +43,11 @@ func Load(t testing.TB, path string) *Spec {
 	return s
 }
 
-// The exports answer HTML and the gate Markdown and JUnit XML; kin-openapi decodes
-// text/plain and text/csv bodies as strings but knows no decoder for these, so they get the
-// same one.
+// The exports and the dashboard answer HTML, the dashboard's assets JavaScript and CSS, and
+// the gate Markdown and JUnit XML; kin-openapi decodes text/plain and text/csv bodies as
+// strings but knows no decoder for these, so they get the same one.
 func init() {
-	for _, t := range []string{"text/html", "text/markdown", "application/xml"} {
+	for _, t := range []string{"text/html", "text/markdown", "application/xml", "text/javascript", "text/css"} {
 		openapi3filter.RegisterBodyDecoder(t, openapi3filter.PlainBodyDecoder)
 	}
 	// A newline-delimited JSON answer (the dry run's stream) is checked line by line

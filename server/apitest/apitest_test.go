@@ -366,7 +366,8 @@ func TestLoad(t *testing.T) {
 }
 
 // TestContractCoversAPIShapes pins the endpoints of api-shapes.md (issue
-// 14), the export (issue 16), the published bundles and the dry run (issue 17): each has an operation with
+// 14), the export (issue 16), the published bundles and the dry run (issue 17) and the dashboard's
+// routes (issue 18): each has an operation with
 // an id, a one-line summary and a stated security requirement, so removing one from the
 // document fails here.
 func TestContractCoversAPIShapes(t *testing.T) {
@@ -381,6 +382,9 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
 		"GET /bundles/{name}", "POST /api/v1/bundles/dry-run",
+		// The dashboard (issue 18): HTML pages, assets and fragments.
+		"GET /", "GET /clusters/{id}", "GET /teams", "GET /knowledge", "GET /assets/{file}",
+		"GET /ui/fleet", "GET /ui/clusters/{id}", "GET /ui/teams", "GET /ui/knowledge",
 	}
 	count := 0
 	for _, item := range spec.doc.Paths.Map() {

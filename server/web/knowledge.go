@@ -1,0 +1,150 @@
+package web
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// Knowledge is the knowledge page's data: the active bundle set's add-on registry and API
+// lifecycle table, and Q, the search (a substring of an add-on's id, name or
+// recommendation, or of an API's group/version/Kind or replacement).
+type Knowledge struct {
+	Frame
+	Q       string
+	KB      report.KBMeta
+	Bundles []Bundle
+	Addons  []engine.Addon
+	APIs    []engine.APIEntry
+}
+
+// ParseKnowledgeQuery reads ?q=.
+func ParseKnowledgeQuery(v url.Values) string { return strings.TrimSpace(v.Get("q")) }
+
+// RenderKnowledge writes the knowledge fragment.
+func RenderKnowledge(k *Knowledge) []byte {
+	var d doc
+	d.Grow(64 << 10)
+	d.banner(k.Frame)
+	d.w("<h1>Knowledge</h1>\n")
+	d.w(`<p class="meta">What the server judges with: knowledge base horizon Kubernetes %s, generated from %s; bundles `,
+		esc(k.KB.Horizon), esc(k.KB.GeneratedFrom))
+	for i, b := range k.Bundles {
+		if i > 0 {
+			d.w(", ")
+		}
+		d.w("%s %s", esc(b.Name), esc(b.Revision))
+	}
+	d.w(".</p>\n")
+	d.w(`<form id="knowledge-search" class="controls" method="get" action="%s/knowledge" role="search" aria-label="Search the knowledge base">`, esc(k.Prefix))
+	d.w(`<label for="k-q">Search add-ons and APIs<input id="k-q" name="q" type="search" value="%s" autocomplete="off"></label><button type="submit">Search</button></form>`+"\n", esc(k.Q))
+	k.addons(&d)
+	k.apis(&d)
+	return []byte(d.String())
+}
+
+func contains(needle string, hay ...string) bool {
+	if needle == "" {
+		return true
+	}
+	for _, h := range hay {
+		if strings.Contains(strings.ToLower(h), needle) {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *Knowledge) addons(d *doc) {
+	needle := strings.ToLower(k.Q)
+	d.w(`<section aria-labelledby="addons-h"><h2 id="addons-h">Add-on registry</h2><div class="table-wrap" tabindex="0"><table id="addons"><thead><tr>` +
+		`<th scope="col">Add-on</th><th scope="col">Support</th><th scope="col">Release lines and Kubernetes ranges</th><th scope="col">Recommendation</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
+	n := 0
+	for i := range k.Addons {
+		a := &k.Addons[i]
+		if !contains(needle, a.ID, a.Name, a.Recommendation) {
+			continue
+		}
+		n++
+		d.w(`<tr data-addon="%s"><th scope="row">%s<br><span class="key">%s</span></th><td>%s`, esc(a.ID), esc(a.Name), esc(a.ID), esc(a.Support.Status))
+		if a.Support.EOL != "" {
+			d.w(`<br>end of life %s`, esc(a.Support.EOL))
+		}
+		if a.Support.ExtendedEOL != "" {
+			d.w(`<br>extended to %s`, esc(a.Support.ExtendedEOL))
+		}
+		d.w(`</td><td>`)
+		writeLines(d, a)
+		d.w(`</td><td>%s</td><td>`, esc(a.Recommendation))
+		d.citations(a.Support.Citations)
+		d.w("</td></tr>\n")
+	}
+	d.w("</tbody></table></div>\n")
+	if n == 0 {
+		d.w(`<p class="muted">No add-on matches.</p>`)
+	}
+	d.w("</section>\n")
+}
+
+// writeLines lists an add-on's release lines (with end of life and Kubernetes range) and
+// its version intervals' Kubernetes ranges.
+func writeLines(d *doc, a *engine.Addon) {
+	if len(a.Lines) == 0 && len(a.Compat) == 0 {
+		d.w("–")
+		return
+	}
+	d.w("<ul>")
+	for _, l := range a.Lines {
+		d.w(`<li>%s: end of life %s%s`, esc(l.Line), esc(orDash(l.EOL)), kubeRange(l.Kubernetes))
+		if len(l.Citations) > 0 {
+			d.w(` (`)
+			d.citations(l.Citations)
+			d.w(`)`)
+		}
+		d.w(`</li>`)
+	}
+	for _, c := range a.Compat {
+		from, before := c.Versions["from"], c.Versions["before"]
+		d.w(`<li>versions %s to before %s%s`, esc(orDash(from)), esc(orDash(before)), kubeRange(c.Kubernetes))
+		if len(c.Citations) > 0 {
+			d.w(` (`)
+			d.citations(c.Citations)
+			d.w(`)`)
+		}
+		d.w(`</li>`)
+	}
+	d.w("</ul>")
+}
+
+func kubeRange(r *engine.KubeRange) string {
+	if r == nil || r.Min == "" && r.Max == "" {
+		return ""
+	}
+	return "; Kubernetes " + esc(orDash(r.Min)) + "–" + esc(orDash(r.Max))
+}
+
+func (k *Knowledge) apis(d *doc) {
+	needle := strings.ToLower(k.Q)
+	d.w(`<section aria-labelledby="apis-h"><h2 id="apis-h">API lifecycle</h2><div class="table-wrap" tabindex="0"><table id="apis"><thead><tr>` +
+		`<th scope="col">Group/version/Kind</th><th scope="col">Introduced</th><th scope="col">Deprecated</th><th scope="col">Removed</th><th scope="col">Replacement</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
+	n := 0
+	for i := range k.APIs {
+		a := &k.APIs[i]
+		key := a.Key()
+		if !contains(needle, key, a.Replacement) {
+			continue
+		}
+		n++
+		d.w(`<tr data-api="%s"><th scope="row">%s</th><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>`, esc(key), esc(key),
+			esc(orDash(a.Introduced)), esc(orDash(a.Deprecated)), esc(orDash(a.Removed)), esc(orDash(a.Replacement)))
+		d.citations(a.Citations)
+		d.w("</td></tr>\n")
+	}
+	d.w("</tbody></table></div>\n")
+	if n == 0 {
+		d.w(`<p class="muted">No API matches.</p>`)
+	}
+	d.w("</section>\n")
+}

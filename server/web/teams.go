@@ -1,0 +1,87 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ClusterRef is a cluster a page links to.
+type ClusterRef struct {
+	ID   int64
+	Name string
+}
+
+// TeamRow is one team across the fleet: its worst verdict and score, its blockers summed,
+// and the clusters it has namespaces in.
+type TeamRow struct {
+	Team       string
+	Verdict    string
+	WorstScore int
+	Blockers   int
+	Clusters   []ClusterRef
+}
+
+// Teams is the teams page's data. Target "" means each cluster at its next minor.
+type Teams struct {
+	Frame
+	Target  string
+	Targets []string
+	Rows    []TeamRow
+	// Missing are clusters with no stored evaluation at the target: their teams are not
+	// in the rollup.
+	Missing []ClusterRef
+}
+
+// RenderTeams writes the teams fragment.
+func RenderTeams(t *Teams) []byte {
+	var d doc
+	d.banner(t.Frame)
+	d.w("<h1>Teams</h1>\n")
+	at := "each cluster's next minor"
+	if t.Target != "" {
+		at = "Kubernetes " + esc(t.Target)
+	}
+	d.w(`<form id="teams-controls" class="controls" method="get" action="%s/teams" aria-label="Choose a target">`, esc(t.Prefix))
+	d.w(`<label for="teams-target">Judge at<select id="teams-target" name="target"><option value=""%s>each cluster's next minor</option>`, selectedAttr(t.Target == ""))
+	for _, tg := range t.Targets {
+		d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(tg), selectedAttr(tg == t.Target), esc(tg))
+	}
+	d.w(`</select></label><button type="submit">Apply</button></form>` + "\n")
+	d.w(`<p class="muted">Each team's worst verdict across the clusters it has namespaces in, at %s.</p>`+"\n", at)
+	d.w(`<div class="table-wrap" tabindex="0"><table id="teams"><thead><tr><th scope="col">Team</th><th scope="col">Worst verdict</th>` +
+		`<th scope="col">Worst score</th><th scope="col">Blockers</th><th scope="col">Clusters</th></tr></thead><tbody>` + "\n")
+	for _, r := range t.Rows {
+		d.w(`<tr data-team="%s" data-verdict="%s"><th scope="row">%s</th><td>%s</td><td>%d</td><td>%d</td><td>`,
+			esc(r.Team), esc(r.Verdict), esc(r.Team), verdict(r.Verdict), r.WorstScore, r.Blockers)
+		for i, c := range r.Clusters {
+			if i > 0 {
+				d.w(", ")
+			}
+			q := ClusterQuery{Target: t.Target, Team: r.Team}
+			d.w(`<a href="%s">%s</a>`, href(t.Prefix, "/clusters/"+strconv.FormatInt(c.ID, 10), q.values()), esc(c.Name))
+		}
+		d.w("</td></tr>\n")
+	}
+	d.w("</tbody></table></div>\n")
+	if len(t.Rows) == 0 {
+		d.w(`<p class="muted">No team has a stored evaluation here.</p>` + "\n")
+	}
+	if len(t.Missing) > 0 {
+		d.w(`<p class="muted">%s without a stored evaluation at this target, so not in the rollup: `, plural(len(t.Missing), "cluster"))
+		for i, c := range t.Missing {
+			if i > 0 {
+				d.w(", ")
+			}
+			d.w(`<a href="%s/clusters/%d">%s</a>`, esc(t.Prefix), c.ID, esc(c.Name))
+		}
+		d.w("</p>\n")
+	}
+	return []byte(d.String())
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%s %ss", thousands(n), noun)
+}
