@@ -49,6 +49,7 @@ var dashClusters = []dashCluster{
 // dashFleet is the running server and what a test needs to reach it.
 type dashFleet struct {
 	serve       *serveProc
+	origin      string // scheme://host:port: serve prints its URL with the prefix
 	prefix      string // --path-prefix, "" for none
 	payments    string // a read token scoped to the payments team
 	clusterIDs  map[string]int64
@@ -70,7 +71,8 @@ func startDashFleet(t *testing.T, prefix string, args ...string) *dashFleet {
 	if prefix != "" {
 		serveArgs = append(serveArgs, "--path-prefix", prefix)
 	}
-	f := &dashFleet{serve: startServe(t, append(serveArgs, args...)...), prefix: prefix,
+	p := startServe(t, append(serveArgs, args...)...)
+	f := &dashFleet{serve: p, origin: strings.TrimSuffix(p.url, prefix), prefix: prefix,
 		payments: strings.TrimSpace(r.stdout), clusterIDs: map[string]int64{}, clusterURLs: map[string]string{}}
 	eng, err := engine.New(context.Background())
 	if err != nil {
@@ -107,7 +109,7 @@ func renameIngress(t *testing.T, doc *inventory.Document, name string) {
 }
 
 // api is the server's base for the API: its URL and the path prefix.
-func (f *dashFleet) api() string { return f.serve.url + f.prefix }
+func (f *dashFleet) api() string { return f.origin + f.prefix }
 
 // waitForEvaluations polls the fleet until every pushed cluster has a stored evaluation in
 // each column, and keeps each cluster's id.
