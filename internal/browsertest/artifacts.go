@@ -74,14 +74,21 @@ func (p *Page) Shot(step string) string {
 }
 
 // Publish saves a screenshot as Shot does and, when EnvScreenshots names a directory, also
-// as <name>-<viewport>.png there: the pictures the documentation shows are the tests'.
+// the screen a person sees first (the viewport, not the whole page: the documentation's
+// pictures stay readable and small) as <name>-<viewport>.png there. The pictures the
+// documentation shows are the tests'.
 func (p *Page) Publish(name string) {
 	p.t.Helper()
-	png := p.screenshot(name)
-	p.b.shots.save(p.t, p.prefix, name, png)
+	p.Shot(name)
 	dir := os.Getenv(EnvScreenshots)
 	if dir == "" {
 		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatalf("%s: screenshot %s: %v", p.prefix, name, err)
 	}
 	path := filepath.Join(dir, name+"-"+p.vp.Name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {

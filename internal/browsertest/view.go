@@ -12,7 +12,8 @@ import (
 )
 
 // The dashboard's shell fills main#view with a fragment it fetches; a test waits for the
-// fragment it expects, never for a fixed time.
+// fragment it expects, never for a fixed time. Each step that brings a view saves a
+// full-page screenshot named after it.
 
 // pollEvery is how often a wait looks at the page. chromedp's own Poll builds its predicate
 // with new Function, which the dashboard's CSP (no 'unsafe-eval') refuses in the page; a
@@ -25,6 +26,7 @@ func (p *Page) Goto(path, ready string) {
 	p.t.Helper()
 	p.Do("open "+path, chromedp.Navigate(p.b.origin+path))
 	p.WaitFor("open "+path, ready)
+	p.Shot("open " + path)
 }
 
 // Visit loads path without waiting for a view: for a page that is to ask for a token.
@@ -38,6 +40,7 @@ func (p *Page) Reload(ready string) {
 	p.t.Helper()
 	p.Do("reload", chromedp.Reload())
 	p.WaitFor("reload", ready)
+	p.Shot("reload")
 }
 
 // Follow runs act (a click, a form submit) and waits until the shell has replaced what
@@ -51,6 +54,7 @@ func (p *Page) Follow(what string, act chromedp.Action[chromedp.Void], ready str
 		const v = document.querySelector("main#view");
 		return !!v && v.firstElementChild !== null && v.firstElementChild !== window.__browsertestStale && v.querySelector(%s) !== null;
 	})()`, jsString(ready)), "a new view with "+ready)
+	p.Shot(what)
 }
 
 // WaitFor waits until main#view holds an element matching sel.
@@ -71,6 +75,7 @@ func (p *Page) WaitVisible(what, sel string) {
 	p.t.Helper()
 	p.until(what, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.checkVisibility() })()`,
 		jsString(sel)), sel+" visible")
+	p.Shot(what)
 }
 
 // Visible says whether an element matching sel is rendered and not hidden, now.
