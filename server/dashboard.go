@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -20,7 +19,7 @@ import (
 // and the API never disagree about a verdict, staleness or a bundle behind.
 
 // fragmentCache keeps a fragment, which holds what a credential may read, out of every cache.
-const fragmentCache = "no-store"
+const fragmentCache = "private, no-store"
 
 // dashboardRoutes adds the pages, assets and fragments to mux.
 func (s *Server) dashboardRoutes(handle func(pattern, route string, h http.HandlerFunc)) {
@@ -129,12 +128,14 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	}
 	view := &web.Cluster{Frame: s.frame(sc), ID: c.ID, Name: c.Name, ServerVersion: c.ServerVersion,
 		LastSeen: c.LastSeen, Stale: s.stale(c), Query: q}
-	if view.Target, err = targetParam(r, c); err != nil && (q.Target != "" || c.LatestSnapshotID != 0) {
+	// Without ?target= and a known version there is no default: the page shows the cluster
+	// and its planned targets, not an error.
+	if view.Target, err = targetParam(r, c); err != nil && q.Target != "" {
 		return nil, err
 	}
 	view.Query.Target = view.Target
 	view.Targets = s.clusterTargets(c, cells, view.Target)
-	if err := s.fillReport(r, sc, view); err != nil {
+	if err := s.fillReport(r, sc, c, view); err != nil {
 		return nil, err
 	}
 	if view.Target != "" {
@@ -155,16 +156,14 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	return web.RenderCluster(view), nil
 }
 
-// fillReport adds the served report at the view's target, when the cluster has a snapshot.
-func (s *Server) fillReport(r *http.Request, sc scope, view *web.Cluster) error {
-	if view.Target == "" {
+// fillReport adds the served report at the view's target, when there is one to serve: a
+// target and a snapshot to judge.
+func (s *Server) fillReport(r *http.Request, sc scope, c store.Cluster, view *web.Cluster) error {
+	if view.Target == "" || c.LatestSnapshotID == 0 {
 		return nil
 	}
 	sv, err := s.serve(r, sc)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusNotFound && ae.msg != errClusterNotFound.Error() {
-		return nil // no snapshot yet: the page says there is no report
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	tr := sv.result()

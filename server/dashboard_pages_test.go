@@ -140,6 +140,17 @@ func TestATeamTokensClusterPageShowsItsShareOnly(t *testing.T) {
 	}
 }
 
+func TestAClusterOfUnknownVersionHasAPageSayingSo(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.Targets = []string{"1.35"} })
+	seedDashboard(t, ts.store, []dashCluster{{name: "mystery"}}, nil, bundlesKey(t))
+	r := ts.get(fmt.Sprintf("/ui/clusters/%d", ts.idOf("mystery")), "")
+	body := string(r.body)
+	if r.status != 200 || !strings.Contains(body, "<h1>mystery</h1>") || !strings.Contains(body, "version is unknown") ||
+		!strings.Contains(body, `data-target="1.35" data-verdict="none"`) {
+		t.Errorf("a cluster without a known version: %d %s", r.status, body)
+	}
+}
+
 func TestTheClusterFragmentRefusesBadInputAsTheAPIDoes(t *testing.T) {
 	ts := pushed(t, nil)
 	prod := ts.idOf("prod")

@@ -101,8 +101,8 @@ func TestDashboardFragmentsNeedTheReadAPIsCredential(t *testing.T) {
 		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 			t.Fatalf("%s with the read token: %d %s", path, r.status, r.body)
 		}
-		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
-			t.Errorf("%s: Cache-Control %q, want no-store", path, cc)
+		if cc := r.header.Get("Cache-Control"); cc != "private, no-store" {
+			t.Errorf("%s: Cache-Control %q, want private, no-store", path, cc)
 		}
 		checkSecurityHeaders(t, path, r.header)
 		if n := strings.Count(string(r.body), "<h1"); n != 1 {
@@ -163,6 +163,9 @@ func seedDashboard(t testing.TB, st store.Store, clusters []dashCluster, targets
 	for i, c := range clusters {
 		in := store.Ingest{ClusterName: c.name, ClusterUID: fmt.Sprintf("uid-%d", i), Hash: fmt.Sprint(i),
 			ServerVersion: "v1.33.4", Inventory: []byte("x")}
+		if c.verdict == "" && targets == nil {
+			in.ServerVersion = "" // a cluster whose version was never reported
+		}
 		if c.agentRules != "" {
 			in.AgentBundles = []store.Bundle{{Name: "rules", Revision: c.agentRules}}
 		}
@@ -295,6 +298,32 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The fragments read through the store's existing queries (Clusters, Fleet, ClusterCells,
+// History, LatestEvaluation): the same fleet reads the same on both backends.
+func TestTheFleetAndClusterFragmentsReadTheSameOnBothStores(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ts := newServerOn(t, open(), func(c *server.Config) { c.Targets, c.IngestToken = []string{"1.35"}, "shared" })
+		seedDashboard(t, ts.store, []dashCluster{{"b-ready", "ready", 100, ""}, {"a-blocked", "blocked", 25, "old"}, {"c-none", "", 0, ""}},
+			[]string{"1.34", "1.35"}, bundlesKey(t))
+		if r := ts.push("shared", envelope(t, "prod", teamsInventory(t))); r.status != 202 {
+			t.Fatalf("push: %d %s", r.status, r.body)
+		}
+		body := string(ts.get("/ui/fleet?sort=score", "").body)
+		if got := strings.Join(rowsOf(body), " "); got != "a-blocked prod b-ready c-none" {
+			t.Errorf("by score: %s", got)
+		}
+		for key, want := range map[string]string{"ready": "1", "blocked": "2", "none": "1"} {
+			if got := count(t, body, key); got != want {
+				t.Errorf("%s: %s, want %s", key, got, want)
+			}
+		}
+		cluster := string(ts.get(fmt.Sprintf("/ui/clusters/%d?severity=blocker", ts.idOf("prod")), "").body)
+		if got := len(findingKeys(cluster)); got != 2 || !strings.Contains(cluster, `<svg class="chart"`) {
+			t.Errorf("prod's blockers: %d, chart drawn: %v", got, strings.Contains(cluster, "<svg"))
+		}
+	})
 }
 
 func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {

@@ -18,10 +18,14 @@ const (
 // first and last dates, and a dot per evaluation titled with its date, verdict and score.
 // Points are spaced by evaluation, not by time: a burst of pushes stays readable.
 func ScoreChart(points []HistoryPoint, target string) string {
-	if len(points) == 0 {
-		return `<p class="muted">No stored evaluation at this target yet.</p>`
-	}
 	var b strings.Builder
+	if len(points) == 0 {
+		// The empty chart still answers the page's section#history svg, with its reason.
+		fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="chart-title"><title id="chart-title">No stored evaluation at Kubernetes %s yet</title>`,
+			chartW, chartH/2, chartW, chartH/2, esc(target))
+		fmt.Fprintf(&b, `<text class="chart-label" x="%d" y="%d">No stored evaluation at this target yet.</text></svg>`, chartLeft, chartH/4)
+		return b.String()
+	}
 	last := points[len(points)-1]
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="chart-title"><title id="chart-title">Score at Kubernetes %s over %s, from %d to %d (latest %s)</title>`,
 		chartW, chartH, chartW, chartH, esc(target), plural(len(points), "evaluation"), points[0].Score, last.Score, esc(last.Verdict))

@@ -166,7 +166,11 @@ func (q ClusterQuery) matches(f *report.Finding) bool {
 func (c *Cluster) findings(d *doc) {
 	d.w(`<section id="findings" aria-labelledby="findings-h"><h2 id="findings-h">Findings</h2>`)
 	if c.Result == nil {
-		d.w(`<p class="muted">No report at this target.</p></section>` + "\n")
+		msg := "No report at this target yet."
+		if c.Target == "" {
+			msg = "The cluster's Kubernetes version is unknown, so it has no next minor: pick a target above."
+		}
+		d.w(`<p class="muted">%s</p></section>`+"\n", msg)
 		return
 	}
 	all := c.Result.Findings

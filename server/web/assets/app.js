@@ -14,6 +14,8 @@
   var reason = document.getElementById("token-reason");
   var forget = document.getElementById("token-forget");
   var seq = 0;
+  var loadedAt = 0;
+  var FRESH_MS = 60000; // a view older than this is fetched again when its tab is shown
 
   function token() {
     try { return sessionStorage.getItem(KEY) || localStorage.getItem(KEY) || ""; } catch (e) { return ""; }
@@ -94,6 +96,7 @@
         if (!resp.ok) { return messageOf(resp).then(showError); }
         return resp.text().then(function (html) {
           if (mine !== seq) { return; }
+          loadedAt = Date.now();
           panel.hidden = true;
           forget.hidden = !t;
           view.innerHTML = html; // rendered and escaped by the server, same origin
@@ -110,7 +113,10 @@
     var h1 = view.querySelector("h1");
     document.title = (h1 ? h1.textContent + " · " : "") + "upgradescope";
     var current = view.querySelector('[aria-current="true"].finding');
-    if (current) {
+    var anchor = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (anchor && !current) {
+      anchor.scrollIntoView({ block: "start" });
+    } else if (current) {
       current.setAttribute("tabindex", "-1");
       current.scrollIntoView({ block: "start" });
       current.focus({ preventScroll: true });
@@ -169,6 +175,9 @@
   });
 
   window.addEventListener("popstate", function () { load(false); });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible" && loadedAt && Date.now() - loadedAt > FRESH_MS && panel.hidden) { load(false); }
+  });
   forget.hidden = !token();
   load(false);
 })();

@@ -1,0 +1,71 @@
+package web
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestThousandsSeparatesWithCommas(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestFindingSlugsAreIDSafeAndUniqueOnAPage(t *testing.T) {
+	s := slugger{}
+	for _, tc := range []struct{ key, want string }{
+		{"removed-api/extensions/v1beta1/Ingress", "removed-api-extensions-v1beta1-ingress"},
+		{"removed-api/extensions/v1beta1/INGRESS", "removed-api-extensions-v1beta1-ingress-2"},
+		{`<script>"`, "script"},
+		{"///", "x"},
+	} {
+		if got := s.of(tc.key); got != tc.want {
+			t.Errorf("slug of %q = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestOnlyHTTPCitationsBecomeLinksWithShortText(t *testing.T) {
+	var d doc
+	d.citations([]string{"javascript:alert(1)", "https://www.example.com/a/very/long/path/that/goes/on/and/on/and/on/forever/", "data:text/html,x"})
+	got := d.String()
+	if strings.Count(got, "<a ") != 1 || !strings.Contains(got, `href="https://www.example.com/a/very/long/path/that/goes/on/and/on/and/on/forever/"`) {
+		t.Errorf("citations: %s", got)
+	}
+	if !strings.Contains(got, ">example.com/a/very/long/path/that/goes/on/and/o…</a>") {
+		t.Errorf("the link text is not the shortened host and path: %s", got)
+	}
+}
+
+func TestParseFleetQueryNamesTheBadParameter(t *testing.T) {
+	q, err := ParseFleetQuery(url.Values{})
+	if err != nil || q.Sort != "name" || q.Page != 1 {
+		t.Errorf("defaults: %+v %v", q, err)
+	}
+	for raw, want := range map[string]string{"verdict=green": "verdict", "sort=x": "sort", "page=-1": "page", "q=" + strings.Repeat("a", 300): "q"} {
+		v, _ := url.ParseQuery(raw)
+		if _, err := ParseFleetQuery(v); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%.20s: %v, want an error naming %s", raw, err, want)
+		}
+	}
+}
+
+func TestTheScoreChartDrawsOnePointPerEvaluation(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	svg := ScoreChart([]HistoryPoint{{At: at, Score: 100, Verdict: "ready"}, {At: at.Add(time.Hour), Score: 0, Verdict: "blocked"}}, "1.34")
+	for _, want := range []string{`role="img"`, "over 2 evaluations, from 100 to 0 (latest blocked)", `points="36.0,10.0 628.0,172.0"`, "<title>2026-11-01 01:00:00: blocked, score 0</title>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %s: %s", want, svg)
+		}
+	}
+	if strings.Count(svg, "<circle") != 2 {
+		t.Errorf("want a dot per evaluation")
+	}
+	if got := ScoreChart(nil, "1.34"); !strings.HasPrefix(got, "<svg") || !strings.Contains(got, "No stored evaluation") {
+		t.Errorf("an empty history: %s", got)
+	}
+}
