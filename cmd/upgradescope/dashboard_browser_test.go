@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,11 +86,30 @@ func noScriptRan(t *testing.T, p *browsertest.Page) {
 	}
 }
 
+// TestDashboardInABrowser runs the browser tests against one fleet: they only read it, and a
+// fleet takes a serve and five pushes to fill.
+func TestDashboardInABrowser(t *testing.T) {
+	f := startDashFleet(t, "")
+	for _, tt := range []struct {
+		name string
+		test func(*testing.T, *dashFleet)
+	}{
+		{"the fleet is filtered and sorted and the address keeps it", fleetIsFilteredAndSorted},
+		{"the fleet sorts by name and score", fleetSortsByNameAndScore},
+		{"a cluster shows its findings and filters them", clusterShowsItsFindings},
+		{"a deep link opens and scrolls to the finding", deepLinkOpensTheFinding},
+		{"a token is asked for and a team token sees its teams only", teamTokenSeesItsTeamsOnly},
+		{"a token is remembered only when asked and forgotten", tokenIsRememberedOnlyWhenAsked},
+		{"teams roll up and knowledge is searchable", teamsRollUpAndKnowledgeIsSearchable},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.test(t, f) })
+	}
+}
+
 // A read token through the prompt, then the fleet: the summary, one row per cluster with a
 // verdict word and score per target, search, verdict filter and sort kept in the address and
 // through a reload and the back button.
-func TestDashboardFleetIsFilteredAndSortedAndTheAddressKeepsIt(t *testing.T) {
-	f := startDashFleet(t, "")
+func fleetIsFilteredAndSorted(t *testing.T, f *dashFleet) {
 	for _, vp := range viewports {
 		t.Run(vp.Name, func(t *testing.T) {
 			p := browsertest.Start(t, f.origin).Open(vp)
@@ -156,8 +178,7 @@ func pollRows(t *testing.T, p *browsertest.Page, want []string, what string) {
 }
 
 // Sorting by each key the headers offer orders the rows by it, in the direction the address says.
-func TestDashboardFleetSortsByNameAndScore(t *testing.T) {
-	f := startDashFleet(t, "")
+func fleetSortsByNameAndScore(t *testing.T, f *dashFleet) {
 	p := browsertest.Start(t, f.origin).Open(browsertest.Desktop)
 	signIn(t, p, "/?target=1.37", dashReadToken, false, "table#fleet")
 	for _, key := range []string{"name", "score"} {
@@ -217,8 +238,7 @@ func firstNumber(t *testing.T, text string) int {
 // A cluster opened from the fleet: its targets, findings grouped by severity with their
 // evidence (the hostile object name as text), the gaps, the score chart, the teams table and
 // the bundles; each finding filter narrows the list and stays in the address.
-func TestDashboardClusterShowsItsFindingsAndFiltersThem(t *testing.T) {
-	f := startDashFleet(t, "")
+func clusterShowsItsFindings(t *testing.T, f *dashFleet) {
 	for _, vp := range viewports {
 		t.Run(vp.Name, func(t *testing.T) {
 			p := browsertest.Start(t, f.origin).Open(vp)
@@ -310,8 +330,7 @@ func filterFindings(t *testing.T, p *browsertest.Page) {
 
 // A finding's link is a deep link: loaded cold it opens the cluster at that finding, marked
 // current and scrolled into view, at every width.
-func TestDashboardDeepLinkOpensAndScrollsToTheFinding(t *testing.T) {
-	f := startDashFleet(t, "")
+func deepLinkOpensTheFinding(t *testing.T, f *dashFleet) {
 	for _, vp := range viewports {
 		t.Run(vp.Name, func(t *testing.T) {
 			p := browsertest.Start(t, f.origin).Open(vp)
@@ -341,8 +360,7 @@ func TestDashboardDeepLinkOpensAndScrollsToTheFinding(t *testing.T) {
 // one sees a banner naming its team and only its team's clusters, and another team's cluster
 // answers an error, not its findings. A token kept only for the tab is asked for again in a
 // new tab; a remembered one is not, until it is forgotten.
-func TestDashboardAsksForATokenAndATeamTokenSeesItsTeamsOnly(t *testing.T) {
-	f := startDashFleet(t, "")
+func teamTokenSeesItsTeamsOnly(t *testing.T, f *dashFleet) {
 	for _, tt := range []struct {
 		name     string
 		token    string
@@ -399,8 +417,7 @@ func TestDashboardAsksForATokenAndATeamTokenSeesItsTeamsOnly(t *testing.T) {
 }
 
 // Remember on this device keeps the token across tabs; Forget clears it and the prompt returns.
-func TestDashboardRemembersATokenOnlyWhenAskedAndForgetsIt(t *testing.T) {
-	f := startDashFleet(t, "")
+func tokenIsRememberedOnlyWhenAsked(t *testing.T, f *dashFleet) {
 	b := browsertest.Start(t, f.origin)
 	p := b.Open(browsertest.Desktop)
 	p.Visit("/")
@@ -465,8 +482,7 @@ func TestDashboardWorksUnderAPathPrefix(t *testing.T) {
 
 // The teams page rolls each team up to its worst verdict; the knowledge page searches the
 // add-on registry and the API lifecycle table.
-func TestDashboardTeamsRollUpAndKnowledgeIsSearchable(t *testing.T) {
-	f := startDashFleet(t, "")
+func teamsRollUpAndKnowledgeIsSearchable(t *testing.T, f *dashFleet) {
 	for _, vp := range viewports {
 		t.Run(vp.Name, func(t *testing.T) {
 			p := browsertest.Start(t, f.origin).Open(vp)
@@ -510,5 +526,33 @@ func TestDashboardTeamsRollUpAndKnowledgeIsSearchable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// docs/dashboard.md shows the pictures the tests publish, and only those: each image it links
+// is in docs/dashboard, and each picture there is linked.
+func TestDashboardDocsShowEveryPublishedScreenshot(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/dashboard.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\]\((dashboard/[^)]+\.png)\)`).FindAllStringSubmatch(string(doc), -1) {
+		linked[m[1]] = true
+		if _, err := os.Stat("../../docs/" + m[1]); err != nil {
+			t.Errorf("docs/dashboard.md shows %s: %v", m[1], err)
+		}
+	}
+	files, err := filepath.Glob("../../docs/dashboard/*.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := "dashboard/" + filepath.Base(f); !linked[name] {
+			t.Errorf("docs/%s is not shown in docs/dashboard.md", name)
+		}
+	}
+	if len(linked) == 0 {
+		t.Error("docs/dashboard.md shows no screenshot")
 	}
 }
