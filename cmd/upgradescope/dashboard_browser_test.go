@@ -89,6 +89,7 @@ func noScriptRan(t *testing.T, p *browsertest.Page) {
 // TestDashboardInABrowser runs the browser tests against one fleet: they only read it, and a
 // fleet takes a serve and five pushes to fill.
 func TestDashboardInABrowser(t *testing.T) {
+	browsertest.Paths(t) // skips (or fails under UPGRADESCOPE_REQUIRE_BROWSER) before the fleet is built
 	f := startDashFleet(t, "")
 	for _, tt := range []struct {
 		name string
@@ -447,6 +448,7 @@ func tokenIsRememberedOnlyWhenAsked(t *testing.T, f *dashFleet) {
 // under the prefix, links keep it, and a reload of a deep view works.
 func TestDashboardWorksUnderAPathPrefix(t *testing.T) {
 	const prefix = "/upgradescope"
+	browsertest.Paths(t)
 	f := startDashFleet(t, prefix)
 	if code := statusOf(f.origin, "/"); code != 404 {
 		t.Errorf("GET / outside the prefix answers %d, want 404", code)
