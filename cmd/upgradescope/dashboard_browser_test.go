@@ -199,6 +199,13 @@ func fleetSortsByNameAndScore(t *testing.T, f *dashFleet) {
 			checkOrder(t, p, sort)
 		}
 	}
+	// verdict (worst first) and last push have one direction: the address says which
+	for _, key := range []string{"verdict", "updated"} {
+		p.Follow("sort by "+key, chromedp.Click(chromedp.CSS(fmt.Sprintf(`a[data-sort=%q]`, key))), "table#fleet")
+		if sort := query(t, p).Get("sort"); sort != key || len(fleetRows(p)) != len(dashClusters) {
+			t.Errorf("after clicking the %s header: sort=%q, rows %v", key, sort, fleetRows(p))
+		}
+	}
 	p.Accessible("sorted")
 }
 
