@@ -383,7 +383,7 @@ func teamTokenSeesItsTeamsOnly(t *testing.T, f *dashFleet) {
 				t.Run(vp.Name, func(t *testing.T) {
 					b := browsertest.Start(t, f.origin)
 					p := b.Open(vp)
-					p.Visit("/")
+					checkSecurityHeaders(t, p.VisitHeaders("/"))
 					p.WaitVisible("the token prompt", "form#token-form")
 					p.Accessible("token prompt")
 					if tt.banner {
@@ -421,6 +421,28 @@ func teamTokenSeesItsTeamsOnly(t *testing.T, f *dashFleet) {
 				})
 			}
 		})
+	}
+}
+
+// checkSecurityHeaders fails unless the shell, as the browser got it, carries the contract's
+// security headers: a CSP that allows scripts from the server only and no framing.
+func checkSecurityHeaders(t *testing.T, h map[string]string) {
+	t.Helper()
+	csp := h["content-security-policy"]
+	script := ""
+	for directive := range strings.SplitSeq(csp, ";") {
+		if d := strings.TrimSpace(directive); strings.HasPrefix(d, "script-src ") {
+			script = d
+		}
+	}
+	if script != "script-src 'self'" || !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("Content-Security-Policy %q: want default-src 'self', script-src 'self' alone and frame-ancestors 'none'", csp)
+	}
+	for name, want := range map[string]string{"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-frame-options": "DENY",
+		"cache-control": "no-cache"} {
+		if h[name] != want {
+			t.Errorf("%s: %q, want %q", name, h[name], want)
+		}
 	}
 }
 

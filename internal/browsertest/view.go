@@ -35,6 +35,23 @@ func (p *Page) Visit(path string) {
 	p.Do("open "+path, chromedp.Navigate(p.b.origin+path))
 }
 
+// VisitHeaders loads path without waiting for a view and answers the document's response
+// headers as the browser received them, names in lower case.
+func (p *Page) VisitHeaders(path string) map[string]string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(p.b.origin+path))
+	if err != nil {
+		p.fail("open "+path, err)
+	}
+	headers := map[string]string{}
+	for name, v := range resp.Headers {
+		headers[strings.ToLower(name)] = fmt.Sprint(v)
+	}
+	return headers
+}
+
 // Reload reloads the page and waits for ready, as after pressing F5.
 func (p *Page) Reload(ready string) {
 	p.t.Helper()
