@@ -511,6 +511,34 @@ func TestDashboardWorksUnderAPathPrefix(t *testing.T) {
 	}
 }
 
+// A fleet of more than a page: 100 rows a page, the next and previous links and the page in
+// the address, kept through a reload.
+func TestDashboardPagesALargeFleet(t *testing.T) {
+	browsertest.Paths(t)
+	f := startBulkDashFleet(t, "", 100) // 105 clusters
+	p := browsertest.Start(t, f.origin).Open(browsertest.Desktop)
+	signIn(t, p, "/?target=1.37", dashReadToken, false, "table#fleet")
+	if n, info := len(fleetRows(p)), p.Text("#page-info"); n != 100 || !strings.Contains(info, "1–100 of 105") {
+		t.Errorf("the first page shows %d rows and %q, want 100 and 1–100 of 105", n, info)
+	}
+	if p.Count("a#prev-page") != 0 {
+		t.Error("the first page links to a previous one")
+	}
+	p.Follow("next page", chromedp.Click(chromedp.CSS("a#next-page")), "table#fleet")
+	if q := query(t, p); q.Get("page") != "2" || q.Get("target") != "1.37" {
+		t.Errorf("the second page's address is %s, want page=2 and the target kept", p.Path())
+	}
+	p.Reload("table#fleet")
+	if n, info := len(fleetRows(p)), p.Text("#page-info"); n != 5 || !strings.Contains(info, "101–105 of 105") || p.Count("a#next-page") != 0 {
+		t.Errorf("after a reload the second page shows %d rows and %q, want the last 5 and no next link", n, info)
+	}
+	p.Accessible("second page")
+	p.Follow("previous page", chromedp.Click(chromedp.CSS("a#prev-page")), "table#fleet")
+	if got := fleetRows(p); len(got) != 100 || got[0] != "bulk-000" {
+		t.Errorf("back on the first page: %d rows starting %v", len(got), got[:min(len(got), 1)])
+	}
+}
+
 // The teams page rolls each team up to its worst verdict; the knowledge page searches the
 // add-on registry and the API lifecycle table.
 func teamsRollUpAndKnowledgeIsSearchable(t *testing.T, f *dashFleet) {

@@ -60,6 +60,12 @@ type dashFleet struct {
 // payments-scoped read token, pushes dashClusters and waits until each has an evaluation.
 func startDashFleet(t *testing.T, prefix string, args ...string) *dashFleet {
 	t.Helper()
+	return startBulkDashFleet(t, prefix, 0, args...)
+}
+
+// startBulkDashFleet is startDashFleet with bulk more ready clusters, bulk-000 and on, for paging.
+func startBulkDashFleet(t *testing.T, prefix string, bulk int, args ...string) *dashFleet {
+	t.Helper()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "fleet.db")
 	r := runCLI(t, "tokens", "create", "--read", "--teams", "payments", "--db", db)
@@ -92,7 +98,12 @@ func startDashFleet(t *testing.T, prefix string, args ...string) *dashFleet {
 		}
 		pushDocument(t, f.api(), dashIngestToken, c.name, doc)
 	}
-	f.waitForEvaluations(t)
+	for i := range bulk {
+		doc := probetest.Scenario(t, "../..", "clean-is-ready", eng.Probes())
+		doc.ClusterID = fmt.Sprintf("9f1c2d3e-0000-4000-9000-%012d", i+1)
+		pushDocument(t, f.api(), dashIngestToken, fmt.Sprintf("bulk-%03d", i), doc)
+	}
+	f.waitForEvaluations(t, len(dashClusters)+bulk)
 	return f
 }
 
@@ -111,9 +122,9 @@ func renameIngress(t *testing.T, doc *inventory.Document, name string) {
 // api is the server's base for the API: its URL and the path prefix.
 func (f *dashFleet) api() string { return f.origin + f.prefix }
 
-// waitForEvaluations polls the fleet until every pushed cluster has a stored evaluation in
-// each column, and keeps each cluster's id.
-func (f *dashFleet) waitForEvaluations(t *testing.T) {
+// waitForEvaluations polls the fleet until it holds clusters clusters, each judged, and keeps
+// each cluster's id.
+func (f *dashFleet) waitForEvaluations(t *testing.T, clusters int) {
 	t.Helper()
 	var fleet struct {
 		Reevaluation struct {
@@ -128,7 +139,7 @@ func (f *dashFleet) waitForEvaluations(t *testing.T) {
 	// a cell stays null where the cluster is not planned at that target: done is each
 	// cluster judged somewhere and nothing pending
 	ok := pollUntil(60*time.Second, 100*time.Millisecond, func() bool {
-		if getJSON(t, f.api(), "/api/v1/fleet", dashReadToken, &fleet) != 200 || len(fleet.Clusters) != len(dashClusters) ||
+		if getJSON(t, f.api(), "/api/v1/fleet", dashReadToken, &fleet) != 200 || len(fleet.Clusters) != clusters ||
 			fleet.Reevaluation.Pending != 0 {
 			return false
 		}
@@ -144,7 +155,8 @@ func (f *dashFleet) waitForEvaluations(t *testing.T) {
 		return true
 	})
 	if !ok {
-		t.Fatalf("the fleet did not hold an evaluation of each of %d clusters within 60 s: %+v", len(dashClusters), fleet)
+		t.Fatalf("the fleet did not hold an evaluation of each of %d clusters within 60 s: %d clusters, %d pending",
+			clusters, len(fleet.Clusters), fleet.Reevaluation.Pending)
 	}
 	for _, c := range fleet.Clusters {
 		f.clusterIDs[c.Name] = c.ID
