@@ -38,8 +38,9 @@ vet: ## go vet and gofmt
 
 .PHONY: go-test
 go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how many tests skipped and why
-	@# never cached: integration tests read API servers the cache cannot see
-	set -o pipefail; go test -count=1 -json ./... | go run ./hack/testsummary
+	@# never cached: integration tests read API servers the cache cannot see; cmd/upgradescope
+	@# runs the dashboard in a browser besides serve and the agent, past go test's 10-minute default on a busy machine
+	set -o pipefail; go test -count=1 -timeout 30m -json ./... | go run ./hack/testsummary
 
 .PHONY: race
 race: ## the race detector over the bundle poller, hot swap (policyset), bundle server, the fleet server and its store, and concurrent inventory parsing
