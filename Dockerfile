@@ -13,12 +13,16 @@ RUN go mod download
 COPY . .
 # TARGETOS/TARGETARCH come from BuildKit (docker buildx build --platform ...); without
 # them the binary is built for the build machine.
-ARG TARGETOS TARGETARCH VERSION=dev COMMIT=
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+ARG COMMIT=
 RUN GOOS=$TARGETOS GOARCH=$TARGETARCH VERSION=$VERSION COMMIT=$COMMIT \
     hack/build-static.sh /out/upgradescope
 
 FROM gcr.io/distroless/static-debian12:nonroot
-ARG VERSION=dev COMMIT=
+ARG VERSION=dev
+ARG COMMIT=
 LABEL org.opencontainers.image.title=upgradescope \
       org.opencontainers.image.source=https://github.com/upgradescope/upgradescope \
       org.opencontainers.image.version=$VERSION \
