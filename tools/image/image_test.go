@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"crypto/x509"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -159,19 +161,54 @@ func TestImageLayersAreOwnedByRootAtTheCommitTimeButTheNonrootHome(t *testing.T)
 	}
 }
 
+// As root (CI), the binary runs as the image would run it: chrooted into the layers'
+// files, as 65532, so it needs nothing the image does not hold. Elsewhere it runs as is.
 func TestImageBinaryPrintsTheStampedVersion(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "upgradescope")
-	bin := imageFiles(t)["upgradescope"]
-	if err := os.WriteFile(path, bin.data, os.FileMode(bin.hdr.Mode)); err != nil {
-		t.Fatal(err)
+	root := t.TempDir()
+	extractImage(t, imageFiles(t), root)
+	cmd := exec.Command(filepath.Join(root, "upgradescope"), "version")
+	if os.Geteuid() == 0 {
+		cmd = exec.Command("/upgradescope", "version")
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Credential: &syscall.Credential{Uid: nonrootUID, Gid: nonrootUID}}
+	} else {
+		t.Log("not root: running the binary outside the image's files")
 	}
-	out, err := exec.Command(path, "version").CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("upgradescope version: %v\n%s", err, out)
 	}
 	for _, want := range []string{"upgradescope " + testVersion + "\n", "commit:     " + testCommit + "\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("upgradescope version printed\n%s\nwant a line %q", out, want)
+		}
+	}
+}
+
+// extractImage writes the layers' entries under root with their modes, and as root their
+// owners too.
+func extractImage(t *testing.T, files map[string]tarEntry, root string) {
+	t.Helper()
+	for _, p := range sortedKeys(files) {
+		e, dst := files[p], filepath.Join(root, p)
+		mode := os.FileMode(e.hdr.Mode).Perm()
+		if e.hdr.Mode&0o1000 != 0 {
+			mode |= os.ModeSticky
+		}
+		var err error
+		if e.hdr.Typeflag == tar.TypeDir {
+			err = os.MkdirAll(dst, 0o700)
+		} else {
+			err = os.WriteFile(dst, e.data, 0o600)
+		}
+		if err == nil {
+			err = os.Chmod(dst, mode)
+		}
+		if err == nil && os.Geteuid() == 0 {
+			err = os.Chown(dst, e.hdr.Uid, e.hdr.Gid)
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -193,5 +230,37 @@ func TestImageBuiltTwiceFromTheSameInputsHasTheSameDigest(t *testing.T) {
 	}
 	if !bytes.Equal(a, b) {
 		t.Error("two builds of the image archive from the same inputs differ")
+	}
+}
+
+// The Dockerfile cannot be built here (no Docker engine), so this holds it to the image
+// tools/image builds: same build script, base with the same user, same config and labels.
+func TestDockerfileBuildsWhatMakeImageBuilds(t *testing.T) {
+	b, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(b)
+	for _, want := range []string{
+		"FROM --platform=$BUILDPLATFORM golang:1.26 AS build\n",
+		"hack/build-static.sh /out/upgradescope\n",
+		"FROM gcr.io/distroless/static-debian12:nonroot\n",
+		"COPY --from=build /out/upgradescope /upgradescope\n",
+		"USER 65532:65532\n",
+		"WORKDIR " + nonrootHome + "\n",
+		`ENTRYPOINT ["/upgradescope"]` + "\n",
+	} {
+		if !strings.Contains(df, want) {
+			t.Errorf("Dockerfile has no line %q", want)
+		}
+	}
+	s := spec{source: "https://github.com/upgradescope/upgradescope", licenses: "NOASSERTION", version: "$VERSION", revision: "$COMMIT"}
+	for k, v := range labels(s) {
+		if k == "org.opencontainers.image.created" {
+			continue // docker build sets its own
+		}
+		if !strings.Contains(df, k+"="+v) {
+			t.Errorf("Dockerfile does not label %s=%s", k, v)
+		}
 	}
 }

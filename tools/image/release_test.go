@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -102,6 +103,37 @@ func TestDistWritesTheArchiveTheSBOMAndSumsThatVerify(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("sha256sum --check SHA256SUMS: %v\n%s", err, out)
+	}
+}
+
+// The SBOM names the release and the modules its binary links, read from the binary.
+func TestDistSBOMIsCycloneDXOfTheModulesTheBinaryLinks(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(sharedDist(t), "upgradescope_"+testVersion+".cdx.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bom struct {
+		BOMFormat string `json:"bomFormat"`
+		Metadata  struct {
+			Component struct{ Name, Version string } `json:"component"`
+		} `json:"metadata"`
+		Components []struct{ Name, Version string } `json:"components"`
+	}
+	if err := json.Unmarshal(b, &bom); err != nil {
+		t.Fatalf("the SBOM is not JSON: %v", err)
+	}
+	if bom.BOMFormat != "CycloneDX" || bom.Metadata.Component.Name != "github.com/upgradescope/upgradescope" || bom.Metadata.Component.Version != testVersion {
+		t.Errorf("SBOM format %q describes %s %s, want CycloneDX of github.com/upgradescope/upgradescope %s",
+			bom.BOMFormat, bom.Metadata.Component.Name, bom.Metadata.Component.Version, testVersion)
+	}
+	linked := map[string]bool{}
+	for _, c := range bom.Components {
+		linked[c.Name] = true
+	}
+	// OPA is linked; go-containerregistry is only tools/image's and must not be listed.
+	if !linked["github.com/open-policy-agent/opa"] || linked["github.com/google/go-containerregistry"] {
+		t.Errorf("SBOM lists OPA %v (want true) and go-containerregistry %v (want false)",
+			linked["github.com/open-policy-agent/opa"], linked["github.com/google/go-containerregistry"])
 	}
 }
 
