@@ -105,6 +105,20 @@ func TestImageConfigRunsTheBinaryAsNonrootWithOCILabels(t *testing.T) {
 // layers win, though no two layers share a path).
 func imageFiles(t *testing.T) map[string]tarEntry {
 	t.Helper()
+	filesOnce.Do(func() { cachedFiles = readImageFiles(t) })
+	if cachedFiles == nil {
+		t.Fatal("reading the image's files failed in an earlier test")
+	}
+	return cachedFiles
+}
+
+var (
+	filesOnce   sync.Once
+	cachedFiles map[string]tarEntry // read once: each read decompresses 60 MB
+)
+
+func readImageFiles(t *testing.T) map[string]tarEntry {
+	t.Helper()
 	layers, err := loadImage(t).Layers()
 	if err != nil {
 		t.Fatal(err)
