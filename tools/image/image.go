@@ -131,9 +131,10 @@ func layer(entries []entry, mtime time.Time) (v1.Layer, error) {
 	return tarball.LayerFromOpener(open, tarball.WithCompressionLevel(gzip.DefaultCompression), tarball.WithCompressedCaching)
 }
 
-// writeArchive writes img as a docker-compatible tarball (manifest.json and
-// repositories, which both `docker load` and `podman load` read) tagged ref. It writes
-// beside path and renames, so a failed build leaves no half archive behind.
+// writeArchive writes img tagged ref in the format `docker save` writes (manifest.json,
+// the config, gzipped layers), which every `docker load` and `podman load` reads; Docker
+// reads OCI layout archives only since 25.0. It writes beside path and renames, so a
+// failed build leaves no half archive behind.
 func writeArchive(path string, ref name.Tag, img v1.Image) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".image-*.tar")
 	if err != nil {
