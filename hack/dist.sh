@@ -30,6 +30,22 @@ if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
 	exit 1
 fi
 
+for p in $platforms; do
+	case "$p" in
+	linux/amd64 | linux/arm64 | darwin/amd64 | darwin/arm64) ;;
+	*)
+		echo "hack/dist.sh: PLATFORMS entry \"$p\" is not one of linux/amd64 linux/arm64 darwin/amd64 darwin/arm64" >&2
+		exit 1
+		;;
+	esac
+done
+case "$SOURCE_DATE_EPOCH" in
+'' | *[!0-9]*)
+	echo "hack/dist.sh: SOURCE_DATE_EPOCH \"$SOURCE_DATE_EPOCH\" is not whole seconds since 1970" >&2
+	exit 1
+	;;
+esac
+
 mkdir -p "$dir"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

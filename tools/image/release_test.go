@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -236,4 +237,34 @@ func epochTime(t *testing.T) time.Time {
 		t.Fatal(err)
 	}
 	return tm
+}
+
+// TestDistRefusesBadInputBeforeBuilding: a platform without a release or a time that is
+// not seconds stops the script with a message naming it, before anything is built.
+func TestDistRefusesBadInputBeforeBuilding(t *testing.T) {
+	tests := []struct {
+		name, env, want string
+	}{
+		{"a platform without its architecture", "PLATFORMS=linux", `PLATFORMS entry "linux" is not one of`},
+		{"a platform releases do not cover", "PLATFORMS=windows/amd64", `PLATFORMS entry "windows/amd64" is not one of`},
+		{"a SOURCE_DATE_EPOCH that is a date", "SOURCE_DATE_EPOCH=2026-12-01", `SOURCE_DATE_EPOCH "2026-12-01" is not whole seconds`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "dist")
+			cmd := exec.Command("../../hack/dist.sh")
+			cmd.Env = append(os.Environ(), "DIST_DIR="+dir, "PLATFORMS=linux/amd64",
+				"VERSION="+testVersion, "COMMIT="+testCommit, "SOURCE_DATE_EPOCH="+testEpoch, tt.env)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("hack/dist.sh succeeded with %s:\n%s", tt.env, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("hack/dist.sh said %q, want %q", out, tt.want)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("hack/dist.sh created %s before refusing (%v)", dir, err)
+			}
+		})
+	}
 }
