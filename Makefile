@@ -24,6 +24,31 @@ LDFLAGS  = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 build: ## build bin/upgradescope, stamped with the version and commit
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/upgradescope
 
+# Release artefacts go to dist/ (gitignored), every time in them the last commit's time.
+DIST_DIR          ?= dist
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_PLATFORMS   ?= linux/amd64 linux/arm64
+RELEASE_ENV        = VERSION=$(VERSION) COMMIT=$(COMMIT) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+
+.PHONY: dist
+dist: ## release builds: linux and darwin × amd64 and arm64, SHA256SUMS and a CycloneDX SBOM in dist/
+	$(RELEASE_ENV) DIST_DIR=$(DIST_DIR) hack/dist.sh
+
+# One archive per platform, each loadable with `docker load -i` or `podman load -i` and tagged
+# ghcr.io/upgradescope/upgradescope:$(VERSION); the binary inside is built as make dist builds it.
+.PHONY: image
+image: ## container image archives (no Docker engine): dist/upgradescope_<version>_linux_<arch>.image.tar
+	@mkdir -p $(DIST_DIR)
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	  for p in $(IMAGE_PLATFORMS); do \
+	    os=$${p%/*} arch=$${p#*/}; \
+	    $(RELEASE_ENV) GOOS=$$os GOARCH=$$arch hack/build-static.sh "$$bin/$$os-$$arch" && \
+	    go run ./tools/image -binary "$$bin/$$os-$$arch" -platform $$p \
+	      -version $(VERSION) -revision "$(COMMIT)" -source-date-epoch $(SOURCE_DATE_EPOCH) \
+	      -out $(DIST_DIR)/upgradescope_$(VERSION)_$${os}_$${arch}.image.tar && \
+	    echo "wrote $(DIST_DIR)/upgradescope_$(VERSION)_$${os}_$${arch}.image.tar" || exit 1; \
+	  done
+
 .PHONY: test
 test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
 
