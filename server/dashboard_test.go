@@ -61,6 +61,19 @@ func TestDashboardPagesAnswerTheShellWithoutCredentials(t *testing.T) {
 	}
 }
 
+var navLink = regexp.MustCompile(`<li><a href="([^"]*)" data-page="([^"]*)">([^<]*)</a></li>`)
+
+func TestTheNavLinksEachPageOnceByItsName(t *testing.T) {
+	ts := newServer(t, nil)
+	var got []string
+	for _, m := range navLink.FindAllStringSubmatch(string(ts.get("/", "").body), -1) {
+		got = append(got, m[3]+" "+m[1])
+	}
+	if want := "Fleet /,Teams /teams,Knowledge /knowledge"; strings.Join(got, ",") != want {
+		t.Errorf("the nav links %q, want %q", strings.Join(got, ","), want)
+	}
+}
+
 func TestDashboardAssetsAreFingerprintedAndCachedImmutably(t *testing.T) {
 	ts := newServer(t, nil)
 	shell := string(ts.get("/", "").body)

@@ -47,6 +47,7 @@
 
   function markNav() {
     var page = pagePath(location.pathname).split("/")[1];
+    if (page === "clusters") { page = "fleet"; } // a cluster page is reached from the fleet
     var links = document.querySelectorAll("nav a[data-page]");
     for (var i = 0; i < links.length; i++) {
       if (links[i].getAttribute("data-page") === page) { links[i].setAttribute("aria-current", "page"); }
