@@ -301,6 +301,23 @@ func TestUnderAPathPrefixEverythingIsServedThereAndNothingElsewhere(t *testing.T
 	}
 }
 
+func TestUnderAPathPrefixNoRedirectLeavesItAndNoneDropsTheQuery(t *testing.T) {
+	const p = "/upgradescope"
+	ts := newServer(t, func(c *server.Config) { c.PathPrefix = p })
+	for _, path := range []string{"/api", "/api/", "/api/v1", "/healthz/", "/clusters", "/ui"} {
+		r := ts.under(p, "GET", path, "", nil, nil)
+		if loc := r.header.Get("Location"); loc != "" && !strings.HasPrefix(loc, p+"/") {
+			t.Errorf("%s%s: %d redirects to %s, outside the prefix", p, path, r.status, loc)
+		}
+	}
+	if r := ts.under(p, "GET", "/api", "", nil, nil); r.status != 404 || r.json(t)["error"] == nil {
+		t.Errorf("%s/api: %d %s, want the JSON 404", p, r.status, r.body)
+	}
+	if r := ts.under("", "GET", p+"?q=ops&verdict=blocked", "", nil, nil); r.status != 301 || r.header.Get("Location") != p+"/?q=ops&verdict=blocked" {
+		t.Errorf("%s?q=ops&verdict=blocked: %d to %q, want 301 keeping the query", p, r.status, r.header.Get("Location"))
+	}
+}
+
 func TestAPathPrefixIsCheckedWhenTheServerIsBuilt(t *testing.T) {
 	eng, err := sharedEngine()
 	if err != nil {

@@ -38,8 +38,9 @@ func (s *Server) routes() http.Handler {
 	handle("GET /bundles/{name}", "bundles", s.bundleFiles)
 	s.dashboardRoutes(handle)
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
-	// ServeMux would redirect to the subtree) and every path under them and /api/.
-	for _, p := range []string{"/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
+	// ServeMux would redirect to the subtree) and every path under them and /api/. /api is
+	// exact too: ServeMux's redirect to /api/ would not know a path prefix and leave it.
+	for _, p := range []string{"/api", "/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
 		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
 	}
 	if s.cfg.PathPrefix != "" {
