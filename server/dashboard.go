@@ -275,6 +275,7 @@ func underPrefix(prefix string, h http.Handler) http.Handler {
 		http.Redirect(w, r, to, http.StatusMovedPermanently)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		web.SecurityHeaders(w.Header())
 		writeError(w, http.StatusNotFound, "not found: this server answers under "+prefix+"/")
 	})
 	return mux

@@ -318,6 +318,43 @@ func TestUnderAPathPrefixNoRedirectLeavesItAndNoneDropsTheQuery(t *testing.T) {
 	}
 }
 
+func TestEveryErrorOutsideTheRoutesCarriesTheSecurityHeaders(t *testing.T) {
+	const p = "/upgradescope"
+	for _, prefix := range []string{"", p} {
+		ts := newServer(t, func(c *server.Config) { c.PathPrefix = prefix })
+		for _, path := range []string{"/clusters/1/", "/nope", "/teams/x"} {
+			r := ts.under(prefix, "GET", path, "", nil, nil)
+			if r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || r.json(t)["error"] == nil {
+				t.Errorf("%s%s: %d %s %s, want the JSON 404", prefix, path, r.status, r.header.Get("Content-Type"), r.body)
+			}
+			checkSecurityHeaders(t, prefix+path, r.header)
+		}
+		if r := ts.under(prefix, "POST", "/teams", "", nil, nil); r.status != 405 || !strings.Contains(r.header.Get("Allow"), "GET") || r.json(t)["error"] == nil {
+			t.Errorf("POST %s/teams: %d Allow %q %s, want the JSON 405 allowing GET", prefix, r.status, r.header.Get("Allow"), r.body)
+		}
+		req, err := http.NewRequestWithContext(t.Context(), "GET", ts.URL+prefix+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "attacker.example"
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 421 {
+			t.Errorf("a rebound name: %d, want 421", resp.StatusCode)
+		}
+		checkSecurityHeaders(t, "421 at "+prefix+"/", resp.Header)
+	}
+	ts := newServer(t, func(c *server.Config) { c.PathPrefix = p })
+	r := ts.under("", "GET", "/clusters/1", "", nil, nil)
+	if r.status != 404 {
+		t.Errorf("/clusters/1 outside the prefix: %d, want 404", r.status)
+	}
+	checkSecurityHeaders(t, "/clusters/1 outside the prefix", r.header)
+}
+
 func TestAPathPrefixIsCheckedWhenTheServerIsBuilt(t *testing.T) {
 	eng, err := sharedEngine()
 	if err != nil {

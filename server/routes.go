@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/server/web"
 )
 
 // routes wires every endpoint. Each route has a name for metrics; the Host check runs
@@ -43,6 +44,12 @@ func (s *Server) routes() http.Handler {
 	for _, p := range []string{"/api", "/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
 		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
 	}
+	// Every other path is the dashboard's: its 404 and 405 are JSON with the dashboard's
+	// security headers, not ServeMux's bare text.
+	handle("/", "not-found", func(w http.ResponseWriter, r *http.Request) {
+		web.SecurityHeaders(w.Header())
+		notFound(mux, "/", w, r)
+	})
 	if s.cfg.PathPrefix != "" {
 		return s.hostCheck(underPrefix(s.cfg.PathPrefix, mux))
 	}
