@@ -29,9 +29,10 @@ func ParseClusterQuery(v url.Values) (ClusterQuery, error) {
 	if q.Severity != "" && !slices.Contains(severities, q.Severity) {
 		return q, fmt.Errorf("severity %q: want blocker, warning or info", q.Severity)
 	}
-	for name, val := range map[string]string{"q": q.Q, "category": q.Category, "team": q.Team, "finding": q.Finding} {
-		if len(val) > 512 {
-			return q, fmt.Errorf("%s: at most 512 bytes", name)
+	// A slice, not a map: with several too long, the error names the same one every time.
+	for _, p := range []struct{ name, val string }{{"q", q.Q}, {"category", q.Category}, {"team", q.Team}, {"finding", q.Finding}} {
+		if len(p.val) > 512 {
+			return q, fmt.Errorf("%s: at most 512 bytes", p.name)
 		}
 	}
 	return q, nil

@@ -69,3 +69,13 @@ func TestTheScoreChartDrawsOnePointPerEvaluation(t *testing.T) {
 		t.Errorf("an empty history: %s", got)
 	}
 }
+
+func TestTheClusterQueryNamesTheSameTooLongParameterEveryTime(t *testing.T) {
+	long := strings.Repeat("x", 513)
+	v := url.Values{"q": {long}, "category": {long}, "team": {long}, "finding": {long}}
+	for range 50 {
+		if _, err := ParseClusterQuery(v); err == nil || err.Error() != "q: at most 512 bytes" {
+			t.Fatalf("four parameters too long: %v, want q named first every time", err)
+		}
+	}
+}
