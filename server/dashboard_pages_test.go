@@ -151,6 +151,32 @@ func TestAClusterOfUnknownVersionHasAPageSayingSo(t *testing.T) {
 	}
 }
 
+func TestAClusterOfUnknownVersionWithoutPlannedTargetsOffersATargetForm(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := teamsInventory(t)
+	doc.ServerVersion = ""
+	if r := ts.push("shared", envelope(t, "mystery", doc)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	id := ts.idOf("mystery")
+	body := string(ts.get(fmt.Sprintf("/ui/clusters/%d", id), "").body)
+	for _, want := range []string{
+		fmt.Sprintf(`<form id="target-form" class="controls" method="get" action="/clusters/%d"`, id),
+		`<label for="target-input">Target (MAJOR.MINOR)`, `<input id="target-input" name="target"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("a cluster with no target to pick: the page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `id="history"`) || strings.Contains(body, "Score history at Kubernetes <") {
+		t.Errorf("without a target the page has a score history section")
+	}
+	asked := string(ts.get(fmt.Sprintf("/ui/clusters/%d?target=1.35", id), "").body)
+	if !strings.Contains(asked, `<h2 id="history-h">Score history at Kubernetes 1.35</h2>`) || strings.Contains(asked, `id="target-form"`) {
+		t.Errorf("with ?target=1.35 the page does not show 1.35's history in place of the form: %s", asked)
+	}
+}
+
 func TestTheClusterFragmentRefusesBadInputAsTheAPIDoes(t *testing.T) {
 	ts := pushed(t, nil)
 	prod := ts.idOf("prod")
