@@ -79,3 +79,18 @@ func TestTheClusterQueryNamesTheSameTooLongParameterEveryTime(t *testing.T) {
 		}
 	}
 }
+
+// A page's #hash is the reader's to write: decodeURIComponent throws on a malformed escape
+// (#%E0%A4%A), and a throw after the fragment is in would reach the fetch's .catch, which
+// replaces the loaded view with an error. Without a JavaScript engine in Go tests, this
+// checks the two guards are in the script; the browser tests exercise it.
+func TestTheScriptDecodesAHashAndSettlesAViewWithoutThrowing(t *testing.T) {
+	for i, line := range strings.Split(string(scriptAsset.body), "\n") {
+		trimmed := strings.TrimSpace(line)
+		decodes := strings.Contains(line, "decodeURIComponent(")
+		settles := strings.Contains(line, "settle(") && !strings.HasPrefix(trimmed, "function ") && !strings.HasPrefix(trimmed, "//")
+		if (decodes || settles) && !strings.Contains(line, "try {") {
+			t.Errorf("app.js:%d: %s outside a try", i+1, trimmed)
+		}
+	}
+}
