@@ -272,6 +272,7 @@ func underPrefix(prefix string, h http.Handler) http.Handler {
 		if r.URL.RawQuery != "" {
 			to += "?" + r.URL.RawQuery
 		}
+		web.SecurityHeaders(w.Header())
 		http.Redirect(w, r, to, http.StatusMovedPermanently)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {

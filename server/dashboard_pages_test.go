@@ -341,6 +341,8 @@ func TestUnderAPathPrefixNoRedirectLeavesItAndNoneDropsTheQuery(t *testing.T) {
 	}
 	if r := ts.under("", "GET", p+"?q=ops&verdict=blocked", "", nil, nil); r.status != 301 || r.header.Get("Location") != p+"/?q=ops&verdict=blocked" {
 		t.Errorf("%s?q=ops&verdict=blocked: %d to %q, want 301 keeping the query", p, r.status, r.header.Get("Location"))
+	} else {
+		checkSecurityHeaders(t, "the redirect to "+p+"/", r.header)
 	}
 }
 
