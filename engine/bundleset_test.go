@@ -150,3 +150,25 @@ func TestTheKBManifestAgreesWithItsData(t *testing.T) {
 		}
 	}
 }
+
+// The Knowledge page lists the add-on registry from the kb's data: a registry that does
+// not decode is a broken kb, refused like one without a horizon rather than shown empty.
+func TestAKnowledgeBaseWhoseAddonRegistryDoesNotDecodeIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		addons any
+	}{
+		{"a list instead of a map by id", []any{"containerd"}},
+		{"a support status that is not an object", map[string]any{"containerd": map[string]any{"support": "supported"}}},
+		{"release lines that are not a list", map[string]any{"containerd": map[string]any{"lines": "1.7"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kb := parsed(t, policies.KB)
+			kb.Data["upgradescope"].(map[string]any)["kb"].(map[string]any)["addons"] = tc.addons
+			_, err := engine.New(context.Background(), engine.WithBundle("kb.tar.gz", kb, ""))
+			if err == nil || !strings.Contains(err.Error(), "kb bundle (kb.tar.gz): /upgradescope/kb/addons") {
+				t.Errorf("err = %v, want the kb refused naming /upgradescope/kb/addons", err)
+			}
+		})
+	}
+}

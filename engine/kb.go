@@ -42,7 +42,9 @@ func (e *Engine) readKB(l loaded) error {
 	if err := remarshal(kb["apis"], &e.apis); err != nil || len(e.apis) == 0 {
 		return fmt.Errorf("kb bundle (%s): /upgradescope/kb/apis holds no API lifecycle data", l.origin)
 	}
-	e.readKnowledge(kb)
+	if err := e.readKnowledge(kb); err != nil {
+		return fmt.Errorf("kb bundle (%s): %w", l.origin, err)
+	}
 	var index struct {
 		FirstSegments map[string]bool     `json:"firstSegments"`
 		Labels        map[string][]string `json:"labels"`

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -67,10 +68,13 @@ func (a APIEntry) Key() string {
 }
 
 // readKnowledge keeps the registry and the lifecycle table as lists a page can walk in
-// order; a registry that does not decode leaves the list empty (the engine does not need it).
-func (e *Engine) readKnowledge(kb map[string]any) {
+// order. A registry that does not decode is an error: an empty list would tell a reader
+// the kb knows no add-ons, when the bundle is broken.
+func (e *Engine) readKnowledge(kb map[string]any) error {
 	var addons map[string]Addon
-	_ = remarshal(kb["addons"], &addons)
+	if err := remarshal(kb["addons"], &addons); err != nil {
+		return fmt.Errorf("/upgradescope/kb/addons is not an add-on registry by id: %w", err)
+	}
 	for id, a := range addons {
 		if a.ID == "" {
 			a.ID = id
@@ -82,4 +86,5 @@ func (e *Engine) readKnowledge(kb map[string]any) {
 		e.apiList = append(e.apiList, a)
 	}
 	slices.SortFunc(e.apiList, func(a, b APIEntry) int { return strings.Compare(a.Key(), b.Key()) })
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/server/web"
 )
 
 // scope is what a read credential may see: the whole fleet, or the clusters and findings
@@ -171,6 +172,7 @@ func (s *Server) hostCheck(next http.Handler) http.Handler {
 			lastLog.Store(now)
 			s.log.Warn("refused a request for another host (DNS rebinding guard); add it with --allowed-host if it is yours", "host", host)
 		}
+		web.SecurityHeaders(w.Header()) // the answer a rebound page gets, which may be shown as a page
 		writeError(w, http.StatusMisdirectedRequest, "this server does not answer to that host name")
 	})
 }

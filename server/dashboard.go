@@ -261,15 +261,22 @@ func NormalPathPrefix(p string) (string, error) {
 	return p, nil
 }
 
-// underPrefix serves h under the prefix only: the prefix itself redirects to prefix/, and
-// every path outside it is 404, so nothing answers where an Ingress does not route.
+// underPrefix serves h under the prefix only: the prefix itself redirects to prefix/ with
+// its query (a shared link keeps its filters), and every path outside it is 404, so
+// nothing answers where an Ingress does not route.
 func underPrefix(prefix string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
 	mux.HandleFunc(prefix, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, prefix+"/", http.StatusMovedPermanently)
+		to := prefix + "/"
+		if r.URL.RawQuery != "" {
+			to += "?" + r.URL.RawQuery
+		}
+		web.SecurityHeaders(w.Header())
+		http.Redirect(w, r, to, http.StatusMovedPermanently)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		web.SecurityHeaders(w.Header())
 		writeError(w, http.StatusNotFound, "not found: this server answers under "+prefix+"/")
 	})
 	return mux

@@ -151,6 +151,32 @@ func TestAClusterOfUnknownVersionHasAPageSayingSo(t *testing.T) {
 	}
 }
 
+func TestAClusterOfUnknownVersionWithoutPlannedTargetsOffersATargetForm(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	doc := teamsInventory(t)
+	doc.ServerVersion = ""
+	if r := ts.push("shared", envelope(t, "mystery", doc)); r.status != 202 {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	id := ts.idOf("mystery")
+	body := string(ts.get(fmt.Sprintf("/ui/clusters/%d", id), "").body)
+	for _, want := range []string{
+		fmt.Sprintf(`<form id="target-form" class="controls" method="get" action="/clusters/%d"`, id),
+		`<label for="target-input">Target (MAJOR.MINOR)`, `<input id="target-input" name="target"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("a cluster with no target to pick: the page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `id="history"`) || strings.Contains(body, "Score history at Kubernetes <") {
+		t.Errorf("without a target the page has a score history section")
+	}
+	asked := string(ts.get(fmt.Sprintf("/ui/clusters/%d?target=1.35", id), "").body)
+	if !strings.Contains(asked, `<h2 id="history-h">Score history at Kubernetes 1.35</h2>`) || strings.Contains(asked, `id="target-form"`) {
+		t.Errorf("with ?target=1.35 the page does not show 1.35's history in place of the form: %s", asked)
+	}
+}
+
 func TestTheClusterFragmentRefusesBadInputAsTheAPIDoes(t *testing.T) {
 	ts := pushed(t, nil)
 	prod := ts.idOf("prod")
@@ -299,6 +325,62 @@ func TestUnderAPathPrefixEverythingIsServedThereAndNothingElsewhere(t *testing.T
 	if !strings.Contains(fleet, `<a href="/upgradescope/clusters/1">prod</a>`) {
 		t.Errorf("the cluster link does not carry the prefix")
 	}
+}
+
+func TestUnderAPathPrefixNoRedirectLeavesItAndNoneDropsTheQuery(t *testing.T) {
+	const p = "/upgradescope"
+	ts := newServer(t, func(c *server.Config) { c.PathPrefix = p })
+	for _, path := range []string{"/api", "/api/", "/api/v1", "/healthz/", "/clusters", "/ui"} {
+		r := ts.under(p, "GET", path, "", nil, nil)
+		if loc := r.header.Get("Location"); loc != "" && !strings.HasPrefix(loc, p+"/") {
+			t.Errorf("%s%s: %d redirects to %s, outside the prefix", p, path, r.status, loc)
+		}
+	}
+	if r := ts.under(p, "GET", "/api", "", nil, nil); r.status != 404 || r.json(t)["error"] == nil {
+		t.Errorf("%s/api: %d %s, want the JSON 404", p, r.status, r.body)
+	}
+	if r := ts.under("", "GET", p+"?q=ops&verdict=blocked", "", nil, nil); r.status != 301 || r.header.Get("Location") != p+"/?q=ops&verdict=blocked" {
+		t.Errorf("%s?q=ops&verdict=blocked: %d to %q, want 301 keeping the query", p, r.status, r.header.Get("Location"))
+	} else {
+		checkSecurityHeaders(t, "the redirect to "+p+"/", r.header)
+	}
+}
+
+func TestEveryErrorOutsideTheRoutesCarriesTheSecurityHeaders(t *testing.T) {
+	const p = "/upgradescope"
+	for _, prefix := range []string{"", p} {
+		ts := newServer(t, func(c *server.Config) { c.PathPrefix = prefix })
+		for _, path := range []string{"/clusters/1/", "/nope", "/teams/x"} {
+			r := ts.under(prefix, "GET", path, "", nil, nil)
+			if r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || r.json(t)["error"] == nil {
+				t.Errorf("%s%s: %d %s %s, want the JSON 404", prefix, path, r.status, r.header.Get("Content-Type"), r.body)
+			}
+			checkSecurityHeaders(t, prefix+path, r.header)
+		}
+		if r := ts.under(prefix, "POST", "/teams", "", nil, nil); r.status != 405 || !strings.Contains(r.header.Get("Allow"), "GET") || r.json(t)["error"] == nil {
+			t.Errorf("POST %s/teams: %d Allow %q %s, want the JSON 405 allowing GET", prefix, r.status, r.header.Get("Allow"), r.body)
+		}
+		req, err := http.NewRequestWithContext(t.Context(), "GET", ts.URL+prefix+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "attacker.example"
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 421 {
+			t.Errorf("a rebound name: %d, want 421", resp.StatusCode)
+		}
+		checkSecurityHeaders(t, "421 at "+prefix+"/", resp.Header)
+	}
+	ts := newServer(t, func(c *server.Config) { c.PathPrefix = p })
+	r := ts.under("", "GET", "/clusters/1", "", nil, nil)
+	if r.status != 404 {
+		t.Errorf("/clusters/1 outside the prefix: %d, want 404", r.status)
+	}
+	checkSecurityHeaders(t, "/clusters/1 outside the prefix", r.header)
 }
 
 func TestAPathPrefixIsCheckedWhenTheServerIsBuilt(t *testing.T) {

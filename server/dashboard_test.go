@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"regexp"
 	"strings"
@@ -58,6 +59,19 @@ func TestDashboardPagesAnswerTheShellWithoutCredentials(t *testing.T) {
 		if refs := assetRef.FindAllStringSubmatch(body, -1); len(refs) != 2 {
 			t.Errorf("%s: the shell links %d fingerprinted assets, want app.js and app.css", path, len(refs))
 		}
+	}
+}
+
+var navLink = regexp.MustCompile(`<li><a href="([^"]*)" data-page="([^"]*)">([^<]*)</a></li>`)
+
+func TestTheNavLinksEachPageOnceByItsName(t *testing.T) {
+	ts := newServer(t, nil)
+	var got []string
+	for _, m := range navLink.FindAllStringSubmatch(string(ts.get("/", "").body), -1) {
+		got = append(got, m[3]+" "+m[1])
+	}
+	if want := "Fleet /,Teams /teams,Knowledge /knowledge"; strings.Join(got, ",") != want {
+		t.Errorf("the nav links %q, want %q", strings.Join(got, ","), want)
 	}
 }
 
@@ -324,6 +338,29 @@ func TestTheFleetAndClusterFragmentsReadTheSameOnBothStores(t *testing.T) {
 			t.Errorf("prod's blockers: %d, chart drawn: %v", got, strings.Contains(cluster, "<svg"))
 		}
 	})
+}
+
+var countLink = regexp.MustCompile(`<a data-count="([a-z]+)" class="[^"]*" href="([^"]*)">([0-9,]+) `)
+
+func TestEachSummaryCountIsTheNumberOfRowsItsLinkLists(t *testing.T) {
+	ts := seededFleet(t, nil)
+	for _, query := range []string{"", "q=cluster-00", "q=CLUSTER-1&target=1.35", "q=nothing-matches"} {
+		body := string(ts.get("/ui/fleet?"+query, "").body)
+		links := countLink.FindAllStringSubmatch(body, -1)
+		if len(links) != 5 {
+			t.Fatalf("?%s: %d summary links, want 5", query, len(links))
+		}
+		for _, m := range links {
+			linked := string(ts.get("/ui/fleet"+strings.TrimPrefix(html.UnescapeString(m[2]), "/"), "").body)
+			info := regexp.MustCompile(`<span id="page-info">(?:[0-9,]+–[0-9,]+ of )?([0-9,]+)`).FindStringSubmatch(linked)
+			if info == nil || info[1] != m[3] {
+				t.Errorf("?%s: %s counts %s, its link %s lists %v", query, m[1], m[3], m[2], info[1:])
+			}
+		}
+		if q := regexp.MustCompile(`q=([^&]*)`).FindStringSubmatch(query); q != nil && !strings.Contains(body, `matching “`+q[1]+`”`) {
+			t.Errorf("?%s: the summary heading does not say it counts the clusters matching %s", query, q[1])
+		}
+	}
 }
 
 func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/server/web"
 )
 
 // routes wires every endpoint. Each route has a name for metrics; the Host check runs
@@ -38,10 +39,17 @@ func (s *Server) routes() http.Handler {
 	handle("GET /bundles/{name}", "bundles", s.bundleFiles)
 	s.dashboardRoutes(handle)
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
-	// ServeMux would redirect to the subtree) and every path under them and /api/.
-	for _, p := range []string{"/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
+	// ServeMux would redirect to the subtree) and every path under them and /api/. /api is
+	// exact too: ServeMux's redirect to /api/ would not know a path prefix and leave it.
+	for _, p := range []string{"/api", "/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
 		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
 	}
+	// Every other path is the dashboard's: its 404 and 405 are JSON with the dashboard's
+	// security headers, not ServeMux's bare text.
+	handle("/", "not-found", func(w http.ResponseWriter, r *http.Request) {
+		web.SecurityHeaders(w.Header())
+		notFound(mux, "/", w, r)
+	})
 	if s.cfg.PathPrefix != "" {
 		return s.hostCheck(underPrefix(s.cfg.PathPrefix, mux))
 	}

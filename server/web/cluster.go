@@ -29,9 +29,10 @@ func ParseClusterQuery(v url.Values) (ClusterQuery, error) {
 	if q.Severity != "" && !slices.Contains(severities, q.Severity) {
 		return q, fmt.Errorf("severity %q: want blocker, warning or info", q.Severity)
 	}
-	for name, val := range map[string]string{"q": q.Q, "category": q.Category, "team": q.Team, "finding": q.Finding} {
-		if len(val) > 512 {
-			return q, fmt.Errorf("%s: at most 512 bytes", name)
+	// A slice, not a map: with several too long, the error names the same one every time.
+	for _, p := range []struct{ name, val string }{{"q", q.Q}, {"category", q.Category}, {"team", q.Team}, {"finding", q.Finding}} {
+		if len(p.val) > 512 {
+			return q, fmt.Errorf("%s: at most 512 bytes", p.name)
 		}
 	}
 	return q, nil
@@ -131,6 +132,9 @@ func (c *Cluster) targets(d *doc) {
 			c.link(ClusterQuery{Target: t.Target}), esc(t.Target), verdict(t.Verdict), score)
 	}
 	d.w("</div>\n")
+	if len(c.Targets) == 0 {
+		c.targetForm(d)
+	}
 	if r := c.Result; r != nil {
 		outdated := ""
 		if c.Outdated {
@@ -141,6 +145,15 @@ func (c *Cluster) targets(d *doc) {
 			c.EvaluatedAt.UTC().Format(time.RFC3339), c.EvaluatedAt.UTC().Format("2006-01-02 15:04 MST"), outdated)
 	}
 	d.w("</section>\n")
+}
+
+// targetForm asks for a target when the page has none to offer: the cluster's version is
+// unknown (no next minor) and the server plans no --targets, so no link could pick one.
+func (c *Cluster) targetForm(d *doc) {
+	d.w(`<form id="target-form" class="controls" method="get" action="%s/clusters/%d" aria-label="Pick a target">`, esc(c.Prefix), c.ID)
+	d.w(`<label for="target-input">Target (MAJOR.MINOR)<input id="target-input" name="target" type="text" inputmode="decimal" ` +
+		`pattern="[0-9]+\.[0-9]+" placeholder="1.35" required autocomplete="off"></label>`)
+	d.w(`<button type="submit">Show</button></form>` + "\n")
 }
 
 // matches answers whether f passes the query's filters.
@@ -169,6 +182,9 @@ func (c *Cluster) findings(d *doc) {
 		msg := "No report at this target yet."
 		if c.Target == "" {
 			msg = "The cluster's Kubernetes version is unknown, so it has no next minor: pick a target above."
+			if len(c.Targets) == 0 {
+				msg = "The cluster's Kubernetes version is unknown, so it has no next minor: name a target above."
+			}
 		}
 		d.w(`<p class="muted">%s</p></section>`+"\n", msg)
 		return
@@ -391,7 +407,11 @@ func (c *Cluster) gaps(d *doc) {
 	d.w("</ul></section>\n")
 }
 
+// history is the score chart at the page's target; without a target there is none to chart.
 func (c *Cluster) history(d *doc) {
+	if c.Target == "" {
+		return
+	}
 	d.w(`<section id="history" aria-labelledby="history-h"><h2 id="history-h">Score history at Kubernetes %s</h2>`, esc(c.Target))
 	d.WriteString(ScoreChart(c.History, c.Target))
 	d.w("</section>\n")

@@ -136,11 +136,15 @@ func (f *Fleet) CheckTarget() error {
 	return nil
 }
 
-// counts is how many clusters have each status at the focused target.
+// counts is how many of the clusters q keeps have each status at the focused target: each
+// count's link keeps q, so it lists as many rows as the count says.
 func (f *Fleet) counts() map[string]int {
 	out := map[string]int{}
 	for i := range f.Rows {
 		r := &f.Rows[i]
+		if !f.named(r) {
+			continue
+		}
 		if s := r.status(f.Query.Target); s != statusNA {
 			out[s]++
 		}
@@ -151,13 +155,17 @@ func (f *Fleet) counts() map[string]int {
 	return out
 }
 
+// named answers whether the row's name contains the query's q, in any case.
+func (f *Fleet) named(r *FleetRow) bool {
+	return f.Query.Q == "" || strings.Contains(strings.ToLower(r.Name), strings.ToLower(f.Query.Q))
+}
+
 // selected is the rows the query's q and verdict keep, in its order.
 func (f *Fleet) selected() []*FleetRow {
-	q := strings.ToLower(f.Query.Q)
 	var out []*FleetRow
 	for i := range f.Rows {
 		r := &f.Rows[i]
-		if q != "" && !strings.Contains(strings.ToLower(r.Name), q) {
+		if !f.named(r) {
 			continue
 		}
 		switch f.Query.Verdict {
@@ -241,6 +249,9 @@ func (f *Fleet) summary(d *doc) {
 	at := "each cluster's next minor"
 	if f.Query.Target != "" {
 		at = "Kubernetes " + esc(f.Query.Target)
+	}
+	if f.Query.Q != "" {
+		at += " of the clusters matching “" + esc(f.Query.Q) + "”"
 	}
 	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary at %s</h2><div class="summary">`, at)
 	for _, s := range []struct{ key, label string }{{StatusReady, "ready"}, {StatusBlocked, "blocked"},

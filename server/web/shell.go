@@ -40,8 +40,7 @@ func Shell(prefix string) []byte {
 	for _, pg := range pages {
 		d.w(`<li><a href="%s%s" data-page="%s">%s</a></li>`+"\n", p, pg.path, pg.id, pg.label)
 	}
-	d.w(`<li><a href="%s/#fleet" data-page="clusters">Clusters</a></li>
-</ul>
+	d.w(`</ul>
 </nav>
 <div class="session"><button type="button" id="token-forget" hidden>Forget token</button></div>
 </header>
@@ -59,7 +58,7 @@ func Shell(prefix string) []byte {
 </section>
 </body>
 </html>
-`, p)
+`)
 	return []byte(d.String())
 }
 

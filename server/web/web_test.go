@@ -69,3 +69,28 @@ func TestTheScoreChartDrawsOnePointPerEvaluation(t *testing.T) {
 		t.Errorf("an empty history: %s", got)
 	}
 }
+
+func TestTheClusterQueryNamesTheSameTooLongParameterEveryTime(t *testing.T) {
+	long := strings.Repeat("x", 513)
+	v := url.Values{"q": {long}, "category": {long}, "team": {long}, "finding": {long}}
+	for range 50 {
+		if _, err := ParseClusterQuery(v); err == nil || err.Error() != "q: at most 512 bytes" {
+			t.Fatalf("four parameters too long: %v, want q named first every time", err)
+		}
+	}
+}
+
+// A page's #hash is the reader's to write: decodeURIComponent throws on a malformed escape
+// (#%E0%A4%A), and a throw after the fragment is in would reach the fetch's .catch, which
+// replaces the loaded view with an error. Without a JavaScript engine in Go tests, this
+// checks the two guards are in the script; the browser tests exercise it.
+func TestTheScriptDecodesAHashAndSettlesAViewWithoutThrowing(t *testing.T) {
+	for i, line := range strings.Split(string(scriptAsset.body), "\n") {
+		trimmed := strings.TrimSpace(line)
+		decodes := strings.Contains(line, "decodeURIComponent(")
+		settles := strings.Contains(line, "settle(") && !strings.HasPrefix(trimmed, "function ") && !strings.HasPrefix(trimmed, "//")
+		if (decodes || settles) && !strings.Contains(line, "try {") {
+			t.Errorf("app.js:%d: %s outside a try", i+1, trimmed)
+		}
+	}
+}

@@ -47,6 +47,7 @@
 
   function markNav() {
     var page = pagePath(location.pathname).split("/")[1];
+    if (page === "clusters") { page = "fleet"; } // a cluster page is reached from the fleet
     var links = document.querySelectorAll("nav a[data-page]");
     for (var i = 0; i < links.length; i++) {
       if (links[i].getAttribute("data-page") === page) { links[i].setAttribute("aria-current", "page"); }
@@ -101,10 +102,18 @@
           forget.hidden = !t;
           view.innerHTML = html; // rendered and escaped by the server, same origin
           view.removeAttribute("aria-busy");
-          settle(focus);
+          // The view is in: a failure past here must not reach the .catch below and replace it.
+          try { settle(focus); } catch (e) { /* the view stays as loaded */ }
         });
       })
       .catch(function (err) { if (mine === seq) { showError("The server did not answer: " + err.message); } });
+  }
+
+  // hashID is the element id a #hash names: decoded, or as written when its escapes are
+  // malformed (#%E0%A4%A), which decodeURIComponent throws on.
+  function hashID(hash) {
+    var raw = hash.slice(1);
+    try { return decodeURIComponent(raw); } catch (e) { return raw; }
   }
 
   // settle titles the document after the view's heading, and moves to a deep-linked finding
@@ -113,7 +122,7 @@
     var h1 = view.querySelector("h1");
     document.title = (h1 ? h1.textContent + " · " : "") + "upgradescope";
     var current = view.querySelector('[aria-current="true"].finding');
-    var anchor = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    var anchor = location.hash ? document.getElementById(hashID(location.hash)) : null;
     if (anchor && !current) {
       anchor.scrollIntoView({ block: "start" });
     } else if (current) {
