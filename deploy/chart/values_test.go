@@ -83,6 +83,9 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 			"server.notifications.existingSecret"},
 		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: notify, webhookSecretKey: key}}`,
 			"set server.notifications.webhookKey too"},
+		{"a NetworkPolicy with no peer to admit, which Kubernetes reads as every source",
+			`{agent: {enabled: false}, server: {enabled: true, ingestToken: ingest-token-0123456789}, networkPolicy: {enabled: true}}`,
+			"networkPolicy.serverIngressFrom"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
 	}
