@@ -26,6 +26,13 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 		{"more than eight agent targets", `agent: {targets: ["1.30","1.31","1.32","1.33","1.34","1.35","1.36","1.37","1.38"]}`, "/agent/targets"},
 		{"more than four server targets", `server: {targets: ["1.34","1.35","1.36","1.37","1.38"]}`, "/server/targets"},
 		{"a server URL without a scheme", `agent: {serverUrl: upgradescope.example.com}`, "/agent/serverUrl"},
+		{"a server URL with a URL only at its end", `agent: {serverUrl: "ftp://evil  https://a.b"}`, "/agent/serverUrl"},
+		{"a server URL carrying a second container arg", `agent: {serverUrl: "x\n            - --health-addr=0.0.0.0:1 https://a.b"}`, "/agent/serverUrl"},
+		{"an Ingress path with a YAML comment", `server: {ingress: {path: "/ #x"}}`, "/server/ingress/path"},
+		{"a negative memory limit", `agent: {resources: {limits: {memory: -5}}}`, "/agent/resources/limits/memory"},
+		{"a negative server CPU request", `server: {resources: {requests: {cpu: -1}}}`, "/server/resources/requests/cpu"},
+		{"a label selector expression with an unknown operator", `networkPolicy: {serverIngressFrom: [{podSelector: {matchExpressions: [{key: app, operator: Like}]}}]}`, "operator"},
+		{"an ipBlock that is no CIDR", `networkPolicy: {serverIngressFrom: [{ipBlock: {cidr: "10.0.0.0 #x"}}]}`, "cidr"},
 		{"a bundle URL that is no URL", `bundles: {urls: ["ftp://bundles.example/kb.tar.gz"]}`, "/bundles/urls/0"},
 		{"a retention in weeks", `server: {retention: 2w}`, "/server/retention"},
 		{"a stale-after that is no duration", `server: {staleAfter: soon}`, "/server/staleAfter"},
@@ -56,6 +63,9 @@ func TestTheSchemaAcceptsWhatTheBinaryAccepts(t *testing.T) {
 		`agent: {interval: 1m}`, `agent: {interval: 90s}`, `agent: {interval: 1h30m}`,
 		`agent: {targets: ["1.36", "1.37"]}`, `server: {retention: "0"}`, `server: {retention: 2160h}`,
 		`agent: {serverUrl: "https://upgradescope.example.com:8443/", serverTokenSecret: {name: push-token}}`,
+		`bundles: {pollMinDelay: 1m30s, pollMaxDelay: 2m}`, `bundles: {pollMinDelay: 1s, pollMaxDelay: 1s}`,
+		`server: {ingress: {path: /upgradescope/}}`, `agent: {resources: {limits: {memory: 0, cpu: 0.5}}}`,
+		`networkPolicy: {serverIngressFrom: [{podSelector: {matchExpressions: [{key: app.kubernetes.io/name, operator: In, values: [prometheus]}]}}, {ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}, {ipBlock: {cidr: "fd00::/8"}}]}`,
 		`image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
 	} {
 		if _, err := renderChart(values(t, v)); err != nil {
@@ -86,6 +96,9 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 		{"a NetworkPolicy with no peer to admit, which Kubernetes reads as every source",
 			`{agent: {enabled: false}, server: {enabled: true, ingestToken: ingest-token-0123456789}, networkPolicy: {enabled: true}}`,
 			"networkPolicy.serverIngressFrom"},
+		{"a bundle poll minimum above its maximum", `bundles: {pollMinDelay: 10m, pollMaxDelay: 1s}`,
+			"bundles.pollMinDelay 10m and bundles.pollMaxDelay 1s"},
+		{"a bundle poll minimum under a second", `bundles: {pollMinDelay: 500ms}`, "want 1s ≤ min ≤ max"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
 	}
