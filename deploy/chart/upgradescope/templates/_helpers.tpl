@@ -85,3 +85,16 @@ templates can compare two of them. */}}
 {{- end -}}
 {{- $total -}}
 {{- end -}}
+
+{{/* upgradescope.serverCAKey: the key of the CA certificate in the server's TLS Secret, which
+the agent and the ServiceMonitor trust. Unset, ca.crt with cert-manager (a CA issuer fills it)
+and none with server.tls.secretName: a `kubectl create secret tls` Secret has no ca.crt, and a
+Secret item that is missing leaves the agent pod in ContainerCreating. */}}
+{{- define "upgradescope.serverCAKey" -}}
+{{- $t := .Values.server.tls -}}
+{{- if $t.caKey -}}
+{{- $t.caKey -}}
+{{- else if $t.certManager.enabled -}}
+ca.crt
+{{- end -}}
+{{- end -}}
