@@ -122,6 +122,37 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 	}
 }
 
+// The server reads its token files once: a token changed by helm upgrade must roll its pods.
+func TestChangingATokenTheChartRendersRollsTheServerPods(t *testing.T) {
+	checksum := func(vals string) string {
+		for _, obj := range objects(t, render(t, values(t, vals))) {
+			if obj["kind"] == "Deployment" && dig(obj, "metadata")["name"] == "us-server" {
+				sum, _ := dig(obj, "spec", "template", "metadata", "annotations")["checksum/tokens"].(string)
+				return sum
+			}
+		}
+		t.Fatal("no server Deployment rendered")
+		return ""
+	}
+	base := `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789}`
+	before := checksum(base)
+	if before == "" {
+		t.Fatal("the server pods carry no checksum/tokens annotation")
+	}
+	for name, changed := range map[string]string{
+		"ingest": `server: {enabled: true, ingestToken: ingest-token-9876543210, readToken: read-token-0123456789}`,
+		"read":   `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-9876543210}`,
+		"admin":  `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789, adminToken: admin-token-0123456789}`,
+	} {
+		if checksum(changed) == before {
+			t.Errorf("a new %s token leaves the server pods' template unchanged: they keep the old one", name)
+		}
+	}
+	if checksum(base) != before {
+		t.Error("the same tokens render a different checksum: every upgrade would roll the pods")
+	}
+}
+
 func TestChartValues(t *testing.T) {
 	tests := []struct {
 		name          string
