@@ -44,6 +44,11 @@ func TestTheREADMERecipesRender(t *testing.T) {
 					t.Fatalf("recipe %q has no expectations in recipeWants", name)
 				}
 				out := render(t, values(t, vals))
+				for _, name := range secretsToCreate(t, out) {
+					if !regexp.MustCompile(`create secret (generic|tls) ` + regexp.QuoteMeta(name) + `\b`).Match(raw) {
+						t.Errorf("the recipe needs Secret %q, which nothing creates: %s does not say to create it", name, readme)
+					}
+				}
 				for _, w := range wants.want {
 					if !strings.Contains(out, w) {
 						t.Errorf("rendered recipe lacks %q", w)
@@ -61,4 +66,51 @@ func TestTheREADMERecipesRender(t *testing.T) {
 			t.Errorf("%s shows recipes %v, want %v", readme, names, want)
 		}
 	}
+}
+
+// secretsToCreate: the Secrets a render mounts or names that neither the chart nor cert-manager
+// creates, so the reader must. Without them the pods never start (CreateContainerConfigError)
+// and an Ingress serves its controller's fake certificate.
+func secretsToCreate(t *testing.T, rendered string) []string {
+	t.Helper()
+	made := map[string]bool{}
+	var named []string
+	for _, obj := range objects(t, rendered) {
+		switch obj["kind"] {
+		case "Secret":
+			made[dig(obj, "metadata")["name"].(string)] = true
+		case "Certificate":
+			made[dig(obj, "spec")["secretName"].(string)] = true
+		case "Ingress":
+			if !hasCertManagerAnnotation(dig(obj, "metadata", "annotations")) {
+				for _, tls := range list(dig(obj, "spec")["tls"]) {
+					named = append(named, tls["secretName"].(string))
+				}
+			}
+		default:
+			if pod, ok := podSpec(obj); ok {
+				for _, vol := range list(pod["volumes"]) {
+					if secret, ok := vol["secret"].(map[string]any); ok {
+						named = append(named, secret["secretName"].(string))
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for _, name := range named {
+		if !made[name] && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func hasCertManagerAnnotation(annotations map[string]any) bool {
+	for k := range annotations {
+		if strings.HasPrefix(k, "cert-manager.io/") {
+			return true
+		}
+	}
+	return false
 }

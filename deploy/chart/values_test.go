@@ -26,6 +26,13 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 		{"more than eight agent targets", `agent: {targets: ["1.30","1.31","1.32","1.33","1.34","1.35","1.36","1.37","1.38"]}`, "/agent/targets"},
 		{"more than four server targets", `server: {targets: ["1.34","1.35","1.36","1.37","1.38"]}`, "/server/targets"},
 		{"a server URL without a scheme", `agent: {serverUrl: upgradescope.example.com}`, "/agent/serverUrl"},
+		{"a server URL with a URL only at its end", `agent: {serverUrl: "ftp://evil  https://a.b"}`, "/agent/serverUrl"},
+		{"a server URL carrying a second container arg", `agent: {serverUrl: "x\n            - --health-addr=0.0.0.0:1 https://a.b"}`, "/agent/serverUrl"},
+		{"an Ingress path with a YAML comment", `server: {ingress: {path: "/ #x"}}`, "/server/ingress/path"},
+		{"a negative memory limit", `agent: {resources: {limits: {memory: -5}}}`, "/agent/resources/limits/memory"},
+		{"a negative server CPU request", `server: {resources: {requests: {cpu: -1}}}`, "/server/resources/requests/cpu"},
+		{"a label selector expression with an unknown operator", `networkPolicy: {serverIngressFrom: [{podSelector: {matchExpressions: [{key: app, operator: Like}]}}]}`, "operator"},
+		{"an ipBlock that is no CIDR", `networkPolicy: {serverIngressFrom: [{ipBlock: {cidr: "10.0.0.0 #x"}}]}`, "cidr"},
 		{"a bundle URL that is no URL", `bundles: {urls: ["ftp://bundles.example/kb.tar.gz"]}`, "/bundles/urls/0"},
 		{"a retention in weeks", `server: {retention: 2w}`, "/server/retention"},
 		{"a stale-after that is no duration", `server: {staleAfter: soon}`, "/server/staleAfter"},
@@ -56,6 +63,9 @@ func TestTheSchemaAcceptsWhatTheBinaryAccepts(t *testing.T) {
 		`agent: {interval: 1m}`, `agent: {interval: 90s}`, `agent: {interval: 1h30m}`,
 		`agent: {targets: ["1.36", "1.37"]}`, `server: {retention: "0"}`, `server: {retention: 2160h}`,
 		`agent: {serverUrl: "https://upgradescope.example.com:8443/", serverTokenSecret: {name: push-token}}`,
+		`bundles: {pollMinDelay: 1m30s, pollMaxDelay: 2m}`, `bundles: {pollMinDelay: 1s, pollMaxDelay: 1s}`,
+		`server: {ingress: {path: /upgradescope/}}`, `agent: {resources: {limits: {memory: 0, cpu: 0.5}}}`,
+		`networkPolicy: {serverIngressFrom: [{podSelector: {matchExpressions: [{key: app.kubernetes.io/name, operator: In, values: [prometheus]}]}}, {ipBlock: {cidr: 10.0.0.0/8, except: [10.1.0.0/16]}}, {ipBlock: {cidr: "fd00::/8"}}]}`,
 		`image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
 	} {
 		if _, err := renderChart(values(t, v)); err != nil {
@@ -83,6 +93,22 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 			"server.notifications.existingSecret"},
 		{"a webhook signing key without a webhook", `server: {enabled: true, ingestToken: ingest-token-0123456789, notifications: {existingSecret: notify, webhookSecretKey: key}}`,
 			"set server.notifications.webhookKey too"},
+		{"a NetworkPolicy with no peer to admit, which Kubernetes reads as every source",
+			`{agent: {enabled: false}, server: {enabled: true, ingestToken: ingest-token-0123456789}, networkPolicy: {enabled: true}}`,
+			"networkPolicy.serverIngressFrom"},
+		{"a bundle poll minimum above its maximum", `bundles: {pollMinDelay: 10m, pollMaxDelay: 1s}`,
+			"bundles.pollMinDelay 10m and bundles.pollMaxDelay 1s"},
+		{"a bundle poll minimum under a second", `bundles: {pollMinDelay: 500ms}`, "want 1s ≤ min ≤ max"},
+		{"an ingest token that is also the read token", `server: {enabled: true, ingestToken: same-token-0123456789, readToken: same-token-0123456789}`,
+			"server.ingestToken, readToken and adminToken must all differ"},
+		{"a read token that is also the admin token", `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: same-token-0123456789, adminToken: same-token-0123456789}`,
+			"must all differ"},
+		{"one Secret key for two tokens", `server: {enabled: true, existingSecret: tokens, existingSecretKeys: {ingestToken: token, readToken: token}}`,
+			"server.existingSecretKeys: the ingest, read and admin tokens must be different keys"},
+		{"an open read API on a LoadBalancer", `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true, service: {type: LoadBalancer}}`,
+			"server.service.type LoadBalancer"},
+		{"an open read API on a NodePort", `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true, service: {type: NodePort}}`,
+			"server.service.type NodePort"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
 	}
@@ -93,6 +119,37 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 				t.Errorf("render = %v, want a refusal naming %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The server reads its token files once: a token changed by helm upgrade must roll its pods.
+func TestChangingATokenTheChartRendersRollsTheServerPods(t *testing.T) {
+	checksum := func(vals string) string {
+		for _, obj := range objects(t, render(t, values(t, vals))) {
+			if obj["kind"] == "Deployment" && dig(obj, "metadata")["name"] == "us-server" {
+				sum, _ := dig(obj, "spec", "template", "metadata", "annotations")["checksum/tokens"].(string)
+				return sum
+			}
+		}
+		t.Fatal("no server Deployment rendered")
+		return ""
+	}
+	base := `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789}`
+	before := checksum(base)
+	if before == "" {
+		t.Fatal("the server pods carry no checksum/tokens annotation")
+	}
+	for name, changed := range map[string]string{
+		"ingest": `server: {enabled: true, ingestToken: ingest-token-9876543210, readToken: read-token-0123456789}`,
+		"read":   `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-9876543210}`,
+		"admin":  `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789, adminToken: admin-token-0123456789}`,
+	} {
+		if checksum(changed) == before {
+			t.Errorf("a new %s token leaves the server pods' template unchanged: they keep the old one", name)
+		}
+	}
+	if checksum(base) != before {
+		t.Error("the same tokens render a different checksum: every upgrade would roll the pods")
 	}
 }
 
@@ -130,6 +187,15 @@ server: {enabled: true, ingestToken: ingest-token-0123456789}
 agent: {serverUrl: "https://hub.example.com", serverTokenSecret: {name: hub-token}, serverCA: {configMap: hub-ca}}`,
 			[]string{"--server-url=https://hub.example.com", "secretName: hub-token", "name: hub-ca", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt"},
 			[]string{"--server-url=http://us-server"}},
+		{"a TLS Secret of the user's has no CA key unless named: the agent trusts the system roots",
+			`{server: {enabled: true, ingestToken: ingest-token-0123456789, tls: {secretName: my-tls}}}`,
+			[]string{"secretName: my-tls"}, []string{"ca.crt", "--server-ca-file"}},
+		{"a TLS Secret of the user's with a named CA key: the agent and the ServiceMonitor trust it",
+			`{server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789, tls: {secretName: my-tls, caKey: ca.pem}}, metrics: {serviceMonitor: {enabled: true}}}`,
+			[]string{"items: [{key: ca.pem, path: ca.crt}]", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt", "secret: {name: my-tls, key: ca.pem}"}, nil},
+		{"cert-manager's Secret carries ca.crt from a CA issuer",
+			`{server: {enabled: true, ingestToken: ingest-token-0123456789, tls: {certManager: {enabled: true, issuerRef: {name: ca}}}}}`,
+			[]string{"items: [{key: ca.crt, path: ca.crt}]", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt"}, nil},
 		{"a digest pins the image", `image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`,
 			[]string{"ghcr.io/upgradescope/upgradescope@sha256:0123456789abcdef"}, []string{"upgradescope:0.1.0"}},
 		{"helm storage reads can be turned off", `rbac: {helmStorage: false}`, nil, []string{`resources: ["secrets", "configmaps"]`}},

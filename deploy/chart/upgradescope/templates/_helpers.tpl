@@ -73,3 +73,28 @@ gives memory back before the kernel kills the pod. */}}
 {{- div (mul (trimSuffix "Gi" $m | atoi) 1024 9) 10 -}}MiB
 {{- end -}}
 {{- end -}}
+
+{{/* upgradescope.seconds: a Go duration (values.schema.json checked its form) in seconds, so
+templates can compare two of them. */}}
+{{- define "upgradescope.seconds" -}}
+{{- $units := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 1e-3 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "[0-9.]+(ns|us|µs|ms|s|m|h)" . -1 -}}
+{{- $n := regexFind "^[0-9.]+" . -}}
+{{- $total = addf $total (mulf (float64 $n) (get $units (trimPrefix $n .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/* upgradescope.serverCAKey: the key of the CA certificate in the server's TLS Secret, which
+the agent and the ServiceMonitor trust. Unset, ca.crt with cert-manager (a CA issuer fills it)
+and none with server.tls.secretName: a `kubectl create secret tls` Secret has no ca.crt, and a
+Secret item that is missing leaves the agent pod in ContainerCreating. */}}
+{{- define "upgradescope.serverCAKey" -}}
+{{- $t := .Values.server.tls -}}
+{{- if $t.caKey -}}
+{{- $t.caKey -}}
+{{- else if $t.certManager.enabled -}}
+ca.crt
+{{- end -}}
+{{- end -}}

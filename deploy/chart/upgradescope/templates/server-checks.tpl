@@ -33,6 +33,16 @@ server-deployment.yaml so a bad combination fails the render, naming the values.
 {{- if and $s.ingress.enabled $s.allowAnonymousRead (not $s.ingress.allowAnonymousRead) -}}
 {{- fail "server.allowAnonymousRead with an Ingress exposes the fleet to anyone: set server.ingress.allowAnonymousRead too if that is meant" -}}
 {{- end -}}
+{{- if and $s.allowAnonymousRead (ne $s.service.type "ClusterIP") -}}
+{{- fail (printf "server.allowAnonymousRead with server.service.type %s exposes the fleet outside the cluster unguarded: use ClusterIP, or a read token" $s.service.type) -}}
+{{- end -}}
+{{- /* The server refuses equal tokens at start (one would grant the other's rights): refuse
+them at install instead of a crash-looping pod. */ -}}
+{{- $tokens := ternary (list $s.existingSecretKeys.ingestToken $s.existingSecretKeys.readToken $s.existingSecretKeys.adminToken) (list $s.ingestToken $s.readToken $s.adminToken) (not (empty $s.existingSecret)) -}}
+{{- $given := without $tokens "" -}}
+{{- if ne (len $given) (len (uniq $given)) -}}
+{{- fail (ternary "server.existingSecretKeys: the ingest, read and admin tokens must be different keys" "server.ingestToken, readToken and adminToken must all differ" (not (empty $s.existingSecret))) -}}
+{{- end -}}
 {{- if and .Values.metrics.serviceMonitor.enabled (not (include "upgradescope.tokenKey" (dict "root" . "token" "readToken"))) -}}
 {{- fail "metrics.serviceMonitor needs a read token (server.readToken or server.existingSecretKeys.readToken): /metrics answers fleet-wide readers only" -}}
 {{- end -}}
