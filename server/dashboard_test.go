@@ -369,7 +369,8 @@ func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {
 	for _, want := range []string{
 		`<a data-sort="name" href="/?q=cluster-1&amp;verdict=blocked">`,
 		`<a data-sort="score" href="/?q=cluster-1&amp;sort=score&amp;verdict=blocked">`,
-		`<input type="hidden" name="sort" value="-score">`,
+		`<select id="sort" name="sort">`,
+		`<option value="-score" selected>`,
 		`<option value="blocked" selected>`,
 		`<input id="q" name="q" type="search" value="cluster-1"`,
 	} {

@@ -283,9 +283,13 @@ func (f *Fleet) controls(d *doc) {
 		}
 		d.w(`</select></label>`)
 	}
-	if f.Query.Sort != "name" {
-		d.w(`<input type="hidden" name="sort" value="%s">`, esc(f.Query.Sort))
+	// The column headers sort too, but a phone shows each cluster as a card without them.
+	d.w(`<label for="sort">Sort by<select id="sort" name="sort">`)
+	for _, s := range []struct{ v, label string }{{"name", "name"}, {"-name", "name, Z to A"}, {"score", "score, worst first"},
+		{"-score", "score, best first"}, {"verdict", "verdict, blocked first"}, {"updated", "latest push first"}} {
+		d.w(`<option value="%s"%s>%s</option>`, s.v, selectedAttr(s.v == f.Query.Sort), s.label)
 	}
+	d.w(`</select></label>`)
 	d.w(`<button type="submit">Apply</button></form>` + "\n")
 }
 
@@ -357,7 +361,8 @@ func (f *Fleet) row(d *doc, r *FleetRow) {
 	if focus.Verdict != "" && focus.Verdict != statusNA {
 		score = strconv.Itoa(focus.Score)
 	}
-	d.w(`<td>%s</td><td>%s</td><td><time datetime="%s">%s</time></td></tr>`+"\n", score, verdict(r.status(f.Query.Target)),
+	// data-label names a cell where a phone lays the row out as a card, without the headers.
+	d.w(`<td data-label="Score">%s</td><td data-label="Verdict">%s</td><td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n", score, verdict(r.status(f.Query.Target)),
 		r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
 }
 

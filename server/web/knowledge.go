@@ -68,16 +68,16 @@ func (k *Knowledge) addons(d *doc) {
 			continue
 		}
 		n++
-		d.w(`<tr data-addon="%s"><th scope="row">%s<br><span class="key">%s</span></th><td>%s`, esc(a.ID), esc(a.Name), esc(a.ID), esc(a.Support.Status))
+		d.w(`<tr data-addon="%s"><th scope="row">%s<br><span class="key">%s</span></th><td data-label="Support">%s`, esc(a.ID), esc(a.Name), esc(a.ID), esc(a.Support.Status))
 		if a.Support.EOL != "" {
 			d.w(`<br>end of life %s`, esc(a.Support.EOL))
 		}
 		if a.Support.ExtendedEOL != "" {
 			d.w(`<br>extended to %s`, esc(a.Support.ExtendedEOL))
 		}
-		d.w(`</td><td>`)
+		d.w(`</td><td data-label="Release lines">`)
 		writeLines(d, a)
-		d.w(`</td><td>%s</td><td>`, esc(a.Recommendation))
+		d.w(`</td><td data-label="Recommendation">%s</td><td data-label="Sources">`, esc(a.Recommendation))
 		d.citations(a.Support.Citations)
 		d.w("</td></tr>\n")
 	}
