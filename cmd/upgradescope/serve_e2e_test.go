@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/internal/browsertest"
 	"github.com/upgradescope/upgradescope/internal/kubetest"
 )
 
@@ -55,6 +57,18 @@ func TestServeEndToEndWithTheAgentOnARealAPIServer(t *testing.T) {
 	if got, w := fmt.Sprintf("%s/%d", first.Verdict, first.Score), fmt.Sprintf("%s/%d", want.Verdict, want.Score); got != w {
 		t.Errorf("fleet cell at %s = %s, the agent's ClusterReadiness says %s", want.Target, got, w)
 	}
+
+	// What one agent pushed is on the dashboard's fleet page, in a real browser: the cell
+	// at the agent's target says its verdict and score.
+	t.Run("the dashboard's fleet page shows the cluster the agent pushed", func(t *testing.T) {
+		browsertest.Paths(t)
+		page := browsertest.Start(t, p.url).Open(browsertest.Desktop)
+		page.Goto("/?target="+want.Target, `tr[data-cluster="e2e"]`)
+		cell := page.TextContent(fmt.Sprintf(`tr[data-cluster="e2e"] td[data-target=%q]`, want.Target))
+		if !strings.Contains(cell, want.Verdict) || !strings.Contains(cell, strconv.Itoa(want.Score)) {
+			t.Errorf("the fleet page's cell at %s reads %q, want the agent's %s %d", want.Target, cell, want.Verdict, want.Score)
+		}
+	})
 
 	// Other packages' tests share this API server and change it now and then, so only some
 	// pushes are duplicates; TestAPodPassEveryThreeCollectionsAndAChartChangeForcesOne
