@@ -23,8 +23,10 @@ import (
 )
 
 // The chart's templates start with "{{- if": they are unrendered templates, skipped with a
-// warning, not JSON that failed to decode and made the verdict unknown.
-func TestScanOfTheUnrenderedChartSkipsTemplatesWithoutAnUnknownVerdict(t *testing.T) {
+// warning, not JSON that failed to decode. One of an API the knowledge base judges (the
+// server's Ingress and PodDisruptionBudget) is not assessed, so the verdict is unknown and
+// says how many; one of an API it does not judge is only a warning.
+func TestScanOfTheUnrenderedChartSkipsTemplatesAndLeavesTheJudgedOnesNotAssessed(t *testing.T) {
 	r := runCLI(t, "scan", "--files", "../../deploy/chart/upgradescope", "--target", "1.37", "-o", "json", "--fail-on", "never", pinned)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -41,11 +43,23 @@ func TestScanOfTheUnrenderedChartSkipsTemplatesWithoutAnUnknownVerdict(t *testin
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if v := rep.Targets[0].Verdict; v == "unknown" {
-		t.Errorf("verdict unknown: %+v", rep.Targets[0].NotAssessed)
+	gaps := map[string]string{}
+	for _, g := range rep.Targets[0].NotAssessed {
+		gaps[g.Capability] = g.Reason
 	}
-	if !strings.Contains(r.stderr, "templates/bundle-key.yaml:1: unrendered template skipped") || strings.Contains(r.stderr, "invalid JSON") {
-		t.Errorf("stderr:\n%s\nwant bundle-key.yaml skipped as an unrendered template", r.stderr)
+	if v := rep.Targets[0].Verdict; v != "unknown" || gaps["api-usage"] != "2 document(s) could not be decoded" {
+		t.Errorf("verdict %s, api-usage gap %q; want unknown for the 2 unrendered templates of judged APIs", v, gaps["api-usage"])
+	}
+	for _, want := range []string{
+		"templates/agent-bundle-key.yaml:1: unrendered template skipped",
+		"templates/server-ingress.yaml:1: unrendered template of networking.k8s.io/v1 Ingress, an API the knowledge base judges",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "invalid JSON") {
+		t.Errorf("an unrendered template was read as JSON:\n%s", r.stderr)
 	}
 }
 
