@@ -60,7 +60,7 @@ func TestAgentMarksTheObjectWhileItCannotWriteTheStatus(t *testing.T) {
 	if len(cleared.Status.Targets) != 1 {
 		t.Errorf("targets = %+v after the grant", cleared.Status.Targets)
 	}
-	if !logs.contains(`"msg":"tick failed"`) || !logs.contains(`"msg":"tick complete"`) {
+	if !logged(logs, `"msg":"tick failed"`) || !logged(logs, `"msg":"tick complete"`) {
 		t.Errorf("want a failed tick, then a complete one; log:\n%s", logs.String())
 	}
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {

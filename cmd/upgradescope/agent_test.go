@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -19,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,27 +33,9 @@ import (
 	"github.com/upgradescope/upgradescope/push"
 )
 
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// contains waits until the output holds s: a process logs what it did just after doing it,
-// so a test that saw the effect may read the output a moment before the line.
-func (b *syncBuffer) contains(s string) bool {
+// logged waits until a process's output b holds s: a process logs what it did just after
+// doing it, so a test that saw the effect may read the output a moment before the line.
+func logged(b *syncbuf.Buffer, s string) bool {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if strings.Contains(b.String(), s) {
 			return true
@@ -137,15 +120,15 @@ var (
 )
 
 // startAgent builds the binary once and runs `agent` with a 2 s tick until the test ends.
-func startAgent(t *testing.T, kubeconfig string, args ...string) *syncBuffer {
+func startAgent(t *testing.T, kubeconfig string, args ...string) *syncbuf.Buffer {
 	t.Helper()
 	return startAgentWithInterval(t, kubeconfig, "2s", args...)
 }
 
-func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...string) *syncBuffer {
+func startAgentWithInterval(t *testing.T, kubeconfig, interval string, args ...string) *syncbuf.Buffer {
 	t.Helper()
 	buildBinary(t)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd := exec.Command(agentBin, append([]string{"agent", "--kubeconfig", kubeconfig, "--context", "admin",
 		"--test-interval", interval, "--health-addr", ""}, args...)...)
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -399,7 +382,7 @@ func TestAgentStopMidTickIsNotAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	buildBinary(t)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd := exec.Command(agentBin, "agent", "--kubeconfig", kubeconfig, "--test-interval", "2s", "--health-addr", "",
 		"--manage-crd=false", "--request-timeout", "60s")
 	cmd.Stdout, cmd.Stderr = logs, logs

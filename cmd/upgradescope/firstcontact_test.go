@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
+
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
@@ -188,7 +190,7 @@ func TestBundleServeWarnsOnANonLoopbackAddressWithoutAToken(t *testing.T) {
 // returns what it wrote to stderr.
 func serveUntilListening(t *testing.T, args []string) string {
 	t.Helper()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd := newBundleServeCommand(streams{in: strings.NewReader(""), out: io.Discard, err: &stderr})
 	cmd.SetArgs(args)
 	ctx, cancel := context.WithCancel(context.Background())

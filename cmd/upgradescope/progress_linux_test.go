@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/upgradescope/upgradescope/policies"
@@ -32,7 +34,7 @@ func openTerminal(t *testing.T) (tty *os.File, shown func() string) {
 	if err != nil {
 		t.Skipf("open the pseudo-terminal: %v", err)
 	}
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	done := make(chan struct{})
 	go func() { // drain, or the command blocks once the terminal's buffer is full
 		defer close(done)
@@ -61,7 +63,7 @@ func TestScanShowsProgressOnATerminalUnlessQuiet(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		t.Run(fmt.Sprintf("quiet=%v", quiet), func(t *testing.T) {
 			tty, shown := openTerminal(t)
-			var out syncBuffer
+			var out syncbuf.Buffer
 			args := []string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", pinned}
 			if quiet {
 				args = append(args, "--quiet")
@@ -91,7 +93,7 @@ func TestScanShowsNoProgressOffATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stderr.Close()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	code := run([]string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", pinned}, streams{in: strings.NewReader(""), out: &out, err: stderr})
 	written, err := os.ReadFile(stderr.Name())
 	if code != 0 || err != nil || len(written) != 0 {

@@ -19,13 +19,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
 )
 
 // serveProc is a running `upgradescope serve` child.
 type serveProc struct {
 	cmd  *exec.Cmd
 	url  string // http(s)://127.0.0.1:PORT
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 	done chan struct{} // closed when the process has exited
 }
 
@@ -49,7 +51,7 @@ func startServe(t *testing.T, args ...string) *serveProc {
 func tryStartServe(t *testing.T, args ...string) (*serveProc, error) {
 	t.Helper()
 	buildBinary(t)
-	p := &serveProc{logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &serveProc{logs: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(agentBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	p.cmd.Env = serveEnv()
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs

@@ -129,7 +129,7 @@ func TestServeTLSServesAndReloadsItsCertificate(t *testing.T) {
 			t.Fatalf("after a broken pair was written, a new connection saw serial %d, want the last good 200", got)
 		}
 	}
-	if !p.logs.contains("does not load; serving the previous one") {
+	if !logged(p.logs, "does not load; serving the previous one") {
 		t.Errorf("the server did not log the broken pair")
 	}
 }

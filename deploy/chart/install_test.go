@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -278,7 +278,7 @@ func runAgent(t *testing.T, kubeconfig string, args []string) {
 		}
 		run = append(run, a)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cmd := exec.Command(binary(t), append(run, "--kubeconfig", kubeconfig)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -310,24 +310,6 @@ func runAgent(t *testing.T, kubeconfig string, args []string) {
 		}
 	}
 	t.Fatal("the agent wrote no ClusterReadiness status within 2 minutes")
-}
-
-// syncBuffer is a bytes.Buffer the agent's stdout and stderr may write to at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // adminKubeconfig is the admin context itself, for what a scan with every right reports.

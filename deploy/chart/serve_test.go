@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
+
 	"github.com/upgradescope/upgradescope/internal/pgtest"
 )
 
@@ -48,7 +50,7 @@ func freeAddr(t *testing.T) string {
 func startServer(t *testing.T, rendered, dir string) string {
 	t.Helper()
 	addr := freeAddr(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cmd := exec.Command(binary(t), serverArgs(t, rendered, dir, addr)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upgradescope/upgradescope/internal/syncbuf"
 )
 
 // fakeClock advances by step on every reading.
@@ -52,7 +54,7 @@ func TestElapsedTimeIsInMinutesAndSecondsAfterAMinute(t *testing.T) {
 
 // With a refresh interval the running step's line is redrawn while it runs.
 func TestRefreshRedrawsTheRunningStep(t *testing.T) {
-	var term syncBuffer
+	var term syncbuf.Buffer
 	r := New(&term, WithRefresh(5*time.Millisecond))
 	r.Start("api-usage")
 	deadline := time.Now().Add(5 * time.Second)
