@@ -241,9 +241,10 @@ func (s *Server) storedResult(ev store.EvaluationRecord) (*report.TargetResult, 
 	}
 	// json/v2 skips what the struct leaves out without encoding/json's validity pass over
 	// the whole report first; the server wrote the report itself.
-	data, err := gunzipBytes(ev.Report, 4*s.cfg.MaxSnapshotBytes)
+	data, release, err := inflatePooled(ev.Report, 4*s.cfg.MaxSnapshotBytes)
 	if err == nil {
 		err = jsonv2.Unmarshal(data, &slim)
+		release()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)

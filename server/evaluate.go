@@ -181,20 +181,12 @@ var gzipWriters = sync.Pool{New: func() any {
 // gunzipJSON decodes a blob the server stored (a report or an inventory) into v, bounded
 // to limit bytes decompressed.
 func gunzipJSON(blob []byte, limit int, v any) error {
-	data, err := gunzipBytes(blob, limit)
+	data, release, err := inflatePooled(blob, limit)
 	if err != nil {
 		return err
 	}
+	defer release()
 	return json.Unmarshal(data, v)
-}
-
-// gunzipBytes inflates a blob the server stored, bounded to limit bytes.
-func gunzipBytes(blob []byte, limit int) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(blob))
-	if err != nil {
-		return nil, err
-	}
-	return readLimited(zr, limit)
 }
 
 // acquire takes n of sem, waiting at most wait: a server too busy to start answers 503

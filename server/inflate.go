@@ -8,10 +8,11 @@ import (
 	"sync"
 )
 
-// A dry run inflates every stored inventory of the fleet (megabytes each) only to decode
-// it: read with io.ReadAll, each grew its buffer by doubling, copying and zeroing about
-// twice its size, and left it all to the collector. Inflated into a buffer sized from the
-// gzip trailer and taken from a pool, a snapshot costs one copy and no new large buffer.
+// A dry run inflates every stored inventory and report of the fleet (megabytes each) only to
+// decode it: read with io.ReadAll, each grew its buffer by doubling, copying and zeroing
+// about twice its size, and left it all to the collector. Inflated into a buffer sized from
+// the gzip trailer and taken from a pool, a blob costs one copy and no new large buffer.
+// Every stored blob the server decodes is read through inflatePooled.
 var inflatePool = sync.Pool{New: func() any { return new(inflateBuffer) }}
 
 type inflateBuffer struct {
