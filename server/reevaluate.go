@@ -241,14 +241,14 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 	}
 	// The pass listed the fleet minutes ago: a notification names the cluster as it is
 	// named now, after a rename since.
-	now, err := s.store.Cluster(ctx, c.ID)
+	cur, err := s.store.Cluster(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	head := store.ClusterHead{ID: c.ID, Name: now.Name, UID: now.UID, ServerVersion: now.ServerVersion,
+	head := store.ClusterHead{ID: c.ID, Name: cur.Name, UID: cur.UID, ServerVersion: cur.ServerVersion,
 		LatestSnapshotID: snap.ID, LatestHash: snap.Hash}
 	return s.storeReevaluation(ctx, head, evals, results)
 }
