@@ -117,7 +117,9 @@ line_rows := {id: {row.line: row | some row in entry.lines} | # regal ignore:pre
 
 detected contains id if some [id, _], _ in installs
 
-installs_of(id) := [i | some [iid, _], i in installs; iid == id]
+installs_of(id) := installs_by_id[id]
+
+installs_by_id := {id: [i | some [iid, _], i in installs; iid == id] | some id in detected} # regal ignore:prefer-set-or-object-rule
 
 # Product-level status and dates.
 product_findings(id, entry, t) := {finding(id, "", "eol-addon", "blocker", t, retired_title(entry), entry.support.citations, installs_of(id))} if {

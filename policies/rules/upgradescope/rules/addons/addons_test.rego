@@ -326,3 +326,24 @@ test_a_runtime_no_entry_lists_is_reported_without_data if {
 	f.title == "Container runtime cri-o: no lifecycle data (cri-o://1.32.9, cri-o://1.33.2)"
 	f.detail == "3 node(s) run it: node-1, node-2."
 }
+
+test_releases_of_one_chart_are_one_install_per_version_across_their_namespaces if {
+	got := installs_of({"helmReleases": [
+		lined_release("a", "ops", "3.4.1", "deployed"),
+		lined_release("b", "edge", "3.4.1", "deployed"),
+		lined_release("c", "web", "3.3.0", "failed"),
+		lined_release("d", "gone", "3.4.1", "uninstalled"),
+	]})
+	got == {
+		["lined", "3.3.0"]: {
+			"id": "lined", "version": "3.3.0", "namespaces": ["web"], "sources": ["helm"], "evidence": ["lined"],
+			"objects": [], "objectsOmitted": 0,
+		},
+		["lined", "3.4.1"]: {
+			"id": "lined", "version": "3.4.1", "namespaces": ["edge", "ops"], "sources": ["helm"], "evidence": ["lined"],
+			"objects": [], "objectsOmitted": 0,
+		},
+	}
+}
+
+lined_release(name, ns, app, status) := {"name": name, "namespace": ns, "chart": "lined", "chartVersion": "9.9.9", "appVersion": app, "status": status}

@@ -72,11 +72,18 @@ detections contains image_detection(id, label_version(labels), v, "labels", name
 	not claims[ref]
 }
 
-detections contains object.union(unnamed, {"id": id, "version": chart_version(r), "namespaces": [r.namespace], "source": "helm", "evidence": r.chart}) if {
+# One detection per chart and version, naming every namespace a live release of it is in: a
+# chart installed in every namespace would otherwise be hundreds of detections, each walked
+# again by the passes below.
+detections contains object.union(unnamed, {"id": id, "version": version, "namespaces": namespaces, "source": "helm", "evidence": chart}) if {
 	some chart, ids in kb.addonindex.charts
-	some i in input.facts.helmChartIndex[chart]
-	r := helm.release(i)
-	not r.status in {"uninstalled", "uninstalling"}
+	releases := [[chart_version(r), r.namespace] |
+		some i in input.facts.helmChartIndex[chart]
+		r := helm.release(i)
+		not r.status in {"uninstalled", "uninstalling"}
+	]
+	some version in {v | some [v, _] in releases}
+	namespaces := sort({ns | some [v, ns] in releases; v == version})
 	some id in ids
 }
 
