@@ -307,6 +307,8 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 		"helmChartIndex":     indexValue(byChart),
 		"probes":             probesValue,
 		"probeGaps":          probeGaps,
+		"crds":               judgedCRDs(inv),
+		"annotatedObjects":   ast.Boolean(annotatedObjects(inv)),
 	}
 	ts := make([]*ast.Term, len(targets))
 	for i, t := range targets {

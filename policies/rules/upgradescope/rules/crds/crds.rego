@@ -17,7 +17,8 @@ versioning := "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resourc
 # description: CRD version findings, the same for every target.
 # scope: document
 findings contains f if {
-	some i, c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some u in c.usage
 	not served[[i, u.version]]
 	some t in input.targets
@@ -27,7 +28,8 @@ findings contains f if {
 }
 
 findings contains f if {
-	some c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some u in c.usage
 	some v in c.versions
 	v.name == u.version
@@ -39,7 +41,8 @@ findings contains f if {
 }
 
 findings contains f if {
-	some i, c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some stored in c.storedVersions
 	not served[[i, stored]]
 	some t in input.targets
@@ -75,7 +78,8 @@ findings contains f if {
 
 # The unused deprecated versions, sorted: [{name: the CRD's name, label: group/version Kind}].
 unused_deprecated := [x[1] | some x in sort([[label, {"name": crd_name(c), "label": label}] |
-	some i, c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some v in c.versions
 	v.deprecated
 	not used[[i, v.name]]
@@ -86,19 +90,28 @@ crd_name(c) := concat(".", [c.plural, c.group]) if object.get(c, "plural", "") !
 
 else := concat(".", [lower(c.kind), c.group])
 
+# The CRDs a finding may be about, by index. The engine lists them in input.facts.crds,
+# leaving out the many with no deprecated version and nothing used or stored at a version
+# they do not serve; without that fact, every CRD.
+judged := listed if {
+	listed := input.facts.crds
+} else := [i | some i, _ in object.get(input.inventory, "crds", [])]
+
 # [index of the CRD, version] of each version a CRD serves, and of each version its objects
 # are stored or written at: built once as whole sets and looked up per row, where a function
 # per row (OPA keys its call cache by the whole CRD) cost more than the walk it saved. Sets
 # built by comprehension, not partial rules: OPA evaluates a partial rule's body again for
 # each key it is asked about.
 served := {[i, v.name] | # regal ignore:prefer-set-or-object-rule
-	some i, c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some v in c.versions
 	v.served
 }
 
 used := {[i, u.version] | # regal ignore:prefer-set-or-object-rule
-	some i, c in input.inventory.crds
+	some i in judged
+	c := input.inventory.crds[i]
 	some u in c.usage
 }
 
