@@ -218,10 +218,6 @@ func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, 
 	return out, nil
 }
 
-func sameDay(a, b time.Time) bool {
-	return a.UTC().Format(time.DateOnly) == b.UTC().Format(time.DateOnly)
-}
-
 // storedResult decodes what a comparison reads of a stored evaluation's report: the
 // verdict, score, counts and each finding's key and severity. Decoding only that skips the
 // findings' objects, details and citations, most of a big cluster's report.

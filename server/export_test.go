@@ -22,3 +22,6 @@ func SetReevaluationRetry(s *Server, d time.Duration) { s.reevalRetry = d }
 
 // BundlesKey is the key the server stores beside an evaluation made with eng.
 func BundlesKey(eng *engine.Engine) string { return newPolicy(eng).key }
+
+// UntilNextDay is how long RunReevaluation waits for the next UTC day's pass.
+var UntilNextDay = untilNextDay

@@ -336,24 +336,31 @@ func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, target
 	// Any bundle set's evaluation will do: one made with another set is the background
 	// re-evaluation's to replace. A duplicate judged again here would let replicas a poll
 	// apart on their bundles take a cell back and forth, notifying at every turn.
-	return missingTargets(cells, head.LatestSnapshotID, anySet, targets), nil
+	return missingTargets(cells, head.LatestSnapshotID, anySet, s.now(), targets), nil
 }
 
 // anySet matches an evaluation made with any bundle set.
 const anySet = ""
 
 // missingTargets are the targets at which cells hold no evaluation of snapshot made with
-// the bundle set key (anySet: with any).
-func missingTargets(cells []store.FleetRow, snapshot int64, key string, targets []string) []string {
+// the bundle set key (anySet: with any) on the day of now (UTC). The rules judge dates by
+// the day, so yesterday's judgement of an unchanged inventory may be wrong today (an end of
+// life passed) and is made again.
+func missingTargets(cells []store.FleetRow, snapshot int64, key string, now time.Time, targets []string) []string {
 	var out []string
 	for _, t := range targets {
 		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool {
-			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key)
+			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key) && sameDay(c.EvaluatedAt, now)
 		}) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// sameDay says whether a and b fall on the same UTC day: the unit the rules judge dates in.
+func sameDay(a, b time.Time) bool {
+	return a.UTC().Format(time.DateOnly) == b.UTC().Format(time.DateOnly)
 }
 
 // conflictReason is the store's reason for a conflict, without its wrapping.

@@ -113,7 +113,7 @@ var (
 	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles.",
 		[]string{"cluster", "target"}, nil)
 	descPending = prometheus.NewDesc("upgradescope_reevaluation_pending",
-		"Clusters whose latest snapshot awaits a re-evaluation with the server's current bundle set.", nil, nil)
+		"Clusters whose latest snapshot awaits a re-evaluation with the server's current bundle set, or today's (UTC) after one made on an earlier day.", nil, nil)
 	descUp             = prometheus.NewDesc("upgradescope_store_up", "1 when the store answered this scrape.", nil, nil)
 	descBundleClusters = prometheus.NewDesc("upgradescope_bundle_clusters",
 		"Clusters whose agent last said it evaluates with this revision of this bundle; behind is true when the server evaluates with another revision.",

@@ -40,13 +40,14 @@ var errPolicyChanged = errors.New("the bundle set changed during the pass")
 var errClustersFailed = errors.New("clusters failed to re-evaluate")
 
 // RunReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
-// set until ctx ends or Close: a pass at once (a restart with new bundles) and after every
-// Swap. A pass re-evaluates, one cluster at a time and at most Config.ReevaluateRate a
-// second, each cluster whose cells at its planned targets are not of its latest snapshot
-// and the current bundle set, through the notification path a push takes. A Swap during a
-// pass starts it again with the new set. A pass that left work (a cluster failed, another
-// replica held the lock) is tried again after a delay that doubles while it keeps leaving
-// work.
+// set, today, until ctx ends or Close: a pass at once (a restart with new bundles), after
+// every Swap, and at the start of each UTC day. A pass re-evaluates, one cluster at a time
+// and at most Config.ReevaluateRate a second, each cluster whose cells at its planned
+// targets are not of its latest snapshot and the current bundle set, or were judged on an
+// earlier day (the rules judge dates by the day: an end of life passes while the inventory
+// stays the same), through the notification path a push takes. A Swap during a pass starts
+// it again with the new set. A pass that left work (a cluster failed, another replica held
+// the lock) is tried again after a delay that doubles while it keeps leaving work.
 func (s *Server) RunReevaluation(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -67,8 +68,17 @@ func (s *Server) RunReevaluation(ctx context.Context) {
 		case <-s.reeval:
 			delay = s.reevalRetry
 		case <-retry:
+		case <-time.After(untilNextDay(s.now())):
 		}
 	}
+}
+
+// untilNextDay is how long from now until just past the next UTC midnight, when every
+// judgement made today becomes yesterday's.
+func untilNextDay(now time.Time) time.Duration {
+	now = now.UTC()
+	midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	return midnight.Sub(now) + time.Second
 }
 
 // reevaluationPass runs one pass under the database-wide lock and answers whether work
@@ -105,8 +115,8 @@ func (s *Server) reevaluationPass(ctx context.Context) bool {
 	return false
 }
 
-// pendingClusters are the clusters whose latest snapshot is not evaluated with pol at
-// every target it is planned at, in the fleet's order.
+// pendingClusters are the clusters whose latest snapshot is not evaluated with pol today
+// at every target it is planned at, in the fleet's order.
 func (s *Server) pendingClusters(ctx context.Context, pol *policy) ([]store.Cluster, error) {
 	v, err := s.loadFleet(ctx, fleetScope)
 	if err != nil {
@@ -134,9 +144,9 @@ func (s *Server) pendingCount(v fleetView) int {
 }
 
 // pendingFilter answers whether a cluster, with its fleet cells, awaits a re-evaluation
-// with the bundle set key. It plans each version's targets once: a fleet runs few.
+// with the bundle set key today. It plans each version's targets once: a fleet runs few.
 func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow) bool {
-	planned := map[string][]string{}
+	planned, now := map[string][]string{}, s.now()
 	return func(c store.Cluster, cells []store.FleetRow) bool {
 		if c.LatestSnapshotID == 0 {
 			return false
@@ -146,7 +156,7 @@ func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow)
 			targets, _ = s.planTargets(c.ServerVersion)
 			planned[c.ServerVersion] = targets
 		}
-		return len(missingTargets(cells, c.LatestSnapshotID, key, targets)) > 0
+		return len(missingTargets(cells, c.LatestSnapshotID, key, now, targets)) > 0
 	}
 }
 
@@ -221,7 +231,7 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 		return err
 	}
 	planned, _ := s.planTargets(currentVersion(doc, c.ServerVersion))
-	targets := missingTargets(cells, snap.ID, pol.key, planned)
+	targets := missingTargets(cells, snap.ID, pol.key, s.now(), planned)
 	if len(targets) == 0 {
 		return nil // a push or another replica got there first
 	}

@@ -36,14 +36,36 @@ findings contains {
 }
 `
 
+// eolDayPack is an end of life that passes while the inventory stays the same: the
+// acme-agent is a blocker from 2026-12-01 on.
+const eolDayPack = `package upgradescope.custom.eolday
+
+findings contains {
+	"key": "eol/acme-agent",
+	"category": "eol",
+	"severity": "blocker",
+	"target": t,
+	"title": "acme-agent reached its end of life on 2026-12-01",
+} if {
+	input.now >= "2026-12-01"
+	some t in input.targets
+}
+`
+
 // eolEngine is the built-in bundles and eolPack: another bundle set than sharedEngine's.
 func eolEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "eol")
+	return packEngine(t, "eol", eolPack)
+}
+
+// packEngine is the built-in bundles and the custom pack name holding the module src.
+func packEngine(t *testing.T, name, src string) *engine.Engine {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "eol.rego"), []byte(eolPack), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".rego"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	eng, err := engine.New(t.Context(), engine.WithPolicy(dir), engine.WithToolVersion("test"))
@@ -214,6 +236,80 @@ func TestReevaluationAfterASwapClearsOutdatedAndNotifiesWhatTheNewKnowledgeBlock
 		}
 		if metrics := string(ts.get("/metrics", "").body); !strings.Contains(metrics, "upgradescope_reevaluation_pending 0") {
 			t.Errorf("/metrics lacks upgradescope_reevaluation_pending 0")
+		}
+	})
+}
+
+func TestANewDayJudgesUnchangedClustersAgainAndNotifiesTheEndOfLifeThatPassed(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		sink := newHookSink(t)
+		hook, err := notify.NewWebhook(sink.URL+"/hook", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var clock atomic.Int64
+		clock.Store(time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC).UnixNano())
+		ts := newServerOn(t, open(), func(c *server.Config) {
+			c.Engine = packEngine(t, "eolday", eolDayPack)
+			c.IngestToken = "shared"
+			c.Sinks = []notify.Sink{hook}
+			c.ReevaluateRate = 1000 // the pace is not what this test is about
+			c.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+		})
+		for _, name := range []string{"dev", "prod"} {
+			if r := ts.push("shared", envelope(t, name, readyInventory(t))); r.status != http.StatusAccepted {
+				t.Fatalf("push %s: %d %s", name, r.status, r.body)
+			}
+		}
+		if v := ts.fleet(t); v.cells() != "dev ready 100 outdated=false; prod ready 100 outdated=false" || v.Reevaluation.Pending != 0 {
+			t.Fatalf("fleet on 2026-11-30: %s, pending %d", v.cells(), v.Reevaluation.Pending)
+		}
+
+		clock.Store(time.Date(2026, 12, 1, 0, 0, 5, 0, time.UTC).UnixNano())
+		if v := ts.fleet(t); v.Reevaluation.Pending != 2 {
+			t.Errorf("just past midnight %d clusters await a re-evaluation; want both: yesterday's judgement may be wrong today", v.Reevaluation.Pending)
+		}
+		// An agent pushing the same inventory on the new day has it judged again at once.
+		if r := ts.push("shared", envelope(t, "dev", readyInventory(t))); r.status != http.StatusOK {
+			t.Fatalf("duplicate push of dev: %d %s; want a duplicate", r.status, r.body)
+		}
+		if got := ts.fleet(t).cells(); got != "dev blocked 75 outdated=false; prod ready 100 outdated=false" {
+			t.Errorf("fleet after dev's duplicate push on the new day: %s; want dev judged again, blocked", got)
+		}
+		// The background pass judges the cluster that did not push.
+		runReevaluation(t, ts)
+		if got := ts.waitCurrent(t).cells(); got != "dev blocked 75 outdated=false; prod blocked 75 outdated=false" {
+			t.Errorf("fleet after the pass: %s; want both blocked by the end of life that passed", got)
+		}
+		// Judged again, replacing the day before's: one snapshot is one point of history, with its latest judgement.
+		prod := ts.idOf("prod")
+		hist := ts.get(fmt.Sprintf("/api/v1/clusters/%d/history?target=1.33", prod), "").json(t)["history"].([]any)
+		if len(hist) != 1 || hist[0].(map[string]any)["verdict"] != "blocked" || !strings.HasPrefix(hist[0].(map[string]any)["at"].(string), "2026-12-01") {
+			t.Errorf("prod's history at 1.33 = %v; want its one snapshot, judged on 2026-12-01, blocked", hist)
+		}
+		latest := ts.get(fmt.Sprintf("/api/v1/clusters/%d/report?target=1.33", prod), "")
+		if latest.status != http.StatusOK || !strings.Contains(string(latest.body), "eol/acme-agent") {
+			t.Errorf("prod's report at 1.33: %d, want the new day's with eol/acme-agent: %.300s", latest.status, latest.body)
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
+		defer func() { cancel(); <-done }()
+		bodies, _ := sink.wait(t, 2)
+		var got []string
+		for _, raw := range bodies {
+			var b notify.Body
+			if err := json.Unmarshal(raw, &b); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range b.Changes {
+				got = append(got, b.Cluster.Name+": "+c.Kind+" "+c.Key+" @"+strings.Join(c.Targets, ","))
+			}
+		}
+		slices.Sort(got)
+		if want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"; strings.Join(got, "; ") != want {
+			t.Errorf("changes delivered:\n%s\nwant\n%s", strings.Join(got, "; "), want)
 		}
 	})
 }
@@ -490,5 +586,25 @@ func TestAClusterRenamedDuringThePassIsNotifiedUnderItsNewName(t *testing.T) {
 	}
 	if b.Cluster.Name != "production" {
 		t.Errorf("the re-evaluation's notification names %q, want the cluster's name when it was stored, production", b.Cluster.Name)
+	}
+}
+
+func TestTheDailyPassStartsJustAfterTheNextUTCMidnight(t *testing.T) {
+	cases := []struct {
+		name string
+		now  time.Time
+		want time.Duration
+	}{
+		{"an hour before midnight", time.Date(2026, 11, 30, 23, 0, 0, 0, time.UTC), time.Hour + time.Second},
+		{"at midnight, the whole day", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), 24*time.Hour + time.Second},
+		{"on the last day of a year", time.Date(2026, 12, 31, 12, 0, 0, 0, time.UTC), 12*time.Hour + time.Second},
+		{"midnight in another zone, an hour before UTC's", time.Date(2026, 12, 1, 0, 0, 0, 0, time.FixedZone("CET", 3600)), time.Hour + time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := server.UntilNextDay(c.now); got != c.want {
+				t.Errorf("UntilNextDay(%s) = %s, want %s", c.now, got, c.want)
+			}
+		})
 	}
 }

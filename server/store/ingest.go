@@ -33,11 +33,14 @@ ON CONFLICT (cluster_id, target) DO UPDATE SET evaluation_id = excluded.evaluati
 	blockers = excluded.blockers, warnings = excluded.warnings, evaluated_at = excluded.evaluated_at,
 	bundles_key = excluded.bundles_key, teams = excluded.teams`
 	// qSupersededEvaluation finds the evaluation of a snapshot at a target with a bundle
-	// set that no fleet cell shows: the server went back to that set (a rollback) after
-	// another one's evaluation took the cell.
+	// set that a new one replaces: one no fleet cell shows (the server went back to that
+	// set, a rollback, after another one's evaluation took the cell), or one made earlier
+	// (the rules judge dates by the day, so an unchanged inventory is judged again each
+	// day). Replaced, not updated in place: the new row's id is the cluster's newest, which
+	// LatestEvaluation, the history and the fleet's version go by.
 	qSupersededEvaluation = `SELECT e.id FROM evaluations e
 WHERE e.snapshot_id = $1 AND e.target = $2 AND e.bundles_key = $3
-	AND NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id)`
+	AND (e.evaluated_at < $4 OR NOT EXISTS (SELECT 1 FROM fleet_cells f WHERE f.evaluation_id = e.id))`
 	qDeleteEvaluation = `DELETE FROM evaluations WHERE id = $1`
 	qSetLatest        = `UPDATE clusters SET latest_snapshot_id = $2, latest_hash = $3,
 	server_version = COALESCE(NULLIF(CAST($4 AS TEXT), ''), server_version) WHERE id = $1`
@@ -125,10 +128,10 @@ func insertSnapshot(ctx context.Context, tx *sql.Tx, id int64, in Ingest, now ti
 
 // insertEvaluations stores evals of snapshot snap and moves the cluster's fleet cells to
 // them. With onlyNew, an evaluation the snapshot already has at the target with the same
-// bundle set is left as it is while its fleet cell shows it (replaced when another set's
-// took the cell: dropSuperseded): a duplicate push fills in what an earlier, failed
-// evaluation left out, or what a bundle change left outdated. It answers how many
-// evaluations it stored.
+// bundle set is left as it is while its fleet cell shows it and it is not older than the
+// new one; otherwise it is replaced (dropSuperseded). So a duplicate push fills in what an
+// earlier, failed evaluation left out, what a bundle change left outdated, or a judgement
+// from an earlier day. It answers how many evaluations it stored.
 func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, evals []Evaluation, onlyNew bool) (int, error) {
 	q := qInsertEvaluation + ` RETURNING id`
 	if onlyNew {
@@ -178,13 +181,15 @@ func insertEvaluations(ctx context.Context, tx *sql.Tx, cluster, snap int64, eva
 }
 
 // dropSuperseded deletes the evaluation of snapshot snap at e's target with e's bundle
-// set when no fleet cell shows it, and answers whether it did, so e takes its place as the
-// newest: a server rolled back to an earlier set stores that set's evaluation again, and
-// the cell, the latest evaluation and the notification baseline all name it. The row
-// deleted is an evaluation of the same inventory with the same bundles.
+// set when no fleet cell shows it or it was made before e, and answers whether it did, so
+// e takes its place as the newest: a server rolled back to an earlier set stores that
+// set's evaluation again, a new day's judgement replaces yesterday's, and the cell (its
+// row goes with the evaluation it showed, ON DELETE CASCADE, and is written again), the
+// latest evaluation and the notification baseline all name it. The row deleted is an
+// evaluation of the same inventory with the same bundles.
 func dropSuperseded(ctx context.Context, tx *sql.Tx, snap int64, e Evaluation) (bool, error) {
 	var id int64
-	err := tx.QueryRowContext(ctx, qSupersededEvaluation, snap, e.Target, e.BundlesKey).Scan(&id)
+	err := tx.QueryRowContext(ctx, qSupersededEvaluation, snap, e.Target, e.BundlesKey, e.EvaluatedAt.UnixNano()).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil

@@ -30,8 +30,8 @@ const qLockCluster = `SELECT COALESCE(latest_snapshot_id, 0) FROM clusters WHERE
 // Reevaluate stores re's evaluations of its cluster's latest snapshot in one transaction
 // that locks the cluster's row as Ingest does, so a push and a re-evaluation of one
 // cluster queue. One already stored for the snapshot, target and bundle set (another
-// replica's, a duplicate push's) is left as it is; one of a set rolled back to, which no
-// fleet cell shows, is replaced. ErrSuperseded when SnapshotID is no longer the latest,
+// replica's, a duplicate push's) is left as it is, or judged again in place when re's was
+// made on a later day; one of a set rolled back to, which no fleet cell shows, is replaced. ErrSuperseded when SnapshotID is no longer the latest,
 // ErrNotFound for an unknown cluster, ErrBaselineMoved as Ingest; each stores nothing.
 func (s *sqlStore) Reevaluate(ctx context.Context, re Reevaluation) (int, error) {
 	stored := 0
