@@ -214,25 +214,9 @@ func TestReevaluationAfterASwapClearsOutdatedAndNotifiesWhatTheNewKnowledgeBlock
 			t.Errorf("prod's history at 1.33 = %v; want the push's evaluation, then the re-evaluation's", hist)
 		}
 
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
-		defer func() { cancel(); <-done }()
-		bodies, _ := sink.wait(t, 2)
-		var got []string
-		for _, raw := range bodies {
-			var b notify.Body
-			if err := json.Unmarshal(raw, &b); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range b.Changes {
-				got = append(got, b.Cluster.Name+": "+c.Kind+" "+c.Key+" @"+strings.Join(c.Targets, ","))
-			}
-		}
-		slices.Sort(got)
-		want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"
-		if strings.Join(got, "; ") != want {
-			t.Errorf("changes delivered:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+		got := deliveredChanges(t, ts, sink, 2)
+		if want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"; got != want {
+			t.Errorf("changes delivered:\n%s\nwant\n%s", got, want)
 		}
 		if metrics := string(ts.get("/metrics", "").body); !strings.Contains(metrics, "upgradescope_reevaluation_pending 0") {
 			t.Errorf("/metrics lacks upgradescope_reevaluation_pending 0")
@@ -292,26 +276,34 @@ func TestANewDayJudgesUnchangedClustersAgainAndNotifiesTheEndOfLifeThatPassed(t 
 			t.Errorf("prod's report at 1.33: %d, want the new day's with eol/acme-agent: %.300s", latest.status, latest.body)
 		}
 
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
-		defer func() { cancel(); <-done }()
-		bodies, _ := sink.wait(t, 2)
-		var got []string
-		for _, raw := range bodies {
-			var b notify.Body
-			if err := json.Unmarshal(raw, &b); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range b.Changes {
-				got = append(got, b.Cluster.Name+": "+c.Kind+" "+c.Key+" @"+strings.Join(c.Targets, ","))
-			}
-		}
-		slices.Sort(got)
-		if want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"; strings.Join(got, "; ") != want {
-			t.Errorf("changes delivered:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+		got := deliveredChanges(t, ts, sink, 2)
+		if want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"; got != want {
+			t.Errorf("changes delivered:\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// deliveredChanges runs ts's notification worker until sink has n messages and answers
+// their changes as "cluster: kind key @targets", sorted, joined by "; ".
+func deliveredChanges(t *testing.T, ts *testServer, sink *hookSink, n int) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); ts.srv.RunNotifications(ctx) }()
+	defer func() { cancel(); <-done }()
+	bodies, _ := sink.wait(t, n)
+	var got []string
+	for _, raw := range bodies {
+		var b notify.Body
+		if err := json.Unmarshal(raw, &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range b.Changes {
+			got = append(got, b.Cluster.Name+": "+c.Kind+" "+c.Key+" @"+strings.Join(c.Targets, ","))
+		}
+	}
+	slices.Sort(got)
+	return strings.Join(got, "; ")
 }
 
 // storeBundles is eng's bundle set as the fleet lists it, sorted by name.
