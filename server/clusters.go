@@ -105,12 +105,19 @@ func inScope(sc scope, c store.Cluster, cells []store.FleetRow) bool {
 	return false
 }
 
-// summary is evaluation row r of cluster c as the API shows it: outdated when another
-// bundle set produced it or a newer snapshot was not evaluated at its target.
+// summary is evaluation row r of cluster c as the API shows it, outdated as s.outdated says.
 func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
 	return &evalSummary{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
 		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt.UTC(), SnapshotID: r.SnapshotID,
-		Outdated: r.BundlesKey != s.policy().key || r.SnapshotID != c.LatestSnapshotID}
+		Outdated: s.outdated(r.BundlesKey, r.SnapshotID, c.LatestSnapshotID, r.EvaluatedAt)}
+}
+
+// outdated says whether a stored evaluation is not the cluster's judgement today: another
+// bundle set made it, a newer snapshot was not evaluated at its target, or it was made on
+// an earlier UTC day (the rules judge dates by the day; the pass after midnight judges the
+// cluster again).
+func (s *Server) outdated(bundlesKey string, snapshot, latest int64, evaluatedAt time.Time) bool {
+	return bundlesKey != s.policy().key || snapshot != latest || !sameDay(evaluatedAt, s.now())
 }
 
 func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {

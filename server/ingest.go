@@ -333,24 +333,30 @@ func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, target
 	if err != nil {
 		return nil, err
 	}
-	// Any bundle set's evaluation will do: one made with another set is the background
-	// re-evaluation's to replace. A duplicate judged again here would let replicas a poll
-	// apart on their bundles take a cell back and forth, notifying at every turn.
-	return missingTargets(cells, head.LatestSnapshotID, anySet, s.now(), targets), nil
+	// Any bundle set's evaluation will do, from any day: one made with another set, or on
+	// an earlier day, is the background re-evaluation's to replace. A duplicate judged
+	// again here would let replicas a poll apart on their bundles take a cell back and
+	// forth, notifying at every turn, and after midnight every agent's next push would be
+	// an evaluation at once, unpaced.
+	return missingTargets(cells, head.LatestSnapshotID, anySet, anyDay, targets), nil
 }
 
 // anySet matches an evaluation made with any bundle set.
 const anySet = ""
 
+// anyDay matches an evaluation made on any day.
+var anyDay time.Time
+
 // missingTargets are the targets at which cells hold no evaluation of snapshot made with
-// the bundle set key (anySet: with any) on the day of now (UTC). The rules judge dates by
-// the day, so yesterday's judgement of an unchanged inventory may be wrong today (an end of
-// life passed) and is made again.
+// the bundle set key (anySet: with any) on the UTC day of now (anyDay: on any). The rules
+// judge dates by the day, so yesterday's judgement of an unchanged inventory may be wrong
+// today (an end of life passed) and is made again.
 func missingTargets(cells []store.FleetRow, snapshot int64, key string, now time.Time, targets []string) []string {
 	var out []string
 	for _, t := range targets {
 		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool {
-			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key) && sameDay(c.EvaluatedAt, now)
+			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key) &&
+				(now.IsZero() || sameDay(c.EvaluatedAt, now))
 		}) {
 			out = append(out, t)
 		}

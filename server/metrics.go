@@ -110,7 +110,7 @@ var (
 		[]string{"cluster"}, nil)
 	descStale = prometheus.NewDesc("upgradescope_cluster_stale", "1 when the cluster has not pushed for --stale-after.",
 		[]string{"cluster"}, nil)
-	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles.",
+	descOutdated = prometheus.NewDesc("upgradescope_cluster_outdated", "1 when the stored evaluation is of an older snapshot or other bundles, or was made on an earlier UTC day.",
 		[]string{"cluster", "target"}, nil)
 	descPending = prometheus.NewDesc("upgradescope_reevaluation_pending",
 		"Clusters whose latest snapshot awaits a re-evaluation with the server's current bundle set, or today's (UTC) after one made on an earlier day.", nil, nil)

@@ -55,6 +55,9 @@ func (s *Server) RunReevaluation(ctx context.Context) {
 	defer stop()
 	delay := s.reevalRetry
 	for {
+		// The next day's pass is due from the day this pass starts on: a pass that runs
+		// past midnight listed its clusters yesterday, so another one follows at once.
+		nextDay := time.After(untilNextDay(s.now()))
 		var retry <-chan time.Time
 		if s.reevaluationPass(ctx) {
 			retry = time.After(delay)
@@ -68,7 +71,7 @@ func (s *Server) RunReevaluation(ctx context.Context) {
 		case <-s.reeval:
 			delay = s.reevalRetry
 		case <-retry:
-		case <-time.After(untilNextDay(s.now())):
+		case <-nextDay:
 		}
 	}
 }

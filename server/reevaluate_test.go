@@ -250,20 +250,22 @@ func TestANewDayJudgesUnchangedClustersAgainAndNotifiesTheEndOfLifeThatPassed(t 
 		}
 
 		clock.Store(time.Date(2026, 12, 1, 0, 0, 5, 0, time.UTC).UnixNano())
-		if v := ts.fleet(t); v.Reevaluation.Pending != 2 {
-			t.Errorf("just past midnight %d clusters await a re-evaluation; want both: yesterday's judgement may be wrong today", v.Reevaluation.Pending)
+		v := ts.fleet(t)
+		if got := v.cells(); got != "dev ready 100 outdated=true; prod ready 100 outdated=true" || v.Reevaluation.Pending != 2 {
+			t.Errorf("just past midnight: %s, pending %d; want both outdated and pending: yesterday's judgement may be wrong today",
+				got, v.Reevaluation.Pending)
 		}
-		// An agent pushing the same inventory on the new day has it judged again at once.
+		// An agent pushing the same inventory leaves it to the paced pass, as after a bundle
+		// change: the first pushes after midnight are not each an evaluation at once.
 		if r := ts.push("shared", envelope(t, "dev", readyInventory(t))); r.status != http.StatusOK {
 			t.Fatalf("duplicate push of dev: %d %s; want a duplicate", r.status, r.body)
 		}
-		if got := ts.fleet(t).cells(); got != "dev blocked 75 outdated=false; prod ready 100 outdated=false" {
-			t.Errorf("fleet after dev's duplicate push on the new day: %s; want dev judged again, blocked", got)
+		if got := ts.fleet(t).cells(); got != "dev ready 100 outdated=true; prod ready 100 outdated=true" {
+			t.Errorf("fleet after dev's duplicate push on the new day: %s; want it left to the pass", got)
 		}
-		// The background pass judges the cluster that did not push.
 		runReevaluation(t, ts)
 		if got := ts.waitCurrent(t).cells(); got != "dev blocked 75 outdated=false; prod blocked 75 outdated=false" {
-			t.Errorf("fleet after the pass: %s; want both blocked by the end of life that passed", got)
+			t.Errorf("fleet after the pass: %s; want both blocked by the end of life that passed, current", got)
 		}
 		// Judged again, replacing the day before's: one snapshot is one point of history, with its latest judgement.
 		prod := ts.idOf("prod")
@@ -276,11 +278,46 @@ func TestANewDayJudgesUnchangedClustersAgainAndNotifiesTheEndOfLifeThatPassed(t 
 			t.Errorf("prod's report at 1.33: %d, want the new day's with eol/acme-agent: %.300s", latest.status, latest.body)
 		}
 
+		if q, err := ts.store.QueuedDeliveries(t.Context()); err != nil || q["webhook"] != 2 {
+			t.Errorf("queued %v, %v: want one message a cluster", q, err)
+		}
 		got := deliveredChanges(t, ts, sink, 2)
 		if want := "dev: new-blocker eol/acme-agent @1.33; prod: new-blocker eol/acme-agent @1.33"; got != want {
 			t.Errorf("changes delivered:\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// A pass that starts before midnight lists its clusters on the old day: one that ends
+// after it is followed by the new day's pass at once, not a day later.
+func TestAPassRunningPastMidnightIsFollowedByTheNewDaysPass(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 30, 23, 59, 59, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	path := filepath.Join(t.TempDir(), "upgradescope.db")
+	first := newServerOn(t, openStore(t, path), func(c *server.Config) { c.IngestToken = "shared"; c.Now = now })
+	for _, name := range []string{"dev", "prod"} {
+		if r := first.push("shared", envelope(t, name, readyInventory(t))); r.status != http.StatusAccepted {
+			t.Fatalf("push %s: %d %s", name, r.status, r.body)
+		}
+	}
+	// Restarted with the end-of-life pack: a pass at once, and midnight passes while it
+	// judges its first cluster, with the old day's pack verdict.
+	ts := newServerOn(t, openStore(t, path), func(c *server.Config) {
+		c.Engine = packEngine(t, "eolday", eolDayPack)
+		c.ReevaluateRate = 1000
+		c.Now = now
+	})
+	var calls atomic.Int32
+	server.SetReevaluateHook(ts.srv, func() {
+		if calls.Add(1) == 1 {
+			clock.Store(time.Date(2026, 12, 1, 0, 0, 2, 0, time.UTC).UnixNano())
+		}
+	})
+	runReevaluation(t, ts)
+	if got := ts.waitCurrent(t).cells(); got != "dev blocked 75 outdated=false; prod blocked 75 outdated=false" {
+		t.Errorf("fleet on 2026-12-01 after the passes: %s; want both judged on the new day, blocked", got)
+	}
 }
 
 // deliveredChanges runs ts's notification worker until sink has n messages and answers

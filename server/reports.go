@@ -81,7 +81,7 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 			return nil, err
 		}
 		sv := &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: ev.BundlesKey != s.policy().key, report: rep}
+			evaluatedAt: ev.EvaluatedAt, outdated: s.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}
 		if !sc.fleet {
 			if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
 				return nil, err

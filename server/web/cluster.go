@@ -138,7 +138,7 @@ func (c *Cluster) targets(d *doc) {
 	if r := c.Result; r != nil {
 		outdated := ""
 		if c.Outdated {
-			outdated = ` <span class="flag">outdated: judged with other bundles</span>`
+			outdated = ` <span class="flag">outdated: judged with other bundles, or on an earlier day</span>`
 		}
 		d.w(`<p>At Kubernetes %s: %s score %d · %s, %s, %s · %s evaluation of <time datetime="%s">%s</time>%s</p>`,
 			esc(c.Target), verdict(r.Verdict), r.Score, plural(r.Blockers, "blocker"), plural(r.Warnings, "warning"), plural(r.Infos, "info"), esc(c.Source),

@@ -376,7 +376,7 @@ func (f *Fleet) cell(d *doc, c FleetCell) {
 	default:
 		out := ""
 		if c.Outdated {
-			out = ` <span class="flag" title="judged with other bundles or an older snapshot">outdated</span>`
+			out = ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
 		}
 		d.w(`<td data-target="%s" data-verdict="%s">%s %d%s</td>`, esc(c.Target), esc(v), verdict(v), c.Score, out)
 	}
