@@ -44,6 +44,7 @@ var reevaluationCases = []struct {
 	{"a re-evaluation of an unknown cluster is not found", testReevaluateUnknownCluster},
 	{"a duplicate push after a re-evaluation adds only targets the new set lacks", testDuplicateAfterReevaluate},
 	{"a re-evaluation with a set rolled back to replaces that set's evaluation and takes the fleet cells back", testReevaluateRollback},
+	{"a re-evaluation made later with the same set replaces the evaluation the fleet cell shows, as the newest", testReevaluateNextDay},
 	{"pruning deletes a kept snapshot's evaluations a newer bundle set's superseded", testPruneSupersededEvaluations},
 }
 
@@ -220,4 +221,54 @@ func testReevaluateRollback(t *testing.T, open Opener) {
 		t.Errorf("Reevaluate with the first set a second time = %d, %v; want 0, nil", n, err)
 	}
 	assertQueued(t, s, "webhook=1")
+}
+
+// The server judges an unchanged cluster again each day with the same bundle set: the new
+// day's evaluation takes the old one's place, under a new id (the newest, which the fleet's
+// version, the latest evaluation and the notification baseline go by), and its fleet cell
+// is written again. One made at the same time or earlier stores nothing.
+func testReevaluateNextDay(t *testing.T, open Opener) {
+	s := mustOpen(t, open)
+	first := push("prod", "uid", hash(1), "1.31")
+	res := mustIngest(t, s, first)
+	before, err := s.FleetVersion(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.LatestEvaluation(t.Context(), res.ClusterID, "1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := first.Evaluations[0]
+	next.EvaluatedAt = next.EvaluatedAt.Add(24 * time.Hour)
+	next.Verdict, next.Score, next.Blockers = "blocked", 75, 1
+	re := withNotification(store.Reevaluation{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID,
+		Evaluations: []store.Evaluation{next}}, "day2", "webhook")
+	if n, err := s.Reevaluate(t.Context(), re); err != nil || n != 1 {
+		t.Fatalf("Reevaluate on the next day = %d, %v; want it stored (1)", n, err)
+	}
+	assertFleet(t, s, "prod 1.31 snap1 score75")
+	if after, err := s.FleetVersion(t.Context()); err != nil || after == before {
+		t.Errorf("FleetVersion = %q, %v; want it changed from %q, so cached fleets are read again", after, err, before)
+	}
+	hist := history(t, s, res.ClusterID, "1.31", 0)
+	if len(hist) != 1 || hist[0].Verdict != "blocked" || !hist[0].EvaluatedAt.Equal(next.EvaluatedAt) {
+		t.Errorf("history at 1.31 = %+v; want one point, the next day's", hist)
+	}
+	for name, read := range map[string]func(context.Context, int64, string) (store.EvaluationRecord, error){
+		"LatestEvaluation": s.LatestEvaluation, "LastDecidedEvaluation": s.LastDecidedEvaluation} {
+		if ev, err := read(t.Context(), res.ClusterID, "1.31"); err != nil || ev.ID <= old.ID || ev.Verdict != "blocked" {
+			t.Errorf("%s after the next day's = id %d %s, %v; want a newer id than %d, blocked", name, ev.ID, ev.Verdict, err, old.ID)
+		}
+	}
+	assertQueued(t, s, "webhook=1")
+	for _, at := range []time.Time{next.EvaluatedAt, first.Evaluations[0].EvaluatedAt} {
+		again := next
+		again.EvaluatedAt, again.Verdict, again.Score = at, "ready", 10
+		re := store.Reevaluation{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Evaluations: []store.Evaluation{again}}
+		if n, err := s.Reevaluate(t.Context(), re); err != nil || n != 0 {
+			t.Errorf("Reevaluate made at %s = %d, %v; want nothing stored", at, n, err)
+		}
+	}
+	assertFleet(t, s, "prod 1.31 snap1 score75")
 }
