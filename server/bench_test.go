@@ -135,11 +135,9 @@ func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []st
 // (clusters re-evaluated while the pushes ran, a second) and pending (clusters left when
 // they ended: above 0, the re-evaluation ran for the whole measurement).
 //
-// Measured 2026-12-01 on the 2-core Oxide VM shared with three other engineers, -benchtime
-// 60x -count 2, 1,000 clusters, default rate: at load average 1.4–3, quiet 19.6 and 20.5
-// snapshots/s, reevaluating 17.6 and 17.2 snapshots/s with 2.9 and 3.7 reevals/s; at load
-// average 5–7, quiet 6.8 and 3.9, reevaluating 6.5 and 3.2 with 1.0 and 0.7
-// (docs/performance.md).
+//	UPGRADESCOPE_BENCH_FLEET=1000 go test -run XXX -bench ReevaluateWithIngest -benchtime 60x -count 2 ./server
+//
+// The numbers are in docs/performance.md.
 func BenchmarkReevaluateWithIngest(b *testing.B) {
 	n := envInt(b, "UPGRADESCOPE_BENCH_FLEET", 20)
 	for _, reevaluate := range []bool{false, true} {
