@@ -320,6 +320,19 @@ func TestAPassRunningPastMidnightIsFollowedByTheNewDaysPass(t *testing.T) {
 	}
 }
 
+// pushClusters pushes readyInventory as n clusters, c0 to c<n-1> (UIDs uid-0 …), with the
+// shared ingest token, each a new snapshot.
+func pushClusters(t *testing.T, ts *testServer, n int) {
+	t.Helper()
+	for i := range n {
+		doc := readyInventory(t)
+		doc.ClusterID = fmt.Sprintf("uid-%d", i)
+		if r := ts.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
+			t.Fatalf("push %d: %d %s", i, r.status, r.body)
+		}
+	}
+}
+
 // deliveredChanges runs ts's notification worker until sink has n messages and answers
 // their changes as "cluster: kind key @targets", sorted, joined by "; ".
 func deliveredChanges(t *testing.T, ts *testServer, sink *hookSink, n int) string {
@@ -379,13 +392,7 @@ func TestASwapMarksCellsOutdatedUntilTheyAreReevaluated(t *testing.T) {
 func TestARestartWithNewBundlesReevaluatesTheFleet(t *testing.T) {
 	stores(t, func(t *testing.T, open func() store.Store) {
 		first := newServerOn(t, open(), func(c *server.Config) { c.IngestToken = "shared" })
-		for i := range 3 {
-			doc := readyInventory(t)
-			doc.ClusterID = fmt.Sprintf("uid-%d", i)
-			if r := first.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
-				t.Fatalf("push %d: %d %s", i, r.status, r.body)
-			}
-		}
+		pushClusters(t, first, 3)
 		eol := eolEngine(t)
 		restarted := newServerOn(t, open(), func(c *server.Config) { c.Engine = eol })
 		if v := restarted.fleet(t); v.Reevaluation.Pending != 3 {
@@ -444,13 +451,7 @@ func TestAPushRacingTheReevaluationIsNeverOverwrittenByIt(t *testing.T) {
 
 func TestASwapDuringAPassStartsItAgainWithTheNewSet(t *testing.T) {
 	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
-	for i := range 3 {
-		doc := readyInventory(t)
-		doc.ClusterID = fmt.Sprintf("uid-%d", i)
-		if r := ts.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
-			t.Fatalf("push %d: %d %s", i, r.status, r.body)
-		}
-	}
+	pushClusters(t, ts, 3)
 	original, err := sharedEngine()
 	if err != nil {
 		t.Fatal(err)
@@ -498,13 +499,7 @@ func TestTwoReplicasReevaluatingStoreAndNotifyEachChangeOnce(t *testing.T) {
 			c.IngestToken = "shared"
 			c.Sinks = []notify.Sink{hook}
 		})
-		for i := range 4 {
-			doc := readyInventory(t)
-			doc.ClusterID = fmt.Sprintf("uid-%d", i)
-			if r := seed.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
-				t.Fatalf("push %d: %d %s", i, r.status, r.body)
-			}
-		}
+		pushClusters(t, seed, 4)
 		eol := eolEngine(t)
 		var replicas []*testServer
 		for range 2 {
@@ -552,13 +547,7 @@ func TestReplicasOnDifferentBundleSetsDoNotTakeACellBackAndForth(t *testing.T) {
 
 func TestAClusterWhoseReevaluationFailedIsTriedAgainWithoutAPushOrSwap(t *testing.T) {
 	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
-	for i := range 2 {
-		doc := readyInventory(t)
-		doc.ClusterID = fmt.Sprintf("uid-%d", i)
-		if r := ts.push("shared", envelope(t, fmt.Sprintf("c%d", i), doc)); r.status != http.StatusAccepted {
-			t.Fatalf("push %d: %d %s", i, r.status, r.body)
-		}
-	}
+	pushClusters(t, ts, 2)
 	// Both clusters fail twice: more than the pass at start and the one the Swap asks for
 	// can try, so only the retries bring them current.
 	var tries atomic.Int32
