@@ -112,12 +112,11 @@ func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
 		Outdated: s.outdated(r.BundlesKey, r.SnapshotID, c.LatestSnapshotID, r.EvaluatedAt)}
 }
 
-// outdated says whether a stored evaluation is not the cluster's judgement today: another
-// bundle set made it, a newer snapshot was not evaluated at its target, or it was made on
-// an earlier UTC day (the rules judge dates by the day; the pass after midnight judges the
-// cluster again).
+// outdated says whether a stored evaluation is not the cluster's judgement now (current):
+// another bundle set made it, a newer snapshot was not evaluated at its target, or it was
+// made on an earlier UTC day, which the pass after midnight judges again.
 func (s *Server) outdated(bundlesKey string, snapshot, latest int64, evaluatedAt time.Time) bool {
-	return bundlesKey != s.policy().key || snapshot != latest || !sameDay(evaluatedAt, s.now())
+	return !current{latest, s.policy().key, s.now()}.holds(snapshot, bundlesKey, evaluatedAt)
 }
 
 func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {

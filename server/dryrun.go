@@ -190,7 +190,7 @@ func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, 
 			continue
 		case err != nil:
 			return nil, err
-		case ev.SnapshotID != snapshotID || ev.BundlesKey != pol.key || !sameDay(ev.EvaluatedAt, now):
+		case !(current{snapshotID, pol.key, now}).holds(ev.SnapshotID, ev.BundlesKey, ev.EvaluatedAt):
 			fresh = append(fresh, t)
 			continue
 		}

@@ -338,7 +338,7 @@ func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, target
 	// again here would let replicas a poll apart on their bundles take a cell back and
 	// forth, notifying at every turn, and after midnight every agent's next push would be
 	// an evaluation at once, unpaced.
-	return missingTargets(cells, head.LatestSnapshotID, anySet, anyDay, targets), nil
+	return missingTargets(cells, current{head.LatestSnapshotID, anySet, anyDay}, targets), nil
 }
 
 // anySet matches an evaluation made with any bundle set.
@@ -347,16 +347,26 @@ const anySet = ""
 // anyDay matches an evaluation made on any day.
 var anyDay time.Time
 
-// missingTargets are the targets at which cells hold no evaluation of snapshot made with
-// the bundle set key (anySet: with any) on the UTC day of now (anyDay: on any). The rules
-// judge dates by the day, so yesterday's judgement of an unchanged inventory may be wrong
-// today (an end of life passed) and is made again.
-func missingTargets(cells []store.FleetRow, snapshot int64, key string, now time.Time, targets []string) []string {
+// current is what makes a stored evaluation a cluster's judgement now: of its latest
+// snapshot, made with the bundle set key (anySet: with any), on the UTC day of now (anyDay:
+// on any). The rules judge dates by the day, so yesterday's judgement of an unchanged
+// inventory may be wrong today (an end of life passed) and is made again.
+type current struct {
+	snapshot int64
+	key      string
+	now      time.Time
+}
+
+func (c current) holds(snapshot int64, key string, evaluatedAt time.Time) bool {
+	return snapshot == c.snapshot && (c.key == anySet || key == c.key) && (c.now.IsZero() || sameDay(evaluatedAt, c.now))
+}
+
+// missingTargets are the targets at which cells hold no evaluation that is current.
+func missingTargets(cells []store.FleetRow, want current, targets []string) []string {
 	var out []string
 	for _, t := range targets {
 		if !slices.ContainsFunc(cells, func(c store.FleetRow) bool {
-			return c.Target == t && c.SnapshotID == snapshot && (key == anySet || c.BundlesKey == key) &&
-				(now.IsZero() || sameDay(c.EvaluatedAt, now))
+			return c.Target == t && want.holds(c.SnapshotID, c.BundlesKey, c.EvaluatedAt)
 		}) {
 			out = append(out, t)
 		}

@@ -159,7 +159,7 @@ func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow)
 			targets, _ = s.planTargets(c.ServerVersion)
 			planned[c.ServerVersion] = targets
 		}
-		return len(missingTargets(cells, c.LatestSnapshotID, key, now, targets)) > 0
+		return len(missingTargets(cells, current{c.LatestSnapshotID, key, now}, targets)) > 0
 	}
 }
 
@@ -234,7 +234,7 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 		return err
 	}
 	planned, _ := s.planTargets(currentVersion(doc, c.ServerVersion))
-	targets := missingTargets(cells, snap.ID, pol.key, s.now(), planned)
+	targets := missingTargets(cells, current{snap.ID, pol.key, s.now()}, planned)
 	if len(targets) == 0 {
 		return nil // a push or another replica got there first
 	}
