@@ -26,6 +26,11 @@ type hostile struct {
 // maxHostileRSS is the issue's ceiling on a command's peak RSS.
 const maxHostileRSS = 256 << 20
 
+// maxHostileCPU is the issue's ceiling on a command's time (issue 30), taken as CPU time,
+// user and system, which other tests sharing the machine do not stretch as they stretch the
+// wall clock.
+const maxHostileCPU = 10 * time.Second
+
 // hangAfter only stops a case that hangs, so the suite ends; it is no timing assertion.
 const hangAfter = 60 * time.Second
 
@@ -38,11 +43,15 @@ func runHostile(t *testing.T, tests []hostile) {
 			args := tt.args(t, dir)
 			ctx, cancel := context.WithTimeout(t.Context(), hangAfter)
 			defer cancel()
-			code, peak, out := measured(ctx, t, dir, agentBin, args...)
+			code, use, out := measuredUse(ctx, t, dir, agentBin, args...)
 			if ctx.Err() != nil {
 				t.Fatalf("%v hung: killed after %s\n%s", args, hangAfter, out)
 			}
-			checkHostile(t, tt, args, code, peak, out)
+			checkHostile(t, tt, args, code, use.peak, out)
+			t.Logf("CPU %s", use.cpu.Round(time.Millisecond))
+			if use.cpu > maxHostileCPU {
+				t.Errorf("%v: %s of CPU, want under %s", args, use.cpu.Round(time.Millisecond), maxHostileCPU)
+			}
 		})
 	}
 }

@@ -6,14 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // measureEnv makes this test binary a wrapper that runs its arguments as a command and
-// writes the command's peak RSS to the file the variable names.
+// writes the command's peak RSS and CPU time to the file the variable names.
 const measureEnv = "UPGRADESCOPE_TEST_MEASURE_RSS"
 
 // Linux starts a child's maxrss at the high-water mark of the process it was forked from: Go
@@ -36,7 +35,8 @@ func wrap(out string, argv []string) int {
 		return 125
 	}
 	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
-	if err := os.WriteFile(out, []byte(strconv.FormatInt(peak, 10)), 0o600); err != nil {
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if err := os.WriteFile(out, fmt.Appendf(nil, "%d %d", peak, cpu), 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "measure: %v\n", err)
 		return 125
 	}
@@ -46,6 +46,19 @@ func wrap(out string, argv []string) int {
 // measured runs name with args in dir through the wrapper and returns its exit code, peak RSS
 // in bytes and combined output. ctx kills the wrapper and the command with it.
 func measured(ctx context.Context, t *testing.T, dir, name string, args ...string) (int, int64, string) {
+	code, use, out := measuredUse(ctx, t, dir, name, args...)
+	return code, use.peak, out
+}
+
+// usage is what a command used: its peak RSS in bytes and its CPU time, user and system.
+// CPU time, unlike the wall clock, does not grow when other tests share the machine.
+type usage struct {
+	peak int64
+	cpu  time.Duration
+}
+
+// measuredUse is measured, with the command's CPU time too.
+func measuredUse(ctx context.Context, t *testing.T, dir, name string, args ...string) (int, usage, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -59,11 +72,11 @@ func measured(ctx context.Context, t *testing.T, dir, name string, args ...strin
 	out, _ := cmd.CombinedOutput()
 	raw, err := os.ReadFile(rssFile)
 	if err != nil {
-		return cmd.ProcessState.ExitCode(), 0, string(out)
+		return cmd.ProcessState.ExitCode(), usage{}, string(out)
 	}
-	peak, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-	if err != nil {
-		t.Fatalf("measure: %v", err)
+	var use usage
+	if _, err := fmt.Sscanf(string(raw), "%d %d", &use.peak, &use.cpu); err != nil {
+		t.Fatalf("measure %q: %v", raw, err)
 	}
-	return cmd.ProcessState.ExitCode(), peak, string(out)
+	return cmd.ProcessState.ExitCode(), use, string(out)
 }
