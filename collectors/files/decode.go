@@ -202,6 +202,16 @@ type yamlDoc struct {
 	complex      bool // the scan cannot trust itself; parse the document
 	hasContent   bool
 	meta         metaScan
+	kindSeen     bool
+	// flow follows a quoted scalar or flow collection that runs on past its line.
+	flow flowState
+	// inScalar is true while the lines below may be text of a block scalar opened by a key
+	// at column scalarAt.
+	inScalar bool
+	scalarAt int
+	// topValue is true after a top-level key given a value on its line: an indented line next
+	// would continue it as a multi-line plain scalar.
+	topValue bool
 }
 
 // reset starts the next document on startLine, keeping the text buffer's memory.
@@ -286,10 +296,20 @@ func separatorContent(line []byte) bool {
 }
 
 // scanLine reads top-level apiVersion and kind keys without parsing the document, so objects
-// of kinds nobody watches cost a line scan, not a YAML parse.
+// of kinds nobody watches cost a line scan, not a YAML parse. It trusts itself only where it
+// reads a line as kubectl's reader would: any line it cannot read with certainty marks the
+// document complex, and the parser reads it instead.
 func (doc *yamlDoc) scanLine(text []byte, line int) {
 	s := trimTrailing(text)
 	trimmed := bytes.TrimSpace(s)
+	indent := len(s) - len(bytes.TrimLeft(s, " "))
+	if doc.inBlockScalar(indent, len(trimmed) == 0) {
+		return // block scalar text: never keys, quotes or brackets
+	}
+	if doc.flow.isOpen() {
+		doc.flow.scan(trimmed) // runs on from a line that left a quote or bracket open
+		return
+	}
 	if len(trimmed) == 0 || trimmed[0] == '#' {
 		if rest, ok := bytes.CutPrefix(trimmed, []byte("# Source: ")); ok {
 			doc.renderedFrom = string(bytes.TrimSpace(rest))
@@ -297,25 +317,65 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 		return
 	}
 	doc.hasContent = true
+	if doc.flow.scan(trimmed); doc.flow.isOpen() {
+		doc.complex = true // the next lines continue a quoted scalar or flow collection
+	}
 	if s[0] != ' ' && s[0] != '-' {
 		doc.meta.topLevel(s)
 	} else {
 		doc.meta.indented(s)
 	}
-	switch s[0] {
-	case ' ', '-':
+	if s[0] == ' ' || isItem(s) {
+		if doc.topValue && s[0] == ' ' {
+			doc.complex = true // continues a top-level plain scalar ("kind: Ingress\n  Route")
+		}
+		doc.topValue = false
 		return // not a top-level key: most lines
-	case '<', '"', '\'', '{', '?', '%':
-		doc.complex = true // merge keys, quoted keys, flow mappings, directives
-	case 'a':
-		if v, ok := cutKey(s, "apiVersion"); ok {
-			doc.apiVersion = doc.scalar(string(v))
-			doc.avLine = line
+	}
+	doc.topLevelKey(s, line)
+}
+
+// inBlockScalar says whether a line at this indentation is text of the block scalar a
+// previous line opened, and ends the scalar when it is not.
+func (doc *yamlDoc) inBlockScalar(indent int, blank bool) bool {
+	if !doc.inScalar {
+		return false
+	}
+	if blank || indent > doc.scalarAt {
+		return true
+	}
+	doc.inScalar = false
+	return false
+}
+
+// topLevelKey reads a line at column 0. Only a plain Kubernetes field name followed by ": " or
+// the line's end is read as a key; anything else (a quoted, tagged or anchored key, a space
+// before the colon, a flow mapping, a directive, a merge key, a line continuing a scalar) may
+// be read differently by the parser, which then decides.
+func (doc *yamlDoc) topLevelKey(s []byte, line int) {
+	column, key, value := splitLine(s)
+	doc.topValue = len(bytes.TrimSpace(uncomment(value))) > 0 && !isBlockScalar(value)
+	if isBlockScalar(value) {
+		doc.inScalar, doc.scalarAt = true, column
+	}
+	if column != 0 || len(key) == 0 {
+		doc.complex = true
+		return
+	}
+	switch string(key) {
+	case "apiVersion":
+		if doc.avLine != 0 {
+			doc.complex = true // given twice: which one wins is the parser's to say
 		}
-	case 'k':
-		if v, ok := cutKey(s, "kind"); ok {
-			doc.kind = doc.scalar(string(v))
+		doc.apiVersion = doc.scalar(string(value))
+		doc.avLine = line
+	case "kind":
+		if doc.kindSeen {
+			doc.complex = true
 		}
+		doc.kind, doc.kindSeen = doc.scalar(string(value)), true
+	case "items":
+		doc.complex = true // any object holding items is a List to kubectl
 	}
 }
 

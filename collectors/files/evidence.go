@@ -36,19 +36,19 @@ func (d *fileDecoder) images(n *yaml.Node, group, kind string, ref inventory.Obj
 	}
 	template := n
 	for _, p := range path {
-		template = field(template, p, 0)
+		template = field(template, p)
 	}
 	labels := map[string]string{}
-	collectLabels(labels, field(n, "metadata", 0))
-	collectLabels(labels, field(template, "metadata", 0))
-	spec := field(template, "spec", 0)
+	collectLabels(labels, field(n, "metadata"))
+	collectLabels(labels, field(template, "metadata"))
+	spec := field(template, "spec")
 	for _, list := range []string{"initContainers", "containers"} {
-		cs := field(spec, list, 0)
+		cs := field(spec, list)
 		if cs == nil || cs.Kind != yaml.SequenceNode {
 			continue
 		}
 		for _, c := range cs.Content {
-			if _, image := stringField(resolve(c, 0), "image"); image != "" {
+			if _, image := stringField(c, "image"); image != "" {
 				d.res.images = append(d.res.images, imageSeen{image: image, labels: labels, ref: ref})
 			}
 		}
@@ -56,7 +56,7 @@ func (d *fileDecoder) images(n *yaml.Node, group, kind string, ref inventory.Obj
 }
 
 func collectLabels(into map[string]string, meta *yaml.Node) {
-	labels := field(meta, "labels", 0)
+	labels := field(meta, "labels")
 	for _, l := range inventory.RecommendedLabels {
 		if _, v := stringField(labels, l); v != "" {
 			into[l] = v
@@ -65,34 +65,34 @@ func collectLabels(into map[string]string, meta *yaml.Node) {
 }
 
 func (d *fileDecoder) ingressClass(n *yaml.Node, name string) {
-	_, controller := stringField(field(n, "spec", 0), "controller")
+	_, controller := stringField(field(n, "spec"), "controller")
 	d.res.ingressClasses = append(d.res.ingressClasses, inventory.IngressClass{Name: name, Controller: controller})
 }
 
 func (d *fileDecoder) namespace(n *yaml.Node, name string) {
 	ns := inventory.Namespace{Name: name}
 	if d.opts.TeamLabel != "" {
-		_, ns.Team = stringField(field(field(n, "metadata", 0), "labels", 0), d.opts.TeamLabel)
+		_, ns.Team = stringField(field(field(n, "metadata"), "labels"), d.opts.TeamLabel)
 	}
 	d.res.namespaces = append(d.res.namespaces, ns)
 }
 
 // crd reads a CustomResourceDefinition: v1's spec.versions, or v1beta1's spec.version.
 func (d *fileDecoder) crd(n *yaml.Node) {
-	spec := field(n, "spec", 0)
-	names := field(spec, "names", 0)
+	spec := field(n, "spec")
+	names := field(spec, "names")
 	c := inventory.CRD{}
 	_, c.Group = stringField(spec, "group")
 	_, c.Kind = stringField(names, "kind")
 	_, c.Plural = stringField(names, "plural")
-	if vs := field(spec, "versions", 0); vs != nil && vs.Kind == yaml.SequenceNode {
+	if vs := field(spec, "versions"); vs != nil && vs.Kind == yaml.SequenceNode {
 		for _, v := range vs.Content {
-			c.Versions = append(c.Versions, crdVersion(resolve(v, 0)))
+			c.Versions = append(c.Versions, crdVersion(v))
 		}
 	} else if _, v := stringField(spec, "version"); v != "" {
 		c.Versions = []inventory.CRDVersion{{Name: v, Served: true, Storage: true}}
 	}
-	if stored := field(field(n, "status", 0), "storedVersions", 0); stored != nil && stored.Kind == yaml.SequenceNode {
+	if stored := field(field(n, "status"), "storedVersions"); stored != nil && stored.Kind == yaml.SequenceNode {
 		for _, s := range stored.Content {
 			if s.Kind == yaml.ScalarNode {
 				c.StoredVersions = append(c.StoredVersions, s.Value)
@@ -115,14 +115,14 @@ func crdVersion(v *yaml.Node) inventory.CRDVersion {
 }
 
 func boolField(m *yaml.Node, key string) bool {
-	v := field(m, key, 0)
+	v := field(m, key)
 	return v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!bool" && v.Value == "true"
 }
 
 // ignoreAnnotation reads an object's own suppression annotations; a rule without a reason
 // is not honoured, and says so.
 func (d *fileDecoder) ignoreAnnotation(meta *yaml.Node, line int) *inventory.IgnoreAnnotation {
-	annotations := field(meta, "annotations", 0)
+	annotations := field(meta, "annotations")
 	_, rules := stringField(annotations, inventory.AnnotationIgnore)
 	if rules == "" {
 		return nil

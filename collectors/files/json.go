@@ -9,10 +9,14 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	kjson "sigs.k8s.io/json"
 )
 
 // jsonObject is what decides whether an object needs a full parse. Its fields stay raw, so
-// decoding it costs a copy of their bytes, not a Go value per item of a hostile array.
+// decoding it costs a copy of their bytes, not a Go value per item of a hostile array. It is
+// decoded as kubectl decodes objects, matching keys by case: "KIND" is another key.
 type jsonObject struct {
 	APIVersion json.RawMessage `json:"apiVersion"`
 	Kind       json.RawMessage `json:"kind"`
@@ -86,28 +90,39 @@ func (d *fileDecoder) decodeJSONStream(r *bufio.Reader) {
 		}
 		start := end - int64(len(raw))
 		d.res.documents++
-		d.jsonValue(raw, start, src, true)
+		d.jsonValue(raw, start, src, listOf{})
 		src.prune(end)
 	}
 }
 
 // jsonValue records raw, which starts at absolute offset start, when it is an object. The
-// cheap decode decides; objects that hold evidence are parsed again for their lines.
-func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSource, top bool) {
+// cheap decode decides; objects that hold evidence are parsed again for their lines. in is
+// the List raw is an item of, if any.
+func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSource, in listOf) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return // arrays, scalars, null: not objects
 	}
 	var o jsonObject
-	if err := json.Unmarshal(raw, &o); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &o); err != nil {
 		d.warn(src.lineOf(start), "not a Kubernetes object: "+err.Error(), false)
 		return
 	}
 	av, kind := jsonString(o.APIVersion), jsonString(o.Kind)
-	if av == "" || kind == "" {
+	if len(o.Items) > 0 && o.Items[0] == '[' {
+		// A List to kubectl, whatever its kind; its items are read instead of it.
+		if in.depth == maxListDepth {
+			d.refuse(src.lineOf(start), fmt.Sprintf("Lists nested more than %d deep: not read", maxListDepth))
+			return
+		}
+		d.jsonItems(o.Items, start+int64(max(bytes.Index(raw, o.Items), 0)), src, in.inner(av, kind))
 		return
 	}
-	if top && len(o.Items) > 0 && o.Items[0] == '[' && strings.HasSuffix(kind, "List") {
-		d.jsonItems(o.Items, start+int64(max(bytes.Index(raw, o.Items), 0)), src)
+	if av == "" && kind == "" && in.kind != "" {
+		d.startDocument(raw)
+		d.parseJSONItem(raw, src.lineOf(start), in)
+		return
+	}
+	if av == "" || kind == "" {
 		return
 	}
 	d.startDocument(raw)
@@ -118,12 +133,43 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 	d.parseJSONObject(raw, src.lineOf(start))
 }
 
+// listOf is the List a value is an item of: how deep, and the apiVersion and kind an item
+// naming neither takes (only from the outermost List, as kubectl reads it).
+type listOf struct {
+	depth            int
+	apiVersion, kind string
+}
+
+// inner is the List an item of this one holds.
+func (l listOf) inner(apiVersion, kind string) listOf {
+	if l.depth > 0 {
+		apiVersion, kind = "", ""
+	}
+	return listOf{depth: l.depth + 1, apiVersion: apiVersion, kind: strings.TrimSuffix(kind, "List")}
+}
+
 // jsonItems reads a List's items, which start at absolute offset start, one at a time: a
 // List of millions of tiny items costs a pass over their bytes, not a Go value each.
-func (d *fileDecoder) jsonItems(items json.RawMessage, start int64, src *jsonSource) {
+func (d *fileDecoder) jsonItems(items json.RawMessage, start int64, src *jsonSource, in listOf) {
 	eachItem(items, func(at int, it []byte) {
-		d.jsonValue(it, start+int64(at), src, false)
+		d.jsonValue(it, start+int64(at), src, in)
 	})
+}
+
+// parseJSONItem reads an item that names neither kind nor apiVersion as an object of its
+// List's.
+func (d *fileDecoder) parseJSONItem(raw []byte, line int, in listOf) {
+	nodes, ok := d.reserveNodes(raw, line, splitHint)
+	if !ok {
+		return
+	}
+	defer parsing.release(nodes)
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil || len(root.Content) == 0 {
+		d.warn(line, "invalid JSON object", true)
+		return
+	}
+	d.objectAt(root.Content[0], line-1, "", false, in.depth, in.apiVersion, in.kind)
 }
 
 // eachItem calls f with each item of a JSON array and its offset in the array. The array is

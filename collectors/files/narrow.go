@@ -147,7 +147,7 @@ func anchorLike(body []byte) bool {
 }
 
 // nodeStart is true for a byte after which a flow node can start.
-func nodeStart(c byte) bool { return c == ' ' || c == '[' || c == '{' || c == ',' }
+func nodeStart(c byte) bool { return c == ' ' || c == '\t' || c == '[' || c == '{' || c == ',' }
 
 // isItem is true for a line that starts a sequence item.
 func isItem(body []byte) bool {
@@ -229,7 +229,7 @@ func (s *flowState) scan(body []byte) {
 				s.quote = c
 			}
 		case '#':
-			if i > 0 && body[i-1] == ' ' {
+			if i > 0 && (body[i-1] == ' ' || body[i-1] == '\t') {
 				return
 			}
 		case '[', '{':
@@ -247,5 +247,5 @@ func (s *flowState) scan(body []byte) {
 // startsAt is true when a node can start at body[i]: at the line's start, after a space, or
 // inside a flow collection after its punctuation.
 func (s *flowState) startsAt(body []byte, i int) bool {
-	return i == 0 || body[i-1] == ' ' || s.depth > 0 && (nodeStart(body[i-1]) || body[i-1] == ':')
+	return i == 0 || body[i-1] == ' ' || body[i-1] == '\t' || s.depth > 0 && (nodeStart(body[i-1]) || body[i-1] == ':')
 }

@@ -41,7 +41,11 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		var narrowed bool
 		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
 		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
-			if n := resolve(root.Content[0], 0); !d.probesFindSubtree(n, doc) {
+			n, ok := d.expanded(root.Content[0], d.narrowed, doc.startLine)
+			if !ok {
+				return
+			}
+			if !d.probesFindSubtree(n, doc) {
 				d.object(n, doc.startLine-1, doc.renderedFrom, true)
 				return
 			}
@@ -61,7 +65,19 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	if len(root.Content) == 0 {
 		return
 	}
-	d.object(resolve(root.Content[0], 0), doc.startLine-1, doc.renderedFrom, true)
+	if n, ok := d.expanded(root.Content[0], doc.text.Bytes(), doc.startLine); ok {
+		d.object(n, doc.startLine-1, doc.renderedFrom, true)
+	}
+}
+
+// expanded is a document's root with its aliases and merge keys expanded as kubectl's reader
+// expands them (expand). Past the bound, the document is reported as not read.
+func (d *fileDecoder) expanded(root *yaml.Node, text []byte, line int) (*yaml.Node, bool) {
+	n, ok := expand(root, text)
+	if !ok {
+		d.refuse(line, fmt.Sprintf("YAML aliases and merge keys past the %d steps read in one document, or an alias inside what it names: not read", maxExpandWork))
+	}
+	return n, ok
 }
 
 // observe hands the object to the probes its document could satisfy; the others count it as
@@ -97,7 +113,7 @@ func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
 		d.warn(startLine, "invalid JSON object", true)
 		return
 	}
-	d.object(resolve(root.Content[0], 0), startLine-1, "", false)
+	d.object(root.Content[0], startLine-1, "", false)
 }
 
 // reserveNodes takes the parse budget text needs, to be released once its nodes are dropped,
@@ -139,26 +155,48 @@ func yamlError(err error, startLine int) (int, string) {
 	return startLine, msg
 }
 
-// object records n when it is a Kubernetes object, expanding List items one level deep.
-// lineOffset turns the parser's document-relative lines into file lines.
+// maxListDepth bounds how deep Lists nested in Lists are read; kubectl flattens them all.
+const maxListDepth = 8
+
+// object records n when it is a Kubernetes object. Like kubectl's reader, it takes every
+// object holding a sequence of items for a List and reads the items instead, Lists within
+// Lists too; items of the outermost List that name neither their kind nor their apiVersion
+// take the List's (an IngressList's items are Ingresses). lineOffset turns the parser's
+// document-relative lines into file lines.
 func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, top bool) {
+	d.objectAt(n, lineOffset, renderedFrom, top, 0, "", "")
+}
+
+func (d *fileDecoder) objectAt(n *yaml.Node, lineOffset int, renderedFrom string, top bool, depth int, listAV, listKind string) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
 	avNode, av := stringField(n, "apiVersion")
-	_, kind := stringField(n, "kind")
+	kindNode, kind := stringField(n, "kind")
+	if av == "" && kind == "" && listKind != "" {
+		av, kind, avNode = listAV, listKind, n
+	}
+	if items := field(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
+		if depth == maxListDepth {
+			d.refuse(n.Line+lineOffset, fmt.Sprintf("Lists nested more than %d deep: not read", maxListDepth))
+			return
+		}
+		itemAV, itemKind := "", ""
+		if top {
+			itemAV, itemKind = av, strings.TrimSuffix(kind, "List")
+		}
+		for _, it := range items.Content {
+			d.objectAt(it, lineOffset, renderedFrom, false, depth+1, itemAV, itemKind)
+		}
+		return
+	}
 	if av == "" || kind == "" {
 		return // not a Kubernetes object: values files, compose files, …
 	}
-	if top && strings.HasSuffix(kind, "List") {
-		if items := field(n, "items", 0); items != nil && items.Kind == yaml.SequenceNode {
-			for _, it := range items.Content {
-				d.object(resolve(it, 0), lineOffset, renderedFrom, false)
-			}
-			return
-		}
+	if avNode == nil {
+		avNode = kindNode
 	}
-	meta := field(n, "metadata", 0)
+	meta := field(n, "metadata")
 	_, name := stringField(meta, "name")
 	_, namespace := stringField(meta, "namespace")
 	line := avNode.Line + lineOffset
@@ -239,50 +277,24 @@ func resolve(n *yaml.Node, depth int) *yaml.Node {
 	return n
 }
 
-// field finds a key in a mapping: the last occurrence wins, as kubectl decodes duplicates;
-// merge keys (<<) supply keys the mapping does not set itself.
-func field(m *yaml.Node, key string, depth int) *yaml.Node {
-	m = resolve(m, depth)
-	if m == nil || m.Kind != yaml.MappingNode || depth > maxAliasDepth {
+// field finds a key in a mapping whose merge keys are expanded: the last occurrence wins, as
+// kubectl decodes duplicates.
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
-	var found, merged *yaml.Node
+	var found *yaml.Node
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		switch {
-		case k.Kind == yaml.ScalarNode && k.Value == key:
-			found = v
-		case k.Kind == yaml.ScalarNode && k.Value == "<<" && found == nil:
-			if mv := mergedField(v, key, depth+1); mv != nil {
-				merged = mv
-			}
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+			found = m.Content[i+1]
 		}
 	}
-	if found != nil {
-		return resolve(found, depth)
-	}
-	return merged
-}
-
-func mergedField(v *yaml.Node, key string, depth int) *yaml.Node {
-	v = resolve(v, depth)
-	if v == nil {
-		return nil
-	}
-	if v.Kind == yaml.SequenceNode {
-		for _, s := range v.Content {
-			if f := field(s, key, depth+1); f != nil {
-				return f
-			}
-		}
-		return nil
-	}
-	return field(v, key, depth+1)
+	return found
 }
 
 // stringField returns a key's node and its value when the value is a string scalar.
 func stringField(m *yaml.Node, key string) (*yaml.Node, string) {
-	v := field(m, key, 0)
+	v := field(m, key)
 	if v == nil || v.Kind != yaml.ScalarNode || (v.Tag != "!!str" && v.Tag != "") {
 		return nil, ""
 	}

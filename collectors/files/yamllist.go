@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -21,12 +22,14 @@ func (d *fileDecoder) parseYAMLListItems(doc *yamlDoc) bool {
 	items := 0
 	s.each(text, func(item []byte, line int) {
 		items++
-		d.parseListItem(item, doc.startLine+line, doc.renderedFrom)
+		d.parseListItem(item, doc.startLine+line, doc)
 	})
 	return items > 0 // "items: [ … ]" or an empty List: nothing was split, nothing read
 }
 
-func (d *fileDecoder) parseListItem(text []byte, line int, renderedFrom string) {
+// parseListItem reads one item of list: one that names neither kind nor apiVersion takes the
+// List's, as kubectl reads it.
+func (d *fileDecoder) parseListItem(text []byte, line int, list *yamlDoc) {
 	nodes, ok := d.reserveNodes(text, line, splitHint)
 	if !ok {
 		return
@@ -38,8 +41,11 @@ func (d *fileDecoder) parseListItem(text []byte, line int, renderedFrom string) 
 		d.warn(errLine, "invalid YAML: "+msg, true)
 		return
 	}
-	if len(root.Content) > 0 {
-		d.object(resolve(root.Content[0], 0), line-1, renderedFrom, false)
+	if len(root.Content) == 0 {
+		return
+	}
+	if n, ok := d.expanded(root.Content[0], text, line); ok {
+		d.objectAt(n, line-1, list.renderedFrom, false, 1, list.apiVersion, strings.TrimSuffix(list.kind, "List"))
 	}
 }
 
