@@ -6,7 +6,6 @@ package bundles
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -193,7 +192,7 @@ func Read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 func read(in io.Reader, vc *bundle.VerificationConfig) (bundle.Bundle, error) {
 	raw, err := readBounded(in)
 	if err != nil {
-		return bundle.Bundle{}, fmt.Errorf("read bundle: %w", err)
+		return bundle.Bundle{}, err
 	}
 	return readChecked(raw, vc)
 }
@@ -259,37 +258,33 @@ type Signer struct {
 	Claims map[string]any `json:"claims,omitempty"`
 }
 
-// signer reads .signatures.json from the tarball; nil when the bundle is unsigned. A reader
-// that skips verification does not keep the signatures, so the tarball is walked here.
+// signer reads .signatures.json from a tarball readBounded has checked; nil when the bundle
+// is unsigned. A reader that skips verification does not keep the signatures, so the tarball
+// is walked here.
 func signer(tarball []byte) (*Signer, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(tarball))
-	if err != nil {
-		return nil, fmt.Errorf("read bundle: %w", err)
-	}
-	tr := tar.NewReader(&boundedReader{r: zr, left: MaxUnpacked})
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil, nil
+	var s *Signer
+	err := walkTarball(tarball, func(h *tar.Header, data io.Reader) error {
+		if !bundle.IsSignaturesFile(h.Name) {
+			return nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read bundle: %w", err)
+		var sigs bundle.SignaturesConfig
+		if err := json.NewDecoder(data).Decode(&sigs); err != nil || len(sigs.Signatures) == 0 {
+			return fmt.Errorf("%s holds no signature: %v", h.Name, err)
 		}
-		if bundle.IsSignaturesFile(h.Name) {
-			var sigs bundle.SignaturesConfig
-			if err := json.NewDecoder(io.LimitReader(tr, MaxSize)).Decode(&sigs); err != nil || len(sigs.Signatures) == 0 {
-				return nil, fmt.Errorf("read bundle: %s holds no signature: %v", h.Name, err)
-			}
-			return decodeJWT(sigs.Signatures[0])
+		var err error
+		if s, err = decodeJWT(sigs.Signatures[0]); err != nil {
+			return err
 		}
-	}
+		return errStopWalk
+	})
+	return s, err
 }
 
 // decodeJWT reads a signature's header and claims without checking it.
 func decodeJWT(token string) (*Signer, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return nil, fmt.Errorf("read bundle: the signature is not a JWS")
+		return nil, errors.New("the signature is not a JWS")
 	}
 	var s Signer
 	var claims map[string]any
@@ -299,11 +294,11 @@ func decodeJWT(token string) (*Signer, error) {
 			err = json.Unmarshal(raw, into)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read bundle: signature part %d: %w", i+1, err)
+			return nil, fmt.Errorf("signature part %d: %w", i+1, err)
 		}
 	}
 	if err := remarshal(claims, &s); err != nil {
-		return nil, fmt.Errorf("read bundle: signature claims: %w", err)
+		return nil, fmt.Errorf("signature claims: %w", err)
 	}
 	if s.KeyID == "" {
 		s.KeyID, _ = claims["keyid"].(string)
@@ -342,7 +337,7 @@ type Summary struct {
 func Inspect(in io.Reader) (Summary, error) {
 	raw, err := readBounded(in)
 	if err != nil {
-		return Summary{}, fmt.Errorf("read bundle: %w", err)
+		return Summary{}, err
 	}
 	b, err := readChecked(raw, nil)
 	if err != nil {

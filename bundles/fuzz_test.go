@@ -11,6 +11,8 @@ import (
 	"testing/fstest"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
+
+	"github.com/upgradescope/upgradescope/internal/bundletest/rawtar"
 )
 
 // FuzzRead feeds arbitrary bytes to the bundle reader, both as they are and gzipped (so the
@@ -39,6 +41,11 @@ func FuzzRead(f *testing.F) {
 	f.Add(signed.Bytes())
 	f.Add(gunzip(f, signed.Bytes()))
 	f.Add(gunzip(f, unsigned.Bytes()))
+	// Sparse holes of 4 TiB (issue 30, item 8): each once spun the reader for minutes.
+	for _, format := range rawtar.SparseFormats {
+		f.Add(rawtar.Tarball(f, rawtar.Manifest(`"upgradescope/custom/fuzz"`),
+			rawtar.SparseEntry(format, "upgradescope/custom/fuzz/data.json", 4<<40)))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, in := range [][]byte{data, gzipped(t, data)} {
 			_, _ = Read(bytes.NewReader(in), nil)
