@@ -92,7 +92,7 @@ func Fetch(ctx context.Context, src string, remote Remote, vc *bundle.Verificati
 		return readDir(src, vc)
 	}
 	if !IsURL(src) {
-		f, err := openRegular(src)
+		f, err := Open(src)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", src, err)
 		}
@@ -313,25 +313,3 @@ type redacted struct {
 
 func (r *redacted) Error() string { return r.msg }
 func (r *redacted) Unwrap() error { return r.err }
-
-// openRegular opens a bundle file, refusing a device, a FIFO or a file past MaxSize before
-// anything is read: /dev/zero would be read to the bound, a FIFO waited on forever.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	switch {
-	case err != nil:
-	case !info.Mode().IsRegular():
-		err = fmt.Errorf("not a regular file; want a bundle .tar.gz or directory")
-	case info.Size() > MaxSize:
-		err = fmt.Errorf("%w: larger than %d MiB compressed", errTooLarge, MaxSize>>20)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}

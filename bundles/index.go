@@ -55,8 +55,9 @@ func (e *entry) current(info fs.FileInfo) bool {
 }
 
 // open opens a bundle through an os.Root of the directory, so neither ".." nor a symlink can
-// reach a file outside it; only a regular file of at most MaxSize is served. The ETag is that
-// of the opened file's content. The caller closes the file.
+// reach a file outside it; only a regular file of at most MaxSize is served, and what is not
+// one (a FIFO, a device, a link to one) is never opened (openRegular). The ETag is that of
+// the opened file's content. The caller closes the file.
 func (x *index) open(name string) (*os.File, fs.FileInfo, string, error) {
 	f, info, err := x.openFile(name)
 	if err != nil {
@@ -76,21 +77,9 @@ func (x *index) openFile(name string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(name))
+	f, info, err := openRegular(root, filepath.FromSlash(name))
 	if err != nil {
-		return nil, nil, err
-	}
-	info, err := f.Stat()
-	switch {
-	case err != nil:
-	case !info.Mode().IsRegular():
-		err = fmt.Errorf("%s is not a regular file", name)
-	case info.Size() > MaxSize:
-		err = fmt.Errorf("%s is larger than %d MiB", name, MaxSize>>20)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return f, info, nil
 }

@@ -2,6 +2,7 @@ package bundles
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,7 +157,7 @@ func (w *dirWatch) try(ctx context.Context, name string) {
 	src := filepath.Join(w.opts.Dir, name)
 	f, _, etag, err := w.x.open(name)
 	if err != nil {
-		w.observe(src, ResultDownloadFailed, fmt.Errorf("bundle %s: %w", src, err))
+		w.refused(src, name, err)
 		return
 	}
 	defer f.Close()
@@ -185,6 +186,19 @@ func (w *dirWatch) try(ctx context.Context, name string) {
 	}
 	delete(w.failed, name)
 	w.observe(src, ResultActivated, nil)
+}
+
+// refused reports a file that could not be opened. One that is no regular file (a FIFO, a
+// device) or too large is reported once, as a content that does not verify is, until what
+// stops it changes; other errors may pass and are reported at every look.
+func (w *dirWatch) refused(src, name string, err error) {
+	if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) {
+		if w.seen[name] == err.Error() {
+			return
+		}
+		w.seen[name] = err.Error()
+	}
+	w.observe(src, ResultDownloadFailed, fmt.Errorf("bundle %s: %w", src, err))
 }
 
 func (w *dirWatch) observe(src, result string, err error) {

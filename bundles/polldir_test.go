@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,4 +98,57 @@ func TestPollDirTriesAFailedActivationAgain(t *testing.T) {
 	rec.waitFor(t, "the same content activated on a later look", func(revs, _ []string) bool {
 		return slices.Equal(revs, []string{"2027-01-05.1"})
 	})
+}
+
+// A FIFO among the published bundles, or a link to one, is reported once and never opened
+// (issue 30, item 10): PollDir's first look, which serve takes before it listens, used to
+// wait on it for good. The directory's bundles are activated around it.
+func TestPollDirReportsAFIFOOnceAndNeverOpensIt(t *testing.T) {
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, t.TempDir())
+	vc, err := bundles.VerificationFromFile(public, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb := filepath.Join(dir, "kb.tar.gz")
+	bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-05.1", "1.37"))
+	fifo := filepath.Join(dir, "pipe.tar.gz")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("pipe.tar.gz", filepath.Join(dir, "link.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	var mu sync.Mutex
+	var refused []string
+	observed := func(src, result string, err error) {
+		if err != nil && strings.Contains(err.Error(), "not a regular file") {
+			mu.Lock()
+			refused = append(refused, filepath.Base(src))
+			mu.Unlock()
+		}
+		rec.observed(src, result, err)
+	}
+	p, err := bundles.PollDir(context.Background(), bundles.DirOptions{Dir: dir, Verification: vc, Every: 20 * time.Millisecond,
+		Activate: rec.activate, Observed: observed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	// A new revision activated means looks after the first one have passed the FIFO too.
+	bundletest.Publish(t, kb, bundletest.KB(t, private, "2027-01-06.1", "1.37"))
+	rec.waitFor(t, "the new kb activated", func(revs, _ []string) bool { return slices.Contains(revs, "2027-01-06.1") })
+	p.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(refused)
+	if want := []string{"link.tar.gz", "pipe.tar.gz"}; !slices.Equal(refused, want) {
+		t.Errorf("refused %v, want each of %v once", refused, want)
+	}
+	// A request parked in open(2) would count as a reader, and a writer's open succeed.
+	if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+		t.Error("the FIFO has a reader: PollDir opened it")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -150,11 +151,15 @@ func newBundleInspectCommand(s streams) *cobra.Command {
 	}
 }
 
-// readBundleFile opens path for use; an error names the file.
+// readBundleFile opens path for use, refusing a FIFO or a device rather than waiting on it;
+// an error names the file.
 func readBundleFile(path string, use func(io.Reader) error) error {
-	in, err := os.Open(path)
+	in, err := bundles.Open(path)
 	if err != nil {
-		return err
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return err // it names the file
+		}
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer in.Close()
 	if err := use(in); err != nil {
