@@ -41,7 +41,7 @@ type clusterSummary struct {
 }
 
 // fleetView is one read of the store: every cluster and its fleet cells, with what the
-// reader's scope lets it see.
+// reader's scope lets it see: for a team-scoped reader its clusters and their shares' cells.
 type fleetView struct {
 	clusters []store.Cluster
 	cells    map[int64][]store.FleetRow
@@ -60,6 +60,17 @@ func (s *Server) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
 	for _, c := range clusters {
 		if inScope(sc, c, v.cells[c.ID]) {
 			v.clusters = append(v.clusters, c)
+		}
+	}
+	if sc.fleet {
+		return v, nil
+	}
+	// A team-scoped reader sees its shares' cells, never the stored ones (which s.cells
+	// keeps for every reader: it is not written to).
+	v.cells = make(map[int64][]store.FleetRow, len(v.clusters))
+	for _, c := range v.clusters {
+		if v.cells[c.ID], err = s.shareCells(ctx, c, sc, nil); err != nil {
+			return fleetView{}, err
 		}
 	}
 	return v, nil
@@ -199,6 +210,9 @@ type clusterDetail struct {
 func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) error {
 	c, cells, err := s.cluster(r, sc)
 	if err != nil {
+		return err
+	}
+	if cells, err = s.cellsFor(r.Context(), c, cells, sc); err != nil {
 		return err
 	}
 	d := clusterDetail{clusterSummary: s.clusterSummary(c, cells), Evaluations: []*evalSummary{}}

@@ -115,8 +115,8 @@ func dashRow(row fleetRow, targets []string) web.FleetRow {
 	return out
 }
 
-// uiCluster is one cluster at ?target= (its next minor by default): the served report cut
-// to the reader's scope, its history and bundles.
+// uiCluster is one cluster at ?target= (its next minor by default): the served report (a
+// team-scoped reader's share), its history and bundles.
 func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	q, err := web.ParseClusterQuery(r.URL.Query())
 	if err != nil {
@@ -124,6 +124,9 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 	}
 	c, cells, err := s.cluster(r, sc)
 	if err != nil {
+		return nil, err
+	}
+	if cells, err = s.cellsFor(r.Context(), c, cells, sc); err != nil {
 		return nil, err
 	}
 	view := &web.Cluster{Frame: s.frame(sc), ID: c.ID, Name: c.Name, ServerVersion: c.ServerVersion,
@@ -139,7 +142,7 @@ func (s *Server) uiCluster(r *http.Request, sc scope) ([]byte, error) {
 		return nil, err
 	}
 	if view.Target != "" {
-		points, err := s.store.History(r.Context(), c.ID, view.Target, defaultHistory)
+		points, err := s.history(r.Context(), c, sc, view.Target, defaultHistory)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +170,6 @@ func (s *Server) fillReport(r *http.Request, sc scope, c store.Cluster, view *we
 		return err
 	}
 	tr := sv.result()
-	scopeResult(tr, sc, sv.nsTeam)
 	view.Result, view.Source, view.EvaluatedAt, view.Outdated = tr, sv.source, sv.evaluatedAt, sv.outdated
 	view.ReportBundles = sv.report.Bundles
 	return nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -60,38 +61,30 @@ func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope)
 	return err
 }
 
-// export reads the stored evaluation and the score history for the export, cut to what a
-// team-scoped reader may see.
+// export reads the stored evaluation and the score history for the export. A team-scoped
+// reader's is its share of the latest snapshot, judged now, and that judgement is its
+// history: what was stored judged the whole cluster.
 func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target string) (output.Export, error) {
 	ctx := r.Context()
-	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
-		return output.Export{}, err
-	}
-	defer s.reports.Release(1)
 	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
 	if errors.Is(err, store.ErrNotFound) {
 		return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation for target %s: exports hold stored evaluations only", target))
 	} else if err != nil {
 		return output.Export{}, err
 	}
-	rep, err := s.storedReport(ev)
+	var sv *served
+	if sc.fleet {
+		sv, err = s.storedServed(ctx, c, ev)
+	} else if ev.SnapshotID != c.LatestSnapshotID {
+		// Only the latest snapshot's share can be judged: its inventory is the one at hand.
+		err = fail(http.StatusNotFound, fmt.Sprintf("no evaluation of the latest snapshot for target %s: a team-scoped export needs one", target))
+	} else {
+		sv, err = s.servedShare(ctx, c, sc, target)
+	}
 	if err != nil {
 		return output.Export{}, err
 	}
-	sv := &served{cluster: c, target: target, report: rep}
-	if !sc.fleet {
-		// A team's share is cut by the namespaces its teams own in the evaluated snapshot;
-		// only the latest snapshot's are at hand, so an older evaluation is not cut by them.
-		if ev.SnapshotID != c.LatestSnapshotID {
-			return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation of the latest snapshot for target %s: a team-scoped export needs one", target))
-		}
-		if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
-			return output.Export{}, err
-		}
-	}
-	tr := sv.result()
-	scopeResult(tr, sc, sv.nsTeam)
-	points, err := s.store.History(ctx, c.ID, target, defaultHistory)
+	points, err := s.history(ctx, c, sc, target, defaultHistory)
 	if err != nil {
 		return output.Export{}, err
 	}
@@ -99,8 +92,23 @@ func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target strin
 	for _, p := range slices.Backward(points) { // the store answers newest first
 		scores = append(scores, p.Score)
 	}
-	return output.Export{Cluster: c.Name, Target: target, EvaluatedAt: ev.EvaluatedAt, Result: *tr,
-		KBVersion: kbRevision(rep.Bundles), History: scores}, nil
+	return output.Export{Cluster: c.Name, Target: target, EvaluatedAt: sv.evaluatedAt, Result: *sv.result(),
+		KBVersion: kbRevision(sv.report.Bundles), History: scores}, nil
+}
+
+// storedServed is a stored evaluation of c as served, decoded within a turn of decoding
+// reports.
+func (s *Server) storedServed(ctx context.Context, c store.Cluster, ev store.EvaluationRecord) (*served, error) {
+	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
+		return nil, err
+	}
+	defer s.reports.Release(1)
+	rep, err := s.storedReport(ev)
+	if err != nil {
+		return nil, err
+	}
+	return &served{cluster: c, target: ev.Target, source: sourceStored, snapshotID: ev.SnapshotID,
+		evaluatedAt: ev.EvaluatedAt, report: rep}, nil
 }
 
 // kbRevision is the revision of the kb bundle that judged a report.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -85,14 +84,12 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
 	if ignore != nil {
 		req.ignore = ignore
 	}
-	rep, owner, err := s.judgeGate(r, req, doc, c)
+	rep, err := s.judgeGate(r, req, doc, c, sc)
 	if err != nil {
 		return err
 	}
-	t := &rep.Targets[0]
-	if c != nil || !sc.fleet {
-		t.Recount(func(f report.Finding) bool { return f.Introduced() && inShare(f, sc, owner) })
-		gateScope(t, sc, owner)
+	if c != nil {
+		rep.Targets[0].Recount(report.Finding.Introduced)
 	}
 	return writeGate(w, req, rep)
 }
@@ -123,55 +120,6 @@ func writeGate(w http.ResponseWriter, req gateRequest, rep *report.Report) error
 	return err
 }
 
-// inShare reports whether a finding is a team-scoped reader's to answer for: one in a
-// namespace of its teams or of no team, or in no namespace and owned by no other team.
-// Who owns a namespace is the stored cluster's to say (owner), never the body's: a body
-// could otherwise hand its breakage to another team. Without a cluster nothing is owned,
-// so the whole body counts for every team.
-func inShare(f report.Finding, sc scope, owner map[string]string) bool {
-	if sc.fleet {
-		return true
-	}
-	if len(f.Namespaces) == 0 {
-		return len(f.Teams) == 0 || slices.ContainsFunc(f.Teams, sc.sees)
-	}
-	return slices.ContainsFunc(f.Namespaces, func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) })
-}
-
-// gateScope cuts the report to what a team-scoped reader may see: the findings it answers
-// for, cut to the namespaces that are its own or no team's, and of what the cluster already
-// had only what a per-cluster read would show it.
-func gateScope(t *report.TargetResult, sc scope, owner map[string]string) {
-	if sc.fleet {
-		return
-	}
-	cut := func(in []report.Finding) []report.Finding {
-		out := []report.Finding{}
-		for _, f := range in {
-			if !f.Introduced() {
-				if seen, ok := scopedFinding(f, sc, owner); ok {
-					out = append(out, seen)
-				}
-				continue
-			}
-			if inShare(f, sc, owner) {
-				out = append(out, cutFinding(f, sc, func(ns string) bool { return owner[ns] == "" || sc.sees(owner[ns]) }))
-			}
-		}
-		return out
-	}
-	t.Findings, t.Suppressed = cut(t.Findings), cut(t.Suppressed)
-	for name := range t.Teams {
-		if name != report.Unattributed && !sc.sees(name) {
-			delete(t.Teams, name)
-		}
-	}
-	for i := range t.NotAssessed {
-		t.NotAssessed[i].Reason = withheldReason
-		t.NotAssessed[i].Skipped = nil
-	}
-}
-
 // gateCluster finds ?cluster= by name, else by id (a name may be all digits), as the
 // scope may read it: a cluster out of a team-scoped reader's reach is not found, as on
 // every per-cluster read. A target the cluster already runs is refused.
@@ -200,12 +148,17 @@ func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store
 
 // judgeGate evaluates the body at the gate's target, applied to cluster c's latest snapshot
 // when there is one, read within the evaluation's turn (it may be tens of megabytes); the
-// snapshot is then evaluated alone as well, to tell what the body introduces. It answers
-// the report and who owns each namespace: the stored cluster's teams, none without one.
-func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster) (*report.Report, map[string]string, error) {
+// snapshot is then evaluated alone as well, to tell what the body introduces. A team-scoped
+// reader's body is applied to its share of the snapshot (shareOf), never to the whole: what
+// it is answered would otherwise tell whether an object it guessed is another team's, and
+// the cluster's judgement beside it is the share's, never ready. Who owns a namespace is
+// the stored cluster's to say, never the body's: a namespace of another team is not in the
+// share, so an object the body puts there is judged as in a namespace no team owns: it
+// counts (fail closed), and the answer is the same whether or not that team has it.
+func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster, sc scope) (*report.Report, error) {
 	ctx := r.Context()
 	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer s.whatIfs.Release(1)
 	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
@@ -215,29 +168,33 @@ func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Docu
 	if c != nil {
 		var err error
 		if context, snapID, err = s.latestInventory(ctx, *c); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		context = s.cfg.TeamMap.apply(context)
+		context = shareOf(s.cfg.TeamMap.apply(context), sc)
 		doc = inventory.Overlay(context, doc)
 	} else {
 		doc = s.cfg.TeamMap.apply(doc)
 	}
 	rep, err := eng.Evaluate(ctx, doc, []string{req.target}, now, opts...)
 	if err != nil {
-		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation at %s: %w", req.target, err))
+		return nil, gateEvalError(fmt.Errorf("gate evaluation at %s: %w", req.target, err))
 	}
 	if len(rep.Targets) != 1 {
-		return nil, nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
+		return nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
 	}
 	if c == nil {
-		return rep, nil, nil
+		return rep, nil
 	}
 	base, err := eng.Evaluate(ctx, context, []string{req.target}, now, opts...)
 	if err != nil {
-		return nil, nil, gateEvalError(fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err))
+		return nil, gateEvalError(fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err))
 	}
-	report.AgainstContext(&rep.Targets[0], base.Targets[0], c.Name, snapID)
-	return rep, namespaceTeams(context), nil
+	t := &rep.Targets[0]
+	report.AgainstContext(t, base.Targets[0], c.Name, snapID)
+	if !sc.fleet && t.Cluster.Verdict == report.VerdictReady {
+		t.Cluster.Verdict = report.VerdictUnknown // othersGap: the rest of the cluster is not the share's
+	}
+	return rep, nil
 }
 
 func parseGate(r *http.Request) (gateRequest, error) {

@@ -159,15 +159,17 @@ func TestAGateFindsAClusterByNameBeforeID(t *testing.T) {
 	}
 }
 
-// A team-scoped token judges its teams' share and what no team owns: a change breaking only
-// another team's namespace passes, one in a namespace no team owns counts for every team
-// (whatever the body says about it), and a cluster outside its teams is not found.
+// A team-scoped token judges its teams' share and what no team owns: one in a namespace no
+// team owns counts for every team (whatever the body says about it), and so does a change in
+// another team's namespace, which is not in the share (telling it apart would tell the
+// namespace is that team's); a cluster outside its teams is not found.
 func TestAScopedGateAgainstAClusterJudgesTheTeamsShare(t *testing.T) {
 	ts := contextServer(t)
 	breakShop := ingress("shop", "a") + "---\n" + ingress("shop", "b")
 	data := ts.mintRead("data")
-	if r, _ := ts.gateAgainst(data, "cluster=teams", breakShop); r.status != 200 {
-		t.Errorf("team data gating a change that breaks payments: %d %s", r.status, r.body)
+	if r, rep := ts.gateAgainst(data, "cluster=teams", breakShop); r.status != 422 || strings.Contains(string(r.body), "payments") ||
+		rep.Targets[0].Cluster.Verdict != "blocked" {
+		t.Errorf("team data gating a change in payments' namespace: %d %s; want it counted, payments never named", r.status, r.body)
 	}
 	if r, _ := ts.gateAgainst(ts.mintRead("payments"), "cluster=teams", breakShop); r.status != 422 {
 		t.Errorf("team payments gating a change that breaks payments: %d %s", r.status, r.body)

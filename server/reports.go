@@ -29,9 +29,6 @@ type served struct {
 	evaluatedAt time.Time
 	outdated    bool
 	report      *report.Report
-	// nsTeam is each namespace's team in the served snapshot, read only for a team-scoped
-	// reader (scopeResult).
-	nsTeam map[string]string
 }
 
 // targetParam is ?target=, defaulting to the cluster's next minor. A target the cluster
@@ -57,8 +54,9 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 }
 
 // serve answers the cluster's report at ?target=: the stored evaluation of its latest
-// snapshot, else a what-if evaluated now from that snapshot and not stored. Decoding
-// stored reports and inventories takes a turn: each may be tens of megabytes.
+// snapshot, else a what-if evaluated now from that snapshot and not stored; for a
+// team-scoped reader always its share's, evaluated now. Decoding stored reports and
+// inventories takes a turn: each may be tens of megabytes.
 func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 	c, _, err := s.cluster(r, sc)
 	if err != nil {
@@ -69,6 +67,9 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 		return nil, err
 	}
 	ctx := r.Context()
+	if !sc.fleet {
+		return s.servedShare(ctx, c, sc, target)
+	}
 	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
 		return nil, err
 	}
@@ -80,14 +81,8 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 		if err != nil {
 			return nil, err
 		}
-		sv := &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: s.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}
-		if !sc.fleet {
-			if sv.nsTeam, err = s.latestTeams(ctx, c); err != nil {
-				return nil, err
-			}
-		}
-		return sv, nil
+		return &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
+			evaluatedAt: ev.EvaluatedAt, outdated: s.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
@@ -101,16 +96,6 @@ func (s *Server) storedReport(ev store.EvaluationRecord) (*report.Report, error)
 		return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
 	}
 	return &rep, nil
-}
-
-// latestTeams maps each namespace of the cluster's latest snapshot to its team, the team map
-// applied: what cuts a team-scoped reader's share.
-func (s *Server) latestTeams(ctx context.Context, c store.Cluster) (map[string]string, error) {
-	doc, _, err := s.latestInventory(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return namespaceTeams(s.cfg.TeamMap.apply(doc)), nil
 }
 
 // latestInventory reads the cluster's latest snapshot back.
@@ -135,14 +120,12 @@ func (s *Server) whatIf(ctx context.Context, c store.Cluster, target string) (*s
 	if err != nil {
 		return nil, err
 	}
-	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := s.policy().eng.Evaluate(ctx, mapped, []string{target}, s.now().UTC())
+	rep, err := s.policy().eng.Evaluate(ctx, s.cfg.TeamMap.apply(doc), []string{target}, s.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("what-if evaluation of cluster %d at %s: %w", c.ID, target, err)
 	}
 	at, _ := parseTime(rep.EvaluatedAt)
-	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at,
-		report: rep, nsTeam: namespaceTeams(mapped)}, nil
+	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at, report: rep}, nil
 }
 
 // namespaceTeams maps each namespace with a team to it.
@@ -171,7 +154,6 @@ func (s *Server) clusterReport(w http.ResponseWriter, r *http.Request, sc scope)
 	if err != nil {
 		return err
 	}
-	scopeResult(sv.result(), sc, sv.nsTeam)
 	writeJSON(w, http.StatusOK, map[string]any{"schemaVersion": 1, "clusterId": sv.cluster.ID,
 		"clusterName": sv.cluster.Name, "target": sv.target, "source": sv.source, "snapshotId": sv.snapshotID,
 		"evaluatedAt": sv.evaluatedAt.UTC(), "outdated": sv.outdated, "report": sv.report})
@@ -188,10 +170,8 @@ func (s *Server) clusterFindings(w http.ResponseWriter, r *http.Request, sc scop
 	if err != nil {
 		return err
 	}
-	tr := sv.result()
-	scopeResult(tr, sc, sv.nsTeam)
 	findings := []report.Finding{}
-	for _, f := range tr.Findings {
+	for _, f := range sv.result().Findings {
 		if (severity == "" || f.Severity == severity) && (category == "" || f.Category == category) {
 			findings = append(findings, f)
 		}
@@ -249,7 +229,7 @@ func (s *Server) clusterHistory(w http.ResponseWriter, r *http.Request, sc scope
 			return fail(http.StatusUnprocessableEntity, fmt.Sprintf("limit %q: want a whole number from 1 to %d", l, maxHistory))
 		}
 	}
-	points, err := s.store.History(r.Context(), c.ID, target, limit)
+	points, err := s.history(r.Context(), c, sc, target, limit)
 	if err != nil {
 		return err
 	}
@@ -260,62 +240,4 @@ func (s *Server) clusterHistory(w http.ResponseWriter, r *http.Request, sc scope
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"clusterId": c.ID, "target": target, "history": out})
 	return nil
-}
-
-// scopeResult cuts a target's findings to what a team-scoped reader may see: findings
-// attributed to one of its teams, cut to the namespaces its teams own (nsTeam), and team
-// rollups of its teams. A finding that also touches other namespaces, or cluster-scoped
-// objects, loses everything that may name them. The cluster's verdict, score and counts
-// stay whole: a team is never told its cluster is ready when another team's blocker stops
-// the upgrade. Why a capability was not assessed is withheld: it may name any object.
-func scopeResult(tr *report.TargetResult, sc scope, nsTeam map[string]string) {
-	if sc.fleet {
-		return
-	}
-	tr.Findings = scopedFindings(tr.Findings, sc, nsTeam)
-	tr.Suppressed = scopedFindings(tr.Suppressed, sc, nsTeam)
-	for name := range tr.Teams {
-		if !sc.sees(name) {
-			delete(tr.Teams, name)
-		}
-	}
-	for i := range tr.NotAssessed {
-		tr.NotAssessed[i].Reason = withheldReason
-		tr.NotAssessed[i].Skipped = nil
-	}
-}
-
-const withheldReason = "withheld from team-scoped readers: the reason may name other teams' objects"
-
-func scopedFindings(in []report.Finding, sc scope, nsTeam map[string]string) []report.Finding {
-	out := []report.Finding{}
-	for _, f := range in {
-		if cut, ok := scopedFinding(f, sc, nsTeam); ok {
-			out = append(out, cut)
-		}
-	}
-	return out
-}
-
-// scopedFinding answers f as the scope may see it, and false when no team of the scope has
-// it.
-func scopedFinding(f report.Finding, sc scope, nsTeam map[string]string) (report.Finding, bool) {
-	if !slices.ContainsFunc(f.Teams, sc.sees) {
-		return f, false
-	}
-	return cutFinding(f, sc, func(ns string) bool { return nsTeam[ns] != "" && sc.sees(nsTeam[ns]) }), true
-}
-
-// cutFinding is f with only the namespaces (and their objects) visible says the scope may
-// see, and the scope's teams; cut, it loses what may name the rest (detail, calls, the
-// count past its objects).
-func cutFinding(f report.Finding, sc scope, visible func(ns string) bool) report.Finding {
-	teams := slices.DeleteFunc(slices.Clone(f.Teams), func(t string) bool { return !sc.sees(t) })
-	namespaces := slices.DeleteFunc(slices.Clone(f.Namespaces), func(ns string) bool { return !visible(ns) })
-	objects := slices.DeleteFunc(slices.Clone(f.Objects), func(o inventory.ObjectRef) bool { return !visible(o.Namespace) })
-	if len(teams) != len(f.Teams) || len(namespaces) != len(f.Namespaces) || len(objects) != len(f.Objects) {
-		f.Teams, f.Namespaces, f.Objects = teams, namespaces, objects
-		f.ObjectsOmitted, f.Detail, f.Calls = 0, "", nil
-	}
-	return f
 }

@@ -162,6 +162,8 @@ type Server struct {
 	cellsMu      sync.Mutex
 	cells        map[int64][]store.FleetRow
 	cellsVersion string
+	// shares are the cells of team-scoped readers' shares already evaluated (shareCells).
+	shares shareCache
 }
 
 // Waits before a request that cannot get its slot answers 503 with Retry-After.
