@@ -89,7 +89,7 @@ func writeObject(b *bytes.Buffer, m map[string]any, dup string, first any) {
 	sort.Strings(names)
 	b.WriteByte('{')
 	if dup != "" {
-		writeTree(b, dup)
+		writeName(b, dup)
 		b.WriteByte(':')
 		writeTree(b, first)
 		b.WriteByte(',')
@@ -98,15 +98,20 @@ func writeObject(b *bytes.Buffer, m map[string]any, dup string, first any) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if raw, ok := strings.CutPrefix(k, rawName); ok {
-			b.WriteString(raw)
-		} else {
-			writeTree(b, k)
-		}
+		writeName(b, k)
 		b.WriteByte(':')
 		writeTree(b, m[k])
 	}
 	b.WriteByte('}')
+}
+
+// writeName writes an object's name: quoted, or as the JSON after rawName.
+func writeName(b *bytes.Buffer, name string) {
+	if raw, ok := strings.CutPrefix(name, rawName); ok {
+		b.WriteString(raw)
+		return
+	}
+	writeTree(b, name)
 }
 
 // edit returns a copy of root with the value at path (a JSON pointer's parts) replaced by
@@ -184,6 +189,29 @@ func renaming(name, to string) func(tree) tree {
 			out[k] = e
 		}
 		return out
+	}
+}
+
+// twoNames adds both names to the object, each with the value 1: two spellings of one name
+// (escaped, invalid bytes) or two names.
+func twoNames(a, b string) func(tree) tree {
+	return func(v tree) tree {
+		out := map[string]any{a: json.Number("1"), b: json.Number("1")}
+		for k, e := range v.(map[string]any) {
+			out[k] = e
+		}
+		return out
+	}
+}
+
+// dupOf gives the object a member name with the value 1, twice.
+func dupOf(name string) func(tree) tree {
+	return func(v tree) tree {
+		m := map[string]any{name: json.Number("1")}
+		for k, e := range v.(map[string]any) {
+			m[k] = e
+		}
+		return dupObject{m: m, name: name, first: json.Number("2")}
 	}
 }
 
@@ -289,9 +317,20 @@ var mutations = []struct {
 	{"1.5 for an integer", []string{"apiUsage", "0", "count"}, to(json.Number("1.5")), false},
 	{"an integer past int64", []string{"apiUsage", "0", "count"}, to(json.Number("99999999999999999999")), false},
 	{"an integer of 19 digits within int64", []string{"apiUsage", "0", "count"}, to(json.Number("1000000000000000000")), true},
-	{"a duplicate name", nil, duplicating("source", "cluster"), true},
-	{"a duplicate name whose first value is invalid", nil, duplicating("source", "satellite"), true},
-	{"a duplicate namespace count", []string{"apiUsage", "0", "namespaces"}, duplicating("zz", json.Number("1")), true},
+	{"a duplicate name", nil, duplicating("source", "cluster"), false},
+	{"a duplicate name whose first value is invalid", nil, duplicating("source", "satellite"), false},
+	{"a duplicate namespace count", []string{"apiUsage", "0", "namespaces"}, dupOf("zz"), false},
+	{"a duplicate name spelt with an escape", nil, duplicating(rawName+`"\u0061piUsage"`, []any{}), false},
+	{"a duplicate row list, the first one empty", nil, duplicating("apiUsage", []any{}), false},
+	{"a duplicate name in a row", []string{"apiUsage", "0"}, duplicating("kind", "ConfigMap"), false},
+	{"a duplicate map key spelt with an escape", []string{"apiUsage", "0", "namespaces"}, twoNames(rawName+`"w\u0065b"`, "web"), false},
+	{"two map keys of different invalid bytes, both U+FFFD", []string{"apiUsage", "0", "namespaces"}, twoNames(rawName+"\"a\xffb\"", rawName+"\"a\xfeb\""), false},
+	{"two map keys of different lone surrogates, both U+FFFD", []string{"apiUsage", "0", "namespaces"}, twoNames(rawName+`"\ud800"`, rawName+`"\udfff"`), false},
+	{"two map keys, one a lone surrogate, one U+FFFD itself", []string{"apiUsage", "0", "namespaces"}, twoNames(rawName+`"\ud800"`, "\ufffd"), false},
+	{"two map keys differing only in a surrogate pair's spelling", []string{"apiUsage", "0", "namespaces"}, twoNames(rawName+`"\ud83d\ude00"`, "😀"), false},
+	{"two map keys differing in case", []string{"apiUsage", "0", "namespaces"}, twoNames("Web", "web"), true},
+	{"two map keys differing in a trailing space", []string{"apiUsage", "0", "namespaces"}, twoNames("web", "web "), true},
+	{"two map keys, é composed and decomposed", []string{"apiUsage", "0", "namespaces"}, twoNames("caf\u00e9", "cafe\u0301"), true},
 	{"invalid UTF-8 in a string", []string{"clusterId"}, to(rawJSON("\"a\xffb\"")), true},
 	{"invalid UTF-8 past maxLength in bytes only", []string{"clusterId"}, to(rawJSON("\"" + strings.Repeat("\xff", 4096) + "\"")), true},
 	{"a lone surrogate escape", []string{"clusterId"}, to(rawJSON(`"\ud800"`)), true},

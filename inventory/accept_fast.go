@@ -27,9 +27,9 @@ import (
 // certainly": the caller runs the slow path for the verdict and its wording.
 //
 // Duplicate names and invalid UTF-8 (including lone surrogate escapes) make the decoder
-// fail, so they are never accepted here: encoding/json, under jsonschema, lets the last
-// duplicate win and replaces bad bytes with U+FFFD, and only the slow path says what that
-// yields.
+// fail, so they are never accepted here: prescan, on the slow path, refuses a duplicate
+// name with its JSON pointer, and encoding/json replaces bad bytes with U+FFFD, which only
+// the slow path says what yields.
 func acceptFast(data []byte) bool {
 	root, err := compiledAcceptor()
 	return err == nil && acceptWith(root, data)

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -38,6 +39,11 @@ func FuzzParse(f *testing.F) {
 		`{"schemaVersion": 1, "source": "files", "source": "cluster", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": []}`,
 		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00\u005a", "capabilities": {}, "apiUsage": []}`,
 		`{"schemaVersion": 1, "\u0073ource": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {"api-usage": {"available": true}}, "apiUsage": []}`,
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": [], "\u0061piUsage": []}`,
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {"api-usage": {"available": true, "available": false}}, "apiUsage": []}`,
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": [{"group": "", "version": "v1", "kind": "Pod", "count": 1, "namespaces": {"w\u0065b": 1, "web": 2}}]}`,
+		"{\"schemaVersion\": 1, \"source\": \"files\", \"collectedAt\": \"2026-11-29T12:00:00Z\", \"capabilities\": {}, \"apiUsage\": [{\"group\": \"\", \"version\": \"v1\", \"kind\": \"Pod\", \"count\": 1, \"namespaces\": {\"a\xff\": 1, \"a\xfe\": 2}}]}",
+		`{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z", "capabilities": {}, "apiUsage": [{"group": "", "version": "v1", "kind": "Pod", "count": 1, "namespaces": {"\ud800": 1, "\udfff": 2}}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -48,6 +54,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			checkRefusal(t, err)
 			return
+		}
+		if name, ok := duplicateName(data); ok {
+			t.Fatalf("Parse accepts a document naming %q twice in one object", name)
 		}
 		again, err := json.Marshal(doc)
 		if err != nil {
@@ -92,4 +101,44 @@ func checkRefusal(t *testing.T, err error) {
 	if !strings.HasPrefix(err.Error(), "line ") && !strings.Contains(err.Error(), "EOF") {
 		t.Errorf("refusal %q names neither a line nor a JSON pointer", err)
 	}
+}
+
+// duplicateName is the reference the duplicate check is held to: the first name an object
+// holds twice as encoding/json decodes names (escapes resolved, invalid bytes and lone
+// surrogates as U+FFFD), the decoder eval used to read with.
+func duplicateName(data []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var value func() (string, bool)
+	value = func() (string, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return "", false
+				}
+				name, _ := k.(string)
+				if seen[name] {
+					return name, true
+				}
+				seen[name] = true
+				if name, ok := value(); ok {
+					return name, true
+				}
+			}
+		case json.Delim('['):
+			for dec.More() {
+				if name, ok := value(); ok {
+					return name, true
+				}
+			}
+		}
+		return "", false
+	}
+	return value()
 }

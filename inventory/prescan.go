@@ -92,9 +92,14 @@ func (l *limits) child(key string) *limits {
 }
 
 // prescan checks data against the schema's size bounds (maxItems, maxProperties, maxLength,
-// closed objects) and MaxValues in one streaming pass that stops at the first violation,
-// before anything is decoded: a 63 MB document of 650,000 rows is refused after reading
-// 5,001 of them, and an unknown property before its value is read.
+// closed objects), MaxValues and duplicate names in one streaming pass that stops at the
+// first violation, before anything is decoded: a 63 MB document of 650,000 rows is refused
+// after reading 5,001 of them, and an unknown property before its value is read.
+//
+// A name given twice in one object is refused at any depth: encoding/json keeps the last
+// value and other readers the first, so a document naming apiUsage twice would be judged
+// on rows a reviewer reading the first never saw. Names are compared as encoding/json
+// decodes them, escapes resolved.
 func prescan(data []byte) error {
 	root, err := schemaLimits()
 	if err != nil {
@@ -164,6 +169,7 @@ func (s *prescanner) str(v string, l *limits) error {
 
 func (s *prescanner) object(l *limits) error {
 	n := 0
+	seen := map[string]bool{}
 	for s.dec.More() {
 		tok, err := s.dec.Token()
 		if err != nil {
@@ -173,6 +179,11 @@ func (s *prescanner) object(l *limits) error {
 		if err := s.key(key, l); err != nil {
 			return err
 		}
+		if seen[key] {
+			s.path = append(s.path, key)
+			return s.problem("name given twice in one object; readers differ on which value counts")
+		}
+		seen[key] = true
 		if n++; l != nil && l.maxProperties > 0 && n > l.maxProperties {
 			return s.problem("maxProperties: got more than %d, want %d", l.maxProperties, l.maxProperties)
 		}
