@@ -65,20 +65,17 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	if err := s.checkHeaders(r); err != nil {
 		return accepted{}, err
 	}
-	// A cluster never needs two pushes at once: one token holds one of the turns at most,
-	// so a client sending slowly (or a leaked token) cannot take every turn.
-	if who.tokenHash != "" {
-		if !s.claimToken(who.tokenHash) {
-			return accepted{}, fail(http.StatusServiceUnavailable, "a push of this cluster is already in progress, retry later")
-		}
-		defer s.releaseToken(who.tokenHash)
+	// The body's time runs from here, so waiting for a turn counts against it too: a client
+	// sending slowly holds its turn for BodyTimeout at most. Without a deadline nothing would
+	// bound it, so a connection that cannot take one is refused.
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err != nil {
+		return accepted{}, fmt.Errorf("bound the push body's time: %w", err)
 	}
-	// The body's time runs from here, so waiting for a turn counts against it too.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	if err := acquire(r.Context(), s.pushes, 1, slotWait); err != nil {
+	release, err := s.pushes.admit(r.Context(), who)
+	if err != nil {
 		return accepted{}, err
 	}
-	defer s.pushes.Release(1)
+	defer release()
 	s.pushesActive.Add(1)
 	defer s.pushesActive.Add(-1)
 	env, stored, err := s.readPush(w, r)
@@ -91,23 +88,6 @@ func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, e
 	ctx, cancel := context.WithTimeout(s.work, ingestTimeout)
 	defer cancel()
 	return s.commit(ctx, env, stored, who)
-}
-
-// claimToken marks a per-cluster token as pushing; false when it already is.
-func (s *Server) claimToken(hash string) bool {
-	s.pushingMu.Lock()
-	defer s.pushingMu.Unlock()
-	if s.pushing[hash] {
-		return false
-	}
-	s.pushing[hash] = true
-	return true
-}
-
-func (s *Server) releaseToken(hash string) {
-	s.pushingMu.Lock()
-	defer s.pushingMu.Unlock()
-	delete(s.pushing, hash)
 }
 
 // checkHeaders refuses what the headers already show is unacceptable, before a turn is taken.

@@ -224,6 +224,41 @@ func TestOneClusterTokenPushesOneAtATime(t *testing.T) {
 	}
 }
 
+// slowPush opens a push with token that sends its headers and then nothing: once the server
+// asks for the body (100 Continue) it holds a turn, until the body's time runs out. It
+// answers whether the server took it in before the connection's read deadline.
+func (ts *testServer) slowPush(token string, wait time.Duration) bool {
+	ts.t.Helper()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n", push.Path, token)
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && strings.Contains(line, "100")
+}
+
+// Slow pushes on the shared token hold at most MaxSharedPushes turns: a cluster with its own
+// token still pushes, and is answered, while they hang.
+func TestSlowPushesOnTheSharedTokenLeaveClustersATurn(t *testing.T) {
+	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
+	prod := ts.mintIngest("prod")
+	for i := range server.MaxSharedPushes {
+		if !ts.slowPush("shared", 10*time.Second) {
+			t.Fatalf("slow shared push %d was not taken in", i+1)
+		}
+	}
+	// One more waits for a turn of the shared token's, holding none of the others.
+	if ts.slowPush("shared", 300*time.Millisecond) {
+		t.Errorf("the shared token took a turn past MaxSharedPushes")
+	}
+	if r := ts.push(prod, envelope(t, "prod", teamsInventory(t))); r.status != 202 {
+		t.Errorf("a cluster's push while the shared token's pushes hang: %d %s, want 202", r.status, r.body)
+	}
+}
+
 // Evaluated hears of each inventory an ingest judged, with its targets and the team map
 // applied, so a bundle set can rehearse a new revision on it; a duplicate judged already
 // is not told again.

@@ -43,9 +43,6 @@ const (
 	MaxTargets = 4
 	// MaxFleetTargets bounds the columns one fleet read asks for.
 	MaxFleetTargets = 16
-	// MaxPushesInFlight bounds the pushes read, decoded and evaluated at once; the others
-	// wait for a turn, then answer 503 with Retry-After.
-	MaxPushesInFlight = 3
 )
 
 // Config is what a Server is built from; Store and Engine are required.
@@ -115,12 +112,13 @@ type Server struct {
 	active atomic.Pointer[policy]
 	// published serves Config.PublishDir; nil without one.
 	published http.Handler
-	// pushes bounds the pushes past authentication at once: each holds its body, its
-	// decoded inventory and its evaluation until it is answered, so this bounds the
-	// memory ingest may take. decodes is a budget of bytes of JSON being validated and
-	// decoded at once (readPush), evals bounds the evaluations, reports the stored reports and inventories per-cluster
-	// reads decode at once, whatIfs the what-if evaluations.
-	pushes  *semaphore.Weighted
+	// pushes bounds the pushes past authentication at once, and each credential's: each
+	// holds its body, its decoded inventory and its evaluation until it is answered, so this
+	// bounds the memory ingest may take. decodes is a budget of bytes of JSON being
+	// validated and decoded at once (readPush), evals bounds the evaluations, reports the
+	// stored reports and inventories per-cluster reads decode at once, whatIfs the what-if
+	// evaluations.
+	pushes  *pushTurns
 	decodes *semaphore.Weighted
 	evals   *semaphore.Weighted
 	reports *semaphore.Weighted
@@ -139,9 +137,6 @@ type Server struct {
 	// reevalRetry is RunReevaluation's first delay before trying a pass that left work
 	// again (reevaluationRetry; tests shorten it).
 	reevalRetry time.Duration
-	// pushing holds the per-cluster tokens with a push in flight on this server.
-	pushingMu sync.Mutex
-	pushing   map[string]bool
 	// work is the context of what outlives a request (an ingest whose client hung up);
 	// Close cancels it.
 	work   context.Context
@@ -213,13 +208,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		pushes:      semaphore.NewWeighted(MaxPushesInFlight),
+		pushes:      newPushTurns(),
 		decodes:     semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
 		evals:       semaphore.NewWeighted(2),
 		reports:     semaphore.NewWeighted(2),
 		whatIfs:     semaphore.NewWeighted(1),
 		dryRuns:     semaphore.NewWeighted(1),
-		pushing:     map[string]bool{},
 		reeval:      make(chan struct{}, 1),
 		reevalRetry: reevaluationRetry,
 	}
