@@ -16,6 +16,7 @@ import (
 	"github.com/gobwas/glob"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -203,6 +204,8 @@ func CheckRule(r report.IgnoreRule) error {
 	switch {
 	case strings.TrimSpace(r.Reason) == "":
 		return fmt.Errorf("ignore rule needs a reason")
+	case !inventory.HasReason(r.Reason):
+		return fmt.Errorf("ignore rule needs a reason: the one given holds no letter or digit")
 	case (r.Key == "") == (r.Category == ""):
 		return fmt.Errorf("ignore rule needs exactly one of key or category")
 	case r.Category != "" && !categoryRE.MatchString(r.Category):

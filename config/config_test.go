@@ -95,3 +95,40 @@ func TestParseReadsAConfigGivenAsBytesNamingItInErrors(t *testing.T) {
 		t.Error("a config past the size bound was read")
 	}
 }
+
+// A reason must hold a letter or a digit: one of invisible characters, marks or punctuation
+// alone is refused like a blank one, naming the file and the rule's line.
+func TestAReasonWithoutALetterOrDigitIsRefused(t *testing.T) {
+	for name, reason := range map[string]string{
+		"a zero-width space":                  `"\u200b"`,
+		"a word joiner":                       `"\u2060"`,
+		"a byte order mark":                   `"\ufeff"`,
+		"zero-width characters of each kind":  `"\u200b\u200c\u200d\u2060\ufeff"`,
+		"combining marks only":                `"\u0301\u0302"`,
+		"a no-break and an ideographic space": `"\u00a0\u3000"`,
+		"bidi controls":                       `"\u202e\u2066"`,
+		"tag characters":                      `"\U000e0041"`,
+		"punctuation only":                    `"... —"`,
+		"a raw zero-width space":              "\u200b",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, "ignore:\n  - key: removed-api/x\n    reason: "+reason+"\n")
+			if err == nil || !strings.Contains(err.Error(), FileName+":2: ignore rule needs a reason") {
+				t.Errorf("Load = %v, want the rule's line and a reason asked for", err)
+			}
+		})
+	}
+	for name, reason := range map[string]string{
+		"a word":                         "migrating",
+		"one digit":                      "4",
+		"letters in another script":      "移行中",
+		"a digit in another script":      "٣",
+		"a letter among zero-width ones": `"\u200bx\u200b"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := load(t, "ignore:\n  - key: removed-api/x\n    reason: "+reason+"\n"); err != nil {
+				t.Errorf("Load = %v, want the rule accepted", err)
+			}
+		})
+	}
+}

@@ -1,5 +1,10 @@
 package inventory
 
+import (
+	"strings"
+	"unicode"
+)
+
 // DeprecatedCall is one row of the apiserver metric apiserver_requested_deprecated_apis.
 type DeprecatedCall struct {
 	Group          string `json:"group"`
@@ -120,6 +125,16 @@ const (
 	AnnotationIgnore       = "upgradescope.basit.engineer/ignore"
 	AnnotationIgnoreReason = "upgradescope.basit.engineer/ignore-reason"
 )
+
+// HasReason says whether s can stand as a suppression's reason: it holds a letter or a digit.
+// Anything else, though not blank (a zero-width space, a word joiner, a byte order mark,
+// combining marks or punctuation alone), shows a reviewer nothing. Wherever a reason is
+// accepted (the suppression file, a ClusterReadiness spec.ignore, the ignore-reason
+// annotation, an inventory's ignore.reason, whose schema pattern says the same) it is held to
+// this.
+func HasReason(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+}
 
 // Tools a GitopsChart comes from.
 const (

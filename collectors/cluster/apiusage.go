@@ -311,7 +311,7 @@ func (a *usageAgg) add(o *metav1.PartialObjectMetadata) {
 
 func ignoreOf(annotations map[string]string) *inventory.IgnoreAnnotation {
 	rules, reason := annotations[inventory.AnnotationIgnore], strings.TrimSpace(annotations[inventory.AnnotationIgnoreReason])
-	if rules == "" || reason == "" {
+	if rules == "" || !inventory.HasReason(reason) {
 		return nil
 	}
 	return &inventory.IgnoreAnnotation{Rules: rules, Reason: reason}

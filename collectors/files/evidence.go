@@ -120,7 +120,8 @@ func boolField(m *yaml.Node, key string) bool {
 }
 
 // ignoreAnnotation reads an object's own suppression annotations; a rule without a reason
-// is not honoured, and says so.
+// (inventory.HasReason: a letter or digit, not only invisible characters) is not honoured,
+// and says so.
 func (d *fileDecoder) ignoreAnnotation(meta *yaml.Node, line int) *inventory.IgnoreAnnotation {
 	annotations := field(meta, "annotations")
 	_, rules := stringField(annotations, inventory.AnnotationIgnore)
@@ -128,8 +129,8 @@ func (d *fileDecoder) ignoreAnnotation(meta *yaml.Node, line int) *inventory.Ign
 		return nil
 	}
 	_, reason := stringField(annotations, inventory.AnnotationIgnoreReason)
-	if strings.TrimSpace(reason) == "" {
-		d.warn(line, inventory.AnnotationIgnore+" without "+inventory.AnnotationIgnoreReason+" is not honoured", false)
+	if !inventory.HasReason(reason) {
+		d.warn(line, inventory.AnnotationIgnore+" without a reason in "+inventory.AnnotationIgnoreReason+" (a letter or digit) is not honoured", false)
 		return nil
 	}
 	return &inventory.IgnoreAnnotation{Rules: rules, Reason: reason}
