@@ -14,6 +14,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	var quiet bool
 	var policies []string
 	var lf liveFlags
+	var fb filesBudget
 	var bf bundleFlags
 	cmd := &cobra.Command{
 		Use:   "inventory [--files PATH]",
@@ -48,7 +49,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if filesPath == "" {
 				doc, _, err = lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, clock)
 			} else {
-				doc, err = collectFiles(s, rep, eng, filesPath, teamLabel, clock)
+				doc, err = collectFilesWithin(s, rep, eng, filesPath, teamLabel, clock, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout})
 			}
 			if err != nil {
 				return err
@@ -65,6 +66,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
+	registerFilesBudget(cmd, &fb)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	bf.register(cmd)

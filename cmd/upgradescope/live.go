@@ -60,7 +60,7 @@ func (f *liveFlags) completeContexts(*cobra.Command, []string, string) ([]cobra.
 // registerTimeout adds --timeout, the budget of a one-shot live collection (scan,
 // inventory); the agent's budget follows its --interval instead.
 func (f *liveFlags) registerTimeout(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "limit for the whole live collection; steps it could not finish are not assessed")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "limit for the whole collection, of a cluster or of --files; what it could not finish is not assessed")
 }
 
 // liveTarget is what the report header says about the cluster read.

@@ -19,6 +19,7 @@ func newScanCommand(s streams) *cobra.Command {
 	var jf judgeFlags
 	var filesPath, teamLabel string
 	var lf liveFlags
+	var fb filesBudget
 	cmd := &cobra.Command{
 		Use:   "scan [--files PATH] --target 1.37",
 		Short: "Collect an inventory (the current kubeconfig context's cluster, or manifests) and judge it",
@@ -28,19 +29,20 @@ func newScanCommand(s streams) *cobra.Command {
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel))
+			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb))
 		},
 	}
 	jf.register(cmd)
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
+	registerFilesBudget(cmd, &fb)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	return cmd
 }
 
 // runScan collects and judges; newScanCommand names the flag of a bound it crosses.
-func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string) error {
+func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget) error {
 	tuneGCForOneShot()
 	j, err := jf.validate()
 	if err != nil {
@@ -63,21 +65,46 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 		j.kubeContext, j.apiServer = target.context, target.server
 		return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
 	}
-	doc, err := collectFiles(s, rep, eng, filesPath, teamLabel, j.now)
+	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout})
 	if err != nil {
 		return err
 	}
 	return jf.judge(cmd.Context(), s, rep, eng, doc, j, configDir(filesPath))
 }
 
-// collectFiles walks manifests into an inventory, printing each warning with its file:line.
-// A walk that found no Kubernetes object is an error: a wrong path must not read as ready.
+// filesBudget is what a walk of manifests may spend: bytes read in all (--files-max-mib) and
+// time (--timeout). Past either, what was not read is reported and the verdict is unknown.
+type filesBudget struct {
+	maxMiB  int
+	timeout time.Duration
+}
+
+// registerFilesBudget adds --files-max-mib; --timeout is the live collection's flag.
+func registerFilesBudget(cmd *cobra.Command, b *filesBudget) {
+	cmd.Flags().IntVar(&b.maxMiB, "files-max-mib", files.DefaultMaxBytes>>20, "MiB of manifests --files reads in all; files past it are not read and the verdict is unknown")
+}
+
+// collectFiles walks manifests into an inventory within the default budget.
 func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
-	rep.Start("reading manifests in " + path)
-	res, err := files.Collect(path, files.Options{
+	return collectFilesWithin(s, rep, eng, path, teamLabel, now, filesBudget{timeout: 5 * time.Minute})
+}
+
+// collectFilesWithin walks manifests into an inventory, printing each warning with its
+// file:line. A walk that found no Kubernetes object is an error: a wrong path must not read
+// as ready.
+func collectFilesWithin(s streams, rep *progress.Reporter, eng *engine.Engine, path, teamLabel string, now time.Time, b filesBudget) (*inventory.Document, error) {
+	if b.maxMiB < 0 {
+		return nil, fmt.Errorf("--files-max-mib %d: must not be negative", b.maxMiB)
+	}
+	opts := files.Options{
 		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
-		Images: eng.ImageWatch(), Probes: eng.Probes(),
-	})
+		Images: eng.ImageWatch(), Probes: eng.Probes(), MaxBytes: int64(b.maxMiB) << 20,
+	}
+	if b.timeout > 0 {
+		opts.Deadline = time.Now().Add(b.timeout)
+	}
+	rep.Start("reading manifests in " + path)
+	res, err := files.Collect(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -34,6 +35,7 @@ type fileResult struct {
 	warnings       []Warning
 	documents      int
 	objects        int
+	late           bool // not read: the walk's deadline had passed
 }
 
 // imageSeen is one container image of one pod template, with the workload's recommended
@@ -113,7 +115,8 @@ func newFileDecoder(rel string, opts Options) *fileDecoder {
 
 func decodeFile(path, rel string, opts Options) fileResult {
 	d := newFileDecoder(rel, opts)
-	f, err := os.Open(path)
+	// Non-blocking, so a file replaced by a named pipe since the walk cannot hang the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		d.warn(0, fmt.Sprintf("open: %v", err), true)
 		return d.res
@@ -203,6 +206,7 @@ type yamlDoc struct {
 	hasContent   bool
 	meta         metaScan
 	kindSeen     bool
+	topKeys      bool // a top-level key was read: the document is a mapping at column 0
 	// flow follows a quoted scalar or flow collection that runs on past its line.
 	flow flowState
 	// inScalar is true while the lines below may be text of a block scalar opened by a key
@@ -243,6 +247,10 @@ func (d *fileDecoder) decodeYAMLStream(r *bufio.Reader) {
 			break
 		}
 		line++
+		if line%deadlineEvery == 0 && d.opts.pastDeadline() {
+			d.refuse(line, "the rest of the file not read: the walk ran past its time limit (--timeout)")
+			return
+		}
 		text := chunk
 		if long != nil {
 			text = append(long, chunk...)
@@ -271,6 +279,9 @@ func (d *fileDecoder) decodeYAMLStream(r *bufio.Reader) {
 	}
 	d.finishYAML(doc)
 }
+
+// deadlineEvery is how many lines are read between looks at the clock.
+const deadlineEvery = 1 << 14
 
 func readErr(r *bufio.Reader) error {
 	_, err := r.Peek(1)
@@ -362,6 +373,7 @@ func (doc *yamlDoc) topLevelKey(s []byte, line int) {
 		doc.complex = true
 		return
 	}
+	doc.topKeys = true
 	switch string(key) {
 	case "apiVersion":
 		if doc.avLine != 0 {
@@ -412,6 +424,8 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		d.refuse(doc.startLine, fmt.Sprintf("document larger than %d MiB refused", MaxDocumentBytes>>20))
 	case !doc.hasContent && !doc.inline:
 		return
+	case doc.namesNoObject():
+		d.res.documents++ // a values file, a compose file: nothing kubectl would apply
 	case doc.fastPath():
 		d.res.documents++
 		if d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) {
@@ -425,6 +439,14 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		d.res.documents++
 		d.parseYAML(doc)
 	}
+}
+
+// namesNoObject is true when the line scan read every top-level key with certainty and none
+// of them gave both a kind and an apiVersion: kubectl reads no object from such a document,
+// so it needs no parse. A document of a million tiny ones ("---\na: 1\n") took minutes of
+// parsing that read nothing.
+func (doc *yamlDoc) namesNoObject() bool {
+	return !doc.complex && !doc.inline && doc.topKeys && (doc.apiVersion == "" || doc.kind == "")
 }
 
 // fastPath is true when the line scan found the object's kind with certainty, so the

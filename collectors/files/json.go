@@ -26,7 +26,7 @@ type jsonObject struct {
 // jsonString is raw's value when it is a JSON string, else "".
 func jsonString(raw json.RawMessage) string {
 	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if len(raw) == 0 || raw[0] != '"' || kjson.UnmarshalCaseSensitivePreserveInts(raw, &s) != nil {
 		return ""
 	}
 	return s
@@ -89,6 +89,10 @@ func (d *fileDecoder) decodeJSONStream(r *bufio.Reader) {
 			return // a JSON stream cannot resynchronise after an error
 		}
 		start := end - int64(len(raw))
+		if d.opts.pastDeadline() {
+			d.refuse(src.lineOf(start), "the rest of the file not read: the walk ran past its time limit (--timeout)")
+			return
+		}
 		d.res.documents++
 		d.jsonValue(raw, start, src, listOf{})
 		src.prune(end)
