@@ -65,11 +65,11 @@ func markdownSource(r *report.Report) string {
 var verdictMarks = map[string]string{report.VerdictReady: "✅", report.VerdictBlocked: "⛔", report.VerdictUnknown: "❔"}
 
 func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
-	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, score %d/100\n\n", verdictMarks[t.Verdict], md(t.Target), strings.ToUpper(t.Verdict), t.Score)
+	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, score %d/100\n\n", verdictMarks[t.Verdict], md(t.Target), md(strings.ToUpper(t.Verdict)), t.Score)
 	fmt.Fprintf(b, "%s.\n", counts(t))
 	if c := t.Cluster; c != nil {
 		fmt.Fprintf(b, "\nThe findings marked *cluster* were already in cluster %s; with these manifests applied it is %s, score %d/100 (%s, %s).\n",
-			md(c.Name), strings.ToUpper(c.Verdict), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
+			md(c.Name), md(strings.ToUpper(c.Verdict)), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
 	}
 	if len(t.Findings) > 0 {
 		b.WriteString("\n| severity | finding | objects | fix |\n|---|---|---|---|\n")

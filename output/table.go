@@ -46,7 +46,7 @@ func writeTable(bw io.Writer, r *report.Report) {
 		}
 	}
 	for _, rule := range r.ExpiredIgnores {
-		fmt.Fprintf(bw, "\nEXPIRED IGNORE RULE (line %d): %s, expired %s; its findings count again\n", rule.Line, ruleSubject(rule), rule.Expires)
+		fmt.Fprintf(bw, "\nEXPIRED IGNORE RULE (line %d): %s, expired %s; its findings count again\n", rule.Line, esc(ruleSubject(rule)), esc(rule.Expires))
 	}
 }
 
@@ -99,7 +99,7 @@ func writeHeader(w io.Writer, r *report.Report) {
 	if r.ServerVersion != "" {
 		fmt.Fprintf(tw, "Version:\t%s\n", esc(r.ServerVersion))
 	}
-	fmt.Fprintf(tw, "KB:\t%s (horizon %s)\n", r.KB.GeneratedFrom, r.KB.Horizon)
+	fmt.Fprintf(tw, "KB:\t%s (horizon %s)\n", esc(r.KB.GeneratedFrom), esc(r.KB.Horizon))
 	var bundles []string
 	for _, b := range r.Bundles {
 		bundles = append(bundles, bundleLine(b))
@@ -119,10 +119,10 @@ func bundleLine(b report.BundleInfo) string {
 }
 
 func writeTarget(w io.Writer, t report.TargetResult) {
-	fmt.Fprintf(w, "\nTARGET %s  VERDICT %s  SCORE %d/100  (%s)\n", t.Target, strings.ToUpper(t.Verdict), t.Score, counts(t))
+	fmt.Fprintf(w, "\nTARGET %s  VERDICT %s  SCORE %d/100  (%s)\n", esc(t.Target), esc(strings.ToUpper(t.Verdict)), t.Score, counts(t))
 	if c := t.Cluster; c != nil {
 		fmt.Fprintf(w, "CLUSTER %s with these manifests: VERDICT %s  SCORE %d/100  (%s, %s)\n", esc(c.Name),
-			strings.ToUpper(c.Verdict), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
+			esc(strings.ToUpper(c.Verdict)), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
 	}
 	if len(t.Findings) == 0 {
 		fmt.Fprintln(w, "\nNo findings.")
@@ -197,7 +197,7 @@ func writeTeams(w io.Writer, teams map[string]report.TeamResult) {
 	fmt.Fprintln(tw, "  TEAM\tSCORE\tVERDICT\tBLOCKERS\tWARNINGS")
 	for _, n := range names {
 		t := teams[n]
-		fmt.Fprintf(tw, "  %s\t%d/100\t%s\t%d\t%d\n", esc(n), t.Score, t.Verdict, t.Blockers, t.Warnings)
+		fmt.Fprintf(tw, "  %s\t%d/100\t%s\t%d\t%d\n", esc(n), t.Score, esc(t.Verdict), t.Blockers, t.Warnings)
 	}
 	_ = tw.Flush()
 }
@@ -321,11 +321,11 @@ func ruleSubject(r report.IgnoreRule) string {
 // teams, gaps and suppressions.
 func writePlan(w io.Writer, r *report.Report) {
 	first, last := r.Plan[0], r.Plan[len(r.Plan)-1]
-	fmt.Fprintf(w, "\nPLAN %s -> %s  (%s)\n", first.From, last.To, report.Count(len(r.Plan), "hop"))
+	fmt.Fprintf(w, "\nPLAN %s -> %s  (%s)\n", esc(first.From), esc(last.To), report.Count(len(r.Plan), "hop"))
 	var prev report.TargetResult
 	for i, h := range r.Plan {
 		t := r.Targets[i]
-		fmt.Fprintf(w, "\nHOP %s -> %s  VERDICT %s  SCORE %d/100  (%s)\n", h.From, h.To, strings.ToUpper(t.Verdict), t.Score, counts(t))
+		fmt.Fprintf(w, "\nHOP %s -> %s  VERDICT %s  SCORE %d/100  (%s)\n", esc(h.From), esc(h.To), esc(strings.ToUpper(t.Verdict)), t.Score, counts(t))
 		writeHop(w, h, prev, t)
 		if i == 0 || !sameGaps(prev.NotAssessed, t.NotAssessed) {
 			writeGaps(w, t.NotAssessed)
@@ -334,7 +334,7 @@ func writePlan(w io.Writer, r *report.Report) {
 	}
 	dest := r.Targets[len(r.Targets)-1]
 	if len(dest.Teams) > 0 || len(dest.Suppressed) > 0 {
-		fmt.Fprintf(w, "\nAT %s\n", dest.Target)
+		fmt.Fprintf(w, "\nAT %s\n", esc(dest.Target))
 	}
 	writeTeams(w, dest.Teams)
 	writeSuppressed(w, dest.Suppressed)

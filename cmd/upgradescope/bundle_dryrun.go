@@ -13,6 +13,7 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/rollout"
 )
 
@@ -138,8 +139,14 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 	if err := writeDryRun(s, f.output, results, summary); err != nil {
 		return err
 	}
-	if reason := summary.Fails(f.failOn); reason != "" {
-		return &exitError{code: exitGate, msg: "dry run failed: " + reason}
+	return dryRunGate(summary, f.failOn)
+}
+
+// dryRunGate ends a dry run with exit code 2 when the summary fails the threshold, saying
+// why; the reason names clusters, escaped (output.Escape).
+func dryRunGate(summary rollout.Summary, failOn string) error {
+	if reason := summary.Fails(failOn); reason != "" {
+		return &exitError{code: exitGate, msg: "dry run failed: " + output.Escape(reason)}
 	}
 	return nil
 }
@@ -171,8 +178,11 @@ func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, w
 	return current, withCandidate, nil
 }
 
-// progressLine is a cluster's outcome in a few words: what turned, or that nothing did.
-func progressLine(r rollout.Result) string {
+// progressLine is a cluster's outcome in a few words, escaped (output.Escape): what turned,
+// or that nothing did.
+func progressLine(r rollout.Result) string { return output.Escape(outcome(r)) }
+
+func outcome(r rollout.Result) string {
 	if r.Error != "" {
 		return r.Cluster + ": " + r.Error
 	}
@@ -192,8 +202,11 @@ func progressLine(r rollout.Result) string {
 	return r.Cluster + ": " + strings.Join(turned, ", ")
 }
 
+// writeDryRun prints a dry run's results. The table shows what inventories and servers
+// wrote (cluster names, errors, finding keys) with every value escaped first.
 func writeDryRun(s streams, format string, results []rollout.Result, summary rollout.Summary) error {
 	if format == "table" {
+		results, summary = escapedDryRun(results, summary)
 		return rollout.WriteTable(s.out, results, summary)
 	}
 	enc := json.NewEncoder(s.out)
@@ -202,4 +215,43 @@ func writeDryRun(s streams, format string, results []rollout.Result, summary rol
 		Results []rollout.Result `json:"results"`
 		Summary rollout.Summary  `json:"summary"`
 	}{results, summary})
+}
+
+// escapedDryRun is a copy of a dry run's results and summary with every string escaped
+// (output.Escape).
+func escapedDryRun(results []rollout.Result, summary rollout.Summary) ([]rollout.Result, rollout.Summary) {
+	out := make([]rollout.Result, len(results))
+	for i, r := range results {
+		r.Cluster, r.Error, r.Skipped = output.Escape(r.Cluster), output.Escape(r.Error), output.Escape(r.Skipped)
+		targets := make([]rollout.Delta, len(r.Targets))
+		for j, d := range r.Targets {
+			d.Target, d.After.Verdict = output.Escape(d.Target), output.Escape(d.After.Verdict)
+			if d.Before != nil {
+				before := *d.Before
+				before.Verdict = output.Escape(before.Verdict)
+				d.Before = &before
+			}
+			d.New, d.Changed, d.Resolved = escapeAll(d.New), escapeAll(d.Changed), escapeAll(d.Resolved)
+			targets[j] = d
+		}
+		r.Targets = targets
+		out[i] = r
+	}
+	for _, list := range []*[]string{&summary.TurnedBlocked, &summary.TurnedUnknown, &summary.TurnedReady, &summary.Changed,
+		&summary.CandidateErrors, &summary.Unjudged, &summary.Skipped} {
+		*list = escapeAll(*list)
+	}
+	return out, summary
+}
+
+// escapeAll is each of in escaped, in a new slice (nil for nil).
+func escapeAll(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = output.Escape(s)
+	}
+	return out
 }

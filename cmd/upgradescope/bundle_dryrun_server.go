@@ -85,10 +85,7 @@ func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunF
 	if err := writeDryRun(s, f.output, results, summary); err != nil {
 		return err
 	}
-	if reason := summary.Fails(f.failOn); reason != "" {
-		return &exitError{code: exitGate, msg: "dry run failed: " + reason}
-	}
-	return nil
+	return dryRunGate(summary, f.failOn)
 }
 
 // readCandidateTarball reads the candidate a server verifies: a bundle tarball (a server

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,17 +141,16 @@ func newClustersListCommand(s streams) *cobra.Command {
 // writeClustersTable shows "-" for what is unknown: no UID or version yet, and staleness on
 // the database, where no --stale-after is known.
 func writeClustersTable(s streams, cs []clusterJSON) error {
-	w := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tUID\tSERVER VERSION\tLAST SEEN\tSTALE")
+	t := newTextTable(s.out, "ID", "NAME", "UID", "SERVER VERSION", "LAST SEEN", "STALE")
 	for _, c := range cs {
 		stale := "-"
 		if c.Stale != nil {
 			stale = strconv.FormatBool(*c.Stale)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Name, orDash(c.ClusterUID), orDash(c.ServerVersion),
+		t.row(strconv.FormatInt(c.ID, 10), c.Name, orDash(c.ClusterUID), orDash(c.ServerVersion),
 			c.LastSeen.UTC().Format(time.RFC3339), stale)
 	}
-	return w.Flush()
+	return t.flush()
 }
 
 func orDash(s string) string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/internal/smallfile"
+	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/server/store"
 )
 
@@ -185,7 +186,7 @@ func (c *apiClient) do(ctx context.Context, method string, body any, want int, o
 		return nil
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAPIAnswer)).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: %s, but the answer is not the JSON expected: %w", method, endpoint, resp.Status, err)
+		return fmt.Errorf("%s %s: %s, but the answer is not the JSON expected: %w", method, endpoint, status(resp), err)
 	}
 	return nil
 }
@@ -217,9 +218,9 @@ func (e *apiError) Is(target error) bool {
 // refusal turns an unwanted answer into an *apiError with the server's {"error": …}
 // message, or the start of its text when it sent no such JSON.
 func (c *apiClient) refusal(req *http.Request, resp *http.Response) error {
-	e := &apiError{method: req.Method, url: req.URL.Redacted(), status: resp.Status, code: resp.StatusCode}
+	e := &apiError{method: req.Method, url: req.URL.Redacted(), status: status(resp), code: resp.StatusCode}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		e.msg = "redirected to " + orDash(resp.Header.Get("Location"))
+		e.msg = "redirected to " + trimmed(orDash(resp.Header.Get("Location")))
 		e.hint = "redirects are not followed: point --server at the final address"
 		return e
 	}
@@ -245,11 +246,16 @@ func (c *apiClient) credentialHint() string {
 	return "check --" + c.tokenName
 }
 
-// trimmed cuts a server's message to one readable line.
+// status is the answer's status line as the server wrote it, escaped: its text is the
+// server's.
+func status(resp *http.Response) string { return output.Escape(resp.Status) }
+
+// trimmed cuts a server's message to one readable line, its control characters escaped
+// (output.Escape): an error is printed on the operator's terminal.
 func trimmed(msg string) string {
 	r := []rune(strings.Join(strings.Fields(msg), " "))
 	if len(r) > 300 {
-		return string(r[:300]) + "…"
+		r = append(r[:300], '…')
 	}
-	return string(r)
+	return output.Escape(string(r))
 }

@@ -175,7 +175,8 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	if reason := rep.Gate(q.Get("fail-on"), f.allowIncomplete); reason != "" {
-		return &exitError{code: exitGate, msg: "gate failed: " + reason}
+		// The reason names what the server's report says (targets, capabilities).
+		return &exitError{code: exitGate, msg: "gate failed: " + output.Escape(reason)}
 	}
 	return nil
 }
@@ -300,7 +301,7 @@ func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*r
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if verdict == "" || media != "application/json" || json.Unmarshal(answer, &rep) != nil || len(rep.Targets) == 0 {
 		return nil, 0, fmt.Errorf("POST %s: %s is not an upgradescope gate's answer (content type %q): is --server a fleet server?",
-			where, resp.Status, resp.Header.Get("Content-Type"))
+			where, status(resp), resp.Header.Get("Content-Type"))
 	}
 	return &rep, 0, nil
 }

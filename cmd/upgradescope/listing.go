@@ -3,8 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/output"
 )
 
 // listFormat is the -o flag the list commands share: an aligned table or indented JSON.
@@ -32,3 +37,25 @@ func (l *listFormat) write(s streams, v any, table func() error) error {
 	}
 	return table()
 }
+
+// textTable is an aligned table of values a database, a server or an agent wrote: every
+// cell is escaped (output.Escape) before it is laid out, so a UID or a version holding an
+// escape sequence, a tab or a line break can neither drive the terminal nor forge a row.
+type textTable struct{ tw *tabwriter.Writer }
+
+// newTextTable starts a table on w with its header.
+func newTextTable(w io.Writer, header ...string) *textTable {
+	t := &textTable{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *textTable) row(cells ...string) {
+	escaped := make([]string, len(cells))
+	for i, c := range cells {
+		escaped[i] = output.Escape(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(escaped, "\t"))
+}
+
+func (t *textTable) flush() error { return t.tw.Flush() }

@@ -7,9 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
-
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -223,8 +222,7 @@ func revokedAt(t time.Time) *time.Time {
 }
 
 func writeTokensTable(s streams, ts []tokenJSON) error {
-	w := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tKIND\tPREFIX\tCLUSTER/TEAMS\tCREATED\tREVOKED")
+	table := newTextTable(s.out, "ID", "KIND", "PREFIX", "CLUSTER/TEAMS", "CREATED", "REVOKED")
 	for _, t := range ts {
 		revoked := "-"
 		if t.Revoked != nil {
@@ -234,9 +232,9 @@ func writeTokensTable(s streams, ts []tokenJSON) error {
 		if t.Kind == "read" {
 			scope = strings.Join(t.Teams, ",")
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Kind, t.Prefix, scope, t.Created.Format(time.RFC3339), revoked)
+		table.row(strconv.FormatInt(t.ID, 10), t.Kind, t.Prefix, scope, t.Created.Format(time.RFC3339), revoked)
 	}
-	return w.Flush()
+	return table.flush()
 }
 
 func newTokensRevokeCommand(s streams) *cobra.Command {
