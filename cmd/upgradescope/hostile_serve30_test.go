@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -176,4 +177,69 @@ func slowSharedPush(t *testing.T, host string) (net.Conn, bool) {
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	return conn, err == nil && strings.Contains(line, "100 Continue")
+}
+
+// Issue 30, item 14: a team-scoped token gating a guessed copy of another team's object is
+// answered the same whether or not that object exists. Two servers hold cluster prod, one
+// with team data's Ingress data/secret-ingress and one without; payments gates a copy of it
+// through the binary against each. Before, the copy of an object the cluster had was the
+// cluster's (the gate passed) and a guess that missed was new (it failed); now both fail
+// alike, the guess counted as in a namespace no team owns, and payments is told the same,
+// byte for byte.
+func TestAGuessedObjectGatedByATeamTokenTellsNothing(t *testing.T) {
+	t.Setenv(envDBURL, "")
+	buildBinary(t)
+	guess := map[string]any{"schemaVersion": 1, "source": "files", "collectedAt": "2026-11-29T12:00:00Z",
+		"capabilities": map[string]any{"api-usage": map[string]any{"available": true}},
+		"apiUsage": []any{map[string]any{"group": "extensions", "version": "v1beta1", "kind": "Ingress", "count": 1,
+			"namespaces": map[string]any{"data": 1}, "objects": []any{map[string]any{"namespace": "data", "name": "secret-ingress"}}}}}
+	raw, err := json.Marshal(guess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, withData := range []bool{true, false} {
+		dir := t.TempDir()
+		url, payments := serveTeams(t, dir, withData)
+		args := []string{"gate", "--server", url, "--read-token-file", write(t, dir, "payments.token", payments),
+			"--cluster", "prod", "--target", "1.33", "--inventory", write(t, dir, "guess.json", string(raw))}
+		ctx, cancel := context.WithTimeout(t.Context(), hangAfter)
+		code, use, out := measuredUse(ctx, t, dir, agentBin, args...)
+		cancel()
+		checkHostile(t, hostile{code: 2, want: []string{"Ingress removed in 1.22 (2 objects)", "gate failed"}, absent: []string{"(3 objects)"}},
+			args, code, use.peak, out)
+		if use.cpu > maxHostileCPU {
+			t.Errorf("%v: %s of CPU, want under %s", args, use.cpu, maxHostileCPU)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("payments is told apart whether data's Ingress exists:\nwith it:\n%s\nwithout:\n%s", outs[0], outs[1])
+	}
+}
+
+// serveTeams starts serve on dir with cluster prod pushed: payments' Ingress shop/a, and
+// with withData team data's Ingress data/secret-ingress. It answers the URL and a read token
+// of team payments.
+func serveTeams(t *testing.T, dir string, withData bool) (url, payments string) {
+	t.Helper()
+	db := filepath.Join(dir, "fleet.db")
+	p := startServe(t, "--db", db, "--ingest-token-file", writeSecret(t, dir, "ingest", "shared-ingest-token"))
+	doc := teamsInventory(t)
+	if withData {
+		ingress := doc["apiUsage"].([]any)[0].(map[string]any)
+		ingress["count"] = 2
+		ingress["namespaces"] = map[string]any{"shop": 1, "data": 1}
+		ingress["objects"] = append(ingress["objects"].([]any), map[string]any{"namespace": "data", "name": "secret-ingress"})
+	}
+	push := gzipEnvelope(t, map[string]any{"schemaVersion": 1, "clusterName": "prod", "agentVersion": "test",
+		"kbVersion": "test", "inventory": doc})
+	if a := pushBody(p.url, "shared-ingest-token", push, "gzip"); a.status != http.StatusAccepted {
+		t.Fatalf("push prod: %d %s", a.status, a.body)
+	}
+	r := runCLI(t, "tokens", "create", "--read", "--teams", "payments", "--db", db)
+	if r.code != 0 || !tokenLine.MatchString(r.stdout) {
+		t.Fatalf("tokens create --read: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	return p.url, strings.TrimSpace(r.stdout)
 }
