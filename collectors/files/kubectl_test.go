@@ -133,6 +133,17 @@ var kubectlSeeds = []string{
 	"apiVersion: extensions/v1beta1\nkind: IngressList\nitems:\n- metadata: {name: inherits}\n",
 	`{"apiVersion":"extensions/v1beta1","kind":"IngressList","items":[{"metadata":{"name":"inherits"}}]}`,
 	"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - {apiVersion: extensions/v1beta1, kind: Ingress, metadata: {name: nested}}\n",
+	// shapes where YAML readers are known to differ, for the fuzzer to start from
+	"%YAML 1.1\n---\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: directive}\n",
+	"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: after-json\n",
+	"? apiVersion\n: extensions/v1beta1\nkind: Ingress\nmetadata: {name: explicit}\n",
+	"  apiVersion: extensions/v1beta1\n  kind: Ingress\n  metadata:\n    name: indented\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n...\napiVersion: extensions/v1beta1\nkind: Ingress\n",
+	"apiVersion: extensions/v1beta1\r\nkind: Ingress\r\nmetadata:\r\n  name: crlf\r\n",
+	"apiVersion: \"extensions/v1beta1\"\nkind: 'Ingress'\nmetadata:\n  name: \"q\\x41\"\n  namespace: yes\n",
+	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    kind: Ingress\n    \"open\nmetadata: {name: block}\n",
+	"base: &b {apiVersion: extensions/v1beta1, kind: Ingress}\n<<: [*b, {kind: ConfigMap}]\nmetadata: {name: seq}\n",
+	"apiVersion: v1\nkind: ConfigMap\nkind:\n  Ingress\napiVersion:\n  extensions/v1beta1\n",
 }
 
 // mergeChain is an Ingress whose apiVersion and kind are reached through n nested merge keys.
