@@ -16,20 +16,25 @@ func soon(t *testing.T) context.Context {
 }
 
 func TestPushTurns(t *testing.T) {
-	shared, prod, staging := pusher{}, pusher{cluster: "prod", tokenHash: "p"}, pusher{cluster: "staging", tokenHash: "s"}
+	shared := pusher{}
+	cluster := func(name string) pusher { return pusher{cluster: name, tokenHash: name} }
+	three := []pusher{shared, shared, shared}
+	clusters := []pusher{cluster("a"), cluster("b"), cluster("c")}
 	for _, tc := range []struct {
 		name  string
 		held  []pusher
 		next  pusher
 		admit bool
 	}{
-		{"the shared token takes turns up to its own bound", []pusher{shared}, shared, true},
-		{"the shared token never takes every turn", []pusher{shared, shared}, shared, false},
-		{"a cluster's token pushes while the shared token holds all it may", []pusher{shared, shared}, prod, true},
-		{"a cluster's token pushes one at a time", []pusher{prod}, prod, false},
-		{"another cluster's token pushes meanwhile", []pusher{prod}, staging, true},
-		{"nobody pushes past every turn", []pusher{shared, prod, staging}, shared, false},
-		{"no cluster pushes past every turn", []pusher{shared, shared, prod}, staging, false},
+		{"the shared token takes every turn a fleet of it always had", three[:2], shared, true},
+		{"the shared token takes no more", three, shared, false},
+		{"a cluster's token pushes while the shared token holds all it may", three, cluster("a"), true},
+		{"a cluster's token pushes one at a time", []pusher{cluster("a")}, cluster("a"), false},
+		{"another cluster's token pushes meanwhile", []pusher{cluster("a")}, cluster("b"), true},
+		{"clusters' tokens take no more than the shared token may", clusters, cluster("d"), false},
+		{"the shared token pushes while clusters' tokens hold all they may", clusters, shared, true},
+		{"nobody pushes past every turn", append(three, cluster("a")), cluster("b"), false},
+		{"nor the shared token", append(clusters, shared), shared, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turns := newPushTurns()
@@ -55,7 +60,7 @@ func TestPushTurns(t *testing.T) {
 			for _, r := range releases {
 				r()
 			}
-			for _, who := range []pusher{shared, shared, prod} {
+			for _, who := range append(three, cluster("a")) {
 				if _, err := turns.admit(soon(t), who); err != nil {
 					t.Errorf("after every release, %+v is refused: %v", who, err)
 				}

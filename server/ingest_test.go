@@ -240,19 +240,19 @@ func (ts *testServer) slowPush(token string, wait time.Duration) bool {
 	return err == nil && strings.Contains(line, "100")
 }
 
-// Slow pushes on the shared token hold at most MaxSharedPushes turns: a cluster with its own
-// token still pushes, and is answered, while they hang.
+// Slow pushes on the shared token hold at most MaxPushesInFlight turns: a cluster with its
+// own token still pushes, and is answered, while they hang.
 func TestSlowPushesOnTheSharedTokenLeaveClustersATurn(t *testing.T) {
 	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
 	prod := ts.mintIngest("prod")
-	for i := range server.MaxSharedPushes {
+	for i := range server.MaxPushesInFlight {
 		if !ts.slowPush("shared", 10*time.Second) {
 			t.Fatalf("slow shared push %d was not taken in", i+1)
 		}
 	}
 	// One more waits for a turn of the shared token's, holding none of the others.
 	if ts.slowPush("shared", 300*time.Millisecond) {
-		t.Errorf("the shared token took a turn past MaxSharedPushes")
+		t.Errorf("the shared token took a turn past MaxPushesInFlight")
 	}
 	if r := ts.push(prod, envelope(t, "prod", teamsInventory(t))); r.status != 202 {
 		t.Errorf("a cluster's push while the shared token's pushes hang: %d %s, want 202", r.status, r.body)
