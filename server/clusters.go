@@ -260,10 +260,7 @@ func (s *Server) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*
 		v.Capabilities = map[string]inventory.Capability{}
 	}
 	if !sc.fleet {
-		for name, cp := range v.Capabilities {
-			cp.Reason, cp.Skipped = "", nil
-			v.Capabilities[name] = cp
-		}
+		v.Capabilities = withheldCapabilities(v.Capabilities) // as its share says them
 	}
 	return v, nil
 }
