@@ -2,7 +2,6 @@ package probe
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,6 +32,8 @@ type compiled struct {
 	spec    Spec
 	path    Path
 	needles []int // indices in Set.needles
+	filters int   // equals, prefixes and unless, in all
+	longest int   // bytes of the longest of them: what comparing a value with one may read
 }
 
 // NewSet compiles the declared probes; an invalid one is refused with its id.
@@ -53,6 +54,9 @@ func NewSet(declared []Declared) (*Set, error) {
 		spec := Normal(d.Spec)
 		spec.Kinds = slices.Clone(spec.Kinds)
 		c := compiled{id: d.ID, spec: spec, path: MustParsePath(spec.Path)}
+		for _, f := range slices.Concat(spec.Equals, spec.Prefixes, spec.Unless) {
+			c.filters, c.longest = c.filters+1, max(c.longest, len(f))
+		}
 		c.needles = s.needlesOf(c, needles)
 		s.probes = append(s.probes, c)
 		if spec.PodTemplate {
@@ -150,11 +154,16 @@ func (s *Set) Fields(group, kind string) (fields map[string]bool, wildcards []st
 // plainName says whether s could be the start of a plain field name.
 func plainName(s string) bool { return fieldName(s) == s }
 
-// Observer gathers what the probes find in the objects of one walk. It is not safe for
-// concurrent use: give each worker its own and Merge them in a fixed order.
+// Observer gathers what the probes find in the objects of one walk, its matching counted
+// against MaxProbeSteps and MaxCollectionSteps. It is not safe for concurrent use: give each
+// worker its own, from Fork so that the bounds hold for the walk rather than per worker, and
+// Merge them in a fixed order.
 type Observer struct {
-	set *Set
-	obs []observation
+	set   *Set
+	obs   []observation
+	work  *work
+	keys  keyOrder // of the object being observed
+	meter meter    // of the probe matching it, kept to spare an allocation per match
 }
 
 type observation struct {
@@ -171,13 +180,23 @@ type observation struct {
 	unavailable string
 }
 
-// NewObserver starts an observation of every probe of the set.
+// NewObserver starts an observation of every probe of the set, with bounds of its own.
 func (s *Set) NewObserver() *Observer {
 	o := &Observer{set: s}
 	if s != nil {
 		o.obs = make([]observation, len(s.probes))
+		o.work = newWork(len(s.probes))
 	}
 	return o
+}
+
+// Fork starts an observation for another worker of o's walk: its matching counts against the
+// same bounds as o's, so that the bounds hold for the walk however many workers share it.
+// Merge it into o when it is done.
+func (o *Observer) Fork() *Observer {
+	f := o.set.NewObserver()
+	f.work = o.work
+	return f
 }
 
 // Observe looks at one object, decoded from JSON or YAML (maps with string keys, lists,
@@ -195,6 +214,7 @@ func (o *Observer) ObserveScreened(obj any, group, kind string, ref inventory.Ob
 	if o.set == nil {
 		return
 	}
+	clear(o.keys)
 	for _, i := range o.set.byKind[KindKey(group, kind)] {
 		o.observeScreened(i, obj, group, kind, ref, sc)
 	}
@@ -236,12 +256,18 @@ func (s *Set) KeepsValues(group, kind string) bool {
 	return found
 }
 
+// maxSubtreeSteps bounds one FindsSubtree: past it the answer is yes, which only costs the
+// document a whole parse, whose matching is then bounded as any other.
+const maxSubtreeSteps = 1 << 16
+
 // FindsSubtree says whether a probe keeping the values of objects of this group and kind
 // finds a map or a list in obj: a value listed as its JSON text whole, which a reader that
-// dropped parts of the object to save work (see Fields) would list short.
+// dropped parts of the object to save work (see Fields) would list short. Past
+// maxSubtreeSteps of matching it says yes.
 func (s *Set) FindsSubtree(obj any, group, kind string) bool {
 	var template any
 	tp, _ := TemplatePath(group, kind)
+	m := &meter{limit: maxSubtreeSteps}
 	found := false
 	s.keepingValues(group, kind, func(p compiled, inTemplate bool) {
 		in := obj
@@ -251,14 +277,16 @@ func (s *Set) FindsSubtree(obj any, group, kind string) bool {
 			}
 			in = template
 		}
-		for _, m := range p.path.Find(in) {
-			switch m.Value.(type) {
+		p.path.walk(in, 0, nil, m, func(v any, _ []seg) {
+			switch v.(type) {
 			case map[string]any, []any:
 				found = true
+				m.stop()
 			}
-		}
+		})
 	})
-	return found
+	m.flush()
+	return found || m.over
 }
 
 // keepingValues calls f with every present-mode probe of this group and kind that keeps
@@ -285,31 +313,25 @@ func (s *Set) keepingValues(group, kind string, f func(p compiled, inTemplate bo
 func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.ObjectRef) {
 	p, ob := o.set.probes[i], &o.obs[i]
 	ob.examined++
-	var found []string
-	if p.spec.Match == MatchAbsent {
-		found = p.path.Missing(obj)
-	} else {
-		for _, m := range p.path.Find(obj) {
-			found = append(found, render(m.Value))
-		}
-		found = p.filter(found)
+	if o.work.reason(i) != "" {
+		return // past a bound: the probe is not available, and what it found is dropped
 	}
-	if len(found) == 0 {
+	if o.keys == nil {
+		o.keys = keyOrder{}
+	}
+	m := &o.meter
+	*m = meter{w: o.work, probe: i, keys: o.keys}
+	found := p.find(obj, m)
+	if m.flush(); m.over || len(found) == 0 {
 		return
 	}
-	ob.count++
 	var kept []string
 	if p.spec.Values {
-		kept = distinct(found)
-		if ob.values == nil {
-			ob.values = map[string]int{}
+		if kept = ob.keep(found, m); m.over {
+			return
 		}
-		for _, v := range kept {
-			ob.addValue(v, 1)
-		}
-		ob.occurrences += len(kept)
-		kept = kept[:min(len(kept), inventory.MaxObjectValues)]
 	}
+	ob.count++
 	if len(ob.objects) == inventory.MaxObjectRefs {
 		ob.objectsOmitted++
 		return
@@ -322,6 +344,45 @@ func (o *Observer) observe(i int, obj any, group, kind string, ref inventory.Obj
 	})
 }
 
+// keep adds the distinct values one object holds to the observation's, charging m, and
+// answers the first MaxObjectValues of them for the object's reference.
+func (ob *observation) keep(found []string, m *meter) []string {
+	kept := distinct(found, m)
+	if ob.values == nil {
+		ob.values = map[string]int{}
+	}
+	for _, v := range kept {
+		if !m.charge(ob.addValue(v, 1)) {
+			break
+		}
+	}
+	m.flush()
+	ob.occurrences += len(kept)
+	return kept[:min(len(kept), inventory.MaxObjectValues)]
+}
+
+// find answers what the probe finds in obj, every step charged to m: for a present-mode probe
+// the values it is about (filter), rendered; for an absent-mode one where the path falls
+// short. Without values to keep, the first of them is answer enough.
+func (p compiled) find(obj any, m *meter) []string {
+	var found []string
+	if p.spec.Match == MatchAbsent {
+		if !p.spec.Values {
+			p.path.missing(obj, 0, nil, m, func([]seg) { found = append(found, ""); m.stop() })
+			return found
+		}
+		p.path.missing(obj, 0, []seg{}, m, func(at []seg) { found = append(found, pathText(at, m, true)) })
+		return found
+	}
+	p.path.walk(obj, 0, nil, m, func(v any, _ []seg) {
+		found = append(found, render(v, m))
+		if !p.spec.Values && p.filters == 0 {
+			m.stop()
+		}
+	})
+	return p.filter(found, m)
+}
+
 func boundedIgnore(a *inventory.IgnoreAnnotation) *inventory.IgnoreAnnotation {
 	if a == nil {
 		return nil
@@ -330,14 +391,14 @@ func boundedIgnore(a *inventory.IgnoreAnnotation) *inventory.IgnoreAnnotation {
 }
 
 // filter keeps the values a present-mode probe is about (Equals, Prefixes); none when the
-// object holds a value of Unless.
-func (p compiled) filter(found []string) []string {
+// object holds a value of Unless. Comparing each value with the filters is charged to m.
+func (p compiled) filter(found []string, m *meter) []string {
 	s := p.spec
-	if len(s.Equals)+len(s.Prefixes)+len(s.Unless) == 0 {
+	if p.filters == 0 {
 		return found
 	}
 	for _, v := range found {
-		if slices.Contains(s.Unless, v) {
+		if !m.charge(p.filters*(1+min(len(v), p.longest)/64)) || slices.Contains(s.Unless, v) {
 			return nil
 		}
 	}
@@ -355,14 +416,15 @@ func (p compiled) filter(found []string) []string {
 
 // addValue counts n objects holding v, keeping the MaxProbeValues smallest values: a value
 // past them is evicted for good, since as many smaller ones have been found.
-func (ob *observation) addValue(v string, n int) {
+// It answers its cost in steps: finding the new largest value reads every kept one.
+func (ob *observation) addValue(v string, n int) (steps int) {
 	if _, ok := ob.values[v]; ok {
 		ob.values[v] += n
-		return
+		return 1
 	}
 	full := len(ob.values) == inventory.MaxProbeValues
 	if full && v > ob.largest {
-		return
+		return 1
 	}
 	if full {
 		delete(ob.values, ob.largest)
@@ -373,27 +435,19 @@ func (ob *observation) addValue(v string, n int) {
 		for k := range ob.values {
 			ob.largest = max(ob.largest, k)
 		}
+		return inventory.MaxProbeValues / 4
 	}
+	return 1
 }
 
-// render is a found value as an observation lists it: a string as it is, anything else as
-// its JSON text (80, true, {"path":"/x"}), cut to the document's string bound.
-func render(v any) string {
-	if s, ok := v.(string); ok {
-		return inventory.BoundString(s)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return inventory.BoundString(fmt.Sprint(v))
-	}
-	return inventory.BoundString(string(b))
-}
-
-// distinct keeps the first of each value, in the order found.
-func distinct(vs []string) []string {
+// distinct keeps the first of each value, in the order found, charging the hashing to m.
+func distinct(vs []string, m *meter) []string {
 	seen := make(map[string]bool, len(vs))
 	out := vs[:0:0]
 	for _, v := range vs {
+		if !m.chargeBytes(len(v)) {
+			return out
+		}
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)
@@ -403,8 +457,12 @@ func distinct(vs []string) []string {
 }
 
 // Merge adds what another observer of the same set saw, as if its objects had been observed
-// after o's own.
+// after o's own; the matching of an observer with bounds of its own (not a Fork of o) counts
+// against o's bounds too.
 func (o *Observer) Merge(other *Observer) {
+	if o.work != nil && other.work != o.work {
+		o.work.merge(other.work)
+	}
 	for i := range o.obs {
 		ob, b := &o.obs[i], &other.obs[i]
 		ob.examined += b.examined
@@ -455,6 +513,12 @@ func (o *Observer) Probes() []inventory.Probe {
 	out := make([]inventory.Probe, len(o.obs))
 	for i, ob := range o.obs {
 		p := o.set.probes[i]
+		if reason := o.work.reason(i); reason != "" {
+			// What it found before it stopped depends on the order objects came in: only
+			// how many it examined is kept.
+			out[i] = inventory.Probe{ID: p.id, Probe: p.spec, Reason: reason, Examined: ob.examined}
+			continue
+		}
 		out[i] = inventory.Probe{
 			ID: p.id, Probe: p.spec, Available: ob.unavailable == "", Reason: inventory.BoundString(ob.unavailable),
 			Examined: ob.examined, Count: ob.count, Objects: ob.objects, ObjectsOmitted: ob.objectsOmitted,

@@ -19,9 +19,14 @@ package probe
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // Path is a parsed field path.
@@ -140,66 +145,109 @@ type Match struct {
 // order). A null is not a value: a field set to null is unset.
 func (p Path) Find(obj any) []Match {
 	var out []Match
-	p.walk(obj, 0, nil, &out)
+	p.walk(obj, 0, []seg{}, nil, func(v any, at []seg) {
+		out = append(out, Match{Path: pathText(at, nil, false), Value: v})
+	})
 	return out
 }
 
-func (p Path) walk(v any, i int, at []string, out *[]Match) {
-	if v == nil {
+// seg is one step of a concrete path, spelt only when the path is shown (pathText): a walk
+// that only needs the values spells none.
+type seg struct {
+	name  string // a field, or a map key with key set
+	index int    // a list index, with isIndex
+	key   bool
+	isIdx bool
+}
+
+// walk calls found with every value the path reaches in v from step i on, in document order,
+// with the concrete path to it (at, valid during the call; nil when at was nil, for a walk
+// that only needs the values); it stops when m says so.
+func (p Path) walk(v any, i int, at []seg, m *meter, found func(v any, at []seg)) {
+	if v == nil || !m.charge(1) {
 		return // null is how JSON and YAML spell an unset field
 	}
 	if i == len(p.steps) {
-		*out = append(*out, Match{Path: strings.Join(at, ""), Value: v})
+		found(v, at)
 		return
 	}
 	s := p.steps[i]
 	switch {
 	case s.all || s.prefix:
-		eachChild(v, at, s, func(child any, at []string) { p.walk(child, i+1, at, out) })
+		eachChild(v, at, s, m, func(child any, at []seg) { p.walk(child, i+1, at, m, found) })
 	default:
-		if m, ok := v.(map[string]any); ok {
-			if child, ok := m[s.field]; ok {
-				p.walk(child, i+1, append(at, s.segment(len(at) == 0)), out)
+		if mp, ok := v.(map[string]any); ok {
+			if child, ok := mp[s.field]; ok {
+				p.walk(child, i+1, extend(at, seg{name: s.field, key: s.key}), m, found)
 			}
 		}
 	}
-}
-
-// segment is how a field or key step shows in a concrete path: .field (field at the start of
-// the path), or ["key"].
-func (s step) segment(first bool) string {
-	switch {
-	case s.key:
-		return "[" + strconv.Quote(s.field) + "]"
-	case first:
-		return s.field
-	}
-	return "." + s.field
 }
 
 // eachChild calls f with what a wildcard step s reaches in v, and the concrete path to it:
 // for [*] every element of a list or every value of a map, for [^"prefix"] every value of a
 // map whose key starts with the prefix, map values in key order. It answers false when v is
 // not a collection the step steps into.
-func eachChild(v any, at []string, s step, f func(child any, at []string)) bool {
+func eachChild(v any, at []seg, s step, m *meter, f func(child any, at []seg)) bool {
 	switch c := v.(type) {
 	case []any:
 		if s.prefix {
 			return false
 		}
 		for n, child := range c {
-			f(child, append(at, "["+strconv.Itoa(n)+"]"))
+			if m.done() {
+				break
+			}
+			f(child, extend(at, seg{index: n, isIdx: true}))
 		}
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(c)) {
+		for _, k := range sortedKeys(c, m) {
+			if m.done() {
+				break
+			}
 			if !s.prefix || strings.HasPrefix(k, s.field) {
-				f(c[k], append(at, "["+strconv.Quote(k)+"]"))
+				f(c[k], extend(at, seg{name: k, key: true}))
 			}
 		}
 	default:
 		return false
 	}
 	return true
+}
+
+// keyOrder holds the sorted keys of the large maps of the object being observed, which every
+// probe stepping into them would otherwise sort again (50 probes over one ConfigMap's data
+// sorted its 20,000 keys 50 times, half their matching).
+type keyOrder map[unsafe.Pointer][]string
+
+// extend is at followed by sg, or nil when at is: the walk spells no path.
+func extend(at []seg, sg seg) []seg {
+	if at == nil {
+		return nil
+	}
+	return append(at, sg)
+}
+
+// sortedKeys answers the keys of c in order, the sort charged to m; none once m says stop.
+func sortedKeys(c map[string]any, m *meter) []string {
+	const cached = 64 // keys: smaller maps sort faster than they are looked up
+	if m != nil && m.keys != nil && len(c) >= cached {
+		if keys, ok := m.keys[reflect.ValueOf(c).UnsafePointer()]; ok {
+			return keys
+		}
+	}
+	n := 0
+	for k := range c {
+		n += len(k)
+	}
+	if !m.chargeSort(len(c), n) {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(c))
+	if m != nil && m.keys != nil && len(c) >= cached {
+		m.keys[reflect.ValueOf(c).UnsafePointer()] = keys
+	}
+	return keys
 }
 
 // Missing answers where the path falls short in obj: for every branch the wildcards open, the
@@ -210,29 +258,66 @@ func eachChild(v any, at []string, s step, f func(child any, at []string)) bool 
 // both found (in one container) and missing (in another).
 func (p Path) Missing(obj any) []string {
 	var out []string
-	p.missing(obj, 0, nil, &out)
+	p.missing(obj, 0, []seg{}, nil, func(at []seg) { out = append(out, pathText(at, nil, false)) })
 	return out
 }
 
-func (p Path) missing(v any, i int, at []string, out *[]string) {
+// missing calls short with the concrete path of every branch where the path falls short in v
+// from step i on, in document order; it stops when m says so.
+func (p Path) missing(v any, i int, at []seg, m *meter, short func(at []seg)) {
+	if !m.charge(1) {
+		return
+	}
 	if i == len(p.steps) {
 		if v == nil {
-			*out = append(*out, strings.Join(at[:len(at)-1], ""))
+			short(at[:max(len(at)-1, 0)])
 		}
 		return
 	}
 	s := p.steps[i]
 	if s.all || s.prefix {
-		if !eachChild(v, at, s, func(child any, at []string) { p.missing(child, i+1, at, out) }) {
-			*out = append(*out, strings.Join(at, ""))
+		if !eachChild(v, at, s, m, func(child any, at []seg) { p.missing(child, i+1, at, m, short) }) {
+			short(at)
 		}
 		return
 	}
-	m, _ := v.(map[string]any)
-	child, ok := m[s.field]
+	mp, _ := v.(map[string]any)
+	child, ok := mp[s.field]
 	if !ok || child == nil {
-		*out = append(*out, strings.Join(at, ""))
+		short(at)
 		return
 	}
-	p.missing(child, i+1, append(at, s.segment(len(at) == 0)), out)
+	p.missing(child, i+1, extend(at, seg{name: s.field, key: s.key}), m, short)
+}
+
+// pathText spells a concrete path: .field (field at the start of the path), ["key"], [n].
+// Bounded, it is cut to inventory.MaxStringLength characters and written only that far, each
+// key cut before it is quoted, so a path down long keys costs no more than its first
+// characters; the writing is charged to m.
+func pathText(at []seg, m *meter, bounded bool) string {
+	var b strings.Builder
+	for i, sg := range at {
+		if bounded && b.Len() >= utf8.UTFMax*inventory.MaxStringLength {
+			break
+		}
+		switch {
+		case sg.isIdx:
+			b.WriteString("[" + strconv.Itoa(sg.index) + "]")
+		case sg.key:
+			name := sg.name
+			if bounded {
+				name = inventory.BoundString(name)
+			}
+			b.WriteString("[" + strconv.Quote(name) + "]")
+		case i == 0:
+			b.WriteString(sg.name)
+		default:
+			b.WriteString("." + sg.name)
+		}
+	}
+	m.chargeBytes(b.Len())
+	if !bounded {
+		return b.String()
+	}
+	return inventory.BoundString(b.String())
 }
