@@ -110,6 +110,9 @@ func newFileDecoder(rel string, opts Options) *fileDecoder {
 	d := &fileDecoder{rel: rel, opts: opts}
 	d.res.observed, d.res.custom = newAggregator(), newAggregator()
 	d.res.probes = opts.Probes.NewObserver()
+	if opts.observer != nil {
+		d.res.probes = opts.observer.Fork()
+	}
 	return d
 }
 

@@ -61,6 +61,9 @@ type Options struct {
 	// not read and are reported. The zero time sets none.
 	Deadline time.Time
 
+	// observer is the walk's probe observation: each file's is a Fork of it, so the bounds on
+	// probe work hold for the walk, not for each file.
+	observer *probe.Observer
 	// drops is narrowing(Probes), computed once per walk.
 	drops map[string]map[string]bool
 }
@@ -127,6 +130,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	opts.drops = narrowing(opts.Probes)
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
 	probes := opts.Probes.NewObserver()
+	opts.observer = probes
 	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
 	late := 0
