@@ -31,12 +31,14 @@ const Query = "data.upgradescope.report.result"
 // refusedBuiltins are refused to every module. The network ones (http.send, DNS lookups,
 // signing requests, fetching certificate chains) and reading the runtime would make custom
 // Rego reach outside; the clock and randomness would make the same inventory, bundles and
-// input.now give different reports. The one list scan, eval and policy test all refuse; see
-// RefusedBuiltins.
+// input.now give different reports; strings.render_template runs the loops its template and
+// data choose in one call, which no bound can size and no deadline interrupts. The one list
+// scan, eval and policy test all refuse; see RefusedBuiltins.
 var refusedBuiltins = map[string]struct{}{
 	"http.send": {}, "net.lookup_ip_addr": {}, "net.cidr_expand": {}, "opa.runtime": {},
 	"providers.aws.sign_req": {}, "crypto.x509.parse_and_verify_certificates_with_options": {},
 	"time.now_ns": {}, "rand.intn": {}, "uuid.rfc4122": {},
+	"strings.render_template": {},
 }
 
 // RefusedBuiltins returns the builtins the engine refuses to every module, for other

@@ -54,13 +54,16 @@ const (
 // built-in rules has no Pack.
 type LimitError struct {
 	Limit Limit
-	// Bound is the limit as set: "5s", "128 MiB".
+	// Bound is the limit as set: "5s", "128 MiB"; for a builtin call, its share ("16 MiB").
 	Bound string
 	// Pack is the custom pack's name (upgradescope.custom.<name>), "" for the built-in rules.
 	// Two packs whose bundles hold a module of the same path are both named: "a or b".
 	Pack string
 	// At is the file:row of the innermost expression of Pack being evaluated.
 	At string
+	// Builtin is the builtin refused before it ran because it would have built more than
+	// Bound in one call (a memory limit: the share is an eighth of Limits.Memory).
+	Builtin string
 }
 
 func (e *LimitError) Error() string {
@@ -70,6 +73,9 @@ func (e *LimitError) Error() string {
 	}
 	if e.At != "" {
 		who += " (" + e.At + ")"
+	}
+	if e.Builtin != "" {
+		return fmt.Sprintf("%s: %s would build more than %s in one call", who, e.Builtin, e.Bound)
 	}
 	what := e.Bound
 	if e.Limit == LimitMemory {
@@ -108,9 +114,11 @@ func (l Limits) guard(ctx context.Context) (context.Context, func()) {
 
 // GuardHeap is Evaluate's memory guard for evaluations the engine does not run itself
 // (policy test's): the context is cancelled once the heap has grown by more than limit
-// bytes, and OverMemory then says so. stop must be called.
+// bytes, and OverMemory then says so. It also bounds what one builtin call may build to an
+// eighth of limit, which the guard could not interrupt (see BuildLimitError). stop must be
+// called.
 func GuardHeap(ctx context.Context, limit uint64) (guarded context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(withCallBudget(ctx, limit))
 	go watchHeap(ctx, limit, func() { cancel(errOverMemory) })
 	return ctx, func() { cancel(nil) }
 }
@@ -154,6 +162,14 @@ func garbage(sample []metrics.Sample, base, limit uint64) bool {
 // limitError turns an evaluation error caused by the guard into a LimitError naming the pack
 // from the stack OPA recorded; any other error is returned as it is.
 func (e *Engine) limitError(ctx context.Context, err error) error {
+	var ble *BuildLimitError
+	if errors.As(err, &ble) {
+		le := &LimitError{Limit: LimitMemory, Bound: mebibytes(ble.Bound), Builtin: ble.Builtin}
+		if ble.Location != nil {
+			le.Pack, le.At = e.packs.find(topdown.StackTrace{{Location: ble.Location}})
+		}
+		return le
+	}
 	var l Limit
 	var bound string
 	switch context.Cause(ctx) {

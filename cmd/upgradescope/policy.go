@@ -117,28 +117,45 @@ func policyTest(ctx context.Context, s streams, paths []string, o policyTestOpti
 	if err != nil {
 		return fmt.Errorf("compile policies and tests: %w", err)
 	}
-	var stopped []string
-	err = policyTestExit(reporter, stoppedTests(guarded, ch, &stopped), paths, o)
-	if !engine.OverMemory(guarded) {
-		return err
+	var stopped stops
+	err = policyTestExit(reporter, stopped.note(guarded, ch), paths, o)
+	switch {
+	case engine.OverMemory(guarded):
+		running := ""
+		if len(stopped.running) > 0 {
+			running = " while " + strings.Join(stopped.running, ", ") + " ran"
+		}
+		return fmt.Errorf("policy test stopped%s: the heap grew by more than %d MiB (--policy-memory)", running, o.memoryMiB)
+	case len(stopped.refused) > 0:
+		return fmt.Errorf("policy test stopped: %s (--policy-memory)", strings.Join(stopped.refused, "; "))
 	}
-	running := ""
-	if len(stopped) > 0 {
-		running = " while " + strings.Join(stopped, ", ") + " ran"
-	}
-	return fmt.Errorf("policy test stopped%s: the heap grew by more than %d MiB (--policy-memory)", running, o.memoryMiB)
+	return err
 }
 
-// stoppedTests passes the results on, noting the names of the tests that ended in an error
-// once the memory guard had cancelled ctx: those running when it did (at most one per
-// worker of the runner), then any that started after.
-func stoppedTests(ctx context.Context, ch chan *tester.Result, names *[]string) chan *tester.Result {
+// stops are the tests a memory bound stopped, at most three of each kind.
+type stops struct {
+	// running ended in an error once the guard had cancelled the tests' context: those
+	// running when it did (at most one per worker of the runner), then any that started after.
+	running []string
+	// refused called a builtin that would have built more than one call may:
+	// "data.p.test_x: replace would build more than 16 MiB in one call".
+	refused []string
+}
+
+// note passes the results on, noting the tests a bound stopped.
+func (s *stops) note(ctx context.Context, ch chan *tester.Result) chan *tester.Result {
 	out := make(chan *tester.Result)
 	go func() {
 		defer close(out)
 		for r := range ch {
-			if r.Error != nil && engine.OverMemory(ctx) && len(*names) < 3 {
-				*names = append(*names, r.Package+"."+r.Name)
+			name := r.Package + "." + r.Name
+			var refused *engine.BuildLimitError
+			switch {
+			case r.Error == nil:
+			case engine.OverMemory(ctx) && len(s.running) < 3:
+				s.running = append(s.running, name)
+			case errors.As(r.Error, &refused) && len(s.refused) < 3:
+				s.refused = append(s.refused, name+": "+refused.Message())
 			}
 			out <- r
 		}
