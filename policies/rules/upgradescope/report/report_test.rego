@@ -158,6 +158,36 @@ test_rule_applies_through_its_expiry_day if {
 	r.blockers == 0
 }
 
+test_the_first_rule_in_the_file_aimed_at_a_finding_takes_it_whether_by_key_or_category if {
+	rules := [
+		{"key": "removed-api/other", "reason": "another finding"},
+		{"category": "removed-api", "namespace": "db", "reason": "category, selector not matching"},
+		{"category": "removed-api", "reason": "category, first"},
+		{"key": "removed-api/x", "reason": "key, later"},
+	]
+	r := result_for({finding("removed-api/x", "blocker")}, object.union(base_input, {"ignore": rules}))
+	r.suppressed[0].suppression == {"source": "config", "index": 2, "reason": "category, first", "expires": ""}
+}
+
+test_an_object_is_taken_by_the_first_rule_aimed_at_its_finding_whose_selectors_match if {
+	f := with_objects(finding("removed-api/x", "blocker"), [{"namespace": "web", "name": "a"}])
+	rules := [
+		{"key": "removed-api/y", "namespace": "web", "reason": "aimed elsewhere"},
+		{"category": "removed-api", "namespace": "db", "reason": "does not match"},
+		{"key": "removed-api/x", "namespace": "w*", "reason": "first match"},
+		{"category": "removed-api", "name": "a", "reason": "later match"},
+	]
+	r := result_for({f}, object.union(base_input, {"ignore": rules}))
+	r.suppressed[0].suppression.index == 2
+}
+
+test_many_rules_aimed_at_other_findings_take_nothing if {
+	rules := [{"key": sprintf("removed-api/y%d", [i]), "namespace": "*", "reason": "r"} | some i in numbers.range(1, 2000)]
+	f := with_objects(finding("removed-api/x", "blocker"), [{"namespace": "web", "name": "a"}])
+	r := result_for({f}, object.union(base_input, {"ignore": rules}))
+	r.blockers == 1
+}
+
 test_object_selector_takes_only_matching_objects if {
 	f := with_objects(finding("removed-api/x", "blocker"), [
 		{"namespace": "web", "name": "a", "file": "apps/web.yaml"},

@@ -58,7 +58,7 @@ findings contains f if {
 	covered := [i | some i in installs_of(id); no_data(entry, i.version)]
 	count(covered) > 0
 	some t in input.targets
-	title := sprintf("%s: no lifecycle data for %s", [entry.name, concat(", ", sort({version_label(i.version) | some i in covered}))])
+	title := sprintf("%s: no lifecycle data for %s", [entry.name, listed(sort({version_label(i.version) | some i in covered}), ", ")])
 	f := finding(id, "", "addon-no-data", "info", t, title, entry.support.citations, covered)
 }
 
@@ -71,7 +71,7 @@ findings contains f if {
 	count(covered) > 0
 	some t in input.targets
 	title := sprintf("%s %s is older than the oldest tracked release line %s, which has ended", [
-		entry.name, concat(", ", sort({i.version | some i in covered})), oldest.line,
+		entry.name, listed(sort({i.version | some i in covered}), ", "), oldest.line,
 	])
 	f := finding(id, sprintf("below-%s", [oldest.line]), "eol-addon", "blocker", t, title, oldest.citations, covered)
 }
@@ -85,7 +85,7 @@ findings contains f if {
 	some t in input.targets
 	not k8s_admits(row.kubernetes, t)
 	title := sprintf("%s %s does not support Kubernetes %s (supported: %s)", [
-		entry.name, concat(", ", sort({i.version | some i in covered})), t, range_label(row.kubernetes),
+		entry.name, listed(sort({i.version | some i in covered}), ", "), t, range_label(row.kubernetes),
 	])
 	f := finding(id, "", "chart-incompat", "blocker", t, title, row.citations, covered)
 }
@@ -100,8 +100,8 @@ findings contains f if {
 		"category": "addon-no-data",
 		"severity": "info",
 		"target": t,
-		"title": sprintf("Container runtime %s: no lifecycle data (%s)", [name, concat(", ", sort({g.containerRuntime | some g in groups}))]),
-		"detail": sprintf("%d node(s) run it: %s.", [sum([g.count | some g in groups]), concat(", ", sort({n | some g in groups; some n in g.names}))]),
+		"title": sprintf("Container runtime %s: no lifecycle data (%s)", [name, listed(sort({g.containerRuntime | some g in groups}), ", ")]),
+		"detail": sprintf("%d node(s) run it: %s.", [sum([g.count | some g in groups]), listed(sort({n | some g in groups; some n in g.names}), ", ")]),
 		"remediation": "Check the runtime's support lifecycle with its vendor before upgrading the nodes.",
 		"objects": [],
 		"namespaces": [],
@@ -267,16 +267,16 @@ max_objects := 100
 
 detail(id, covered) := sprintf("Detected %s %s on nodes (evidence: %s)", [
 	kb.addons[id].name,
-	concat(", ", sort({version_text(i.version) | some i in covered})),
-	concat("; ", sort({e | some i in covered; some e in i.evidence})),
+	listed(sort({version_text(i.version) | some i in covered}), ", "),
+	listed(sort({e | some i in covered; some e in i.evidence}), "; "),
 ]) if {
 	{s | some i in covered; some s in i.sources} == {"node"}
 } else := sprintf("Detected %s %s via %s in namespace(s): %s (evidence: %s)", [
 	kb.addons[id].name,
-	concat(", ", sort({version_text(i.version) | some i in covered})),
+	listed(sort({version_text(i.version) | some i in covered}), ", "),
 	concat(", ", sort({s | some i in covered; some s in i.sources})),
 	namespace_text(sort({ns | some i in covered; some ns in i.namespaces})),
-	concat("; ", sort({e | some i in covered; some e in i.evidence})),
+	listed(sort({e | some i in covered; some e in i.evidence}), "; "),
 ])
 
 version_text("") := "(version unknown)"
@@ -285,7 +285,17 @@ version_text(v) := v if v != ""
 
 namespace_text([]) := "(none recorded)"
 
-namespace_text(nss) := concat(", ", nss) if count(nss) > 0
+namespace_text(nss) := listed(nss, ", ") if count(nss) > 0
+
+# Text names at most max_listed versions, namespaces, nodes or pieces of evidence, and counts
+# the rest, as the findings' objects stop at max_objects: a cluster can run thousands of each,
+# and a title that lists them all is read by no one and grows with the inventory (the engine
+# refuses one builtin call that builds more than its share of memory).
+listed(items, separator) := concat(separator, items) if {
+	count(items) <= max_listed
+} else := sprintf("%s and %d more", [concat(separator, array.slice(items, 0, max_listed)), count(items) - max_listed])
+
+max_listed := 20
 
 remediation(id) := recommendation if {
 	recommendation := kb.addons[id].recommendation

@@ -217,6 +217,25 @@ test_installs_of_one_line_merge_into_one_finding if {
 	f.detail == "Detected Lined 3.2.1, 3.2.7 via image in namespace(s): a, b (evidence: docker.io/lined/controller:v3.2.1; docker.io/lined/controller:v3.2.7)"
 }
 
+test_a_title_and_a_detail_name_twenty_versions_namespaces_and_evidences_and_count_the_rest if {
+	inv := {"workloadImages": [image(sprintf("docker.io/lined/controller:v3.2.%d", [i]), sprintf("ns-%02d", [i])) | some i in numbers.range(10, 34)]}
+	fs := judge(inv, "1.30")
+	some f in fs
+	versions := concat(", ", [sprintf("3.2.%d", [i]) | some i in numbers.range(10, 29)])
+	namespaces := concat(", ", [sprintf("ns-%02d", [i]) | some i in numbers.range(10, 29)])
+	evidence := concat("; ", [sprintf("docker.io/lined/controller:v3.2.%d", [i]) | some i in numbers.range(10, 29)])
+	f.detail == sprintf("Detected Lined %s and 5 more via image in namespace(s): %s and 5 more (evidence: %s and 5 more)", [versions, namespaces, evidence])
+	count(f.namespaces) == 25
+}
+
+test_a_runtime_without_data_names_twenty_nodes_and_counts_the_rest if {
+	fs := judge({"nodes": [nodes("cri-o://1.33.2", 25)]}, "1.33")
+	some f in fs
+	f.key == "addon-no-data/cri-o"
+	names := sort([sprintf("node-%d", [i]) | some i in numbers.range(1, 25)])
+	f.detail == sprintf("25 node(s) run it: %s and 5 more.", [concat(", ", array.slice(names, 0, 20))])
+}
+
 test_unmatched_images_find_nothing if {
 	count(judge({"workloadImages": [image("nginx:1.25", "web"), image("controller", "x")]}, "1.30")) == 0
 }

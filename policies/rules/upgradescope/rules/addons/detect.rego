@@ -38,16 +38,15 @@ tag_matches(pattern, tag) if {
 
 # A claim with a tag glob is more specific: it takes the image from plain claims. The claims
 # are sorted by image once, so each image's are one run: gathering them by a walk over every
-# claim per image was quadratic in the versions of one add-on.
-claims := {sorted[first][0]: claims_in(array.slice(sorted, first, run_end(starts, k, count(sorted)))) | # regal ignore:prefer-set-or-object-rule
+# claim per image was quadratic in the versions of one add-on. The runs are found inline, not
+# by functions given the sorted claims: OPA caches each call by its arguments, and comparing
+# a cached argument of 10,000 claims on every call was quadratic again.
+claims := {sorted[first][0]: claims_in(array.slice(sorted, first, ends[k])) | # regal ignore:prefer-set-or-object-rule
 	sorted := sort(image_claims)
-	starts := [j | some j, _ in sorted; claim_starts(sorted, j)]
+	starts := array.concat([0], [j | some j, c in sorted; j > 0; sorted[j - 1][0] != c[0]])
+	ends := array.concat(array.slice(starts, 1, count(starts)), [count(sorted)])
 	some k, first in starts
 }
-
-claim_starts(_, 0)
-
-claim_starts(sorted, j) if sorted[j - 1][0] != sorted[j][0]
 
 claims_in(run) := {c[1] | some c in run; c[2] != ""} if {
 	some c in run
@@ -209,20 +208,13 @@ covered_by_strong(d) if d.id in superseded_by_strong
 #   one run: gathering them by a walk over every detection per install, and adding them to a
 #   partial object rule (OPA checks each new key against every earlier one), took minutes
 #   at 5,000 versions of one add-on.
-installs := {key: install(key, [x[2] | some x in array.slice(grouped, first, run_end(starts, k, count(grouped)))]) | # regal ignore:prefer-set-or-object-rule
+installs := {key: install(key, [x[2] | some x in array.slice(grouped, first, ends[k])]) | # regal ignore:prefer-set-or-object-rule
 	grouped := sort([[d.id, d.version, d] | some d in kept])
-	starts := [j | some j, _ in grouped; run_starts(grouped, j)]
+	starts := array.concat([0], [j | some j, g in grouped; j > 0; array.slice(grouped[j - 1], 0, 2) != array.slice(g, 0, 2)])
+	ends := array.concat(array.slice(starts, 1, count(starts)), [count(grouped)])
 	some k, first in starts
 	key := [grouped[first][0], grouped[first][1]]
 }
-
-run_starts(_, 0)
-
-run_starts(grouped, j) if [grouped[j - 1][0], grouped[j - 1][1]] != [grouped[j][0], grouped[j][1]]
-
-run_end(starts, k, n) := starts[k + 1] if k + 1 < count(starts)
-
-else := n
 
 install([id, version], ds) := {
 	"id": id,
