@@ -256,7 +256,11 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	defer stop()
 	rs, err := e.pq.Eval(gctx, rego.EvalParsedInput(input), rego.EvalSortSets(true), rego.EvalGenerateJSON(resultValue))
 	if err != nil {
-		return nil, fmt.Errorf("evaluate policies: %w", e.limitError(gctx, err))
+		err = e.limitError(gctx, err)
+		if le, ok := err.(*LimitError); ok && le.Pack == "" && le.Builtin == "" {
+			le.Input = largeInput(inv, len(ec.ignore))
+		}
+		return nil, fmt.Errorf("evaluate policies: %w", err)
 	}
 	if len(rs) != 1 || len(rs[0].Expressions) != 1 {
 		return nil, fmt.Errorf("evaluate policies: %s is undefined; a loaded bundle broke the report package", Query)

@@ -64,6 +64,9 @@ type LimitError struct {
 	// Builtin is the builtin refused before it ran because it would have built more than
 	// Bound in one call (a memory limit: the share is an eighth of Limits.Memory).
 	Builtin string
+	// Input is, for the built-in rules stopped at a bound, what in the evaluation's input is
+	// large; nil when nothing is.
+	Input *LargeInput
 }
 
 func (e *LimitError) Error() string {
@@ -80,6 +83,9 @@ func (e *LimitError) Error() string {
 	what := e.Bound
 	if e.Limit == LimitMemory {
 		what += " of heap"
+	}
+	if e.Input != nil {
+		what += " over " + e.Input.String()
 	}
 	return fmt.Sprintf("%s: evaluation exceeded %s", who, what)
 }

@@ -35,6 +35,7 @@ func runEval(ctx context.Context, s streams, jf *judgeFlags, path string) error 
 	if err != nil {
 		return err
 	}
+	j.inventoryFile = describeFile(path)
 	doc, err := inventory.ReadFile(path)
 	if err != nil {
 		return err

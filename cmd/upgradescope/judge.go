@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,9 @@ type judgement struct {
 	now     time.Time
 	// kubeContext and apiServer go into a live report's header.
 	kubeContext, apiServer string
+	// inventoryFile names the inventory eval read, with its size, for an error that blames
+	// the input: "inventory.json, 15.5 MB".
+	inventoryFile string
 }
 
 func (f *judgeFlags) validate() (*judgement, error) {
@@ -119,8 +123,8 @@ func (f *judgeFlags) newEngine(ctx context.Context, rep *progress.Reporter) (*en
 }
 
 // ignoreRules loads --config, or discovers .upgradescope.yaml in dir and then in the
-// working directory.
-func (f *judgeFlags) ignoreRules(dir string) ([]report.IgnoreRule, error) {
+// working directory; it returns the rules and the file they came from.
+func (f *judgeFlags) ignoreRules(dir string) ([]report.IgnoreRule, string, error) {
 	path := f.configPath
 	if path == "" {
 		for _, d := range []string{dir, "."} {
@@ -131,21 +135,24 @@ func (f *judgeFlags) ignoreRules(dir string) ([]report.IgnoreRule, error) {
 		}
 	}
 	if path == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	c, err := config.Load(filepath.Clean(path))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return c.Ignore, nil
+	return c.Ignore, c.Path, nil
 }
 
 // judge evaluates doc, renders the report and turns the gate into an exit code. It closes
 // rep before the report is written.
 func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporter, eng *engine.Engine, doc *inventory.Document, j *judgement, configDir string) error {
-	rules, err := f.ignoreRules(configDir)
+	rules, configPath, err := f.ignoreRules(configDir)
 	if err != nil {
 		return err
+	}
+	if len(rules) == 0 {
+		configPath = ""
 	}
 	opts := []engine.EvalOption{engine.WithIgnore(rules)}
 	if f.plan {
@@ -159,7 +166,7 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporte
 	rep.Start("evaluating " + report.Count(len(j.targets), "target"))
 	res, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
 	if err != nil {
-		return err
+		return blameInputs(err, j.inventorySource(doc), configPath)
 	}
 	var verdicts []string
 	for _, t := range res.Targets {
@@ -228,4 +235,48 @@ func sarifBase(flag, filesBase string) string {
 			return "."
 		}
 	}
+}
+
+// blameInputs adds, to a bound the built-in rules crossed over a large input, where that
+// input came from: the rules are the same for everyone, so the inventory and the suppression
+// file are what the user can look at (and the bound's flag, which withLimitFlag adds, what
+// they can raise).
+func blameInputs(err error, source, config string) error {
+	var le *engine.LimitError
+	if !errors.As(err, &le) || le.Input == nil {
+		return err
+	}
+	var from []string
+	if len(le.Input.Inventory) > 0 {
+		from = append(from, "inventory "+source)
+	}
+	if le.Input.IgnoreRules > 0 && config != "" {
+		from = append(from, "ignore rules from "+config)
+	}
+	if len(from) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(from, "; "))
+}
+
+// inventorySource names where doc came from: the file eval read, the manifests scan read, or
+// the cluster.
+func (j *judgement) inventorySource(doc *inventory.Document) string {
+	switch {
+	case j.inventoryFile != "":
+		return j.inventoryFile
+	case doc.Source == inventory.SourceFiles && doc.FilesBase != "":
+		return "of the manifests under " + doc.FilesBase
+	default:
+		return "of the cluster"
+	}
+}
+
+// describeFile is path with its size: "inventory.json, 15.5 MB".
+func describeFile(path string) string {
+	info, err := os.Stat(path)
+	if err != nil {
+		return path
+	}
+	return fmt.Sprintf("%s, %.1f MB", path, float64(info.Size())/1e6)
 }
