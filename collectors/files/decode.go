@@ -331,8 +331,11 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 		return
 	}
 	doc.hasContent = true
-	if doc.flow.scan(trimmed); doc.flow.isOpen() {
-		doc.complex = true // the next lines continue a quoted scalar or flow collection
+	// Only a quote or an opening bracket can leave the line open; most lines hold neither.
+	if indexIn(trimmed, &openers) >= 0 {
+		if doc.flow.scan(trimmed); doc.flow.isOpen() {
+			doc.complex = true // the next lines continue a quoted scalar or flow collection
+		}
 	}
 	if s[0] != ' ' && s[0] != '-' {
 		doc.meta.topLevel(s)

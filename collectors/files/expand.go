@@ -28,7 +28,7 @@ type expander struct {
 // expand returns n as kubectl's reader sees it, or ok false when that could not be worked
 // out within the bound. Text without an alias or a merge key is returned as it is.
 func expand(n *yaml.Node, text []byte) (_ *yaml.Node, ok bool) {
-	if n == nil || !bytes.ContainsAny(text, "*<") {
+	if n == nil || bytes.IndexByte(text, '*') < 0 && bytes.IndexByte(text, '<') < 0 {
 		return n, true
 	}
 	e := &expander{work: maxExpandWork, done: map[*yaml.Node]*yaml.Node{}, busy: map[*yaml.Node]bool{}}

@@ -208,22 +208,20 @@ type flowState struct {
 func (s *flowState) isOpen() bool { return s.quote != 0 || s.depth > 0 }
 
 // scan reads one line's content. A quote or bracket opens only where a node can start; a
-// comment ends the line outside quotes.
+// comment ends the line outside quotes. It jumps from one byte that can change its state to
+// the next: the scan runs on every line of every document.
 func (s *flowState) scan(body []byte) {
 	for i := 0; i < len(body); i++ {
-		c := body[i]
 		if s.quote != 0 {
-			switch {
-			case s.quote == '"' && c == '\\':
-				i++
-			case c == '\'' && s.quote == '\'' && i+1 < len(body) && body[i+1] == '\'':
-				i++
-			case c == s.quote:
-				s.quote = 0
-			}
+			i = s.inQuote(body, i)
 			continue
 		}
-		switch c {
+		next := indexIn(body[i:], &flowBytes)
+		if next < 0 {
+			return
+		}
+		i += next
+		switch c := body[i]; c {
 		case '"', '\'':
 			if s.startsAt(body, i) {
 				s.quote = c
@@ -242,6 +240,63 @@ func (s *flowState) scan(body []byte) {
 			}
 		}
 	}
+}
+
+// byteSet is a set of bytes, looked up by value.
+type byteSet [256]bool
+
+func newByteSet(chars string) *byteSet {
+	var s byteSet
+	for i := range len(chars) {
+		s[chars[i]] = true
+	}
+	return &s
+}
+
+// indexIn is the index of the first byte of b in set, or -1: bytes.IndexAny, without building
+// the set on every call.
+func indexIn(b []byte, set *byteSet) int {
+	for i, c := range b {
+		if set[c] {
+			return i
+		}
+	}
+	return -1
+}
+
+var (
+	// flowBytes are the bytes outside quotes that can change a flowState.
+	flowBytes = *newByteSet("\"'#[]{}")
+	// openers are the bytes that can leave a line open: a quote or an opening bracket.
+	openers      = *newByteSet("\"'[{")
+	doubleQuoted = *newByteSet("\"\\")
+	singleQuoted = *newByteSet("'")
+)
+
+// inQuote reads the open quoted scalar from body[i] and returns the index of its closing
+// quote, or the last index of the line when it stays open.
+func (s *flowState) inQuote(body []byte, i int) int {
+	for ; i < len(body); i++ {
+		stop := &doubleQuoted
+		if s.quote == '\'' {
+			stop = &singleQuoted
+		}
+		next := indexIn(body[i:], stop)
+		if next < 0 {
+			return len(body)
+		}
+		i += next
+		switch c := body[i]; {
+		case c == '\\':
+			i++ // an escape in a double-quoted scalar
+		case c == '\'' && i+1 < len(body) && body[i+1] == '\'':
+			i++ // '' in a single-quoted scalar
+		default:
+			s.quote = 0
+			return i
+		}
+	}
+	return i
 }
 
 // startsAt is true when a node can start at body[i]: at the line's start, after a space, or
