@@ -136,17 +136,24 @@ func refuse(bctx topdown.BuiltinContext, msg string) error {
 // checkFormat says what is wrong with a format whose widths or precisions could be large:
 // one past maxFormatWidth, or one taken from the arguments (*).
 func checkFormat(format string) string {
-	for _, d := range directives(format) {
+	var msg string
+	eachDirective(format, func(d directive) bool {
 		if strings.Contains(d.flags, "*") {
-			return fmt.Sprintf("%%%s takes its width from an argument; write it in the format, at most %d", d.flags, maxFormatWidth)
+			msg = fmt.Sprintf("%%%s takes its width from an argument; write it in the format, at most %d", d.flags, maxFormatWidth)
+			return false
+		}
+		if strings.IndexAny(d.flags, "0123456789") < 0 {
+			return true
 		}
 		for _, digits := range widths(d.flags) {
 			if n, err := strconv.Atoi(digits); err != nil || n > maxFormatWidth {
-				return fmt.Sprintf("a width or precision of %s is more than the %d the engine allows", digits, maxFormatWidth)
+				msg = fmt.Sprintf("a width or precision of %s is more than the %d the engine allows", digits, maxFormatWidth)
+				return false
 			}
 		}
-	}
-	return ""
+		return true
+	})
+	return msg
 }
 
 // widths are the runs of digits in a directive's flags: its width, precision and argument

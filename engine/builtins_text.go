@@ -138,25 +138,48 @@ func sprintfSize(operands []*ast.Term, budget int64) int64 {
 		return 0
 	}
 	size := int64(len(format))
-	used := make([]bool, args.Len())
-	for _, d := range directives(string(format)) {
+	var used argSet
+	eachDirective(string(format), func(d directive) bool {
 		if d.arg < 0 || d.arg >= args.Len() {
 			size += int64(len(d.flags)) + 16 // %!d(MISSING) and the like
-			continue
+			return true
 		}
-		used[d.arg] = true
+		used.add(d.arg)
 		width, precision := d.widths()
 		size += max(width, formatted(args.Elem(d.arg).Value, d.verb, budget)) + precision
-		if size > budget {
-			return size
-		}
-	}
-	for i, u := range used {
-		if !u { // written after the text as %!(EXTRA type=value)
+		return size <= budget
+	})
+	for i := range args.Len() {
+		if !used.has(i) { // written after the text as %!(EXTRA type=value)
 			size += formatted(args.Elem(i).Value, 'v', budget) + 16
 		}
 	}
 	return formatCopies * size
+}
+
+// argSet is the arguments a format writes: a bit each for the first 64, a map for the rest
+// (sprintf is called on every finding, and most take a handful).
+type argSet struct {
+	low  uint64
+	high map[int]bool
+}
+
+func (s *argSet) add(i int) {
+	if i < 64 {
+		s.low |= 1 << i
+		return
+	}
+	if s.high == nil {
+		s.high = map[int]bool{}
+	}
+	s.high[i] = true
+}
+
+func (s *argSet) has(i int) bool {
+	if i < 64 {
+		return s.low&(1<<i) != 0
+	}
+	return s.high[i]
 }
 
 // formatted bounds the text a verb writes for a value: OPA passes numbers as numbers
@@ -189,6 +212,9 @@ type directive struct {
 
 // widths are the directive's width and precision, 0 when absent.
 func (d directive) widths() (width, precision int64) {
+	if strings.IndexAny(d.flags, "0123456789") < 0 {
+		return 0, 0
+	}
 	spec := d.flags
 	for strings.IndexByte(spec, '[') >= 0 { // argument indexes are not widths
 		open, end := strings.IndexByte(spec, '['), strings.IndexByte(spec, ']')
@@ -213,10 +239,10 @@ func lastNumber(s string) int64 {
 	return n
 }
 
-// directives reads format as fmt does: each directive writes the argument after the one
-// before it, unless an index [n] says which; a * width consumes one.
-func directives(format string) []directive {
-	var out []directive
+// eachDirective reads format as fmt does, calling f with each directive until it returns
+// false: each writes the argument after the one before it, unless an index [n] says which; a *
+// width consumes one.
+func eachDirective(format string, f func(directive) bool) {
 	next := 0
 	for i := 0; i < len(format); i++ {
 		if format[i] != '%' {
@@ -237,10 +263,11 @@ func directives(format string) []directive {
 				next++
 			}
 		}
-		out = append(out, d)
+		if !f(d) {
+			return
+		}
 		i = j
 	}
-	return out
 }
 
 // argumentOf is the argument a directive's verb writes, given the one it would write without
@@ -323,7 +350,8 @@ func saturatingMul(a, b int64) int64 {
 	return a * b
 }
 
-// each calls f with the elements of an array or a set until it returns false.
+// each calls f with the elements of an array or a set until it returns false. (A set's are
+// copied out rather than walked by Iter, so that f, called on hot paths, does not escape.)
 func each(v ast.Value, f func(*ast.Term) bool) {
 	switch c := v.(type) {
 	case *ast.Array:
@@ -333,11 +361,10 @@ func each(v ast.Value, f func(*ast.Term) bool) {
 			}
 		}
 	case ast.Set:
-		_ = c.Iter(func(t *ast.Term) error {
+		for _, t := range c.Slice() {
 			if !f(t) {
-				return errStop
+				return
 			}
-			return nil
-		})
+		}
 	}
 }
