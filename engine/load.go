@@ -63,8 +63,10 @@ func readCustom(path string) (*bundle.Bundle, error) {
 	return b, nil
 }
 
+// readTarball reads a pack shipped as a bundle. bundles.Open refuses a named pipe or a device
+// unopened, as every other bundle path is refused: opening a pipe would wait forever.
 func readTarball(path string) (*bundle.Bundle, error) {
-	f, err := os.Open(path)
+	f, err := bundles.Open(path)
 	if err != nil {
 		return nil, err
 	}

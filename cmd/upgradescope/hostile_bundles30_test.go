@@ -101,6 +101,11 @@ func TestHostileTarEntriesInBundlesAreRefusedOnTheirHeaders(t *testing.T) {
 			want: []string{"fifo.tar.gz: not a regular file"}},
 		hostile{name: "bundle verify of a link to a FIFO", args: verify(linkToFIFO), code: 1,
 			want: []string{"link.tar.gz: not a regular file"}},
+		hostile{name: "scan --policy of a FIFO", code: 1,
+			args: func(t *testing.T, dir string) []string {
+				return scanOf(map[string]string{"a.yaml": removedIngress}, "--policy", fifo(t, dir))(t, dir)
+			},
+			want: []string{"read policy fifo.tar.gz", "not a regular file"}},
 	)
 	runHostile(t, cases)
 }
