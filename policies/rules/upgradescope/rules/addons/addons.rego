@@ -101,7 +101,7 @@ findings contains f if {
 		"severity": "info",
 		"target": t,
 		"title": sprintf("Container runtime %s: no lifecycle data (%s)", [name, listed(sort({g.containerRuntime | some g in groups}), ", ")]),
-		"detail": sprintf("%d node(s) run it: %s.", [sum([g.count | some g in groups]), listed(sort({n | some g in groups; some n in g.names}), ", ")]),
+		"detail": sprintf("%d node(s) run it: %s.", [node_count(groups), listed_of(sort({n | some g in groups; some n in g.names}), node_count(groups), ", ")]),
 		"remediation": "Check the runtime's support lifecycle with its vendor before upgrading the nodes.",
 		"objects": [],
 		"namespaces": [],
@@ -282,6 +282,14 @@ detail(id, covered) := sprintf("Detected %s %s on nodes (evidence: %s)", [
 version_text("") := "(version unknown)"
 
 version_text(v) := v if v != ""
+
+node_count(groups) := sum([g.count | some g in groups])
+
+# listed_of is listed for items that name only some of total things (an inventory names at
+# most so many nodes of a group): the rest are counted, so the text adds up to total.
+listed_of(items, total, separator) := listed(items, separator) if {
+	count(items) >= total
+} else := sprintf("%s and %d more", [concat(separator, array.slice(items, 0, max_listed)), total - min([count(items), max_listed])])
 
 namespace_text([]) := "(none recorded)"
 

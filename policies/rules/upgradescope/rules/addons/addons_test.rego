@@ -236,6 +236,14 @@ test_a_runtime_without_data_names_twenty_nodes_and_counts_the_rest if {
 	f.detail == sprintf("25 node(s) run it: %s and 5 more.", [concat(", ", array.slice(names, 0, 20))])
 }
 
+test_a_runtime_on_more_nodes_than_the_inventory_names_counts_every_one if {
+	group := object.union(nodes("cri-o://1.33.2", 3), {"count": 130})
+	fs := judge({"nodes": [group]}, "1.33")
+	some f in fs
+	f.key == "addon-no-data/cri-o"
+	f.detail == "130 node(s) run it: node-1, node-2, node-3 and 127 more."
+}
+
 test_unmatched_images_find_nothing if {
 	count(judge({"workloadImages": [image("nginx:1.25", "web"), image("controller", "x")]}, "1.30")) == 0
 }
@@ -343,7 +351,9 @@ test_a_runtime_no_entry_lists_is_reported_without_data if {
 	some f in fs
 	f.key == "addon-no-data/cri-o"
 	f.title == "Container runtime cri-o: no lifecycle data (cri-o://1.32.9, cri-o://1.33.2)"
-	f.detail == "3 node(s) run it: node-1, node-2."
+
+	# the fixture names node-1 in both groups: three nodes, two names
+	f.detail == "3 node(s) run it: node-1, node-2 and 1 more."
 }
 
 test_releases_of_one_chart_are_one_install_per_version_across_their_namespaces if {
