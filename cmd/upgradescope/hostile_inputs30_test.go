@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,7 +74,7 @@ func TestHostileInventoriesNamingAKeyTwiceAreRefusedByTheServer(t *testing.T) {
 		t.Run("a push: "+name, func(t *testing.T) {
 			env := []byte(`{"schemaVersion": 1, "clusterName": "prod", "agentVersion": "test", "kbVersion": "test", "inventory": `)
 			env = append(append(env, inventory(t, extra)...), '}')
-			a := pushBody(p.url, "ingest-token", gzipped(t, env), "gzip")
+			a := pushBody(p.url, "ingest-token", gzipBytes(t, env), "gzip")
 			if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, ": name given twice in one object") {
 				t.Errorf("push: %d %s, want 422 naming the duplicate", a.status, a.body)
 			}
@@ -87,19 +86,6 @@ func TestHostileInventoriesNamingAKeyTwiceAreRefusedByTheServer(t *testing.T) {
 			}
 		})
 	}
-}
-
-func gzipped(t *testing.T, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // postGate posts body to the server's gate for target 1.37 and answers the status and body.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -137,12 +139,37 @@ func decodeFile(path, rel string, opts Options) fileResult {
 	if head, _ := r.Peek(3); bytes.Equal(head, utf8BOM) {
 		_, _ = r.Discard(3)
 	}
+	if c, odd := unusualLeadingSpace(r); odd {
+		d.warn(1, fmt.Sprintf("starts with white space (%U) that kubectl skips to tell JSON from YAML and YAML does not: not read", c), true)
+		return d.res
+	}
 	if isJSONStream(r) {
 		d.decodeJSONStream(r)
 	} else {
 		d.decodeYAMLStream(r)
 	}
 	return d.res
+}
+
+// unusualLeadingSpace answers the first character of a file that is not a space, tab or line
+// break when it is white space of another kind (\v, \f, U+00A0, U+2028, …). kubectl's
+// reader skips all of them to decide between JSON and YAML and then reads JSON or YAML from
+// there; the YAML parser takes them for text. Such a file is not read.
+func unusualLeadingSpace(r *bufio.Reader) (rune, bool) {
+	for n := 1; n <= readBufferBytes; n++ {
+		b, _ := r.Peek(n)
+		if len(b) < n {
+			return 0, false
+		}
+		switch b[n-1] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		more, _ := r.Peek(n - 1 + utf8.UTFMax)
+		c, _ := utf8.DecodeRune(more[n-1:])
+		return c, unicode.IsSpace(c)
+	}
+	return 0, false
 }
 
 // isJSONStream is true when the first byte that is not white space opens a JSON value: such
@@ -210,6 +237,7 @@ type yamlDoc struct {
 	meta         metaScan
 	kindSeen     bool
 	topKeys      bool // a top-level key was read: the document is a mapping at column 0
+	hasItems     bool // a top-level items key was read: a List to kubectl, whatever its kind
 	// flow follows a quoted scalar or flow collection that runs on past its line.
 	flow flowState
 	// inScalar is true while the lines below may be text of a block scalar opened by a key
@@ -294,9 +322,11 @@ func readErr(r *bufio.Reader) error {
 	return err
 }
 
+// isSeparator is true for a line kubectl's reader splits documents at: "---" followed by
+// white space, a comment ("---#" too) or nothing.
 func isSeparator(line []byte) bool {
 	return bytes.HasPrefix(line, []byte("---")) &&
-		(len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n')
+		(len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n' || line[3] == '#')
 }
 
 func isDocumentEnd(line []byte) bool {
@@ -315,6 +345,9 @@ func separatorContent(line []byte) bool {
 // document complex, and the parser reads it instead.
 func (doc *yamlDoc) scanLine(text []byte, line int) {
 	s := trimTrailing(text)
+	if hasHiddenBreak(s) {
+		doc.complex = true // kubectl's YAML reader starts a new line there; this scan does not
+	}
 	trimmed := bytes.TrimSpace(s)
 	indent := len(s) - len(bytes.TrimLeft(s, " "))
 	if doc.inBlockScalar(indent, len(trimmed) == 0) {
@@ -350,6 +383,29 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 		return // not a top-level key: most lines
 	}
 	doc.topLevelKey(s, line)
+}
+
+// hiddenBreakLeads are the first bytes of the line breaks YAML 1.1 knows beside "\n": a lone
+// carriage return, NEL (C2 85), LS (E2 80 A8) and PS (E2 80 A9).
+var hiddenBreakLeads = *newByteSet("\r\xC2\xE2")
+
+// hasHiddenBreak says whether a line, its line ending trimmed, holds a line break the line
+// split does not see: kubectl's reader (goyaml v2) and the parser break lines there, so a
+// comment, an indented line or a value can hide a top-level key behind one.
+func hasHiddenBreak(s []byte) bool {
+	for i := indexIn(s, &hiddenBreakLeads); i >= 0; {
+		rest := s[i:]
+		if rest[0] == '\r' || bytes.HasPrefix(rest, []byte("\xC2\x85")) ||
+			bytes.HasPrefix(rest, []byte("\xE2\x80\xA8")) || bytes.HasPrefix(rest, []byte("\xE2\x80\xA9")) {
+			return true
+		}
+		next := indexIn(rest[1:], &hiddenBreakLeads)
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
 }
 
 // inBlockScalar says whether a line at this indentation is text of the block scalar a
@@ -393,7 +449,10 @@ func (doc *yamlDoc) topLevelKey(s []byte, line int) {
 		}
 		doc.kind, doc.kindSeen = doc.scalar(string(value)), true
 	case "items":
-		doc.complex = true // any object holding items is a List to kubectl
+		if doc.hasItems {
+			doc.complex = true
+		}
+		doc.hasItems = true // any object holding items is a List to kubectl: parsed
 	}
 }
 
@@ -452,12 +511,12 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 // so it needs no parse. A document of a million tiny ones ("---\na: 1\n") took minutes of
 // parsing that read nothing.
 func (doc *yamlDoc) namesNoObject() bool {
-	return !doc.complex && !doc.inline && doc.topKeys && (doc.apiVersion == "" || doc.kind == "")
+	return !doc.complex && !doc.inline && !doc.hasItems && doc.topKeys && (doc.apiVersion == "" || doc.kind == "")
 }
 
 // fastPath is true when the line scan found the object's kind with certainty, so the
 // document needs no parse unless its kind holds evidence.
 func (doc *yamlDoc) fastPath() bool {
-	return !doc.complex && !doc.inline && doc.apiVersion != "" && doc.kind != "" &&
+	return !doc.complex && !doc.inline && !doc.hasItems && doc.apiVersion != "" && doc.kind != "" &&
 		!strings.HasSuffix(doc.kind, "List")
 }

@@ -144,6 +144,21 @@ var kubectlSeeds = []string{
 	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    kind: Ingress\n    \"open\nmetadata: {name: block}\n",
 	"base: &b {apiVersion: extensions/v1beta1, kind: Ingress}\n<<: [*b, {kind: ConfigMap}]\nmetadata: {name: seq}\n",
 	"apiVersion: v1\nkind: ConfigMap\nkind:\n  Ingress\napiVersion:\n  extensions/v1beta1\n",
+	// line breaks other than "\n" (review): a lone CR, NEL, LS and PS after a comment, on an
+	// indented line and in a value
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n#\rapiVersion: extensions/v1beta1\rkind: Ingress\n",
+	"x: 1\rapiVersion: extensions/v1beta1\rkind: Ingress\rmetadata:\r  name: h\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n  x: y\u0085apiVersion: extensions/v1beta1\u0085kind: Ingress\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n# \u2028apiVersion: extensions/v1beta1\u2029kind: Ingress\n",
+	// "---#" separates documents to kubectl
+	"apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: hidden\n---#: y\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decoy\n",
+	// white space kubectl skips before telling JSON from YAML
+	"\u00a0{\"apiVersion\":\"extensions/v1beta1\",\"kind\":\"Ingress\",\"metadata\":{\"name\":\"n\"}}\n---\napiVersion: v1\nkind: ConfigMap\n",
+	"\f{\"apiVersion\":\"extensions/v1beta1\",\"kind\":\"Ingress\",\"metadata\":{\"name\":\"n\"}}\n",
+	// tags kubectl's reader resolves as YAML 1.1 does
+	"apiVersion: !!binary ZXh0ZW5zaW9ucy92MWJldGEx\nkind: !x Ingress\nmetadata: {name: t}\n",
+	"apiVersion: extensions/v1beta1\nkind: ConfigMap\n!!binary a2luZA==: Ingress\nmetadata: {name: t}\n",
+	"apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: !x t}\n",
 }
 
 // mergeChain is an Ingress whose apiVersion and kind are reached through n nested merge keys.

@@ -24,7 +24,9 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		d.skipTemplate(doc) // `apiVersion: {{ … }}` can even parse, as a flow mapping
 		return
 	}
-	if strings.HasSuffix(doc.kind, "List") && nodeBound(doc.text.Bytes()) > MaxDocumentNodes && d.parseYAMLListItems(doc) {
+	// Only a List the scan read with certainty is split by its lines: another items key, or a
+	// kind the scan misread, would have the split read what kubectl does not.
+	if !doc.complex && strings.HasSuffix(doc.kind, "List") && nodeBound(doc.text.Bytes()) > MaxDocumentNodes && d.parseYAMLListItems(doc) {
 		return
 	}
 	nodes, ok := d.reserveNodes(doc.text.Bytes(), doc.startLine, tooManyNodesHint(doc.kind))
@@ -171,6 +173,10 @@ func (d *fileDecoder) objectAt(n *yaml.Node, lineOffset int, renderedFrom string
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
+	if t := readTag(n); t != nil {
+		d.warn(t.Line+lineOffset, fmt.Sprintf("explicit YAML tag %s on a key or field kubectl reads, which it resolves as YAML 1.1 does: not read", t.Tag), true)
+		return
+	}
 	avNode, av := stringField(n, "apiVersion")
 	kindNode, kind := stringField(n, "kind")
 	if av == "" && kind == "" && listKind != "" {
@@ -210,6 +216,34 @@ func (d *fileDecoder) objectAt(n *yaml.Node, lineOffset int, renderedFrom string
 	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
 		d.observe(n, group, kind, ref)
 	}
+}
+
+// readTag returns a node that decides which object n is, or what it is called, and carries
+// an explicit tag other than !!str: a key of n or of its metadata, or the value of apiVersion,
+// kind, name or namespace. kubectl's reader resolves such tags as YAML 1.1 does (!!binary
+// decoded, unknown tags dropped), which string fields here do not.
+func readTag(n *yaml.Node) *yaml.Node {
+	meta := field(n, "metadata")
+	for _, m := range []*yaml.Node{n, meta} {
+		if m == nil || m.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i < len(m.Content); i += 2 {
+			if k := m.Content[i]; tagged(k) && k.Tag != "!!merge" {
+				return k
+			}
+		}
+	}
+	for _, v := range []*yaml.Node{field(n, "apiVersion"), field(n, "kind"), field(meta, "name"), field(meta, "namespace")} {
+		if tagged(v) {
+			return v
+		}
+	}
+	return nil
+}
+
+func tagged(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 && n.Tag != "!!str"
 }
 
 // evidence records what add-on, team and CRD rules read from an object of this kind.
