@@ -49,6 +49,8 @@ func TestABuiltinCallThatWouldBuildTooMuchIsRefusedBeforeItRuns(t *testing.T) {
 		{"strings.replace_n of each character by s", s30k, `count(strings.replace_n({"a": s}, s)) > 0`, "strings.replace_n"},
 		{"strings.replace_n with an empty pattern", s30k, `count(strings.replace_n({"": s}, s)) > 0`, "strings.replace_n"},
 		{"regex.replace of the empty match by s", s30k, `count(regex.replace(s, "", s)) > 0`, "regex.replace"},
+		{"regex.replace whose size passes 2^63 (a million $0 over 2 MB)", doubling("s", `"a"`, 21, `concat("", [X, X])`) + doubling("v", `"$0"`, 20, `concat("", [X, X])`),
+			`count(regex.replace(s21, "a", v20)) > 0`, "regex.replace"},
 		{"regex.replace expanding the match many times", s30k, `count(regex.replace(s, "a+", concat("", ["$0" | some _ in numbers.range(1, 3000)]))) > 0`, "regex.replace"},
 		{"regex.replace of a pattern of many groups keeps every match's indexes", s30k,
 			`count(regex.replace(s, concat("", ["(a)", concat("", ["(b?)" | some _ in numbers.range(1, 2000)])]), "x")) > 0`, "regex.replace"},

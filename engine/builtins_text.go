@@ -107,8 +107,9 @@ func regexReplaceSize(operands []*ast.Term, budget int64) int64 {
 	}
 	refs := int64(strings.Count(string(value), "$"))
 	matches := int64(len(s) + 1)
-	perMatch := int64(len(value)) + refs*int64(len(s)) + indexBytes*int64(len(pattern)+1)
-	if bound := regexCopies * (int64(len(s)) + matches*perMatch); bound <= budget {
+	// Saturating: a value of a million "$0" over a 2 MB string passes 2^63 here.
+	perMatch := saturatingAdd(int64(len(value))+indexBytes*int64(len(pattern)+1), saturatingMul(refs, int64(len(s))))
+	if bound := saturatingMul(regexCopies, saturatingAdd(int64(len(s)), saturatingMul(matches, perMatch))); bound <= budget {
 		return bound
 	}
 	re, err := regexp.Compile(string(pattern))
@@ -341,6 +342,13 @@ func partText(v ast.Value, budget int64) int64 {
 		return nil
 	})
 	return longest
+}
+
+func saturatingAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func saturatingMul(a, b int64) int64 {
