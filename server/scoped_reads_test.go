@@ -37,6 +37,8 @@ func sharedCluster(t *testing.T, withData bool) *inventory.Document {
 	doc.WorkloadImages = []inventory.WorkloadImage{{Repository: "registry.k8s.io/ingress-nginx/controller",
 		Versions: []inventory.ImageVersion{controller}}}
 	doc.Capabilities[inventory.CapHelm] = inventory.Capability{Available: false}
+	// Calls the apiserver saw name no namespace: every share holds them, with or without data.
+	doc.DeprecatedCalls = []inventory.DeprecatedCall{{Group: "extensions", Version: "v1beta1", Resource: "ingresses", RemovedRelease: "1.22"}}
 	if !withData {
 		doc.APIUsage = slicesWithout(doc.APIUsage, "Endpoints") // data/pg
 		return doc
@@ -56,7 +58,6 @@ func sharedCluster(t *testing.T, withData bool) *inventory.Document {
 		ChartVersion: "3.0.0", AppVersion: "0.40.0", Status: "deployed", Revision: 1}}
 	doc.GitopsCharts = []inventory.GitopsChart{{Tool: inventory.ToolArgoCD, Namespace: "infra", Name: "secret-app",
 		TargetNamespace: "data", Chart: "ingress-nginx", Version: "3.0.0", VersionKind: inventory.VersionExact}}
-	doc.DeprecatedCalls = []inventory.DeprecatedCall{{Group: "extensions", Version: "v1beta1", Resource: "ingresses", RemovedRelease: "1.22"}}
 	doc.APIAuthorshipUnknown = []inventory.APIUsage{{Group: "extensions", Version: "v1beta1", Kind: "Ingress", Count: 1,
 		Namespaces: map[string]int{"data": 1}, Objects: []inventory.ObjectRef{{Namespace: "data", Name: "secret-ingress"}}}}
 	if len(doc.Probes) > 0 {

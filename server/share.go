@@ -16,10 +16,11 @@ import (
 // in none (cluster-scoped objects, nodes, the control plane, CRD definitions). What no team
 // owns is everybody's: it can stop every team's upgrade (report.TeamVerdict), so every share
 // judges it and shows it, as the gate always did; a namespace to keep from other teams is
-// labelled or mapped (--team-map). What the inventory aggregates without saying where it was
-// seen cannot be split by namespace and is withheld: the apiserver's deprecated-call counts,
-// the label sets of an image version also running outside the share, why a capability was
-// not assessed. A list the agent cut at its bound cannot be split either: the share fails
+// labelled or mapped (--team-map). The APIs the apiserver saw called at a deprecated version
+// name no namespace and no object, and a call still made stops every team's upgrade alike:
+// every share holds them, as it holds the nodes. What the inventory aggregates without saying
+// where it was seen cannot be split by namespace and is withheld: the label sets of an image
+// version also running outside the share, why a capability was not assessed. A list the agent cut at its bound cannot be split either: the share fails
 // closed there, not assessed rather than judged on a part.
 
 // shareOf is doc (the team map applied) as the scope's share; a fleet scope's is doc. doc is
@@ -35,7 +36,6 @@ func shareOf(doc *inventory.Document, sc scope) *inventory.Document {
 	out.APIAuthorshipUnknown = sh.usages(doc.APIAuthorshipUnknown, out.Capabilities)
 	out.OrphanUsage = sh.usages(doc.OrphanUsage, out.Capabilities)
 	out.CRDs = sh.crds(doc.CRDs, out.Capabilities)
-	out.DeprecatedCalls = nil
 	out.HelmReleases = keep(doc.HelmReleases, func(r inventory.HelmRelease) bool { return sh.visible(r.Namespace) })
 	out.GitopsCharts = keep(doc.GitopsCharts, sh.seesChart)
 	out.WorkloadImages = sh.images(doc.WorkloadImages, out.Capabilities)

@@ -90,13 +90,13 @@ func TestAShareOfAnInventory(t *testing.T) {
 					}
 				}
 			}},
-		{"drops deprecated calls, which say no namespace",
+		{"keeps deprecated calls, which stop every team's upgrade and name nobody's objects",
 			func(d *inventory.Document) {
 				d.DeprecatedCalls = []inventory.DeprecatedCall{{Group: "extensions", Version: "v1beta1", Resource: "ingresses"}}
 			},
 			func(t *testing.T, share *inventory.Document) {
-				if share.DeprecatedCalls != nil {
-					t.Errorf("calls %+v", share.DeprecatedCalls)
+				if len(share.DeprecatedCalls) != 1 {
+					t.Errorf("calls %+v, want the cluster's", share.DeprecatedCalls)
 				}
 			}},
 		{"keeps Helm releases and GitOps charts wholly in the share",

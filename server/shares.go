@@ -24,7 +24,7 @@ import (
 // keeps a share's cluster verdict from ever reading ready (the teams' own verdicts, in the
 // team rollup, are judged without it).
 var othersGap = report.Gap{Capability: "other-teams", Required: true,
-	Reason: "not this token's to read: other teams' namespaces, and what the cluster counts without saying where (deprecated API calls, label sets of image versions also running elsewhere), are left out of a team-scoped judgement, so the cluster's own verdict is unknown here unless its share is blocked"}
+	Reason: "not this token's to read: other teams' namespaces, and what the cluster counts without saying where (label sets of image versions also running elsewhere), are left out of a team-scoped judgement, so the cluster's own verdict is unknown here unless its share is blocked"}
 
 // judgeShare evaluates the scope's share of cluster c's latest snapshot at targets with pol,
 // one evaluation at a time per server (as a what-if), and answers the report, each target
