@@ -67,7 +67,7 @@ func escapeControls(b []byte, keepLineBreaks bool) []byte {
 			out = append(out, '\n')
 		case r < 0x20 || r == 0x7f:
 			out = fmt.Appendf(out, "\\x%02x", r)
-		case r >= 0x80 && r <= 0x9f:
+		case r >= 0x80 && r <= 0x9f || reorders(r):
 			out = fmt.Appendf(out, "\\u%04x", r)
 		case r == utf8.RuneError && size == 1:
 			out = fmt.Appendf(out, "\\x%02x", b[0])
@@ -77,6 +77,13 @@ func escapeControls(b []byte, keepLineBreaks bool) []byte {
 		b = b[size:]
 	}
 	return out
+}
+
+// reorders is true for the bidirectional controls and the line and paragraph separators:
+// they make a terminal draw a row's text in another order, or on another line, than it has.
+func reorders(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e ||
+		r >= 0x2066 && r <= 0x2069 || r == 0x2028 || r == 0x2029
 }
 
 func writeHeader(w io.Writer, r *report.Report) {
