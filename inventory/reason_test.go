@@ -60,6 +60,7 @@ func TestAReasonHoldsALetterOrADigit(t *testing.T) {
 		{"\u00a0\u3000", false},
 		{"\u202e\u2066", false},
 		{"\U000e0041\U000e0042", false},
+		{"\u3164\u115f\u1160\uffa0", false},
 		{"...", false},
 		{"— ?!", false},
 		{"x", true},

@@ -132,8 +132,13 @@ const (
 // accepted (the suppression file, a ClusterReadiness spec.ignore, the ignore-reason
 // annotation, an inventory's ignore.reason, whose schema pattern says the same) it is held to
 // this.
+//
+// The Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) are letters that draw nothing: the
+// default-ignorable letters do not count.
 func HasReason(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
+	})
 }
 
 // Tools a GitopsChart comes from.
