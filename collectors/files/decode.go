@@ -345,7 +345,10 @@ func separatorContent(line []byte) bool {
 // document complex, and the parser reads it instead.
 func (doc *yamlDoc) scanLine(text []byte, line int) {
 	s := trimTrailing(text)
-	if hasHiddenBreak(s) {
+	// One pass finds the lines that need a closer look: most hold no quote, no bracket and no
+	// byte a hidden line break starts with.
+	unusual := indexIn(s, &unusualBytes) >= 0
+	if unusual && hasHiddenBreak(s) {
 		doc.complex = true // kubectl's YAML reader starts a new line there; this scan does not
 	}
 	trimmed := bytes.TrimSpace(s)
@@ -365,7 +368,7 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 	}
 	doc.hasContent = true
 	// Only a quote or an opening bracket can leave the line open; most lines hold neither.
-	if indexIn(trimmed, &openers) >= 0 {
+	if unusual && indexIn(trimmed, &openers) >= 0 {
 		if doc.flow.scan(trimmed); doc.flow.isOpen() {
 			doc.complex = true // the next lines continue a quoted scalar or flow collection
 		}
@@ -388,6 +391,9 @@ func (doc *yamlDoc) scanLine(text []byte, line int) {
 // hiddenBreakLeads are the first bytes of the line breaks YAML 1.1 knows beside "\n": a lone
 // carriage return, NEL (C2 85), LS (E2 80 A8) and PS (E2 80 A9).
 var hiddenBreakLeads = *newByteSet("\r\xC2\xE2")
+
+// unusualBytes are hiddenBreakLeads and the openers a line may leave open.
+var unusualBytes = *newByteSet("\r\xC2\xE2\"'[{")
 
 // hasHiddenBreak says whether a line, its line ending trimmed, holds a line break the line
 // split does not see: kubectl's reader (goyaml v2) and the parser break lines there, so a
