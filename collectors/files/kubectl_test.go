@@ -184,6 +184,17 @@ func TestWhatKubectlWouldApplyIsRecorded(t *testing.T) {
 	}
 }
 
+// A List past the node bound is split by its lines only when the scan read it with
+// certainty: with a second items key, kubectl reads the last, which the split would miss.
+func TestAListPastTheNodeBoundWithTwoItemsKeysIsNotSplit(t *testing.T) {
+	for _, second := range []string{"items :", "!!str items:", "\"items\":"} {
+		list := tiny("apiVersion: v1\nkind: List\nitems:\n", "- {}\n", second+"\n- {apiVersion: extensions/v1beta1, kind: Ingress, metadata: {name: second}}\n")
+		if missed := missedByUs(t, []byte(list), "list.yaml"); len(missed) > 0 {
+			t.Errorf("with %q, kubectl reads %v, which we neither record nor call unread", second, missed)
+		}
+	}
+}
+
 // FuzzWhatKubectlReadsIsRecorded is the differential test of the files collector against
 // kubectl's own reader: every object cli-runtime reads from an input, of an API we list, is
 // recorded by us, or the file is reported as not read (a partial warning: never ready).
