@@ -207,6 +207,13 @@ func (d *fileDecoder) refuse(line int, msg string) {
 	d.res.warnings = append(d.res.warnings, Warning{File: d.rel, Line: line, Message: msg, Partial: true, Bound: true})
 }
 
+// lists says whether record lists objects of this API: judged, custom, or of a built-in
+// group at a version the knowledge base does not know.
+func (d *fileDecoder) lists(apiVersion, kind string) bool {
+	group, _ := splitAPIVersion(apiVersion)
+	return d.opts.Watched[apiVersion+"/"+kind] || !d.opts.BuiltinGroups[group] || !d.opts.Known[apiVersion+"/"+kind]
+}
+
 // record lists an object where the rules need it: at an API the knowledge base judges or
 // does not know, or as a custom resource for the CRD rules.
 func (d *fileDecoder) record(apiVersion, kind string, ref inventory.ObjectRef) {

@@ -345,6 +345,10 @@ func (d *fileDecoder) skipTemplate(doc *yamlDoc) {
 		d.warn(doc.startLine, fmt.Sprintf("unrendered template of %s %s, an API the knowledge base judges: render it with helm template first", doc.apiVersion, doc.kind), true)
 	case templated || doc.apiVersion == "" && doc.kind == "" && mentionsWatched(doc.text.Bytes(), d.opts.Watched):
 		d.warn(doc.startLine, "unrendered template whose API cannot be read: render it with helm template first", true)
+	case doc.apiVersion != "" && doc.kind != "" && d.lists(doc.apiVersion, doc.kind):
+		// A custom resource, or a version of a built-in group the knowledge base does not
+		// know: the CRD rules and the unknown-API rule judge those.
+		d.warn(doc.startLine, fmt.Sprintf("unrendered template of %q %q, which the rules for custom resources and unknown APIs judge: render it with helm template first", doc.apiVersion, doc.kind), true)
 	default:
 		d.warn(doc.startLine, "unrendered template skipped: render it with helm template first", false)
 	}
