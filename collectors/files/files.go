@@ -161,7 +161,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	})
 	if late > 0 {
 		res.Warnings = append(res.Warnings, Warning{
-			File: relPath(base, paths[len(paths)-late]), Message: fmt.Sprintf("%s not read: the walk ran past its time limit (--timeout)", fmt.Sprintf("%d file(s)", late)),
+			File: relPath(base, paths[len(paths)-late]), Message: fmt.Sprintf("%d file(s) not read: the walk ran past its time limit (--timeout)", late),
 			Partial: true, Bound: true,
 		})
 	}
@@ -250,7 +250,7 @@ func withinBudget(paths []string, base string, max int64, warnings []Warning) ([
 		if total += info.Size(); total > max {
 			return paths[:i], append(warnings, Warning{
 				File:    relPath(base, p),
-				Message: fmt.Sprintf("%s from here on not read: past the %d MiB of manifests a walk reads (--files-max-mib)", fmt.Sprintf("%d file(s)", len(paths)-i), max>>20),
+				Message: fmt.Sprintf("%d file(s) from here on not read: past the %d MiB of manifests a walk reads (--files-max-mib)", len(paths)-i, max>>20),
 				Partial: true, Bound: true,
 			})
 		}

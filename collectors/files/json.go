@@ -173,7 +173,7 @@ func (d *fileDecoder) parseJSONItem(raw []byte, line int, in listOf) {
 		d.warn(line, "invalid JSON object", true)
 		return
 	}
-	d.objectAt(root.Content[0], line-1, "", false, in.depth, in.apiVersion, in.kind)
+	d.objectIn(root.Content[0], line-1, "", in)
 }
 
 // eachItem calls f with each item of a JSON array and its offset in the array. The array is

@@ -16,7 +16,8 @@ import (
 	"github.com/upgradescope/upgradescope/probe"
 )
 
-// maxAliasDepth bounds alias and merge-key chains followed while reading one key.
+// maxAliasDepth bounds the alias chains resolve follows. Documents are expanded before they
+// are read (expand), so only the probes' readers of values meet aliases still.
 const maxAliasDepth = 16
 
 func (d *fileDecoder) parseYAML(doc *yamlDoc) {
@@ -48,7 +49,7 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 				return
 			}
 			if !d.probesFindSubtree(n, doc) {
-				d.object(n, doc.startLine-1, doc.renderedFrom, true)
+				d.object(n, doc.startLine-1, doc.renderedFrom)
 				return
 			}
 		}
@@ -68,7 +69,7 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 		return
 	}
 	if n, ok := d.expanded(root.Content[0], doc.text.Bytes(), doc.startLine); ok {
-		d.object(n, doc.startLine-1, doc.renderedFrom, true)
+		d.object(n, doc.startLine-1, doc.renderedFrom)
 	}
 }
 
@@ -115,7 +116,7 @@ func (d *fileDecoder) parseJSONObject(raw []byte, startLine int) {
 		d.warn(startLine, "invalid JSON object", true)
 		return
 	}
-	d.object(root.Content[0], startLine-1, "", false)
+	d.object(root.Content[0], startLine-1, "")
 }
 
 // reserveNodes takes the parse budget text needs, to be released once its nodes are dropped,
@@ -165,11 +166,12 @@ const maxListDepth = 8
 // Lists too; items of the outermost List that name neither their kind nor their apiVersion
 // take the List's (an IngressList's items are Ingresses). lineOffset turns the parser's
 // document-relative lines into file lines.
-func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string, top bool) {
-	d.objectAt(n, lineOffset, renderedFrom, top, 0, "", "")
+func (d *fileDecoder) object(n *yaml.Node, lineOffset int, renderedFrom string) {
+	d.objectIn(n, lineOffset, renderedFrom, listOf{})
 }
 
-func (d *fileDecoder) objectAt(n *yaml.Node, lineOffset int, renderedFrom string, top bool, depth int, listAV, listKind string) {
+// objectIn is object for n, an item of the List in (none when in is zero).
+func (d *fileDecoder) objectIn(n *yaml.Node, lineOffset int, renderedFrom string, in listOf) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
@@ -179,20 +181,16 @@ func (d *fileDecoder) objectAt(n *yaml.Node, lineOffset int, renderedFrom string
 	}
 	avNode, av := stringField(n, "apiVersion")
 	kindNode, kind := stringField(n, "kind")
-	if av == "" && kind == "" && listKind != "" {
-		av, kind, avNode = listAV, listKind, n
+	if av == "" && kind == "" && in.kind != "" {
+		av, kind, avNode = in.apiVersion, in.kind, n
 	}
 	if items := field(n, "items"); items != nil && items.Kind == yaml.SequenceNode {
-		if depth == maxListDepth {
+		if in.depth == maxListDepth {
 			d.refuse(n.Line+lineOffset, fmt.Sprintf("Lists nested more than %d deep: not read", maxListDepth))
 			return
 		}
-		itemAV, itemKind := "", ""
-		if top {
-			itemAV, itemKind = av, strings.TrimSuffix(kind, "List")
-		}
 		for _, it := range items.Content {
-			d.objectAt(it, lineOffset, renderedFrom, false, depth+1, itemAV, itemKind)
+			d.objectIn(it, lineOffset, renderedFrom, in.inner(av, kind))
 		}
 		return
 	}

@@ -2,7 +2,6 @@ package files
 
 import (
 	"bytes"
-	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -45,7 +44,7 @@ func (d *fileDecoder) parseListItem(text []byte, line int, list *yamlDoc) {
 		return
 	}
 	if n, ok := d.expanded(root.Content[0], text, line); ok {
-		d.objectAt(n, line-1, list.renderedFrom, false, 1, list.apiVersion, strings.TrimSuffix(list.kind, "List"))
+		d.objectIn(n, line-1, list.renderedFrom, listOf{}.inner(list.apiVersion, list.kind))
 	}
 }
 
