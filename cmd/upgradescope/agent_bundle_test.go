@@ -32,7 +32,9 @@ import (
 // everyFindingCategory suppresses every finding, so the verdict moves only with what the kb
 // can assess: other tests write objects to the same server while this one runs.
 var everyFindingCategory = []string{"removed-api", "deprecated-api", "deprecated-api-in-use", "eol-addon", "eol-approaching",
-	"chart-incompat", "addon-no-data", "crd-version", "unknown-api", "version-skew", "kb-stale", "support-lifecycle"}
+	"chart-incompat", "addon-no-data", "crd-version", "unknown-api", "version-skew", "kb-stale", "support-lifecycle",
+	// the behavioural pack's: tests sharing the API server create pods it judges
+	"removed-behaviour", "deprecated-behaviour"}
 
 // TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart runs `bundle serve` and the
 // agent binary against the real API server. The served kb knows Kubernetes up to 1.35, so
