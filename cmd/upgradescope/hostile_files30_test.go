@@ -152,7 +152,7 @@ func TestTheWalkOfFilesIsBoundedAndSaysWhatItDidNotRead(t *testing.T) {
 				mkfifo(t, filepath.Join(dir, "m", "pipe.yaml"))
 				return scanOf(cm)(t, dir)
 			},
-			code: 2, want: []string{"pipe.yaml:0: a named pipe (FIFO): not read", "VERDICT UNKNOWN"},
+			code: 2, want: []string{"pipe.yaml:0: a FIFO: not read", "VERDICT UNKNOWN"},
 		},
 		{
 			name: "a link to a named pipe is reported, not read (item 4)",
@@ -166,7 +166,7 @@ func TestTheWalkOfFilesIsBoundedAndSaysWhatItDidNotRead(t *testing.T) {
 				}
 				return scanOf(cm)(t, dir)
 			},
-			code: 2, want: []string{"link.json:0: symlink to a named pipe (FIFO): not read", "VERDICT UNKNOWN"},
+			code: 2, want: []string{"link.json:0: symlink to a FIFO: not read", "VERDICT UNKNOWN"},
 		},
 		{
 			name: "a merge-key lattice of 8 levels of 30 aliases is read in bounded time (item 7)",

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/probe"
 )
@@ -208,34 +209,19 @@ func listFiles(root string) (paths []string, base string, skipped []Warning, err
 			case err == nil && target.Mode().IsRegular() && manifestExt(d.Name()):
 				paths = append(paths, path)
 			case err == nil && manifestExt(d.Name()):
-				skipped = append(skipped, skipWarning(root, path, "symlink to "+irregular(target.Mode())+": not read"))
+				skipped = append(skipped, skipWarning(root, path, "symlink to "+smallfile.Kind(target.Mode())+": not read"))
 			case err != nil && manifestExt(d.Name()):
 				skipped = append(skipped, skipWarning(root, path, "symlink to nothing readable"))
 			}
 		case d.Type().IsRegular() && manifestExt(d.Name()):
 			paths = append(paths, path)
 		case manifestExt(d.Name()):
-			skipped = append(skipped, skipWarning(root, path, irregular(d.Type())+": not read"))
+			// A FIFO or a device could block or never end: named as not read, never opened.
+			skipped = append(skipped, skipWarning(root, path, smallfile.Kind(d.Type())+": not read"))
 		}
 		return nil
 	})
 	return paths, root, skipped, err
-}
-
-// irregular names what a manifest's path holds when it is not a regular file. Reading a named
-// pipe or a device could block forever or never end, so none is read; each is reported, as
-// a partial warning, so what it might hold is never silently missing from the verdict.
-func irregular(mode fs.FileMode) string {
-	switch {
-	case mode&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case mode&fs.ModeSocket != 0:
-		return "a socket"
-	case mode&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "not a regular file"
-	}
 }
 
 // withinBudget keeps the files, in walk order, whose sizes add up to at most max bytes, and

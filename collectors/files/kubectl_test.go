@@ -78,13 +78,6 @@ func recorded(res fileResult) map[objectKey]bool {
 	return out
 }
 
-// listed says whether the collector lists objects of this API at all (the others are
-// counted only).
-func listed(opts Options, k objectKey) bool {
-	group, _ := splitAPIVersion(k.apiVersion)
-	return opts.Watched[k.apiVersion+"/"+k.kind] || !opts.BuiltinGroups[group] || !opts.Known[k.apiVersion+"/"+k.kind]
-}
-
 // missedByUs names the objects kubectl reads from data, of APIs the collector lists, that
 // the collector neither recorded nor covered with a warning that the file was not fully read.
 func missedByUs(t *testing.T, data []byte, name string) []string {
@@ -93,8 +86,8 @@ func missedByUs(t *testing.T, data []byte, name string) []string {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := testOptions()
-	res := decodeFile(path, name, opts)
+	d := newFileDecoder(name, testOptions())
+	res := decodeFile(path, name, testOptions())
 	for _, w := range res.warnings {
 		if w.Partial {
 			return nil // not read: the verdict cannot be ready
@@ -103,7 +96,7 @@ func missedByUs(t *testing.T, data []byte, name string) []string {
 	ours := recorded(res)
 	var missed []string
 	for _, k := range kubectlReads(path) {
-		if k.apiVersion != "" && k.kind != "" && listed(opts, k) && !ours[k.comparable()] {
+		if k.apiVersion != "" && k.kind != "" && d.lists(k.apiVersion, k.kind) && !ours[k.comparable()] {
 			missed = append(missed, k.String())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 const (
@@ -23,7 +24,8 @@ func Read(path string, limit int64) ([]byte, error) {
 	if err := Check(path, limit); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	// Non-blocking: a FIFO swapped in since Check returns at once and is refused below.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ func Check(path string, limit int64) error {
 
 func bounded(path string, info fs.FileInfo, limit int64) error {
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%s); want a file that ends", path, kind(info.Mode()))
+		return fmt.Errorf("%s is not a regular file (%s); want a file that ends", path, Kind(info.Mode()))
 	}
 	if info.Size() > limit {
 		return tooLarge(path, limit)
@@ -73,7 +75,9 @@ func tooLarge(path string, limit int64) error {
 	return fmt.Errorf("%s is larger than %d KiB; want a key, token or certificate file", path, limit>>10)
 }
 
-func kind(m fs.FileMode) string {
+// Kind names what a path that is not a regular file holds: a FIFO or a device could keep a
+// reader waiting or reading forever.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
