@@ -58,7 +58,7 @@ vet: ## go vet and gofmt
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	@# report readers (renderers, the CRD, the config, the wire format), the server store and notifications must not link OPA
-	@linked=$$(go list -deps ./report ./output ./crd ./config ./push ./server/store ./server/notify | grep open-policy-agent | head -1); \
+	@linked=$$(go list -deps ./report ./output ./crd ./config ./fleet/push ./fleet/server/store ./fleet/server/notify | grep open-policy-agent | head -1); \
 	  if [ -n "$$linked" ]; then echo "a report reader or the store links OPA ($$linked)"; exit 1; fi
 
 .PHONY: go-test
@@ -69,7 +69,7 @@ go-test: ## Go tests: inventory, collectors, engine, outputs, CLI; ends with how
 
 .PHONY: race
 race: ## the race detector over the bundle poller, hot swap (policyset), bundle server, the fleet server and its store, and concurrent inventory parsing
-	go test -race -count=1 ./agent ./bundles ./policyset ./server/...
+	go test -race -count=1 ./agent ./bundles ./bundles/policyset ./fleet/server/...
 	go test -race -count=1 -run TestParseIsSafeForConcurrentUse ./inventory
 
 .PHONY: rego-test
@@ -107,11 +107,11 @@ kb-check: ## fail when the committed knowledge base differs from a fresh generat
 	  echo "knowledge base is current"
 
 .PHONY: registry
-registry: ## compile registry/*.yaml and registry/behaviours/*.yaml into the bundle's data
+registry: ## compile kb/registry/*.yaml and kb/registry/behaviours/*.yaml into the bundle's data
 	go run ./tools/genregistry -out policies/kb/upgradescope/kb
 
 .PHONY: registry-check
-registry-check: ## fail when the compiled add-on and behaviour data differ from registry/
+registry-check: ## fail when the compiled add-on and behaviour data differ from kb/registry/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
 	  for d in addons addonindex providers behaviours probes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
@@ -157,12 +157,12 @@ bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventor
 	go run ./hack/loadserve -agents 32 -namespaces 500 -targets 1.36,1.37 -duration 60s -readers 1 -read-interval 1s
 	go run ./hack/loadserve -seed-clusters 1000 -seed-history 30 -seed-targets 4 -agents 0 -readers 4 -duration 30s
 	go run ./hack/loadserve -big 16
-	go test -run '^$$' -bench 'IngestCluster500|Fleet' ./server
+	go test -run '^$$' -bench 'IngestCluster500|Fleet' ./fleet/server
 
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./probe:FuzzParsePath ./probe:FuzzRender ./push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./inventory:FuzzParse ./bundles:FuzzRead ./config:FuzzParse
+FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./inventory:FuzzParse ./bundles:FuzzRead ./config:FuzzParse
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files

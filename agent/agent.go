@@ -23,8 +23,8 @@ import (
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/policyset"
-	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/report"
 )
 

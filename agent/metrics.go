@@ -3,7 +3,7 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/upgradescope/upgradescope/policyset"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 )
 
 // metrics are the agent's /metrics: the last successful tick's judgement, and tick health.

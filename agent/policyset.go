@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/policyset"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 )
 
 // crdRevisions are the active revisions as the ClusterReadiness status shows them.

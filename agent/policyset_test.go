@@ -13,9 +13,9 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/policies"
-	"github.com/upgradescope/upgradescope/policyset"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 )
 
 // The agent's /metrics and ClusterReadiness status follow its bundle set: the active

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
-	"github.com/upgradescope/upgradescope/internal/bundletest/rawtar"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest/rawtar"
 )
 
 // The bomb: 34 files of 60 MiB zeros, about 2 MB compressed. Every way in refuses it

@@ -12,7 +12,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/bundle"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest/rawtar"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest/rawtar"
 )
 
 // FuzzRead feeds arbitrary bytes to the bundle reader, both as they are and gzipped (so the

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // Every source is printed and stored in one sanitised form: no userinfo, no query, no fragment,

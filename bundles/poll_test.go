@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // recorder keeps what the poller activated and observed.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // PollDir activates the directory's signed bundles at once, then each new content of a

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/healthcheck"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/crd/healthcheck"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/report"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/upgradescope/upgradescope/hack/corpus"
-	"github.com/upgradescope/upgradescope/internal/probetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )

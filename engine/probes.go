@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // declaredProbes reads the probes the loaded bundles declare as data: the knowledge base's

@@ -20,8 +20,8 @@ import (
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/policyset"
-	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 type agentFlags struct {

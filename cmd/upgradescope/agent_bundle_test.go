@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/bundletest"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // everyFindingCategory suppresses every finding, so the verdict moves only with what the kb

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt runs serve, publishing a signed kb, and

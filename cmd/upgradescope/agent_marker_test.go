@@ -18,7 +18,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // TestAgentMarksTheObjectWhileItCannotWriteTheStatus runs the agent as a service account that

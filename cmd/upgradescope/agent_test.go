@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/syncbuf"
+	"github.com/upgradescope/upgradescope/internal/testenv/syncbuf"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,9 +28,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/healthcheck"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
-	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/crd/healthcheck"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
+	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 // logged waits until a process's output b holds s: a process logs what it did just after

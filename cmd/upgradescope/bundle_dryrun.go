@@ -14,7 +14,7 @@ import (
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
-	"github.com/upgradescope/upgradescope/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 )
 
 // dryRunFlags are bundle dry-run's flags; bundles are the current set the candidate joins.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
-	"github.com/upgradescope/upgradescope/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 )
 
 const (

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // signedCandidate builds testdata/dry-run/<pack> into dir/<pack>.tar.gz, signed with

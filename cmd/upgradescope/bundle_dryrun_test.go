@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/internal/probetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 )
 
 const dryRunData = "../../testdata/dry-run"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // --bundle-timeout bounds a --bundle URL fetch as a whole: a server trickling a byte at a time

@@ -16,7 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/output"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 const (

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/upgradescope/upgradescope/internal/browsertest"
+	"github.com/upgradescope/upgradescope/internal/testenv/browsertest"
 )
 
 // The dashboard as a person uses it, in Debian's headless Chromium against a real serve whose

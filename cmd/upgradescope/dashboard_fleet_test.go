@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/internal/probetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // envDBURL names the environment variable that may hold the PostgreSQL URL, so it stays off

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/syncbuf"
+	"github.com/upgradescope/upgradescope/internal/testenv/syncbuf"
 
 	"github.com/spf13/cobra"
 

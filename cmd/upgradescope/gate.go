@@ -23,7 +23,7 @@ import (
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/fleet/server"
 )
 
 // maxGateConfig bounds the .upgradescope.yaml a gate sends in its body, as the server does.

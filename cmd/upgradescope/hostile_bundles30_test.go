@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
-	"github.com/upgradescope/upgradescope/internal/bundletest/rawtar"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest/rawtar"
 )
 
 // Issue 30, item 8: a bundle is refused on the tar headers it holds, before a byte of an

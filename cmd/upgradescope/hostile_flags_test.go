@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // Every flag that names a key, token, claims or CA file reads it whole, so each refuses what

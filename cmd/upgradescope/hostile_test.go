@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/bundletest"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // hostile is one case of the adversarial suite: an input an attacker or a careless user

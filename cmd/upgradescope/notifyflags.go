@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/upgradescope/upgradescope/server/notify"
+	"github.com/upgradescope/upgradescope/fleet/server/notify"
 )
 
 // notifyFlags are serve's notification sinks. A webhook URL is a credential (whoever has

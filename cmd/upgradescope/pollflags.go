@@ -13,7 +13,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/policyset"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 )
 
 // pollFlags poll bundle URLs for new revisions, which are verified, compiled off the

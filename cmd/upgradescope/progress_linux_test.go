@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/syncbuf"
+	"github.com/upgradescope/upgradescope/internal/testenv/syncbuf"
 
 	"golang.org/x/sys/unix"
 

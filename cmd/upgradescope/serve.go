@@ -21,11 +21,11 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
-	"github.com/upgradescope/upgradescope/policyset"
-	"github.com/upgradescope/upgradescope/push"
-	"github.com/upgradescope/upgradescope/server"
-	"github.com/upgradescope/upgradescope/server/notify"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/server/notify"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // serveFlags are `upgradescope serve`'s flags.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/upgradescope/upgradescope/crd"
-	"github.com/upgradescope/upgradescope/internal/browsertest"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/browsertest"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // The agent binary against the real API server pushes to a real serve: the fleet shows the

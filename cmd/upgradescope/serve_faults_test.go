@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/pgtest"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/push"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // ingestToken is the shared --ingest-token of the fault tests.
@@ -359,7 +359,7 @@ func TestServeTwoReplicasOnOnePostgresAgree(t *testing.T) {
 	}
 	// The teams inventory runs 1.32: 1.33 is its next minor, asked for by name because the
 	// default columns need the clusters' server versions, which the store does not read yet
-	// (server/store/sql.go:83).
+	// (fleet/server/store/sql.go:83).
 	for i, r := range []*serveProc{r1, r2} {
 		if code := getJSON(t, r.url, "/api/v1/fleet", "", &fleets[i]); code != http.StatusOK {
 			t.Fatalf("GET /api/v1/fleet on replica %d: %d", i+1, code)

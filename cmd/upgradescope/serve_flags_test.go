@@ -113,7 +113,7 @@ func TestServeRefusesADatabaseMigratedByANewerBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// schema_migrations is server/store/migrate.go's bookkeeping table.
+	// schema_migrations is fleet/server/store/migrate.go's bookkeeping table.
 	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'from_the_future', 0)`); err != nil {
 		t.Fatal(err)
 	}

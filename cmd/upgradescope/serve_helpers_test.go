@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/syncbuf"
+	"github.com/upgradescope/upgradescope/internal/testenv/syncbuf"
 )
 
 // serveProc is a running `upgradescope serve` child.

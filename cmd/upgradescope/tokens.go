@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/upgradescope/upgradescope/push"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // dbTimeout bounds one tokens command, connecting included: an unreachable PostgreSQL fails

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // Probes looks at every object of the kinds the set's probes name, listed whole (probes read

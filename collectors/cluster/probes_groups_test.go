@@ -17,7 +17,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // The API server serves every Event under core and events.k8s.io: one object, one UID. A

@@ -24,7 +24,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // probeSet is what the tests observe: the knowledge base's kind of probes, one of them on a

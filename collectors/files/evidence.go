@@ -6,7 +6,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // needsParse says whether a document of this kind holds evidence beyond its count.

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 func probeSet(t *testing.T, specs ...probe.Spec) *probe.Set {

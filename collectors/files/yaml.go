@@ -13,7 +13,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // maxAliasDepth bounds the alias chains resolve follows. Documents are expanded before they

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
-	"github.com/upgradescope/upgradescope/internal/kubetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // The second test server (emulating 1.32) gets a HelmRelease CRD of the project's own that

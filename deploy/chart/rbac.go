@@ -15,7 +15,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/policies"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // KBRulesFile is where the generated rules live in the chart; templates/rbac.yaml includes it.

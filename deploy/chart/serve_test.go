@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/syncbuf"
+	"github.com/upgradescope/upgradescope/internal/testenv/syncbuf"
 
-	"github.com/upgradescope/upgradescope/internal/pgtest"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 // serverArgs are the server container's args of a render, with the pod's paths moved into

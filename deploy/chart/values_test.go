@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/server"
+	"github.com/upgradescope/upgradescope/fleet/server"
 )
 
 func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {

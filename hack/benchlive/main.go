@@ -31,7 +31,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/probe"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 func main() {

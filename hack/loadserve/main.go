@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/hack/machine"
-	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 type options struct {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/hack/corpus"
-	"github.com/upgradescope/upgradescope/push"
+	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 // agent is one pushing cluster: a name, the UID it binds, and its envelopes.

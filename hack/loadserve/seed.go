@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/hack/corpus"
-	"github.com/upgradescope/upgradescope/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // seed fills the fresh store with o.seedClusters clusters of o.seedHistory snapshots each,

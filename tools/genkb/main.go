@@ -75,7 +75,7 @@ import (
 	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/upgradescope/upgradescope/internal/kbdata"
+	"github.com/upgradescope/upgradescope/kb/kbdata"
 )
 
 // addToScheme registers every group/version package of k8s.io/api. TestImportsCoverAPI

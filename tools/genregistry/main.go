@@ -1,5 +1,5 @@
-// Command genregistry validates the add-on registry (registry/*.yaml) and the behaviour
-// registry (registry/behaviours/*.yaml) and compiles them into the built-in bundle's data:
+// Command genregistry validates the add-on registry (kb/registry/*.yaml) and the behaviour
+// registry (kb/registry/behaviours/*.yaml) and compiles them into the built-in bundle's data:
 // add-ons and behaviours keyed by id, and the probes the behaviours read as a list sorted by
 // id. Run it from the module root.
 package main
@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/upgradescope/upgradescope/internal/kbdata"
-	"github.com/upgradescope/upgradescope/registry"
+	"github.com/upgradescope/upgradescope/kb/kbdata"
+	"github.com/upgradescope/upgradescope/kb/registry"
 )
 
 func main() {

@@ -1,0 +1,336 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/config"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/output"
+	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
+)
+
+// InventoryContentType marks a gate body that is an inventory document, not manifests.
+const InventoryContentType = "application/vnd.upgradescope.inventory+json"
+
+// GateContentType marks a gate body holding an inventory and the suppression file to judge
+// it with, {"inventory": {...}, "config": "<.upgradescope.yaml>"}: what `upgradescope gate`
+// sends, so a suppression file travels in the body, never in a URL a proxy logs or cuts.
+const GateContentType = "application/vnd.upgradescope.gate+json"
+
+// Bounds of a gate request besides its bytes (Config.MaxGateBytes).
+const (
+	// DefaultMaxGateBytes is --max-gate-bytes' default.
+	DefaultMaxGateBytes = 10 << 20
+	// maxGateDocuments bounds the YAML or JSON documents of a manifest body.
+	maxGateDocuments = 20_000
+	// maxGatePath and maxGateConfig bound the query's free-text values: a path in a
+	// repository, and an .upgradescope.yaml of ignore rules.
+	maxGatePath   = 512
+	maxGateConfig = 32 << 10
+)
+
+// manifestTypes are the content types a manifest stream may be sent as.
+var manifestTypes = map[string]bool{
+	"application/yaml": true, "application/x-yaml": true, "text/yaml": true, "text/x-yaml": true,
+	"application/json": true, "text/plain": true,
+}
+
+// gateContentTypes are what each format is answered as.
+var gateContentTypes = map[string]string{
+	output.FormatJSON: "application/json", output.FormatSARIF: "application/sarif+json",
+	output.FormatJUnit: "application/xml", output.FormatMarkdown: "text/markdown; charset=utf-8",
+	output.FormatTable: "text/plain; charset=utf-8", output.FormatGitLab: "application/json",
+}
+
+// gateRequest is a gate's query, validated.
+type gateRequest struct {
+	target, format, failOn, path string
+	cluster                      string // an id or a name; "" judges the body alone
+	allowIncomplete              bool
+	ignore                       []report.IgnoreRule
+}
+
+// gate judges the manifests (or the inventory) a pipeline sends against ?target=: alone,
+// exactly as `scan --files` (or `eval --inventory`) would, or applied to ?cluster='s latest
+// stored inventory, counting only what the body introduces. It answers 422 with the report
+// when the gate fails, 200 otherwise. Nothing is stored.
+func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
+	req, err := parseGate(r)
+	if err != nil {
+		return err
+	}
+	var c *store.Cluster
+	if req.cluster != "" {
+		if c, err = s.gateCluster(r, req, sc); err != nil {
+			return err
+		}
+	}
+	doc, ignore, err := s.gateInventory(w, r)
+	if err != nil {
+		return err
+	}
+	if ignore != nil {
+		req.ignore = ignore
+	}
+	rep, err := s.judgeGate(r, req, doc, c, sc)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		rep.Targets[0].Recount(report.Finding.Introduced)
+	}
+	return writeGate(w, req, rep)
+}
+
+// writeGate renders the gate's report: 422 when the gate fails, 200 otherwise, the verdicts
+// in headers either way.
+func writeGate(w http.ResponseWriter, req gateRequest, rep *report.Report) error {
+	renderer, err := output.New(req.format, output.Options{FailOn: req.failOn, SARIFBase: req.path})
+	if err != nil {
+		return fail(http.StatusUnprocessableEntity, err.Error())
+	}
+	var body bytes.Buffer
+	if err := renderer.Render(&body, rep); err != nil {
+		return fmt.Errorf("render the gate's report: %w", err)
+	}
+	status := http.StatusOK
+	if rep.Gate(req.failOn, req.allowIncomplete) != "" {
+		status = http.StatusUnprocessableEntity
+	}
+	t := rep.Targets[0]
+	w.Header().Set("X-Upgradescope-Verdict", t.Verdict)
+	if t.Cluster != nil {
+		w.Header().Set("X-Upgradescope-Cluster-Verdict", t.Cluster.Verdict)
+	}
+	w.Header().Set("Content-Type", gateContentTypes[req.format])
+	w.WriteHeader(status)
+	_, err = w.Write(body.Bytes())
+	return err
+}
+
+// gateCluster finds ?cluster= by name, else by id (a name may be all digits), as the
+// scope may read it: a cluster out of a team-scoped reader's reach is not found, as on
+// every per-cluster read. A target the cluster already runs is refused.
+func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store.Cluster, error) {
+	head, err := s.store.Head(r.Context(), req.cluster)
+	var id int64
+	switch {
+	case err == nil:
+		id = head.ID
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	default:
+		if id, err = strconv.ParseInt(req.cluster, 10, 64); err != nil || id < 1 {
+			return nil, errClusterNotFound
+		}
+	}
+	c, _, err := s.clusterByID(r, id, sc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := targetParam(r, c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// judgeGate evaluates the body at the gate's target, applied to cluster c's latest snapshot
+// when there is one, read within the evaluation's turn (it may be tens of megabytes); the
+// snapshot is then evaluated alone as well, to tell what the body introduces. A team-scoped
+// reader's body is applied to its share of the snapshot (shareOf), never to the whole: what
+// it is answered would otherwise tell whether an object it guessed is another team's, and
+// the cluster's judgement beside it is the share's, never ready. Who owns a namespace is
+// the stored cluster's to say, never the body's: a namespace of another team is not in the
+// share, so an object the body puts there is judged as in a namespace no team owns: it
+// counts (fail closed), and the answer is the same whether or not that team has it.
+func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster, sc scope) (*report.Report, error) {
+	ctx := r.Context()
+	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
+		return nil, err
+	}
+	defer s.whatIfs.Release(1)
+	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
+	eng := s.policy().eng
+	var context *inventory.Document
+	var snapID int64
+	if c != nil {
+		var err error
+		if context, snapID, err = s.latestInventory(ctx, *c); err != nil {
+			return nil, err
+		}
+		context = shareOf(s.cfg.TeamMap.apply(context), sc)
+		doc = inventory.Overlay(context, doc)
+	} else {
+		doc = s.cfg.TeamMap.apply(doc)
+	}
+	rep, err := eng.Evaluate(ctx, doc, []string{req.target}, now, opts...)
+	if err != nil {
+		return nil, gateEvalError(fmt.Errorf("gate evaluation at %s: %w", req.target, err))
+	}
+	if len(rep.Targets) != 1 {
+		return nil, fmt.Errorf("gate evaluation at %s answered %d targets", req.target, len(rep.Targets))
+	}
+	if c == nil {
+		return rep, nil
+	}
+	base, err := eng.Evaluate(ctx, context, []string{req.target}, now, opts...)
+	if err != nil {
+		return nil, gateEvalError(fmt.Errorf("gate evaluation of cluster %q alone at %s: %w", c.Name, req.target, err))
+	}
+	t := &rep.Targets[0]
+	report.AgainstContext(t, base.Targets[0], c.Name, snapID)
+	if !sc.fleet && t.Cluster.Verdict == report.VerdictReady {
+		t.Cluster.Verdict = report.VerdictUnknown // othersGap: the rest of the cluster is not the share's
+	}
+	return rep, nil
+}
+
+func parseGate(r *http.Request) (gateRequest, error) {
+	q := r.URL.Query()
+	req := gateRequest{format: output.FormatJSON, failOn: report.FailOnBlocker, path: q.Get("path"),
+		cluster: q.Get("cluster")}
+	if len(req.path) > maxGatePath || len(q.Get("config")) > maxGateConfig {
+		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("path is at most %d bytes and config at most %d", maxGatePath, maxGateConfig))
+	}
+	minor, err := inventory.ParseTarget(q.Get("target"))
+	if q.Get("target") == "" || err != nil || minor != q.Get("target") {
+		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: required, a minor written 1.NN", q.Get("target")))
+	}
+	req.target = minor
+	if f := q.Get("format"); f != "" {
+		if _, ok := gateContentTypes[f]; !ok {
+			return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("format %q: want json, sarif, junit, markdown, table or gitlab-codequality", f))
+		}
+		req.format = f
+	}
+	if f := q.Get("fail-on"); f != "" {
+		if req.failOn, err = report.ParseFailOn(f); err != nil {
+			return req, fail(http.StatusUnprocessableEntity, "fail-on: "+err.Error())
+		}
+	}
+	if a := q.Get("allow-incomplete"); a != "" {
+		if req.allowIncomplete, err = strconv.ParseBool(a); err != nil {
+			return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("allow-incomplete %q: want true or false", a))
+		}
+	}
+	if c := q.Get("config"); c != "" {
+		cfg, err := config.Parse("config", []byte(c))
+		if err != nil {
+			return req, fail(http.StatusUnprocessableEntity, err.Error())
+		}
+		req.ignore = cfg.Ignore
+	}
+	return req, nil
+}
+
+// gateInventory reads the body as an inventory document or collects its manifests, bounded.
+func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, []report.IgnoreRule, error) {
+	media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || media != InventoryContentType && media != GateContentType && !manifestTypes[media] {
+		return nil, nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), InventoryContentType))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxGateBytes)))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes (--max-gate-bytes)", s.cfg.MaxGateBytes))
+	} else if err != nil {
+		return nil, nil, fail(http.StatusBadRequest, "read the body: "+err.Error())
+	}
+	switch media {
+	case GateContentType:
+		return gateEnvelope(body)
+	case InventoryContentType:
+		doc, err := inventory.Parse(body)
+		if err != nil {
+			return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
+		}
+		return doc, nil, nil
+	}
+	doc, err := s.collectManifests(body)
+	return doc, nil, err
+}
+
+// gateEnvelope reads an inventory and its suppression file; no config is no ignore rule.
+func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error) {
+	var env struct {
+		Inventory json.RawMessage `json:"inventory"`
+		Config    string          `json:"config"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, "gate body: "+err.Error())
+	}
+	if len(env.Config) > maxGateConfig {
+		return nil, nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("config: at most %d bytes", maxGateConfig))
+	}
+	doc, err := inventory.Parse(env.Inventory)
+	if err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
+	}
+	if env.Config == "" {
+		return doc, nil, nil // the query's config, if any, applies
+	}
+	cfg, err := config.Parse("config", []byte(env.Config))
+	if err != nil {
+		return nil, nil, fail(http.StatusUnprocessableEntity, err.Error())
+	}
+	return doc, cfg.Ignore, nil
+}
+
+// collectManifests runs the files collector over the body, written to a private temporary
+// file: one implementation for `scan --files` and the gate, so their reports agree.
+func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
+	dir, err := os.MkdirTemp("", "upgradescope-gate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), body, 0o600); err != nil {
+		return nil, err
+	}
+	e := s.policy().eng
+	res, err := files.Collect(dir, files.Options{Watched: e.WatchedKinds(), Known: e.KnownKinds(),
+		BuiltinGroups: e.BuiltinGroups(), Images: e.ImageWatch(), Probes: e.Probes(), Workers: 1})
+	if err != nil {
+		return nil, err
+	}
+	if res.Documents > maxGateDocuments {
+		return nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("%d documents: a gate judges at most %d", res.Documents, maxGateDocuments))
+	}
+	for _, w := range res.Warnings {
+		if w.Bound {
+			return nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("line %d: %s", w.Line, w.Message))
+		}
+	}
+	if res.Objects == 0 {
+		return nil, fail(http.StatusUnprocessableEntity, "the body holds no Kubernetes object")
+	}
+	doc := files.Inventory(res, s.now())
+	doc.FilesBase = "" // the temporary directory means nothing to the caller
+	return doc, nil
+}
+
+// gateEvalError answers an evaluation that ran out of time as busy (503 with Retry-After):
+// on a loaded server that is what it is, and a pipeline retries. One that crossed the memory
+// bound would cross it again: it is refused (422) naming the pack.
+func gateEvalError(err error) error {
+	var le *engine.LimitError
+	switch {
+	case errors.As(err, &le) && le.Limit == engine.LimitMemory:
+		return fail(http.StatusUnprocessableEntity, err.Error())
+	case errors.As(err, &le):
+		return fail(http.StatusServiceUnavailable, "the server is busy: the evaluation ran out of time ("+le.Error()+"), retry later")
+	}
+	return err
+}

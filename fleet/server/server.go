@@ -1,0 +1,314 @@
+// Package server is `upgradescope serve`: the HTTP API that takes agents' pushes, evaluates
+// every new snapshot with the server's engine and stores it, and serves the fleet matrix,
+// team rollups, history and per-cluster reports from the store.
+//
+// Everything that decides correctness lives in the store, so several Servers on one
+// database (replicas on one Postgres) answer as one. What a Server keeps in memory only
+// bounds its own work: how many bodies it reads and decodes at once, how many evaluations
+// it runs.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/open-policy-agent/opa/v1/bundle"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/notify"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/web"
+)
+
+// Defaults a Config falls back to.
+const (
+	DefaultStaleAfter = 2 * time.Hour
+	DefaultRetention  = 90 * 24 * time.Hour
+	// DefaultBodyTimeout bounds reading one push body.
+	DefaultBodyTimeout = 60 * time.Second
+	// MaxTargets bounds --targets: each one is an evaluation of every push.
+	MaxTargets = 4
+	// MaxFleetTargets bounds the columns one fleet read asks for.
+	MaxFleetTargets = 16
+)
+
+// Config is what a Server is built from; Store and Engine are required.
+type Config struct {
+	Store  store.Store
+	Engine *engine.Engine
+	// Targets are the minors every snapshot is judged at besides its next minor (≤ MaxTargets).
+	Targets []string
+	// IngestToken, when set, may push as any cluster.
+	IngestToken string
+	// ReadToken and AdminToken read the whole fleet; AdminToken also deletes and renames.
+	ReadToken  string
+	AdminToken string
+	// RequireReadCredential keeps the read API closed (401) even before a read token exists.
+	RequireReadCredential bool
+	// TeamMap overrides namespace team labels before every evaluation.
+	TeamMap TeamMap
+	// HostCheck turns the DNS-rebinding guard on (loopback listeners): Hosts are the names
+	// a request may carry besides localhost and loopback addresses.
+	HostCheck bool
+	Hosts     []string
+	// MaxSnapshotBytes bounds a push on the wire and decompressed (default push.MaxBytes).
+	MaxSnapshotBytes int
+	// MaxGateBytes bounds a gate request's body (default DefaultMaxGateBytes).
+	MaxGateBytes int
+	// Verification checks a candidate bundle sent to the dry run (nil: dry runs are
+	// refused, since the server could not tell a signed candidate from any other).
+	Verification *bundle.VerificationConfig
+	// WithCandidate builds an engine of the server's active bundle set with candidate in
+	// it, replacing the bundle with its roots or added beside them (nil: dry runs are
+	// refused).
+	WithCandidate func(ctx context.Context, candidate *bundles.Fetched) (*engine.Engine, error)
+	// Evaluated, when set, is told of each inventory an ingest evaluated successfully and
+	// the targets it was judged at (serve hands the latest to its bundle set, which
+	// rehearses a new set on it before swapping it in). doc is not changed afterwards.
+	Evaluated func(doc *inventory.Document, targets []string)
+	// PathPrefix, when set ("/upgradescope", see NormalPathPrefix), is where every route
+	// is served, the API and the dashboard alike; nothing answers outside it.
+	PathPrefix string
+	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
+	// to agents holding an ingest token.
+	PublishDir string
+	// ReevaluateRate bounds the background re-evaluation after a bundle change, in
+	// clusters a second (default DefaultReevaluateRate).
+	ReevaluateRate float64
+	// BodyTimeout bounds sending one push body (default 60 s): a slower client gets 408.
+	BodyTimeout time.Duration
+	StaleAfter  time.Duration
+	Logger      *slog.Logger
+	// Now is the clock (time.Now when nil); tests pin it.
+	Now func() time.Time
+	// Sinks receive a notification when an ingest changes a cluster's readiness (none:
+	// nothing is enqueued). NotifyOptions adjust their worker (tests pin its clock).
+	Sinks         []notify.Sink
+	NotifyOptions []notify.Option
+	// Collectors are more series /metrics reports: those of the bundle set serve polls.
+	Collectors []prometheus.Collector
+}
+
+// Server serves the API; build it with New.
+type Server struct {
+	cfg   Config
+	store store.Store
+	log   *slog.Logger
+	now   func() time.Time
+	// active is the engine the server evaluates with; Swap replaces it whole.
+	active atomic.Pointer[policy]
+	// published serves Config.PublishDir; nil without one.
+	published http.Handler
+	// pushes bounds the pushes past authentication at once, and each credential's: each
+	// holds its body, its decoded inventory and its evaluation until it is answered, so this
+	// bounds the memory ingest may take. decodes is a budget of bytes of JSON being
+	// validated and decoded at once (readPush), evals bounds the evaluations, reports the
+	// stored reports and inventories per-cluster reads decode at once, whatIfs the what-if
+	// evaluations.
+	pushes  *pushTurns
+	decodes *semaphore.Weighted
+	evals   *semaphore.Weighted
+	reports *semaphore.Weighted
+	whatIfs *semaphore.Weighted
+	// dryRuns lets one dry run run at a time; its workers take evals turns like pushes.
+	dryRuns *semaphore.Weighted
+	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
+	// their turn (reading, decoding, evaluating, storing): the background re-evaluation
+	// takes a slot only while no push waits for one and a core is left to it.
+	evalWaiters  atomic.Int32
+	pushesActive atomic.Int32
+	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
+	// between a re-evaluation and its store.
+	reeval     chan struct{}
+	reevalHook func() error
+	// reevalRetry is RunReevaluation's first delay before trying a pass that left work
+	// again (reevaluationRetry; tests shorten it).
+	reevalRetry time.Duration
+	// work is the context of what outlives a request (an ingest whose client hung up);
+	// Close cancels it.
+	work   context.Context
+	cancel context.CancelFunc
+	// readClosed remembers that the store said the read API is closed: it never reopens,
+	// so every replica may cache a true.
+	readClosed atomic.Bool
+	metrics    *metrics
+	handler    http.Handler
+	// shell is the dashboard's page, the same for every URL and reader.
+	shell []byte
+	// notifier delivers the outbox to the sinks, nil without any; sinkNames are the
+	// queues an ingest enqueues a message to.
+	notifier  *notify.Worker
+	sinkNames []string
+	// cells are the fleet's cells by cluster as of cellsVersion (fleetCells); read-only
+	// once stored, shared by concurrent reads.
+	cellsMu      sync.Mutex
+	cells        map[int64][]store.FleetRow
+	cellsVersion string
+	// shares are the cells of team-scoped readers' shares already evaluated (shareCells).
+	shares shareCache
+}
+
+// Waits before a request that cannot get its slot answers 503 with Retry-After.
+const (
+	slotWait    = 10 * time.Second
+	evalWait    = 20 * time.Second
+	whatIfWait  = 30 * time.Second
+	retryAfterS = "5"
+)
+
+// New checks cfg and builds the Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Engine == nil {
+		return nil, fmt.Errorf("server: a store and an engine are required")
+	}
+	if err := checkTargets(cfg.Targets); err != nil {
+		return nil, err
+	}
+	if err := checkSinks(cfg.Sinks); err != nil {
+		return nil, err
+	}
+	prefix, err := NormalPathPrefix(cfg.PathPrefix)
+	if err != nil {
+		return nil, err
+	}
+	cfg.PathPrefix = prefix
+	if cfg.MaxGateBytes <= 0 {
+		cfg.MaxGateBytes = DefaultMaxGateBytes
+	}
+	if cfg.MaxSnapshotBytes <= 0 {
+		cfg.MaxSnapshotBytes = push.MaxBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ReevaluateRate <= 0 {
+		cfg.ReevaluateRate = DefaultReevaluateRate
+	}
+	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		pushes:      newPushTurns(),
+		decodes:     semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
+		evals:       semaphore.NewWeighted(2),
+		reports:     semaphore.NewWeighted(2),
+		whatIfs:     semaphore.NewWeighted(1),
+		dryRuns:     semaphore.NewWeighted(1),
+		reeval:      make(chan struct{}, 1),
+		reevalRetry: reevaluationRetry,
+	}
+	s.work, s.cancel = context.WithCancel(context.Background())
+	s.active.Store(newPolicy(cfg.Engine))
+	s.published = publishedHandler(cfg.PublishDir)
+	if len(cfg.Sinks) > 0 {
+		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
+		s.notifier = notify.NewWorker(cfg.Store, cfg.Sinks, opts...)
+		for _, sink := range cfg.Sinks {
+			s.sinkNames = append(s.sinkNames, sink.Name)
+		}
+	}
+	s.metrics = newMetrics(s)
+	s.shell = web.Shell(cfg.PathPrefix)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the API with the Host check and metrics around it.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close cancels work still running for requests already answered or abandoned (after a
+// drain that ran out of time), so the store can be closed under none.
+func (s *Server) Close() { s.cancel() }
+
+// normalTargets writes each --targets minor as the API does ("1.034" → "1.34"); New has
+// checked that each parses.
+func normalTargets(targets []string) []string {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if minor, err := inventory.ParseTarget(t); err == nil {
+			out = append(out, minor)
+		}
+	}
+	return out
+}
+
+// checkTargets refuses more than MaxTargets distinct minors or a malformed one.
+func checkTargets(targets []string) error {
+	for _, t := range targets {
+		if _, err := inventory.ParseTarget(t); err != nil {
+			return fmt.Errorf("--targets: %w", err)
+		}
+	}
+	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
+	if len(distinct) > MaxTargets {
+		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+	}
+	return nil
+}
+
+// checkSinks refuses two sinks of one name: a name is a delivery queue in the store.
+func checkSinks(sinks []notify.Sink) error {
+	seen := map[string]bool{}
+	for _, sink := range sinks {
+		if seen[sink.Name] {
+			return fmt.Errorf("server: two notification sinks named %q", sink.Name)
+		}
+		seen[sink.Name] = true
+	}
+	return nil
+}
+
+// policy is an engine and its bundle set as the store records them. A request reads the
+// server's once (Server.policy), so an evaluation and the bundles stored beside it always
+// match, and one in flight during a Swap finishes on the engine it started with.
+type policy struct {
+	eng     *engine.Engine
+	bundles []store.Bundle
+	// key is the bundles' canonical join; a stored evaluation with another key is outdated.
+	key string
+}
+
+func newPolicy(eng *engine.Engine) *policy {
+	p := &policy{eng: eng}
+	var parts []string
+	for _, b := range eng.Bundles() {
+		p.bundles = append(p.bundles, store.Bundle{Name: b.Name, Revision: b.Revision})
+		parts = append(parts, b.Name+"@"+b.Revision)
+	}
+	slices.Sort(parts)
+	p.key = strings.Join(parts, ",")
+	return p
+}
+
+// policy is the engine to evaluate with now.
+func (s *Server) policy() *policy { return s.active.Load() }
+
+// Swap makes eng the engine every later evaluation uses (a bundle poller activated a new
+// revision). Stored evaluations made with another bundle set read as outdated from now on.
+func (s *Server) Swap(eng *engine.Engine) {
+	s.active.Store(newPolicy(eng))
+	select {
+	case s.reeval <- struct{}{}:
+	default: // a pass is due already; it reads the policy when it starts
+	}
+}

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
+)
+
+// A team-scoped reader's verdicts, scores, counts and findings are those of its share
+// (shareOf), evaluated when it reads them from the cluster's latest snapshot with the active
+// bundle set: the stored evaluations judged the whole cluster and are the fleet's. What the
+// fleet cells of shares sum up is kept in memory (shareCache) until the snapshot, the
+// bundle set or the UTC day changes.
+
+// othersGap is what every share's judgement of a cluster has not assessed: the rest of it.
+// It is there whether or not other teams own anything, so it says nothing about them; it
+// keeps a share's cluster verdict from ever reading ready (the teams' own verdicts, in the
+// team rollup, are judged without it).
+var othersGap = report.Gap{Capability: "other-teams", Required: true,
+	Reason: "not this token's to read: other teams' namespaces, and what the cluster counts without saying where (label sets of image versions also running elsewhere), are left out of a team-scoped judgement, so the cluster's own verdict is unknown here unless its share is blocked"}
+
+// judgeShare evaluates the scope's share of cluster c's latest snapshot at targets with pol,
+// one evaluation at a time per server (as a what-if), and answers the report, each target
+// judged as a share (asShare), with the share's snapshot.
+func (s *Server) judgeShare(ctx context.Context, c store.Cluster, sc scope, pol *policy, targets []string) (*report.Report, judgedShare, error) {
+	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
+		return nil, judgedShare{}, err
+	}
+	defer s.whatIfs.Release(1)
+	doc, snapID, err := s.latestInventory(ctx, c)
+	if err != nil {
+		return nil, judgedShare{}, err
+	}
+	share := shareOf(s.cfg.TeamMap.apply(doc), sc)
+	rep, err := pol.eng.Evaluate(ctx, share, targets, s.now().UTC())
+	if err != nil {
+		return nil, judgedShare{}, fmt.Errorf("evaluate the share of teams %v of cluster %d at %v: %w", sc.teams, c.ID, targets, err)
+	}
+	for i := range rep.Targets {
+		asShare(&rep.Targets[i], sc)
+	}
+	return rep, judgedShare{snapshot: snapID, owners: namespaceTeams(share)}, nil
+}
+
+// judgedShare is the snapshot a share was judged from and who owns its namespaces.
+type judgedShare struct {
+	snapshot int64
+	owners   map[string]string
+}
+
+// asShare makes an evaluated share's target what a team-scoped reader reads: othersGap
+// added (never ready), and the scope's teams alone in the rollup.
+func asShare(tr *report.TargetResult, sc scope) {
+	tr.NotAssessed = append(tr.NotAssessed, othersGap)
+	slices.SortStableFunc(tr.NotAssessed, func(a, b report.Gap) int { return strings.Compare(a.Capability, b.Capability) })
+	if tr.Verdict == report.VerdictReady {
+		tr.Verdict = report.VerdictUnknown
+	}
+	for name := range tr.Teams {
+		if !sc.sees(name) {
+			delete(tr.Teams, name)
+		}
+	}
+}
+
+// servedShare is the scope's share of cluster c at target, evaluated now: a what-if.
+func (s *Server) servedShare(ctx context.Context, c store.Cluster, sc scope, target string) (*served, error) {
+	rep, judged, err := s.judgeShare(ctx, c, sc, s.policy(), []string{target})
+	if err != nil {
+		return nil, err
+	}
+	at, _ := parseTime(rep.EvaluatedAt)
+	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: judged.snapshot, evaluatedAt: at, report: rep}, nil
+}
+
+// shareCells are the fleet cells of the scope's share of c at targets (its planned targets
+// when nil), in place of the stored ones; none before its first snapshot. A share that
+// fails to evaluate has no cells, as a stored evaluation that failed; only a busy server is
+// an error.
+func (s *Server) shareCells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
+	if targets == nil {
+		targets, _ = s.planTargets(c.ServerVersion)
+	}
+	if c.LatestSnapshotID == 0 || len(targets) == 0 {
+		return nil, nil
+	}
+	pol := s.policy()
+	key := shareKey{cluster: c.ID, snapshot: c.LatestSnapshotID, policy: pol.key, day: s.now().UTC().Format(time.DateOnly),
+		teams: strings.Join(slices.Sorted(slices.Values(sc.teams)), ","), targets: strings.Join(targets, ",")}
+	if rows, ok := s.shares.get(key); ok {
+		return rows, nil
+	}
+	rep, judged, err := s.judgeShare(ctx, c, sc, pol, targets)
+	switch {
+	case errors.Is(err, errBusy) || ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		s.log.Error("a team-scoped evaluation failed; its cells stay empty", "cluster", c.Name, "err", err)
+		return nil, nil
+	}
+	rows := make([]store.FleetRow, 0, len(rep.Targets))
+	at, _ := parseTime(rep.EvaluatedAt)
+	for _, tr := range rep.Targets {
+		rows = append(rows, store.FleetRow{ClusterID: c.ID, ClusterName: c.Name, Target: tr.Target, SnapshotID: judged.snapshot,
+			Verdict: tr.Verdict, Score: tr.Score, Blockers: tr.Blockers, Warnings: tr.Warnings, EvaluatedAt: at,
+			BundlesKey: pol.key, Teams: shareTeamCells(tr, judged.owners, sc)})
+	}
+	s.shares.put(key, rows)
+	return rows, nil
+}
+
+// shareTeamCells are the scope's teams' cells of a share's target, one for each team owning
+// a namespace of the share (owners), as teamCells makes them.
+// Teams are judged without othersGap, as the engine judged those with findings.
+func shareTeamCells(tr report.TargetResult, owners map[string]string, sc scope) map[string]store.TeamCell {
+	tr.NotAssessed = slices.DeleteFunc(slices.Clone(tr.NotAssessed), func(g report.Gap) bool {
+		return g.Capability == othersGap.Capability && g.Reason == othersGap.Reason
+	})
+	cells := teamCells(tr, owners)
+	for name := range cells {
+		if !sc.sees(name) {
+			delete(cells, name)
+		}
+	}
+	return cells
+}
+
+// cellsFor are the cells a reader sees of c: the stored ones for the fleet, the share's
+// otherwise.
+func (s *Server) cellsFor(ctx context.Context, c store.Cluster, stored []store.FleetRow, sc scope) ([]store.FleetRow, error) {
+	if sc.fleet {
+		return stored, nil
+	}
+	return s.shareCells(ctx, c, sc, nil)
+}
+
+// shareHistory is a team-scoped reader's history of c at target: the share's judgement of
+// the latest snapshot alone. The stored history judged the whole cluster, and the earlier
+// snapshots' shares are not evaluated again.
+func (s *Server) shareHistory(ctx context.Context, c store.Cluster, sc scope, target string) ([]store.HistoryPoint, error) {
+	rows, err := s.shareCells(ctx, c, sc, []string{target})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	r := rows[0]
+	return []store.HistoryPoint{{SnapshotID: r.SnapshotID, Target: r.Target, Verdict: r.Verdict, Score: r.Score,
+		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt, BundlesKey: r.BundlesKey}}, nil
+}
+
+// history is the reader's history of c at target, newest first as the store answers it.
+func (s *Server) history(ctx context.Context, c store.Cluster, sc scope, target string, limit int) ([]store.HistoryPoint, error) {
+	if !sc.fleet {
+		return s.shareHistory(ctx, c, sc, target)
+	}
+	return s.store.History(ctx, c.ID, target, limit)
+}
+
+// shareKey names one set of a share's cells: the cluster's latest snapshot, the bundle set,
+// the UTC day (rules judge dates by it), the scope's teams and the targets.
+type shareKey struct {
+	cluster, snapshot           int64
+	policy, day, teams, targets string
+}
+
+// maxShareCells bounds the cached sets of cells: a few hundred bytes each.
+const maxShareCells = 4096
+
+// shareCache holds the cells of shares already evaluated. Safe for concurrent use.
+type shareCache struct {
+	mu sync.Mutex
+	m  map[shareKey][]store.FleetRow
+}
+
+func (c *shareCache) get(k shareKey) ([]store.FleetRow, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rows, ok := c.m[k]
+	return rows, ok
+}
+
+// put stores rows under k; a full cache starts again empty: what it held is judged again
+// when read, and entries of past snapshots, bundle sets and days go with it.
+func (c *shareCache) put(k shareKey, rows []store.FleetRow) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxShareCells {
+		c.m = map[shareKey][]store.FleetRow{}
+	}
+	c.m[k] = rows
+}
