@@ -19,12 +19,12 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 

@@ -3,8 +3,8 @@ package agent
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/crd"
 )
 
 // crdRevisions are the active revisions as the ClusterReadiness status shows them.

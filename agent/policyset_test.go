@@ -12,10 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/policies"
-	"github.com/upgradescope/upgradescope/bundles/policyset"
 )
 
 // The agent's /metrics and ClusterReadiness status follow its bundle set: the active

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
 )
 
 var fleetSize = flag.Int("fleet", 1000, "clusters in BenchmarkDryRunFleet")

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
 )
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

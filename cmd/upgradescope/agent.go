@@ -13,15 +13,15 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/upgradescope/upgradescope/agent"
+	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/internal/listen"
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/bundles/policyset"
-	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 type agentFlags struct {

@@ -29,8 +29,8 @@ import (
 
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/crd/healthcheck"
-	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
 // logged waits until a process's output b holds s: a process logs what it did just after

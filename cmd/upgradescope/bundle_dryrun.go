@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
 )
 
 // dryRunFlags are bundle dry-run's flags; bundles are the current set the candidate joins.

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/output"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 const (

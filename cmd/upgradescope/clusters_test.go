@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 // clustersEngine is built once: loading the built-in bundles is the slow part of a server.

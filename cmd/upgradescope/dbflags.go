@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // envDBURL names the environment variable that may hold the PostgreSQL URL, so it stays off

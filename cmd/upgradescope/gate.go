@@ -18,12 +18,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/config"
+	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/internal/retryafter"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server"
 )
 
 // maxGateConfig bounds the .upgradescope.yaml a gate sends in its body, as the server does.

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 // pushInventory pushes testdata/<scenario>'s inventory to a real serve as cluster name, its

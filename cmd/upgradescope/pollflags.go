@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/engine"
 )
 
 // pollFlags poll bundle URLs for new revisions, which are verified, compiled off the

@@ -19,13 +19,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/internal/logging"
-	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/logging"
+	"github.com/upgradescope/upgradescope/internal/token"
 )
 
 // serveFlags are `upgradescope serve`'s flags.

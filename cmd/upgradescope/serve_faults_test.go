@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // ingestToken is the shared --ingest-token of the fault tests.

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/fleet/push"
-	"github.com/upgradescope/upgradescope/fleet/server/notify"
 )
 
 // webhookReceiver is a real webhook endpoint on loopback. While hanging it holds every

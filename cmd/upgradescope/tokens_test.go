@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 var tokenLine = regexp.MustCompile(`^[0-9a-f]{64}\n$`)

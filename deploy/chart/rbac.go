@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/kb/probe"
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 // KBRulesFile is where the generated rules live in the chart; templates/rbac.yaml includes it.

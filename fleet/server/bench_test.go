@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/hack/corpus"
 )
 
 // BenchmarkIngestCluster500 pushes distinct 500-namespace inventories

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
 // The server hands its published bundles to agents holding an ingest token: the shared one

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // evalSummary is a stored evaluation as the API shows it.

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // The dashboard (docs/dashboard.md): a shell per page that anyone may load, and HTML

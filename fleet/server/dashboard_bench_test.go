@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // BenchmarkDashboardFleet reads the fleet page of 1,000 clusters × 4 targets (seedFleet: one

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 var articleRE = regexp.MustCompile(`<article class="finding" id="finding-[^"]*" data-key="([^"]*)"`)

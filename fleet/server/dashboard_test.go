@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // securityHeaders are the headers every dashboard answer carries.

@@ -14,11 +14,11 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // Bounds of a dry run: ?budget= (default and cap), and the clusters judged at once. Two

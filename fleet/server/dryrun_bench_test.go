@@ -14,11 +14,11 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 var (

@@ -18,13 +18,13 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
-	"github.com/upgradescope/upgradescope/fleet/server"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files; read them before committing")

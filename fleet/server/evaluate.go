@@ -13,9 +13,9 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // currentVersion is the version a snapshot is judged from (inventory.JudgedVersion), else

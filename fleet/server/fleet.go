@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // fleetRow is one cluster of the fleet matrix.

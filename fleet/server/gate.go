@@ -15,10 +15,10 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // InventoryContentType marks a gate body that is an inventory document, not manifests.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/fleet/server"
 )
 
 // gateReport is the part of a gate's JSON report the cluster-context tests read.

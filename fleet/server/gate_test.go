@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
-	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/output"
 )
 
 var yamlBody = http.Header{"Content-Type": {"application/yaml"}}

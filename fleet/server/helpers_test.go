@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // sharedEngine is built once: loading the built-in bundles is the slow part of a test server.

@@ -15,10 +15,10 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/push"
-	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // ingestTimeout bounds evaluating and storing one push once its body is read; the work is

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 func gzipBytes(t testing.TB, data []byte) []byte {

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // baselineTries bounds how often an ingest compares again after another ingest of the

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // hookSink is a real webhook receiver on loopback that keeps what it was sent.

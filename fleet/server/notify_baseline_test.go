@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
+	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // helmInventory is testdata/helm-kubeversion-too-new: a 1.32 cluster whose release "shop"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // otherCluster is a second cluster at 1.33 whose only namespace belongs to team platform.

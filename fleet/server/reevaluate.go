@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // DefaultReevaluateRate is the background re-evaluation's default pace, in clusters a

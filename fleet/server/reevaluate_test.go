@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 // eolPack is new knowledge as a custom pack: the acme-agent every cluster runs is past its

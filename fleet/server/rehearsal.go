@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // LastJudged is the inventory a new bundle set should be rehearsed on before the server

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
 // Where a per-cluster read's report came from.

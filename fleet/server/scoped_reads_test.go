@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // Issue 30, item 14: whatever a team-scoped token reads is computed from its teams' share of

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/upgradescope/upgradescope/report"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // A team-scoped reader's verdicts, scores, counts and findings are those of its share

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/upgradescope/upgradescope/hack/machine"
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/hack/machine"
 )
 
 type options struct {

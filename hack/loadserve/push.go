@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/hack/corpus"
 )
 
 // agent is one pushing cluster: a name, the UID it binds, and its envelopes.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/hack/corpus"
 )
 
 // seed fills the fresh store with o.seedClusters clusters of o.seedHistory snapshots each,

@@ -17,8 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 // backends runs test once on a fresh SQLite database and once on a real PostgreSQL one

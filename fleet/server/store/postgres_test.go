@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/store/storetest"
+	"github.com/upgradescope/upgradescope/internal/testenv/pgtest"
 )
 
 func TestPostgres(t *testing.T) {
