@@ -20,6 +20,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
@@ -203,7 +204,7 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("listen on --addr %s: %w", addr, err)
 			}
-			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" {
+			if !loopback.Is(ln.Addr().String()) && opts.Token == "" {
 				fmt.Fprintf(s.err, "warning: serving on %s, beyond this machine, without --token-file: anyone who can reach it can download the bundles\n", ln.Addr())
 			}
 			fmt.Fprintf(s.err, "serving bundles from %s on http://%s\n", args[0], ln.Addr())

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/output"
 )
@@ -65,7 +65,7 @@ func newAPIClient(raw, caFile, token, tokenName string) (*apiClient, error) {
 	c := &apiClient{base: u, token: token, tokenName: tokenName, http: &http.Client{Timeout: apiTimeout, Transport: transport,
 		// A redirect would resend the token elsewhere: it is an error naming where instead.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if token != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+	if token != "" && u.Scheme == "http" && !loopback.Is(u.Hostname()) {
 		c.warning = fmt.Sprintf("--server %s is plain http to a host that is not loopback: the token travels in clear text", u)
 	}
 	return c, nil
@@ -102,14 +102,6 @@ func caPool(file string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("--server-ca-file %s: no PEM certificate in it", file)
 	}
 	return pool, nil
-}
-
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (c *apiClient) list(ctx context.Context) ([]clusterJSON, error) {

@@ -25,6 +25,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/logging"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/token"
 )
 
@@ -223,7 +224,7 @@ func distinctTokens(ingest, read, admin string) error {
 	return nil
 }
 
-// loopbackListen answers whether addr binds only loopback ("localhost", 127.x, ::1).
+// loopbackListen answers whether addr binds only loopback (loopback.Is).
 func loopbackListen(addr string) (bool, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -232,11 +233,7 @@ func loopbackListen(addr string) (bool, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return false, fmt.Errorf("--listen %q: the port must be a number", addr)
 	}
-	if host == "localhost" {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
+	return loopback.Is(host), nil
 }
 
 // parseRetention reads --retention: whole days as "90d", or a Go duration; 0 keeps all.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 )
 
 // scope is what a read credential may see: the whole fleet, or the clusters and findings
@@ -156,14 +157,14 @@ func (s *Server) hostCheck(next http.Handler) http.Handler {
 	if !s.cfg.HostCheck {
 		return next
 	}
-	allowed := map[string]bool{"localhost": true}
+	allowed := map[string]bool{}
 	for _, h := range s.cfg.Hosts {
 		allowed[strings.ToLower(h)] = true
 	}
 	var lastLog atomic.Int64 // unix nanoseconds of the last warning: at most one a minute
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostOnly(r.Host)
-		if allowed[host] || isLoopback(host) || host == localAddr(r) {
+		if allowed[host] || loopback.Is(host) || host == localAddr(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -183,11 +184,6 @@ func hostOnly(h string) string {
 		h = host
 	}
 	return strings.ToLower(strings.Trim(h, "[]"))
-}
-
-func isLoopback(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // localAddr is the IP the request arrived on (a probe or scrape to the pod IP), "" when unknown.
