@@ -133,7 +133,7 @@ func (s *Server) outdated(bundlesKey string, snapshot, latest int64, evaluatedAt
 func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {
 	out := clusterSummary{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
 		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: s.stale(c),
-		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion), Bundles: s.agentBundles(c)}
+		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: inventory.DefaultTarget(c.ServerVersion), Bundles: s.agentBundles(c)}
 	for _, r := range cells {
 		if r.Target == out.DefaultTarget {
 			out.Latest = s.summary(c, r)
@@ -216,7 +216,7 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) er
 		return err
 	}
 	d := clusterDetail{clusterSummary: s.clusterSummary(c, cells), Evaluations: []*evalSummary{}}
-	d.Targets, _ = s.planTargets(c.ServerVersion)
+	d.Targets = s.planTargets(c.ServerVersion)
 	if d.Targets == nil {
 		d.Targets = []string{}
 	}
@@ -274,7 +274,7 @@ func sortedCells(cells []store.FleetRow) []store.FleetRow {
 		targets = append(targets, c.Target)
 	}
 	out := make([]store.FleetRow, 0, len(cells))
-	for _, t := range sortedMinors(targets) {
+	for _, t := range inventory.SortMinors(targets) {
 		out = append(out, byTarget[t])
 	}
 	return out

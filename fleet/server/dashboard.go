@@ -97,7 +97,7 @@ func (s *Server) uiFleet(r *http.Request, sc scope) ([]byte, error) {
 // dashRow is an API fleet row as the page shows it.
 func dashRow(row fleetRow, targets []string) web.FleetRow {
 	out := web.FleetRow{ID: row.ClusterID, Name: row.Name, ServerVersion: row.ServerVersion, LastSeen: row.LastSeen,
-		Stale: row.Stale, Next: nextMinor(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
+		Stale: row.Stale, Next: inventory.DefaultTarget(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
 	for i, t := range targets {
 		cell := web.FleetCell{Target: t}
 		if sum := row.Cells[t]; sum != nil {
@@ -177,9 +177,9 @@ func (s *Server) fillReport(r *http.Request, sc scope, c store.Cluster, view *we
 
 // clusterTargets are the cluster's planned targets (and the one asked for) with their cells.
 func (s *Server) clusterTargets(c store.Cluster, cells []store.FleetRow, asked string) []web.FleetCell {
-	targets, _ := s.planTargets(c.ServerVersion)
+	targets := s.planTargets(c.ServerVersion)
 	if asked != "" && !slices.Contains(targets, asked) {
-		targets = sortedMinors(append(targets, asked))
+		targets = inventory.SortMinors(append(targets, asked))
 	}
 	out := make([]web.FleetCell, 0, len(targets))
 	for _, t := range targets {

@@ -163,7 +163,7 @@ func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
 				return nil, nil, err
 			}
 			snapshotID = snap.ID
-			targets, _ := s.planTargets(currentVersion(doc, c.ServerVersion))
+			targets := s.planTargets(currentVersion(doc, c.ServerVersion))
 			return s.cfg.TeamMap.apply(doc), targets, nil
 		},
 		Before: func(ctx context.Context, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {

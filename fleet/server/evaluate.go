@@ -27,36 +27,11 @@ func currentVersion(doc *inventory.Document, last string) string {
 	return last
 }
 
-// nextMinor is the minor after version, "" when version does not parse.
-func nextMinor(version string) string {
-	v, err := parseVersion(version)
-	if err != nil {
-		return ""
-	}
-	return v.NextMinor()
-}
-
 // planTargets is what a snapshot at version is judged at: its next minor and every
-// --targets minor after version, sorted; notApplicable are the --targets the cluster
-// already runs (or passed).
-func (s *Server) planTargets(version string) (targets, notApplicable []string) {
-	v, vErr := parseVersion(version)
-	if next := nextMinor(version); next != "" {
-		targets = append(targets, next)
-	}
-	for _, t := range s.cfg.Targets {
-		tv, err := parseVersion(t)
-		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
-			notApplicable = append(notApplicable, t)
-			continue
-		}
-		targets = append(targets, t)
-	}
-	return sortedMinors(targets), sortedMinors(notApplicable)
+// --targets minor after version (inventory.PlanTargets).
+func (s *Server) planTargets(version string) []string {
+	return inventory.PlanTargets(version, s.cfg.Targets)
 }
-
-// sortedMinors sorts minors numerically without repeats (inventory.SortMinors).
-func sortedMinors(minors []string) []string { return inventory.SortMinors(minors) }
 
 // evaluate judges doc at targets in one engine call, holding an evaluation slot, and
 // answers one evaluation per target with its own report, and each target's result as

@@ -55,7 +55,7 @@ func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []str
 	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
 		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{},
 		Bundles: s.agentBundles(c)}
-	current, vErr := parseVersion(c.ServerVersion)
+	current, vErr := inventory.ParseVersion(c.ServerVersion)
 	for i, t := range targets {
 		row.Cells[t] = nil
 		if vErr == nil && !after(parsed[i], current) {
@@ -82,7 +82,7 @@ func sortedBundles(bundles []store.Bundle) []store.Bundle {
 func parseMinors(targets []string) []inventory.Version {
 	out := make([]inventory.Version, len(targets))
 	for i, t := range targets {
-		out[i], _ = parseVersion(t)
+		out[i], _ = inventory.ParseVersion(t)
 	}
 	return out
 }
@@ -90,11 +90,11 @@ func parseMinors(targets []string) []inventory.Version {
 // applicable answers whether target is after the minor the cluster runs (true when either
 // version is unknown): a cell at a target already reached says nothing about upgrading.
 func applicable(c store.Cluster, target string) bool {
-	current, err := parseVersion(c.ServerVersion)
+	current, err := inventory.ParseVersion(c.ServerVersion)
 	if err != nil {
 		return true
 	}
-	tv, err := parseVersion(target)
+	tv, err := inventory.ParseVersion(target)
 	return err != nil || after(tv, current)
 }
 
@@ -115,7 +115,7 @@ func fleetTargets(raw string) ([]string, error) {
 		}
 		out = append(out, t)
 	}
-	out = sortedMinors(out)
+	out = inventory.SortMinors(out)
 	if len(out) > MaxFleetTargets {
 		return nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("targets: at most %d minors", MaxFleetTargets))
 	}
@@ -127,11 +127,11 @@ func fleetTargets(raw string) ([]string, error) {
 func (s *Server) defaultColumns(clusters []store.Cluster) []string {
 	targets := slices.Clone(s.cfg.Targets)
 	for _, c := range clusters {
-		if t := nextMinor(c.ServerVersion); t != "" {
+		if t := inventory.DefaultTarget(c.ServerVersion); t != "" {
 			targets = append(targets, t)
 		}
 	}
-	targets = sortedMinors(targets)
+	targets = inventory.SortMinors(targets)
 	if len(targets) > MaxFleetTargets {
 		targets = targets[len(targets)-MaxFleetTargets:]
 	}
@@ -190,7 +190,7 @@ func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []
 	for _, c := range byName(v.clusters) {
 		t := target
 		if t == "" {
-			if t = nextMinor(c.ServerVersion); t == "" {
+			if t = inventory.DefaultTarget(c.ServerVersion); t == "" {
 				missing = append(missing, c)
 				continue
 			}

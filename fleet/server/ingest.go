@@ -284,7 +284,7 @@ func (s *Server) head(ctx context.Context, name, uid string) (store.ClusterHead,
 // stored without it: reads fall back to a what-if, the fleet shows the cluster's cells as
 // outdated, and the next push of it is judged again. Only a busy server refuses the push.
 func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	targets, _ := s.planTargets(currentVersion(doc, head.ServerVersion))
+	targets := s.planTargets(currentVersion(doc, head.ServerVersion))
 	if head.LatestHash == hash {
 		var err error
 		if targets, err = s.unevaluated(ctx, head, targets); err != nil {

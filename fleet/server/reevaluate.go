@@ -156,7 +156,7 @@ func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow)
 		}
 		targets, ok := planned[c.ServerVersion]
 		if !ok {
-			targets, _ = s.planTargets(c.ServerVersion)
+			targets = s.planTargets(c.ServerVersion)
 			planned[c.ServerVersion] = targets
 		}
 		return len(missingTargets(cells, current{c.LatestSnapshotID, key, now}, targets)) > 0
@@ -233,7 +233,7 @@ func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Clu
 	if err != nil {
 		return err
 	}
-	planned, _ := s.planTargets(currentVersion(doc, c.ServerVersion))
+	planned := s.planTargets(currentVersion(doc, c.ServerVersion))
 	targets := missingTargets(cells, current{snap.ID, pol.key, s.now()}, planned)
 	if len(targets) == 0 {
 		return nil // a push or another replica got there first

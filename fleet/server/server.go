@@ -206,7 +206,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReevaluateRate <= 0 {
 		cfg.ReevaluateRate = DefaultReevaluateRate
 	}
-	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
+	cfg.Targets = inventory.SortMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		pushes:      newPushTurns(),
 		decodes:     semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),

@@ -86,7 +86,7 @@ func (s *Server) servedShare(ctx context.Context, c store.Cluster, sc scope, tar
 // an error.
 func (s *Server) shareCells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
 	if targets == nil {
-		targets, _ = s.planTargets(c.ServerVersion)
+		targets = s.planTargets(c.ServerVersion)
 	}
 	if c.LatestSnapshotID == 0 || len(targets) == 0 {
 		return nil, nil
