@@ -36,10 +36,10 @@ func resolveTargets(spec []string, doc *inventory.Document) (targets, notes []st
 }
 
 // ignoreRules turns spec.ignore into the engine's rules; invalid ones are skipped with a note.
-func ignoreRules(spec []crd.IgnoreRule) (rules []report.IgnoreRule, notes []string) {
+func ignoreRules(spec []report.IgnoreRule) (rules []report.IgnoreRule, notes []string) {
 	for i, s := range spec {
-		r := report.IgnoreRule{Key: s.Key, Category: s.Category, Namespace: s.Namespace, Name: s.Name,
-			Reason: s.Reason, Expires: s.Expires, Index: i}
+		r := s
+		r.Index = i // notes and expired rules name it spec.ignore[Index]
 		if err := config.CheckRule(r); err != nil {
 			notes = append(notes, fmt.Sprintf("ignore: skipped spec.ignore[%d]: %v", i, err))
 			continue
