@@ -47,7 +47,7 @@ func inventoryCluster(name, path string, extra []string, current *engine.Engine)
 			// As the fleet server judges a push: the next minor and the extra ones after it.
 			targets := inventory.PlanTargets(doc.JudgedVersion(), extra)
 			if len(targets) == 0 {
-				return nil, nil, fmt.Errorf("%s: no target: its server version is unknown and no --targets is after it", path)
+				return nil, nil, fmt.Errorf("%s: no target: its server version is unknown and no --target is after it", path)
 			}
 			return doc, targets, nil
 		},

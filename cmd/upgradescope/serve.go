@@ -86,7 +86,7 @@ func newServeCommand(s streams) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the fleet server: take agents' pushes, evaluate and store them, serve the fleet API",
 		Long: `serve stores every cluster's inventory snapshots and the evaluations it computes for them
-(at each cluster's next minor and every --targets minor), and serves the fleet matrix, team
+(at each cluster's next minor and every --target minor), and serves the fleet matrix, team
 rollups, score history and per-cluster reports over HTTP. SQLite by default (--db), PostgreSQL
 for several replicas (--db-url). It listens on loopback unless told otherwise, and refuses
 another address without a read credential. See docs/server.md.`,
@@ -101,7 +101,7 @@ another address without a read credential. See docs/server.md.`,
 	f.admin.register(cmd, "admin-token", "UPGRADESCOPE_ADMIN_TOKEN", "token that reads, deletes and renames clusters")
 	fl.BoolVar(&f.allowAnonymousRead, "allow-anonymous-read", false, "serve reads without a credential on a non-loopback address (something else must guard it)")
 	fl.BoolVar(&f.requireReadCredential, "require-read-credential", false, "answer 401 to every read until a read token is minted, even on loopback")
-	fl.StringSliceVar(&f.targets, "targets", nil, fmt.Sprintf("minors every snapshot is also judged at, besides its next minor (at most %d)", server.MaxTargets))
+	fl.StringSliceVar(&f.targets, "target", nil, fmt.Sprintf("minors every snapshot is also judged at, besides its next minor (at most %d; repeatable)", server.MaxTargets))
 	fl.StringVar(&f.teamMap, "team-map", "", "YAML list of {pattern, team}: namespace globs whose team overrides the label, first match wins")
 	fl.StringVar(&f.retention, "retention", "90d", "delete snapshots older than this (days as 90d, or a Go duration), keeping each cluster's latest; 0 keeps all")
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
@@ -121,6 +121,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
 	completeValues(cmd, "log-format", logging.Formats...)
 	completeValues(cmd, "log-level", logging.Levels...)
+	deprecatedAlias(cmd, "targets", "target")
 	return cmd
 }
 

@@ -256,12 +256,12 @@ func normalTargets(targets []string) []string {
 func checkTargets(targets []string) error {
 	for _, t := range targets {
 		if _, err := inventory.ParseTarget(t); err != nil {
-			return fmt.Errorf("--targets: %w", err)
+			return fmt.Errorf("--target: %w", err)
 		}
 	}
 	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
 	if len(distinct) > MaxTargets {
-		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+		return fmt.Errorf("--target: at most %d minors, got %d", MaxTargets, len(distinct))
 	}
 	return nil
 }
