@@ -271,6 +271,8 @@ func allowedHosts(flag []string) ([]string, error) {
 	return out, nil
 }
 
+// run serves until SIGINT or SIGTERM, then drains (server.Process); a second signal ends
+// the process at once.
 func (f *serveFlags) run(ctx context.Context, s streams) error {
 	sc, err := f.check()
 	if err != nil {
@@ -282,15 +284,8 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	}
 	sc.cfg.Logger = log
 	tuneGCForServe()
-	set, err := f.bundles.bundleSet(ctx)
+	p, err := f.process(ctx, s, sc)
 	if err != nil {
-		return err
-	}
-	pollOpts, err := f.poll.options(&f.bundles, set)
-	if err != nil {
-		return err
-	}
-	if sc.cfg.Verification, err = f.bundles.verification(); err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, dbTimeout)
@@ -303,19 +298,37 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	if err := f.guardReads(ctx, st, sc); err != nil {
 		return err
 	}
-	sc.cfg.Store = st
+	p.Config.Store = st
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	context.AfterFunc(ctx, stop) // a second signal ends the process at once, mid-drain
-	p := &server.Process{Config: sc.cfg, Bundles: set, Poll: pollOpts, PublishEvery: f.poll.minDelay,
-		Observed: observer(log, set), Retention: sc.retention, Drain: f.drain,
-		TLSCertFile: f.tlsCertFile, TLSKeyFile: f.tlsKeyFile,
-		Listening: func(url string) { fmt.Fprintf(s.err, "listening on %s\n", url) }}
+	context.AfterFunc(ctx, stop) // a second signal, mid-drain, ends the process at once
 	return p.Run(ctx, ln)
+}
+
+// process is the server the flags describe, on the embedded bundles and every --bundle,
+// polling --bundle-url and --publish-dir; its store is yet to be opened.
+func (f *serveFlags) process(ctx context.Context, s streams, sc *serveConfig) (*server.Process, error) {
+	set, err := f.bundles.bundleSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pollOpts, err := f.poll.options(&f.bundles, set)
+	if err != nil {
+		return nil, err
+	}
+	if sc.cfg.Verification, err = f.bundles.verification(); err != nil {
+		return nil, err
+	}
+	return &server.Process{Config: sc.cfg, Bundles: set, Poll: pollOpts, PublishEvery: f.poll.minDelay,
+		Observed: observer(sc.cfg.Logger, set), Retention: sc.retention, Drain: f.drain,
+		TLSCertFile: f.tlsCertFile, TLSKeyFile: f.tlsKeyFile,
+		// The URL ends in the path prefix: it is where the dashboard is and what agents push to.
+		Listening: func(url string) { fmt.Fprintf(s.err, "listening on %s\n", url) },
+	}, nil
 }
 
 // guardReads refuses an open read API on an address other than loopback. The database is
