@@ -28,7 +28,7 @@ func currentVersion(doc *inventory.Document, last string) string {
 }
 
 // planTargets is what a snapshot at version is judged at: its next minor and every
-// --targets minor after version (inventory.PlanTargets).
+// --target minor after version (inventory.PlanTargets).
 func (s *Server) planTargets(version string) []string {
 	return inventory.PlanTargets(version, s.cfg.Targets)
 }
