@@ -21,7 +21,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -49,19 +49,9 @@ func RefusedBuiltins() map[string]struct{} { return maps.Clone(refusedBuiltins) 
 type Engine struct {
 	pq      rego.PreparedEvalQuery
 	bundles []report.BundleInfo
-	kb      report.KBMeta
-	apis    map[string]APIEntry
-	// addons and apiList are the registry and the lifecycle table in order (Addons, APIs).
-	addons  []Addon
-	apiList []APIEntry
-	groups  map[string]bool
-	images  inventory.ImageWatch
-	// addonCharts are the Helm charts the add-on registry matches (kb.addonindex.charts).
-	addonCharts map[string]bool
-	// declaredImages are the repository prefixes custom packs read in full.
-	declaredImages []string
-	// probes are the field observations the bundles declare.
-	probes      *probe.Set
+	kb      *kb.KB
+	// observe is what collectors observe with these bundles, probes included.
+	observe     kb.Observe
 	toolVersion string
 	limits      Limits
 	packs       packFiles
@@ -131,13 +121,10 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		}
 		e.bundles = append(e.bundles, infoOf(l))
 	}
-	if e.apis == nil {
+	if e.kb == nil {
 		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
 	}
-	if e.declaredImages, err = declaredImages(set); err != nil {
-		return nil, err
-	}
-	if e.probes, err = declaredProbes(set); err != nil {
+	if err := e.buildObserve(set); err != nil {
 		return nil, err
 	}
 	if err := e.prepare(ctx, set); err != nil {
@@ -191,7 +178,7 @@ func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 // is refused when it is loaded, not at the first scan.
 func (e *Engine) probe(ctx context.Context) error {
 	inv := &inventory.Document{SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, Capabilities: map[string]inventory.Capability{}}
-	if _, err := e.Evaluate(ctx, inv, []string{e.kb.Horizon}, time.Unix(0, 0)); err != nil {
+	if _, err := e.Evaluate(ctx, inv, []string{e.kb.Meta().Horizon}, time.Unix(0, 0)); err != nil {
 		return fmt.Errorf("bundles %s cannot produce a report: %w", e.describe(), err)
 	}
 	return nil
@@ -216,9 +203,6 @@ func infoOf(l loaded) report.BundleInfo {
 
 // Bundles lists the bundles the engine evaluates, built-in first.
 func (e *Engine) Bundles() []report.BundleInfo { return append([]report.BundleInfo(nil), e.bundles...) }
-
-// KB describes the knowledge base of the kb bundle.
-func (e *Engine) KB() report.KBMeta { return e.kb }
 
 // EvalOption configures one Evaluate call.
 type EvalOption func(*evalConfig)
@@ -273,7 +257,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert inventory: %w", err)
 	}
-	imagesValue, err := toAST(imageFacts(inv, e.images))
+	imagesValue, err := toAST(imageFacts(inv, e.kb.AddonImages()))
 	if err != nil {
 		return nil, fmt.Errorf("convert image facts: %w", err)
 	}
@@ -295,7 +279,7 @@ func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.
 	if err != nil {
 		return nil, fmt.Errorf("convert facts: %w", err)
 	}
-	probesObserved, probeGaps := probeFacts(inv, e.probes)
+	probesObserved, probeGaps := probeFacts(inv, e.observe.Probes)
 	// Converted here, with the inventory's interned strings: every behaviour looks its
 	// probe up, and a lazy object would convert each through JSON on first read.
 	probesValue, err := toAST(probesObserved)
@@ -379,7 +363,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 		ServerVersion:  inv.ServerVersion,
 		FilesBase:      inv.FilesBase,
 		Bundles:        e.Bundles(),
-		KB:             e.kb,
+		KB:             e.kb.Meta(),
 		Targets:        r.Targets,
 		Plan:           r.Plan,
 		ExpiredIgnores: r.ExpiredIgnores,

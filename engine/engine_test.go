@@ -66,7 +66,7 @@ func evaluateScenario(t *testing.T, eng *engine.Engine, dir string) []byte {
 		t.Fatal(err)
 	}
 	if args.ProbesFoundNothing {
-		probetest.FoundNothing(inv, eng.Probes())
+		probetest.FoundNothing(inv, eng.Observe().Probes)
 	}
 	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
 	targets := args.Targets

@@ -198,14 +198,14 @@ func (e *Engine) judgedReleases(inv *inventory.Document, flagged []kubeVersionFl
 	// As the Helm pack's flagged_apis reads the kb: an API the apiserver stores and the kb
 	// deprecates.
 	for k, ids := range byAPI {
-		if a, ok := e.apis[k]; ok && a.Stored && a.Deprecated != "" {
+		if a, ok := e.kb.API(k); ok && a.Stored && a.Deprecated != "" {
 			for _, i := range ids {
 				judged[i] = true
 			}
 		}
 	}
 	for chart, ids := range byChart {
-		if e.addonCharts[chart] {
+		if e.kb.MatchesChart(chart) {
 			for _, i := range ids {
 				judged[i] = true
 			}

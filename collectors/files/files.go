@@ -21,6 +21,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
@@ -33,23 +34,11 @@ const (
 // skipDirs are never walked: VCS metadata and vendored dependencies hold no manifests of ours.
 var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "vendor": true}
 
-// Options says what to record. The engine supplies the kind sets from the knowledge base.
+// Options says what to record.
 type Options struct {
-	// Watched holds "apiVersion/Kind" keys ("extensions/v1beta1/Ingress", "v1/Endpoints") of
-	// the kinds whose objects are listed; other objects are only counted.
-	Watched map[string]bool
-	// Known holds every "apiVersion/Kind" the knowledge base describes; an object of a
-	// built-in group at an unknown version is listed too.
-	Known map[string]bool
-	// BuiltinGroups are the API groups Kubernetes serves itself ("" is core); objects of
-	// other groups are custom resources, listed for the CRD rules.
-	BuiltinGroups map[string]bool
-	// Images says which images to observe closely (label sets, the workloads running them);
-	// the zero value observes every image. The engine supplies it from the add-on registry.
-	Images inventory.ImageWatch
-	// Probes are the field observations the bundles declare; objects of the kinds they name
-	// are parsed and observed. The engine supplies them (Engine.Probes).
-	Probes *probe.Set
+	// Observe is what to record: the kinds whose objects are listed, the images observed
+	// closely, the probes run. The engine supplies it (Engine.Observe).
+	kb.Observe
 	// TeamLabel is the Namespace label whose value names the team.
 	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.

@@ -300,8 +300,7 @@ func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 		return nil, err
 	}
 	e := s.policy().eng
-	res, err := files.Collect(dir, files.Options{Watched: e.WatchedKinds(), Known: e.KnownKinds(),
-		BuiltinGroups: e.BuiltinGroups(), Images: e.ImageWatch(), Probes: e.Probes(), Workers: 1})
+	res, err := files.Collect(dir, files.Options{Observe: e.Observe(), Workers: 1})
 	if err != nil {
 		return nil, err
 	}
