@@ -7,8 +7,8 @@ import (
 	"github.com/upgradescope/upgradescope/kb"
 )
 
-// Knowledge is the knowledge page's data: the active bundle set's add-on registry and API
-// lifecycle table, and Q, the search (a substring of an add-on's id, name or
+// Knowledge is the knowledge page's data: KB, the active bundle set's knowledge base (its
+// meta, add-on registry and API lifecycle table), and Q, the search (a substring of an add-on's id, name or
 // recommendation, or of an API's group/version/Kind or replacement).
 type Knowledge struct {
 	Frame
