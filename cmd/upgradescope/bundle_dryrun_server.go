@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
@@ -105,12 +105,12 @@ func readCandidateTarball(path string) ([]byte, error) {
 }
 
 // dryRunProgress prints a line per cluster on stderr as the server judges it (nil with -q).
-func dryRunProgress(s streams, quiet bool) func(rollout.Result) {
+func dryRunProgress(s streams, quiet bool) func(outcome.Result) {
 	if quiet {
 		return nil
 	}
 	done := 0
-	return func(r rollout.Result) {
+	return func(r outcome.Result) {
 		done++
 		fmt.Fprintf(s.err, "[%d] %s\n", done, progressLine(r))
 	}
@@ -120,49 +120,49 @@ func dryRunProgress(s streams, quiet bool) func(rollout.Result) {
 // progress as it arrives, then the summary. Results are answered by cluster name, the
 // order of the summary's lists. An answer that ends before its summary is an error: the
 // clusters not shown were never judged.
-func (c *apiClient) dryRun(ctx context.Context, candidate []byte, q url.Values, progress func(rollout.Result)) ([]rollout.Result, rollout.Summary, error) {
+func (c *apiClient) dryRun(ctx context.Context, candidate []byte, q url.Values, progress func(outcome.Result)) ([]outcome.Result, outcome.Summary, error) {
 	path := []string{"api", "v1", "bundles", "dry-run"}
 	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(candidate), q, path...)
 	if err != nil {
-		return nil, rollout.Summary{}, err
+		return nil, outcome.Summary{}, err
 	}
 	req.Header.Set("Content-Type", "application/gzip")
 	req.Header.Set("Accept", "application/x-ndjson")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
+		return nil, outcome.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, rollout.Summary{}, c.refusal(req, resp)
+		return nil, outcome.Summary{}, c.refusal(req, resp)
 	}
 	results, summary, err := readDryRunStream(resp.Body, progress)
 	if err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
+		return nil, outcome.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
 	}
-	slices.SortFunc(results, func(a, b rollout.Result) int { return cmp.Compare(a.Cluster, b.Cluster) })
+	slices.SortFunc(results, func(a, b outcome.Result) int { return cmp.Compare(a.Cluster, b.Cluster) })
 	return results, summary, nil
 }
 
 // readDryRunStream reads the lines of a dry run's answer until its summary.
-func readDryRunStream(body io.Reader, progress func(rollout.Result)) ([]rollout.Result, rollout.Summary, error) {
+func readDryRunStream(body io.Reader, progress func(outcome.Result)) ([]outcome.Result, outcome.Summary, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxDryRunLine)
-	var results []rollout.Result
+	var results []outcome.Result
 	for sc.Scan() {
 		var line struct {
-			*rollout.Result
-			Summary *rollout.Summary `json:"summary"`
+			*outcome.Result
+			Summary *outcome.Summary `json:"summary"`
 		}
-		line.Result = &rollout.Result{}
+		line.Result = &outcome.Result{}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return nil, rollout.Summary{}, fmt.Errorf("line %d of the answer is not JSON: %w", len(results)+1, err)
+			return nil, outcome.Summary{}, fmt.Errorf("line %d of the answer is not JSON: %w", len(results)+1, err)
 		}
 		if line.Summary != nil {
 			return results, *line.Summary, nil
 		}
 		if line.Cluster == "" {
-			return nil, rollout.Summary{}, fmt.Errorf("line %d of the answer is neither a cluster's result nor the summary", len(results)+1)
+			return nil, outcome.Summary{}, fmt.Errorf("line %d of the answer is neither a cluster's result nor the summary", len(results)+1)
 		}
 		results = append(results, *line.Result)
 		if progress != nil {
@@ -170,7 +170,7 @@ func readDryRunStream(body io.Reader, progress func(rollout.Result)) ([]rollout.
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("the answer broke off after %d clusters: %w", len(results), err)
+		return nil, outcome.Summary{}, fmt.Errorf("the answer broke off after %d clusters: %w", len(results), err)
 	}
-	return nil, rollout.Summary{}, fmt.Errorf("the answer ended after %d clusters without its summary: the dry run did not finish", len(results))
+	return nil, outcome.Summary{}, fmt.Errorf("the answer ended after %d clusters without its summary: the dry run did not finish", len(results))
 }
