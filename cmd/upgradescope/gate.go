@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/config"
-	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/internal/retryafter"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -264,7 +264,7 @@ func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*r
 	if err != nil {
 		return nil, 0, err
 	}
-	req.Header.Set("Content-Type", server.GateContentType)
+	req.Header.Set("Content-Type", api.GateContentType)
 	// Errors name the endpoint alone: the URL's query is the caller's business.
 	where := c.endpoint("api", "v1", "gate")
 	resp, err := c.http.Do(req)
