@@ -98,27 +98,27 @@ asked again after its Retry-After, up to three times.`,
 }
 
 // gateQuery is what the gate asks, validated.
-func (f *gateFlags) gateQuery() (client.Gate, error) {
+func (f *gateFlags) gateQuery() (client.GateQuery, error) {
 	if (f.filesPath == "") == (f.inventoryPath == "") {
-		return client.Gate{}, errors.New("give one of --files PATH (manifests) or --inventory FILE")
+		return client.GateQuery{}, errors.New("give one of --files PATH (manifests) or --inventory FILE")
 	}
 	minor, err := inventory.ParseTarget(f.target)
 	if err != nil {
-		return client.Gate{}, fmt.Errorf("--target: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--target: %w", err)
 	}
 	format, err := output.ParseFormat(f.output)
 	if err != nil {
-		return client.Gate{}, fmt.Errorf("--output: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--output: %w", err)
 	}
 	failOn, err := report.ParseFailOn(f.failOn)
 	if err != nil {
-		return client.Gate{}, fmt.Errorf("--fail-on: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--fail-on: %w", err)
 	}
 	if f.timeout <= 0 {
-		return client.Gate{}, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
+		return client.GateQuery{}, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
 	}
 	f.output = format
-	return client.Gate{Target: minor, FailOn: failOn, AllowIncomplete: f.allowIncomplete, Cluster: f.cluster}, nil
+	return client.GateQuery{Target: minor, FailOn: failOn, AllowIncomplete: f.allowIncomplete, Cluster: f.cluster}, nil
 }
 
 // runGate sends the request and turns the server's answer into output and an exit code.

@@ -46,7 +46,7 @@ type Labels struct {
 }
 
 // defaultLabels are those of a caller that gives none.
-var defaultLabels = Labels{Server: "the server URL", CAFile: "the server CA file", Token: "a token"}
+var defaultLabels = Labels{Server: "server URL", CAFile: "server CA file", Token: "the token"}
 
 // Option configures a Client.
 type Option func(*config)

@@ -20,12 +20,12 @@ func TestNewChecksTheURLAndTheCAFile(t *testing.T) {
 		opts []client.Option
 		says string
 	}{
-		{name: "no http URL", url: "ftp://fleet", says: "the server URL ftp://fleet: want an http:// or https:// URL with a host"},
+		{name: "no http URL", url: "ftp://fleet", says: "server URL ftp://fleet: want an http:// or https:// URL with a host"},
 		{name: "no host", url: "https://", says: "want an http:// or https:// URL with a host"},
 		{name: "credentials in the URL", url: "https://u:secret@fleet", says: "without credentials, query or fragment"},
 		{name: "a query", url: "https://fleet?x=1", says: "without credentials, query or fragment"},
 		{name: "a CA file with plain http", url: "http://127.0.0.1:1", opts: []client.Option{client.WithCAFile(notPEM)},
-			says: "the server CA file needs an https the server URL"},
+			says: "server CA file needs an https server URL, not http://127.0.0.1:1"},
 		{name: "a CA file without a certificate", url: "https://fleet", opts: []client.Option{client.WithCAFile(notPEM)},
 			says: "no PEM certificate in it"},
 		{name: "labels name the caller's settings", url: "ftp://fleet", opts: []client.Option{client.WithLabels(client.Labels{Server: "--server"})},

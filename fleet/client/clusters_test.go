@@ -147,7 +147,7 @@ func TestClustersRefusesAnAnswerWithoutItsList(t *testing.T) {
 	}))
 	defer other.Close()
 	_, err := connect(t, other.URL, readToken).Clusters(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "the answer has no clusters list: is the server URL an upgradescope server?") {
+	if err == nil || !strings.Contains(err.Error(), "the answer has no clusters list: is server URL an upgradescope server?") {
 		t.Errorf("err = %v, want one saying the answer has no clusters list", err)
 	}
 }

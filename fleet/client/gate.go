@@ -28,8 +28,8 @@ const (
 	gateAnswerContentType = "application/json"
 )
 
-// Gate is what a gate asks the server to judge against.
-type Gate struct {
+// GateQuery is what a gate asks the server to judge against.
+type GateQuery struct {
 	Target          string // the target minor, "1.37"
 	FailOn          string // report.FailOnBlocker, FailOnWarning or FailOnNever
 	AllowIncomplete bool   // an unknown verdict does not fail the gate
@@ -39,7 +39,7 @@ type Gate struct {
 }
 
 // query is the gate's query: the server answers JSON, which the caller renders.
-func (g Gate) query() url.Values {
+func (g GateQuery) query() url.Values {
 	q := url.Values{"target": {g.Target}, "format": {output.FormatJSON}, "fail-on": {g.FailOn},
 		"allow-incomplete": {strconv.FormatBool(g.AllowIncomplete)}}
 	if g.Cluster != "" {
@@ -65,7 +65,7 @@ func OnRetry(fn func(err error, wait time.Duration)) GateOption {
 // report (report.Report.Gate) as scan does. Anything else is an error: a refusal (*Error)
 // with the server's message, or an answer that is no gate's (a proxy's sign-in page). A
 // busy server (503) is asked again after its Retry-After, up to three requests in all.
-func (c *Client) Gate(ctx context.Context, g Gate, body api.GateRequest, opts ...GateOption) (*report.Report, error) {
+func (c *Client) Gate(ctx context.Context, g GateQuery, body api.GateRequest, opts ...GateOption) (*report.Report, error) {
 	var cfg gateConfig
 	for _, o := range opts {
 		o(&cfg)

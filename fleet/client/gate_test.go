@@ -38,21 +38,21 @@ func TestGateAnswersTheReportTheServerJudged(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		scenario string
-		gate     client.Gate
+		gate     client.GateQuery
 		config   string
 		verdict  string
 		fails    bool
 	}{
 		{name: "a ready inventory passes", scenario: "clean-is-ready",
-			gate: client.Gate{Target: "1.37", FailOn: report.FailOnBlocker}, verdict: report.VerdictReady},
+			gate: client.GateQuery{Target: "1.37", FailOn: report.FailOnBlocker}, verdict: report.VerdictReady},
 		{name: "a blocked inventory is a report that fails the gate, not an error", scenario: "teams",
-			gate: client.Gate{Target: "1.37", FailOn: report.FailOnBlocker}, verdict: report.VerdictBlocked, fails: true},
+			gate: client.GateQuery{Target: "1.37", FailOn: report.FailOnBlocker}, verdict: report.VerdictBlocked, fails: true},
 		{name: "fail-on never passes it", scenario: "teams",
-			gate: client.Gate{Target: "1.37", FailOn: report.FailOnNever}, verdict: report.VerdictBlocked},
+			gate: client.GateQuery{Target: "1.37", FailOn: report.FailOnNever}, verdict: report.VerdictBlocked},
 		{name: "against a stored cluster, failing only on what the inventory introduces", scenario: "teams",
-			gate: client.Gate{Target: "1.37", FailOn: report.FailOnBlocker, Cluster: "teams"}, verdict: report.VerdictReady},
+			gate: client.GateQuery{Target: "1.37", FailOn: report.FailOnBlocker, Cluster: "teams"}, verdict: report.VerdictReady},
 		{name: "the suppression file travels in the body", scenario: "teams", config: ignoreAll,
-			gate: client.Gate{Target: "1.37", FailOn: report.FailOnBlocker}},
+			gate: client.GateQuery{Target: "1.37", FailOn: report.FailOnBlocker}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, err := connect(t, fs.url, readToken).Gate(t.Context(), tt.gate, gateBody(t, tt.scenario, tt.config))
@@ -80,15 +80,15 @@ func TestGateAnswersARefusalAsAnError(t *testing.T) {
 	fs := startFleet(t, "teams")
 	for _, tt := range []struct {
 		name, token string
-		gate        client.Gate
+		gate        client.GateQuery
 		is          error
 		says        string
 	}{
-		{name: "an unknown cluster", token: readToken, gate: client.Gate{Target: "1.37", FailOn: "blocker", Cluster: "nope"},
+		{name: "an unknown cluster", token: readToken, gate: client.GateQuery{Target: "1.37", FailOn: "blocker", Cluster: "nope"},
 			is: client.ErrNotFound, says: "POST " + fs.url + "/api/v1/gate: 404 Not Found: cluster not found"},
-		{name: "a target the cluster runs", token: readToken, gate: client.Gate{Target: "1.30", FailOn: "blocker", Cluster: "teams"},
+		{name: "a target the cluster runs", token: readToken, gate: client.GateQuery{Target: "1.30", FailOn: "blocker", Cluster: "teams"},
 			says: "422 Unprocessable Entity"},
-		{name: "no token", gate: client.Gate{Target: "1.37", FailOn: "blocker"},
+		{name: "no token", gate: client.GateQuery{Target: "1.37", FailOn: "blocker"},
 			says: "401 Unauthorized: "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestGateAsksABusyServerAgainAfterItsRetryAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			url, requests := faultServer(t, tt.answers...)
 			var waits []time.Duration
-			rep, err := connect(t, url, readToken).Gate(t.Context(), client.Gate{Target: "1.37", FailOn: "blocker"},
+			rep, err := connect(t, url, readToken).Gate(t.Context(), client.GateQuery{Target: "1.37", FailOn: "blocker"},
 				api.GateRequest{Inventory: json.RawMessage(`{}`)}, client.OnRetry(func(_ error, wait time.Duration) { waits = append(waits, wait) }))
 			if requests() != tt.requests || len(waits) != len(tt.retries) {
 				t.Errorf("%d requests, waits %v; want %d, %v", requests(), waits, tt.requests, tt.retries)
