@@ -10,16 +10,13 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
+	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
-const (
-	// serverDryRunBudget is the server's own default budget, the wait when --budget is unset.
-	serverDryRunBudget = 5 * time.Minute
-	// dryRunSlack is how long past its budget a server's dry run may take to answer: the
-	// upload, the clusters in flight when it ran out, the summary.
-	dryRunSlack = 2 * time.Minute
-)
+// dryRunSlack is how long past its budget a server's dry run may take to answer: the
+// upload, the clusters in flight when it ran out, the summary.
+const dryRunSlack = 2 * time.Minute
 
 // localDryRunOnly are the flags that shape a dry run over --inventories, which a server decides
 // for itself: it judges at its own targets, with its own bundles, limits, clock and workers.
@@ -58,8 +55,8 @@ func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunF
 	if err != nil {
 		return err
 	}
-	// Unset, the server's own budget applies.
-	budget, asked := serverDryRunBudget, time.Duration(0)
+	// Unset, the server's own budget applies: the wait is that of a server of this version.
+	budget, asked := server.DefaultDryRunBudget, time.Duration(0)
 	if cmd.Flags().Changed("budget") {
 		budget, asked = f.budget, f.budget
 	}
