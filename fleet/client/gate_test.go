@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,10 +120,11 @@ type fault struct {
 
 func faultServer(t *testing.T, answers ...fault) (url string, requests func() int) {
 	t.Helper()
-	n := 0
+	// A dropped connection's handler may still run when the client has given up: the
+	// count is atomic.
+	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a := answers[min(n, len(answers)-1)]
-		n++
+		a := answers[min(int(n.Add(1))-1, len(answers)-1)]
 		_, _ = io.Copy(io.Discard, r.Body)
 		if a.drop {
 			conn, _, err := http.NewResponseController(w).Hijack()
@@ -139,7 +141,7 @@ func faultServer(t *testing.T, answers ...fault) (url string, requests func() in
 		_, _ = io.WriteString(w, a.body)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL, func() int { return n }
+	return srv.URL, func() int { return int(n.Load()) }
 }
 
 func TestGateAsksABusyServerAgainAfterItsRetryAfter(t *testing.T) {
