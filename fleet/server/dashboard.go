@@ -235,8 +235,7 @@ func (s *Server) uiTeams(r *http.Request, sc scope) ([]byte, error) {
 // from, not an evaluation.
 func (s *Server) uiKnowledge(r *http.Request, sc scope) ([]byte, error) {
 	pol := s.policy()
-	k := &web.Knowledge{Frame: s.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB(),
-		Addons: pol.eng.Addons(), APIs: pol.eng.APIs()}
+	k := &web.Knowledge{Frame: s.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB()}
 	for _, b := range sortedBundles(pol.bundles) {
 		k.Bundles = append(k.Bundles, web.Bundle{Name: b.Name, Revision: b.Revision})
 	}
