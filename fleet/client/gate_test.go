@@ -26,7 +26,7 @@ func gateBody(t *testing.T, scenario, config string) api.GateRequest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := json.Marshal(probetest.Scenario(t, root, scenario, eng.Probes()))
+	inv, err := json.Marshal(probetest.Scenario(t, root, scenario, eng.Observe().Probes))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func pushScenario(t *testing.T, url, name string, eng *engine.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := agent.Offer(t.Context(), probetest.Scenario(t, root, name, eng.Probes())); res != push.Delivered {
+	if res, err := agent.Offer(t.Context(), probetest.Scenario(t, root, name, eng.Observe().Probes)); res != push.Delivered {
 		t.Fatalf("push %s: %s: %v", name, res, err)
 	}
 }
