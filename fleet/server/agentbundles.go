@@ -1,18 +1,10 @@
 package server
 
 import (
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
-
-// agentBundle is a bundle a cluster's agent evaluates with, as the API shows it. Behind is
-// set when the server evaluates with another revision of a bundle of that name: the agent
-// has not picked up what the server has (or runs one the server has not been given yet).
-type agentBundle struct {
-	Name     string `json:"name"`
-	Revision string `json:"revision"`
-	Behind   bool   `json:"behind"`
-}
 
 // storedBundles is what a push's envelope named, as the store keeps it.
 func storedBundles(in []push.Bundle) []store.Bundle {
@@ -24,10 +16,10 @@ func storedBundles(in []push.Bundle) []store.Bundle {
 }
 
 // agentBundles shows a cluster's bundles beside the server's own.
-func (s *Server) agentBundles(c store.Cluster) []agentBundle {
-	out := []agentBundle{}
+func (s *Server) agentBundles(c store.Cluster) []api.AgentBundle {
+	out := []api.AgentBundle{}
 	for _, b := range c.AgentBundles {
-		out = append(out, agentBundle{Name: b.Name, Revision: b.Revision, Behind: s.behind(b)})
+		out = append(out, api.AgentBundle{Name: b.Name, Revision: b.Revision, Behind: s.behind(b)})
 	}
 	return out
 }

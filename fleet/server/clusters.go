@@ -7,38 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 )
-
-// evalSummary is a stored evaluation as the API shows it.
-type evalSummary struct {
-	Target      string    `json:"target"`
-	Verdict     string    `json:"verdict"`
-	Score       int       `json:"score"`
-	Ready       bool      `json:"ready"`
-	Blockers    int       `json:"blockers"`
-	Warnings    int       `json:"warnings"`
-	EvaluatedAt time.Time `json:"evaluatedAt"`
-	SnapshotID  int64     `json:"snapshotId"`
-	Outdated    bool      `json:"outdated"`
-}
-
-// clusterSummary is a cluster as /api/v1/clusters lists it.
-type clusterSummary struct {
-	ID               int64        `json:"id"`
-	Name             string       `json:"name"`
-	ClusterUID       string       `json:"clusterUid"`
-	FirstSeen        time.Time    `json:"firstSeen"`
-	LastSeen         time.Time    `json:"lastSeen"`
-	ServerVersion    string       `json:"serverVersion"`
-	Stale            bool         `json:"stale"`
-	LatestSnapshotID int64        `json:"latestSnapshotId"`
-	DefaultTarget    string       `json:"defaultTarget"`
-	Latest           *evalSummary `json:"latest"`
-	// Bundles are those its agent last said it evaluates with.
-	Bundles []agentBundle `json:"bundles"`
-}
 
 // fleetView is one read of the store: every cluster and its fleet cells, with what the
 // reader's scope lets it see: for a team-scoped reader its clusters and their shares' cells.
@@ -117,8 +89,8 @@ func inScope(sc scope, c store.Cluster, cells []store.FleetRow) bool {
 }
 
 // summary is evaluation row r of cluster c as the API shows it, outdated as s.outdated says.
-func (s *Server) summary(c store.Cluster, r store.FleetRow) *evalSummary {
-	return &evalSummary{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
+func (s *Server) summary(c store.Cluster, r store.FleetRow) *api.Evaluation {
+	return &api.Evaluation{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
 		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt.UTC(), SnapshotID: r.SnapshotID,
 		Outdated: s.outdated(r.BundlesKey, r.SnapshotID, c.LatestSnapshotID, r.EvaluatedAt)}
 }
@@ -130,8 +102,8 @@ func (s *Server) outdated(bundlesKey string, snapshot, latest int64, evaluatedAt
 	return !current{latest, s.policy().key, s.now()}.holds(snapshot, bundlesKey, evaluatedAt)
 }
 
-func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {
-	out := clusterSummary{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
+func (s *Server) clusterSummary(c store.Cluster, cells []store.FleetRow) api.Cluster {
+	out := api.Cluster{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
 		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: s.stale(c),
 		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: inventory.DefaultTarget(c.ServerVersion), Bundles: s.agentBundles(c)}
 	for _, r := range cells {
@@ -150,11 +122,11 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, sc scope) 
 	if err != nil {
 		return err
 	}
-	out := make([]clusterSummary, 0, len(v.clusters))
+	out := make([]api.Cluster, 0, len(v.clusters))
 	for _, c := range v.clusters {
 		out = append(out, s.clusterSummary(c, v.cells[c.ID]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"clusters": out})
+	writeJSON(w, http.StatusOK, api.ClusterList{Clusters: out})
 	return nil
 }
 
@@ -189,24 +161,6 @@ func (s *Server) clusterByID(r *http.Request, id int64, sc scope) (store.Cluster
 	return c, cells, nil
 }
 
-// snapshotView is the latest snapshot as the cluster detail shows it.
-type snapshotView struct {
-	ID            int64                           `json:"id"`
-	ReceivedAt    time.Time                       `json:"receivedAt"`
-	CollectedAt   *time.Time                      `json:"collectedAt"`
-	AgentVersion  string                          `json:"agentVersion"`
-	KBVersion     string                          `json:"kbVersion"`
-	ServerVersion string                          `json:"serverVersion"`
-	Capabilities  map[string]inventory.Capability `json:"capabilities"`
-}
-
-type clusterDetail struct {
-	clusterSummary
-	Targets     []string       `json:"targets"`
-	Evaluations []*evalSummary `json:"evaluations"`
-	Snapshot    *snapshotView  `json:"snapshot"`
-}
-
 func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) error {
 	c, cells, err := s.cluster(r, sc)
 	if err != nil {
@@ -215,7 +169,7 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) er
 	if cells, err = s.cellsFor(r.Context(), c, cells, sc); err != nil {
 		return err
 	}
-	d := clusterDetail{clusterSummary: s.clusterSummary(c, cells), Evaluations: []*evalSummary{}}
+	d := api.ClusterDetail{Cluster: s.clusterSummary(c, cells), Evaluations: []*api.Evaluation{}}
 	d.Targets = s.planTargets(c.ServerVersion)
 	if d.Targets == nil {
 		d.Targets = []string{}
@@ -232,7 +186,7 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request, sc scope) er
 
 // snapshotView is the latest snapshot's summary. A team-scoped reader is told which
 // capabilities were missing or partial, not why: a reason may name other teams' objects.
-func (s *Server) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*snapshotView, error) {
+func (s *Server) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*api.Snapshot, error) {
 	if c.LatestSnapshotID == 0 {
 		return nil, nil
 	}
@@ -250,7 +204,7 @@ func (s *Server) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*
 	if err != nil {
 		return nil, err
 	}
-	v := &snapshotView{ID: snap.ID, ReceivedAt: snap.ReceivedAt.UTC(), AgentVersion: snap.AgentVersion,
+	v := &api.Snapshot{ID: snap.ID, ReceivedAt: snap.ReceivedAt.UTC(), AgentVersion: snap.AgentVersion,
 		KBVersion: snap.KBVersion, ServerVersion: snap.ServerVersion, Capabilities: doc.Capabilities}
 	if !snap.CollectedAt.IsZero() {
 		at := snap.CollectedAt.UTC()

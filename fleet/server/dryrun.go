@@ -15,6 +15,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -38,7 +39,7 @@ const (
 
 // dryRunSummary is the last line of a dry run's answer.
 type dryRunSummary struct {
-	Summary rollout.Summary `json:"summary"`
+	Summary outcome.Summary `json:"summary"`
 }
 
 // dryRun is POST /api/v1/bundles/dry-run: the candidate bundle in the body, verified with
@@ -278,7 +279,7 @@ func (s *Server) streamDryRun(w http.ResponseWriter, r *http.Request, clusters [
 			_ = rc.Flush()
 		}
 	}
-	opts.Progress = func(res rollout.Result) { writeLine(res) }
+	opts.Progress = func(res outcome.Result) { writeLine(res) }
 	_, summary := rollout.Run(r.Context(), clusters, eng, opts)
 	writeLine(dryRunSummary{Summary: summary})
 	s.log.Info("dry run", "clusters", summary.Clusters, "turnedBlocked", len(summary.TurnedBlocked),

@@ -5,24 +5,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
-
-// fleetRow is one cluster of the fleet matrix.
-type fleetRow struct {
-	ClusterID     int64                   `json:"clusterId"`
-	Name          string                  `json:"name"`
-	LastSeen      time.Time               `json:"lastSeen"`
-	Stale         bool                    `json:"stale"`
-	ServerVersion string                  `json:"serverVersion"`
-	Cells         map[string]*evalSummary `json:"cells"`
-	NotApplicable []string                `json:"notApplicable"`
-	Bundles       []agentBundle           `json:"bundles"`
-}
 
 // fleet is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
 // cell where there is none or the cluster already runs the target.
@@ -39,7 +27,7 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 	if targets == nil {
 		targets = s.defaultColumns(v.clusters)
 	}
-	rows := make([]fleetRow, 0, len(v.clusters))
+	rows := make([]api.FleetRow, 0, len(v.clusters))
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
 		rows = append(rows, s.fleetRow(c, v.cells[c.ID], targets, parsed))
@@ -51,9 +39,9 @@ func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
 }
 
 // fleetRow is cluster c's row at targets (parsed: the same minors, parsed once a request).
-func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) fleetRow {
-	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
-		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{},
+func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) api.FleetRow {
+	row := api.FleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
+		ServerVersion: c.ServerVersion, Cells: make(map[string]*api.Evaluation, len(targets)), NotApplicable: []string{},
 		Bundles: s.agentBundles(c)}
 	current, vErr := inventory.ParseVersion(c.ServerVersion)
 	for i, t := range targets {
