@@ -3,10 +3,187 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
+
+// admission decides which work runs on this server and when; every handler and
+// background loop asks it for a turn and gives the turn back with the release it answers.
+// What a Server keeps in memory only bounds its own work (correctness lives in the store),
+// so these bounds are per process. The policy, every rule and why:
+//
+//  1. Pushes (push): past authentication, a push waits for a turn of its credential's kind
+//     and one of maxPushTurns in all (pushTurns: the shared --ingest-token's pushes
+//     MaxPushesInFlight at once, the per-cluster tokens' MaxPushesInFlight together, one
+//     at a time for each token). Each push holds its body, its decoded inventory and its
+//     evaluation until it is answered, so this bounds the memory ingest may take; neither
+//     kind can take every turn from the other.
+//  2. Decodes (decode, decodeInBackground): validating and decoding JSON takes about eleven
+//     times its size in memory, so decodes share a budget of one --max-snapshot-bytes, each
+//     taking its size but at least half of it: two decodes run at once, a large one alone.
+//     Work no one waits for (re-evaluation, dry runs, rehearsal) waits for its share like a
+//     push, so it never adds a large decode to those of the pushes in flight.
+//  3. Evaluations (evaluation): two at once. A push waiting for one is counted, so the
+//     background re-evaluation can see it.
+//  4. Background re-evaluation (backgroundEvaluation) takes an evaluation slot only while no
+//     push waits for one and fewer pushes are past their turn than the process has cores:
+//     pushes come first, the pass uses a core they leave idle, and one cluster at a time it
+//     holds at most one slot, so a push never waits behind more than one re-evaluation.
+//  5. Dry runs (dryRun): one at a time, since each takes two workers for minutes and reads
+//     a body of up to bundles.MaxSize only once admitted. Its workers take evaluation slots
+//     in line with pushes (dryRunEvaluation), bounded only by the run's budget.
+//  6. Per-cluster report reads (report): two stored reports or inventories decoded at once;
+//     each may be tens of megabytes.
+//  7. What-if evaluations (whatIf: an unstored report, a team-scoped share, a gate): one at
+//     a time, since nothing bounds what readers ask for.
+//
+// A turn that cannot be had within its wait (slotWait, evalWait, whatIfWait, dryRunWait)
+// is refused with errBusy, 503 with Retry-After, rather than queueing without bound.
+// Safe for concurrent use.
+type admission struct {
+	pushes *pushTurns
+	// decodes is a budget of bytes (decodeBudget) of JSON being decoded at once.
+	decodes      *semaphore.Weighted
+	decodeBudget int
+	evals        *semaphore.Weighted
+	reports      *semaphore.Weighted
+	whatIfs      *semaphore.Weighted
+	dryRuns      *semaphore.Weighted
+	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
+	// their turn (reading, decoding, evaluating, storing): rule 4 reads both.
+	evalWaiters  atomic.Int32
+	pushesActive atomic.Int32
+	// cores is how many pushes past their turn leave no core to the background (rule 4).
+	cores func() int
+}
+
+// Waits before work that cannot get its turn is refused (503 with Retry-After).
+const (
+	slotWait   = 10 * time.Second
+	evalWait   = 20 * time.Second
+	whatIfWait = 30 * time.Second
+	// dryRunWait is how long a dry run waits for another one to finish.
+	dryRunWait = 2 * time.Second
+	// slotPoll is how often the background re-evaluation looks for a slot no push wants.
+	slotPoll = 20 * time.Millisecond
+)
+
+// newAdmission is the policy for a server whose pushes are at most maxSnapshotBytes.
+func newAdmission(maxSnapshotBytes int) *admission {
+	return &admission{pushes: newPushTurns(), decodes: semaphore.NewWeighted(int64(maxSnapshotBytes)),
+		decodeBudget: maxSnapshotBytes, evals: semaphore.NewWeighted(2), reports: semaphore.NewWeighted(2),
+		whatIfs: semaphore.NewWeighted(1), dryRuns: semaphore.NewWeighted(1),
+		cores: func() int { return runtime.GOMAXPROCS(0) }}
+}
+
+var errBusy = fail(http.StatusServiceUnavailable, "the server is busy, retry later")
+
+var errDryRunBusy = fail(http.StatusServiceUnavailable, "another dry run is in progress on this server, retry later")
+
+// push admits a push of who (rule 1); it counts as past its turn until released.
+func (a *admission) push(ctx context.Context, who pusher) (release func(), err error) {
+	turn, err := a.pushes.admit(ctx, who)
+	if err != nil {
+		return nil, err
+	}
+	a.pushesActive.Add(1)
+	return func() {
+		a.pushesActive.Add(-1)
+		turn()
+	}, nil
+}
+
+// decode takes a push's share of the decode budget for size bytes of JSON (rule 2).
+func (a *admission) decode(ctx context.Context, size int) (release func(), err error) {
+	return take(ctx, a.decodes, a.decodeWeight(size), slotWait, errBusy)
+}
+
+// decodeInBackground is decode for work no one waits for: it waits as long as ctx lets it.
+func (a *admission) decodeInBackground(ctx context.Context, size int) (release func(), err error) {
+	w := a.decodeWeight(size)
+	if err := a.decodes.Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	return func() { a.decodes.Release(w) }, nil
+}
+
+func (a *admission) decodeWeight(size int) int64 {
+	return int64(min(max(size, a.decodeBudget/2), a.decodeBudget))
+}
+
+// evaluation takes an evaluation slot for a push (rule 3).
+func (a *admission) evaluation(ctx context.Context) (release func(), err error) {
+	a.evalWaiters.Add(1)
+	release, err = take(ctx, a.evals, 1, evalWait, errBusy)
+	a.evalWaiters.Add(-1)
+	return release, err
+}
+
+// backgroundEvaluation takes an evaluation slot for the re-evaluation (rule 4), waiting as
+// long as ctx lets it.
+func (a *admission) backgroundEvaluation(ctx context.Context) (release func(), err error) {
+	for a.evalWaiters.Load() > 0 || int(a.pushesActive.Load()) >= a.cores() || !a.evals.TryAcquire(1) {
+		if err := sleepUntil(ctx, time.Now().Add(slotPoll)); err != nil {
+			return nil, err
+		}
+	}
+	return func() { a.evals.Release(1) }, nil
+}
+
+// dryRun admits a dry run (rule 5).
+func (a *admission) dryRun(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.dryRuns, 1, dryRunWait, errDryRunBusy)
+}
+
+// dryRunEvaluation takes an evaluation slot for one candidate evaluation (rule 5). It waits
+// in line with the pushes (the semaphore is first come, first served), never longer than
+// the run's budget (ctx): a push waiting for a slot gets the next one a worker frees.
+func (a *admission) dryRunEvaluation(ctx context.Context) (release func(), err error) {
+	if err := a.evals.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return func() { a.evals.Release(1) }, nil
+}
+
+// report takes a turn to decode a stored report or inventory for a read (rule 6).
+func (a *admission) report(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.reports, 1, whatIfWait, errBusy)
+}
+
+// whatIf takes the turn of an evaluation nothing stores (rule 7).
+func (a *admission) whatIf(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.whatIfs, 1, whatIfWait, errBusy)
+}
+
+// take takes n of sem, waiting at most wait, else fails with busy.
+func take(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Duration, busy error) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := sem.Acquire(ctx, n); err != nil {
+		return nil, busy
+	}
+	return func() { sem.Release(n) }, nil
+}
+
+// sleepUntil waits until at or until ctx ends, answering ctx's error then.
+func sleepUntil(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // Turns of pushes (pushTurns).
 const (
@@ -62,11 +239,12 @@ func (p *pushTurns) admit(ctx context.Context, who pusher) (release func(), err 
 		kind = p.clusters
 	}
 	for _, sem := range []*semaphore.Weighted{kind, p.all} {
-		if err := acquire(ctx, sem, 1, slotWait); err != nil {
+		give, err := take(ctx, sem, 1, slotWait, errBusy)
+		if err != nil {
 			release()
 			return nil, err
 		}
-		held = append(held, func() { sem.Release(1) })
+		held = append(held, give)
 	}
 	return release, nil
 }

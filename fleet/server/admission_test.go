@@ -68,3 +68,128 @@ func TestPushTurns(t *testing.T) {
 		})
 	}
 }
+
+// holdN takes n turns with take, failing the test if one is refused.
+func holdN(t *testing.T, n int, take func(context.Context) (func(), error)) []func() {
+	t.Helper()
+	var out []func()
+	for i := range n {
+		release, err := take(soon(t))
+		if err != nil {
+			t.Fatalf("turn %d of %d: %v", i+1, n, err)
+		}
+		out = append(out, release)
+	}
+	return out
+}
+
+// TestAdmissionBounds holds each kind of work at its bound and asks for one more.
+func TestAdmissionBounds(t *testing.T) {
+	const budget = 1000
+	for _, tc := range []struct {
+		name string
+		held int
+		take func(a *admission) func(context.Context) (func(), error)
+		busy error
+	}{
+		{"evaluations: two at once", 2, func(a *admission) func(context.Context) (func(), error) { return a.evaluation }, errBusy},
+		{"report reads: two at once", 2, func(a *admission) func(context.Context) (func(), error) { return a.report }, errBusy},
+		{"what-ifs: one at a time", 1, func(a *admission) func(context.Context) (func(), error) { return a.whatIf }, errBusy},
+		{"dry runs: one at a time", 1, func(a *admission) func(context.Context) (func(), error) { return a.dryRun }, errDryRunBusy},
+		{"decodes: two small ones at once, each counted as half the budget", 2, func(a *admission) func(context.Context) (func(), error) {
+			return func(ctx context.Context) (func(), error) { return a.decode(ctx, 10) }
+		}, errBusy},
+		{"decodes: a large one alone", 1, func(a *admission) func(context.Context) (func(), error) {
+			return func(ctx context.Context) (func(), error) { return a.decode(ctx, 10*budget) }
+		}, errBusy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAdmission(budget)
+			take := tc.take(a)
+			releases := holdN(t, tc.held, take)
+			if _, err := take(soon(t)); !errors.Is(err, tc.busy) {
+				t.Fatalf("one past the bound: %v, want %v", err, tc.busy)
+			}
+			releases[0]()
+			release, err := take(soon(t))
+			if err != nil {
+				t.Fatalf("after a release: %v", err)
+			}
+			release()
+		})
+	}
+}
+
+// TestBackgroundEvaluation: the re-evaluation takes a slot only while no push waits for
+// one and a core is left to it (rule 4).
+func TestBackgroundEvaluation(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		waiting, active, slots int
+		takes                  bool
+	}{
+		{"an idle server", 0, 0, 0, true},
+		{"a push in progress leaves a core", 0, 1, 0, true},
+		{"a push waits for a slot", 1, 0, 0, false},
+		{"as many pushes in progress as cores", 0, 2, 0, false},
+		{"every slot taken", 0, 0, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAdmission(1000)
+			a.cores = func() int { return 2 }
+			a.evalWaiters.Store(int32(tc.waiting))
+			a.pushesActive.Store(int32(tc.active))
+			holdN(t, tc.slots, a.evaluation)
+			release, err := a.backgroundEvaluation(soon(t))
+			if (err == nil) != tc.takes {
+				t.Fatalf("background evaluation: %v, want a slot: %v", err, tc.takes)
+			}
+			if err == nil {
+				release()
+			}
+		})
+	}
+}
+
+// TestPushCountsAsActive: a push counts against the background's cores until released.
+func TestPushCountsAsActive(t *testing.T) {
+	a := newAdmission(1000)
+	release, err := a.push(soon(t), pusher{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.pushesActive.Load(); got != 1 {
+		t.Fatalf("pushes active %d while one is admitted, want 1", got)
+	}
+	release()
+	if got := a.pushesActive.Load(); got != 0 {
+		t.Fatalf("pushes active %d after its release, want 0", got)
+	}
+}
+
+// TestWaitingPushComesFirst: a push waiting for an evaluation slot gets the next one freed,
+// and the background re-evaluation does not take it meanwhile.
+func TestWaitingPushComesFirst(t *testing.T) {
+	a := newAdmission(1000)
+	a.cores = func() int { return 8 }
+	held := holdN(t, 2, a.evaluation)
+	got := make(chan error, 1)
+	go func() {
+		release, err := a.evaluation(t.Context())
+		if err == nil {
+			defer release()
+		}
+		got <- err
+	}()
+	for a.evalWaiters.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := a.backgroundEvaluation(soon(t)); err == nil {
+		t.Fatal("the background took a slot while a push waited")
+	}
+	held[0]()
+	if err := <-got; err != nil {
+		t.Fatalf("the waiting push: %v", err)
+	}
+	held[1]()
+}

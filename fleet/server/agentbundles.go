@@ -22,22 +22,3 @@ func storedBundles(in []push.Bundle) []store.Bundle {
 	}
 	return out
 }
-
-// agentBundles shows a cluster's bundles beside the server's own.
-func (s *Server) agentBundles(c store.Cluster) []agentBundle {
-	out := []agentBundle{}
-	for _, b := range c.AgentBundles {
-		out = append(out, agentBundle{Name: b.Name, Revision: b.Revision, Behind: s.behind(b)})
-	}
-	return out
-}
-
-// behind answers whether the server evaluates with another revision of b's bundle.
-func (s *Server) behind(b store.Bundle) bool {
-	for _, own := range s.policy().bundles {
-		if own.Name == b.Name {
-			return own.Revision != b.Revision
-		}
-	}
-	return false
-}
