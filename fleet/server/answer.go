@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
 
@@ -48,9 +49,12 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // unavailable store as 503, anything else as 500 with the detail only in the log.
 func answer(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
+	var busy *admission.Refusal
 	switch {
 	case errors.As(err, &ae):
 		writeError(w, ae.status, ae.msg)
+	case errors.As(err, &busy):
+		writeError(w, http.StatusServiceUnavailable, busy.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		log.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusServiceUnavailable, "store unavailable, retry later")

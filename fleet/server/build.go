@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/upgradescope/upgradescope/bundles"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
 )
 
@@ -29,7 +30,7 @@ type features struct {
 // (snapshots, re-evaluation, notifications, metrics).
 func (s *Server) build() features {
 	cfg := s.cfg
-	admit := newAdmission(cfg.MaxSnapshotBytes)
+	admit := admission.New(cfg.MaxSnapshotBytes)
 	s.snaps = &snapshots{store: cfg.Store, admit: admit, maxBytes: cfg.MaxSnapshotBytes}
 	shares := &shareJudge{admit: admit, snaps: s.snaps, policy: s.policy, teamMap: cfg.TeamMap, plan: s.plan,
 		now: cfg.Now, log: cfg.Logger}

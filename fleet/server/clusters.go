@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -43,7 +44,7 @@ type clusterSummary struct {
 type clustersHandler struct {
 	reads *fleetReads
 	snaps *snapshots
-	admit *admission
+	admit *admission.Turns
 	store store.Store
 	plan  targetPlan
 }
@@ -108,7 +109,7 @@ func (h *clustersHandler) snapshotView(ctx context.Context, c store.Cluster, sc 
 	if c.LatestSnapshotID == 0 {
 		return nil, nil
 	}
-	turn, err := h.admit.report(ctx)
+	turn, err := h.admit.Report(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -44,7 +45,7 @@ type dryRunSummary struct {
 // dryRunHandler is POST /api/v1/bundles/dry-run, below the read credential and fleetOnly.
 type dryRunHandler struct {
 	store         store.Store
-	admit         *admission
+	admit         *admission.Turns
 	snaps         *snapshots
 	policy        *activePolicy
 	plan          targetPlan
@@ -75,7 +76,7 @@ func (h *dryRunHandler) serve(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > bundles.MaxSize {
 		return candidateTooLarge
 	}
-	turn, err := h.admit.dryRun(r.Context())
+	turn, err := h.admit.DryRun(r.Context())
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (h *dryRunHandler) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.stream(w, r, clusters, eng, rollout.Options{Workers: dryRunWorkers, Budget: budget, Now: h.now().UTC(), Turn: h.admit.dryRunEvaluation})
+	h.stream(w, r, clusters, eng, rollout.Options{Workers: dryRunWorkers, Budget: budget, Now: h.now().UTC(), Turn: h.admit.DryRunEvaluation})
 	return nil
 }
 
@@ -206,7 +207,7 @@ func (h *dryRunHandler) before(ctx context.Context, c store.Cluster, snapshotID 
 	if len(fresh) == 0 {
 		return out, nil
 	}
-	release, err := h.admit.dryRunEvaluation(ctx)
+	release, err := h.admit.DryRunEvaluation(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -83,7 +84,7 @@ func sortedMinors(minors []string) []string { return inventory.SortMinors(minors
 // the background re-evaluation's, holding a background one (admission).
 type evaluator struct {
 	policy  *activePolicy
-	admit   *admission
+	admit   *admission.Turns
 	teamMap TeamMap
 	now     func() time.Time
 	// evaluated is Config.Evaluated.
@@ -98,7 +99,7 @@ func (e *evaluator) evaluate(ctx context.Context, doc *inventory.Document, targe
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
-	release, err := e.admit.evaluation(ctx)
+	release, err := e.admit.Evaluation(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +110,7 @@ func (e *evaluator) evaluate(ctx context.Context, doc *inventory.Document, targe
 // evaluateInBackground is evaluate with pol, holding a slot the background re-evaluation
 // may take (admission, rule 4).
 func (e *evaluator) evaluateInBackground(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	release, err := e.admit.backgroundEvaluation(ctx)
+	release, err := e.admit.BackgroundEvaluation(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
@@ -68,7 +69,7 @@ type gateHandler struct {
 	store    store.Store
 	reads    *fleetReads
 	snaps    *snapshots
-	admit    *admission
+	admit    *admission.Turns
 	policy   *activePolicy
 	teamMap  TeamMap
 	now      func() time.Time
@@ -170,7 +171,7 @@ func (h *gateHandler) cluster(r *http.Request, req gateRequest, sc scope) (*stor
 // counts (fail closed), and the answer is the same whether or not that team has it.
 func (h *gateHandler) judge(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster, sc scope) (*report.Report, error) {
 	ctx := r.Context()
-	turn, err := h.admit.whatIf(ctx)
+	turn, err := h.admit.WhatIf(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -28,7 +29,7 @@ const ingestTimeout = time.Minute
 // reading, judging and storing pushes, with the notification a change of readiness causes.
 type ingestHandler struct {
 	store   store.Store
-	admit   *admission
+	admit   *admission.Turns
 	eval    *evaluator
 	notes   *notifications
 	plan    targetPlan
@@ -77,7 +78,7 @@ func (h *ingestHandler) accept(w http.ResponseWriter, r *http.Request) (accepted
 	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
 		return accepted{}, fmt.Errorf("bound the push body's time: %w", err)
 	}
-	release, err := h.admit.push(r.Context(), who)
+	release, err := h.admit.Push(r.Context(), who.tokenHash)
 	if err != nil {
 		return accepted{}, err
 	}
@@ -124,7 +125,7 @@ func (h *ingestHandler) readPush(w http.ResponseWriter, r *http.Request) (*push.
 	if err != nil {
 		return nil, nil, decodeError(err, limit)
 	}
-	turn, err := h.admit.decode(r.Context(), len(plain))
+	turn, err := h.admit.Decode(r.Context(), len(plain))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +229,7 @@ func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored [
 	case errors.Is(err, store.ErrConflict):
 		return accepted{}, conflictError(conflictReason(err), env.ClusterName)
 	case errors.Is(err, store.ErrBaselineMoved):
-		return accepted{}, errBusy
+		return accepted{}, admission.ErrBusy
 	case err != nil:
 		return accepted{}, err
 	}
@@ -279,7 +280,7 @@ func (h *ingestHandler) judge(ctx context.Context, name string, doc *inventory.D
 		return nil, nil, nil
 	}
 	evals, results, err := h.eval.evaluate(ctx, doc, targets)
-	if errors.Is(err, errBusy) {
+	if errors.Is(err, admission.ErrBusy) {
 		return nil, nil, err
 	}
 	if err != nil {
@@ -360,6 +361,10 @@ func conflictError(reason, name string) error {
 // ingestResult is the metrics label of a refused push.
 func ingestResult(err error) string {
 	var ae *apiError
+	var busy *admission.Refusal
+	if errors.As(err, &busy) {
+		return "busy"
+	}
 	if !errors.As(err, &ae) {
 		return "error"
 	}

@@ -304,3 +304,19 @@ func (re *reevaluator) save(ctx context.Context, head store.ClusterHead, evals [
 	}
 	return err
 }
+
+// sleepUntil waits until at or until ctx ends, answering ctx's error then.
+func sleepUntil(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

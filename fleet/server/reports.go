@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -59,7 +60,7 @@ type servedReports struct {
 	reads   *fleetReads
 	shares  *shareJudge
 	snaps   *snapshots
-	admit   *admission
+	admit   *admission.Turns
 	store   store.Store
 	policy  *activePolicy
 	teamMap TeamMap
@@ -83,7 +84,7 @@ func (sr *servedReports) serve(r *http.Request, sc scope) (*served, error) {
 	if !sc.fleet {
 		return sr.shares.served(ctx, c, sc, target)
 	}
-	turn, err := sr.admit.report(ctx)
+	turn, err := sr.admit.Report(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (sr *servedReports) serve(r *http.Request, sc scope) (*served, error) {
 
 // whatIf evaluates the cluster's latest snapshot at target, one at a time per server.
 func (sr *servedReports) whatIf(ctx context.Context, c store.Cluster, target string) (*served, error) {
-	turn, err := sr.admit.whatIf(ctx)
+	turn, err := sr.admit.WhatIf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (sr *servedReports) whatIf(ctx context.Context, c store.Cluster, target str
 // stored is a stored evaluation of c as served, decoded within a turn of decoding
 // reports.
 func (sr *servedReports) stored(ctx context.Context, c store.Cluster, ev store.EvaluationRecord) (*served, error) {
-	turn, err := sr.admit.report(ctx)
+	turn, err := sr.admit.Report(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func (s *Server) routes(f features) http.Handler {
 	fragment := func(fn fragmentFunc) http.Handler { return fragmentHeaders(reads(fn.html)) }
 	handle("GET /healthz", "healthz", http.HandlerFunc(f.ops.healthz))
 	handle("GET /readyz", "readyz", http.HandlerFunc(f.ops.readyz))
-	handle("GET /metrics", "metrics", read(fleetOnly("metrics describe the whole fleet: a team-scoped token cannot read them")(f.ops.scrape)))
+	handle("GET /metrics", "metrics", read(fleetOnly(metricsFleetOnly)(f.ops.scrape)))
 	handle("POST /api/v1/snapshots", "snapshots", f.creds.ingest(s.metrics.refused)(f.ingest))
 	handle("GET /api/v1/clusters", "clusters", reads(f.clusters.list))
 	handle("GET /api/v1/clusters/{id}", "cluster", reads(f.clusters.get))
@@ -44,7 +44,7 @@ func (s *Server) routes(f features) http.Handler {
 	handle("POST /api/v1/gate", "gate", reads(f.gate.serve))
 	handle("GET /api/v1/fleet", "fleet", reads(f.fleet.matrix))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", reads(f.fleet.teams))
-	handle("POST /api/v1/bundles/dry-run", "dry-run", read(fleetOnly("a dry run judges the whole fleet: it needs a fleet-wide read token or the admin token, not a team-scoped one")(answering(log, f.dryRun.serve))))
+	handle("POST /api/v1/bundles/dry-run", "dry-run", read(fleetOnly(dryRunFleetOnly)(answering(log, f.dryRun.serve))))
 	if f.bundles.published == nil {
 		handle("GET /bundles/{name}", "bundles", http.HandlerFunc(noBundles))
 	} else {
@@ -83,6 +83,12 @@ func (s *Server) routes(f features) http.Handler {
 	}
 	return h
 }
+
+// Why routes that describe the whole fleet refuse a team-scoped reader (fleetOnly).
+const (
+	metricsFleetOnly = "metrics describe the whole fleet: a team-scoped token cannot read them"
+	dryRunFleetOnly  = "a dry run judges the whole fleet: it needs a fleet-wide read token or the admin token, not a team-scoped one"
+)
 
 // notFound answers a request only a catch-all prefix matched: 405 with Allow when the
 // path exists for other methods, else 404, both as JSON. (ServeMux prefers a method-less

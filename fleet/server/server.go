@@ -6,6 +6,23 @@
 // database (replicas on one Postgres) answer as one. What a Server keeps in memory only
 // bounds its own work: how many bodies it reads and decodes at once, how many evaluations
 // it runs.
+//
+// The package is a file set per feature, each a handler type holding what it uses, none
+// reaching into another's fields:
+//
+//   - ingest: ingest.go (ingestHandler), evaluate.go (evaluator), notifications.go
+//   - reads: fleetview.go (fleetReads, the read side every read shares), clusters.go,
+//     reports.go (servedReports, reportsHandler), fleet.go, shares.go and share.go (a
+//     team-scoped reader's share), admin.go
+//   - gate: gate.go; dry run: dryrun.go; exports: exports.go; dashboard: dashboard.go
+//   - re-evaluation: reevaluate.go, rehearsal.go; retention: retention.go
+//   - bundle files: bundlefiles.go; operations (health, readiness, /metrics): routes.go,
+//     metrics.go
+//
+// What they share: the active policy (policy.go), error answers (answer.go), the
+// credential middleware (access.go) and the Host check (hostcheck.go), stored snapshots
+// and reports (snapshots.go), and the admission of work, its own package (admission).
+// server.go, build.go and routes.go compose them.
 package server
 
 import (

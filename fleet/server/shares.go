@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -30,7 +31,7 @@ var othersGap = report.Gap{Capability: "other-teams", Required: true,
 // shareJudge evaluates team-scoped readers' shares of clusters and keeps the fleet cells
 // they sum up to (cache).
 type shareJudge struct {
-	admit   *admission
+	admit   *admission.Turns
 	snaps   *snapshots
 	policy  *activePolicy
 	teamMap TeamMap
@@ -44,7 +45,7 @@ type shareJudge struct {
 // one evaluation at a time per server (as a what-if), and answers the report, each target
 // judged as a share (asShare), with the share's snapshot.
 func (sj *shareJudge) judge(ctx context.Context, c store.Cluster, sc scope, pol *policy, targets []string) (*report.Report, judgedShare, error) {
-	turn, err := sj.admit.whatIf(ctx)
+	turn, err := sj.admit.WhatIf(ctx)
 	if err != nil {
 		return nil, judgedShare{}, err
 	}
@@ -114,7 +115,7 @@ func (sj *shareJudge) cells(ctx context.Context, c store.Cluster, sc scope, targ
 	}
 	rep, judged, err := sj.judge(ctx, c, sc, pol, targets)
 	switch {
-	case errors.Is(err, errBusy) || ctx.Err() != nil:
+	case errors.Is(err, admission.ErrBusy) || ctx.Err() != nil:
 		return nil, err
 	case err != nil:
 		sj.log.Error("a team-scoped evaluation failed; its cells stay empty", "cluster", c.Name, "err", err)

@@ -9,6 +9,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -18,7 +19,7 @@ import (
 // bounded by the push size (maxBytes, Config.MaxSnapshotBytes).
 type snapshots struct {
 	store    store.Store
-	admit    *admission
+	admit    *admission.Turns
 	maxBytes int
 }
 
@@ -72,7 +73,7 @@ func (sn *snapshots) decodeInBackground(ctx context.Context, snap store.Snapshot
 		return nil, err
 	}
 	defer release()
-	turn, err := sn.admit.decodeInBackground(ctx, len(plain))
+	turn, err := sn.admit.DecodeInBackground(ctx, len(plain))
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,11 @@
-package server
+// Package admission decides which work a fleet server runs and when: pushes, decodes,
+// evaluations, the background re-evaluation, dry runs, report reads and what-ifs. Handlers
+// and background loops ask a Turns for a turn and give it back with the release it
+// answers; none of them sees the bounds behind it.
+package admission
 
 import (
 	"context"
-	"net/http"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -11,40 +14,41 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// admission decides which work runs on this server and when; every handler and
-// background loop asks it for a turn and gives the turn back with the release it answers.
-// What a Server keeps in memory only bounds its own work (correctness lives in the store),
-// so these bounds are per process. The policy, every rule and why:
+// Turns decides which work runs on this server and when; every handler and background loop
+// asks it for a turn and gives the turn back with the release it answers. What a server
+// keeps in memory only bounds its own work (correctness lives in the store), so these
+// bounds are per process. The policy, every rule and why:
 //
-//  1. Pushes (push): past authentication, a push waits for a turn of its credential's kind
+//  1. Pushes (Push): past authentication, a push waits for a turn of its credential's kind
 //     and one of maxPushTurns in all (pushTurns: the shared --ingest-token's pushes
 //     MaxPushesInFlight at once, the per-cluster tokens' MaxPushesInFlight together, one
 //     at a time for each token). Each push holds its body, its decoded inventory and its
 //     evaluation until it is answered, so this bounds the memory ingest may take; neither
 //     kind can take every turn from the other.
-//  2. Decodes (decode, decodeInBackground): validating and decoding JSON takes about eleven
+//  2. Decodes (Decode, DecodeInBackground): validating and decoding JSON takes about eleven
 //     times its size in memory, so decodes share a budget of one --max-snapshot-bytes, each
 //     taking its size but at least half of it: two decodes run at once, a large one alone.
 //     Work no one waits for (re-evaluation, dry runs, rehearsal) waits for its share like a
 //     push, so it never adds a large decode to those of the pushes in flight.
-//  3. Evaluations (evaluation): two at once. A push waiting for one is counted, so the
+//  3. Evaluations (Evaluation): two at once. A push waiting for one is counted, so the
 //     background re-evaluation can see it.
-//  4. Background re-evaluation (backgroundEvaluation) takes an evaluation slot only while no
+//  4. Background re-evaluation (BackgroundEvaluation) takes an evaluation slot only while no
 //     push waits for one and fewer pushes are past their turn than the process has cores:
 //     pushes come first, the pass uses a core they leave idle, and one cluster at a time it
 //     holds at most one slot, so a push never waits behind more than one re-evaluation.
-//  5. Dry runs (dryRun): one at a time, since each takes two workers for minutes and reads
+//  5. Dry runs (DryRun): one at a time, since each takes two workers for minutes and reads
 //     a body of up to bundles.MaxSize only once admitted. Its workers take evaluation slots
-//     in line with pushes (dryRunEvaluation), bounded only by the run's budget.
-//  6. Per-cluster report reads (report): two stored reports or inventories decoded at once;
+//     in line with pushes (DryRunEvaluation), bounded only by the run's budget.
+//  6. Per-cluster report reads (Report): two stored reports or inventories decoded at once;
 //     each may be tens of megabytes.
-//  7. What-if evaluations (whatIf: an unstored report, a team-scoped share, a gate): one at
+//  7. What-if evaluations (WhatIf: an unstored report, a team-scoped share, a gate): one at
 //     a time, since nothing bounds what readers ask for.
 //
 // A turn that cannot be had within its wait (slotWait, evalWait, whatIfWait, dryRunWait)
-// is refused with errBusy, 503 with Retry-After, rather than queueing without bound.
-// Safe for concurrent use.
-type admission struct {
+// is refused (a *Refusal: the server answers 503 with Retry-After) rather than queueing
+// without bound; work no one waits for waits as long as its context lets it. Safe for
+// concurrent use.
+type Turns struct {
 	pushes *pushTurns
 	// decodes is a budget of bytes (decodeBudget) of JSON being decoded at once.
 	decodes      *semaphore.Weighted
@@ -61,6 +65,22 @@ type admission struct {
 	cores func() int
 }
 
+// A Refusal is a turn not given within its wait: the server answers 503 with its message
+// and Retry-After.
+type Refusal struct{ msg string }
+
+func (r *Refusal) Error() string { return r.msg }
+
+var (
+	// ErrBusy refuses a turn not free within its wait.
+	ErrBusy = &Refusal{"the server is busy, retry later"}
+	// ErrPushInFlight refuses a per-cluster token's second push at once: a cluster never
+	// needs two.
+	ErrPushInFlight = &Refusal{"a push of this cluster is already in progress, retry later"}
+	// ErrDryRunBusy refuses a dry run while another runs.
+	ErrDryRunBusy = &Refusal{"another dry run is in progress on this server, retry later"}
+)
+
 // Waits before work that cannot get its turn is refused (503 with Retry-After).
 const (
 	slotWait   = 10 * time.Second
@@ -72,21 +92,18 @@ const (
 	slotPoll = 20 * time.Millisecond
 )
 
-// newAdmission is the policy for a server whose pushes are at most maxSnapshotBytes.
-func newAdmission(maxSnapshotBytes int) *admission {
-	return &admission{pushes: newPushTurns(), decodes: semaphore.NewWeighted(int64(maxSnapshotBytes)),
+// New is the policy for a server whose pushes are at most maxSnapshotBytes.
+func New(maxSnapshotBytes int) *Turns {
+	return &Turns{pushes: newPushTurns(), decodes: semaphore.NewWeighted(int64(maxSnapshotBytes)),
 		decodeBudget: maxSnapshotBytes, evals: semaphore.NewWeighted(2), reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1), dryRuns: semaphore.NewWeighted(1),
 		cores: func() int { return runtime.GOMAXPROCS(0) }}
 }
 
-var errBusy = fail(http.StatusServiceUnavailable, "the server is busy, retry later")
-
-var errDryRunBusy = fail(http.StatusServiceUnavailable, "another dry run is in progress on this server, retry later")
-
-// push admits a push of who (rule 1); it counts as past its turn until released.
-func (a *admission) push(ctx context.Context, who pusher) (release func(), err error) {
-	turn, err := a.pushes.admit(ctx, who)
+// Push admits a push, of the shared ingest token when tokenHash is "", else of the
+// per-cluster token of that hash (rule 1); it counts as past its turn until released.
+func (a *Turns) Push(ctx context.Context, tokenHash string) (release func(), err error) {
+	turn, err := a.pushes.admit(ctx, tokenHash)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +114,13 @@ func (a *admission) push(ctx context.Context, who pusher) (release func(), err e
 	}, nil
 }
 
-// decode takes a push's share of the decode budget for size bytes of JSON (rule 2).
-func (a *admission) decode(ctx context.Context, size int) (release func(), err error) {
-	return take(ctx, a.decodes, a.decodeWeight(size), slotWait, errBusy)
+// Decode takes a push's share of the decode budget for size bytes of JSON (rule 2).
+func (a *Turns) Decode(ctx context.Context, size int) (release func(), err error) {
+	return take(ctx, a.decodes, a.decodeWeight(size), slotWait, ErrBusy)
 }
 
-// decodeInBackground is decode for work no one waits for: it waits as long as ctx lets it.
-func (a *admission) decodeInBackground(ctx context.Context, size int) (release func(), err error) {
+// DecodeInBackground is Decode for work no one waits for: it waits as long as ctx lets it.
+func (a *Turns) DecodeInBackground(ctx context.Context, size int) (release func(), err error) {
 	w := a.decodeWeight(size)
 	if err := a.decodes.Acquire(ctx, w); err != nil {
 		return nil, err
@@ -111,52 +128,52 @@ func (a *admission) decodeInBackground(ctx context.Context, size int) (release f
 	return func() { a.decodes.Release(w) }, nil
 }
 
-func (a *admission) decodeWeight(size int) int64 {
+func (a *Turns) decodeWeight(size int) int64 {
 	return int64(min(max(size, a.decodeBudget/2), a.decodeBudget))
 }
 
-// evaluation takes an evaluation slot for a push (rule 3).
-func (a *admission) evaluation(ctx context.Context) (release func(), err error) {
+// Evaluation takes an evaluation slot for a push (rule 3).
+func (a *Turns) Evaluation(ctx context.Context) (release func(), err error) {
 	a.evalWaiters.Add(1)
-	release, err = take(ctx, a.evals, 1, evalWait, errBusy)
+	release, err = take(ctx, a.evals, 1, evalWait, ErrBusy)
 	a.evalWaiters.Add(-1)
 	return release, err
 }
 
-// backgroundEvaluation takes an evaluation slot for the re-evaluation (rule 4), waiting as
+// BackgroundEvaluation takes an evaluation slot for the re-evaluation (rule 4), waiting as
 // long as ctx lets it.
-func (a *admission) backgroundEvaluation(ctx context.Context) (release func(), err error) {
+func (a *Turns) BackgroundEvaluation(ctx context.Context) (release func(), err error) {
 	for a.evalWaiters.Load() > 0 || int(a.pushesActive.Load()) >= a.cores() || !a.evals.TryAcquire(1) {
-		if err := sleepUntil(ctx, time.Now().Add(slotPoll)); err != nil {
+		if err := sleep(ctx, slotPoll); err != nil {
 			return nil, err
 		}
 	}
 	return func() { a.evals.Release(1) }, nil
 }
 
-// dryRun admits a dry run (rule 5).
-func (a *admission) dryRun(ctx context.Context) (release func(), err error) {
-	return take(ctx, a.dryRuns, 1, dryRunWait, errDryRunBusy)
+// DryRun admits a dry run (rule 5).
+func (a *Turns) DryRun(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.dryRuns, 1, dryRunWait, ErrDryRunBusy)
 }
 
-// dryRunEvaluation takes an evaluation slot for one candidate evaluation (rule 5). It waits
+// DryRunEvaluation takes an evaluation slot for one candidate evaluation (rule 5). It waits
 // in line with the pushes (the semaphore is first come, first served), never longer than
 // the run's budget (ctx): a push waiting for a slot gets the next one a worker frees.
-func (a *admission) dryRunEvaluation(ctx context.Context) (release func(), err error) {
+func (a *Turns) DryRunEvaluation(ctx context.Context) (release func(), err error) {
 	if err := a.evals.Acquire(ctx, 1); err != nil {
 		return nil, err
 	}
 	return func() { a.evals.Release(1) }, nil
 }
 
-// report takes a turn to decode a stored report or inventory for a read (rule 6).
-func (a *admission) report(ctx context.Context) (release func(), err error) {
-	return take(ctx, a.reports, 1, whatIfWait, errBusy)
+// Report takes a turn to decode a stored report or inventory for a read (rule 6).
+func (a *Turns) Report(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.reports, 1, whatIfWait, ErrBusy)
 }
 
-// whatIf takes the turn of an evaluation nothing stores (rule 7).
-func (a *admission) whatIf(ctx context.Context) (release func(), err error) {
-	return take(ctx, a.whatIfs, 1, whatIfWait, errBusy)
+// WhatIf takes the turn of an evaluation nothing stores (rule 7).
+func (a *Turns) WhatIf(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.whatIfs, 1, whatIfWait, ErrBusy)
 }
 
 // take takes n of sem, waiting at most wait, else fails with busy.
@@ -169,12 +186,8 @@ func take(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Durat
 	return func() { sem.Release(n) }, nil
 }
 
-// sleepUntil waits until at or until ctx ends, answering ctx's error then.
-func sleepUntil(ctx context.Context, at time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err()
-	}
+// sleep waits d or until ctx ends, answering ctx's error then.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -201,7 +214,7 @@ const (
 // MaxPushesInFlight at once, and the shared token as many. A fleet pushing with one kind of
 // token has the turns it always had; pushes of the other kind keep one while it holds all
 // of its own (a slow client, a leaked token). A turn is held at most for the body's time
-// (Config.BodyTimeout) and the ingest's after it. Safe for concurrent use.
+// (the server's --body-timeout) and the ingest's after it. Safe for concurrent use.
 type pushTurns struct {
 	all      *semaphore.Weighted
 	shared   *semaphore.Weighted
@@ -215,31 +228,28 @@ func newPushTurns() *pushTurns {
 		clusters: semaphore.NewWeighted(MaxPushesInFlight), busy: map[string]bool{}}
 }
 
-// errPushInFlight refuses a per-cluster token's second push at once: a cluster never needs
-// two.
-var errPushInFlight = fail(http.StatusServiceUnavailable, "a push of this cluster is already in progress, retry later")
-
-// admit takes a turn for who, waiting at most slotWait for each bound (errBusy past it),
-// and answers what gives it back.
-func (p *pushTurns) admit(ctx context.Context, who pusher) (release func(), err error) {
+// admit takes a turn for a push of the per-cluster token tokenHash ("" for the shared
+// token), waiting at most slotWait for each bound (ErrBusy past it), and answers what
+// gives it back.
+func (p *pushTurns) admit(ctx context.Context, tokenHash string) (release func(), err error) {
 	var held []func()
 	release = func() {
 		for i := len(held) - 1; i >= 0; i-- {
 			held[i]()
 		}
 	}
-	if who.tokenHash != "" {
-		if !p.claim(who.tokenHash) {
-			return nil, errPushInFlight
+	if tokenHash != "" {
+		if !p.claim(tokenHash) {
+			return nil, ErrPushInFlight
 		}
-		held = append(held, func() { p.unclaim(who.tokenHash) })
+		held = append(held, func() { p.unclaim(tokenHash) })
 	}
 	kind := p.shared
-	if who.tokenHash != "" {
+	if tokenHash != "" {
 		kind = p.clusters
 	}
 	for _, sem := range []*semaphore.Weighted{kind, p.all} {
-		give, err := take(ctx, sem, 1, slotWait, errBusy)
+		give, err := take(ctx, sem, 1, slotWait, ErrBusy)
 		if err != nil {
 			release()
 			return nil, err

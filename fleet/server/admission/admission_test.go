@@ -1,4 +1,4 @@
-package server
+package admission
 
 import (
 	"context"
@@ -16,21 +16,21 @@ func soon(t *testing.T) context.Context {
 }
 
 func TestPushTurns(t *testing.T) {
-	shared := pusher{}
-	cluster := func(name string) pusher { return pusher{cluster: name, tokenHash: name} }
-	three := []pusher{shared, shared, shared}
-	clusters := []pusher{cluster("a"), cluster("b"), cluster("c")}
+	shared := "" // the shared token has no hash
+	cluster := func(name string) string { return name }
+	three := []string{shared, shared, shared}
+	clusters := []string{cluster("a"), cluster("b"), cluster("c")}
 	for _, tc := range []struct {
 		name  string
-		held  []pusher
-		next  pusher
+		held  []string
+		next  string
 		admit bool
 	}{
 		{"the shared token takes every turn a fleet of it always had", three[:2], shared, true},
 		{"the shared token takes no more", three, shared, false},
 		{"a cluster's token pushes while the shared token holds all it may", three, cluster("a"), true},
-		{"a cluster's token pushes one at a time", []pusher{cluster("a")}, cluster("a"), false},
-		{"another cluster's token pushes meanwhile", []pusher{cluster("a")}, cluster("b"), true},
+		{"a cluster's token pushes one at a time", []string{cluster("a")}, cluster("a"), false},
+		{"another cluster's token pushes meanwhile", []string{cluster("a")}, cluster("b"), true},
 		{"clusters' tokens take no more than the shared token may", clusters, cluster("d"), false},
 		{"the shared token pushes while clusters' tokens hold all they may", clusters, shared, true},
 		{"nobody pushes past every turn", append(three, cluster("a")), cluster("b"), false},
@@ -42,15 +42,15 @@ func TestPushTurns(t *testing.T) {
 			for _, who := range tc.held {
 				release, err := turns.admit(soon(t), who)
 				if err != nil {
-					t.Fatalf("holding %+v: %v", who, err)
+					t.Fatalf("holding %q: %v", who, err)
 				}
 				releases = append(releases, release)
 			}
 			release, err := turns.admit(soon(t), tc.next)
 			if (err == nil) != tc.admit {
-				t.Fatalf("admit %+v: %v, want admitted %v", tc.next, err, tc.admit)
+				t.Fatalf("admit %q: %v, want admitted %v", tc.next, err, tc.admit)
 			}
-			if err != nil && !errors.Is(err, errBusy) && !errors.Is(err, errPushInFlight) {
+			if err != nil && !errors.Is(err, ErrBusy) && !errors.Is(err, ErrPushInFlight) {
 				t.Errorf("a refusal is %v, want a 503 to retry", err)
 			}
 			if err == nil {
@@ -62,7 +62,7 @@ func TestPushTurns(t *testing.T) {
 			}
 			for _, who := range append(three, cluster("a")) {
 				if _, err := turns.admit(soon(t), who); err != nil {
-					t.Errorf("after every release, %+v is refused: %v", who, err)
+					t.Errorf("after every release, %q is refused: %v", who, err)
 				}
 			}
 		})
@@ -89,22 +89,22 @@ func TestAdmissionBounds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		held int
-		take func(a *admission) func(context.Context) (func(), error)
+		take func(a *Turns) func(context.Context) (func(), error)
 		busy error
 	}{
-		{"evaluations: two at once", 2, func(a *admission) func(context.Context) (func(), error) { return a.evaluation }, errBusy},
-		{"report reads: two at once", 2, func(a *admission) func(context.Context) (func(), error) { return a.report }, errBusy},
-		{"what-ifs: one at a time", 1, func(a *admission) func(context.Context) (func(), error) { return a.whatIf }, errBusy},
-		{"dry runs: one at a time", 1, func(a *admission) func(context.Context) (func(), error) { return a.dryRun }, errDryRunBusy},
-		{"decodes: two small ones at once, each counted as half the budget", 2, func(a *admission) func(context.Context) (func(), error) {
-			return func(ctx context.Context) (func(), error) { return a.decode(ctx, 10) }
-		}, errBusy},
-		{"decodes: a large one alone", 1, func(a *admission) func(context.Context) (func(), error) {
-			return func(ctx context.Context) (func(), error) { return a.decode(ctx, 10*budget) }
-		}, errBusy},
+		{"evaluations: two at once", 2, func(a *Turns) func(context.Context) (func(), error) { return a.Evaluation }, ErrBusy},
+		{"report reads: two at once", 2, func(a *Turns) func(context.Context) (func(), error) { return a.Report }, ErrBusy},
+		{"what-ifs: one at a time", 1, func(a *Turns) func(context.Context) (func(), error) { return a.WhatIf }, ErrBusy},
+		{"dry runs: one at a time", 1, func(a *Turns) func(context.Context) (func(), error) { return a.DryRun }, ErrDryRunBusy},
+		{"decodes: two small ones at once, each counted as half the budget", 2, func(a *Turns) func(context.Context) (func(), error) {
+			return func(ctx context.Context) (func(), error) { return a.Decode(ctx, 10) }
+		}, ErrBusy},
+		{"decodes: a large one alone", 1, func(a *Turns) func(context.Context) (func(), error) {
+			return func(ctx context.Context) (func(), error) { return a.Decode(ctx, 10*budget) }
+		}, ErrBusy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAdmission(budget)
+			a := New(budget)
 			take := tc.take(a)
 			releases := holdN(t, tc.held, take)
 			if _, err := take(soon(t)); !errors.Is(err, tc.busy) {
@@ -135,12 +135,12 @@ func TestBackgroundEvaluation(t *testing.T) {
 		{"every slot taken", 0, 0, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAdmission(1000)
+			a := New(1000)
 			a.cores = func() int { return 2 }
 			a.evalWaiters.Store(int32(tc.waiting))
 			a.pushesActive.Store(int32(tc.active))
-			holdN(t, tc.slots, a.evaluation)
-			release, err := a.backgroundEvaluation(soon(t))
+			holdN(t, tc.slots, a.Evaluation)
+			release, err := a.BackgroundEvaluation(soon(t))
 			if (err == nil) != tc.takes {
 				t.Fatalf("background evaluation: %v, want a slot: %v", err, tc.takes)
 			}
@@ -153,8 +153,8 @@ func TestBackgroundEvaluation(t *testing.T) {
 
 // TestPushCountsAsActive: a push counts against the background's cores until released.
 func TestPushCountsAsActive(t *testing.T) {
-	a := newAdmission(1000)
-	release, err := a.push(soon(t), pusher{})
+	a := New(1000)
+	release, err := a.Push(soon(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +170,12 @@ func TestPushCountsAsActive(t *testing.T) {
 // TestWaitingPushComesFirst: a push waiting for an evaluation slot gets the next one freed,
 // and the background re-evaluation does not take it meanwhile.
 func TestWaitingPushComesFirst(t *testing.T) {
-	a := newAdmission(1000)
+	a := New(1000)
 	a.cores = func() int { return 8 }
-	held := holdN(t, 2, a.evaluation)
+	held := holdN(t, 2, a.Evaluation)
 	got := make(chan error, 1)
 	go func() {
-		release, err := a.evaluation(t.Context())
+		release, err := a.Evaluation(t.Context())
 		if err == nil {
 			defer release()
 		}
@@ -184,7 +184,7 @@ func TestWaitingPushComesFirst(t *testing.T) {
 	for a.evalWaiters.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := a.backgroundEvaluation(soon(t)); err == nil {
+	if _, err := a.BackgroundEvaluation(soon(t)); err == nil {
 		t.Fatal("the background took a slot while a push waited")
 	}
 	held[0]()
