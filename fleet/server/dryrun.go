@@ -26,7 +26,7 @@ import (
 
 // Bounds of a dry run: ?budget= (default and cap), and the clusters judged at once. Two
 // workers keep one core for pushes on a small server; each also waits its turn for an
-// evaluation slot behind the pushes already waiting (dryRunTurn).
+// evaluation slot behind the pushes already waiting (admission.Turns.DryRunEvaluation).
 const (
 	DefaultDryRunBudget = 5 * time.Minute
 	MaxDryRunBudget     = 15 * time.Minute

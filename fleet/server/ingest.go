@@ -107,13 +107,11 @@ func (h *ingestHandler) checkHeaders(r *http.Request) error {
 	return nil
 }
 
-// readPush reads, inflates and decodes the body. The decode, validating and parsing the
-// JSON, takes about eleven times the JSON's size in memory: it waits for a share of a
-// budget of one --max-snapshot-bytes, at least half of it, so two decodes run at once and a
-// large one alone.
+// readPush reads, inflates and decodes the body, the decode within its share of the
+// decode budget (admission, rule 2).
 //
 // It also answers what the store keeps of the push: the gzip envelope as the agent sent
-// it, compressed here only when it came uncompressed (decodeInventory reads it back).
+// it, compressed here only when it came uncompressed (snapshots.decode reads it back).
 func (h *ingestHandler) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, []byte, error) {
 	limit := h.maxBytes
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)

@@ -44,7 +44,7 @@ func (sn *snapshots) report(ev store.EvaluationRecord) (*report.Report, error) {
 	return &rep, nil
 }
 
-// decodeInventory reads a stored snapshot's inventory back: the gzip of the push's envelope
+// decode reads a stored snapshot's inventory back: the gzip of the push's envelope
 // (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
 // no "inventory" member (the schema closes its top level), so the member tells them apart.
 // The member is read as push.DecodeJSON read it, so that of an envelope naming it twice the
