@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,6 +276,15 @@ func (s *Set) Observed(src, result string, err error) {
 	if s.monitor != nil {
 		s.monitor.Observed(src, result, s.update.Err != "")
 	}
+}
+
+// Describe lists revs as the logs name a set: "name revision, name revision".
+func Describe(revs []Revision) string {
+	parts := make([]string, len(revs))
+	for i, r := range revs {
+		parts[i] = r.Name + " " + r.Revision
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Update is the last poll's outcome, or nil when nothing polls for the set.

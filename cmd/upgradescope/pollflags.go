@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -104,20 +103,12 @@ func pollLogger(log *slog.Logger, set *policyset.Set) func(src, result string, e
 		switch {
 		case err != nil && last[src] != err.Error():
 			last[src] = err.Error()
-			log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", revisions(revs))
+			log.Error("bundle update failed; keeping the active bundles", "source", src, "result", result, "error", err.Error(), "active", policyset.Describe(revs))
 		case err == nil && result == bundles.ResultActivated:
 			delete(last, src)
-			log.Info("bundle activated", "source", src, "active", revisions(revs))
+			log.Info("bundle activated", "source", src, "active", policyset.Describe(revs))
 		}
 	}
-}
-
-func revisions(revs []policyset.Revision) string {
-	parts := make([]string, len(revs))
-	for i, r := range revs {
-		parts[i] = r.Name + " " + r.Revision
-	}
-	return strings.Join(parts, ", ")
 }
 
 // bundleSet is the embedded bundles plus every --bundle of b, within its evaluation

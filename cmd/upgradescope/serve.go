@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,14 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/spf13/cobra"
 
-	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/bundles/policyset"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
-	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/logging"
 	"github.com/upgradescope/upgradescope/internal/token"
@@ -277,6 +271,8 @@ func allowedHosts(flag []string) ([]string, error) {
 	return out, nil
 }
 
+// run serves until SIGINT or SIGTERM, then drains (server.Process); a second signal ends
+// the process at once.
 func (f *serveFlags) run(ctx context.Context, s streams) error {
 	sc, err := f.check()
 	if err != nil {
@@ -288,15 +284,8 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	}
 	sc.cfg.Logger = log
 	tuneGCForServe()
-	set, err := f.bundles.bundleSet(ctx)
+	p, err := f.process(ctx, s, sc)
 	if err != nil {
-		return err
-	}
-	pollOpts, err := f.poll.options(&f.bundles, set)
-	if err != nil {
-		return err
-	}
-	if sc.cfg.Verification, err = f.bundles.verification(); err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, dbTimeout)
@@ -309,65 +298,37 @@ func (f *serveFlags) run(ctx context.Context, s streams) error {
 	if err := f.guardReads(ctx, st, sc); err != nil {
 		return err
 	}
-	eng, _ := set.Engine()
-	sc.cfg.Store, sc.cfg.Engine = st, eng
-	sc.cfg.WithCandidate, sc.cfg.Evaluated = set.WithCandidate, set.Remember
-	bundleMetrics := policyset.NewMetrics()
-	set.Attach(bundleMetrics)
-	sc.cfg.Collectors = bundleMetrics.Collectors()
-	srv, err := server.New(sc.cfg)
+	p.Config.Store = st
+	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("--listen: %w", err)
 	}
-	set.OnSwap(srv.Swap)
-	f.rememberLastJudged(ctx, log, srv, set)
-	stopPolling, err := f.startPolling(ctx, log, set, pollOpts, sc.cfg.Verification)
-	if err != nil {
-		return err
-	}
-	defer stopPolling()
-	return f.listenAndServe(ctx, s, srv, sc, log)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop) // a second signal, mid-drain, ends the process at once
+	return p.Run(ctx, ln)
 }
 
-// rememberLastJudged gives set the inventory to rehearse a new bundle on before the first
-// push since the start: the stored snapshot the server judged last. Without one a new set
-// is taken up unrehearsed, which the log says.
-func (f *serveFlags) rememberLastJudged(ctx context.Context, log *slog.Logger, srv *server.Server, set *policyset.Set) {
-	if len(f.poll.urls) == 0 && f.publishDir == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, dbTimeout)
-	defer cancel()
-	doc, targets, err := srv.LastJudged(ctx)
-	switch {
-	case err != nil:
-		log.Warn("no stored inventory to rehearse new bundles on until the first push", "err", err)
-	case doc != nil:
-		set.Remember(doc, targets)
-	}
-}
-
-// startPolling polls every --bundle-url and the --publish-dir into set, whose swaps reach
-// the server; each source's current bundle is activated before it returns. vc is
-// --verification-key's, which --publish-dir requires.
-func (f *serveFlags) startPolling(ctx context.Context, log *slog.Logger, set *policyset.Set, po bundles.PollOptions, vc *bundle.VerificationConfig) (func(), error) {
-	stopURLs, err := f.poll.start(ctx, log, set, po)
+// process is the server the flags describe, on the embedded bundles and every --bundle,
+// polling --bundle-url and --publish-dir; its store is yet to be opened.
+func (f *serveFlags) process(ctx context.Context, s streams, sc *serveConfig) (*server.Process, error) {
+	set, err := f.bundles.bundleSet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stop := stopURLs
-	if f.publishDir != "" {
-		dir, err := bundles.PollDir(ctx, bundles.DirOptions{Dir: f.publishDir, Verification: vc,
-			Every: f.poll.minDelay, Activate: set.Activate, Observed: observer(log, set)})
-		if err != nil {
-			stopURLs()
-			return nil, fmt.Errorf("--publish-dir: %w", err)
-		}
-		stop = func() { dir.Stop(); stopURLs() }
+	pollOpts, err := f.poll.options(&f.bundles, set)
+	if err != nil {
+		return nil, err
 	}
-	_, revs := set.Engine()
-	log.Info("evaluating with", "bundles", revisions(revs))
-	return stop, nil
+	if sc.cfg.Verification, err = f.bundles.verification(); err != nil {
+		return nil, err
+	}
+	return &server.Process{Config: sc.cfg, Bundles: set, Poll: pollOpts, PublishEvery: f.poll.minDelay,
+		Observed: observer(sc.cfg.Logger, set), Retention: sc.retention, Drain: f.drain,
+		TLSCertFile: f.tlsCertFile, TLSKeyFile: f.tlsKeyFile,
+		// The URL ends in the path prefix: it is where the dashboard is and what agents push to.
+		Listening: func(url string) { fmt.Fprintf(s.err, "listening on %s\n", url) },
+	}, nil
 }
 
 // guardReads refuses an open read API on an address other than loopback. The database is
@@ -391,62 +352,4 @@ func (f *serveFlags) guardReads(ctx context.Context, st store.Store, sc *serveCo
 	return fmt.Errorf("refusing to serve the read API without a read credential on %s, which is not a loopback address: "+
 		"set a read token (--read-token), mint one (upgradescope tokens create --read --teams '*'), listen on loopback "+
 		"(--listen 127.0.0.1:8080), or allow anonymous reads (--allow-anonymous-read)", f.listen)
-}
-
-func (f *serveFlags) listenAndServe(ctx context.Context, s streams, srv *server.Server, sc *serveConfig, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	// WriteTimeout outlasts the longest push: 60 s to send it (waiting for a turn
-	// included), 10 s for a decode, 20 s for an evaluation slot and a minute to judge and
-	// store it. Reads set no deadline of their own beyond it.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-		WriteTimeout: 4 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	scheme := "http"
-	if f.tlsCertFile != "" {
-		certs, err := server.NewCertReloader(f.tlsCertFile, f.tlsKeyFile, log)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		hs.TLSConfig, scheme = certs.TLSConfig(), "https"
-	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	go srv.RunRetention(ctx, sc.retention)
-	go srv.RunReevaluation(ctx)
-	notified := make(chan struct{})
-	go func() { defer close(notified); srv.RunNotifications(ctx) }()
-	for _, sink := range sc.cfg.Sinks {
-		log.Info("notifications on", "sink", sink.Name, "url", notify.Redacted(sink.URL), "signed", sink.Secret != "")
-	}
-	served := make(chan error, 1)
-	go func() {
-		if scheme == "https" {
-			served <- hs.ServeTLS(ln, "", "")
-		} else {
-			served <- hs.Serve(ln)
-		}
-	}()
-	// The URL ends in the path prefix: it is where the dashboard is and what agents push to.
-	fmt.Fprintf(s.err, "listening on %s://%s%s\n", scheme, ln.Addr(), sc.cfg.PathPrefix)
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	stop() // a second signal now ends the process at once
-	log.Info("stopping: draining requests in flight", "for", f.drain)
-	drainCtx, cancel := context.WithTimeout(context.Background(), f.drain)
-	defer cancel()
-	if err := hs.Shutdown(drainCtx); err != nil {
-		// A stop is still a stop: what did not finish is cancelled before the store closes,
-		// and an agent whose push was cut off pushes it again.
-		log.Warn("stopping: requests still running after the drain are cancelled", "drain", f.drain, "err", err)
-	}
-	srv.Close()
-	<-notified // a delivery in flight ends with ctx; its lease lets the next start retry it
-	return nil
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"go/parser"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The fixture module (testdata/mod) breaks each rule once and keeps each just inside:
+// output links a fake OPA through engine while report links nothing; fleet/server's Big
+// has 26 methods, Fits 25 (and one more in a test file), the generic Set 26; the store's
+// sqlStore has 27 but is exempt; internal/bad imports cmd/tool/lib, internal/badtest does
+// in its external test, and cmd/tool itself may.
+func TestRulesOnFixture(t *testing.T) {
+	dir := filepath.Join("testdata", "mod")
+	for _, tc := range []struct {
+		name  string
+		rules rules
+		want  []string
+	}{{
+		name:  "a package linking OPA through another fails, one that does not passes",
+		rules: rules{noOPA: []string{"output", "report"}, forbiddenPrefix: "github.com/open-policy-agent/"},
+		want: []string{
+			"output/output.go:7: output must not link OPA, but links it: output → engine → github.com/open-policy-agent/opa/ast",
+		},
+	}, {
+		name:  "a package not there yet is noted and skipped",
+		rules: rules{noOPA: []string{"kb", "report"}, forbiddenPrefix: "github.com/open-policy-agent/"},
+		want:  []string{"layercheck: note: kb does not exist yet; its no-OPA rule applies once it does"},
+	}, {
+		name:  "a package linking OPA directly fails",
+		rules: rules{noOPA: []string{"engine"}, forbiddenPrefix: "github.com/open-policy-agent/"},
+		want: []string{
+			"engine/engine.go:4: engine must not link OPA, but links it: engine → github.com/open-policy-agent/opa/ast",
+		},
+	}, {
+		name:  "imports of cmd/ from outside it fail, tests included; cmd/ may import itself",
+		rules: rules{cmdDir: "cmd"},
+		want: []string{
+			"internal/bad/bad.go:4: internal/bad imports cmd/tool/lib: only packages under cmd/ may; move what it needs out of cmd/",
+			"internal/badtest/x_test.go:6: internal/badtest imports cmd/tool/lib: only packages under cmd/ may; move what it needs out of cmd/",
+		},
+	}, {
+		name:  "26 methods fail, 25 pass, test files and exempt types aside",
+		rules: rules{methodsUnder: "fleet/server", maxMethods: 25, methodsExempt: []string{"fleet/server/store.sqlStore"}},
+		want: []string{
+			"fleet/server/server.go:5: fleet/server.Big has 26 methods, more than 25: split it into types that each hold what their methods use",
+			"fleet/server/server.go:11: fleet/server.Set has 26 methods, more than 25: split it into types that each hold what their methods use",
+		},
+	}, {
+		name:  "without the exemption the store's backend fails too",
+		rules: rules{methodsUnder: "fleet/server/store", maxMethods: 25},
+		want: []string{
+			"fleet/server/store/store.go:4: fleet/server/store.sqlStore has 27 methods, more than 25: split it into types that each hold what their methods use",
+		},
+	}, {
+		name:  "26 methods pass a bound of 26",
+		rules: rules{methodsUnder: "fleet/server", maxMethods: 26, methodsExempt: []string{"fleet/server/store.sqlStore"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			n, err := run(t.Context(), dir, tc.rules, &out)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if out.Len() == 0 {
+				got = nil
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(tc.want, "\n"))
+			}
+			violations := 0
+			for _, line := range tc.want {
+				if !strings.HasPrefix(line, "layercheck: note:") {
+					violations++
+				}
+			}
+			if n != violations {
+				t.Errorf("run answered %d violations, want %d", n, violations)
+			}
+		})
+	}
+}
+
+func TestReceiverName(t *testing.T) {
+	for _, src := range []string{"T", "*T", "(T)", "(*T)", "T[K]", "*T[K, V]"} {
+		e, err := parser.ParseExpr(src)
+		if err != nil {
+			t.Fatalf("parse %q: %v", src, err)
+		}
+		if got := receiverName(e); got != "T" {
+			t.Errorf("receiverName(%s) = %q, want T", src, got)
+		}
+	}
+}
+
+// The rules make vet enforces name packages relative to the module; a typo would turn a
+// rule off with only a note, so the list is pinned here.
+func TestUpgradescopeRules(t *testing.T) {
+	want := "kb output report crd config fleet/push fleet/client fleet/server/store fleet/server/notify fleet/server/web"
+	if got := strings.Join(upgradescopeRules.noOPA, " "); got != want {
+		t.Errorf("noOPA = %s, want %s", got, want)
+	}
+	if upgradescopeRules.maxMethods != 25 || upgradescopeRules.methodsUnder != "fleet/server" || upgradescopeRules.cmdDir != "cmd" {
+		t.Errorf("rules = %+v", upgradescopeRules)
+	}
+}

@@ -1,0 +1,5 @@
+// Package lib is library code left under cmd/.
+package lib
+
+// F does nothing.
+func F() {}

@@ -1,0 +1,3 @@
+module github.com/open-policy-agent/opa
+
+go 1.26

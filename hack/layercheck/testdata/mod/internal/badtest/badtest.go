@@ -1,0 +1,2 @@
+// Package badtest imports a package under cmd/ in its tests only.
+package badtest
