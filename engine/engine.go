@@ -3,9 +3,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -20,6 +18,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
+	"github.com/upgradescope/upgradescope/engine/facts"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
 	"github.com/upgradescope/upgradescope/report"
@@ -61,7 +60,9 @@ type Engine struct {
 	// declaredImages are the repository prefixes custom packs read in full.
 	declaredImages []string
 	// probes are the field observations the bundles declare.
-	probes      *probe.Set
+	probes *probe.Set
+	// knowledge is what input.facts needs from the bundles.
+	knowledge   facts.Knowledge
 	toolVersion string
 	limits      Limits
 	packs       packFiles
@@ -140,6 +141,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	if e.probes, err = declaredProbes(set); err != nil {
 		return nil, err
 	}
+	e.knowledge = e.factsKnowledge()
 	if err := e.prepare(ctx, set); err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 	for _, o := range opts {
 		o(&ec)
 	}
-	input, err := e.buildInput(inv, targets, now, ec)
+	input, err := e.input(inv, targets, now, ec).value()
 	if err != nil {
 		return nil, err
 	}
@@ -266,79 +268,6 @@ func (e *Engine) Evaluate(ctx context.Context, inv *inventory.Document, targets 
 		return nil, fmt.Errorf("evaluate policies: %s is undefined; a loaded bundle broke the report package", Query)
 	}
 	return e.decode(rs[0].Expressions[0].Value, inv, now)
-}
-
-func (e *Engine) buildInput(inv *inventory.Document, targets []string, now time.Time, ec evalConfig) (ast.Value, error) {
-	invValue, err := inventoryValue(inv)
-	if err != nil {
-		return nil, fmt.Errorf("convert inventory: %w", err)
-	}
-	imagesValue, err := toAST(imageFacts(inv, e.images))
-	if err != nil {
-		return nil, fmt.Errorf("convert image facts: %w", err)
-	}
-	ignore := ec.ignore
-	if ignore == nil {
-		ignore = []report.IgnoreRule{}
-	}
-	ignoreValue, err := toValue(ignore)
-	if err != nil {
-		return nil, fmt.Errorf("convert ignore rules: %w", err)
-	}
-	byAPI, byChart := helmManifestAPIs(inv), helmChartIndex(inv)
-	manifestAPIsValue, err := toAST(byAPI)
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
-	flagged := kubeVersionFlagged(inv, targets)
-	releasesValue, err := e.judgedReleases(inv, flagged, byAPI, byChart)
-	if err != nil {
-		return nil, fmt.Errorf("convert facts: %w", err)
-	}
-	probesObserved, probeGaps := probeFacts(inv, e.probes)
-	// Converted here, with the inventory's interned strings: every behaviour looks its
-	// probe up, and a lazy object would convert each through JSON on first read.
-	probesValue, err := toAST(probesObserved)
-	if err != nil {
-		return nil, fmt.Errorf("convert probe facts: %w", err)
-	}
-	// The facts are lazy too: the built-in rules read kubeVersionFlagged, not kubeVersion (an
-	// entry a release), which is converted only for a pack that reads it.
-	factsValue := map[string]any{
-		"kubeVersion":        lazyKubeVersionFacts{inv, targets},
-		"images":             imagesValue,
-		"kubeVersionFlagged": kubeVersionFlaggedValue(flagged),
-		"helmReleases":       releasesValue,
-		"helmManifestApis":   manifestAPIsValue,
-		"helmChartIndex":     indexValue(byChart),
-		"probes":             probesValue,
-		"probeGaps":          probeGaps,
-		"crds":               judgedCRDs(inv),
-		"annotatedObjects":   ast.Boolean(annotatedObjects(inv)),
-	}
-	ts := make([]*ast.Term, len(targets))
-	for i, t := range targets {
-		ts[i] = ast.StringTerm(t)
-	}
-	// A lazy object: an ast.Object built from items hashes them, which would convert the
-	// inventory's images and Helm releases inventoryValue leaves for whoever reads them.
-	return ast.LazyObject(map[string]any{
-		"inventory": invValue,
-		"targets":   ast.NewArray(ts...),
-		"now":       ast.String(now.UTC().Format(time.RFC3339)),
-		"ignore":    ignoreValue,
-		"facts":     factsValue,
-		"plan":      ast.Boolean(ec.plan),
-		"planFrom":  ast.String(ec.planFrom),
-	}), nil
-}
-
-func toValue(v any) (ast.Value, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return ast.ValueFromReader(bytes.NewReader(b))
 }
 
 type result struct {

@@ -53,6 +53,25 @@ func render(t testing.TB, r *report.Report) []byte {
 
 func evaluateScenario(t *testing.T, eng *engine.Engine, dir string) []byte {
 	t.Helper()
+	sc := readScenario(t, eng, dir)
+	r, err := eng.Evaluate(context.Background(), sc.inv, sc.targets, now, sc.opts...)
+	if err != nil {
+		t.Fatalf("Evaluate: %v", err)
+	}
+	return render(t, r)
+}
+
+// scenario is what a testdata scenario asks Evaluate.
+type scenario struct {
+	inv     *inventory.Document
+	targets []string
+	opts    []engine.EvalOption
+}
+
+// readScenario reads testdata/<scenario>: its inventory, and its targets and options from
+// args.json.
+func readScenario(t *testing.T, eng *engine.Engine, dir string) scenario {
+	t.Helper()
 	inv, err := inventory.ReadFile(filepath.Join(dir, "inventory.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -68,17 +87,12 @@ func evaluateScenario(t *testing.T, eng *engine.Engine, dir string) []byte {
 	if args.ProbesFoundNothing {
 		probetest.FoundNothing(inv, eng.Probes())
 	}
-	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
-	targets := args.Targets
+	sc := scenario{inv: inv, targets: args.Targets, opts: []engine.EvalOption{engine.WithIgnore(args.Ignore)}}
 	if args.Plan {
-		opts = append(opts, engine.WithPlan(args.PlanFrom))
-		targets = planTargets(t, args.PlanFrom, args.Targets[0])
+		sc.opts = append(sc.opts, engine.WithPlan(args.PlanFrom))
+		sc.targets = planTargets(t, args.PlanFrom, args.Targets[0])
 	}
-	r, err := eng.Evaluate(context.Background(), inv, targets, now, opts...)
-	if err != nil {
-		t.Fatalf("Evaluate: %v", err)
-	}
-	return render(t, r)
+	return sc
 }
 
 // TestGoldenScenarios judges each testdata/<scenario>/inventory.json and compares the JSON

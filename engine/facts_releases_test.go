@@ -30,7 +30,7 @@ func TestTheBuiltInRulesReadOnlyTheReleasesTheFactsHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	input, err := e.buildInput(inv, targets, now, evalConfig{})
+	input, err := e.input(inv, targets, now, evalConfig{}).value()
 	if err != nil {
 		t.Fatal(err)
 	}

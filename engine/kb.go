@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/upgradescope/upgradescope/engine/facts"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -61,6 +62,18 @@ func (e *Engine) readKB(l loaded) error {
 		e.addonCharts[chart] = true
 	}
 	return nil
+}
+
+// factsKnowledge is what input.facts needs from the loaded bundles. An API is flagged as
+// the Helm pack's flagged_apis reads the kb: one the apiserver stores and the kb deprecates.
+func (e *Engine) factsKnowledge() facts.Knowledge {
+	flagged := map[string]bool{}
+	for k, a := range e.apis {
+		if a.Stored && a.Deprecated != "" {
+			flagged[k] = true
+		}
+	}
+	return facts.Knowledge{Images: e.images, Probes: e.probes, FlaggedStoredAPIs: flagged, AddonCharts: e.addonCharts}
 }
 
 // ImageWatch is which images collectors observe: those an add-on matcher of the registry

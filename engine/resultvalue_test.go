@@ -27,7 +27,7 @@ func TestReportsReadFromTheValueMatchJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		input, err := e.buildInput(inv, []string{"1.33", "1.37"}, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), evalConfig{})
+		input, err := e.input(inv, []string{"1.33", "1.37"}, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), evalConfig{}).value()
 		if err != nil {
 			t.Fatal(err)
 		}

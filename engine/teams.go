@@ -8,11 +8,12 @@ import (
 )
 
 // attributeTeams gives each finding the teams that own its namespaces (the namespace team
-// label) and scores every team, after the report package has judged each target. It is Go
-// rather than Rego: copying each finding to add its teams and counting each team's run of
-// findings were half of evaluating a 500-namespace cluster, and the fleet server evaluates
-// one of those for every pushed snapshot. With no team label anywhere the findings keep the
-// teams their packs gave them, if any.
+// label) and scores every team (report.TeamRollup), after the report package has judged
+// each target. It is Go rather than Rego: copying each finding to add its teams and counting
+// each team's run of findings were half of evaluating a 500-namespace cluster, and the fleet
+// server evaluates one of those for every pushed snapshot. TestGoJudgementMatchesReportRego
+// holds the team's score and verdict to report.rego's. With no team label anywhere the
+// findings keep the teams their packs gave them, if any.
 func attributeTeams(targets []report.TargetResult, inv *inventory.Document) {
 	// A namespace listed twice (the schema allows it; collectors never write it) takes its
 	// last team.

@@ -58,8 +58,7 @@ func sameObject(a, b inventory.ObjectRef) bool {
 }
 
 // Recount makes t's verdict, score, counts and team rollup those of the findings keep
-// selects, by the report's own rule (report.rego): blocked by a kept blocker, else unknown
-// when a required capability was not assessed, else ready.
+// selects, by the report's own rules (Verdict, Score).
 func (t *TargetResult) Recount(keep func(Finding) bool) {
 	var kept []Finding
 	t.Blockers, t.Warnings, t.Infos = 0, 0, 0
@@ -78,12 +77,6 @@ func (t *TargetResult) Recount(keep func(Finding) bool) {
 		}
 	}
 	t.Score = Score(t.Blockers, t.Warnings)
-	t.Verdict = VerdictReady
-	switch {
-	case t.Blockers > 0:
-		t.Verdict = VerdictBlocked
-	case slices.ContainsFunc(t.NotAssessed, func(g Gap) bool { return g.Required }):
-		t.Verdict = VerdictUnknown
-	}
+	t.Verdict = Verdict(t.Blockers, t.NotAssessed)
 	t.Teams = TeamRollup(kept, t.NotAssessed)
 }

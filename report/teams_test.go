@@ -20,8 +20,8 @@ func TestATeamIsJudgedByItsBlockersThoseNoTeamOwnsAndRequiredGaps(t *testing.T) 
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := TeamVerdict(tt.blockers, tt.unowned, tt.gaps); got != tt.want {
-				t.Errorf("TeamVerdict = %s, want %s", got, tt.want)
+			if got := JudgeTeam(TeamResult{Blockers: tt.blockers}, tt.unowned, tt.gaps).Verdict; got != tt.want {
+				t.Errorf("JudgeTeam verdict = %s, want %s", got, tt.want)
 			}
 		})
 	}
@@ -34,7 +34,23 @@ func TestOnlyBlockersWithoutATeamAreUnowned(t *testing.T) {
 		{Severity: SeverityBlocker, Teams: []string{"data"}},
 		{Severity: SeverityWarning},
 	}
-	if got := UnownedBlockers(fs); got != 1 {
-		t.Errorf("UnownedBlockers = %d, want 1", got)
+	if got := unownedBlockers(fs); got != 1 {
+		t.Errorf("unownedBlockers = %d, want 1", got)
+	}
+}
+
+func TestATeamWithoutFindingsIsJudgedByWhatNoTeamOwns(t *testing.T) {
+	tr := TargetResult{
+		Findings:    []Finding{{Severity: SeverityBlocker}, {Severity: SeverityWarning, Teams: []string{"data"}}},
+		NotAssessed: []Gap{{Capability: "api-usage", Required: true}},
+	}
+	want := TeamResult{Score: 100, Verdict: VerdictBlocked}
+	if got := tr.TeamWithoutFindings(); got != want {
+		t.Errorf("TeamWithoutFindings = %+v, want %+v", got, want)
+	}
+	tr.Findings = tr.Findings[1:]
+	want.Verdict = VerdictUnknown
+	if got := tr.TeamWithoutFindings(); got != want {
+		t.Errorf("without an unowned blocker, TeamWithoutFindings = %+v, want %+v", got, want)
 	}
 }

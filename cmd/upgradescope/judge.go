@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -34,6 +36,7 @@ type judgeFlags struct {
 	sarifBase       string
 	bundles         bundleFlags
 	quiet           bool
+	printInput      bool
 }
 
 func (f *judgeFlags) register(cmd *cobra.Command) {
@@ -45,6 +48,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when a verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file (default: .upgradescope.yaml beside the input, else in the working directory)")
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
+	fl.BoolVar(&f.printInput, "print-input", false, "print the input the rules would judge, as JSON for `opa eval -i`, instead of judging it (docs/custom-rules.md)")
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
 	f.bundles.register(cmd)
@@ -164,6 +168,10 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporte
 		j.targets = hops
 		opts = append(opts, engine.WithPlan(from))
 	}
+	if f.printInput {
+		rep.Close()
+		return printInput(s.out, eng.Input(doc, j.targets, j.now, opts...))
+	}
 	rep.Start("evaluating " + report.Count(len(j.targets), "target"))
 	restore := roomToEvaluate(f.bundles.limits.memoryMiB)
 	res, err := eng.Evaluate(ctx, doc, j.targets, j.now, opts...)
@@ -187,6 +195,18 @@ func (f *judgeFlags) judge(ctx context.Context, s streams, rep *progress.Reporte
 	}
 	if reason := res.Gate(j.failOn, f.allowIncomplete); reason != "" {
 		return &exitError{code: exitGate, msg: "gate failed: " + reason}
+	}
+	return nil
+}
+
+// printInput writes in as `opa eval -i` reads it; "<" in a chart's kubeVersion stays
+// readable.
+func printInput(w io.Writer, in *engine.Input) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(in); err != nil {
+		return fmt.Errorf("write input: %w", err)
 	}
 	return nil
 }

@@ -164,15 +164,15 @@ func storedEvaluation(pol *policy, rep *report.Report, tr report.TargetResult, o
 }
 
 // teamCells is tr's team rollup with a cell for every owning team. The report lists only
-// teams with findings; one without is judged as the report judges teams: blocked by a
-// blocker no team owns, else unknown when a required capability was not assessed, else
-// ready, at score 100.
+// teams with findings; one without is judged as the report judges teams
+// (report.TargetResult.TeamWithoutFindings).
 func teamCells(tr report.TargetResult, owners map[string]string) map[string]store.TeamCell {
 	out := make(map[string]store.TeamCell, len(tr.Teams))
 	for name, t := range tr.Teams {
 		out[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
 	}
-	clean := store.TeamCell{Score: 100, Verdict: report.TeamVerdict(0, report.UnownedBlockers(tr.Findings), tr.NotAssessed)}
+	none := tr.TeamWithoutFindings()
+	clean := store.TeamCell{Verdict: none.Verdict, Score: none.Score, Blockers: none.Blockers, Warnings: none.Warnings}
 	for _, team := range owners {
 		if _, ok := out[team]; !ok {
 			out[team] = clean

@@ -14,7 +14,7 @@ import (
 // The share is the cluster's inventory with every namespace another team owns left out:
 // what is in the scope's teams' namespaces, what is in namespaces no team owns, and what is
 // in none (cluster-scoped objects, nodes, the control plane, CRD definitions). What no team
-// owns is everybody's: it can stop every team's upgrade (report.TeamVerdict), so every share
+// owns is everybody's: it can stop every team's upgrade (report.JudgeTeam), so every share
 // judges it and shows it, as the gate always did; a namespace to keep from other teams is
 // labelled or mapped (--team-map). The APIs the apiserver saw called at a deprecated version
 // name no namespace and no object, and a call still made stops every team's upgrade alike:

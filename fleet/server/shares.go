@@ -76,9 +76,7 @@ type judgedShare struct {
 func asShare(tr *report.TargetResult, sc scope) {
 	tr.NotAssessed = append(tr.NotAssessed, othersGap)
 	slices.SortStableFunc(tr.NotAssessed, func(a, b report.Gap) int { return strings.Compare(a.Capability, b.Capability) })
-	if tr.Verdict == report.VerdictReady {
-		tr.Verdict = report.VerdictUnknown
-	}
+	tr.Verdict = report.Verdict(tr.Blockers, tr.NotAssessed)
 	for name := range tr.Teams {
 		if !sc.sees(name) {
 			delete(tr.Teams, name)

@@ -20,9 +20,10 @@ type rules struct {
 var upgradescopeRules = rules{
 	// Report readers (renderers, the CRD, the suppression file, the wire formats), the
 	// store, notifications, the dashboard's pages, the fleet-API client and the knowledge
-	// base's tables: none of them judges, so none links the evaluator.
+	// base's tables: none of them judges, so none links the evaluator. Nor do the facts
+	// the engine computes in Go before the rules run (engine/facts).
 	noOPA: []string{
-		"kb", "output", "report", "crd", "config",
+		"kb", "engine/facts", "output", "report", "crd", "config",
 		"fleet/push", "fleet/client",
 		"fleet/server/store", "fleet/server/notify", "fleet/server/web",
 	},

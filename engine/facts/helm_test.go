@@ -1,6 +1,7 @@
-package engine
+package facts
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -71,14 +72,41 @@ func TestKubeVersionFlaggedNamesReleasesByIndex(t *testing.T) {
 		{Name: "d", Namespace: "web", KubeVersion: ">=1.21.0-0 <<1.30"},
 	}}
 	got := kubeVersionFlagged(inv, []string{"1.32", "1.33"})
-	want := []kubeVersionFlag{
+	want := []KubeVersionFlag{
 		{0, "1.33", KubeVersionExcludes},
 		{3, "1.32", KubeVersionInvalid}, {3, "1.33", KubeVersionInvalid},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("kubeVersionFlagged = %v, want %v", got, want)
 	}
-	if v := kubeVersionFlaggedValue(got).String(); v != `[[0, "1.33", "excludes"], [3, "1.32", "invalid"], [3, "1.33", "invalid"]]` {
-		t.Errorf("kubeVersionFlagged value = %s", v)
+	if b, _ := json.Marshal(got); string(b) != `[[0,"1.33","excludes"],[3,"1.32","invalid"],[3,"1.33","invalid"]]` {
+		t.Errorf("kubeVersionFlagged encodes as %s", b)
+	}
+}
+
+// TestTheJudgedReleasesAreThoseARuleMayRead pins input.facts.helmReleases: a release with a
+// kubeVersion flag, one whose stored manifest uses an API the kb flags, one of a chart the
+// add-on registry matches; no other.
+func TestTheJudgedReleasesAreThoseARuleMayRead(t *testing.T) {
+	inv := &inventory.Document{HelmReleases: []inventory.HelmRelease{
+		{Name: "flagged", Namespace: "web", Chart: "shop", KubeVersion: ">=1.34.0-0"},
+		{Name: "admitted", Namespace: "web", Chart: "shop", KubeVersion: ">=1.21.0-0"},
+		{Name: "old-pdb", Namespace: "web", Chart: "blog", ManifestAPIs: []inventory.APIUsage{{Group: "policy", Version: "v1beta1", Kind: "PodDisruptionBudget"}}},
+		{Name: "new-pdb", Namespace: "web", Chart: "blog", ManifestAPIs: []inventory.APIUsage{{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}}},
+		{Name: "ingress", Namespace: "edge", Chart: "ingress-nginx"},
+	}}
+	k := Knowledge{
+		FlaggedStoredAPIs: map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+		AddonCharts:       map[string]bool{"ingress-nginx": true},
+	}
+	d := Compute(inv, []string{"1.33"}, k)
+	var got []string
+	for _, i := range []int{0, 1, 2, 3, 4} {
+		if r, ok := d.HelmReleases[i]; ok {
+			got = append(got, r.Name)
+		}
+	}
+	if want := []string{"flagged", "old-pdb", "ingress"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("judged releases = %v, want %v", got, want)
 	}
 }

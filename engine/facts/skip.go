@@ -1,9 +1,7 @@
-package engine
+package facts
 
 import (
 	"slices"
-
-	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -17,14 +15,14 @@ import (
 // be about (input.facts.crds): one with a deprecated version, or with objects used or
 // stored at a version it does not serve. A large cluster has hundreds of CRDs and a handful
 // of those.
-func judgedCRDs(inv *inventory.Document) ast.Value {
-	terms := []*ast.Term{}
+func judgedCRDs(inv *inventory.Document) []int {
+	out := []int{}
 	for i, c := range inv.CRDs {
 		if crdMayBeJudged(c) {
-			terms = append(terms, ast.InternedTerm(i))
+			out = append(out, i)
 		}
 	}
-	return ast.NewArray(terms...)
+	return out
 }
 
 func crdMayBeJudged(c inventory.CRD) bool {
