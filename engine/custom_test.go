@@ -263,38 +263,6 @@ func TestCustomPackAsABundleTarball(t *testing.T) {
 	}
 }
 
-func TestWatchedKindsCoverRemovedDeprecatedAndRecentAPIs(t *testing.T) {
-	w := newEngine(t).WatchedKinds()
-	for _, k := range []string{
-		"extensions/v1beta1/Ingress", "v1/Endpoints", "resource.k8s.io/v1/ResourceClaim", "networking.k8s.io/v1/Ingress",
-		"authentication.k8s.io/v1beta1/TokenReview", "authorization.k8s.io/v1beta1/SubjectAccessReview", // request-only
-	} {
-		if !w[k] {
-			t.Errorf("%s is not watched", k)
-		}
-	}
-	for _, k := range []string{"v1/ConfigMap", "apps/v1/Deployment", "autoscaling/v1/Scale", "authentication.k8s.io/v1/TokenReview"} {
-		if w[k] {
-			t.Errorf("%s is watched; every target serves it", k)
-		}
-	}
-}
-
-// A live cluster keeps no objects of a request-only kind, so its collector never lists them;
-// their use shows only in the deprecated-API calls the apiserver counts.
-func TestFlaggedAPIsAreTheStoredKindsALiveCollectorCanList(t *testing.T) {
-	listed := map[string]bool{}
-	for _, a := range newEngine(t).FlaggedAPIs() {
-		listed[a.Group+"/"+a.Version+"/"+a.Kind] = true
-		if !a.Stored {
-			t.Errorf("%s/%s %s is listed but never stored", a.Group, a.Version, a.Kind)
-		}
-	}
-	if !listed["extensions/v1beta1/Ingress"] || listed["authentication.k8s.io/v1beta1/TokenReview"] {
-		t.Errorf("listed %v: want extensions/v1beta1 Ingress and no TokenReview", listed)
-	}
-}
-
 // TestCustomPacksReadTheFacts holds input.facts to the contract docs/custom-rules.md states,
 // kubeVersion included: the built-in rules no longer read it, so it is converted only when a
 // pack does; so is inventory.helmReleases, which a pack can still read whole.

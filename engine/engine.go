@@ -20,7 +20,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/engine/facts"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -48,19 +48,9 @@ func RefusedBuiltins() map[string]struct{} { return maps.Clone(refusedBuiltins) 
 type Engine struct {
 	pq      rego.PreparedEvalQuery
 	bundles []report.BundleInfo
-	kb      report.KBMeta
-	apis    map[string]APIEntry
-	// addons and apiList are the registry and the lifecycle table in order (Addons, APIs).
-	addons  []Addon
-	apiList []APIEntry
-	groups  map[string]bool
-	images  inventory.ImageWatch
-	// addonCharts are the Helm charts the add-on registry matches (kb.addonindex.charts).
-	addonCharts map[string]bool
-	// declaredImages are the repository prefixes custom packs read in full.
-	declaredImages []string
-	// probes are the field observations the bundles declare.
-	probes *probe.Set
+	kb      *kb.KB
+	// observe is what collectors observe with these bundles, probes included.
+	observe kb.Observe
 	// knowledge is what input.facts needs from the bundles.
 	knowledge   facts.Knowledge
 	toolVersion string
@@ -132,13 +122,10 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		}
 		e.bundles = append(e.bundles, infoOf(l))
 	}
-	if e.apis == nil {
+	if e.kb == nil {
 		return nil, fmt.Errorf("no kb bundle: the engine needs the knowledge base")
 	}
-	if e.declaredImages, err = declaredImages(set); err != nil {
-		return nil, err
-	}
-	if e.probes, err = declaredProbes(set); err != nil {
+	if err := e.buildObserve(set); err != nil {
 		return nil, err
 	}
 	e.knowledge = e.factsKnowledge()
@@ -193,7 +180,7 @@ func (e *Engine) prepare(ctx context.Context, set []loaded) error {
 // is refused when it is loaded, not at the first scan.
 func (e *Engine) probe(ctx context.Context) error {
 	inv := &inventory.Document{SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, Capabilities: map[string]inventory.Capability{}}
-	if _, err := e.Evaluate(ctx, inv, []string{e.kb.Horizon}, time.Unix(0, 0)); err != nil {
+	if _, err := e.Evaluate(ctx, inv, []string{e.kb.Meta().Horizon}, time.Unix(0, 0)); err != nil {
 		return fmt.Errorf("bundles %s cannot produce a report: %w", e.describe(), err)
 	}
 	return nil
@@ -218,9 +205,6 @@ func infoOf(l loaded) report.BundleInfo {
 
 // Bundles lists the bundles the engine evaluates, built-in first.
 func (e *Engine) Bundles() []report.BundleInfo { return append([]report.BundleInfo(nil), e.bundles...) }
-
-// KB describes the knowledge base of the kb bundle.
-func (e *Engine) KB() report.KBMeta { return e.kb }
 
 // EvalOption configures one Evaluate call.
 type EvalOption func(*evalConfig)
@@ -308,7 +292,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 		ServerVersion:  inv.ServerVersion,
 		FilesBase:      inv.FilesBase,
 		Bundles:        e.Bundles(),
-		KB:             e.kb,
+		KB:             e.kb.Meta(),
 		Targets:        r.Targets,
 		Plan:           r.Plan,
 		ExpiredIgnores: r.ExpiredIgnores,

@@ -25,7 +25,7 @@ func benchmarkCorpus(b *testing.B, shape corpus.Shape) {
 		b.Fatal(err)
 	}
 	eng := newEngine(b)
-	res, err := files.Collect(dir, files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(), Probes: eng.Probes()})
+	res, err := files.Collect(dir, files.Options{Observe: eng.Observe()})
 	if err != nil {
 		b.Fatal(err)
 	}

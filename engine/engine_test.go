@@ -85,7 +85,7 @@ func readScenario(t *testing.T, eng *engine.Engine, dir string) scenario {
 		t.Fatal(err)
 	}
 	if args.ProbesFoundNothing {
-		probetest.FoundNothing(inv, eng.Probes())
+		probetest.FoundNothing(inv, eng.Observe().Probes)
 	}
 	sc := scenario{inv: inv, targets: args.Targets, opts: []engine.EvalOption{engine.WithIgnore(args.Ignore)}}
 	if args.Plan {

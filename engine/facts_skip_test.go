@@ -138,7 +138,7 @@ func readScenario(t *testing.T, e *Engine, dir string) (*inventory.Document, str
 		t.Fatal(err)
 	}
 	if args.ProbesFoundNothing {
-		probetest.FoundNothing(inv, e.Probes())
+		probetest.FoundNothing(inv, e.Observe().Probes)
 	}
 	return inv, args
 }

@@ -15,7 +15,7 @@ import (
 func TestFilesModeJudgesRequestOnlyKindsLikeStoredOnes(t *testing.T) {
 	eng := newEngine(t)
 	res, err := files.Collect("../testdata/manifests/request-only", files.Options{
-		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(),
+		Observe: eng.Observe(),
 	})
 	if err != nil {
 		t.Fatal(err)

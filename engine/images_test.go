@@ -16,7 +16,7 @@ import (
 func TestAnEOLAddonFoundInManifestsNamesTheWorkloadRunningItWithFileAndLine(t *testing.T) {
 	eng := newEngine(t)
 	res, err := files.Collect("../examples/manifests", files.Options{
-		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(),
+		Observe: eng.Observe(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -36,27 +36,6 @@ func TestAnEOLAddonFoundInManifestsNamesTheWorkloadRunningItWithFileAndLine(t *t
 		return
 	}
 	t.Fatal("no eol-addon/ingress-nginx finding")
-}
-
-func TestOnlyImagesAMatcherCouldClaimAreObservedClosely(t *testing.T) {
-	watch := newEngine(t).ImageWatch()
-	tests := []struct {
-		repository string
-		labels     map[string]string
-		observed   bool
-	}{
-		{"registry.k8s.io/ingress-nginx/controller", nil, true},
-		{"harbor.corp.example/mirror/ingress-nginx/controller", nil, true},
-		{"traefik", nil, true}, // docker.io/library/traefik
-		{"corp.example/edge/nginx-rebuilt", map[string]string{inventory.NameLabel: "ingress-nginx"}, true},
-		{"registry.example.com/team-07/svc-00042", map[string]string{inventory.NameLabel: "svc-00042"}, false},
-		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/payments/api", nil, false},
-	}
-	for _, tt := range tests {
-		if got := watch.Observes(tt.repository, tt.labels); got != tt.observed {
-			t.Errorf("Observes(%q, %v) = %v, want %v", tt.repository, tt.labels, got, tt.observed)
-		}
-	}
 }
 
 // A custom pack reads input.inventory.workloadImages whole, though the built-in rules read
@@ -97,7 +76,7 @@ func TestACustomPackDeclaresTheRepositoriesItReadsInFull(t *testing.T) {
 		"images.rego":                          "package upgradescope.custom.images\n\nfindings := set()\n",
 		"upgradescope/custom/images/data.json": `{"observe": {"images": ["registry.example.com/payments/"]}}`,
 	})
-	watch := newEngine(t, engine.WithPolicy(pack)).ImageWatch()
+	watch := newEngine(t, engine.WithPolicy(pack)).Observe().Images
 	if !watch.Observes("registry.example.com/payments/api", nil) || watch.Observes("registry.example.com/shop/api", nil) {
 		t.Errorf("watch = %+v, want payments observed and shop not", watch.Repositories)
 	}
@@ -127,7 +106,7 @@ func TestTheInventoryOfARepositoryWithManyImagesStaysSmall(t *testing.T) {
 	}
 	eng := newEngine(t)
 	res, err := files.Collect(dir, files.Options{
-		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(),
+		Observe: eng.Observe(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -29,14 +29,14 @@ const lbProbe = `{"observe": {"probes": [{"id": "lb-ip", "kinds": ["core/Service
 func TestACustomPackDeclaresProbesBesideTheKnowledgeBase(t *testing.T) {
 	eng := newEngine(t, engine.WithPolicy(lbPack(t, lbProbe)))
 	var ids []string
-	for _, d := range eng.Probes().Declared() {
+	for _, d := range eng.Observe().Probes.Declared() {
 		ids = append(ids, d.ID)
 	}
 	joined := strings.Join(ids, " ")
 	if !strings.Contains(joined, "custom/lb/lb-ip") || !strings.Contains(joined, "kb/pod-docker-socket") {
 		t.Errorf("declared probes %v: want the pack's custom/lb/lb-ip beside the kb's", ids)
 	}
-	for _, d := range eng.Probes().Declared() {
+	for _, d := range eng.Observe().Probes.Declared() {
 		if d.ID == "custom/lb/lb-ip" && d.Spec.Match != "present" {
 			t.Errorf("custom/lb/lb-ip declared with match %q: want the default spelled out, present", d.Spec.Match)
 		}
@@ -65,7 +65,7 @@ func TestAMalformedProbeDeclarationIsRefusedWithItsPointer(t *testing.T) {
 func TestAProbeBackedRuleJudgesOnlyWhatWasObservedAsDeclared(t *testing.T) {
 	eng := newEngine(t, engine.WithPolicy(lbPack(t, lbProbe)))
 	declared := map[string]inventory.ProbeSpec{}
-	for _, d := range eng.Probes().Declared() {
+	for _, d := range eng.Observe().Probes.Declared() {
 		declared[d.ID] = d.Spec
 	}
 	observed := func(edit func(*inventory.Probe)) *inventory.Document {
@@ -76,7 +76,7 @@ func TestAProbeBackedRuleJudgesOnlyWhatWasObservedAsDeclared(t *testing.T) {
 			edit(&p)
 		}
 		doc.Probes = []inventory.Probe{p}
-		probetest.FoundNothing(doc, eng.Probes())
+		probetest.FoundNothing(doc, eng.Observe().Probes)
 		return doc
 	}
 	tests := []struct {
@@ -88,7 +88,7 @@ func TestAProbeBackedRuleJudgesOnlyWhatWasObservedAsDeclared(t *testing.T) {
 		{"an observation as declared is judged", observed(nil), "ready", ""},
 		{"an inventory without the probe is a required gap", func() *inventory.Document {
 			doc := prodInventory()
-			probetest.FoundNothing(doc, eng.Probes())
+			probetest.FoundNothing(doc, eng.Observe().Probes)
 			if doc.Probes[0].ID != "custom/lb/lb-ip" {
 				t.Fatalf("the first observation is %s, want custom/lb/lb-ip", doc.Probes[0].ID)
 			}

@@ -48,7 +48,7 @@ func judged(t *testing.T, dir string) *report.Report {
 		t.Fatal(err)
 	}
 	if args.ProbesFoundNothing {
-		probetest.FoundNothing(inv, eng.Probes())
+		probetest.FoundNothing(inv, eng.Observe().Probes)
 	}
 	opts := []engine.EvalOption{engine.WithIgnore(args.Ignore)}
 	if args.Plan {

@@ -20,7 +20,7 @@ func BenchmarkActivateANewKBRevision(b *testing.B) {
 		b.Fatal(err)
 	}
 	eng, _ := set.Engine()
-	set.Remember(probetest.Scenario(b, "../..", "teams", eng.Probes()), []string{"1.33", "1.34"})
+	set.Remember(probetest.Scenario(b, "../..", "teams", eng.Observe().Probes), []string{"1.33", "1.34"})
 	f := kb(b, "https://b.example/kb.tar.gz", "2027-01-12.1")
 	b.ReportAllocs()
 	for b.Loop() {

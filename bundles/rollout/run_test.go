@@ -45,7 +45,7 @@ func fleetDir(t *testing.T, eng *engine.Engine, scenarios ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, s := range scenarios {
-		doc := probetest.Scenario(t, "../..", s, eng.Probes())
+		doc := probetest.Scenario(t, "../..", s, eng.Observe().Probes)
 		raw, err := json.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)

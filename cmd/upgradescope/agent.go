@@ -210,7 +210,7 @@ func (f *agentFlags) pusher(policy *policyset.Set) (*push.Client, error) {
 			for _, b := range eng.Bundles() {
 				bundles = append(bundles, push.Bundle{Name: b.Name, Revision: b.Revision})
 			}
-			return eng.KB().GeneratedFrom, bundles
+			return eng.KB().Meta().GeneratedFrom, bundles
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("--server-url/--server-ca-file: %w", err)

@@ -23,7 +23,7 @@ func dryRunFleet(t *testing.T, scenarios ...string) string {
 	}
 	dir := t.TempDir()
 	for _, s := range scenarios {
-		doc := probetest.Scenario(t, "../..", s, eng.Probes())
+		doc := probetest.Scenario(t, "../..", s, eng.Observe().Probes)
 		raw, _ := json.Marshal(doc)
 		write(t, dir, s+".json", string(raw))
 	}

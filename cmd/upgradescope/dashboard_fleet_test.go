@@ -85,7 +85,7 @@ func startBulkDashFleet(t *testing.T, prefix string, bulk int, args ...string) *
 		t.Fatal(err)
 	}
 	for i, c := range dashClusters {
-		doc := probetest.Scenario(t, "../..", c.scenario, eng.Probes())
+		doc := probetest.Scenario(t, "../..", c.scenario, eng.Observe().Probes)
 		doc.ClusterID = fmt.Sprintf("9f1c2d3e-0000-4000-8000-%012d", i+1)
 		if c.teams != nil {
 			doc.Namespaces = nil
@@ -99,7 +99,7 @@ func startBulkDashFleet(t *testing.T, prefix string, bulk int, args ...string) *
 		pushDocument(t, f.api(), dashIngestToken, c.name, doc)
 	}
 	for i := range bulk {
-		doc := probetest.Scenario(t, "../..", "clean-is-ready", eng.Probes())
+		doc := probetest.Scenario(t, "../..", "clean-is-ready", eng.Observe().Probes)
 		doc.ClusterID = fmt.Sprintf("9f1c2d3e-0000-4000-9000-%012d", i+1)
 		pushDocument(t, f.api(), dashIngestToken, fmt.Sprintf("bulk-%03d", i), doc)
 	}

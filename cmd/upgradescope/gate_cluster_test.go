@@ -22,7 +22,7 @@ func pushInventory(t *testing.T, url, token, name, scenario string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pushDocument(t, url, token, name, probetest.Scenario(t, "../..", scenario, eng.Probes()))
+	pushDocument(t, url, token, name, probetest.Scenario(t, "../..", scenario, eng.Observe().Probes))
 }
 
 // pushDocument pushes doc to a real serve as cluster name and expects it accepted.

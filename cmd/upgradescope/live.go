@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
-	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -172,15 +171,13 @@ func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) bool {
 func (f *liveFlags) collectOptions(eng *engine.Engine, teamLabel string) cluster.Options {
 	return cluster.Options{
 		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
-		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()},
-		Images:   eng.ImageWatch(),
-		Probes:   eng.Probes(),
+		Observe: eng.Observe(),
 	}
 }
 
 func flagged(eng *engine.Engine) []cluster.FlaggedKind {
 	var out []cluster.FlaggedKind
-	for _, a := range eng.FlaggedAPIs() {
+	for _, a := range eng.KB().FlaggedAPIs() {
 		g, v, k := a.ReplacementGVK()
 		out = append(out, cluster.FlaggedKind{
 			Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed,

@@ -97,8 +97,7 @@ func collectFilesWithin(s streams, rep *progress.Reporter, eng *engine.Engine, p
 		return nil, fmt.Errorf("--files-max-mib %d: must not be negative", b.maxMiB)
 	}
 	opts := files.Options{
-		Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups(), TeamLabel: teamLabel,
-		Images: eng.ImageWatch(), Probes: eng.Probes(), MaxBytes: int64(b.maxMiB) << 20,
+		Observe: eng.Observe(), TeamLabel: teamLabel, MaxBytes: int64(b.maxMiB) << 20,
 	}
 	if b.timeout > 0 {
 		opts.Deadline = time.Now().Add(b.timeout)

@@ -86,7 +86,7 @@ func judgedEnvelope(t *testing.T, blocked bool, extra string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probetest.FoundNothing(doc, eng.Probes())
+	probetest.FoundNothing(doc, eng.Observe().Probes)
 	body, err := push.Encode(push.Envelope{SchemaVersion: push.SchemaVersion, ClusterName: "prod",
 		AgentVersion: "test", KBVersion: "test", Inventory: doc})
 	if err != nil {

@@ -38,7 +38,7 @@ func newVersionCommand(s streams) *cobra.Command {
 			if err != nil {
 				return withLimitFlag(err)
 			}
-			v := versionInfo{Version: version, Commit: buildCommit(), Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB(), Bundles: eng.Bundles()}
+			v := versionInfo{Version: version, Commit: buildCommit(), Go: runtime.Version(), OPA: moduleVersion("github.com/open-policy-agent/opa"), KB: eng.KB().Meta(), Bundles: eng.Bundles()}
 			if format == "json" {
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
+	"github.com/upgradescope/upgradescope/kb"
 )
 
 // Options for Collect.
@@ -17,19 +17,16 @@ type Options struct {
 	TeamLabel string
 	// StepTimeout bounds each step; a step that runs out says so in its capability.
 	StepTimeout time.Duration
-	// Manifest says which APIs of Helm's stored manifests to record.
-	Manifest files.Options
-	// Images says which pod images to observe closely; the zero value observes every image.
-	// The engine supplies it from the add-on registry (Engine.ImageWatch).
-	Images inventory.ImageWatch
+	// Observe is what to record: the kinds of Helm's stored manifests, the pod images
+	// observed closely (the zero value observes every image), the probes run (nil or an
+	// empty set observes nothing, and the document has no probes section). The engine
+	// supplies it (Engine.Observe).
+	Observe kb.Observe
 	// PodPassEvery lists pods on one collection in N and reuses that pass's images, and what
 	// the probes saw in its Pods, in between (the agent's --pod-pass-every); 0 or 1 lists them
 	// every time. A change to the Helm releases or GitOps charts, which can name a new add-on,
 	// forces the next pass.
 	PodPassEvery int
-	// Probes are the field observations the loaded bundles declare (the engine supplies them);
-	// nil or an empty set observes nothing, and the document has no probes section.
-	Probes *probe.Set
 	// Progress, when set, is told as each step starts and ends, on the collecting goroutine;
 	// it must not block. The collector reports; what to show is the caller's business.
 	Progress func(Step)
@@ -104,6 +101,12 @@ func (c *Collector) noteUnreadManifests(doc *inventory.Document) {
 	doc.Capabilities[inventory.CapAPIUsage] = capability
 }
 
+// manifestOptions read Helm's stored manifests for their API usage only: the kinds to record,
+// no images and no probes, which the pod pass and the probes step see in the live objects.
+func (o Options) manifestOptions() files.Options {
+	return files.Options{Observe: kb.Observe{Watched: o.Observe.Watched, Known: o.Observe.Known, BuiltinGroups: o.Observe.BuiltinGroups}}
+}
+
 func (o Options) report(s Step) {
 	if o.Progress != nil {
 		o.Progress(s)
@@ -131,14 +134,14 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 		{inventory.CapDeprecatedCalls, fills(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) }),
 			func() (int, string) { return len(doc.DeprecatedCalls), "deprecated APIs called" }},
 		{inventory.CapAddons, fills(inventory.CapAddons, func(ctx context.Context) inventory.Capability {
-			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Images)
+			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Observe.Images)
 		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
-		{"probes", func(ctx context.Context) { examined = c.probes(ctx, doc, opts.Probes, c.pods.reused) },
+		{"probes", func(ctx context.Context) { examined = c.probes(ctx, doc, opts.Observe.Probes, c.pods.reused) },
 			func() (int, string) { return examined, "objects examined" }},
 		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},
-		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.Manifest) }),
+		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.manifestOptions()) }),
 			func() (int, string) { return len(doc.HelmReleases), "Helm releases" }},
 		{"gitops", func(ctx context.Context) { c.GitOps(ctx, doc) },
 			func() (int, string) { return len(doc.GitopsCharts), "Argo CD and Flux charts" }},

@@ -12,6 +12,7 @@ import (
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/kb"
 )
 
 // stored encodes a release's JSON as Helm's drivers store it: gzip, then base64.
@@ -64,7 +65,7 @@ func TestAManifestDocumentPastTheNodeBoundIsNamedAsUnread(t *testing.T) {
 	// 1.4 GiB of nodes.
 	manifest := ingress + "---\n" + "items: [" + strings.Repeat("1,", (15<<20)/2) + "1]\n"
 	rel := &releasev1.Release{Name: "shop", Namespace: "prod", Manifest: manifest}
-	opts := files.Options{Watched: map[string]bool{"extensions/v1beta1/Ingress": true}, BuiltinGroups: map[string]bool{"extensions": true}}
+	opts := files.Options{Observe: kb.Observe{Watched: map[string]bool{"extensions/v1beta1/Ingress": true}, BuiltinGroups: map[string]bool{"extensions": true}}}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	out, unread := toInventory(rel, opts)

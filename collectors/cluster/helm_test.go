@@ -21,6 +21,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 )
 
 const pdbManifest = `---
@@ -38,6 +39,13 @@ kind: ConfigMap
 metadata:
   name: shop
 `
+
+// pdbObserve records the PodDisruptionBudgets of policy/v1beta1 from Helm manifests.
+var pdbObserve = kb.Observe{
+	Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
+	Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
+	BuiltinGroups: map[string]bool{"": true, "policy": true},
+}
 
 func release(name, ns string, revision int, status common.Status, kubeVersion, manifest string) *releasev1.Release {
 	return &releasev1.Release{
@@ -91,11 +99,7 @@ func TestHelmReadsTheInstalledRevisionFromBothDrivers(t *testing.T) {
 			store(t, d, release("gone", ns, 1, common.StatusUninstalled, "", ""))
 
 			var doc inventory.Document
-			opts := files.Options{
-				Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
-				Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
-				BuiltinGroups: map[string]bool{"": true, "policy": true},
-			}
+			opts := files.Options{Observe: pdbObserve}
 			capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts)
 			if !capability.Available || capability.Partial {
 				t.Fatalf("helm = %+v", capability)
@@ -200,11 +204,7 @@ func TestHelmReadsRecordsHelm3Wrote(t *testing.T) {
 		}
 	}
 	var doc inventory.Document
-	opts := files.Options{
-		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
-		Known:         map[string]bool{"policy/v1beta1/PodDisruptionBudget": true, "v1/ConfigMap": true},
-		BuiltinGroups: map[string]bool{"": true, "policy": true},
-	}
+	opts := files.Options{Observe: pdbObserve}
 	if capability := collector(t, envServer, "admin").Helm(context.Background(), &doc, opts); !capability.Available || capability.Partial {
 		t.Fatalf("helm = %+v", capability)
 	}
@@ -231,7 +231,7 @@ func TestAnUnreadHelmManifestDocumentMakesAPIUsagePartial(t *testing.T) {
 	ns := helmNamespace(t, c)
 	manifest := pdbManifest + "---\nitems: [" + strings.Repeat("1,", files.MaxDocumentNodes) + "1]\n"
 	store(t, driver.NewSecrets(c.CoreV1().Secrets(ns)), release("shop", ns, 1, common.StatusDeployed, "", manifest))
-	opts := cluster.Options{StepTimeout: 30 * time.Second, Manifest: files.Options{
+	opts := cluster.Options{StepTimeout: 30 * time.Second, Observe: kb.Observe{
 		Watched:       map[string]bool{"policy/v1beta1/PodDisruptionBudget": true},
 		BuiltinGroups: map[string]bool{"": true, "policy": true},
 	}}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
@@ -100,7 +101,7 @@ func TestProbesObserveEachPodTemplateOnceAtTheObjectAUserEdits(t *testing.T) {
 	col.Probes(ctx, before, set)
 
 	writeProbedObjects(t, c, ns, sfx)
-	doc := col.Collect(ctx, time.Now(), cluster.Options{StepTimeout: time.Minute, Probes: set})
+	doc := col.Collect(ctx, time.Now(), cluster.Options{StepTimeout: time.Minute, Observe: kb.Observe{Probes: set}})
 	if _, ok := doc.Capabilities["probes"]; ok {
 		t.Errorf("the probes step wrote a capability %+v; availability belongs to each probe", doc.Capabilities["probes"])
 	}
@@ -168,7 +169,7 @@ func TestProbesReuseTheLastPodPassBetweenPasses(t *testing.T) {
 			_ = c.CoreV1().Pods("default").Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		})
 	}
-	opts := cluster.Options{StepTimeout: time.Minute, PodPassEvery: 3, Probes: probeSet(t)}
+	opts := cluster.Options{StepTimeout: time.Minute, PodPassEvery: 3, Observe: kb.Observe{Probes: probeSet(t)}}
 	mounted := func(doc *inventory.Document) []string {
 		var out []string
 		for _, v := range byID(doc.Probes)["pod-host-path"].Values {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -118,10 +119,21 @@ func newFileDecoder(rel string, opts Options) *fileDecoder {
 	return d
 }
 
+// decodeFile reads the file of the OS walk at path, named rel.
 func decodeFile(path, rel string, opts Options) fileResult {
-	d := newFileDecoder(rel, opts)
 	// Non-blocking, so a file replaced by a named pipe since the walk cannot hang the open.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return decodeOpened(nil, err, rel, opts)
+	}
+	return decodeOpened(f, nil, rel, opts)
+}
+
+// decodeOpened decodes a file the walk opened (or the error opening it), named rel in what
+// it records: the one decoder of the OS walk and the fs.FS walk. Only a regular file is
+// read, and only up to the size it had when opened: a file still being written ends.
+func decodeOpened(f fs.File, err error, rel string, opts Options) fileResult {
+	d := newFileDecoder(rel, opts)
 	if err != nil {
 		d.warn(0, fmt.Sprintf("open: %v", err), true)
 		return d.res
@@ -134,7 +146,6 @@ func decodeFile(path, rel string, opts Options) fileResult {
 	}
 	r := readers.Get().(*bufio.Reader)
 	defer readers.Put(r)
-	// A file still being written is read up to the size it had when opened: the scan ends.
 	r.Reset(io.LimitReader(f, info.Size()))
 	if head, _ := r.Peek(3); bytes.Equal(head, utf8BOM) {
 		_, _ = r.Discard(3)

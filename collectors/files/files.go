@@ -1,5 +1,6 @@
 // Package files collects API usage from rendered manifests: YAML and JSON files under a
-// directory, decoded as `kubectl apply -f` would, with the file and line of each object.
+// directory (Collect) or in an fs.FS (CollectFS), decoded as `kubectl apply -f` would, with
+// the file and line of each object.
 package files
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
@@ -33,23 +35,11 @@ const (
 // skipDirs are never walked: VCS metadata and vendored dependencies hold no manifests of ours.
 var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "vendor": true}
 
-// Options says what to record. The engine supplies the kind sets from the knowledge base.
+// Options says what to record.
 type Options struct {
-	// Watched holds "apiVersion/Kind" keys ("extensions/v1beta1/Ingress", "v1/Endpoints") of
-	// the kinds whose objects are listed; other objects are only counted.
-	Watched map[string]bool
-	// Known holds every "apiVersion/Kind" the knowledge base describes; an object of a
-	// built-in group at an unknown version is listed too.
-	Known map[string]bool
-	// BuiltinGroups are the API groups Kubernetes serves itself ("" is core); objects of
-	// other groups are custom resources, listed for the CRD rules.
-	BuiltinGroups map[string]bool
-	// Images says which images to observe closely (label sets, the workloads running them);
-	// the zero value observes every image. The engine supplies it from the add-on registry.
-	Images inventory.ImageWatch
-	// Probes are the field observations the bundles declare; objects of the kinds they name
-	// are parsed and observed. The engine supplies them (Engine.Probes).
-	Probes *probe.Set
+	// Observe is what to record: the kinds whose objects are listed, the images observed
+	// closely, the probes run. The engine supplies it (Engine.Observe).
+	kb.Observe
 	// TeamLabel is the Namespace label whose value names the team.
 	TeamLabel string
 	// Workers decode files in parallel; 0 means one per CPU.
@@ -127,7 +117,51 @@ func Collect(root string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, skipped = withinBudget(paths, base, opts.maxBytes(), skipped)
+	return collectFrom(osFiles{}, paths, base, skipped, opts), nil
+}
+
+// CollectFS walks fsys from its root in lexical order, as Collect walks a directory: the same
+// files are read, with the same decoder and bounds, and named by their path in fsys. The
+// Result's Base is empty. fsys must not block an open (an in-memory tree, an archive): a
+// directory on disk goes through Collect, which guards against a named pipe swapped in.
+func CollectFS(fsys fs.FS, opts Options) (*Result, error) {
+	l := lister{root: "", stat: func(p string) (fs.FileInfo, error) { return fs.Stat(fsys, p) }}
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("walk %s: %w", path, err)
+		}
+		return l.visit(path, d, path == ".")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read manifests: %w", err)
+	}
+	return collectFrom(fsFiles{fsys}, l.paths, "", l.skipped, opts), nil
+}
+
+// source is where a walk's files are: the OS or an fs.FS. Both walks share everything else.
+type source interface {
+	stat(path string) (fs.FileInfo, error)
+	decode(path, rel string, opts Options) fileResult
+}
+
+type osFiles struct{}
+
+func (osFiles) stat(path string) (fs.FileInfo, error) { return os.Stat(path) }
+func (osFiles) decode(path, rel string, opts Options) fileResult {
+	return decodeFile(path, rel, opts)
+}
+
+type fsFiles struct{ fsys fs.FS }
+
+func (s fsFiles) stat(path string) (fs.FileInfo, error) { return fs.Stat(s.fsys, path) }
+func (s fsFiles) decode(path, rel string, opts Options) fileResult {
+	f, err := s.fsys.Open(path)
+	return decodeOpened(f, err, rel, opts)
+}
+
+// collectFrom reads the listed files within the walk's bounds and merges what they hold.
+func collectFrom(src source, paths []string, base string, skipped []Warning, opts Options) *Result {
+	paths, skipped = withinBudget(src, paths, base, opts.maxBytes(), skipped)
 	opts.drops = narrowing(opts.Probes)
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
 	probes := opts.Probes.NewObserver()
@@ -135,7 +169,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
 	late := 0
-	decodeAll(paths, base, opts, func(fr fileResult) {
+	decodeAll(src, paths, base, opts, func(fr fileResult) {
 		if fr.late {
 			late++
 			return
@@ -170,7 +204,7 @@ func Collect(root string, opts Options) (*Result, error) {
 	res.WorkloadImages, res.ImagesOmitted = images.List(), images.Omitted()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	res.Probes = probes.Probes()
-	return res, nil
+	return res
 }
 
 // listFiles walks root for manifests. A symlinked file is read like any other; a symlinked
@@ -192,44 +226,63 @@ func listFiles(root string) (paths []string, base string, skipped []Warning, err
 	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir follows a root given as "link/"
 	}
+	l := lister{root: root, stat: os.Stat}
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", path, err)
 		}
-		switch {
-		case d.IsDir():
-			if path != walkRoot && skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Stat(path)
-			switch {
-			case err == nil && target.IsDir():
-				skipped = append(skipped, skipWarning(root, path, "symlinked directory not walked"))
-			case err == nil && target.Mode().IsRegular() && manifestExt(d.Name()):
-				paths = append(paths, path)
-			case err == nil && manifestExt(d.Name()):
-				skipped = append(skipped, skipWarning(root, path, "symlink to "+smallfile.Kind(target.Mode())+": not read"))
-			case err != nil && manifestExt(d.Name()):
-				skipped = append(skipped, skipWarning(root, path, "symlink to nothing readable"))
-			}
-		case d.Type().IsRegular() && manifestExt(d.Name()):
-			paths = append(paths, path)
-		case manifestExt(d.Name()):
-			// A FIFO or a device could block or never end: named as not read, never opened.
-			skipped = append(skipped, skipWarning(root, path, smallfile.Kind(d.Type())+": not read"))
-		}
-		return nil
+		return l.visit(path, d, path == walkRoot)
 	})
-	return paths, root, skipped, err
+	return l.paths, root, l.skipped, err
+}
+
+// lister keeps what a walk reads and names what it does not; the OS walk and the fs.FS walk
+// share it, so both read the same files.
+type lister struct {
+	root    string // what skipped paths are named relative to
+	stat    func(path string) (fs.FileInfo, error)
+	paths   []string
+	skipped []Warning
+}
+
+// visit is the walk's step at path; top is the walk's root.
+func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
+	switch {
+	case d.IsDir():
+		if !top && skipDirs[d.Name()] {
+			return fs.SkipDir
+		}
+	case d.Type()&fs.ModeSymlink != 0:
+		target, err := l.stat(path)
+		switch {
+		case err == nil && target.IsDir():
+			l.skip(path, "symlinked directory not walked")
+		case err == nil && target.Mode().IsRegular() && manifestExt(d.Name()):
+			l.paths = append(l.paths, path)
+		case err == nil && manifestExt(d.Name()):
+			l.skip(path, "symlink to "+smallfile.Kind(target.Mode())+": not read")
+		case err != nil && manifestExt(d.Name()):
+			l.skip(path, "symlink to nothing readable")
+		}
+	case d.Type().IsRegular() && manifestExt(d.Name()):
+		l.paths = append(l.paths, path)
+	case manifestExt(d.Name()):
+		// A FIFO or a device could block or never end: named as not read, never opened.
+		l.skip(path, smallfile.Kind(d.Type())+": not read")
+	}
+	return nil
+}
+
+func (l *lister) skip(path, msg string) {
+	l.skipped = append(l.skipped, skipWarning(l.root, path, msg))
 }
 
 // withinBudget keeps the files, in walk order, whose sizes add up to at most max bytes, and
 // reports the rest as not read, naming the first of them and the flag that raises the budget.
-func withinBudget(paths []string, base string, max int64, warnings []Warning) ([]string, []Warning) {
+func withinBudget(src source, paths []string, base string, max int64, warnings []Warning) ([]string, []Warning) {
 	var total int64
 	for i, p := range paths {
-		info, err := os.Stat(p)
+		info, err := src.stat(p)
 		if err != nil {
 			continue // decodeFile reports it
 		}
@@ -267,7 +320,7 @@ type indexed struct {
 
 // decodeAll decodes files in parallel and hands each result to merge in file order, so the
 // inventory does not depend on scheduling and a result is dropped as soon as it is merged.
-func decodeAll(paths []string, base string, opts Options, merge func(fileResult)) {
+func decodeAll(src source, paths []string, base string, opts Options, merge func(fileResult)) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -284,7 +337,7 @@ func decodeAll(paths []string, base string, opts Options, merge func(fileResult)
 					done <- indexed{i, fileResult{late: true}}
 					continue
 				}
-				done <- indexed{i, decodeFile(paths[i], relPath(base, paths[i]), opts)}
+				done <- indexed{i, src.decode(paths[i], relPath(base, paths[i]), opts)}
 			}
 		}()
 	}

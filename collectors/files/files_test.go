@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 )
 
 var watched = map[string]bool{
@@ -32,7 +33,7 @@ func testOptions() Options {
 		known[k] = true
 	}
 	groups := map[string]bool{"": true, "apps": true, "batch": true, "extensions": true, "networking.k8s.io": true, "apiextensions.k8s.io": true}
-	return Options{Watched: watched, Known: known, BuiltinGroups: groups, TeamLabel: "team", Workers: 2}
+	return Options{Observe: kb.Observe{Watched: watched, Known: known, BuiltinGroups: groups}, TeamLabel: "team", Workers: 2}
 }
 
 // collect writes files into a fresh directory and walks it.

@@ -7,15 +7,13 @@ package chart
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
-	"github.com/upgradescope/upgradescope/policies"
 )
 
 // KBRulesFile is where the generated rules live in the chart; templates/rbac.yaml includes it.
@@ -53,10 +51,8 @@ func KBRules(ctx context.Context) ([]Rule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the built-in bundles: %w", err)
 	}
-	resources, err := kbResources()
-	if err != nil {
-		return nil, err
-	}
+	k := eng.KB()
+	resources := kbResources(k)
 	listed := map[string]map[string]bool{}
 	add := func(group, resource string) {
 		if listed[group] == nil {
@@ -71,14 +67,14 @@ func KBRules(ctx context.Context) ([]Rule, error) {
 			}
 		}
 	}
-	for _, a := range eng.FlaggedAPIs() {
+	for _, a := range k.FlaggedAPIs() {
 		res, ok := resources[a.Group+"/"+a.Kind]
 		if !ok {
 			return nil, fmt.Errorf("kb flags %s/%s %s but names no resource for it", a.Group, a.Version, a.Kind)
 		}
 		add(a.Group, res)
 	}
-	for _, key := range eng.Probes().Kinds() {
+	for _, key := range eng.Observe().Probes.Kinds() {
 		group, kind, _ := probe.SplitKind(key)
 		res, ok := resources[group+"/"+kind]
 		if !ok {
@@ -94,24 +90,14 @@ func KBRules(ctx context.Context) ([]Rule, error) {
 }
 
 // kbResources maps "group/Kind" to its resource, from the kb's API lifecycle data.
-func kbResources() (map[string]string, error) {
-	raw, err := fs.ReadFile(policies.KB, "upgradescope/kb/apis/data.json")
-	if err != nil {
-		return nil, fmt.Errorf("read the kb's API data: %w", err)
-	}
-	var apis map[string]struct {
-		Group, Kind, Resource string
-	}
-	if err := json.Unmarshal(raw, &apis); err != nil {
-		return nil, fmt.Errorf("decode the kb's API data: %w", err)
-	}
+func kbResources(k *kb.KB) map[string]string {
 	out := map[string]string{}
-	for _, a := range apis {
+	for _, a := range k.APIs() {
 		if a.Resource != "" {
 			out[a.Group+"/"+a.Kind] = a.Resource
 		}
 	}
-	return out, nil
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

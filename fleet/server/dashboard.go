@@ -234,8 +234,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 // from, not an evaluation.
 func (h *dashboardHandler) knowledge(r *http.Request, sc scope) ([]byte, error) {
 	pol := h.policy.load()
-	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB(),
-		Addons: pol.eng.Addons(), APIs: pol.eng.APIs()}
+	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB()}
 	for _, b := range sortedBundles(pol.bundles) {
 		k.Bundles = append(k.Bundles, web.Bundle{Name: b.Name, Revision: b.Revision})
 	}

@@ -225,15 +225,15 @@ func TestTheKnowledgeFragmentShowsTheActiveKnowledgeBaseSearchably(t *testing.T)
 		t.Fatal(err)
 	}
 	body := string(ts.get("/ui/knowledge", "").body)
-	if n := strings.Count(body, "<tr data-addon="); n != len(eng.Addons()) || n == 0 {
-		t.Errorf("%d add-on rows, the registry has %d", n, len(eng.Addons()))
+	if n := strings.Count(body, "<tr data-addon="); n != len(eng.KB().Addons()) || n == 0 {
+		t.Errorf("%d add-on rows, the registry has %d", n, len(eng.KB().Addons()))
 	}
-	if n := strings.Count(body, "<tr data-api="); n != len(eng.APIs()) || n == 0 {
-		t.Errorf("%d API rows, the table has %d", n, len(eng.APIs()))
+	if n := strings.Count(body, "<tr data-api="); n != len(eng.KB().APIs()) || n == 0 {
+		t.Errorf("%d API rows, the table has %d", n, len(eng.KB().APIs()))
 	}
 	for _, want := range []string{`<input id="k-q" name="q" type="search"`, `<table id="addons">`, `<table id="apis">`,
 		`<tr data-api="extensions/v1beta1/Ingress"><th scope="row">extensions/v1beta1/Ingress</th><td>1.1</td><td>1.14</td><td>1.22</td><td>networking.k8s.io/v1/Ingress</td>`,
-		`<tr data-addon="containerd">`, "<li>1.7: end of life 2026-03-10", "horizon Kubernetes " + eng.KB().Horizon} {
+		`<tr data-addon="containerd">`, "<li>1.7: end of life 2026-03-10", "horizon Kubernetes " + eng.KB().Meta().Horizon} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the knowledge fragment lacks %s", want)
 		}

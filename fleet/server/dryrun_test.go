@@ -87,7 +87,7 @@ func pushScenarios(t *testing.T, ts *testServer, scenarios ...string) {
 		t.Fatal(err)
 	}
 	for _, s := range scenarios {
-		doc := probetest.Scenario(t, "../..", s, eng.Probes())
+		doc := probetest.Scenario(t, "../..", s, eng.Observe().Probes)
 		if res := ts.push(dryRunIngest, envelope(t, s, doc)); res.status != http.StatusAccepted {
 			t.Fatalf("push %s: %d %s", s, res.status, res.body)
 		}
@@ -356,7 +356,7 @@ func TestAPushDuringADryRunIsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := probetest.Scenario(t, "../..", "teams", eng.Probes())
+	doc := probetest.Scenario(t, "../..", "teams", eng.Observe().Probes)
 	const fleet = 12
 	for i := range fleet {
 		doc.ClusterID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)

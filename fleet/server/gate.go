@@ -8,9 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
+	"testing/fstest"
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -302,20 +301,11 @@ func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error)
 	return doc, cfg.Ignore, nil
 }
 
-// collectManifests runs the files collector over the body, written to a private temporary
-// file: one implementation for `scan --files` and the gate, so their reports agree.
+// collectManifests runs the files collector over the body, one file held in memory: one
+// implementation for `scan --files` and the gate, so their reports agree.
 func (h *gateHandler) collectManifests(body []byte) (*inventory.Document, error) {
-	dir, err := os.MkdirTemp("", "upgradescope-gate-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "manifests.yaml"), body, 0o600); err != nil {
-		return nil, err
-	}
 	e := h.policy.load().eng
-	res, err := files.Collect(dir, files.Options{Watched: e.WatchedKinds(), Known: e.KnownKinds(),
-		BuiltinGroups: e.BuiltinGroups(), Images: e.ImageWatch(), Probes: e.Probes(), Workers: 1})
+	res, err := files.CollectFS(fstest.MapFS{"manifests.yaml": {Data: body}}, files.Options{Observe: e.Observe(), Workers: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -330,9 +320,7 @@ func (h *gateHandler) collectManifests(body []byte) (*inventory.Document, error)
 	if res.Objects == 0 {
 		return nil, fail(http.StatusUnprocessableEntity, "the body holds no Kubernetes object")
 	}
-	doc := files.Inventory(res, h.now())
-	doc.FilesBase = "" // the temporary directory means nothing to the caller
-	return doc, nil
+	return files.Inventory(res, h.now()), nil
 }
 
 // gateEvalError answers an evaluation that ran out of time as busy (503 with Retry-After):

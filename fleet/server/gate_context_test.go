@@ -129,7 +129,7 @@ func TestAHarmlessBodyPassesAgainstAClusterWithHelmReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng, _ := sharedEngine()
-	probetest.FoundNothing(doc, eng.Probes())
+	probetest.FoundNothing(doc, eng.Observe().Probes)
 	if r := ts.push("shared", envelope(t, "helm", doc)); r.status != 202 {
 		t.Fatalf("push: %d %s", r.status, r.body)
 	}

@@ -37,8 +37,7 @@ func TestTheGateJudgesManifestsAsAScanOfTheSameFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng, _ := sharedEngine()
-	res, err := files.Collect(dir, files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(),
-		BuiltinGroups: eng.BuiltinGroups(), Images: eng.ImageWatch(), Probes: eng.Probes()})
+	res, err := files.Collect(dir, files.Options{Observe: eng.Observe()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func teamsInventory(t *testing.T) *inventory.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probetest.FoundNothing(doc, eng.Probes()) // as the scenario's args.json says
+	probetest.FoundNothing(doc, eng.Observe().Probes) // as the scenario's args.json says
 	return doc
 }
 

@@ -25,7 +25,7 @@ func helmInventory(t *testing.T) *inventory.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probetest.FoundNothing(doc, eng.Probes())
+	probetest.FoundNothing(doc, eng.Observe().Probes)
 	return doc
 }
 

@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/upgradescope/upgradescope/collectors/cluster"
-	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
@@ -138,7 +137,7 @@ func collectOnce(withProbes bool) error {
 	}
 	var probes *probe.Set
 	if withProbes {
-		probes = eng.Probes()
+		probes = eng.Observe().Probes
 	}
 	var n atomic.Int64
 	cfg.Wrap(countRequests(&n))
@@ -161,13 +160,13 @@ func collectOnce(withProbes bool) error {
 // collectOptions are the agent's options for eng, with probes (nil for none).
 func collectOptions(eng *engine.Engine, probes *probe.Set) cluster.Options {
 	var flagged []cluster.FlaggedKind
-	for _, a := range eng.FlaggedAPIs() {
+	for _, a := range eng.KB().FlaggedAPIs() {
 		flagged = append(flagged, cluster.FlaggedKind{Group: a.Group, Version: a.Version, Kind: a.Kind, Removed: a.Removed})
 	}
 	// The agent's default --pod-pass-every 3: ticks 1 and 4 list pods, 2 and 3 reuse them.
-	return cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute, PodPassEvery: 3,
-		Manifest: files.Options{Watched: eng.WatchedKinds(), Known: eng.KnownKinds(), BuiltinGroups: eng.BuiltinGroups()}, Images: eng.ImageWatch(),
-		Probes: probes}
+	observe := eng.Observe()
+	observe.Probes = probes
+	return cluster.Options{Flagged: flagged, TeamLabel: "team", StepTimeout: time.Minute, PodPassEvery: 3, Observe: observe}
 }
 
 func countRequests(n *atomic.Int64) func(http.RoundTripper) http.RoundTripper {
@@ -187,7 +186,7 @@ func ticks(base *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	probes := eng.Probes()
+	probes := eng.Observe().Probes
 	var n atomic.Int64
 	cfg := rest.CopyConfig(base)
 	cfg.Wrap(countRequests(&n))

@@ -4,20 +4,17 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/report"
+	"github.com/upgradescope/upgradescope/kb"
 )
 
-// Knowledge is the knowledge page's data: the active bundle set's add-on registry and API
-// lifecycle table, and Q, the search (a substring of an add-on's id, name or
+// Knowledge is the knowledge page's data: KB, the active bundle set's knowledge base (its
+// meta, add-on registry and API lifecycle table), and Q, the search (a substring of an add-on's id, name or
 // recommendation, or of an API's group/version/Kind or replacement).
 type Knowledge struct {
 	Frame
 	Q       string
-	KB      report.KBMeta
+	KB      *kb.KB
 	Bundles []Bundle
-	Addons  []engine.Addon
-	APIs    []engine.APIEntry
 }
 
 // ParseKnowledgeQuery reads ?q=.
@@ -30,7 +27,7 @@ func RenderKnowledge(k *Knowledge) []byte {
 	d.banner(k.Frame)
 	d.w("<h1>Knowledge</h1>\n")
 	d.w(`<p class="meta">What the server judges with: knowledge base horizon Kubernetes %s, generated from %s; bundles `,
-		esc(k.KB.Horizon), esc(k.KB.GeneratedFrom))
+		esc(k.KB.Meta().Horizon), esc(k.KB.Meta().GeneratedFrom))
 	for i, b := range k.Bundles {
 		if i > 0 {
 			d.w(", ")
@@ -62,8 +59,9 @@ func (k *Knowledge) addons(d *doc) {
 	d.w(`<section aria-labelledby="addons-h"><h2 id="addons-h">Add-on registry</h2><div class="table-wrap" tabindex="0"><table id="addons"><thead><tr>` +
 		`<th scope="col">Add-on</th><th scope="col">Support</th><th scope="col">Release lines and Kubernetes ranges</th><th scope="col">Recommendation</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
 	n := 0
-	for i := range k.Addons {
-		a := &k.Addons[i]
+	addons := k.KB.Addons()
+	for i := range addons {
+		a := &addons[i]
 		if !contains(needle, a.ID, a.Name, a.Recommendation) {
 			continue
 		}
@@ -90,7 +88,7 @@ func (k *Knowledge) addons(d *doc) {
 
 // writeLines lists an add-on's release lines (with end of life and Kubernetes range) and
 // its version intervals' Kubernetes ranges.
-func writeLines(d *doc, a *engine.Addon) {
+func writeLines(d *doc, a *kb.Addon) {
 	if len(a.Lines) == 0 && len(a.Compat) == 0 {
 		d.w("–")
 		return
@@ -118,7 +116,7 @@ func writeLines(d *doc, a *engine.Addon) {
 	d.w("</ul>")
 }
 
-func kubeRange(r *engine.KubeRange) string {
+func kubeRange(r *kb.KubeRange) string {
 	if r == nil || r.Min == "" && r.Max == "" {
 		return ""
 	}
@@ -130,8 +128,9 @@ func (k *Knowledge) apis(d *doc) {
 	d.w(`<section aria-labelledby="apis-h"><h2 id="apis-h">API lifecycle</h2><div class="table-wrap" tabindex="0"><table id="apis"><thead><tr>` +
 		`<th scope="col">Group/version/Kind</th><th scope="col">Introduced</th><th scope="col">Deprecated</th><th scope="col">Removed</th><th scope="col">Replacement</th><th scope="col">Sources</th></tr></thead><tbody>` + "\n")
 	n := 0
-	for i := range k.APIs {
-		a := &k.APIs[i]
+	apis := k.KB.APIs()
+	for i := range apis {
+		a := &apis[i]
 		key := a.Key()
 		if !contains(needle, key, a.Replacement) {
 			continue

@@ -1,10 +1,4 @@
-package engine
-
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
+package kb
 
 // Addon is one entry of the add-on registry as the kb bundle holds it: what the dashboard's
 // Knowledge page shows, read from the bundle's data, never from Rego.
@@ -48,43 +42,4 @@ type AddonCompat struct {
 type KubeRange struct {
 	Min string `json:"min,omitempty"`
 	Max string `json:"max,omitempty"`
-}
-
-// Addons is the add-on registry of the kb bundle, by id. The slice is the engine's: callers
-// must not change it.
-func (e *Engine) Addons() []Addon { return e.addons }
-
-// APIs is the API lifecycle table, sorted by group/version/Kind key. The slice is the
-// engine's: callers must not change it.
-func (e *Engine) APIs() []APIEntry { return e.apiList }
-
-// Key is the entry's group/version/Kind ("core" for the core group), as the kb keys it.
-func (a APIEntry) Key() string {
-	group := a.Group
-	if group == "" {
-		group = "core"
-	}
-	return group + "/" + a.Version + "/" + a.Kind
-}
-
-// readKnowledge keeps the registry and the lifecycle table as lists a page can walk in
-// order. A registry that does not decode is an error: an empty list would tell a reader
-// the kb knows no add-ons, when the bundle is broken.
-func (e *Engine) readKnowledge(kb map[string]any) error {
-	var addons map[string]Addon
-	if err := remarshal(kb["addons"], &addons); err != nil {
-		return fmt.Errorf("/upgradescope/kb/addons is not an add-on registry by id: %w", err)
-	}
-	for id, a := range addons {
-		if a.ID == "" {
-			a.ID = id
-		}
-		e.addons = append(e.addons, a)
-	}
-	slices.SortFunc(e.addons, func(a, b Addon) int { return strings.Compare(a.ID, b.ID) })
-	for _, a := range e.apis {
-		e.apiList = append(e.apiList, a)
-	}
-	slices.SortFunc(e.apiList, func(a, b APIEntry) int { return strings.Compare(a.Key(), b.Key()) })
-	return nil
 }
