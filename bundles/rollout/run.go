@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -24,19 +25,6 @@ type Cluster struct {
 	Before func(ctx context.Context, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error)
 }
 
-// Result is one cluster's dry run. Error says why it has no deltas: the candidate failed
-// on it (Candidate: a pack breaking the findings contract, a limit crossed), or it could
-// not be read or judged, or the budget ran out first.
-type Result struct {
-	Cluster   string  `json:"cluster"`
-	Targets   []Delta `json:"targets"`
-	Error     string  `json:"error,omitempty"`
-	Candidate bool    `json:"candidateError,omitempty"`
-	// Skipped says why a cluster has nothing to compare: no target to judge it at. Such a
-	// cluster fails no threshold; nothing judges it with the current bundles either.
-	Skipped string `json:"skipped,omitempty"`
-}
-
 // Options bound a dry run.
 type Options struct {
 	// Workers judge clusters at once (at least 1).
@@ -46,7 +34,7 @@ type Options struct {
 	// Now is the evaluation clock: both sides are judged at it.
 	Now time.Time
 	// Progress, when set, is called with each result as it is done, one call at a time.
-	Progress func(Result)
+	Progress func(outcome.Result)
 	// Turn, when set, is taken before each candidate evaluation and its release called
 	// after it: a server shares its evaluation slots with the pushes it takes this way.
 	Turn func(ctx context.Context) (release func(), err error)
@@ -61,13 +49,13 @@ var (
 
 // Run judges every cluster with candidate, the engine whose bundle set holds the candidate,
 // and compares with its current judgement. Results are in the clusters' order.
-func Run(ctx context.Context, clusters []Cluster, candidate *engine.Engine, opts Options) ([]Result, Summary) {
+func Run(ctx context.Context, clusters []Cluster, candidate *engine.Engine, opts Options) ([]outcome.Result, outcome.Summary) {
 	if opts.Budget > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Budget)
 		defer cancel()
 	}
-	results := make([]Result, len(clusters))
+	results := make([]outcome.Result, len(clusters))
 	jobs := make(chan int)
 	var (
 		wg sync.WaitGroup
@@ -91,14 +79,14 @@ func Run(ctx context.Context, clusters []Cluster, candidate *engine.Engine, opts
 	}
 	close(jobs)
 	wg.Wait()
-	return results, summarize(results)
+	return results, outcome.Summarize(results)
 }
 
 // judge runs one cluster; a run out of time says so rather than what the cancelled call
 // failed with.
-func judge(ctx context.Context, c Cluster, candidate *engine.Engine, opts Options) Result {
-	res := Result{Cluster: c.Name, Targets: []Delta{}}
-	fail := func(err error, byCandidate bool) Result {
+func judge(ctx context.Context, c Cluster, candidate *engine.Engine, opts Options) outcome.Result {
+	res := outcome.Result{Cluster: c.Name, Targets: []outcome.Delta{}}
+	fail := func(err error, byCandidate bool) outcome.Result {
 		if ctx.Err() != nil {
 			err, byCandidate = stopped(ctx), false
 		}

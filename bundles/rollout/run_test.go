@@ -13,6 +13,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 )
@@ -65,7 +66,7 @@ func TestADryRunJudgesEveryClusterWithTheCandidateAndComparesEachTarget(t *testi
 	}
 	var progress []string
 	results, summary := rollout.Run(context.Background(), clusters, with, rollout.Options{Workers: 2, Now: now,
-		Progress: func(r rollout.Result) { progress = append(progress, r.Cluster) }})
+		Progress: func(r outcome.Result) { progress = append(progress, r.Cluster) }})
 	if len(results) != 2 || results[0].Cluster != "clean-is-ready" || results[1].Cluster != "teams" || len(progress) != 2 {
 		t.Fatalf("results %+v, progress %v: want both clusters in file order, each reported once", results, progress)
 	}
@@ -77,7 +78,7 @@ func TestADryRunJudgesEveryClusterWithTheCandidateAndComparesEachTarget(t *testi
 	if teams := results[1].Targets; len(teams) != 2 || teams[0].Target != "1.33" || teams[0].Turned() != "" {
 		t.Errorf("teams: %+v, want 1.33 and 1.37 with no Ingress at networking.k8s.io and so no change", teams)
 	}
-	if strings.Join(summary.TurnedBlocked, ",") != "clean-is-ready" || summary.Fails(rollout.FailOnBlocked) == "" {
+	if strings.Join(summary.TurnedBlocked, ",") != "clean-is-ready" || summary.Fails(outcome.FailOnBlocked) == "" {
 		t.Errorf("summary %+v should fail on clean-is-ready turning blocked", summary)
 	}
 }
@@ -111,7 +112,7 @@ func TestClustersTheBudgetLeavesOutAreNotJudgedNeverPassed(t *testing.T) {
 			t.Errorf("%+v: want not judged for the budget", r)
 		}
 	}
-	if len(summary.Unjudged) != 2 || summary.Fails(rollout.FailOnBlocked) == "" {
+	if len(summary.Unjudged) != 2 || summary.Fails(outcome.FailOnBlocked) == "" {
 		t.Errorf("summary %+v should fail: nothing was judged", summary)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
@@ -72,7 +73,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	fl.StringVar(&f.caFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
 	f.token.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a fleet-wide read token (or the admin token)")
 	fl.StringSliceVar(&f.targets, "targets", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38")
-	fl.StringVar(&f.failOn, "fail-on", rollout.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
+	fl.StringVar(&f.failOn, "fail-on", outcome.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged (with --server: the server's default, 5m, at most 15m)")
@@ -80,7 +81,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	_ = fl.MarkHidden("now")
 	registerQuiet(cmd, &f.quiet)
 	f.bundles.register(cmd)
-	completeValues(cmd, "fail-on", rollout.FailOnBlocked, rollout.FailOnUnknown, rollout.FailOnChanged, rollout.FailOnNever)
+	completeValues(cmd, "fail-on", outcome.FailOnBlocked, outcome.FailOnUnknown, outcome.FailOnChanged, outcome.FailOnNever)
 	completeValues(cmd, "output", "table", "json")
 	cmd.MarkFlagsMutuallyExclusive("inventories", "server")
 	cmd.MarkFlagsOneRequired("inventories", "server")
@@ -88,7 +89,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 }
 
 func (f *dryRunFlags) validate() ([]string, error) {
-	if _, err := rollout.ParseFailOn(f.failOn); err != nil {
+	if _, err := outcome.ParseFailOn(f.failOn); err != nil {
 		return nil, fmt.Errorf("--fail-on: %w", err)
 	}
 	if f.output != "table" && f.output != "json" {
@@ -130,7 +131,7 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 	opts := rollout.Options{Workers: f.workers, Budget: f.budget, Now: now}
 	if !f.quiet {
 		done := 0
-		opts.Progress = func(r rollout.Result) {
+		opts.Progress = func(r outcome.Result) {
 			done++
 			fmt.Fprintf(s.err, "[%d/%d] %s\n", done, len(clusters), progressLine(r))
 		}
@@ -144,7 +145,7 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 
 // dryRunGate ends a dry run with exit code 2 when the summary fails the threshold, saying
 // why; the reason names clusters, escaped (output.Escape).
-func dryRunGate(summary rollout.Summary, failOn string) error {
+func dryRunGate(summary outcome.Summary, failOn string) error {
 	if reason := summary.Fails(failOn); reason != "" {
 		return &exitError{code: exitGate, msg: "dry run failed: " + output.Escape(reason)}
 	}
@@ -180,9 +181,9 @@ func (f *dryRunFlags) engines(ctx context.Context, candidate string) (current, w
 
 // progressLine is a cluster's outcome in a few words, escaped (output.Escape): what turned,
 // or that nothing did.
-func progressLine(r rollout.Result) string { return output.Escape(outcome(r)) }
+func progressLine(r outcome.Result) string { return output.Escape(resultWords(r)) }
 
-func outcome(r rollout.Result) string {
+func resultWords(r outcome.Result) string {
 	if r.Error != "" {
 		return r.Cluster + ": " + r.Error
 	}
@@ -204,26 +205,26 @@ func outcome(r rollout.Result) string {
 
 // writeDryRun prints a dry run's results. The table shows what inventories and servers
 // wrote (cluster names, errors, finding keys) with every value escaped first.
-func writeDryRun(s streams, format string, results []rollout.Result, summary rollout.Summary) error {
+func writeDryRun(s streams, format string, results []outcome.Result, summary outcome.Summary) error {
 	if format == "table" {
 		results, summary = escapedDryRun(results, summary)
-		return rollout.WriteTable(s.out, results, summary)
+		return outcome.WriteTable(s.out, results, summary)
 	}
 	enc := json.NewEncoder(s.out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Results []rollout.Result `json:"results"`
-		Summary rollout.Summary  `json:"summary"`
+		Results []outcome.Result `json:"results"`
+		Summary outcome.Summary  `json:"summary"`
 	}{results, summary})
 }
 
 // escapedDryRun is a copy of a dry run's results and summary with every string escaped
 // (output.Escape).
-func escapedDryRun(results []rollout.Result, summary rollout.Summary) ([]rollout.Result, rollout.Summary) {
-	out := make([]rollout.Result, len(results))
+func escapedDryRun(results []outcome.Result, summary outcome.Summary) ([]outcome.Result, outcome.Summary) {
+	out := make([]outcome.Result, len(results))
 	for i, r := range results {
 		r.Cluster, r.Error, r.Skipped = output.Escape(r.Cluster), output.Escape(r.Error), output.Escape(r.Skipped)
-		targets := make([]rollout.Delta, len(r.Targets))
+		targets := make([]outcome.Delta, len(r.Targets))
 		for j, d := range r.Targets {
 			d.Target, d.After.Verdict = output.Escape(d.Target), output.Escape(d.After.Verdict)
 			if d.Before != nil {

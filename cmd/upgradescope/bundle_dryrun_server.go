@@ -1,35 +1,22 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
+	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
-const (
-	// serverDryRunBudget is the server's own default budget, the wait when --budget is unset.
-	serverDryRunBudget = 5 * time.Minute
-	// dryRunSlack is how long past its budget a server's dry run may take to answer: the
-	// upload, the clusters in flight when it ran out, the summary.
-	dryRunSlack = 2 * time.Minute
-	// maxDryRunLine bounds one line of the answer: a cluster's finding keys.
-	maxDryRunLine = 16 << 20
-)
+// dryRunSlack is how long past its budget a server's dry run may take to answer: the
+// upload, the clusters in flight when it ran out, the summary.
+const dryRunSlack = 2 * time.Minute
 
 // localDryRunOnly are the flags that shape a dry run over --inventories, which a server decides
 // for itself: it judges at its own targets, with its own bundles, limits, clock and workers.
@@ -64,21 +51,19 @@ func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunF
 	if err != nil {
 		return err
 	}
-	c, err := readClient(s, f.server, f.caFile, f.token)
+	c, err := fleetClient(s, f.server, f.caFile, f.token, "read-token")
 	if err != nil {
 		return err
 	}
-	budget, q := serverDryRunBudget, url.Values{}
+	// Unset, the server's own budget applies: the wait is that of a server of this version.
+	budget, asked := server.DefaultDryRunBudget, time.Duration(0)
 	if cmd.Flags().Changed("budget") {
-		budget = f.budget
-		q.Set("budget", f.budget.String())
+		budget, asked = f.budget, f.budget
 	}
-	// The answer streams for as long as the dry run takes: the context bounds it, not the
-	// client's per-request timeout.
-	c.http.Timeout = 0
+	// The answer streams for as long as the dry run takes: the context bounds it.
 	ctx, cancel := context.WithTimeout(cmd.Context(), budget+dryRunSlack)
 	defer cancel()
-	results, summary, err := c.dryRun(ctx, raw, q, dryRunProgress(s, f.quiet))
+	results, summary, err := c.DryRun(ctx, raw, asked, dryRunProgress(s, f.quiet))
 	if err != nil {
 		return err
 	}
@@ -105,72 +90,13 @@ func readCandidateTarball(path string) ([]byte, error) {
 }
 
 // dryRunProgress prints a line per cluster on stderr as the server judges it (nil with -q).
-func dryRunProgress(s streams, quiet bool) func(rollout.Result) {
+func dryRunProgress(s streams, quiet bool) func(outcome.Result) {
 	if quiet {
 		return nil
 	}
 	done := 0
-	return func(r rollout.Result) {
+	return func(r outcome.Result) {
 		done++
 		fmt.Fprintf(s.err, "[%d] %s\n", done, progressLine(r))
 	}
-}
-
-// dryRun posts the candidate and reads the streamed answer: a line per cluster, passed to
-// progress as it arrives, then the summary. Results are answered by cluster name, the
-// order of the summary's lists. An answer that ends before its summary is an error: the
-// clusters not shown were never judged.
-func (c *apiClient) dryRun(ctx context.Context, candidate []byte, q url.Values, progress func(rollout.Result)) ([]rollout.Result, rollout.Summary, error) {
-	path := []string{"api", "v1", "bundles", "dry-run"}
-	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(candidate), q, path...)
-	if err != nil {
-		return nil, rollout.Summary{}, err
-	}
-	req.Header.Set("Content-Type", "application/gzip")
-	req.Header.Set("Accept", "application/x-ndjson")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, rollout.Summary{}, c.refusal(req, resp)
-	}
-	results, summary, err := readDryRunStream(resp.Body, progress)
-	if err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("POST %s: %w", c.endpoint(path...), err)
-	}
-	slices.SortFunc(results, func(a, b rollout.Result) int { return cmp.Compare(a.Cluster, b.Cluster) })
-	return results, summary, nil
-}
-
-// readDryRunStream reads the lines of a dry run's answer until its summary.
-func readDryRunStream(body io.Reader, progress func(rollout.Result)) ([]rollout.Result, rollout.Summary, error) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxDryRunLine)
-	var results []rollout.Result
-	for sc.Scan() {
-		var line struct {
-			*rollout.Result
-			Summary *rollout.Summary `json:"summary"`
-		}
-		line.Result = &rollout.Result{}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return nil, rollout.Summary{}, fmt.Errorf("line %d of the answer is not JSON: %w", len(results)+1, err)
-		}
-		if line.Summary != nil {
-			return results, *line.Summary, nil
-		}
-		if line.Cluster == "" {
-			return nil, rollout.Summary{}, fmt.Errorf("line %d of the answer is neither a cluster's result nor the summary", len(results)+1)
-		}
-		results = append(results, *line.Result)
-		if progress != nil {
-			progress(*line.Result)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, rollout.Summary{}, fmt.Errorf("the answer broke off after %d clusters: %w", len(results), err)
-	}
-	return nil, rollout.Summary{}, fmt.Errorf("the answer ended after %d clusters without its summary: the dry run did not finish", len(results))
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -27,9 +26,10 @@ A cluster is named by its id or its name; an id wins over a cluster named like i
 	return cmd
 }
 
-// clusterJSON is one cluster as clusters list shows it, the same from the database and from
-// a server. Stale is nil on the database: only a server knows its --stale-after.
-type clusterJSON struct {
+// clusterListing is one cluster as clusters list prints it, the same from the database and
+// from a server: the listing's own JSON, a subset of the API's api.Cluster. Stale is nil on
+// the database: only a server knows its --stale-after.
+type clusterListing struct {
 	ID               int64     `json:"id"`
 	Name             string    `json:"name"`
 	ClusterUID       string    `json:"clusterUid"`
@@ -42,11 +42,11 @@ type clusterJSON struct {
 
 // clusterBackend is where clusters live: the database itself, or a server's API.
 type clusterBackend interface {
-	list(ctx context.Context) ([]clusterJSON, error)
-	// delete and rename answer errors wrapping store.ErrNotFound for an unknown id, and
-	// rename store.ErrConflict when the name is taken.
+	list(ctx context.Context) ([]clusterListing, error)
+	// delete and rename answer an error isNotFound for an unknown id, and rename one
+	// isConflict when the name is taken.
 	delete(ctx context.Context, id int64) error
-	rename(ctx context.Context, id int64, name string) (clusterJSON, error)
+	rename(ctx context.Context, id int64, name string) (clusterListing, error)
 }
 
 // clusterFlags name the backend: the dbFlags group, or --server with a token of the role
@@ -94,18 +94,11 @@ func (f *clusterFlags) run(cmd *cobra.Command, s streams, fn func(context.Contex
 			return fn(ctx, storeBackend{st})
 		})
 	}
-	tok, err := f.token.value(f.tokenName)
+	c, err := fleetClient(s, f.server, f.caFile, f.token, f.tokenName)
 	if err != nil {
 		return err
 	}
-	c, err := newAPIClient(f.server, f.caFile, tok, f.tokenName)
-	if err != nil {
-		return err
-	}
-	if c.warning != "" {
-		fmt.Fprintln(s.err, "upgradescope: warning:", c.warning)
-	}
-	return fn(cmd.Context(), c)
+	return fn(cmd.Context(), serverBackend{c})
 }
 
 func newClustersListCommand(s streams) *cobra.Command {
@@ -140,7 +133,7 @@ func newClustersListCommand(s streams) *cobra.Command {
 
 // writeClustersTable shows "-" for what is unknown: no UID or version yet, and staleness on
 // the database, where no --stale-after is known.
-func writeClustersTable(s streams, cs []clusterJSON) error {
+func writeClustersTable(s streams, cs []clusterListing) error {
 	t := newTextTable(s.out, "ID", "NAME", "UID", "SERVER VERSION", "LAST SEEN", "STALE")
 	for _, c := range cs {
 		stale := "-"
@@ -191,7 +184,7 @@ func deleteCluster(ctx context.Context, s streams, b clusterBackend, arg string)
 		return err
 	}
 	err = b.delete(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
+	if isNotFound(err) {
 		// Deleted by someone else since the list.
 		return notFound(arg)
 	}
@@ -237,9 +230,9 @@ func renameCluster(ctx context.Context, s streams, b clusterBackend, arg, name s
 	}
 	renamed, err := b.rename(ctx, c.ID, name)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case isNotFound(err):
 		return notFound(arg)
-	case errors.Is(err, store.ErrConflict):
+	case isConflict(err):
 		return fmt.Errorf("rename cluster %q to %q: another cluster is named %q (see clusters list)", arg, name, name)
 	case err != nil:
 		return fmt.Errorf("rename cluster %q to %q: %w", arg, name, err)
@@ -250,10 +243,10 @@ func renameCluster(ctx context.Context, s streams, b clusterBackend, arg, name s
 
 // resolveCluster finds the cluster arg names: a positive integer is an id first, then a
 // name (a name may be all digits); anything else is a name.
-func resolveCluster(ctx context.Context, b clusterBackend, arg string) (clusterJSON, error) {
+func resolveCluster(ctx context.Context, b clusterBackend, arg string) (clusterListing, error) {
 	cs, err := b.list(ctx)
 	if err != nil {
-		return clusterJSON{}, fmt.Errorf("find cluster %q: %w", arg, err)
+		return clusterListing{}, fmt.Errorf("find cluster %q: %w", arg, err)
 	}
 	if id, err := strconv.ParseInt(arg, 10, 64); err == nil && id > 0 {
 		for _, c := range cs {
@@ -267,7 +260,7 @@ func resolveCluster(ctx context.Context, b clusterBackend, arg string) (clusterJ
 			return c, nil
 		}
 	}
-	return clusterJSON{}, notFound(arg)
+	return clusterListing{}, notFound(arg)
 }
 
 func notFound(arg string) error {
@@ -277,12 +270,12 @@ func notFound(arg string) error {
 // storeBackend works on the database directly.
 type storeBackend struct{ st store.Store }
 
-func (b storeBackend) list(ctx context.Context) ([]clusterJSON, error) {
+func (b storeBackend) list(ctx context.Context) ([]clusterListing, error) {
 	cs, err := b.st.Clusters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list clusters: %w", err)
 	}
-	out := make([]clusterJSON, 0, len(cs))
+	out := make([]clusterListing, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, fromStore(c))
 	}
@@ -291,12 +284,12 @@ func (b storeBackend) list(ctx context.Context) ([]clusterJSON, error) {
 
 func (b storeBackend) delete(ctx context.Context, id int64) error { return b.st.DeleteCluster(ctx, id) }
 
-func (b storeBackend) rename(ctx context.Context, id int64, name string) (clusterJSON, error) {
+func (b storeBackend) rename(ctx context.Context, id int64, name string) (clusterListing, error) {
 	c, err := b.st.RenameCluster(ctx, id, name)
 	return fromStore(c), err
 }
 
-func fromStore(c store.Cluster) clusterJSON {
-	return clusterJSON{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(), LastSeen: c.LastSeen.UTC(),
+func fromStore(c store.Cluster) clusterListing {
+	return clusterListing{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(), LastSeen: c.LastSeen.UTC(),
 		ServerVersion: c.ServerVersion, LatestSnapshotID: c.LatestSnapshotID}
 }

@@ -269,7 +269,7 @@ func TestClustersListShowsEveryClusterOnEveryBackend(t *testing.T) {
 			}
 
 			r = f.clusters(t, "list", "-o", "json")
-			var got []clusterJSON
+			var got []clusterListing
 			if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil {
 				t.Fatalf("list -o json: code %d, %v, %q", r.code, err, r.stdout)
 			}
@@ -285,7 +285,7 @@ func TestClustersListShowsEveryClusterOnEveryBackend(t *testing.T) {
 	}
 }
 
-func staleOf(c clusterJSON) string {
+func staleOf(c clusterListing) string {
 	if c.Stale == nil {
 		return "absent"
 	}

@@ -1,42 +1,29 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
-	"net/url"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/config"
-	"github.com/upgradescope/upgradescope/fleet/server"
-	"github.com/upgradescope/upgradescope/internal/retryafter"
+	"github.com/upgradescope/upgradescope/fleet/api"
+	"github.com/upgradescope/upgradescope/fleet/client"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// maxGateConfig bounds the .upgradescope.yaml a gate sends in its body, as the server does.
-const maxGateConfig = 32 << 10
-
-// Gate's patience: the server may queue a gate behind others before it evaluates it (twice,
-// against a cluster), so one request may take well beyond a read's timeout; a busy server's
-// 503 is retried after its Retry-After.
-const (
-	defaultGateTimeout = 5 * time.Minute
-	gateAttempts       = 3
-	maxGateRetryWait   = time.Minute
-)
+// defaultGateTimeout is gate's patience: the server may queue a gate behind others before it
+// evaluates it (twice, against a cluster), so one request may take well beyond a read's
+// timeout.
+const defaultGateTimeout = 5 * time.Minute
 
 // gateFlags are gate's flags: the server, what to send and how the answer is wanted.
 type gateFlags struct {
@@ -110,47 +97,40 @@ asked again after its Retry-After, up to three times.`,
 	return cmd
 }
 
-// gateQuery is the validated query of the request.
-func (f *gateFlags) gateQuery() (url.Values, error) {
+// gateQuery is what the gate asks, validated.
+func (f *gateFlags) gateQuery() (client.GateQuery, error) {
 	if (f.filesPath == "") == (f.inventoryPath == "") {
-		return nil, errors.New("give one of --files PATH (manifests) or --inventory FILE")
+		return client.GateQuery{}, errors.New("give one of --files PATH (manifests) or --inventory FILE")
 	}
 	minor, err := inventory.ParseTarget(f.target)
 	if err != nil {
-		return nil, fmt.Errorf("--target: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--target: %w", err)
 	}
 	format, err := output.ParseFormat(f.output)
 	if err != nil {
-		return nil, fmt.Errorf("--output: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--output: %w", err)
 	}
 	failOn, err := report.ParseFailOn(f.failOn)
 	if err != nil {
-		return nil, fmt.Errorf("--fail-on: %w", err)
+		return client.GateQuery{}, fmt.Errorf("--fail-on: %w", err)
 	}
 	if f.timeout <= 0 {
-		return nil, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
+		return client.GateQuery{}, fmt.Errorf("--timeout %s: want a positive duration", f.timeout)
 	}
 	f.output = format
-	// The server answers JSON; the report is rendered here, as scan renders it.
-	q := url.Values{"target": {minor}, "format": {output.FormatJSON}, "fail-on": {failOn},
-		"allow-incomplete": {strconv.FormatBool(f.allowIncomplete)}}
-	if f.cluster != "" {
-		q.Set("cluster", f.cluster)
-	}
-	return q, nil
+	return client.GateQuery{Target: minor, FailOn: failOn, AllowIncomplete: f.allowIncomplete, Cluster: f.cluster}, nil
 }
 
 // runGate sends the request and turns the server's answer into output and an exit code.
 func runGate(ctx context.Context, s streams, f *gateFlags) error {
-	q, err := f.gateQuery()
+	g, err := f.gateQuery()
 	if err != nil {
 		return err
 	}
-	c, err := readClient(s, f.server, f.caFile, f.token)
+	c, err := fleetClient(s, f.server, f.caFile, f.token, "read-token", client.WithTimeout(f.timeout))
 	if err != nil {
 		return err
 	}
-	c.http.Timeout = f.timeout
 	inv, dir, err := f.inventoryBody(ctx, s)
 	if err != nil {
 		return err
@@ -159,22 +139,17 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(struct {
-		Inventory json.RawMessage `json:"inventory"`
-		Config    string          `json:"config,omitempty"`
-	}{inv, cfg})
-	if err != nil {
-		return fmt.Errorf("encode the request: %w", err)
-	}
-	rep, err := c.gate(ctx, s, q, body)
+	rep, err := c.Gate(ctx, g, api.GateRequest{Inventory: inv, Config: cfg}, client.OnRetry(func(err error, wait time.Duration) {
+		fmt.Fprintf(s.err, "upgradescope: %v; asking again in %s\n", err, wait)
+	}))
 	if err != nil {
 		return err
 	}
-	opts := output.Options{FailOn: q.Get("fail-on"), SARIFBase: sarifBase(f.sarifBase, rep.FilesBase)}
+	opts := output.Options{FailOn: g.FailOn, SARIFBase: sarifBase(f.sarifBase, rep.FilesBase)}
 	if err := output.Render(s.out, f.output, rep, opts); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if reason := rep.Gate(q.Get("fail-on"), f.allowIncomplete); reason != "" {
+	if reason := rep.Gate(g.FailOn, f.allowIncomplete); reason != "" {
 		// The reason names what the server's report says (targets, capabilities).
 		return &exitError{code: exitGate, msg: "gate failed: " + output.Escape(reason)}
 	}
@@ -229,98 +204,12 @@ func (f *gateFlags) configText(dir string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	data, err := smallfile.Read(path, maxGateConfig)
+	data, err := smallfile.Read(path, api.MaxGateConfig)
 	if err != nil {
-		return "", fmt.Errorf("--config: %w (a gate sends at most %d KiB)", err, maxGateConfig>>10)
+		return "", fmt.Errorf("--config: %w (a gate sends at most %d KiB)", err, api.MaxGateConfig>>10)
 	}
 	if _, err := config.Parse(path, data); err != nil {
 		return "", err
 	}
 	return string(data), nil
-}
-
-// gate posts the request to /api/v1/gate and answers the report the server judged: with a
-// 200 (the gate passed) or a 422 carrying a report (it failed); the caller gates on the
-// report as scan does. Anything else is an error: a refusal with the server's message, or an
-// answer that is no gate's (a proxy's sign-in page). A busy server is asked again.
-func (c *apiClient) gate(ctx context.Context, s streams, q url.Values, body []byte) (*report.Report, error) {
-	for attempt := 1; ; attempt++ {
-		rep, wait, err := c.gateOnce(ctx, q, body)
-		if wait == 0 || attempt == gateAttempts {
-			return rep, err
-		}
-		fmt.Fprintf(s.err, "upgradescope: %v; asking again in %s\n", err, wait)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-	}
-}
-
-// gateOnce is one request; a busy answer (503) also says how long to wait before the next.
-func (c *apiClient) gateOnce(ctx context.Context, q url.Values, body []byte) (*report.Report, time.Duration, error) {
-	req, err := c.request(ctx, http.MethodPost, bytes.NewReader(body), q, "api", "v1", "gate")
-	if err != nil {
-		return nil, 0, err
-	}
-	req.Header.Set("Content-Type", server.GateContentType)
-	// Errors name the endpoint alone: the URL's query is the caller's business.
-	where := c.endpoint("api", "v1", "gate")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, 0, fmt.Errorf("POST %s: %w", where, err)
-	}
-	defer resp.Body.Close()
-	bare := req.Clone(ctx)
-	bare.URL.RawQuery = ""
-	verdict := resp.Header.Get("X-Upgradescope-Verdict")
-	switch {
-	case resp.StatusCode == http.StatusServiceUnavailable:
-		return nil, retryAfterOr(resp.Header.Get("Retry-After")), c.refusal(bare, resp)
-	case resp.StatusCode != http.StatusOK && !(resp.StatusCode == http.StatusUnprocessableEntity && verdict != ""):
-		return nil, 0, c.refusal(bare, resp)
-	}
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIAnswer+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("POST %s: read the answer: %w", where, err)
-	}
-	if len(answer) > maxAPIAnswer {
-		return nil, 0, fmt.Errorf("POST %s: the answer is larger than %d MiB", where, maxAPIAnswer>>20)
-	}
-	if isErrorAnswer(answer) {
-		// A refusal that happens to carry a verdict is still a refusal, not a report.
-		resp.Body = io.NopCloser(bytes.NewReader(answer))
-		return nil, 0, c.refusal(bare, resp)
-	}
-	var rep report.Report
-	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if verdict == "" || media != "application/json" || json.Unmarshal(answer, &rep) != nil || len(rep.Targets) == 0 {
-		return nil, 0, fmt.Errorf("POST %s: %s is not an upgradescope gate's answer (content type %q): is --server a fleet server?",
-			where, status(resp), resp.Header.Get("Content-Type"))
-	}
-	return &rep, 0, nil
-}
-
-// retryAfterOr is how long a busy server asks to wait, at most maxGateRetryWait; 5 s when it
-// does not say (or says now: a retry at once would find it as busy).
-func retryAfterOr(h string) time.Duration {
-	if d, ok := retryafter.Parse(h, time.Now(), maxGateRetryWait); ok && d > 0 {
-		return d
-	}
-	return 5 * time.Second
-}
-
-// isErrorAnswer tells the server's {"error": …} answer from a report.
-func isErrorAnswer(data []byte) bool {
-	var answer map[string]json.RawMessage
-	if json.Unmarshal(data, &answer) != nil {
-		return false
-	}
-	_, ok := answer["error"]
-	return ok && len(answer) == 1
 }

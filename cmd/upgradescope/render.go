@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/upgradescope/upgradescope/fleet/client"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/output"
 	"github.com/upgradescope/upgradescope/report"
@@ -18,7 +19,7 @@ import (
 const formatOutputs = "outputs"
 
 // maxReportFile bounds a saved report read into memory, as an answer from a server is.
-const maxReportFile = maxAPIAnswer
+const maxReportFile = client.MaxAnswer
 
 func newRenderCommand(s streams) *cobra.Command {
 	var path, format, failOn, base string

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 )
@@ -42,7 +43,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterS)
 	}
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, api.ErrorBody{Error: msg})
 }
 
 // answer turns a handler's error into its response: an apiError as it says, an

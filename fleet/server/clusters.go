@@ -4,41 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 )
-
-// evalSummary is a stored evaluation as the API shows it.
-type evalSummary struct {
-	Target      string    `json:"target"`
-	Verdict     string    `json:"verdict"`
-	Score       int       `json:"score"`
-	Ready       bool      `json:"ready"`
-	Blockers    int       `json:"blockers"`
-	Warnings    int       `json:"warnings"`
-	EvaluatedAt time.Time `json:"evaluatedAt"`
-	SnapshotID  int64     `json:"snapshotId"`
-	Outdated    bool      `json:"outdated"`
-}
-
-// clusterSummary is a cluster as /api/v1/clusters lists it.
-type clusterSummary struct {
-	ID               int64        `json:"id"`
-	Name             string       `json:"name"`
-	ClusterUID       string       `json:"clusterUid"`
-	FirstSeen        time.Time    `json:"firstSeen"`
-	LastSeen         time.Time    `json:"lastSeen"`
-	ServerVersion    string       `json:"serverVersion"`
-	Stale            bool         `json:"stale"`
-	LatestSnapshotID int64        `json:"latestSnapshotId"`
-	DefaultTarget    string       `json:"defaultTarget"`
-	Latest           *evalSummary `json:"latest"`
-	// Bundles are those its agent last said it evaluates with.
-	Bundles []agentBundle `json:"bundles"`
-}
 
 // clustersHandler is GET /api/v1/clusters and GET /api/v1/clusters/{id}.
 type clustersHandler struct {
@@ -54,30 +25,12 @@ func (h *clustersHandler) list(w http.ResponseWriter, r *http.Request, sc scope)
 	if err != nil {
 		return err
 	}
-	out := make([]clusterSummary, 0, len(v.clusters))
+	out := make([]api.Cluster, 0, len(v.clusters))
 	for _, c := range v.clusters {
 		out = append(out, h.reads.clusterSummary(c, v.cells[c.ID]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"clusters": out})
+	writeJSON(w, http.StatusOK, api.ClusterList{Clusters: out})
 	return nil
-}
-
-// snapshotView is the latest snapshot as the cluster detail shows it.
-type snapshotView struct {
-	ID            int64                           `json:"id"`
-	ReceivedAt    time.Time                       `json:"receivedAt"`
-	CollectedAt   *time.Time                      `json:"collectedAt"`
-	AgentVersion  string                          `json:"agentVersion"`
-	KBVersion     string                          `json:"kbVersion"`
-	ServerVersion string                          `json:"serverVersion"`
-	Capabilities  map[string]inventory.Capability `json:"capabilities"`
-}
-
-type clusterDetail struct {
-	clusterSummary
-	Targets     []string       `json:"targets"`
-	Evaluations []*evalSummary `json:"evaluations"`
-	Snapshot    *snapshotView  `json:"snapshot"`
 }
 
 func (h *clustersHandler) get(w http.ResponseWriter, r *http.Request, sc scope) error {
@@ -88,7 +41,7 @@ func (h *clustersHandler) get(w http.ResponseWriter, r *http.Request, sc scope) 
 	if cells, err = h.reads.cellsFor(r.Context(), c, cells, sc); err != nil {
 		return err
 	}
-	d := clusterDetail{clusterSummary: h.reads.clusterSummary(c, cells), Evaluations: []*evalSummary{}}
+	d := api.ClusterDetail{Cluster: h.reads.clusterSummary(c, cells), Evaluations: []*api.Evaluation{}}
 	d.Targets, _ = h.plan.plan(c.ServerVersion)
 	if d.Targets == nil {
 		d.Targets = []string{}
@@ -105,7 +58,7 @@ func (h *clustersHandler) get(w http.ResponseWriter, r *http.Request, sc scope) 
 
 // snapshotView is the latest snapshot's summary. A team-scoped reader is told which
 // capabilities were missing or partial, not why: a reason may name other teams' objects.
-func (h *clustersHandler) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*snapshotView, error) {
+func (h *clustersHandler) snapshotView(ctx context.Context, c store.Cluster, sc scope) (*api.Snapshot, error) {
 	if c.LatestSnapshotID == 0 {
 		return nil, nil
 	}
@@ -124,7 +77,7 @@ func (h *clustersHandler) snapshotView(ctx context.Context, c store.Cluster, sc 
 	if err != nil {
 		return nil, err
 	}
-	v := &snapshotView{ID: snap.ID, ReceivedAt: snap.ReceivedAt.UTC(), AgentVersion: snap.AgentVersion,
+	v := &api.Snapshot{ID: snap.ID, ReceivedAt: snap.ReceivedAt.UTC(), AgentVersion: snap.AgentVersion,
 		KBVersion: snap.KBVersion, ServerVersion: snap.ServerVersion, Capabilities: doc.Capabilities}
 	if !snap.CollectedAt.IsZero() {
 		at := snap.CollectedAt.UTC()

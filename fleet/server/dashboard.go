@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -95,7 +96,7 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 }
 
 // dashRow is an API fleet row as the page shows it.
-func dashRow(row fleetRow, targets []string) web.FleetRow {
+func dashRow(row api.FleetRow, targets []string) web.FleetRow {
 	out := web.FleetRow{ID: row.ClusterID, Name: row.Name, ServerVersion: row.ServerVersion, LastSeen: row.LastSeen,
 		Stale: row.Stale, Next: nextMinor(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
 	for i, t := range targets {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
@@ -39,7 +40,7 @@ const (
 
 // dryRunSummary is the last line of a dry run's answer.
 type dryRunSummary struct {
-	Summary rollout.Summary `json:"summary"`
+	Summary outcome.Summary `json:"summary"`
 }
 
 // dryRunHandler is POST /api/v1/bundles/dry-run, below the read credential and fleetOnly.
@@ -282,7 +283,7 @@ func (h *dryRunHandler) stream(w http.ResponseWriter, r *http.Request, clusters 
 			_ = rc.Flush()
 		}
 	}
-	opts.Progress = func(res rollout.Result) { writeLine(res) }
+	opts.Progress = func(res outcome.Result) { writeLine(res) }
 	_, summary := rollout.Run(r.Context(), clusters, eng, opts)
 	writeLine(dryRunSummary{Summary: summary})
 	h.log.Info("dry run", "clusters", summary.Clusters, "turnedBlocked", len(summary.TurnedBlocked),

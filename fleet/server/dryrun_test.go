@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/bundles/rollout"
+	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
@@ -97,8 +97,8 @@ func pushScenarios(t *testing.T, ts *testServer, scenarios ...string) {
 // dryRunAnswer is a streamed dry run read back: the cluster lines, sorted by cluster (the
 // stream has them in the order they finished), and the summary line, which must be last.
 type dryRunAnswer struct {
-	Results []rollout.Result `json:"results"`
-	Summary rollout.Summary  `json:"summary"`
+	Results []outcome.Result `json:"results"`
+	Summary outcome.Summary  `json:"summary"`
 }
 
 func parseDryRun(t *testing.T, body []byte) dryRunAnswer {
@@ -108,7 +108,7 @@ func parseDryRun(t *testing.T, body []byte) dryRunAnswer {
 	for i, line := range lines {
 		if i == len(lines)-1 {
 			var last struct {
-				Summary *rollout.Summary `json:"summary"`
+				Summary *outcome.Summary `json:"summary"`
 			}
 			if err := json.Unmarshal([]byte(line), &last); err != nil || last.Summary == nil {
 				t.Fatalf("the last line is not the summary: %v: %s", err, line)
@@ -116,13 +116,13 @@ func parseDryRun(t *testing.T, body []byte) dryRunAnswer {
 			out.Summary = *last.Summary
 			continue
 		}
-		var res rollout.Result
+		var res outcome.Result
 		if err := json.Unmarshal([]byte(line), &res); err != nil || res.Cluster == "" {
 			t.Fatalf("line %d is not a cluster's result: %v: %s", i+1, err, line)
 		}
 		out.Results = append(out.Results, res)
 	}
-	slices.SortFunc(out.Results, func(a, b rollout.Result) int { return strings.Compare(a.Cluster, b.Cluster) })
+	slices.SortFunc(out.Results, func(a, b outcome.Result) int { return strings.Compare(a.Cluster, b.Cluster) })
 	return out
 }
 
@@ -211,7 +211,7 @@ func TestADryRunNamesTheClusterAndThePackThatBreaksTheFindingsContract(t *testin
 		!slices.Equal(got.Summary.CandidateErrors, []string{"teams"}) {
 		t.Errorf("want teams named as broken by custom/broken's finding broken/endpoints and clean-is-ready judged, got %+v", got)
 	}
-	if got.Summary.Fails(rollout.FailOnBlocked) == "" {
+	if got.Summary.Fails(outcome.FailOnBlocked) == "" {
 		t.Error("a candidate failing on a cluster must fail the dry run at every threshold but never")
 	}
 }
@@ -262,7 +262,7 @@ func TestADryRunSkipsAClusterWithNoTargetWithoutFailing(t *testing.T) {
 	}
 	got := parseDryRun(t, res.body)
 	if !slices.Equal(got.Summary.Skipped, []string{"clean-is-ready"}) || len(got.Summary.Unjudged) != 0 ||
-		got.Results[0].Skipped == "" || got.Summary.Fails(rollout.FailOnBlocked) != "" {
+		got.Results[0].Skipped == "" || got.Summary.Fails(outcome.FailOnBlocked) != "" {
 		t.Errorf("want clean-is-ready skipped, nothing unjudged and the dry run passing, got %+v", got)
 	}
 }

@@ -7,22 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
-
-// fleetRow is one cluster of the fleet matrix.
-type fleetRow struct {
-	ClusterID     int64                   `json:"clusterId"`
-	Name          string                  `json:"name"`
-	LastSeen      time.Time               `json:"lastSeen"`
-	Stale         bool                    `json:"stale"`
-	ServerVersion string                  `json:"serverVersion"`
-	Cells         map[string]*evalSummary `json:"cells"`
-	NotApplicable []string                `json:"notApplicable"`
-	Bundles       []agentBundle           `json:"bundles"`
-}
 
 // fleetHandler is the fleet-wide reads: GET /api/v1/fleet and /api/v1/fleet/teams.
 type fleetHandler struct {
@@ -49,7 +38,7 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	if targets == nil {
 		targets = h.plan.columns(v.clusters)
 	}
-	rows := make([]fleetRow, 0, len(v.clusters))
+	rows := make([]api.FleetRow, 0, len(v.clusters))
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
 		rows = append(rows, h.reads.fleetRow(c, v.cells[c.ID], targets, parsed))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -154,8 +155,8 @@ func (fr *fleetReads) history(ctx context.Context, c store.Cluster, sc scope, ta
 }
 
 // summary is evaluation row r of cluster c as the API shows it, outdated as fr.outdated says.
-func (fr *fleetReads) summary(c store.Cluster, r store.FleetRow) *evalSummary {
-	return &evalSummary{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
+func (fr *fleetReads) summary(c store.Cluster, r store.FleetRow) *api.Evaluation {
+	return &api.Evaluation{Target: r.Target, Verdict: r.Verdict, Score: r.Score, Ready: r.Verdict == "ready",
 		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt.UTC(), SnapshotID: r.SnapshotID,
 		Outdated: fr.outdated(r.BundlesKey, r.SnapshotID, c.LatestSnapshotID, r.EvaluatedAt)}
 }
@@ -167,8 +168,8 @@ func (fr *fleetReads) outdated(bundlesKey string, snapshot, latest int64, evalua
 	return !current{latest, fr.policy.load().key, fr.now()}.holds(snapshot, bundlesKey, evaluatedAt)
 }
 
-func (fr *fleetReads) clusterSummary(c store.Cluster, cells []store.FleetRow) clusterSummary {
-	out := clusterSummary{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
+func (fr *fleetReads) clusterSummary(c store.Cluster, cells []store.FleetRow) api.Cluster {
+	out := api.Cluster{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
 		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: fr.stale(c),
 		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion), Bundles: fr.agentBundles(c)}
 	for _, r := range cells {
@@ -183,10 +184,10 @@ func (fr *fleetReads) clusterSummary(c store.Cluster, cells []store.FleetRow) cl
 func (fr *fleetReads) stale(c store.Cluster) bool { return fr.now().Sub(c.LastSeen) > fr.staleAfter }
 
 // agentBundles shows a cluster's bundles beside the server's own.
-func (fr *fleetReads) agentBundles(c store.Cluster) []agentBundle {
-	out := []agentBundle{}
+func (fr *fleetReads) agentBundles(c store.Cluster) []api.AgentBundle {
+	out := []api.AgentBundle{}
 	for _, b := range c.AgentBundles {
-		out = append(out, agentBundle{Name: b.Name, Revision: b.Revision, Behind: fr.behind(b)})
+		out = append(out, api.AgentBundle{Name: b.Name, Revision: b.Revision, Behind: fr.behind(b)})
 	}
 	return out
 }
@@ -202,9 +203,9 @@ func (fr *fleetReads) behind(b store.Bundle) bool {
 }
 
 // fleetRow is cluster c's row at targets (parsed: the same minors, parsed once a request).
-func (fr *fleetReads) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) fleetRow {
-	row := fleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: fr.stale(c),
-		ServerVersion: c.ServerVersion, Cells: make(map[string]*evalSummary, len(targets)), NotApplicable: []string{},
+func (fr *fleetReads) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) api.FleetRow {
+	row := api.FleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: fr.stale(c),
+		ServerVersion: c.ServerVersion, Cells: make(map[string]*api.Evaluation, len(targets)), NotApplicable: []string{},
 		Bundles: fr.agentBundles(c)}
 	current, vErr := parseVersion(c.ServerVersion)
 	for i, t := range targets {

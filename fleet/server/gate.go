@@ -15,6 +15,7 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -22,24 +23,14 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// InventoryContentType marks a gate body that is an inventory document, not manifests.
-const InventoryContentType = "application/vnd.upgradescope.inventory+json"
-
-// GateContentType marks a gate body holding an inventory and the suppression file to judge
-// it with, {"inventory": {...}, "config": "<.upgradescope.yaml>"}: what `upgradescope gate`
-// sends, so a suppression file travels in the body, never in a URL a proxy logs or cuts.
-const GateContentType = "application/vnd.upgradescope.gate+json"
-
 // Bounds of a gate request besides its bytes (Config.MaxGateBytes).
 const (
 	// DefaultMaxGateBytes is --max-gate-bytes' default.
 	DefaultMaxGateBytes = 10 << 20
 	// maxGateDocuments bounds the YAML or JSON documents of a manifest body.
 	maxGateDocuments = 20_000
-	// maxGatePath and maxGateConfig bound the query's free-text values: a path in a
-	// repository, and an .upgradescope.yaml of ignore rules.
-	maxGatePath   = 512
-	maxGateConfig = 32 << 10
+	// maxGatePath bounds the query's path in a repository (api.MaxGateConfig its config).
+	maxGatePath = 512
 )
 
 // manifestTypes are the content types a manifest stream may be sent as.
@@ -123,9 +114,9 @@ func writeGate(w http.ResponseWriter, req gateRequest, rep *report.Report) error
 		status = http.StatusUnprocessableEntity
 	}
 	t := rep.Targets[0]
-	w.Header().Set("X-Upgradescope-Verdict", t.Verdict)
+	w.Header().Set(api.VerdictHeader, t.Verdict)
 	if t.Cluster != nil {
-		w.Header().Set("X-Upgradescope-Cluster-Verdict", t.Cluster.Verdict)
+		w.Header().Set(api.ClusterVerdictHeader, t.Cluster.Verdict)
 	}
 	w.Header().Set("Content-Type", gateContentTypes[req.format])
 	w.WriteHeader(status)
@@ -214,8 +205,8 @@ func parseGate(r *http.Request) (gateRequest, error) {
 	q := r.URL.Query()
 	req := gateRequest{format: output.FormatJSON, failOn: report.FailOnBlocker, path: q.Get("path"),
 		cluster: q.Get("cluster")}
-	if len(req.path) > maxGatePath || len(q.Get("config")) > maxGateConfig {
-		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("path is at most %d bytes and config at most %d", maxGatePath, maxGateConfig))
+	if len(req.path) > maxGatePath || len(q.Get("config")) > api.MaxGateConfig {
+		return req, fail(http.StatusUnprocessableEntity, fmt.Sprintf("path is at most %d bytes and config at most %d", maxGatePath, api.MaxGateConfig))
 	}
 	minor, err := inventory.ParseTarget(q.Get("target"))
 	if q.Get("target") == "" || err != nil || minor != q.Get("target") {
@@ -251,8 +242,8 @@ func parseGate(r *http.Request) (gateRequest, error) {
 // inventory reads the body as an inventory document or collects its manifests, bounded.
 func (h *gateHandler) inventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, []report.IgnoreRule, error) {
 	media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || media != InventoryContentType && media != GateContentType && !manifestTypes[media] {
-		return nil, nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), InventoryContentType))
+	if err != nil || media != api.InventoryContentType && media != api.GateContentType && !manifestTypes[media] {
+		return nil, nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), api.InventoryContentType))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.maxBytes)))
 	var tooLarge *http.MaxBytesError
@@ -262,9 +253,9 @@ func (h *gateHandler) inventory(w http.ResponseWriter, r *http.Request) (*invent
 		return nil, nil, fail(http.StatusBadRequest, "read the body: "+err.Error())
 	}
 	switch media {
-	case GateContentType:
+	case api.GateContentType:
 		return gateEnvelope(body)
-	case InventoryContentType:
+	case api.InventoryContentType:
 		doc, err := inventory.Parse(body)
 		if err != nil {
 			return nil, nil, fail(http.StatusUnprocessableEntity, "inventory: "+err.Error())
@@ -277,15 +268,12 @@ func (h *gateHandler) inventory(w http.ResponseWriter, r *http.Request) (*invent
 
 // gateEnvelope reads an inventory and its suppression file; no config is no ignore rule.
 func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error) {
-	var env struct {
-		Inventory json.RawMessage `json:"inventory"`
-		Config    string          `json:"config"`
-	}
+	var env api.GateRequest
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, nil, fail(http.StatusUnprocessableEntity, "gate body: "+err.Error())
 	}
-	if len(env.Config) > maxGateConfig {
-		return nil, nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("config: at most %d bytes", maxGateConfig))
+	if len(env.Config) > api.MaxGateConfig {
+		return nil, nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("config: at most %d bytes", api.MaxGateConfig))
 	}
 	doc, err := inventory.Parse(env.Inventory)
 	if err != nil {

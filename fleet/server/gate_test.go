@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/output"
 )
@@ -83,7 +84,7 @@ func TestTheGatePassesWhatNothingStopsAndFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	invBody := http.Header{"Content-Type": {server.InventoryContentType}}
+	invBody := http.Header{"Content-Type": {api.InventoryContentType}}
 	// Collected without the kb's probes: unknown, which fails unless incomplete is allowed.
 	if r := ts.do("POST", "/api/v1/gate?target=1.37", "", inv, invBody); r.status != 422 || r.header.Get("X-Upgradescope-Verdict") != "unknown" {
 		t.Errorf("an inventory without the probes: %d %q", r.status, r.header.Get("X-Upgradescope-Verdict"))
@@ -118,7 +119,7 @@ func TestTheGateRefusesWhatItCannotJudge(t *testing.T) {
 		{"an unsupported content type", "?target=1.37", deploy, http.Header{"Content-Type": {"text/html"}}, 415, "content type"},
 		{"a body past --max-gate-bytes", "?target=1.37", bytes.Repeat([]byte("#\n"), 40<<10), yamlBody, 413, "max-gate-bytes"},
 		{"no Kubernetes object", "?target=1.37", []byte("replicaCount: 1\n"), yamlBody, 422, "no Kubernetes object"},
-		{"an inventory the schema refuses", "?target=1.37", []byte(`{"schemaVersion": 2}`), http.Header{"Content-Type": {server.InventoryContentType}}, 422, "inventory"},
+		{"an inventory the schema refuses", "?target=1.37", []byte(`{"schemaVersion": 2}`), http.Header{"Content-Type": {api.InventoryContentType}}, 422, "inventory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestTheGateReadsAnInventoryAndItsSuppressionFileFromTheBody(t *testing.T) {
 		data, _ := json.Marshal(map[string]any{"inventory": json.RawMessage(inv), "config": config})
 		return data
 	}
-	header := http.Header{"Content-Type": {server.GateContentType}}
+	header := http.Header{"Content-Type": {api.GateContentType}}
 	cfg := "ignore:\n  - category: removed-api\n    reason: migrating this sprint\n"
 	r := ts.do("POST", "/api/v1/gate?target=1.33", "", body(cfg), header)
 	if r.status != 200 || !strings.Contains(string(r.body), `"reason": "migrating this sprint"`) {

@@ -1,4 +1,4 @@
-package rollout
+package outcome
 
 import (
 	"fmt"
@@ -24,7 +24,8 @@ type Summary struct {
 	Skipped []string `json:"skipped,omitempty"`
 }
 
-func summarize(results []Result) Summary {
+// Summarize sums results up, in their order.
+func Summarize(results []Result) Summary {
 	s := Summary{Clusters: len(results), TurnedBlocked: []string{}, TurnedUnknown: []string{}, TurnedReady: []string{},
 		Changed: []string{}, CandidateErrors: []string{}, Unjudged: []string{}}
 	for _, r := range results {
