@@ -29,26 +29,17 @@ func resolveTargets(spec []string, doc *inventory.Document) (targets, notes []st
 	if len(targets) > 0 {
 		return targets, notes
 	}
-	if next, ok := nextMinor(doc); ok {
+	if next := inventory.DefaultTarget(doc.JudgedVersion()); next != "" {
 		return []string{next}, notes
 	}
 	return nil, append(notes, "targets: no spec targets and the server version is unknown")
 }
 
-// nextMinor is the minor above the one the cluster behaves as (inventory.JudgedVersion).
-func nextMinor(doc *inventory.Document) (string, bool) {
-	v, err := inventory.ParseVersion(doc.JudgedVersion())
-	if err != nil {
-		return "", false
-	}
-	return v.NextMinor(), true
-}
-
 // ignoreRules turns spec.ignore into the engine's rules; invalid ones are skipped with a note.
-func ignoreRules(spec []crd.IgnoreRule) (rules []report.IgnoreRule, notes []string) {
+func ignoreRules(spec []report.IgnoreRule) (rules []report.IgnoreRule, notes []string) {
 	for i, s := range spec {
-		r := report.IgnoreRule{Key: s.Key, Category: s.Category, Namespace: s.Namespace, Name: s.Name,
-			Reason: s.Reason, Expires: s.Expires, Index: i}
+		r := s
+		r.Index = i // notes and expired rules name it spec.ignore[Index]
 		if err := config.CheckRule(r); err != nil {
 			notes = append(notes, fmt.Sprintf("ignore: skipped spec.ignore[%d]: %v", i, err))
 			continue

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func TestResolveTargets(t *testing.T) {
@@ -41,7 +41,7 @@ func TestResolveTargets(t *testing.T) {
 }
 
 func TestIgnoreRulesFromSpecSkipInvalidOnes(t *testing.T) {
-	rules, notes := ignoreRules([]crd.IgnoreRule{
+	rules, notes := ignoreRules([]report.IgnoreRule{
 		{Key: "eol-addon/ingress-nginx", Reason: "migrating", Expires: "2099-12-31"},
 		{Reason: "neither key nor category"},
 		{Category: "eol-addon", Reason: "x", Expires: "31/12/2099"},

@@ -135,7 +135,7 @@ func TestStatusValidatesAgainstTheCRD(t *testing.T) {
 	obj := ClusterReadiness{
 		TypeMeta:   metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: Kind},
 		ObjectMeta: metav1.ObjectMeta{Name: DefaultName},
-		Spec:       Spec{Targets: []string{"1.35", "1.36"}, Ignore: []IgnoreRule{{Key: "eol-addon/ingress-nginx", Reason: "migrating", Expires: "2099-12-31"}}},
+		Spec:       Spec{Targets: []string{"1.35", "1.36"}, Ignore: []report.IgnoreRule{{Key: "eol-addon/ingress-nginx", Reason: "migrating", Expires: "2099-12-31"}}},
 		Status:     st,
 	}
 	validate(t, schema, obj)

@@ -5,6 +5,7 @@ package crd
 import (
 	_ "embed"
 
+	"github.com/upgradescope/upgradescope/report"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -62,18 +63,11 @@ type ClusterReadiness struct {
 
 // Spec is what to judge.
 type Spec struct {
-	Targets []string     `json:"targets,omitempty"`
-	Ignore  []IgnoreRule `json:"ignore,omitempty"`
-}
-
-// IgnoreRule is a suppression, with the rules of .upgradescope.yaml.
-type IgnoreRule struct {
-	Key       string `json:"key,omitempty"`
-	Category  string `json:"category,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name,omitempty"`
-	Reason    string `json:"reason"`
-	Expires   string `json:"expires,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Ignore holds suppressions, with the rules of .upgradescope.yaml: the engine's own
+	// type, of which the schema (clusterreadiness.yaml) admits key, category, namespace,
+	// name, reason and expires; the agent sets Index, and File and Line stay empty.
+	Ignore []report.IgnoreRule `json:"ignore,omitempty"`
 }
 
 // Status is what the agent found at its last tick.

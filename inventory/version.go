@@ -2,9 +2,9 @@ package inventory
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Version is a Kubernetes version as servers and vendors print it. Suffix keeps whatever
@@ -15,32 +15,59 @@ type Version struct {
 	Suffix              string
 }
 
-// versionRE accepts `1.36`, `v1.36.2` and vendor builds: a pre-release (`-…`) or build (`+…`)
-// suffix of any shape after the numbers, as EKS, GKE, AKS, k3s, RKE2 and OpenShift print them.
-var versionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?([-+].*)?$`)
-
-// ParseVersion parses a Kubernetes version string.
+// ParseVersion parses a Kubernetes version string: `1.36`, `v1.36.2` and vendor builds, a
+// pre-release (`-…`) or build (`+…`) suffix of any shape (no line break) after the numbers,
+// as EKS, GKE, AKS, k3s, RKE2 and OpenShift print them. It reads the string by hand rather
+// than with a regular expression: the fleet server parses versions several times per cluster
+// on every read. versionRE in the tests is the reference a differential fuzz target holds it to.
 func ParseVersion(s string) (Version, error) {
-	m := versionRE.FindStringSubmatch(s)
-	if m == nil {
-		return Version{}, fmt.Errorf("invalid Kubernetes version %q: want MAJOR.MINOR[.PATCH], optionally with a leading v and a vendor suffix", s)
-	}
 	var v Version
-	var err error
-	if v.Major, err = atoi(m[1]); err != nil {
-		return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+	rest, _ := strings.CutPrefix(s, "v")
+	major, rest, ok := cutDigits(rest)
+	if !ok || !strings.HasPrefix(rest, ".") {
+		return Version{}, invalidVersion(s)
 	}
-	if v.Minor, err = atoi(m[2]); err != nil {
-		return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+	minor, rest, ok := cutDigits(rest[1:])
+	if !ok {
+		return Version{}, invalidVersion(s)
 	}
-	if m[3] != "" {
-		if v.Patch, err = atoi(m[3]); err != nil {
-			return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+	var patch string
+	if strings.HasPrefix(rest, ".") {
+		if patch, rest, ok = cutDigits(rest[1:]); !ok {
+			return Version{}, invalidVersion(s)
 		}
 		v.HasPatch = true
 	}
-	v.Suffix = m[4]
+	if rest != "" && (rest[0] != '-' && rest[0] != '+' || strings.ContainsRune(rest, '\n')) {
+		return Version{}, invalidVersion(s)
+	}
+	v.Suffix = rest
+	var err error
+	if v.Major, err = atoi(major); err != nil {
+		return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+	}
+	if v.Minor, err = atoi(minor); err != nil {
+		return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+	}
+	if v.HasPatch {
+		if v.Patch, err = atoi(patch); err != nil {
+			return Version{}, fmt.Errorf("invalid Kubernetes version %q: %w", s, err)
+		}
+	}
 	return v, nil
+}
+
+// cutDigits splits the leading ASCII digits (at least one) off s.
+func cutDigits(s string) (digits, rest string, ok bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:], i > 0
+}
+
+func invalidVersion(s string) error {
+	return fmt.Errorf("invalid Kubernetes version %q: want MAJOR.MINOR[.PATCH], optionally with a leading v and a vendor suffix", s)
 }
 
 func atoi(s string) (int, error) {
@@ -56,6 +83,37 @@ func (v Version) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.M
 
 // NextMinor is the minor after v's: what a cluster at v is judged at by default.
 func (v Version) NextMinor() string { return Version{Major: v.Major, Minor: v.Minor + 1}.MinorString() }
+
+// DefaultTarget is the minor a cluster at version is judged at when no target is named: the
+// one after it (NextMinor). It is "" when version does not parse: a cluster whose version is
+// unknown has no default target. Pass Document.JudgedVersion for a document's cluster.
+func DefaultTarget(version string) string {
+	v, err := ParseVersion(version)
+	if err != nil {
+		return ""
+	}
+	return v.NextMinor()
+}
+
+// PlanTargets is what a cluster at version is judged at when extra minors are planned as
+// well: its DefaultTarget and every extra minor after version, sorted, once. An extra minor
+// the cluster already runs or has passed says nothing about upgrading and is left out; when
+// version does not parse, every extra minor is kept.
+func PlanTargets(version string, extra []string) []string {
+	var targets []string
+	if next := DefaultTarget(version); next != "" {
+		targets = append(targets, next)
+	}
+	v, vErr := ParseVersion(version)
+	for _, t := range extra {
+		tv, err := ParseVersion(t)
+		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
+			continue
+		}
+		targets = append(targets, t)
+	}
+	return SortMinors(targets)
+}
 
 // JudgedVersion is the version a document's cluster is judged from: its emulated minor when
 // it has one (it behaves as that minor), else its server version; "" for neither.

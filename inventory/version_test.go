@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,37 @@ func TestMinorsAfterListsEveryHopOfAPlan(t *testing.T) {
 		if got := strings.Join(from.MinorsAfter(to), " "); got != tt.want {
 			t.Errorf("%s.MinorsAfter(%s) = %q, want %q", tt.from, tt.to, got, tt.want)
 		}
+	}
+}
+
+func TestDefaultTargetIsTheNextMinor(t *testing.T) {
+	tests := map[string]string{"v1.32.4-eks-1": "1.33", "1.36": "1.37", "v1.9.0": "1.10", "": "", "latest": ""}
+	for version, want := range tests {
+		if got := DefaultTarget(version); got != want {
+			t.Errorf("DefaultTarget(%q) = %q, want %q", version, got, want)
+		}
+	}
+}
+
+func TestPlanTargetsAreTheNextMinorAndTheExtraOnesAfterTheCluster(t *testing.T) {
+	tests := []struct {
+		name  string
+		doc   Document
+		extra []string
+		want  []string
+	}{
+		{"the next minor", Document{ServerVersion: "v1.32.4-eks-1"}, nil, []string{"1.33"}},
+		{"extra minors after it, sorted, once", Document{ServerVersion: "v1.32.4"},
+			[]string{"1.40", "1.31", "1.32", "1.33", "1.9"}, []string{"1.33", "1.40"}},
+		{"the emulated minor counts", Document{ServerVersion: "v1.34.0", EmulatedVersion: "1.33"}, nil, []string{"1.34"}},
+		{"no version: the extra ones only", Document{}, []string{"1.37"}, []string{"1.37"}},
+		{"no version and no extra: nothing", Document{}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PlanTargets(tt.doc.JudgedVersion(), tt.extra); !slices.Equal(got, tt.want) {
+				t.Errorf("PlanTargets = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -40,27 +39,5 @@ func TestATargetWithoutAJudgementBeforeTurnsToWhatItIsJudged(t *testing.T) {
 	same := Compare(&report.TargetResult{Verdict: report.VerdictReady}, report.TargetResult{Verdict: report.VerdictReady})
 	if same.Turned() != "" {
 		t.Errorf("a verdict that stays turned to %q", same.Turned())
-	}
-}
-
-func TestTargetsAreTheNextMinorAndTheExtraOnesAfterTheCluster(t *testing.T) {
-	tests := []struct {
-		name  string
-		doc   inventory.Document
-		extra []string
-		want  []string
-	}{
-		{"the next minor", inventory.Document{ServerVersion: "v1.32.4-eks-1"}, nil, []string{"1.33"}},
-		{"extra minors after it, sorted, once", inventory.Document{ServerVersion: "v1.32.4"},
-			[]string{"1.40", "1.31", "1.32", "1.33", "1.9"}, []string{"1.33", "1.40"}},
-		{"the emulated minor counts", inventory.Document{ServerVersion: "v1.34.0", EmulatedVersion: "1.33"}, nil, []string{"1.34"}},
-		{"no version: the extra ones only", inventory.Document{}, []string{"1.37"}, []string{"1.37"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Targets(&tt.doc, tt.extra); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Targets = %v, want %v", got, tt.want)
-			}
-		})
 	}
 }

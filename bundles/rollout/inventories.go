@@ -13,26 +13,6 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// Targets is what a cluster is judged at, as the fleet server judges a push: the minor
-// after the one it behaves as (its emulated minor, else its server version) and every extra
-// minor after it, sorted. An inventory whose version does not parse is judged at the
-// extra minors only.
-func Targets(doc *inventory.Document, extra []string) []string {
-	v, err := inventory.ParseVersion(doc.JudgedVersion())
-	var out []string
-	if err == nil {
-		out = append(out, v.NextMinor())
-	}
-	for _, t := range extra {
-		tv, terr := inventory.ParseVersion(t)
-		if terr != nil || err == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return inventory.SortMinors(out)
-}
-
 // FromInventories is a dry run over the inventory files (*.json) of dir, one cluster each,
 // named by its file name: the current side is judged with current, the engine without the
 // candidate. Files are read when their cluster is judged, so a run holds only as many
@@ -64,9 +44,10 @@ func inventoryCluster(name, path string, extra []string, current *engine.Engine)
 			if err != nil {
 				return nil, nil, err
 			}
-			targets := Targets(doc, extra)
+			// As the fleet server judges a push: the next minor and the extra ones after it.
+			targets := inventory.PlanTargets(doc.JudgedVersion(), extra)
 			if len(targets) == 0 {
-				return nil, nil, fmt.Errorf("%s: no target: its server version is unknown and no --targets is after it", path)
+				return nil, nil, fmt.Errorf("%s: no target: its server version is unknown and no --target is after it", path)
 			}
 			return doc, targets, nil
 		},

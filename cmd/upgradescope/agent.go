@@ -27,7 +27,7 @@ import (
 type agentFlags struct {
 	live       liveFlags
 	interval   time.Duration
-	targets    string
+	targets    []string
 	crName     string
 	teamLabel  string
 	manageCRD  bool
@@ -51,23 +51,23 @@ func newAgentCommand(s streams) *cobra.Command {
 		Use:   "agent",
 		Short: "Keep a ClusterReadiness object's status current, on a polling tick",
 		Example: `  upgradescope agent                       # in-cluster, ClusterReadiness "cluster"
-  upgradescope agent --targets 1.37,1.38 --interval 5m
+  upgradescope agent --target 1.37,1.38 --interval 5m
   kubectl get ucr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return withLimitFlag(f.run(cmd.Context(), s)) },
 	}
 	cmd.Flags().DurationVar(&f.interval, "interval", 10*time.Minute, "time between ticks (±10% jitter); at least 1m")
-	cmd.Flags().StringVar(&f.targets, "targets", "", "comma-separated target minors; when set the agent owns spec.targets and resets it every tick")
+	cmd.Flags().StringSliceVar(&f.targets, "target", nil, "target minors, comma-separated or repeated; when set the agent owns spec.targets and resets it every tick")
 	cmd.Flags().StringVar(&f.crName, "cr-name", crd.DefaultName, "name of the ClusterReadiness object")
 	cmd.Flags().StringVar(&f.teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	cmd.Flags().BoolVar(&f.manageCRD, "manage-crd", true, "server-side apply the ClusterReadiness CRD at start (only the fields the agent owns)")
 	cmd.Flags().StringVar(&f.healthAddr, "health-addr", "127.0.0.1:8081", "address for /healthz and /readyz; empty disables (use :8081 in a pod)")
 	cmd.Flags().DurationVar(&f.testInterval, "test-interval", 0, "tick interval below the minimum, for tests")
 	_ = cmd.Flags().MarkHidden("test-interval")
-	cmd.Flags().StringVar(&f.serverURL, "server-url", "", "fleet server to push inventories to (empty: ClusterReadiness only)")
-	cmd.Flags().StringVar(&f.serverToken, "server-token", "", "ingest token (default $UPGRADESCOPE_SERVER_TOKEN); prefer --server-token-file")
-	cmd.Flags().StringVar(&f.serverTokenFile, "server-token-file", "", "file holding the ingest token, re-read on every push")
-	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server-url, besides the system roots")
+	cmd.Flags().StringVar(&f.serverURL, "server", "", "fleet server's http(s) URL to push inventories to (empty: ClusterReadiness only)")
+	cmd.Flags().StringVar(&f.serverToken, "ingest-token", "", "ingest token (default $UPGRADESCOPE_SERVER_TOKEN); prefer --ingest-token-file")
+	cmd.Flags().StringVar(&f.serverTokenFile, "ingest-token-file", "", "file holding the ingest token, re-read on every push")
+	cmd.Flags().StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
 	cmd.Flags().StringVar(&f.clusterName, "cluster-name", "", "name pushed to the server (default: the kube-system namespace UID)")
 	cmd.Flags().DurationVar(&f.forceSyncEvery, "force-sync-every", time.Hour, "push even an unchanged inventory after this long")
 	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
@@ -78,6 +78,10 @@ func newAgentCommand(s streams) *cobra.Command {
 	f.bundles.register(cmd)
 	f.poll.register(cmd)
 	f.live.register(cmd)
+	deprecatedAlias(cmd, "targets", "target")
+	deprecatedAlias(cmd, "server-url", "server")
+	deprecatedAlias(cmd, "server-token", "ingest-token")
+	deprecatedAlias(cmd, "server-token-file", "ingest-token-file")
 	return cmd
 }
 
@@ -171,13 +175,13 @@ func (f *agentFlags) options() (agent.Options, error) {
 		return opts, fmt.Errorf("--pod-pass-every %d: want 1 or more", f.podPassEvery)
 	}
 	seen := map[string]bool{}
-	for _, raw := range strings.Split(f.targets, ",") {
+	for _, raw := range strings.Split(strings.Join(f.targets, ","), ",") {
 		if raw = strings.TrimSpace(raw); raw == "" {
 			continue
 		}
 		t, err := inventory.ParseTarget(raw)
 		if err != nil {
-			return opts, fmt.Errorf("--targets: %w", err)
+			return opts, fmt.Errorf("--target: %w", err)
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -185,12 +189,12 @@ func (f *agentFlags) options() (agent.Options, error) {
 		}
 	}
 	if len(opts.Targets) > crd.MaxTargets {
-		return opts, fmt.Errorf("--targets names %d minors; at most %d", len(opts.Targets), crd.MaxTargets)
+		return opts, fmt.Errorf("--target names %d minors; at most %d", len(opts.Targets), crd.MaxTargets)
 	}
 	return opts, nil
 }
 
-// pusher builds the fleet-server client, or nil without --server-url.
+// pusher builds the fleet-server client, or nil without --server.
 func (f *agentFlags) pusher(policy *policyset.Set) (*push.Client, error) {
 	if f.serverURL == "" {
 		return nil, nil
@@ -200,7 +204,7 @@ func (f *agentFlags) pusher(policy *policyset.Set) (*push.Client, error) {
 	}
 	tokens := token.Source{File: f.serverTokenFile, Literal: f.serverToken, Env: "UPGRADESCOPE_SERVER_TOKEN"}
 	if _, err := tokens.Token(); err != nil {
-		return nil, fmt.Errorf("--server-url needs a token without spaces: --server-token-file, --server-token or $UPGRADESCOPE_SERVER_TOKEN (%w)", err)
+		return nil, fmt.Errorf("--server needs a token without spaces: --ingest-token-file, --ingest-token or $UPGRADESCOPE_SERVER_TOKEN (%w)", err)
 	}
 	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile, ForceEvery: f.forceSyncEvery,
 		ClusterName: f.clusterName, AgentVersion: version,
@@ -213,7 +217,7 @@ func (f *agentFlags) pusher(policy *policyset.Set) (*push.Client, error) {
 			return eng.KB().Meta().GeneratedFrom, bundles
 		}})
 	if err != nil {
-		return nil, fmt.Errorf("--server-url/--server-ca-file: %w", err)
+		return nil, fmt.Errorf("--server/--server-ca-file: %w", err)
 	}
 	return c, nil
 }

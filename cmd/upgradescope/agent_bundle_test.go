@@ -144,7 +144,7 @@ func prodEndpoints(t *testing.T) {
 func startBundleServe(t *testing.T, dir string) string {
 	t.Helper()
 	buildBinary(t)
-	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

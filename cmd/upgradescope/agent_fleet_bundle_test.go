@@ -29,7 +29,7 @@ func TestAnAgentTakesItsKBFromTheFleetServerAndReportsIt(t *testing.T) {
 	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--ingest-token-file", tokenFile, "--publish-dir", publish,
 		"--verification-key", public, "--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "1s")
 	startAgent(t, kubeconfig, "--cr-name", "fleet-bundles-e2e", "--cluster-name", "fleet-bundles-e2e",
-		"--server-url", p.url, "--server-token-file", tokenFile,
+		"--server", p.url, "--ingest-token-file", tokenFile,
 		"--bundle-url", p.url+"/bundles/kb.tar.gz", "--bundle-token-file", tokenFile, "--verification-key", public,
 		"--bundle-poll-min-delay", "1s", "--bundle-poll-max-delay", "2s")
 

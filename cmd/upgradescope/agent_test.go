@@ -74,7 +74,7 @@ func TestAgentProcessKeepsTheStatusCurrent(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("e2e-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := startAgent(t, kubeconfig, "--cr-name", name, "--server-url", fleet.URL, "--server-token-file", tokenFile)
+	logs := startAgent(t, kubeconfig, "--cr-name", name, "--server", fleet.URL, "--ingest-token-file", tokenFile)
 
 	// First ticks: the agent creates the object and judges the next minor above 1.35.
 	first := waitForStatus(t, objects, name, 1)
@@ -172,7 +172,7 @@ func buildBinary(t *testing.T) {
 	}
 }
 
-// TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels: with --targets the
+// TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels: with --target the
 // agent resets a user's spec.targets edit; its CRD apply at start leaves a label Argo CD set.
 func TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels(t *testing.T) {
 	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
@@ -191,10 +191,10 @@ func TestAgentOwnsSpecTargetsWithTargetsFlagAndKeepsOtherManagersCRDLabels(t *te
 	const name = "agent-owns-targets"
 	objects := dyn.Resource(crd.GVR)
 	_ = objects.Delete(ctx, name, metav1.DeleteOptions{})
-	startAgent(t, kubeconfig, "--cr-name", name, "--targets", "1.37")
+	startAgent(t, kubeconfig, "--cr-name", name, "--target", "1.37")
 	first := waitForStatus(t, objects, name, 1)
 	if len(first.Status.Targets) != 1 || first.Status.Targets[0].Target != "1.37" {
-		t.Fatalf("targets = %+v, want the --targets 1.37", first.Status.Targets)
+		t.Fatalf("targets = %+v, want the --target 1.37", first.Status.Targets)
 	}
 	edited, err := objects.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"targets":["1.38"]}}`), metav1.PatchOptions{})
 	if err != nil {
@@ -299,17 +299,17 @@ func TestAgentRefusesBadFlagsBeforeTouchingTheCluster(t *testing.T) {
 		want string
 	}{
 		{"an interval below a minute", []string{"--interval", "30s"}, "below the minimum 1m0s"},
-		{"more than eight targets", []string{"--targets", "1.30,1.31,1.32,1.33,1.34,1.35,1.36,1.37,1.38"}, "at most 8"},
-		{"a target that is no minor", []string{"--targets", "next"}, "--targets"},
+		{"more than eight targets", []string{"--target", "1.30,1.31,1.32,1.33,1.34,1.35,1.36,1.37,1.38"}, "at most 8"},
+		{"a target that is no minor", []string{"--target", "next"}, "--target"},
 		{"an empty object name", []string{"--cr-name", ""}, "--cr-name must not be empty"},
-		{"a server URL that is not http(s)", []string{"--server-url", "ftp://fleet.example.com", "--server-token", "t"}, "must be an http(s) URL"},
-		{"a server URL without a token", []string{"--server-url", "https://fleet.example.com"}, "needs a token"},
-		{"a token with a space", []string{"--server-url", "https://fleet.example.com", "--server-token", "a b"}, "without spaces"},
+		{"a server URL that is not http(s)", []string{"--server", "ftp://fleet.example.com", "--ingest-token", "t"}, "must be an http(s) URL"},
+		{"a server URL without a token", []string{"--server", "https://fleet.example.com"}, "needs a token"},
+		{"a token with a space", []string{"--server", "https://fleet.example.com", "--ingest-token", "a b"}, "without spaces"},
 		{"an unknown log format", []string{"--log-format", "xml"}, "--log-format: unknown log format \"xml\": want text or json"},
 		{"an unknown log level", []string{"--log-level", "loud"}, "--log-level: unknown log level \"loud\""},
 		{"a bundle URL without a key", []string{"--bundle-url", "https://bundles.example.com/kb.tar.gz"}, "polled bundles must be signed"},
 		{"a bundle URL that is a file", []string{"--bundle-url", "kb.tar.gz"}, "want an http(s) URL"},
-		{"a CA file for plain http", []string{"--server-url", "http://fleet.example.com", "--server-token", "t", "--server-ca-file", "ca.pem"}, "needs an https"},
+		{"a CA file for plain http", []string{"--server", "http://fleet.example.com", "--ingest-token", "t", "--server-ca-file", "ca.pem"}, "needs an https"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
@@ -177,11 +178,11 @@ func writeOutput(path string, data []byte) error {
 }
 
 func newBundleServeCommand(s streams) *cobra.Command {
-	var addr, tokenFile string
+	var listenAddr, tokenFile string
 	cmd := &cobra.Command{
 		Use:               "serve DIR",
 		Short:             "Serve the *.tar.gz bundles of DIR with OPA's bundle service protocol (ETag, 304, long polling)",
-		Example:           "  upgradescope bundle serve ./bundles --addr 127.0.0.1:8282 --token-file token",
+		Example:           "  upgradescope bundle serve ./bundles --listen 127.0.0.1:8282 --bundle-token-file token",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeDirs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -195,16 +196,16 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			if tokenFile != "" {
 				raw, err := smallfile.Read(tokenFile, smallfile.MaxSecret)
 				if err != nil {
-					return fmt.Errorf("--token-file: %w", err)
+					return fmt.Errorf("--bundle-token-file: %w", err)
 				}
 				opts.Token = strings.TrimSpace(string(raw))
 			}
-			ln, err := net.Listen("tcp", addr)
+			ln, err := net.Listen("tcp", listenAddr)
 			if err != nil {
-				return fmt.Errorf("listen on --addr %s: %w", addr, err)
+				return fmt.Errorf("listen on --listen %s: %w", listenAddr, err)
 			}
-			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && opts.Token == "" {
-				fmt.Fprintf(s.err, "warning: serving on %s, beyond this machine, without --token-file: anyone who can reach it can download the bundles\n", ln.Addr())
+			if !loopback.Is(ln.Addr().String()) && opts.Token == "" {
+				fmt.Fprintf(s.err, "warning: serving on %s, beyond this machine, without --bundle-token-file: anyone who can reach it can download the bundles\n", ln.Addr())
 			}
 			fmt.Fprintf(s.err, "serving bundles from %s on http://%s\n", args[0], ln.Addr())
 			srv := &http.Server{Handler: bundles.Handler(args[0], opts), ReadHeaderTimeout: 5 * time.Second}
@@ -217,7 +218,9 @@ func newBundleServeCommand(s streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8282", "listen address (loopback by default)")
-	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file holding a bearer token every request must carry")
+	cmd.Flags().StringVar(&listenAddr, "listen", "127.0.0.1:8282", "address to listen on (loopback by default)")
+	cmd.Flags().StringVar(&tokenFile, "bundle-token-file", "", "file holding a bearer token every request must carry (agents send it with their --bundle-token-file)")
+	deprecatedAlias(cmd, "addr", "listen")
+	deprecatedAlias(cmd, "token-file", "bundle-token-file")
 	return cmd
 }

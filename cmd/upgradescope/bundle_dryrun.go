@@ -41,7 +41,7 @@ func newBundleDryRunCommand(s streams) *cobra.Command {
 		Short: "Judge a fleet with a candidate bundle and show what it would change",
 		Long: `Judge every inventory of DIR (one cluster per *.json file) with the current bundle set
 and with the candidate in it (replacing the bundle of the same roots, or added as a custom
-pack), at each cluster's next minor and every --targets minor after it, and compare: verdict
+pack), at each cluster's next minor and every --target minor after it, and compare: verdict
 and score before and after, the finding keys the candidate brings, changes and resolves.
 
 Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold) and, at
@@ -54,7 +54,7 @@ judges every cluster's latest stored snapshot at the targets it judges it at, wi
 candidate in its own bundle set, and compares with its stored evaluations. The table and
 exit codes are the same; a progress line per cluster comes as the server judges it.`,
 		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
-  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --targets 1.37 --fail-on changed
+  upgradescope bundle dry-run ./policies/acme --inventories fleet/ --target 1.37 --fail-on changed
   upgradescope bundle dry-run kb.signed.tar.gz --server https://fleet.example.com --read-token-file read.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +72,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	fl.StringVar(&f.server, "server", "", "a fleet server's http(s) URL: judge its stored clusters instead of --inventories")
 	fl.StringVar(&f.caFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
 	f.token.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a fleet-wide read token (or the admin token)")
-	fl.StringSliceVar(&f.targets, "targets", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38")
+	fl.StringSliceVar(&f.targets, "target", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38 (repeatable)")
 	fl.StringVar(&f.failOn, "fail-on", outcome.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
@@ -85,6 +85,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	completeValues(cmd, "output", "table", "json")
 	cmd.MarkFlagsMutuallyExclusive("inventories", "server")
 	cmd.MarkFlagsOneRequired("inventories", "server")
+	deprecatedAlias(cmd, "targets", "target")
 	return cmd
 }
 
@@ -103,7 +104,7 @@ func (f *dryRunFlags) validate() ([]string, error) {
 		for _, part := range strings.Split(t, ",") {
 			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
 			if err != nil {
-				return nil, fmt.Errorf("--targets: %w", err)
+				return nil, fmt.Errorf("--target: %w", err)
 			}
 			targets = append(targets, minor)
 		}

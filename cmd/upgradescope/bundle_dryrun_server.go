@@ -22,7 +22,7 @@ const dryRunSlack = 2 * time.Minute
 // for itself: it judges at its own targets, with its own bundles, limits, clock and workers.
 // serverDryRunOnly are those of --server alone.
 var (
-	localDryRunOnly = []string{"targets", "workers", "now", "bundle", "verification-key", "signing-alg",
+	localDryRunOnly = []string{"target", "workers", "now", "bundle", "verification-key", "signing-alg",
 		"bundle-token-file", "bundle-ca-file", "bundle-timeout", "policy-timeout", "policy-memory"}
 	serverDryRunOnly = []string{"server-ca-file", "read-token", "read-token-file"}
 )

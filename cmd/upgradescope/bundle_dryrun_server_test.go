@@ -26,7 +26,7 @@ func TestBundleDryRunAgainstARealServer(t *testing.T) {
 	dir := t.TempDir()
 	private, public := bundletest.Keys(t, dir)
 	const ingest, read = "dry-run-ingest-token", "dry-run-read-token"
-	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--targets", "1.37", "--verification-key", public,
+	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--target", "1.37", "--verification-key", public,
 		"--ingest-token-file", writeSecret(t, dir, "ingest", ingest), "--read-token-file", writeSecret(t, dir, "read", read))
 	for _, s := range []string{"teams", "clean-is-ready"} {
 		pushInventory(t, p.url, ingest, s, s)
@@ -61,7 +61,7 @@ func TestBundleDryRunAgainstARealServer(t *testing.T) {
 	}{
 		{"an unsigned candidate", []string{signedCandidate(t, unsigned, "candidate", "")}, "missing .signatures.json"},
 		{"a pack directory", []string{filepath.Join(dryRunData, "candidate")}, "is a directory"},
-		{"a local-only flag", []string{signedCandidate(t, dir, "candidate", private), "--targets", "1.38"}, "--targets applies to --inventories"},
+		{"a local-only flag", []string{signedCandidate(t, dir, "candidate", private), "--target", "1.38"}, "--target applies to --inventories"},
 	} {
 		if r := dryRun(tt.args[0], tt.args[1:]...); r.code != exitErr || !strings.Contains(r.stderr, tt.says) {
 			t.Errorf("%s: exit %d, stderr %q; want 1 naming %q", tt.name, r.code, r.stderr, tt.says)

@@ -35,7 +35,7 @@ func dryRunFleet(t *testing.T, scenarios ...string) string {
 // 1.37, and the others keep their verdicts.
 func TestBundleDryRunPrintsEachClustersDeltaAndFailsWhenOneTurnsBlocked(t *testing.T) {
 	fleet := dryRunFleet(t, "teams", "clean-is-ready", "addon-eol-approaching")
-	res := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--targets", "1.37", pinned)
+	res := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--target", "1.37", pinned)
 	want, err := os.ReadFile(dryRunData + "/expected.table")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestBundleDryRunPrintsEachClustersDeltaAndFailsWhenOneTurnsBlocked(t *testi
 		threshold string
 		code      int
 	}{{"never", exitOK}, {"unknown", exitGate}, {"changed", exitGate}} {
-		if r := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--targets", "1.37", pinned,
+		if r := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--target", "1.37", pinned,
 			"-q", "--fail-on", tt.threshold); r.code != tt.code {
 			t.Errorf("--fail-on %s: exit %d, want %d: %s", tt.threshold, r.code, tt.code, r.stderr)
 		}
@@ -60,7 +60,7 @@ func TestBundleDryRunPrintsEachClustersDeltaAndFailsWhenOneTurnsBlocked(t *testi
 
 func TestBundleDryRunNamesTheClusterACandidateBreaks(t *testing.T) {
 	fleet := dryRunFleet(t, "teams", "clean-is-ready")
-	res := runCLI(t, "bundle", "dry-run", dryRunData+"/broken", "--inventories", fleet, pinned, "-q", "-o", "json", "--targets", "1.37")
+	res := runCLI(t, "bundle", "dry-run", dryRunData+"/broken", "--inventories", fleet, pinned, "-q", "-o", "json", "--target", "1.37")
 	var out struct {
 		Results []struct {
 			Cluster, Error string
@@ -87,7 +87,7 @@ func TestBundleDryRunRefusesBadInputWithExitOne(t *testing.T) {
 		says string
 	}{
 		{"an unknown threshold", []string{"--inventories", fleet, "--fail-on", "sometimes"}, "--fail-on"},
-		{"a bad target", []string{"--inventories", fleet, "--targets", "1.x"}, "--targets"},
+		{"a bad target", []string{"--inventories", fleet, "--target", "1.x"}, "--target"},
 		{"a directory without inventories", []string{"--inventories", t.TempDir()}, "holds no inventory"},
 		{"no inventories flag", nil, "inventories"},
 		{"a flag of --server", []string{"--inventories", fleet, "--read-token-file", "read.token"}, "--read-token-file applies to --server"},
@@ -111,7 +111,7 @@ func TestBundleDryRunRefusesBadInputWithExitOne(t *testing.T) {
 // that bundle, and the same pack as candidate changes nothing.
 func TestBundleDryRunReplacesTheBundleOfTheCandidatesRoots(t *testing.T) {
 	fleet := dryRunFleet(t, "clean-is-ready")
-	res := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--targets", "1.37", pinned, "-q",
+	res := runCLI(t, "bundle", "dry-run", dryRunData+"/candidate", "--inventories", fleet, "--target", "1.37", pinned, "-q",
 		"--bundle", dryRunData+"/candidate", "--fail-on", "changed")
 	if res.code != exitOK || !strings.Contains(res.stdout, "blocked 75  blocked 75  0    0        0") {
 		t.Errorf("exit %d:\n%s\n%s\nwant the fleet pack replaced by itself, nothing changed", res.code, res.stdout, res.stderr)

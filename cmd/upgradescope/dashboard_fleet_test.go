@@ -73,7 +73,7 @@ func startBulkDashFleet(t *testing.T, prefix string, bulk int, args ...string) *
 		t.Fatalf("tokens create --read --teams payments: exit %d: %s", r.code, r.stderr)
 	}
 	serveArgs := []string{"--db", db, "--read-token-file", writeSecret(t, dir, "read", dashReadToken),
-		"--ingest-token-file", writeSecret(t, dir, "ingest", dashIngestToken), "--targets", "1.37"}
+		"--ingest-token-file", writeSecret(t, dir, "ingest", dashIngestToken), "--target", "1.37"}
 	if prefix != "" {
 		serveArgs = append(serveArgs, "--path-prefix", prefix)
 	}

@@ -160,7 +160,7 @@ func TestBundleServeRefusesAMissingDirectory(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "bundels")
 	file := write(t, t.TempDir(), "kb.tar.gz", "not a directory")
 	for _, dir := range []string{missing, file} {
-		r := runCLI(t, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+		r := runCLI(t, "bundle", "serve", dir, "--listen", "127.0.0.1:0")
 		if r.code != exitErr || !strings.Contains(r.stderr, dir) {
 			t.Errorf("serve %s: exit %d, stderr %q; want 1 naming it", dir, r.code, r.stderr)
 		}
@@ -175,14 +175,14 @@ func TestBundleServeWarnsOnANonLoopbackAddressWithoutAToken(t *testing.T) {
 		args []string
 		warn bool
 	}{
-		{name: "all interfaces without a token warn", args: []string{"--addr", "0.0.0.0:0"}, warn: true},
-		{name: "all interfaces with a token do not", args: []string{"--addr", "0.0.0.0:0", "--token-file", token}},
-		{name: "loopback without a token does not", args: []string{"--addr", "127.0.0.1:0"}},
+		{name: "all interfaces without a token warn", args: []string{"--listen", "0.0.0.0:0"}, warn: true},
+		{name: "all interfaces with a token do not", args: []string{"--listen", "0.0.0.0:0", "--bundle-token-file", token}},
+		{name: "loopback without a token does not", args: []string{"--listen", "127.0.0.1:0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stderr := serveUntilListening(t, append([]string{t.TempDir()}, tt.args...))
-			if warned := strings.Contains(stderr, "warning: serving on") && strings.Contains(stderr, "without --token-file"); warned != tt.warn {
+			if warned := strings.Contains(stderr, "warning: serving on") && strings.Contains(stderr, "without --bundle-token-file"); warned != tt.warn {
 				t.Errorf("warned = %v, want %v; stderr:\n%s", warned, tt.warn, stderr)
 			}
 		})

@@ -25,28 +25,29 @@ func completeDirs(_ *cobra.Command, args []string, _ string) ([]cobra.Completion
 	return nil, cobra.ShellCompDirectiveFilterDirs
 }
 
-// deprecatedAlias keeps old as a hidden spelling of the flag name: it sets the same value and
-// warns on stderr. pflag's own MarkDeprecated would print the warning through cobra to stdout,
-// into the report a pipeline reads.
+// deprecatedAlias keeps old as a hidden spelling of the flag name: it sets the same value,
+// through the flag set so that the flag name counts as given (Changed), and warns on stderr.
+// pflag's own MarkDeprecated would print the warning through cobra to stdout, into the
+// report a pipeline reads.
 func deprecatedAlias(cmd *cobra.Command, old, name string) {
 	f := cmd.Flags().Lookup(name)
-	warn := func() { fmt.Fprintf(cmd.ErrOrStderr(), "warning: --%s is deprecated; use --%s\n", old, name) }
+	set := func(s string) error {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: --%s is deprecated; use --%s\n", old, name)
+		return cmd.Flags().Set(name, s)
+	}
 	cmd.Flags().AddFlag(&pflag.Flag{
 		Name: old, Usage: "deprecated spelling of --" + name, Hidden: true,
-		Value: &aliasValue{Value: f.Value, warn: warn}, DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal,
+		Value: &aliasValue{Value: f.Value, set: set}, DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal,
 	})
 }
 
-// aliasValue is the value of a deprecated spelling: the flag's own, behind a warning.
+// aliasValue is the value of a deprecated spelling: the flag's own, set behind a warning.
 type aliasValue struct {
 	pflag.Value
-	warn func()
+	set func(string) error
 }
 
-func (a *aliasValue) Set(s string) error {
-	a.warn()
-	return a.Value.Set(s)
-}
+func (a *aliasValue) Set(s string) error { return a.set(s) }
 
 // plainBools shows every bool flag of cmd and its subcommands as "--plan" in help, not as
 // "--plan[=true|false]", which pflag 1.1 (required by OPA) prints for every bool flag it

@@ -207,7 +207,7 @@ func TestServePublishDirWithAFIFOStartsAndServesTheRest(t *testing.T) {
 // and answers the process too, for its threads and its use; it is killed when the test ends.
 func bundleServeProc(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--listen", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

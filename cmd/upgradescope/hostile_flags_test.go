@@ -55,8 +55,8 @@ func TestKeyAndTokenFlagsRefuseEndlessFiles(t *testing.T) {
 		{"bundle sign --claims-file", func(f string) []string {
 			return []string{"bundle", "sign", someFile, "--signing-key", private, "--claims-file", f, "-o", filepath.Join(dir, "out.tar.gz")}
 		}},
-		{"bundle serve --token-file", func(f string) []string {
-			return []string{"bundle", "serve", dir, "--addr", "127.0.0.1:0", "--token-file", f}
+		{"bundle serve --bundle-token-file", func(f string) []string {
+			return []string{"bundle", "serve", dir, "--listen", "127.0.0.1:0", "--bundle-token-file", f}
 		}},
 		{"--bundle with --verification-key", func(f string) []string {
 			return []string{"version", "--bundle", someFile, "--verification-key", f}
@@ -67,11 +67,11 @@ func TestKeyAndTokenFlagsRefuseEndlessFiles(t *testing.T) {
 		{"--bundle URL with --bundle-ca-file", func(f string) []string {
 			return []string{"version", "--bundle", url, "--verification-key", public, "--bundle-ca-file", f}
 		}},
-		{"agent --server-token-file", func(f string) []string {
-			return []string{"agent", "--server-url", "https://127.0.0.1:1", "--server-token-file", f}
+		{"agent --ingest-token-file", func(f string) []string {
+			return []string{"agent", "--server", "https://127.0.0.1:1", "--ingest-token-file", f}
 		}},
 		{"agent --server-ca-file", func(f string) []string {
-			return []string{"agent", "--server-url", "https://127.0.0.1:1", "--server-token", "t0k", "--server-ca-file", f}
+			return []string{"agent", "--server", "https://127.0.0.1:1", "--ingest-token", "t0k", "--server-ca-file", f}
 		}},
 	}
 	files := []struct{ name, path, want string }{

@@ -28,7 +28,7 @@ func TestThirtyIdleLongPollsOnA60MBBundleStayBelow256MiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	big.Close()
-	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(agentBin, "bundle", "serve", dir, "--listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

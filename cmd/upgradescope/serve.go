@@ -19,6 +19,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/logging"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/token"
 )
 
@@ -79,7 +80,7 @@ func newServeCommand(s streams) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the fleet server: take agents' pushes, evaluate and store them, serve the fleet API",
 		Long: `serve stores every cluster's inventory snapshots and the evaluations it computes for them
-(at each cluster's next minor and every --targets minor), and serves the fleet matrix, team
+(at each cluster's next minor and every --target minor), and serves the fleet matrix, team
 rollups, score history and per-cluster reports over HTTP. SQLite by default (--db), PostgreSQL
 for several replicas (--db-url). It listens on loopback unless told otherwise, and refuses
 another address without a read credential. See docs/server.md.`,
@@ -94,7 +95,7 @@ another address without a read credential. See docs/server.md.`,
 	f.admin.register(cmd, "admin-token", "UPGRADESCOPE_ADMIN_TOKEN", "token that reads, deletes and renames clusters")
 	fl.BoolVar(&f.allowAnonymousRead, "allow-anonymous-read", false, "serve reads without a credential on a non-loopback address (something else must guard it)")
 	fl.BoolVar(&f.requireReadCredential, "require-read-credential", false, "answer 401 to every read until a read token is minted, even on loopback")
-	fl.StringSliceVar(&f.targets, "targets", nil, fmt.Sprintf("minors every snapshot is also judged at, besides its next minor (at most %d)", server.MaxTargets))
+	fl.StringSliceVar(&f.targets, "target", nil, fmt.Sprintf("minors every snapshot is also judged at, besides its next minor (at most %d; repeatable)", server.MaxTargets))
 	fl.StringVar(&f.teamMap, "team-map", "", "YAML list of {pattern, team}: namespace globs whose team overrides the label, first match wins")
 	fl.StringVar(&f.retention, "retention", "90d", "delete snapshots older than this (days as 90d, or a Go duration), keeping each cluster's latest; 0 keeps all")
 	fl.DurationVar(&f.staleAfter, "stale-after", server.DefaultStaleAfter, "a cluster that has not pushed for this long is stale")
@@ -114,6 +115,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
 	completeValues(cmd, "log-format", logging.Formats...)
 	completeValues(cmd, "log-level", logging.Levels...)
+	deprecatedAlias(cmd, "targets", "target")
 	return cmd
 }
 
@@ -217,7 +219,7 @@ func distinctTokens(ingest, read, admin string) error {
 	return nil
 }
 
-// loopbackListen answers whether addr binds only loopback ("localhost", 127.x, ::1).
+// loopbackListen answers whether addr binds only loopback (loopback.Is).
 func loopbackListen(addr string) (bool, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -226,11 +228,7 @@ func loopbackListen(addr string) (bool, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return false, fmt.Errorf("--listen %q: the port must be a number", addr)
 	}
-	if host == "localhost" {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
+	return loopback.Is(host), nil
 }
 
 // parseRetention reads --retention: whole days as "90d", or a Go duration; 0 keeps all.

@@ -46,7 +46,7 @@ func TestServeEndToEndWithTheAgentOnARealAPIServer(t *testing.T) {
 	// Every tick pushes (a forced sync each second), so an unchanged tick is a duplicate,
 	// whether its pod images are listed or reused from the last pod pass (the default, every
 	// third tick).
-	startAgent(t, kubeconfig, "--cr-name", crName, "--server-url", p.url, "--server-token-file", tokenFile,
+	startAgent(t, kubeconfig, "--cr-name", crName, "--server", p.url, "--ingest-token-file", tokenFile,
 		"--cluster-name", "e2e", "--force-sync-every", "1s")
 
 	cr := waitForStatus(t, objects, crName, 1)

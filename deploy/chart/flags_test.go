@@ -130,7 +130,7 @@ agent: {targets: ["1.37"], clusterName: prod, serverUrl: "https://hub.example.co
 	}
 	// The renders above exercised the flags that matter most.
 	for _, want := range []string{"serve --require-read-credential", "serve --read-token-file", "serve --db-url-file", "serve --db",
-		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server-url", "agent --server-ca-file", "agent --bundle-url"} {
+		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server", "agent --server-ca-file", "agent --bundle-url"} {
 		if !seen[want] {
 			t.Errorf("no render passed %s", want)
 		}

@@ -14,11 +14,11 @@ var recipe = regexp.MustCompile("(?s)<!-- recipe: ([a-z-]+) -->\n```yaml\n(.*?)`
 // What each recipe must install, whichever README shows it.
 var recipeWants = map[string]struct{ want, notWant []string }{
 	"agent-only": {
-		want:    []string{"name: us-agent", "--targets=1.36"},
-		notWant: []string{"us-server", "--server-url"},
+		want:    []string{"name: us-agent", "--target=1.36"},
+		notWant: []string{"us-server", "--server="},
 	},
 	"agent-plus-server": {
-		want: []string{"--server-url=http://us-server.upgradescope.svc.cluster.local:80", "kind: PersistentVolumeClaim",
+		want: []string{"--server=http://us-server.upgradescope.svc.cluster.local:80", "kind: PersistentVolumeClaim",
 			"--require-read-credential", "secretName: upgradescope-tokens"},
 	},
 	"fleet-hub": {

@@ -161,11 +161,11 @@ func TestChartValues(t *testing.T) {
 	}{
 		{"by default the agent manages the CRD and may patch it, and pushes nowhere", ``,
 			[]string{"--manage-crd=true", "clusterreadinesses.upgradescope.basit.engineer", "--health-addr=:8081", "--log-format=text", `image: "ghcr.io/upgradescope/upgradescope:0.1.0"`},
-			[]string{"--targets", "--server-url", "kind: Service\n"}},
+			[]string{"--target", "--server=", "kind: Service\n"}},
 		{"manageCRD false drops the CRD write permission", `agent: {manageCRD: false}`,
 			[]string{"--manage-crd=false"}, []string{"clusterreadinesses.upgradescope.basit.engineer"}},
 		{"targets make the agent own spec.targets", `agent: {targets: ["1.37", "1.38"]}`,
-			[]string{"--targets=1.37,1.38"}, nil},
+			[]string{"--target=1.37,1.38"}, nil},
 		{"bundle URLs are polled with the key from a ConfigMap and a cache", `
 bundles:
   urls: ["https://bundles.example/kb.tar.gz"]
@@ -176,7 +176,7 @@ bundles:
 				`key.pem: "-----BEGIN PUBLIC KEY-----\nabc`, "emptyDir: {}", "secretName: bundle-token"}, nil},
 		{"without bundle URLs nothing about bundles is rendered", ``, nil, []string{"--bundle", "bundle-key"}},
 		{"with the server the agent pushes to its Service with the ingest token", `server: {enabled: true, ingestToken: ingest-token-0123456789}`,
-			[]string{"--server-url=http://us-server.upgradescope.svc.cluster.local:80", "--server-token-file=/etc/upgradescope/server-token/token", "--require-read-credential"},
+			[]string{"--server=http://us-server.upgradescope.svc.cluster.local:80", "--ingest-token-file=/etc/upgradescope/server-token/token", "--require-read-credential"},
 			[]string{"--read-token-file"}},
 		{"a read token replaces --require-read-credential", `server: {enabled: true, ingestToken: ingest-token-0123456789, readToken: read-token-0123456789}`,
 			[]string{"--read-token-file=/etc/upgradescope/tokens/readToken", "readToken: \"read-token-0123456789\""}, []string{"--require-read-credential"}},
@@ -185,8 +185,8 @@ bundles:
 		{"an explicit server URL wins over the in-cluster server, with its CA", `
 server: {enabled: true, ingestToken: ingest-token-0123456789}
 agent: {serverUrl: "https://hub.example.com", serverTokenSecret: {name: hub-token}, serverCA: {configMap: hub-ca}}`,
-			[]string{"--server-url=https://hub.example.com", "secretName: hub-token", "name: hub-ca", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt"},
-			[]string{"--server-url=http://us-server"}},
+			[]string{"--server=https://hub.example.com", "secretName: hub-token", "name: hub-ca", "--server-ca-file=/etc/upgradescope/server-ca/ca.crt"},
+			[]string{"--server=http://us-server"}},
 		{"a TLS Secret of the user's has no CA key unless named: the agent trusts the system roots",
 			`{server: {enabled: true, ingestToken: ingest-token-0123456789, tls: {secretName: my-tls}}}`,
 			[]string{"secretName: my-tls"}, []string{"ca.crt", "--server-ca-file"}},

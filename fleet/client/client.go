@@ -18,11 +18,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
@@ -113,7 +113,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c := &Client{base: u, token: cfg.token, labels: l, http: &http.Client{Timeout: cfg.timeout, Transport: transport,
 		// A redirect would resend the token elsewhere: it is an error naming where instead.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if cfg.token != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+	if cfg.token != "" && u.Scheme == "http" && !loopback.Is(u.Hostname()) {
 		c.warning = fmt.Sprintf("%s %s is plain http to a host that is not loopback: the token travels in clear text", l.Server, u)
 	}
 	return c, nil
@@ -137,14 +137,6 @@ func caPool(file, label string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s %s: no PEM certificate in it", label, file)
 	}
 	return pool, nil
-}
-
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (c *Client) endpoint(path ...string) string { return c.base.JoinPath(path...).String() }

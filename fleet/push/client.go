@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/internal/retryafter"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -85,18 +85,10 @@ func New(opts Options) (*Client, error) {
 			// A redirect would resend the token elsewhere; it is an error instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
-	if u.Scheme == "http" && !loopback(u.Hostname()) {
+	if u.Scheme == "http" && !loopback.Is(u.Hostname()) {
 		c.Warning = fmt.Sprintf("server URL %s is plain http to a non-loopback host: the token travels in clear text", u.Redacted())
 	}
 	return c, nil
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Result says what a push attempt did, for the tick's log line.

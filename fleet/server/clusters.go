@@ -42,7 +42,7 @@ func (h *clustersHandler) get(w http.ResponseWriter, r *http.Request, sc scope) 
 		return err
 	}
 	d := api.ClusterDetail{Cluster: h.reads.clusterSummary(c, cells), Evaluations: []*api.Evaluation{}}
-	d.Targets, _ = h.plan.plan(c.ServerVersion)
+	d.Targets = h.plan.plan(c.ServerVersion)
 	if d.Targets == nil {
 		d.Targets = []string{}
 	}
@@ -101,7 +101,7 @@ func sortedCells(cells []store.FleetRow) []store.FleetRow {
 		targets = append(targets, c.Target)
 	}
 	out := make([]store.FleetRow, 0, len(cells))
-	for _, t := range sortedMinors(targets) {
+	for _, t := range inventory.SortMinors(targets) {
 		out = append(out, byTarget[t])
 	}
 	return out

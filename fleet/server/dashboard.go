@@ -98,7 +98,7 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 // dashRow is an API fleet row as the page shows it.
 func dashRow(row api.FleetRow, targets []string) web.FleetRow {
 	out := web.FleetRow{ID: row.ClusterID, Name: row.Name, ServerVersion: row.ServerVersion, LastSeen: row.LastSeen,
-		Stale: row.Stale, Next: nextMinor(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
+		Stale: row.Stale, Next: inventory.DefaultTarget(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
 	for i, t := range targets {
 		cell := web.FleetCell{Target: t}
 		if sum := row.Cells[t]; sum != nil {
@@ -178,9 +178,9 @@ func (h *dashboardHandler) fillReport(r *http.Request, sc scope, c store.Cluster
 
 // clusterTargets are the cluster's planned targets (and the one asked for) with their cells.
 func (h *dashboardHandler) clusterTargets(c store.Cluster, cells []store.FleetRow, asked string) []web.FleetCell {
-	targets, _ := h.plan.plan(c.ServerVersion)
+	targets := h.plan.plan(c.ServerVersion)
 	if asked != "" && !slices.Contains(targets, asked) {
-		targets = sortedMinors(append(targets, asked))
+		targets = inventory.SortMinors(append(targets, asked))
 	}
 	out := make([]web.FleetCell, 0, len(targets))
 	for _, t := range targets {

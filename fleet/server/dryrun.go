@@ -168,7 +168,7 @@ func (h *dryRunHandler) storedCluster(c store.Cluster) rollout.Cluster {
 				return nil, nil, err
 			}
 			snapshotID = snap.ID
-			targets, _ := h.plan.plan(currentVersion(doc, c.ServerVersion))
+			targets := h.plan.plan(currentVersion(doc, c.ServerVersion))
 			return h.teamMap.apply(doc), targets, nil
 		},
 		Before: func(ctx context.Context, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {

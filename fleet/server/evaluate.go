@@ -26,48 +26,24 @@ func currentVersion(doc *inventory.Document, last string) string {
 	return last
 }
 
-// nextMinor is the minor after version, "" when version does not parse.
-func nextMinor(version string) string {
-	v, err := parseVersion(version)
-	if err != nil {
-		return ""
-	}
-	return v.NextMinor()
-}
-
-// targetPlan is the server's --targets minors (sorted, normalised): with a cluster's
+// targetPlan is the server's --target minors (sorted, normalised): with a cluster's
 // version it says what the cluster is judged at.
 type targetPlan []string
 
-// plan is what a snapshot at version is judged at: its next minor and every --targets
-// minor after version, sorted; notApplicable are the --targets the cluster already runs
-// (or passed).
-func (tp targetPlan) plan(version string) (targets, notApplicable []string) {
-	v, vErr := parseVersion(version)
-	if next := nextMinor(version); next != "" {
-		targets = append(targets, next)
-	}
-	for _, t := range tp {
-		tv, err := parseVersion(t)
-		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
-			notApplicable = append(notApplicable, t)
-			continue
-		}
-		targets = append(targets, t)
-	}
-	return sortedMinors(targets), sortedMinors(notApplicable)
-}
+// plan is what a snapshot at version is judged at: its next minor and every --target
+// minor after version (inventory.PlanTargets).
+func (tp targetPlan) plan(version string) []string { return inventory.PlanTargets(version, tp) }
 
 // columns is every cluster's next minor and the server's --targets, the newest
 // MaxFleetTargets of them: a fleet read's default columns.
 func (tp targetPlan) columns(clusters []store.Cluster) []string {
 	targets := slices.Clone([]string(tp))
 	for _, c := range clusters {
-		if t := nextMinor(c.ServerVersion); t != "" {
+		if t := inventory.DefaultTarget(c.ServerVersion); t != "" {
 			targets = append(targets, t)
 		}
 	}
-	targets = sortedMinors(targets)
+	targets = inventory.SortMinors(targets)
 	if len(targets) > MaxFleetTargets {
 		targets = targets[len(targets)-MaxFleetTargets:]
 	}
@@ -76,9 +52,6 @@ func (tp targetPlan) columns(clusters []store.Cluster) []string {
 	}
 	return targets
 }
-
-// sortedMinors sorts minors numerically without repeats (inventory.SortMinors).
-func sortedMinors(minors []string) []string { return inventory.SortMinors(minors) }
 
 // evaluator judges inventories to store: a push's, holding a push's evaluation slot, or
 // the background re-evaluation's, holding a background one (admission).

@@ -60,7 +60,7 @@ func sortedBundles(bundles []store.Bundle) []store.Bundle {
 func parseMinors(targets []string) []inventory.Version {
 	out := make([]inventory.Version, len(targets))
 	for i, t := range targets {
-		out[i], _ = parseVersion(t)
+		out[i], _ = inventory.ParseVersion(t)
 	}
 	return out
 }
@@ -68,11 +68,11 @@ func parseMinors(targets []string) []inventory.Version {
 // applicable answers whether target is after the minor the cluster runs (true when either
 // version is unknown): a cell at a target already reached says nothing about upgrading.
 func applicable(c store.Cluster, target string) bool {
-	current, err := parseVersion(c.ServerVersion)
+	current, err := inventory.ParseVersion(c.ServerVersion)
 	if err != nil {
 		return true
 	}
-	tv, err := parseVersion(target)
+	tv, err := inventory.ParseVersion(target)
 	return err != nil || after(tv, current)
 }
 
@@ -93,7 +93,7 @@ func fleetTargets(raw string) ([]string, error) {
 		}
 		out = append(out, t)
 	}
-	out = sortedMinors(out)
+	out = inventory.SortMinors(out)
 	if len(out) > MaxFleetTargets {
 		return nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("targets: at most %d minors", MaxFleetTargets))
 	}
@@ -149,7 +149,7 @@ func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []
 	for _, c := range byName(v.clusters) {
 		t := target
 		if t == "" {
-			if t = nextMinor(c.ServerVersion); t == "" {
+			if t = inventory.DefaultTarget(c.ServerVersion); t == "" {
 				missing = append(missing, c)
 				continue
 			}

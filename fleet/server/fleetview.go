@@ -171,7 +171,7 @@ func (fr *fleetReads) outdated(bundlesKey string, snapshot, latest int64, evalua
 func (fr *fleetReads) clusterSummary(c store.Cluster, cells []store.FleetRow) api.Cluster {
 	out := api.Cluster{ID: c.ID, Name: c.Name, ClusterUID: c.UID, FirstSeen: c.FirstSeen.UTC(),
 		LastSeen: c.LastSeen.UTC(), ServerVersion: c.ServerVersion, Stale: fr.stale(c),
-		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: nextMinor(c.ServerVersion), Bundles: fr.agentBundles(c)}
+		LatestSnapshotID: c.LatestSnapshotID, DefaultTarget: inventory.DefaultTarget(c.ServerVersion), Bundles: fr.agentBundles(c)}
 	for _, r := range cells {
 		if r.Target == out.DefaultTarget {
 			out.Latest = fr.summary(c, r)
@@ -207,7 +207,7 @@ func (fr *fleetReads) fleetRow(c store.Cluster, cells []store.FleetRow, targets 
 	row := api.FleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: fr.stale(c),
 		ServerVersion: c.ServerVersion, Cells: make(map[string]*api.Evaluation, len(targets)), NotApplicable: []string{},
 		Bundles: fr.agentBundles(c)}
-	current, vErr := parseVersion(c.ServerVersion)
+	current, vErr := inventory.ParseVersion(c.ServerVersion)
 	for i, t := range targets {
 		row.Cells[t] = nil
 		if vErr == nil && !after(parsed[i], current) {

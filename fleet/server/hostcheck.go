@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/server/web"
+	"github.com/upgradescope/upgradescope/internal/loopback"
 )
 
 // hostCheck answers 421 to a request whose Host is not one the server answers to, before
@@ -17,7 +18,7 @@ import (
 // request arrived on, and hosts; ports are never compared. refused is told of each request
 // refused; a warning is logged at most once a minute by now.
 func hostCheck(hosts []string, log *slog.Logger, now func() time.Time, refused func()) func(http.Handler) http.Handler {
-	allowed := map[string]bool{"localhost": true}
+	allowed := map[string]bool{}
 	for _, h := range hosts {
 		allowed[strings.ToLower(h)] = true
 	}
@@ -25,7 +26,7 @@ func hostCheck(hosts []string, log *slog.Logger, now func() time.Time, refused f
 		var lastLog atomic.Int64 // unix nanoseconds of the last warning
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			host := hostOnly(r.Host)
-			if allowed[host] || isLoopback(host) || host == localAddr(r) {
+			if allowed[host] || loopback.Is(host) || host == localAddr(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -46,11 +47,6 @@ func hostOnly(h string) string {
 		h = host
 	}
 	return strings.ToLower(strings.Trim(h, "[]"))
-}
-
-func isLoopback(host string) bool {
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // localAddr is the IP the request arrived on (a probe or scrape to the pod IP), "" when unknown.

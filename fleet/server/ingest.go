@@ -267,7 +267,7 @@ func (h *ingestHandler) head(ctx context.Context, name, uid string) (store.Clust
 // stored without it: reads fall back to a what-if, the fleet shows the cluster's cells as
 // outdated, and the next push of it is judged again. Only a busy server refuses the push.
 func (h *ingestHandler) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	targets, _ := h.plan.plan(currentVersion(doc, head.ServerVersion))
+	targets := h.plan.plan(currentVersion(doc, head.ServerVersion))
 	if head.LatestHash == hash {
 		var err error
 		if targets, err = h.unevaluated(ctx, head, targets); err != nil {

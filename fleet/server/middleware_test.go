@@ -250,6 +250,7 @@ func TestHostCheck(t *testing.T) {
 		{"a rebound name", "attacker.example:8080", "", false},
 		{"another address", "10.0.0.8", "10.0.0.7:8080", false},
 		{"a name ending in localhost", "evil-localhost", "", false},
+		{"localhost with a trailing dot", "localhost.:8080", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			refused := 0

@@ -180,7 +180,7 @@ func (re *reevaluator) pendingFilter(key string) func(store.Cluster, []store.Fle
 		}
 		targets, ok := planned[c.ServerVersion]
 		if !ok {
-			targets, _ = re.plan.plan(c.ServerVersion)
+			targets = re.plan.plan(c.ServerVersion)
 			planned[c.ServerVersion] = targets
 		}
 		return len(missingTargets(cells, current{c.LatestSnapshotID, key, now}, targets)) > 0
@@ -242,7 +242,7 @@ func (re *reevaluator) cluster(ctx context.Context, pol *policy, c store.Cluster
 	if err != nil {
 		return err
 	}
-	planned, _ := re.plan.plan(currentVersion(doc, c.ServerVersion))
+	planned := re.plan.plan(currentVersion(doc, c.ServerVersion))
 	targets := missingTargets(cells, current{snap.ID, pol.key, re.now()}, planned)
 	if len(targets) == 0 {
 		return nil // a push or another replica got there first

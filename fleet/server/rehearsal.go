@@ -37,6 +37,6 @@ func (s *Server) LastJudged(ctx context.Context) (*inventory.Document, []string,
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, _ := s.plan.plan(currentVersion(doc, last.ServerVersion))
+	targets := s.plan.plan(currentVersion(doc, last.ServerVersion))
 	return s.cfg.TeamMap.apply(doc), targets, nil
 }

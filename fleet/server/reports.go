@@ -37,7 +37,7 @@ type served struct {
 func targetParam(r *http.Request, c store.Cluster) (string, error) {
 	t := r.URL.Query().Get("target")
 	if t == "" {
-		if t = nextMinor(c.ServerVersion); t == "" {
+		if t = inventory.DefaultTarget(c.ServerVersion); t == "" {
 			return "", fail(http.StatusUnprocessableEntity, "no target given and the cluster's server version is unknown: pass ?target=1.NN")
 		}
 		return t, nil
@@ -46,8 +46,8 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 	if err != nil || minor != t {
 		return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", t))
 	}
-	if current, err := parseVersion(c.ServerVersion); err == nil {
-		if tv, _ := parseVersion(minor); !after(tv, current) {
+	if current, err := inventory.ParseVersion(c.ServerVersion); err == nil {
+		if tv, _ := inventory.ParseVersion(minor); !after(tv, current) {
 			return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %s: the cluster already runs %s; pick a later minor", minor, current.MinorString()))
 		}
 	}

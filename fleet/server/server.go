@@ -169,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReevaluateRate <= 0 {
 		cfg.ReevaluateRate = DefaultReevaluateRate
 	}
-	cfg.Targets = sortedMinors(normalTargets(cfg.Targets))
+	cfg.Targets = inventory.SortMinors(normalTargets(cfg.Targets))
 	s := &Server{cfg: cfg, policy: newActivePolicy(cfg.Engine), plan: targetPlan(cfg.Targets)}
 	s.work, s.cancel = context.WithCancel(context.Background())
 	s.handler = s.routes(s.build())
@@ -199,12 +199,12 @@ func normalTargets(targets []string) []string {
 func checkTargets(targets []string) error {
 	for _, t := range targets {
 		if _, err := inventory.ParseTarget(t); err != nil {
-			return fmt.Errorf("--targets: %w", err)
+			return fmt.Errorf("--target: %w", err)
 		}
 	}
 	distinct := slices.Compact(slices.Sorted(slices.Values(normalTargets(targets))))
 	if len(distinct) > MaxTargets {
-		return fmt.Errorf("--targets: at most %d minors, got %d", MaxTargets, len(distinct))
+		return fmt.Errorf("--target: at most %d minors, got %d", MaxTargets, len(distinct))
 	}
 	return nil
 }

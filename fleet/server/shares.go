@@ -100,7 +100,7 @@ func (sj *shareJudge) served(ctx context.Context, c store.Cluster, sc scope, tar
 // an error.
 func (sj *shareJudge) cells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
 	if targets == nil {
-		targets, _ = sj.plan.plan(c.ServerVersion)
+		targets = sj.plan.plan(c.ServerVersion)
 	}
 	if c.LatestSnapshotID == 0 || len(targets) == 0 {
 		return nil, nil

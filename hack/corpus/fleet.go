@@ -12,8 +12,8 @@ import (
 )
 
 // ClusterMinor is the Kubernetes minor Cluster's inventories run (v1.35.x): a fleet server
-// started with --targets 1.36,1.37 judges each of them at exactly two targets, since the
-// next minor (1.36) is one of the --targets.
+// started with --target 1.36,1.37 judges each of them at exactly two targets, since the
+// next minor (1.36) is one of the --target minors.
 const ClusterMinor = 35
 
 // namespacePrefixes name namespaces the way platform teams do: a product or function, then

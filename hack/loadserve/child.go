@@ -93,7 +93,7 @@ type serveChild struct {
 // startServe starts serve on a free loopback port and waits for its "listening on" line.
 func startServe(o options, db *freshDB) (*serveChild, error) {
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--ingest-token", ingestToken, "--read-token", readToken,
-		"--targets", o.targets, "--log-level", "warn"}
+		"--target", o.targets, "--log-level", "warn"}
 	if db.kind == "SQLite" {
 		args = append(args, "--db", db.dsn)
 	} else {

@@ -50,14 +50,14 @@ func parseFlags() options {
 	flag.StringVar(&o.dbURL, "db-url", "", "PostgreSQL server URL (postgres://…); loadserve creates a fresh database on it, named loadserve_<pid>_<time>, and drops it at the end. Empty: a fresh SQLite file in a temporary directory")
 	flag.IntVar(&o.agents, "agents", 32, "concurrent pushers, each a cluster of its own (load-000, load-001, …)")
 	flag.IntVar(&o.namespaces, "namespaces", 500, "namespaces of each pushed inventory (hack/corpus.Cluster; ~1.2 MB of JSON, ~107 KB gzipped at 500)")
-	flag.StringVar(&o.targets, "targets", "1.36,1.37", "serve's --targets; the inventories run v1.35, so 1.36,1.37 means exactly two evaluations a push (the next minor, 1.36, is one of them)")
+	flag.StringVar(&o.targets, "targets", "1.36,1.37", "serve's --target; the inventories run v1.35, so 1.36,1.37 means exactly two evaluations a push (the next minor, 1.36, is one of them)")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long pushers and readers run")
 	flag.IntVar(&o.readers, "readers", 0, "concurrent readers polling GET /api/v1/fleet back to back (or every -read-interval)")
 	flag.DurationVar(&o.readInterval, "read-interval", 0, "pause between one reader's fleet GETs")
 	flag.IntVar(&o.pool, "pool", 0, "envelopes encoded per agent before the clock starts (0: one a second per agent over -duration, plus one); past them an agent encodes on the fly, which the report counts")
 	flag.IntVar(&o.seedClusters, "seed-clusters", 0, "fill the store with this many clusters before serve starts, directly through the store package (not over HTTP), for read benchmarks")
 	flag.IntVar(&o.seedHistory, "seed-history", 30, "snapshots per seeded cluster, each evaluated at every seeded target")
-	flag.IntVar(&o.seedTargets, "seed-targets", 4, "targets per seeded snapshot: 1.36, 1.37, …; serve then runs with these as --targets (at most 4)")
+	flag.IntVar(&o.seedTargets, "seed-targets", 4, "targets per seeded snapshot: 1.36, 1.37, …; serve then runs with these as --target (at most 4)")
 	flag.IntVar(&o.big, "big", 0, "instead of pushers: this many clients push a -big-bytes envelope at once, once")
 	flag.IntVar(&o.bigBytes, "big-bytes", push.MaxBytes, "decompressed size of each -big envelope, at most serve's default --max-snapshot-bytes, 20 MiB")
 	flag.BoolVar(&o.keep, "keep", false, "keep the SQLite directory or PostgreSQL database afterwards (its name is printed)")
@@ -88,7 +88,7 @@ func main() {
 func (o *options) check() error {
 	switch {
 	case o.seedClusters > 0 && (o.seedTargets < 1 || o.seedTargets > 4):
-		return fmt.Errorf("-seed-targets %d: want 1 to 4 (serve's --targets takes at most 4)", o.seedTargets)
+		return fmt.Errorf("-seed-targets %d: want 1 to 4 (serve's --target takes at most 4)", o.seedTargets)
 	case o.seedClusters > 0 && o.seedHistory < 1:
 		return fmt.Errorf("-seed-history %d: want at least 1", o.seedHistory)
 	case o.big == 0 && o.agents == 0 && o.readers == 0:
