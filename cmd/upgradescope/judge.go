@@ -48,7 +48,7 @@ func (f *judgeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when a verdict is unknown")
 	fl.StringVar(&f.configPath, "config", "", "suppression file (default: .upgradescope.yaml beside the input, else in the working directory)")
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
-	fl.BoolVar(&f.printInput, "print-input", false, "print the input the rules would judge, as JSON for `opa eval -i`, instead of judging it (docs/custom-rules.md)")
+	fl.BoolVar(&f.printInput, "print-input", false, "print the input the rules would judge, as JSON for opa eval -i, instead of judging it (docs/custom-rules.md)")
 	fl.BoolVar(&f.plan, "plan", false, "judge every minor from the current one (--from) to --target, one hop at a time")
 	fl.StringVar(&f.from, "from", "", "the minor a --plan starts from (default: the inventory's server version)")
 	f.bundles.register(cmd)
