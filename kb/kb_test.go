@@ -100,6 +100,11 @@ func TestABrokenTableIsRefusedWithItsPointer(t *testing.T) {
 		{"no meta", func(tree map[string]any) { delete(tree, "meta") }, "kb bundle (kb.tar.gz): /upgradescope/kb/meta has no horizon"},
 		{"no APIs", func(tree map[string]any) { tree["apis"] = map[string]any{} }, "kb bundle (kb.tar.gz): /upgradescope/kb/apis holds no API lifecycle data"},
 		{"a registry not by id", func(tree map[string]any) { tree["addons"] = []any{"x"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/addons is not an add-on registry by id"},
+		{"groups not a set", func(tree map[string]any) { tree["groups"] = []any{"apps"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/groups is not a set of API groups"},
+		{"an add-on index not an object", func(tree map[string]any) { tree["addonindex"] = []any{"x"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/addonindex is not an add-on index"},
+		{"an add-on index whose segments are not a set", func(tree map[string]any) {
+			tree["addonindex"].(map[string]any)["firstSegments"] = []any{"calico"}
+		}, "kb bundle (kb.tar.gz): /upgradescope/kb/addonindex is not an add-on index"},
 		{"probes not a list", func(tree map[string]any) { tree["probes"] = map[string]any{} }, "bundle kb.tar.gz: /upgradescope/kb/probes must be a list of probes"},
 		{"a misspelt probe field", func(tree map[string]any) {
 			tree["probes"] = []any{map[string]any{"id": "x", "kinds": []any{"core/Service"}, "path": "spec", "podTemplat": true}}
