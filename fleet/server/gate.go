@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"testing/fstest"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/config"
@@ -279,7 +278,7 @@ func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error)
 // implementation for `scan --files` and the gate, so their reports agree.
 func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	e := s.policy().eng
-	res, err := files.CollectFS(fstest.MapFS{"manifests.yaml": {Data: body}}, files.Options{Observe: e.Observe(), Workers: 1})
+	res, err := files.CollectBytes("manifests.yaml", body, files.Options{Observe: e.Observe(), Workers: 1})
 	if err != nil {
 		return nil, err
 	}
