@@ -2,9 +2,9 @@
 // data.upgradescope.kb: the API lifecycle table, the add-on registry, the API groups
 // Kubernetes serves, the index of images and charts the add-on matchers claim, the probes
 // and the horizon. It decodes the data tree a bundle loader produced (JSON values as
-// map[string]any) and links no policy engine, so the dashboard, the chart's RBAC generator
-// and the collectors read the tables without OPA; the engine loads the bundle and hands
-// the decoded KB out.
+// map[string]any), or reads it from the bundle's files itself (LoadFS), and links no policy
+// engine, so the dashboard, the chart's RBAC generator and the collectors read the tables
+// without OPA; the engine loads the bundle and hands the decoded KB out.
 package kb
 
 import (

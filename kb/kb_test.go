@@ -1,10 +1,6 @@
 package kb_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"io/fs"
-	"path"
 	"strings"
 	"testing"
 
@@ -14,45 +10,19 @@ import (
 	"github.com/upgradescope/upgradescope/policies"
 )
 
-// builtinTree is the built-in kb bundle's data at upgradescope.kb, as a bundle loader
-// decodes it: each data.json at its directory's path, numbers kept as json.Number.
+// builtinTree is the built-in kb bundle's data at upgradescope.kb, as LoadFS reads it.
 func builtinTree(t testing.TB) map[string]any {
 	t.Helper()
-	root := map[string]any{}
-	err := fs.WalkDir(policies.KB, "upgradescope/kb", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "data.json" {
-			return err
-		}
-		raw, err := fs.ReadFile(policies.KB, p)
-		if err != nil {
-			return err
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		node := root
-		dirs := strings.Split(path.Dir(p), "/")[2:] // below upgradescope/kb
-		for _, seg := range dirs[:len(dirs)-1] {
-			if node[seg] == nil {
-				node[seg] = map[string]any{}
-			}
-			node = node[seg].(map[string]any)
-		}
-		node[dirs[len(dirs)-1]] = v
-		return nil
-	})
+	tree, err := kb.ReadTree(policies.KB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root
+	return tree
 }
 
 func builtin(t testing.TB) *kb.KB {
 	t.Helper()
-	k, err := kb.Decode("built-in", builtinTree(t))
+	k, err := kb.LoadFS("built-in", policies.KB)
 	if err != nil {
 		t.Fatal(err)
 	}
