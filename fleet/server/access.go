@@ -6,18 +6,20 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"net"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
-	"github.com/upgradescope/upgradescope/fleet/server/web"
-	"github.com/upgradescope/upgradescope/internal/loopback"
 )
+
+// Credentials are checked by middleware (func(http.Handler) http.Handler) before a
+// handler runs: read (a read token, the admin token, or none while reads are open), admin,
+// and ingest (the shared ingest token or a per-cluster one). What they found travels in the
+// request's context (scopeOf, pusherOf); teamScope and fleetOnly act on a read's scope.
 
 // scope is what a read credential may see: the whole fleet, or the clusters and findings
 // of some teams.
@@ -44,34 +46,91 @@ func (sc scope) seesAny(teams map[string]store.TeamCell) bool {
 	return false
 }
 
-type readHandler func(w http.ResponseWriter, r *http.Request, sc scope) error
+// pusher is who may push: a per-cluster token's cluster, or any cluster for the shared token.
+type pusher struct {
+	cluster   string // "" for the shared token
+	tokenHash string // the per-cluster token's hash, re-checked in the commit
+}
+
+type ctxKey int
+
+const (
+	scopeKey ctxKey = iota
+	pusherKey
+)
+
+// scopeOf is the scope the read middleware found; none (no fleet, no team) without it.
+func scopeOf(r *http.Request) scope {
+	sc, _ := r.Context().Value(scopeKey).(scope)
+	return sc
+}
+
+// pusherOf is who the ingest middleware found may push.
+func pusherOf(r *http.Request) pusher {
+	who, _ := r.Context().Value(pusherKey).(pusher)
+	return who
+}
+
+// credentials are the server's tokens and the store that knows the minted ones.
+type credentials struct {
+	store       store.Store
+	log         *slog.Logger
+	ingestToken string
+	readToken   string
+	adminToken  string
+	// requireRead keeps the read API closed (401) even before a read token exists.
+	requireRead bool
+	// readClosed remembers that the store said the read API is closed: it never reopens,
+	// so every replica may cache a true.
+	readClosed atomic.Bool
+}
 
 // read authenticates a read: --read-token or --admin-token read the fleet, a stored read
 // token its teams (or the fleet for "*"), and no credential at all only while the read API
-// is open. Scoped answers say their teams and are never cached by a shared cache.
-func (s *Server) read(h readHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		sc, err := s.readScope(r)
+// is open. The scope goes on in the request's context.
+func (c *credentials) read(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, err := c.readScope(r)
 		if err != nil {
-			s.answer(w, r, err)
+			answer(c.log, w, r, err)
 			return
 		}
-		if !sc.fleet {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey, sc)))
+	})
+}
+
+// teamScope marks a team-scoped read's answer: it says its teams and is never cached by a
+// shared cache. It runs below read.
+func teamScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sc := scopeOf(r); !sc.fleet {
 			w.Header().Set("X-Upgradescope-Teams", encodeTeams(sc.teams))
 			w.Header().Set("Cache-Control", "private, no-store")
 		}
-		if err := h(w, r, sc); err != nil {
-			s.answer(w, r, err)
-		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// fleetOnly refuses a team-scoped read with 403 and why: what the route answers describes
+// the whole fleet. It runs below read.
+func fleetOnly(why string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !scopeOf(r).fleet {
+				writeError(w, http.StatusForbidden, why)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 }
 
 var errNoCredential = fail(http.StatusUnauthorized, "a read credential is required: send Authorization: Bearer <read token>")
 
-func (s *Server) readScope(r *http.Request) (scope, error) {
+func (c *credentials) readScope(r *http.Request) (scope, error) {
 	tok := bearer(r)
 	if tok == "" {
-		open, err := s.readOpen(r.Context())
+		open, err := c.readOpen(r.Context())
 		if err != nil {
 			return scope{}, err
 		}
@@ -80,10 +139,10 @@ func (s *Server) readScope(r *http.Request) (scope, error) {
 		}
 		return fleetScope, nil
 	}
-	if equal(tok, s.cfg.ReadToken) || equal(tok, s.cfg.AdminToken) {
+	if equal(tok, c.readToken) || equal(tok, c.adminToken) {
 		return fleetScope, nil
 	}
-	teams, err := s.store.ReadTokenTeams(r.Context(), hashToken(tok))
+	teams, err := c.store.ReadTokenTeams(r.Context(), hashToken(tok))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return scope{}, fail(http.StatusUnauthorized, "invalid read token")
@@ -97,35 +156,72 @@ func (s *Server) readScope(r *http.Request) (scope, error) {
 
 // readOpen answers whether reads need no credential: no --read-token, no
 // --require-read-credential, and no read token ever minted in the store.
-func (s *Server) readOpen(ctx context.Context) (bool, error) {
-	if s.cfg.ReadToken != "" || s.cfg.RequireReadCredential || s.readClosed.Load() {
+func (c *credentials) readOpen(ctx context.Context) (bool, error) {
+	if c.readToken != "" || c.requireRead || c.readClosed.Load() {
 		return false, nil
 	}
-	closed, err := s.store.ReadAPIClosed(ctx)
+	closed, err := c.store.ReadAPIClosed(ctx)
 	if err != nil {
 		return false, err
 	}
 	if closed {
-		s.readClosed.Store(true)
+		c.readClosed.Store(true)
 	}
 	return !closed, nil
 }
 
 // admin guards deletes and renames: only --admin-token, and nothing when it is unset.
-func (s *Server) admin(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AdminToken == "" {
+func (c *credentials) admin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.adminToken == "" {
 			writeError(w, http.StatusForbidden, "administration is disabled: start the server with --admin-token")
 			return
 		}
-		if !equal(bearer(r), s.cfg.AdminToken) {
+		if !equal(bearer(r), c.adminToken) {
 			writeError(w, http.StatusForbidden, "the admin token is required")
 			return
 		}
-		if err := h(w, r); err != nil {
-			s.answer(w, r, err)
-		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ingest authenticates a push or a bundle download: the shared --ingest-token, or a
+// per-cluster token. refused, when set, is told of each credential refused before it is
+// answered (the ingest metrics count them). Who may push goes on in the request's context.
+func (c *credentials) ingest(refused func(error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			who, err := c.pusher(r)
+			if err != nil {
+				if refused != nil {
+					refused(err)
+				}
+				answer(c.log, w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pusherKey, who)))
+		})
 	}
+}
+
+// pusher reads the bearer of a push.
+func (c *credentials) pusher(r *http.Request) (pusher, error) {
+	tok := bearer(r)
+	if tok == "" {
+		return pusher{}, fail(http.StatusUnauthorized, "an ingest token is required: send Authorization: Bearer <token>")
+	}
+	if equal(tok, c.ingestToken) {
+		return pusher{}, nil
+	}
+	hash := hashToken(tok)
+	cluster, err := c.store.IngestTokenCluster(r.Context(), hash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return pusher{}, fail(http.StatusUnauthorized, "invalid ingest token")
+	case err != nil:
+		return pusher{}, err
+	}
+	return pusher{cluster: cluster, tokenHash: hash}, nil
 }
 
 // equal compares a presented token with a configured one in constant time; an unset
@@ -147,50 +243,4 @@ func encodeTeams(teams []string) string {
 		parts[i] = url.PathEscape(t)
 	}
 	return strings.Join(parts, ",")
-}
-
-// hostCheck answers 421 to a request whose Host is not one the server answers to, before
-// any route or credential is looked at: on loopback, a page that rebinds its own name to
-// 127.0.0.1 must read nothing. Allowed: localhost, loopback addresses, the address the
-// request arrived on, and Config.Hosts; ports are never compared.
-func (s *Server) hostCheck(next http.Handler) http.Handler {
-	if !s.cfg.HostCheck {
-		return next
-	}
-	allowed := map[string]bool{}
-	for _, h := range s.cfg.Hosts {
-		allowed[strings.ToLower(h)] = true
-	}
-	var lastLog atomic.Int64 // unix nanoseconds of the last warning: at most one a minute
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := hostOnly(r.Host)
-		if allowed[host] || loopback.Is(host) || host == localAddr(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		s.metrics.requests.WithLabelValues("host-refused", "421").Inc()
-		if now := s.now().UnixNano(); now-lastLog.Load() > int64(time.Minute) {
-			lastLog.Store(now)
-			s.log.Warn("refused a request for another host (DNS rebinding guard); add it with --allowed-host if it is yours", "host", host)
-		}
-		web.SecurityHeaders(w.Header()) // the answer a rebound page gets, which may be shown as a page
-		writeError(w, http.StatusMisdirectedRequest, "this server does not answer to that host name")
-	})
-}
-
-// hostOnly strips the port and brackets from a Host header and lowercases it.
-func hostOnly(h string) string {
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
-	}
-	return strings.ToLower(strings.Trim(h, "[]"))
-}
-
-// localAddr is the IP the request arrived on (a probe or scrape to the pod IP), "" when unknown.
-func localAddr(r *http.Request) string {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return ""
-	}
-	return hostOnly(addr.String())
 }

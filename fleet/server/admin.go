@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"github.com/upgradescope/upgradescope/fleet/push"
@@ -12,27 +13,34 @@ import (
 // maxRenameBody bounds a rename's JSON body.
 const maxRenameBody = 4096
 
-// deleteCluster is DELETE /api/v1/clusters/{id}: the cluster, its history and its ingest
+// adminHandler is the administration of clusters, below the admin credential middleware.
+type adminHandler struct {
+	reads *fleetReads
+	store store.Store
+	log   *slog.Logger
+}
+
+// delete is DELETE /api/v1/clusters/{id}: the cluster, its history and its ingest
 // tokens go; its agent's next push registers the name afresh (with a new token).
-func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.cluster(r, fleetScope)
+func (h *adminHandler) delete(w http.ResponseWriter, r *http.Request) error {
+	c, _, err := h.reads.cluster(r, fleetScope)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteCluster(r.Context(), c.ID); errors.Is(err, store.ErrNotFound) {
+	if err := h.store.DeleteCluster(r.Context(), c.ID); errors.Is(err, store.ErrNotFound) {
 		return errClusterNotFound
 	} else if err != nil {
 		return err
 	}
-	s.log.Info("cluster deleted", "id", c.ID, "name", c.Name)
+	h.log.Info("cluster deleted", "id", c.ID, "name", c.Name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// renameCluster is PATCH /api/v1/clusters/{id} with {"name": "new"}: history and ingest
+// rename is PATCH /api/v1/clusters/{id} with {"name": "new"}: history and ingest
 // tokens move with it; the agent must push under the new name from then on.
-func (s *Server) renameCluster(w http.ResponseWriter, r *http.Request) error {
-	c, _, err := s.cluster(r, fleetScope)
+func (h *adminHandler) rename(w http.ResponseWriter, r *http.Request) error {
+	c, _, err := h.reads.cluster(r, fleetScope)
 	if err != nil {
 		return err
 	}
@@ -47,7 +55,7 @@ func (s *Server) renameCluster(w http.ResponseWriter, r *http.Request) error {
 	if err := push.CheckClusterName(body.Name); err != nil {
 		return fail(http.StatusUnprocessableEntity, err.Error())
 	}
-	renamed, err := s.store.RenameCluster(r.Context(), c.ID, body.Name)
+	renamed, err := h.store.RenameCluster(r.Context(), c.ID, body.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errClusterNotFound
@@ -56,11 +64,11 @@ func (s *Server) renameCluster(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	}
-	s.log.Info("cluster renamed", "id", c.ID, "from", c.Name, "to", renamed.Name)
-	_, cells, err := s.cluster(r, fleetScope)
+	h.log.Info("cluster renamed", "id", c.ID, "from", c.Name, "to", renamed.Name)
+	_, cells, err := h.reads.cluster(r, fleetScope)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.clusterSummary(renamed, cells))
+	writeJSON(w, http.StatusOK, h.reads.clusterSummary(renamed, cells))
 	return nil
 }

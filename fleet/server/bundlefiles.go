@@ -6,27 +6,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/upgradescope/upgradescope/bundles"
 )
 
 // maxBundleWait caps an agent's long poll of /bundles/ below the listener's write timeout,
 // so a held request is answered (304) rather than cut.
 const maxBundleWait = 3 * time.Minute
 
-// bundleFiles serves GET /bundles/{name}.tar.gz: the bundles of Config.PublishDir, as
+// bundleFilesHandler serves GET /bundles/{name}.tar.gz, below the ingest credential
+// middleware: the bundles of Config.PublishDir, as
 // `bundle serve` serves them (an ETag, 304 for an unchanged one, long polls), to agents
 // authenticated with the ingest token they push with, so one server and one token set
 // distribute both data and policy. Agents verify the signatures themselves.
-func (s *Server) bundleFiles(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.PublishDir == "" {
-		writeError(w, http.StatusNotFound, "this server publishes no bundles (serve --publish-dir)")
-		return
-	}
-	if _, err := s.authenticatePush(r); err != nil {
-		s.answer(w, r, err)
-		return
-	}
+type bundleFilesHandler struct {
+	// published serves Config.PublishDir.
+	published http.Handler
+}
+
+func (h bundleFilesHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A name is a file of the directory itself: an escaped slash would reach below it.
 	if name := r.PathValue("name"); strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
 		writeError(w, http.StatusNotFound, "no such bundle")
@@ -35,7 +31,7 @@ func (s *Server) bundleFiles(w http.ResponseWriter, r *http.Request) {
 	if wait := r.Header.Get("Prefer"); wait != "" {
 		r.Header.Set("Prefer", capWait(wait))
 	}
-	http.StripPrefix("/bundles", s.published).ServeHTTP(w, r)
+	http.StripPrefix("/bundles", h.published).ServeHTTP(w, r)
 }
 
 // capWait rewrites a Prefer header's wait=N to at most maxBundleWait.
@@ -51,10 +47,8 @@ func capWait(prefer string) string {
 	return strings.Join(parts, ",")
 }
 
-// publishedHandler serves the publish directory; nil without one.
-func publishedHandler(dir string) http.Handler {
-	if dir == "" {
-		return nil
-	}
-	return bundles.Handler(dir, bundles.ServeOptions{})
+// noBundles answers every bundle download of a server started without --publish-dir,
+// before any credential is looked at.
+func noBundles(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, "this server publishes no bundles (serve --publish-dir)")
 }

@@ -7,16 +7,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/open-policy-agent/opa/v1/bundle"
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -24,13 +27,11 @@ import (
 
 // Bounds of a dry run: ?budget= (default and cap), and the clusters judged at once. Two
 // workers keep one core for pushes on a small server; each also waits its turn for an
-// evaluation slot behind the pushes already waiting (dryRunTurn).
+// evaluation slot behind the pushes already waiting (admission.Turns.DryRunEvaluation).
 const (
 	DefaultDryRunBudget = 5 * time.Minute
 	MaxDryRunBudget     = 15 * time.Minute
 	dryRunWorkers       = 2
-	// dryRunWait is how long a dry run waits for another one to finish before 503.
-	dryRunWait = 2 * time.Second
 	// dryRunSlack is the write deadline past the budget: the summary line still goes out.
 	dryRunSlack = time.Minute
 	// ndjson is the dry run's content type: one JSON document per line.
@@ -42,16 +43,28 @@ type dryRunSummary struct {
 	Summary outcome.Summary `json:"summary"`
 }
 
-// dryRun is POST /api/v1/bundles/dry-run: the candidate bundle in the body, verified with
+// dryRunHandler is POST /api/v1/bundles/dry-run, below the read credential and fleetOnly.
+type dryRunHandler struct {
+	store         store.Store
+	admit         *admission.Turns
+	snaps         *snapshots
+	policy        *activePolicy
+	plan          targetPlan
+	teamMap       TeamMap
+	now           func() time.Time
+	log           *slog.Logger
+	verification  *bundle.VerificationConfig
+	withCandidate func(ctx context.Context, candidate *bundles.Fetched) (*engine.Engine, error)
+	maxBytes      int
+}
+
+// serve is POST /api/v1/bundles/dry-run: the candidate bundle in the body, verified with
 // the server's key, joins the server's bundle set, and every cluster's latest snapshot is
 // judged with it at the targets the server judges it at and compared with the stored
 // evaluations. The answer streams a line per cluster as it is judged, then the summary.
 // Nothing is stored.
-func (s *Server) dryRun(w http.ResponseWriter, r *http.Request, sc scope) error {
-	if !sc.fleet {
-		return fail(http.StatusForbidden, "a dry run judges the whole fleet: it needs a fleet-wide read token or the admin token, not a team-scoped one")
-	}
-	if s.cfg.Verification == nil || s.cfg.WithCandidate == nil {
+func (h *dryRunHandler) serve(w http.ResponseWriter, r *http.Request) error {
+	if h.verification == nil || h.withCandidate == nil {
 		return fail(http.StatusNotImplemented, "dry runs are off: start the server with --verification-key, the public key candidates must be signed with")
 	}
 	budget, err := budgetParam(r)
@@ -64,23 +77,24 @@ func (s *Server) dryRun(w http.ResponseWriter, r *http.Request, sc scope) error 
 	if r.ContentLength > bundles.MaxSize {
 		return candidateTooLarge
 	}
-	if err := acquire(r.Context(), s.dryRuns, 1, dryRunWait); err != nil {
-		return fail(http.StatusServiceUnavailable, "another dry run is in progress on this server, retry later")
-	}
-	defer s.dryRuns.Release(1)
-	fetched, err := s.readCandidate(w, r)
+	turn, err := h.admit.DryRun(r.Context())
 	if err != nil {
 		return err
 	}
-	eng, err := s.cfg.WithCandidate(r.Context(), fetched)
+	defer turn()
+	fetched, err := h.readCandidate(w, r)
+	if err != nil {
+		return err
+	}
+	eng, err := h.withCandidate(r.Context(), fetched)
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, "the candidate does not load with the server's bundles: "+err.Error())
 	}
-	clusters, err := s.dryRunClusters(r.Context())
+	clusters, err := h.clusters(r.Context())
 	if err != nil {
 		return err
 	}
-	s.streamDryRun(w, r, clusters, eng, rollout.Options{Workers: dryRunWorkers, Budget: budget, Now: s.now().UTC(), Turn: s.dryRunTurn})
+	h.stream(w, r, clusters, eng, rollout.Options{Workers: dryRunWorkers, Budget: budget, Now: h.now().UTC(), Turn: h.admit.DryRunEvaluation})
 	return nil
 }
 
@@ -99,7 +113,7 @@ func budgetParam(r *http.Request) (time.Duration, error) {
 
 // readCandidate reads the body, a bundle tarball of at most bundles.MaxSize, and verifies it
 // with the server's key: an unsigned or tampered candidate is refused naming why.
-func (s *Server) readCandidate(w http.ResponseWriter, r *http.Request) (*bundles.Fetched, error) {
+func (h *dryRunHandler) readCandidate(w http.ResponseWriter, r *http.Request) (*bundles.Fetched, error) {
 	raw, err := readLimited(http.MaxBytesReader(w, r.Body, bundles.MaxSize), bundles.MaxSize)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -111,7 +125,7 @@ func (s *Server) readCandidate(w http.ResponseWriter, r *http.Request) (*bundles
 	if len(raw) == 0 {
 		return nil, fail(http.StatusUnprocessableEntity, "the body is empty: send the candidate bundle (.tar.gz)")
 	}
-	b, err := bundles.Read(bytes.NewReader(raw), s.cfg.Verification)
+	b, err := bundles.Read(bytes.NewReader(raw), h.verification)
 	if err != nil {
 		return nil, fail(http.StatusUnprocessableEntity, "the candidate bundle is refused: "+err.Error())
 	}
@@ -120,19 +134,9 @@ func (s *Server) readCandidate(w http.ResponseWriter, r *http.Request) (*bundles
 
 var candidateTooLarge = fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the candidate bundle is larger than %d MiB", bundles.MaxSize>>20))
 
-// dryRunTurn takes an evaluation slot for one candidate evaluation. It waits in line with
-// the pushes (the semaphore is first come, first served), never longer than the run's
-// budget: a push waiting for a slot gets the next one a dry-run worker frees.
-func (s *Server) dryRunTurn(ctx context.Context) (func(), error) {
-	if err := s.evals.Acquire(ctx, 1); err != nil {
-		return nil, err
-	}
-	return func() { s.evals.Release(1) }, nil
-}
-
-// dryRunClusters is every cluster with a snapshot, by name: the order of the summary's lists.
-func (s *Server) dryRunClusters(ctx context.Context) ([]rollout.Cluster, error) {
-	all, err := s.store.Clusters(ctx)
+// clusters is every cluster with a snapshot, by name: the order of the summary's lists.
+func (h *dryRunHandler) clusters(ctx context.Context) ([]rollout.Cluster, error) {
+	all, err := h.store.Clusters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +144,7 @@ func (s *Server) dryRunClusters(ctx context.Context) ([]rollout.Cluster, error) 
 	out := make([]rollout.Cluster, 0, len(all))
 	for _, c := range all {
 		if c.LatestSnapshotID != 0 {
-			out = append(out, s.storedCluster(c))
+			out = append(out, h.storedCluster(c))
 		}
 	}
 	return out, nil
@@ -150,25 +154,25 @@ func (s *Server) dryRunClusters(ctx context.Context) ([]rollout.Cluster, error) 
 // team map applied, judged at the targets an ingest of it is, and as it stands the stored
 // evaluations of that snapshot (before). A cluster the server has no target for (its
 // version unknown, no --targets) has none here either.
-func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
+func (h *dryRunHandler) storedCluster(c store.Cluster) rollout.Cluster {
 	var snapshotID int64 // set by Load, read by Before, on the same worker
 	return rollout.Cluster{
 		Name: c.Name,
 		Load: func(ctx context.Context) (*inventory.Document, []string, error) {
-			snap, err := s.store.LatestSnapshot(ctx, c.ID)
+			snap, err := h.store.LatestSnapshot(ctx, c.ID)
 			if err != nil {
 				return nil, nil, err
 			}
-			doc, err := s.decodeInventoryShared(ctx, snap)
+			doc, err := h.snaps.decodeInBackground(ctx, snap)
 			if err != nil {
 				return nil, nil, err
 			}
 			snapshotID = snap.ID
-			targets := s.planTargets(currentVersion(doc, c.ServerVersion))
-			return s.cfg.TeamMap.apply(doc), targets, nil
+			targets := h.plan.plan(currentVersion(doc, c.ServerVersion))
+			return h.teamMap.apply(doc), targets, nil
 		},
 		Before: func(ctx context.Context, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {
-			return s.before(ctx, c, snapshotID, doc, targets, now)
+			return h.before(ctx, c, snapshotID, doc, targets, now)
 		},
 	}
 }
@@ -179,12 +183,12 @@ func (s *Server) storedCluster(c store.Cluster) rollout.Cluster {
 // it judged an older snapshot, when another bundle set made it (the server took a new
 // revision since), or when it was made on another day: the rules judge dates by the day,
 // so an end of life passed since would be blamed on the candidate.
-func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {
-	pol := s.policy()
+func (h *dryRunHandler) before(ctx context.Context, c store.Cluster, snapshotID int64, doc *inventory.Document, targets []string, now time.Time) (map[string]*report.TargetResult, error) {
+	pol := h.policy.load()
 	out := make(map[string]*report.TargetResult, len(targets))
 	var fresh []string
 	for _, t := range targets {
-		ev, err := s.store.LatestEvaluation(ctx, c.ID, t)
+		ev, err := h.store.LatestEvaluation(ctx, c.ID, t)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			fresh = append(fresh, t)
@@ -195,7 +199,7 @@ func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, 
 			fresh = append(fresh, t)
 			continue
 		}
-		tr, err := s.storedResult(ev)
+		tr, err := h.storedResult(ev)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +208,7 @@ func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, 
 	if len(fresh) == 0 {
 		return out, nil
 	}
-	release, err := s.dryRunTurn(ctx)
+	release, err := h.admit.DryRunEvaluation(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +226,7 @@ func (s *Server) before(ctx context.Context, c store.Cluster, snapshotID int64, 
 // storedResult decodes what a comparison reads of a stored evaluation's report: the
 // verdict, score, counts and each finding's key and severity. Decoding only that skips the
 // findings' objects, details and citations, most of a big cluster's report.
-func (s *Server) storedResult(ev store.EvaluationRecord) (*report.TargetResult, error) {
+func (h *dryRunHandler) storedResult(ev store.EvaluationRecord) (*report.TargetResult, error) {
 	var slim struct {
 		Targets []struct {
 			Target   string `json:"target"`
@@ -238,7 +242,7 @@ func (s *Server) storedResult(ev store.EvaluationRecord) (*report.TargetResult, 
 	}
 	// json/v2 skips what the struct leaves out without encoding/json's validity pass over
 	// the whole report first; the server wrote the report itself.
-	data, release, err := inflatePooled(ev.Report, 4*s.cfg.MaxSnapshotBytes)
+	data, release, err := inflatePooled(ev.Report, 4*h.maxBytes)
 	if err == nil {
 		err = jsonv2.Unmarshal(data, &slim)
 		release()
@@ -260,10 +264,10 @@ func (s *Server) storedResult(ev store.EvaluationRecord) (*report.TargetResult, 
 	return nil, fmt.Errorf("stored report %d has no result at %s", ev.ID, ev.Target)
 }
 
-// streamDryRun runs the dry run, writing a line per cluster as it is judged (flushed, so a
+// stream runs the dry run, writing a line per cluster as it is judged (flushed, so a
 // large fleet shows progress) and the summary last. The response's write deadline is moved
 // past the budget; a client that hangs up stops the run.
-func (s *Server) streamDryRun(w http.ResponseWriter, r *http.Request, clusters []rollout.Cluster, eng *engine.Engine, opts rollout.Options) {
+func (h *dryRunHandler) stream(w http.ResponseWriter, r *http.Request, clusters []rollout.Cluster, eng *engine.Engine, opts rollout.Options) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(opts.Budget + dryRunSlack))
 	w.Header().Set("Content-Type", ndjson)
@@ -272,7 +276,7 @@ func (s *Server) streamDryRun(w http.ResponseWriter, r *http.Request, clusters [
 	writeLine := func(v any) {
 		line, err := json.Marshal(v)
 		if err != nil {
-			s.log.Error("dry run: encode a line", "err", err)
+			h.log.Error("dry run: encode a line", "err", err)
 			return
 		}
 		if _, err := w.Write(append(line, '\n')); err == nil {
@@ -282,6 +286,6 @@ func (s *Server) streamDryRun(w http.ResponseWriter, r *http.Request, clusters [
 	opts.Progress = func(res outcome.Result) { writeLine(res) }
 	_, summary := rollout.Run(r.Context(), clusters, eng, opts)
 	writeLine(dryRunSummary{Summary: summary})
-	s.log.Info("dry run", "clusters", summary.Clusters, "turnedBlocked", len(summary.TurnedBlocked),
+	h.log.Info("dry run", "clusters", summary.Clusters, "turnedBlocked", len(summary.TurnedBlocked),
 		"candidateErrors", len(summary.CandidateErrors), "unjudged", len(summary.Unjudged))
 }

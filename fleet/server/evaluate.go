@@ -7,12 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
+	"slices"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -27,39 +26,80 @@ func currentVersion(doc *inventory.Document, last string) string {
 	return last
 }
 
-// planTargets is what a snapshot at version is judged at: its next minor and every
-// --target minor after version (inventory.PlanTargets).
-func (s *Server) planTargets(version string) []string {
-	return inventory.PlanTargets(version, s.cfg.Targets)
+// targetPlan is the server's --target minors (sorted, normalised): with a cluster's
+// version it says what the cluster is judged at.
+type targetPlan []string
+
+// plan is what a snapshot at version is judged at: its next minor and every --target
+// minor after version (inventory.PlanTargets).
+func (tp targetPlan) plan(version string) []string { return inventory.PlanTargets(version, tp) }
+
+// columns is every cluster's next minor and the server's --targets, the newest
+// MaxFleetTargets of them: a fleet read's default columns.
+func (tp targetPlan) columns(clusters []store.Cluster) []string {
+	targets := slices.Clone([]string(tp))
+	for _, c := range clusters {
+		if t := inventory.DefaultTarget(c.ServerVersion); t != "" {
+			targets = append(targets, t)
+		}
+	}
+	targets = inventory.SortMinors(targets)
+	if len(targets) > MaxFleetTargets {
+		targets = targets[len(targets)-MaxFleetTargets:]
+	}
+	if targets == nil {
+		targets = []string{}
+	}
+	return targets
 }
 
-// evaluate judges doc at targets in one engine call, holding an evaluation slot, and
+// evaluator judges inventories to store: a push's, holding a push's evaluation slot, or
+// the background re-evaluation's, holding a background one (admission).
+type evaluator struct {
+	policy  *activePolicy
+	admit   *admission.Turns
+	teamMap TeamMap
+	now     func() time.Time
+	// evaluated is Config.Evaluated.
+	evaluated func(doc *inventory.Document, targets []string)
+}
+
+// evaluate judges doc at targets in one engine call, holding a push's evaluation slot, and
 // answers one evaluation per target with its own report, and each target's result as
 // evaluated (notifications compare it without reading the stored report back). The team
 // map is applied to a copy: the stored snapshot keeps the labels the agent saw.
-func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
+func (e *evaluator) evaluate(ctx context.Context, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
-	s.evalWaiters.Add(1)
-	err := acquire(ctx, s.evals, 1, evalWait)
-	s.evalWaiters.Add(-1)
+	release, err := e.admit.Evaluation(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer s.evals.Release(1)
-	return s.evaluateWith(ctx, s.policy(), doc, targets)
+	defer release()
+	return e.evaluateWith(ctx, e.policy.load(), doc, targets)
+}
+
+// evaluateInBackground is evaluate with pol, holding a slot the background re-evaluation
+// may take (admission, rule 4).
+func (e *evaluator) evaluateInBackground(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
+	release, err := e.admit.BackgroundEvaluation(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	return e.evaluateWith(ctx, pol, doc, targets)
 }
 
 // evaluateWith is evaluate with pol, its caller holding an evaluation slot.
-func (s *Server) evaluateWith(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	mapped := s.cfg.TeamMap.apply(doc)
-	rep, err := pol.eng.Evaluate(ctx, mapped, targets, s.now().UTC())
+func (e *evaluator) evaluateWith(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
+	mapped := e.teamMap.apply(doc)
+	rep, err := pol.eng.Evaluate(ctx, mapped, targets, e.now().UTC())
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate at %v: %w", targets, err)
 	}
-	if s.cfg.Evaluated != nil {
-		s.cfg.Evaluated(mapped, targets)
+	if e.evaluated != nil {
+		e.evaluated(mapped, targets)
 	}
 	owners := namespaceTeams(mapped)
 	out := make([]store.Evaluation, 0, len(rep.Targets))
@@ -163,16 +203,3 @@ func gunzipJSON(blob []byte, limit int, v any) error {
 	defer release()
 	return json.Unmarshal(data, v)
 }
-
-// acquire takes n of sem, waiting at most wait: a server too busy to start answers 503
-// with Retry-After rather than queueing without bound.
-func acquire(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if err := sem.Acquire(ctx, n); err != nil {
-		return errBusy
-	}
-	return nil
-}
-
-var errBusy = fail(http.StatusServiceUnavailable, "the server is busy, retry later")

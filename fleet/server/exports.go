@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,10 +17,18 @@ import (
 // exportFormats are what ?format= may name, with the content type each is served as.
 var exportFormats = map[string]string{"csv": "text/csv; charset=utf-8", "html": "text/html; charset=utf-8"}
 
-// clusterExport answers the latest stored evaluation of a cluster at ?target= as a file for
+// exportHandler is GET /api/v1/clusters/{id}/export.
+type exportHandler struct {
+	reads  *fleetReads
+	served *servedReports
+	shares *shareJudge
+	store  store.Store
+}
+
+// serve answers the latest stored evaluation of a cluster at ?target= as a file for
 // an auditor: CSV or one self-contained HTML page. Never a what-if: a file handed on must say
 // what the server decided, so a target without a stored evaluation is 404.
-func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope) error {
+func (h *exportHandler) serve(w http.ResponseWriter, r *http.Request, sc scope) error {
 	q := r.URL.Query()
 	format := q.Get("format")
 	if _, ok := exportFormats[format]; !ok {
@@ -30,7 +37,7 @@ func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope)
 	if q.Get("target") == "" {
 		return fail(http.StatusUnprocessableEntity, "target is required: pass ?target=1.NN")
 	}
-	c, _, err := s.cluster(r, sc)
+	c, _, err := h.reads.cluster(r, sc)
 	if err != nil {
 		return err
 	}
@@ -38,7 +45,7 @@ func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope)
 	if err != nil || minor != q.Get("target") {
 		return fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", q.Get("target")))
 	}
-	e, err := s.export(r, sc, c, minor)
+	e, err := h.export(r, sc, c, minor)
 	if err != nil {
 		return err
 	}
@@ -64,9 +71,9 @@ func (s *Server) clusterExport(w http.ResponseWriter, r *http.Request, sc scope)
 // export reads the stored evaluation and the score history for the export. A team-scoped
 // reader's is its share of the latest snapshot, judged now, and that judgement is its
 // history: what was stored judged the whole cluster.
-func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target string) (output.Export, error) {
+func (h *exportHandler) export(r *http.Request, sc scope, c store.Cluster, target string) (output.Export, error) {
 	ctx := r.Context()
-	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
+	ev, err := h.store.LatestEvaluation(ctx, c.ID, target)
 	if errors.Is(err, store.ErrNotFound) {
 		return output.Export{}, fail(http.StatusNotFound, fmt.Sprintf("no evaluation for target %s: exports hold stored evaluations only", target))
 	} else if err != nil {
@@ -74,17 +81,17 @@ func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target strin
 	}
 	var sv *served
 	if sc.fleet {
-		sv, err = s.storedServed(ctx, c, ev)
+		sv, err = h.served.stored(ctx, c, ev)
 	} else if ev.SnapshotID != c.LatestSnapshotID {
 		// Only the latest snapshot's share can be judged: its inventory is the one at hand.
 		err = fail(http.StatusNotFound, fmt.Sprintf("no evaluation of the latest snapshot for target %s: a team-scoped export needs one", target))
 	} else {
-		sv, err = s.servedShare(ctx, c, sc, target)
+		sv, err = h.shares.served(ctx, c, sc, target)
 	}
 	if err != nil {
 		return output.Export{}, err
 	}
-	points, err := s.history(ctx, c, sc, target, defaultHistory)
+	points, err := h.reads.history(ctx, c, sc, target, defaultHistory)
 	if err != nil {
 		return output.Export{}, err
 	}
@@ -94,21 +101,6 @@ func (s *Server) export(r *http.Request, sc scope, c store.Cluster, target strin
 	}
 	return output.Export{Cluster: c.Name, Target: target, EvaluatedAt: sv.evaluatedAt, Result: *sv.result(),
 		KBVersion: kbRevision(sv.report.Bundles), History: scores}, nil
-}
-
-// storedServed is a stored evaluation of c as served, decoded within a turn of decoding
-// reports.
-func (s *Server) storedServed(ctx context.Context, c store.Cluster, ev store.EvaluationRecord) (*served, error) {
-	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
-		return nil, err
-	}
-	defer s.reports.Release(1)
-	rep, err := s.storedReport(ev)
-	if err != nil {
-		return nil, err
-	}
-	return &served{cluster: c, target: ev.Target, source: sourceStored, snapshotID: ev.SnapshotID,
-		evaluatedAt: ev.EvaluatedAt, report: rep}, nil
 }
 
 // kbRevision is the revision of the kb bundle that judged a report.

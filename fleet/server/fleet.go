@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
@@ -12,51 +13,40 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// fleet is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
+// fleetHandler is the fleet-wide reads: GET /api/v1/fleet and /api/v1/fleet/teams.
+type fleetHandler struct {
+	reads  *fleetReads
+	policy *activePolicy
+	plan   targetPlan
+	now    func() time.Time
+	// pending counts the view's clusters awaiting a re-evaluation (reevaluator).
+	pending func(fleetView) int
+}
+
+// matrix is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
 // cell where there is none or the cluster already runs the target.
-func (s *Server) fleet(w http.ResponseWriter, r *http.Request, sc scope) error {
+func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) error {
 	asked, err := fleetTargets(r.URL.Query().Get("targets"))
 	if err != nil {
 		return err
 	}
-	v, err := s.loadFleet(r.Context(), sc)
+	v, err := h.reads.loadFleet(r.Context(), sc)
 	if err != nil {
 		return err
 	}
 	targets := asked
 	if targets == nil {
-		targets = s.defaultColumns(v.clusters)
+		targets = h.plan.columns(v.clusters)
 	}
 	rows := make([]api.FleetRow, 0, len(v.clusters))
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
-		rows = append(rows, s.fleetRow(c, v.cells[c.ID], targets, parsed))
+		rows = append(rows, h.reads.fleetRow(c, v.cells[c.ID], targets, parsed))
 	}
-	pol := s.policy()
-	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": s.now().UTC(), "clusters": rows,
-		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": s.pendingCount(v)}})
+	pol := h.policy.load()
+	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": h.now().UTC(), "clusters": rows,
+		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)}})
 	return nil
-}
-
-// fleetRow is cluster c's row at targets (parsed: the same minors, parsed once a request).
-func (s *Server) fleetRow(c store.Cluster, cells []store.FleetRow, targets []string, parsed []inventory.Version) api.FleetRow {
-	row := api.FleetRow{ClusterID: c.ID, Name: c.Name, LastSeen: c.LastSeen.UTC(), Stale: s.stale(c),
-		ServerVersion: c.ServerVersion, Cells: make(map[string]*api.Evaluation, len(targets)), NotApplicable: []string{},
-		Bundles: s.agentBundles(c)}
-	current, vErr := inventory.ParseVersion(c.ServerVersion)
-	for i, t := range targets {
-		row.Cells[t] = nil
-		if vErr == nil && !after(parsed[i], current) {
-			row.NotApplicable = append(row.NotApplicable, t)
-			continue
-		}
-		for _, cell := range cells {
-			if cell.Target == t {
-				row.Cells[t] = s.summary(c, cell)
-			}
-		}
-	}
-	return row
 }
 
 // sortedBundles is bundles by name, never nil.
@@ -110,25 +100,6 @@ func fleetTargets(raw string) ([]string, error) {
 	return out, nil
 }
 
-// defaultColumns is every cluster's next minor and the server's --targets, the newest
-// MaxFleetTargets of them.
-func (s *Server) defaultColumns(clusters []store.Cluster) []string {
-	targets := slices.Clone(s.cfg.Targets)
-	for _, c := range clusters {
-		if t := inventory.DefaultTarget(c.ServerVersion); t != "" {
-			targets = append(targets, t)
-		}
-	}
-	targets = inventory.SortMinors(targets)
-	if len(targets) > MaxFleetTargets {
-		targets = targets[len(targets)-MaxFleetTargets:]
-	}
-	if targets == nil {
-		targets = []string{}
-	}
-	return targets
-}
-
 func byName(clusters []store.Cluster) []store.Cluster {
 	out := slices.Clone(clusters)
 	slices.SortFunc(out, func(a, b store.Cluster) int { return strings.Compare(a.Name, b.Name) })
@@ -148,7 +119,7 @@ var verdictRank = map[string]int{report.VerdictReady: 0, report.VerdictUnknown: 
 
 // fleetTeams is GET /api/v1/fleet/teams?target=: each team's worst verdict and score, and
 // its blockers summed, across the stored evaluations the reader sees.
-func (s *Server) fleetTeams(w http.ResponseWriter, r *http.Request, sc scope) error {
+func (h *fleetHandler) teams(w http.ResponseWriter, r *http.Request, sc scope) error {
 	raw := r.URL.Query().Get("target")
 	if raw == "" {
 		return fail(http.StatusUnprocessableEntity, "target is required: ?target=1.NN")
@@ -157,7 +128,7 @@ func (s *Server) fleetTeams(w http.ResponseWriter, r *http.Request, sc scope) er
 	if err != nil {
 		return fail(http.StatusUnprocessableEntity, "target: "+err.Error())
 	}
-	v, err := s.loadFleet(r.Context(), sc)
+	v, err := h.reads.loadFleet(r.Context(), sc)
 	if err != nil {
 		return err
 	}

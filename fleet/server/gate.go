@@ -9,11 +9,13 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/api"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
@@ -51,29 +53,41 @@ type gateRequest struct {
 	ignore                       []report.IgnoreRule
 }
 
-// gate judges the manifests (or the inventory) a pipeline sends against ?target=: alone,
+// gateHandler is POST /api/v1/gate.
+type gateHandler struct {
+	store    store.Store
+	reads    *fleetReads
+	snaps    *snapshots
+	admit    *admission.Turns
+	policy   *activePolicy
+	teamMap  TeamMap
+	now      func() time.Time
+	maxBytes int
+}
+
+// serve judges the manifests (or the inventory) a pipeline sends against ?target=: alone,
 // exactly as `scan --files` (or `eval --inventory`) would, or applied to ?cluster='s latest
 // stored inventory, counting only what the body introduces. It answers 422 with the report
 // when the gate fails, 200 otherwise. Nothing is stored.
-func (s *Server) gate(w http.ResponseWriter, r *http.Request, sc scope) error {
+func (h *gateHandler) serve(w http.ResponseWriter, r *http.Request, sc scope) error {
 	req, err := parseGate(r)
 	if err != nil {
 		return err
 	}
 	var c *store.Cluster
 	if req.cluster != "" {
-		if c, err = s.gateCluster(r, req, sc); err != nil {
+		if c, err = h.cluster(r, req, sc); err != nil {
 			return err
 		}
 	}
-	doc, ignore, err := s.gateInventory(w, r)
+	doc, ignore, err := h.inventory(w, r)
 	if err != nil {
 		return err
 	}
 	if ignore != nil {
 		req.ignore = ignore
 	}
-	rep, err := s.judgeGate(r, req, doc, c, sc)
+	rep, err := h.judge(r, req, doc, c, sc)
 	if err != nil {
 		return err
 	}
@@ -109,11 +123,11 @@ func writeGate(w http.ResponseWriter, req gateRequest, rep *report.Report) error
 	return err
 }
 
-// gateCluster finds ?cluster= by name, else by id (a name may be all digits), as the
+// cluster finds ?cluster= by name, else by id (a name may be all digits), as the
 // scope may read it: a cluster out of a team-scoped reader's reach is not found, as on
 // every per-cluster read. A target the cluster already runs is refused.
-func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store.Cluster, error) {
-	head, err := s.store.Head(r.Context(), req.cluster)
+func (h *gateHandler) cluster(r *http.Request, req gateRequest, sc scope) (*store.Cluster, error) {
+	head, err := h.store.Head(r.Context(), req.cluster)
 	var id int64
 	switch {
 	case err == nil:
@@ -125,7 +139,7 @@ func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store
 			return nil, errClusterNotFound
 		}
 	}
-	c, _, err := s.clusterByID(r, id, sc)
+	c, _, err := h.reads.clusterByID(r, id, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +149,7 @@ func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store
 	return &c, nil
 }
 
-// judgeGate evaluates the body at the gate's target, applied to cluster c's latest snapshot
+// judge evaluates the body at the gate's target, applied to cluster c's latest snapshot
 // when there is one, read within the evaluation's turn (it may be tens of megabytes); the
 // snapshot is then evaluated alone as well, to tell what the body introduces. A team-scoped
 // reader's body is applied to its share of the snapshot (shareOf), never to the whole: what
@@ -144,25 +158,25 @@ func (s *Server) gateCluster(r *http.Request, req gateRequest, sc scope) (*store
 // the stored cluster's to say, never the body's: a namespace of another team is not in the
 // share, so an object the body puts there is judged as in a namespace no team owns: it
 // counts (fail closed), and the answer is the same whether or not that team has it.
-func (s *Server) judgeGate(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster, sc scope) (*report.Report, error) {
+func (h *gateHandler) judge(r *http.Request, req gateRequest, doc *inventory.Document, c *store.Cluster, sc scope) (*report.Report, error) {
 	ctx := r.Context()
-	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
+	turn, err := h.admit.WhatIf(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer s.whatIfs.Release(1)
-	now, opts := s.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
-	eng := s.policy().eng
+	defer turn()
+	now, opts := h.now().UTC(), []engine.EvalOption{engine.WithIgnore(req.ignore)}
+	eng := h.policy.load().eng
 	var context *inventory.Document
 	var snapID int64
 	if c != nil {
-		var err error
-		if context, snapID, err = s.latestInventory(ctx, *c); err != nil {
+		if context, snapID, err = h.snaps.latest(ctx, *c); err != nil {
 			return nil, err
 		}
-		context = shareOf(s.cfg.TeamMap.apply(context), sc)
+		context = shareOf(h.teamMap.apply(context), sc)
 		doc = inventory.Overlay(context, doc)
 	} else {
-		doc = s.cfg.TeamMap.apply(doc)
+		doc = h.teamMap.apply(doc)
 	}
 	rep, err := eng.Evaluate(ctx, doc, []string{req.target}, now, opts...)
 	if err != nil {
@@ -224,16 +238,16 @@ func parseGate(r *http.Request) (gateRequest, error) {
 	return req, nil
 }
 
-// gateInventory reads the body as an inventory document or collects its manifests, bounded.
-func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, []report.IgnoreRule, error) {
+// inventory reads the body as an inventory document or collects its manifests, bounded.
+func (h *gateHandler) inventory(w http.ResponseWriter, r *http.Request) (*inventory.Document, []report.IgnoreRule, error) {
 	media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || media != api.InventoryContentType && media != api.GateContentType && !manifestTypes[media] {
 		return nil, nil, fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: send manifests as application/yaml or application/json, or an inventory as %s", r.Header.Get("Content-Type"), api.InventoryContentType))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxGateBytes)))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.maxBytes)))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes (--max-gate-bytes)", s.cfg.MaxGateBytes))
+		return nil, nil, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes (--max-gate-bytes)", h.maxBytes))
 	} else if err != nil {
 		return nil, nil, fail(http.StatusBadRequest, "read the body: "+err.Error())
 	}
@@ -247,7 +261,7 @@ func (s *Server) gateInventory(w http.ResponseWriter, r *http.Request) (*invento
 		}
 		return doc, nil, nil
 	}
-	doc, err := s.collectManifests(body)
+	doc, err := h.collectManifests(body)
 	return doc, nil, err
 }
 
@@ -276,8 +290,8 @@ func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error)
 
 // collectManifests runs the files collector over the body, one file held in memory: one
 // implementation for `scan --files` and the gate, so their reports agree.
-func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
-	e := s.policy().eng
+func (h *gateHandler) collectManifests(body []byte) (*inventory.Document, error) {
+	e := h.policy.load().eng
 	res, err := files.CollectBytes("manifests.yaml", body, files.Options{Observe: e.Observe(), Workers: 1})
 	if err != nil {
 		return nil, err
@@ -293,7 +307,7 @@ func (s *Server) collectManifests(body []byte) (*inventory.Document, error) {
 	if res.Objects == 0 {
 		return nil, fail(http.StatusUnprocessableEntity, "the body holds no Kubernetes object")
 	}
-	return files.Inventory(res, s.now()), nil
+	return files.Inventory(res, h.now()), nil
 }
 
 // gateEvalError answers an evaluation that ran out of time as busy (503 with Retry-After):

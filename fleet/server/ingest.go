@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,9 +14,8 @@ import (
 	"strings"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
-
 	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -25,10 +25,20 @@ import (
 // detached from the request, so an agent that hangs up does not waste an evaluation.
 const ingestTimeout = time.Minute
 
-// pusher is who may push: a per-cluster token's cluster, or any cluster for the shared token.
-type pusher struct {
-	cluster   string // "" for the shared token
-	tokenHash string // the per-cluster token's hash, re-checked in the commit
+// ingestHandler is POST /api/v1/snapshots, below the ingest credential middleware:
+// reading, judging and storing pushes, with the notification a change of readiness causes.
+type ingestHandler struct {
+	store   store.Store
+	admit   *admission.Turns
+	eval    *evaluator
+	notes   *notifications
+	plan    targetPlan
+	metrics *metrics
+	log     *slog.Logger
+	// work is the context of what outlives a request (an ingest whose client hung up).
+	work        context.Context
+	maxBytes    int
+	bodyTimeout time.Duration
 }
 
 // accepted is the 202 answer to a push, and without Evaluated the 200 to a duplicate.
@@ -39,112 +49,85 @@ type accepted struct {
 	Evaluated  *[]string `json:"evaluated,omitempty"`
 }
 
-// ingest is POST /api/v1/snapshots. Checks run cheapest first, and nothing is written
-// before every one has passed: token, encoding, size, body, envelope and inventory, the
+// ServeHTTP takes a push. Checks run cheapest first, and nothing is written before every
+// one has passed: token (the middleware), encoding, size, body, envelope and inventory, the
 // token's cluster, then the name's binding in the store's own transaction.
-func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
-	res, err := s.acceptPush(w, r)
+func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	res, err := h.accept(w, r)
 	if err != nil {
-		s.metrics.ingested(ingestResult(err))
-		s.answer(w, r, err)
+		h.metrics.ingested(ingestResult(err))
+		answer(h.log, w, r, err)
 		return
 	}
 	status, result := http.StatusAccepted, "accepted"
 	if res.Duplicate {
 		status, result = http.StatusOK, "duplicate"
 	}
-	s.metrics.ingested(result)
+	h.metrics.ingested(result)
 	writeJSON(w, status, res)
 }
 
-func (s *Server) acceptPush(w http.ResponseWriter, r *http.Request) (accepted, error) {
-	who, err := s.authenticatePush(r)
-	if err != nil {
-		return accepted{}, err
-	}
-	if err := s.checkHeaders(r); err != nil {
+func (h *ingestHandler) accept(w http.ResponseWriter, r *http.Request) (accepted, error) {
+	who := pusherOf(r)
+	if err := h.checkHeaders(r); err != nil {
 		return accepted{}, err
 	}
 	// The body's time runs from here, so waiting for a turn counts against it too: a client
 	// sending slowly holds its turn for BodyTimeout at most. Without a deadline nothing would
 	// bound it, so a connection that cannot take one is refused.
-	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err != nil {
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
 		return accepted{}, fmt.Errorf("bound the push body's time: %w", err)
 	}
-	release, err := s.pushes.admit(r.Context(), who)
+	release, err := h.admit.Push(r.Context(), who.tokenHash)
 	if err != nil {
 		return accepted{}, err
 	}
 	defer release()
-	s.pushesActive.Add(1)
-	defer s.pushesActive.Add(-1)
-	env, stored, err := s.readPush(w, r)
+	env, stored, err := h.readPush(w, r)
 	if err != nil {
 		return accepted{}, err
 	}
 	if who.cluster != "" && who.cluster != env.ClusterName {
 		return accepted{}, fail(http.StatusForbidden, fmt.Sprintf("this token pushes only as cluster %q, not %q", who.cluster, env.ClusterName))
 	}
-	ctx, cancel := context.WithTimeout(s.work, ingestTimeout)
+	ctx, cancel := context.WithTimeout(h.work, ingestTimeout)
 	defer cancel()
-	return s.commit(ctx, env, stored, who)
+	return h.commit(ctx, env, stored, who)
 }
 
 // checkHeaders refuses what the headers already show is unacceptable, before a turn is taken.
-func (s *Server) checkHeaders(r *http.Request) error {
+func (h *ingestHandler) checkHeaders(r *http.Request) error {
 	enc := r.Header.Get("Content-Encoding")
 	if enc != "gzip" && enc != "identity" && enc != "" {
 		return fail(http.StatusUnsupportedMediaType, fmt.Sprintf("unsupported Content-Encoding %q: send gzip or identity", enc))
 	}
-	if r.ContentLength > int64(s.cfg.MaxSnapshotBytes) {
-		return tooLarge(s.cfg.MaxSnapshotBytes)
+	if r.ContentLength > int64(h.maxBytes) {
+		return tooLarge(h.maxBytes)
 	}
 	return nil
 }
 
-// authenticatePush reads the bearer: the shared --ingest-token, or a per-cluster token.
-func (s *Server) authenticatePush(r *http.Request) (pusher, error) {
-	tok := bearer(r)
-	if tok == "" {
-		return pusher{}, fail(http.StatusUnauthorized, "an ingest token is required: send Authorization: Bearer <token>")
-	}
-	if equal(tok, s.cfg.IngestToken) {
-		return pusher{}, nil
-	}
-	hash := hashToken(tok)
-	cluster, err := s.store.IngestTokenCluster(r.Context(), hash)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return pusher{}, fail(http.StatusUnauthorized, "invalid ingest token")
-	case err != nil:
-		return pusher{}, err
-	}
-	return pusher{cluster: cluster, tokenHash: hash}, nil
-}
-
-// readPush reads, inflates and decodes the body. The decode, validating and parsing the
-// JSON, takes about eleven times the JSON's size in memory: it waits for a share of a
-// budget of one --max-snapshot-bytes, at least half of it, so two decodes run at once and a
-// large one alone.
+// readPush reads, inflates and decodes the body, the decode within its share of the
+// decode budget (admission, rule 2).
 //
 // It also answers what the store keeps of the push: the gzip envelope as the agent sent
-// it, compressed here only when it came uncompressed (decodeInventory reads it back).
-func (s *Server) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, []byte, error) {
-	limit := s.cfg.MaxSnapshotBytes
+// it, compressed here only when it came uncompressed (snapshots.decode reads it back).
+func (h *ingestHandler) readPush(w http.ResponseWriter, r *http.Request) (*push.Envelope, []byte, error) {
+	limit := h.maxBytes
 	wire, err := readLimited(http.MaxBytesReader(w, r.Body, int64(limit)), limit)
 	if err != nil {
-		return nil, nil, bodyError(err, limit, s.cfg.BodyTimeout)
+		return nil, nil, bodyError(err, limit, h.bodyTimeout)
 	}
 	encoding := r.Header.Get("Content-Encoding")
 	plain, err := push.Inflate(bytes.NewReader(wire), encoding, limit)
 	if err != nil {
 		return nil, nil, decodeError(err, limit)
 	}
-	weight := int64(min(max(len(plain), limit/2), limit))
-	if err := acquire(r.Context(), s.decodes, weight, slotWait); err != nil {
+	turn, err := h.admit.Decode(r.Context(), len(plain))
+	if err != nil {
 		return nil, nil, err
 	}
-	defer s.decodes.Release(weight)
+	defer turn()
 	env, err := push.DecodeJSON(plain)
 	if err != nil {
 		return nil, nil, decodeError(err, limit)
@@ -205,13 +188,13 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 // snapshot is answered without evaluating (unless that snapshot lacks an evaluation); a
 // name bound to another UID is refused before evaluating, and again by the store's
 // transaction, which decides.
-func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (accepted, error) {
+func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (accepted, error) {
 	doc := env.Inventory
 	hash, err := inventory.HashJSON(env.InventoryJSON)
 	if err != nil {
 		return accepted{}, fmt.Errorf("hash inventory: %w", err)
 	}
-	head, err := s.head(ctx, env.ClusterName, doc.ClusterID)
+	head, err := h.head(ctx, env.ClusterName, doc.ClusterID)
 	if err != nil {
 		return accepted{}, err
 	}
@@ -221,21 +204,21 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 		CollectedAt: doc.CollectedAt, AgentVersion: env.AgentVersion, KBVersion: env.KBVersion,
 		AgentBundles: storedBundles(env.Bundles), ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
 	var results map[string]*report.TargetResult
-	if in.Evaluations, results, err = s.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
+	if in.Evaluations, results, err = h.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
 		return accepted{}, err
 	}
-	if err := s.notify(ctx, &in, results, head, env.ClusterName); err != nil {
+	if err := h.notes.forIngest(ctx, &in, results, head, env.ClusterName); err != nil {
 		return accepted{}, err
 	}
 	in.Inventory = stored
-	res, err := s.store.Ingest(ctx, in)
+	res, err := h.store.Ingest(ctx, in)
 	for try := 1; errors.Is(err, store.ErrBaselineMoved) && try < baselineTries; try++ {
 		// Another ingest of the cluster committed a decided evaluation first: compare again.
-		if head, err = s.head(ctx, env.ClusterName, doc.ClusterID); err == nil {
-			err = s.notify(ctx, &in, results, head, env.ClusterName)
+		if head, err = h.head(ctx, env.ClusterName, doc.ClusterID); err == nil {
+			err = h.notes.forIngest(ctx, &in, results, head, env.ClusterName)
 		}
 		if err == nil {
-			res, err = s.store.Ingest(ctx, in)
+			res, err = h.store.Ingest(ctx, in)
 		}
 	}
 	switch {
@@ -244,12 +227,12 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 	case errors.Is(err, store.ErrConflict):
 		return accepted{}, conflictError(conflictReason(err), env.ClusterName)
 	case errors.Is(err, store.ErrBaselineMoved):
-		return accepted{}, errBusy
+		return accepted{}, admission.ErrBusy
 	case err != nil:
 		return accepted{}, err
 	}
 	if in.Notification != nil {
-		s.notifier.Wake()
+		h.notes.wake()
 	}
 	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {
@@ -264,8 +247,8 @@ func (s *Server) commit(ctx context.Context, env *push.Envelope, stored []byte, 
 
 // head answers the cluster registered as name (zero before its first push), refusing a
 // push from another UID before anything is evaluated.
-func (s *Server) head(ctx context.Context, name, uid string) (store.ClusterHead, error) {
-	head, err := s.store.Head(ctx, name)
+func (h *ingestHandler) head(ctx context.Context, name, uid string) (store.ClusterHead, error) {
+	head, err := h.store.Head(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.ClusterHead{}, nil
@@ -283,23 +266,23 @@ func (s *Server) head(ctx context.Context, name, uid string) (store.ClusterHead,
 // the stored one lacks for a duplicate. An evaluation that fails is logged and the snapshot
 // stored without it: reads fall back to a what-if, the fleet shows the cluster's cells as
 // outdated, and the next push of it is judged again. Only a busy server refuses the push.
-func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	targets := s.planTargets(currentVersion(doc, head.ServerVersion))
+func (h *ingestHandler) judge(ctx context.Context, name string, doc *inventory.Document, head store.ClusterHead, hash string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
+	targets := h.plan.plan(currentVersion(doc, head.ServerVersion))
 	if head.LatestHash == hash {
 		var err error
-		if targets, err = s.unevaluated(ctx, head, targets); err != nil {
+		if targets, err = h.unevaluated(ctx, head, targets); err != nil {
 			return nil, nil, err
 		}
 	}
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
-	evals, results, err := s.evaluate(ctx, doc, targets)
-	if errors.Is(err, errBusy) {
+	evals, results, err := h.eval.evaluate(ctx, doc, targets)
+	if errors.Is(err, admission.ErrBusy) {
 		return nil, nil, err
 	}
 	if err != nil {
-		s.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", name, "err", err)
+		h.log.Error("evaluation failed; storing the snapshot without evaluations", "cluster", name, "err", err)
 		return nil, nil, nil
 	}
 	return evals, results, nil
@@ -308,8 +291,8 @@ func (s *Server) judge(ctx context.Context, name string, doc *inventory.Document
 // unevaluated answers the targets the cluster's latest snapshot has no stored evaluation
 // at with the current bundle set: a duplicate push fills in what an earlier evaluation
 // failed to, a new --targets, or what the background re-evaluation has not reached yet.
-func (s *Server) unevaluated(ctx context.Context, head store.ClusterHead, targets []string) ([]string, error) {
-	cells, err := s.store.ClusterCells(ctx, head.ID)
+func (h *ingestHandler) unevaluated(ctx context.Context, head store.ClusterHead, targets []string) ([]string, error) {
+	cells, err := h.store.ClusterCells(ctx, head.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +359,10 @@ func conflictError(reason, name string) error {
 // ingestResult is the metrics label of a refused push.
 func ingestResult(err error) string {
 	var ae *apiError
+	var busy *admission.Refusal
+	if errors.As(err, &busy) {
+		return "busy"
+	}
 	if !errors.As(err, &ae) {
 		return "error"
 	}
@@ -394,75 +381,4 @@ func ingestResult(err error) string {
 		return "invalid"
 	}
 	return "error"
-}
-
-// decodeInventory reads a stored snapshot's inventory back: the gzip of the push's envelope
-// (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
-// no "inventory" member (the schema closes its top level), so the member tells them apart.
-// The member is read as push.DecodeJSON read it, so that of an envelope naming it twice the
-// last is read, as it was validated: decoded straight into a Document the copies would merge.
-//
-// The inventory was accepted by inventory.Parse when it was pushed, so it is decoded with
-// inventory.DecodeStored, Parse's json/v2 decode without its acceptor's pass (with the
-// envelope's split, about half of the two encoding/json passes it took before): a dry run
-// reads every cluster's. A schema grown stricter since does not make a stored snapshot
-// unreadable.
-func (s *Server) decodeInventory(snap store.SnapshotRecord) (*inventory.Document, error) {
-	plain, release, err := s.inflateSnapshot(snap)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return decodeSnapshot(snap.ID, plain)
-}
-
-// decodeInventoryShared is decodeInventory for the background re-evaluation and the dry
-// run: the decode waits for its share of the budget pushes decode in (readPush), so work
-// no one waits for never adds a large decode to those of the pushes in flight.
-func (s *Server) decodeInventoryShared(ctx context.Context, snap store.SnapshotRecord) (*inventory.Document, error) {
-	plain, release, err := s.inflateSnapshot(snap)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	limit := s.cfg.MaxSnapshotBytes
-	weight := int64(min(max(len(plain), limit/2), limit))
-	if err := s.decodes.Acquire(ctx, weight); err != nil {
-		return nil, err
-	}
-	defer s.decodes.Release(weight)
-	return decodeSnapshot(snap.ID, plain)
-}
-
-// inflateSnapshot inflates a stored snapshot into a pooled buffer, valid until release.
-func (s *Server) inflateSnapshot(snap store.SnapshotRecord) (plain []byte, release func(), err error) {
-	plain, release, err = inflatePooled(snap.Inventory, s.cfg.MaxSnapshotBytes*2)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read snapshot %d: %w", snap.ID, err)
-	}
-	return plain, release, nil
-}
-
-func decodeSnapshot(id int64, plain []byte) (*inventory.Document, error) {
-	// A stored envelope is one the server accepted: its inventory is decoded where it
-	// stands, in one json/v2 pass, as inventory.DecodeStored decodes it alone. Anything v2
-	// refuses takes the path below, which splits the envelope first.
-	var env struct {
-		Inventory *inventory.Document `json:"inventory"`
-	}
-	if err := jsonv2.Unmarshal(plain, &env); err == nil && env.Inventory != nil {
-		return env.Inventory, nil
-	}
-	raw, err := push.InventoryJSON(plain)
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", id, err)
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = plain
-	}
-	doc, err := inventory.DecodeStored(raw)
-	if err != nil {
-		return nil, fmt.Errorf("read snapshot %d: %w", id, err)
-	}
-	return doc, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -245,7 +246,7 @@ func (ts *testServer) slowPush(token string, wait time.Duration) bool {
 func TestSlowPushesOnTheSharedTokenLeaveClustersATurn(t *testing.T) {
 	ts := newServer(t, func(c *server.Config) { c.IngestToken = "shared" })
 	prod := ts.mintIngest("prod")
-	for i := range server.MaxPushesInFlight {
+	for i := range admission.MaxPushesInFlight {
 		if !ts.slowPush("shared", 10*time.Second) {
 			t.Fatalf("slow shared push %d was not taken in", i+1)
 		}

@@ -14,17 +14,18 @@ import (
 // metrics are the server's /metrics: its own traffic, counted in this process, and the
 // fleet's state, read from the store on every scrape so every replica reports the same.
 type metrics struct {
-	registry       *prometheus.Registry
-	requests       *prometheus.CounterVec
-	duration       *prometheus.HistogramVec
-	ingest         *prometheus.CounterVec
-	pruneFailures  prometheus.Counter
-	pruned         prometheus.Counter
-	scrapeHandler  http.Handler
-	scrapeDeadline time.Duration
+	registry      *prometheus.Registry
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	ingest        *prometheus.CounterVec
+	pruneFailures prometheus.Counter
+	pruned        prometheus.Counter
+	scrapeHandler http.Handler
 }
 
-func newMetrics(s *Server) *metrics {
+// newMetrics registers the server's own series and more (the fleet's, the notification
+// worker's, Config.Collectors).
+func newMetrics(more ...prometheus.Collector) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "upgradescope_http_requests_total",
@@ -37,18 +38,17 @@ func newMetrics(s *Server) *metrics {
 			Help: "Retention passes that failed."}),
 		pruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "upgradescope_retention_pruned_snapshots_total",
 			Help: "Snapshots deleted by retention on this replica."}),
-		scrapeDeadline: 5 * time.Second,
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.ingest, m.pruneFailures, m.pruned, &fleetCollector{s: s})
-	if s.notifier != nil {
-		m.registry.MustRegister(s.notifier.Collectors()...)
-	}
-	m.registry.MustRegister(s.cfg.Collectors...)
+	m.registry.MustRegister(m.requests, m.duration, m.ingest, m.pruneFailures, m.pruned)
+	m.registry.MustRegister(more...)
 	m.scrapeHandler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }
 
 func (m *metrics) ingested(result string) { m.ingest.WithLabelValues(result).Inc() }
+
+// refused counts a push refused for its credential.
+func (m *metrics) refused(err error) { m.ingested(ingestResult(err)) }
 
 // statusRecorder remembers the status a handler answered.
 type statusRecorder struct {
@@ -87,17 +87,17 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 	})
 }
 
-// serveMetrics needs the whole fleet's view: a team-scoped reader gets 403.
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, sc scope) error {
-	if !sc.fleet {
-		return fail(http.StatusForbidden, "metrics describe the whole fleet: a team-scoped token cannot read them")
-	}
-	s.metrics.scrapeHandler.ServeHTTP(w, r)
-	return nil
-}
+// hostRefused counts a request the Host check refused.
+func (m *metrics) hostRefused() { m.requests.WithLabelValues("host-refused", "421").Inc() }
 
 // fleetCollector reports every cluster's stored evaluations at scrape time.
-type fleetCollector struct{ s *Server }
+type fleetCollector struct {
+	reads   *fleetReads
+	pending func(fleetView) int
+	now     func() time.Time
+	// deadline bounds a scrape's store reads.
+	deadline time.Duration
+}
 
 var (
 	descScore = prometheus.NewDesc("upgradescope_cluster_score", "Stored readiness score per cluster and target.",
@@ -128,25 +128,25 @@ func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.s.metrics.scrapeDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), c.deadline)
 	defer cancel()
-	v, err := c.s.loadFleet(ctx, fleetScope)
+	v, err := c.reads.loadFleet(ctx, fleetScope)
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 0)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, 1)
 	c.collectBundles(ch, v.clusters)
-	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(c.s.pendingCount(v)))
-	now := c.s.now()
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(c.pending(v)))
+	now := c.now()
 	for _, cl := range v.clusters {
 		ch <- prometheus.MustNewConstMetric(descPushAge, prometheus.GaugeValue, now.Sub(cl.LastSeen).Seconds(), cl.Name)
-		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, b2f(c.s.stale(cl)), cl.Name)
+		ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, b2f(c.reads.stale(cl)), cl.Name)
 		for _, cell := range v.cells[cl.ID] {
 			if !applicable(cl, cell.Target) {
 				continue
 			}
-			ch <- prometheus.MustNewConstMetric(descOutdated, prometheus.GaugeValue, b2f(c.s.summary(cl, cell).Outdated), cl.Name, cell.Target)
+			ch <- prometheus.MustNewConstMetric(descOutdated, prometheus.GaugeValue, b2f(c.reads.summary(cl, cell).Outdated), cl.Name, cell.Target)
 			ch <- prometheus.MustNewConstMetric(descScore, prometheus.GaugeValue, float64(cell.Score), cl.Name, cell.Target)
 			ch <- prometheus.MustNewConstMetric(descBlockers, prometheus.GaugeValue, float64(cell.Blockers), cl.Name, cell.Target)
 			for verdict := range verdictRank {
@@ -161,7 +161,7 @@ func (c *fleetCollector) collectBundles(ch chan<- prometheus.Metric, clusters []
 	counts := map[[3]string]int{}
 	for _, cl := range clusters {
 		once := map[[3]string]bool{} // a cluster counts once per revision, whatever its agent sent
-		for _, b := range c.s.agentBundles(cl) {
+		for _, b := range c.reads.agentBundles(cl) {
 			key := [3]string{b.Name, b.Revision, strconv.FormatBool(b.Behind)}
 			if !once[key] {
 				once[key] = true

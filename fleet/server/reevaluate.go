@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"log/slog"
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -29,9 +28,38 @@ const (
 	// costs a few evaluations an hour, not one every 30 seconds.
 	reevaluationRetry    = 30 * time.Second
 	maxReevaluationRetry = 10 * time.Minute
-	// slotPoll is how often the re-evaluation looks for an evaluation slot no push wants.
-	slotPoll = 20 * time.Millisecond
 )
+
+// reevaluator keeps every cluster's latest snapshot evaluated with the active bundle set,
+// today (run).
+type reevaluator struct {
+	store  store.Store
+	policy *activePolicy
+	reads  *fleetReads
+	snaps  *snapshots
+	eval   *evaluator
+	notes  *notifications
+	plan   targetPlan
+	now    func() time.Time
+	log    *slog.Logger
+	// rate is Config.ReevaluateRate, in clusters a second.
+	rate float64
+	// wake starts a pass (Server.Swap).
+	wake chan struct{}
+	// retry is run's first delay before trying a pass that left work again
+	// (reevaluationRetry; tests shorten it).
+	retry time.Duration
+	// hook, set by tests, runs between a re-evaluation and its store.
+	hook func() error
+}
+
+// due asks for a pass: the bundle set changed.
+func (re *reevaluator) due() {
+	select {
+	case re.wake <- struct{}{}:
+	default: // a pass is due already; it reads the policy when it starts
+	}
+}
 
 // errPolicyChanged ends a pass when Swap replaced the policy it started with.
 var errPolicyChanged = errors.New("the bundle set changed during the pass")
@@ -39,8 +67,8 @@ var errPolicyChanged = errors.New("the bundle set changed during the pass")
 // errClustersFailed ends a pass that re-evaluated every cluster it could but not all.
 var errClustersFailed = errors.New("clusters failed to re-evaluate")
 
-// RunReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
-// set, today, until ctx ends or Close: a pass at once (a restart with new bundles), after
+// run keeps every cluster's latest snapshot evaluated with the active bundle set, today,
+// until ctx ends: a pass at once (a restart with new bundles), after
 // every Swap, and at the start of each UTC day. A pass re-evaluates, one cluster at a time
 // and at most Config.ReevaluateRate a second, each cluster whose cells at its planned
 // targets are not of its latest snapshot and the current bundle set, or were judged on an
@@ -48,28 +76,24 @@ var errClustersFailed = errors.New("clusters failed to re-evaluate")
 // stays the same), through the notification path a push takes. A Swap during a pass starts
 // it again with the new set. A pass that left work (a cluster failed, another replica held
 // the lock) is tried again after a delay that doubles while it keeps leaving work.
-func (s *Server) RunReevaluation(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.work, cancel)
-	defer stop()
-	delay := s.reevalRetry
+func (re *reevaluator) run(ctx context.Context) {
+	delay := re.retry
 	for {
 		// The next day's pass is due from the day this pass starts on: a pass that runs
 		// past midnight listed its clusters yesterday, so another one follows at once.
-		nextDay := time.After(untilNextDay(s.now()))
+		nextDay := time.After(untilNextDay(re.now()))
 		var retry <-chan time.Time
-		if s.reevaluationPass(ctx) {
+		if re.pass(ctx) {
 			retry = time.After(delay)
 			delay = min(2*delay, maxReevaluationRetry)
 		} else {
-			delay = s.reevalRetry
+			delay = re.retry
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.reeval:
-			delay = s.reevalRetry
+		case <-re.wake:
+			delay = re.retry
 		case <-retry:
 		case <-nextDay:
 		}
@@ -84,48 +108,48 @@ func untilNextDay(now time.Time) time.Duration {
 	return midnight.Sub(now) + time.Second
 }
 
-// reevaluationPass runs one pass under the database-wide lock and answers whether work
+// pass runs one pass under the database-wide lock and answers whether work
 // is left that another replica's pass may not do (the lock was held, or the pass failed).
-func (s *Server) reevaluationPass(ctx context.Context) bool {
-	pol := s.policy()
-	pending, err := s.pendingClusters(ctx, pol)
+func (re *reevaluator) pass(ctx context.Context) bool {
+	pol := re.policy.load()
+	pending, err := re.pending(ctx, pol)
 	if err != nil {
-		s.log.Error("re-evaluation: cannot read the fleet; trying again later", "err", err)
+		re.log.Error("re-evaluation: cannot read the fleet; trying again later", "err", err)
 		return true
 	}
 	if len(pending) == 0 {
 		return false
 	}
-	ran, err := s.store.WithLock(ctx, reevaluationLock, func(ctx context.Context) error {
-		return s.reevaluateAll(ctx, pol, pending)
+	ran, err := re.store.WithLock(ctx, reevaluationLock, func(ctx context.Context) error {
+		return re.all(ctx, pol, pending)
 	})
 	switch {
 	case errors.Is(err, errPolicyChanged):
-		s.log.Info("re-evaluation: the bundle set changed; starting again")
+		re.log.Info("re-evaluation: the bundle set changed; starting again")
 		return false // Swap queued the next pass
 	case ctx.Err() != nil:
 		return false
 	case errors.Is(err, errClustersFailed):
-		s.log.Warn("re-evaluation: some clusters stay outdated; trying them again later", "err", err)
+		re.log.Warn("re-evaluation: some clusters stay outdated; trying them again later", "err", err)
 		return true
 	case err != nil:
-		s.log.Error("re-evaluation failed; trying again later", "err", err)
+		re.log.Error("re-evaluation failed; trying again later", "err", err)
 		return true
 	case !ran:
-		s.log.Info("re-evaluation: another replica is re-evaluating")
+		re.log.Info("re-evaluation: another replica is re-evaluating")
 		return true
 	}
 	return false
 }
 
-// pendingClusters are the clusters whose latest snapshot is not evaluated with pol today
+// pending are the clusters whose latest snapshot is not evaluated with pol today
 // at every target it is planned at, in the fleet's order.
-func (s *Server) pendingClusters(ctx context.Context, pol *policy) ([]store.Cluster, error) {
-	v, err := s.loadFleet(ctx, fleetScope)
+func (re *reevaluator) pending(ctx context.Context, pol *policy) ([]store.Cluster, error) {
+	v, err := re.reads.loadFleet(ctx, fleetScope)
 	if err != nil {
 		return nil, err
 	}
-	pending := s.pendingFilter(pol.key)
+	pending := re.pendingFilter(pol.key)
 	var out []store.Cluster
 	for _, c := range v.clusters {
 		if pending(c, v.cells[c.ID]) {
@@ -136,8 +160,8 @@ func (s *Server) pendingClusters(ctx context.Context, pol *policy) ([]store.Clus
 }
 
 // pendingCount is how many of the view's clusters await a re-evaluation now.
-func (s *Server) pendingCount(v fleetView) int {
-	pending, n := s.pendingFilter(s.policy().key), 0
+func (re *reevaluator) pendingCount(v fleetView) int {
+	pending, n := re.pendingFilter(re.policy.load().key), 0
 	for _, c := range v.clusters {
 		if pending(c, v.cells[c.ID]) {
 			n++
@@ -148,26 +172,26 @@ func (s *Server) pendingCount(v fleetView) int {
 
 // pendingFilter answers whether a cluster, with its fleet cells, awaits a re-evaluation
 // with the bundle set key today. It plans each version's targets once: a fleet runs few.
-func (s *Server) pendingFilter(key string) func(store.Cluster, []store.FleetRow) bool {
-	planned, now := map[string][]string{}, s.now()
+func (re *reevaluator) pendingFilter(key string) func(store.Cluster, []store.FleetRow) bool {
+	planned, now := map[string][]string{}, re.now()
 	return func(c store.Cluster, cells []store.FleetRow) bool {
 		if c.LatestSnapshotID == 0 {
 			return false
 		}
 		targets, ok := planned[c.ServerVersion]
 		if !ok {
-			targets = s.planTargets(c.ServerVersion)
+			targets = re.plan.plan(c.ServerVersion)
 			planned[c.ServerVersion] = targets
 		}
 		return len(missingTargets(cells, current{c.LatestSnapshotID, key, now}, targets)) > 0
 	}
 }
 
-// reevaluateAll re-evaluates clusters with pol, paced to Config.ReevaluateRate. A cluster
+// all re-evaluates clusters with pol, paced to Config.ReevaluateRate. A cluster
 // that fails is logged and left pending, and the pass goes on; it then ends with
-// errClustersFailed, so RunReevaluation tries those again later (as does their next push).
-func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []store.Cluster) error {
-	interval := time.Duration(float64(time.Second) / s.cfg.ReevaluateRate)
+// errClustersFailed, so run tries those again later (as does their next push).
+func (re *reevaluator) all(ctx context.Context, pol *policy, clusters []store.Cluster) error {
+	interval := time.Duration(float64(time.Second) / re.rate)
 	start, done := time.Now(), 0
 	var last time.Time // when the previous cluster started: a stall is not made up for
 	for _, c := range clusters {
@@ -175,23 +199,23 @@ func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []stor
 			return err
 		}
 		last = time.Now()
-		if s.policy() != pol {
+		if re.policy.load() != pol {
 			return errPolicyChanged
 		}
-		err := s.reevaluateCluster(ctx, pol, c)
+		err := re.cluster(ctx, pol, c)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, errPolicyChanged):
 			return err
 		case err != nil:
-			s.log.Error("re-evaluation of a cluster failed; it stays outdated", "cluster", c.Name, "err", err)
+			re.log.Error("re-evaluation of a cluster failed; it stays outdated", "cluster", c.Name, "err", err)
 		default:
 			done++
 		}
 	}
 	failed := len(clusters) - done
-	s.log.Info("re-evaluation pass finished", "clusters", done, "failed", failed,
+	re.log.Info("re-evaluation pass finished", "clusters", done, "failed", failed,
 		"bundles", pol.key, "took", time.Since(start).Round(time.Millisecond).String())
 	if failed > 0 {
 		return fmt.Errorf("%d of %d %w", failed, len(clusters), errClustersFailed)
@@ -199,6 +223,89 @@ func (s *Server) reevaluateAll(ctx context.Context, pol *policy, clusters []stor
 	return nil
 }
 
+// cluster evaluates c's latest snapshot with pol at the planned targets it
+// lacks and stores the evaluations with the notification a push would have caused. A
+// push that stored a newer snapshot meanwhile wins: nothing is stored.
+func (re *reevaluator) cluster(ctx context.Context, pol *policy, c store.Cluster) error {
+	snap, err := re.store.LatestSnapshot(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted since the pass began
+	}
+	if err != nil {
+		return err
+	}
+	doc, err := re.snaps.decodeInBackground(ctx, snap)
+	if err != nil {
+		return err
+	}
+	cells, err := re.store.ClusterCells(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	planned := re.plan.plan(currentVersion(doc, c.ServerVersion))
+	targets := missingTargets(cells, current{snap.ID, pol.key, re.now()}, planned)
+	if len(targets) == 0 {
+		return nil // a push or another replica got there first
+	}
+	evals, results, err := re.eval.evaluateInBackground(ctx, pol, doc, targets)
+	if err != nil {
+		return err
+	}
+	if re.hook != nil {
+		if err := re.hook(); err != nil {
+			return err
+		}
+	}
+	// A Swap while this cluster waited for its slot or was evaluated: what pol judged is
+	// already outdated, and storing it would notify changes of a set no longer active.
+	if re.policy.load() != pol {
+		return errPolicyChanged
+	}
+	// The pass listed the fleet minutes ago: a notification names the cluster as it is
+	// named now, after a rename since.
+	cur, err := re.store.Cluster(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	head := store.ClusterHead{ID: c.ID, Name: cur.Name, UID: cur.UID, ServerVersion: cur.ServerVersion,
+		LatestSnapshotID: snap.ID, LatestHash: snap.Hash}
+	return re.save(ctx, head, evals, results)
+}
+
+// save stores evals of head's latest snapshot with their notification,
+// computing it again when another writer moved a baseline first, as commit does.
+func (re *reevaluator) save(ctx context.Context, head store.ClusterHead, evals []store.Evaluation, results map[string]*report.TargetResult) error {
+	rec := store.Reevaluation{ClusterID: head.ID, SnapshotID: head.LatestSnapshotID, Evaluations: evals}
+	var err error
+	for try := 0; try < baselineTries; try++ {
+		if rec.Notification, rec.Baselines, err = re.notes.notification(ctx, head, head.Name, rec.Evaluations, results); err != nil {
+			return fmt.Errorf("compute notifications: %w", err)
+		}
+		if len(rec.Evaluations) > 0 && re.policy.load().key != rec.Evaluations[0].BundlesKey {
+			return errPolicyChanged // a Swap while the notification was computed
+		}
+		var stored int
+		stored, err = re.store.Reevaluate(ctx, rec)
+		switch {
+		case errors.Is(err, store.ErrBaselineMoved):
+			continue
+		case errors.Is(err, store.ErrSuperseded), errors.Is(err, store.ErrNotFound):
+			return nil // a newer push was evaluated by itself, or the cluster was deleted
+		case err != nil:
+			return err
+		}
+		if stored > 0 && rec.Notification != nil {
+			re.notes.wake()
+		}
+		return nil
+	}
+	return err
+}
+
+// sleepUntil waits until at or until ctx ends, answering ctx's error then.
 func sleepUntil(ctx context.Context, at time.Time) error {
 	d := time.Until(at)
 	if d <= 0 {
@@ -212,101 +319,4 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// reevaluateCluster evaluates c's latest snapshot with pol at the planned targets it
-// lacks and stores the evaluations with the notification a push would have caused. A
-// push that stored a newer snapshot meanwhile wins: nothing is stored.
-func (s *Server) reevaluateCluster(ctx context.Context, pol *policy, c store.Cluster) error {
-	snap, err := s.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // deleted since the pass began
-	}
-	if err != nil {
-		return err
-	}
-	doc, err := s.decodeInventoryShared(ctx, snap)
-	if err != nil {
-		return err
-	}
-	cells, err := s.store.ClusterCells(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	planned := s.planTargets(currentVersion(doc, c.ServerVersion))
-	targets := missingTargets(cells, current{snap.ID, pol.key, s.now()}, planned)
-	if len(targets) == 0 {
-		return nil // a push or another replica got there first
-	}
-	evals, results, err := s.evaluateQuietly(ctx, pol, doc, targets)
-	if err != nil {
-		return err
-	}
-	if s.reevalHook != nil {
-		if err := s.reevalHook(); err != nil {
-			return err
-		}
-	}
-	// A Swap while this cluster waited for its slot or was evaluated: what pol judged is
-	// already outdated, and storing it would notify changes of a set no longer active.
-	if s.policy() != pol {
-		return errPolicyChanged
-	}
-	// The pass listed the fleet minutes ago: a notification names the cluster as it is
-	// named now, after a rename since.
-	cur, err := s.store.Cluster(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	head := store.ClusterHead{ID: c.ID, Name: cur.Name, UID: cur.UID, ServerVersion: cur.ServerVersion,
-		LatestSnapshotID: snap.ID, LatestHash: snap.Hash}
-	return s.storeReevaluation(ctx, head, evals, results)
-}
-
-// storeReevaluation stores evals of head's latest snapshot with their notification,
-// computing it again when another writer moved a baseline first, as commit does.
-func (s *Server) storeReevaluation(ctx context.Context, head store.ClusterHead, evals []store.Evaluation, results map[string]*report.TargetResult) error {
-	re := store.Reevaluation{ClusterID: head.ID, SnapshotID: head.LatestSnapshotID, Evaluations: evals}
-	var err error
-	for try := 0; try < baselineTries; try++ {
-		if re.Notification, re.Baselines, err = s.notification(ctx, head, head.Name, re.Evaluations, results); err != nil {
-			return fmt.Errorf("compute notifications: %w", err)
-		}
-		if len(re.Evaluations) > 0 && s.policy().key != re.Evaluations[0].BundlesKey {
-			return errPolicyChanged // a Swap while the notification was computed
-		}
-		var stored int
-		stored, err = s.store.Reevaluate(ctx, re)
-		switch {
-		case errors.Is(err, store.ErrBaselineMoved):
-			continue
-		case errors.Is(err, store.ErrSuperseded), errors.Is(err, store.ErrNotFound):
-			return nil // a newer push was evaluated by itself, or the cluster was deleted
-		case err != nil:
-			return err
-		}
-		if stored > 0 && re.Notification != nil {
-			s.notifier.Wake()
-		}
-		return nil
-	}
-	return err
-}
-
-// evaluateQuietly is evaluateWith holding an evaluation slot taken only while no push
-// waits for one and fewer pushes are in progress than the process has cores: pushes come
-// first, the pass uses a core they leave idle, and, one cluster at a time, it holds at
-// most one slot, so a push never waits behind more than one re-evaluation.
-func (s *Server) evaluateQuietly(ctx context.Context, pol *policy, doc *inventory.Document, targets []string) ([]store.Evaluation, map[string]*report.TargetResult, error) {
-	cores := int32(runtime.GOMAXPROCS(0))
-	for s.evalWaiters.Load() > 0 || s.pushesActive.Load() >= cores || !s.evals.TryAcquire(1) {
-		if err := sleepUntil(ctx, time.Now().Add(slotPoll)); err != nil {
-			return nil, nil, err
-		}
-	}
-	defer s.evals.Release(1)
-	return s.evaluateWith(ctx, pol, doc, targets)
 }

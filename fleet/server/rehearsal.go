@@ -14,7 +14,7 @@ import (
 // restart would take up a pack that breaks the findings contract unrehearsed, and then
 // store every push without evaluations. It answers nil when no cluster has a snapshot.
 func (s *Server) LastJudged(ctx context.Context) (*inventory.Document, []string, error) {
-	clusters, err := s.store.Clusters(ctx)
+	clusters, err := s.cfg.Store.Clusters(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -27,16 +27,16 @@ func (s *Server) LastJudged(ctx context.Context) (*inventory.Document, []string,
 	if last == nil {
 		return nil, nil, nil
 	}
-	snap, err := s.store.LatestSnapshot(ctx, last.ID)
+	snap, err := s.cfg.Store.LatestSnapshot(ctx, last.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, nil
 	} else if err != nil {
 		return nil, nil, err
 	}
-	doc, err := s.decodeInventoryShared(ctx, snap)
+	doc, err := s.snaps.decodeInBackground(ctx, snap)
 	if err != nil {
 		return nil, nil, err
 	}
-	targets := s.planTargets(currentVersion(doc, last.ServerVersion))
+	targets := s.plan.plan(currentVersion(doc, last.ServerVersion))
 	return s.cfg.TeamMap.apply(doc), targets, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
@@ -53,12 +54,25 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 	return minor, nil
 }
 
+// servedReports answers a cluster's report at a target for every per-cluster read (the
+// report, findings, teams, the export, the dashboard): stored, or a what-if.
+type servedReports struct {
+	reads   *fleetReads
+	shares  *shareJudge
+	snaps   *snapshots
+	admit   *admission.Turns
+	store   store.Store
+	policy  *activePolicy
+	teamMap TeamMap
+	now     func() time.Time
+}
+
 // serve answers the cluster's report at ?target=: the stored evaluation of its latest
 // snapshot, else a what-if evaluated now from that snapshot and not stored; for a
 // team-scoped reader always its share's, evaluated now. Decoding stored reports and
 // inventories takes a turn: each may be tens of megabytes.
-func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
-	c, _, err := s.cluster(r, sc)
+func (sr *servedReports) serve(r *http.Request, sc scope) (*served, error) {
+	c, _, err := sr.reads.cluster(r, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -68,64 +82,61 @@ func (s *Server) serve(r *http.Request, sc scope) (*served, error) {
 	}
 	ctx := r.Context()
 	if !sc.fleet {
-		return s.servedShare(ctx, c, sc, target)
+		return sr.shares.served(ctx, c, sc, target)
 	}
-	if err := acquire(ctx, s.reports, 1, whatIfWait); err != nil {
+	turn, err := sr.admit.Report(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer s.reports.Release(1)
-	ev, err := s.store.LatestEvaluation(ctx, c.ID, target)
+	defer turn()
+	ev, err := sr.store.LatestEvaluation(ctx, c.ID, target)
 	switch {
 	case err == nil && ev.SnapshotID == c.LatestSnapshotID:
-		rep, err := s.storedReport(ev)
+		rep, err := sr.snaps.report(ev)
 		if err != nil {
 			return nil, err
 		}
 		return &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: s.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}, nil
+			evaluatedAt: ev.EvaluatedAt, outdated: sr.reads.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
-	return s.whatIf(ctx, c, target)
-}
-
-// storedReport decodes a stored evaluation's report.
-func (s *Server) storedReport(ev store.EvaluationRecord) (*report.Report, error) {
-	var rep report.Report
-	if err := gunzipJSON(ev.Report, 4*s.cfg.MaxSnapshotBytes, &rep); err != nil {
-		return nil, fmt.Errorf("read stored report %d: %w", ev.ID, err)
-	}
-	return &rep, nil
-}
-
-// latestInventory reads the cluster's latest snapshot back.
-func (s *Server) latestInventory(ctx context.Context, c store.Cluster) (*inventory.Document, int64, error) {
-	snap, err := s.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, fail(http.StatusNotFound, "the cluster has no snapshot yet")
-	} else if err != nil {
-		return nil, 0, err
-	}
-	doc, err := s.decodeInventory(snap)
-	return doc, snap.ID, err
+	return sr.whatIf(ctx, c, target)
 }
 
 // whatIf evaluates the cluster's latest snapshot at target, one at a time per server.
-func (s *Server) whatIf(ctx context.Context, c store.Cluster, target string) (*served, error) {
-	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
-		return nil, err
-	}
-	defer s.whatIfs.Release(1)
-	doc, snapID, err := s.latestInventory(ctx, c)
+func (sr *servedReports) whatIf(ctx context.Context, c store.Cluster, target string) (*served, error) {
+	turn, err := sr.admit.WhatIf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.policy().eng.Evaluate(ctx, s.cfg.TeamMap.apply(doc), []string{target}, s.now().UTC())
+	defer turn()
+	doc, snapID, err := sr.snaps.latest(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := sr.policy.load().eng.Evaluate(ctx, sr.teamMap.apply(doc), []string{target}, sr.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("what-if evaluation of cluster %d at %s: %w", c.ID, target, err)
 	}
 	at, _ := parseTime(rep.EvaluatedAt)
 	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at, report: rep}, nil
+}
+
+// stored is a stored evaluation of c as served, decoded within a turn of decoding
+// reports.
+func (sr *servedReports) stored(ctx context.Context, c store.Cluster, ev store.EvaluationRecord) (*served, error) {
+	turn, err := sr.admit.Report(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer turn()
+	rep, err := sr.snaps.report(ev)
+	if err != nil {
+		return nil, err
+	}
+	return &served{cluster: c, target: ev.Target, source: sourceStored, snapshotID: ev.SnapshotID,
+		evaluatedAt: ev.EvaluatedAt, report: rep}, nil
 }
 
 // namespaceTeams maps each namespace with a team to it.
@@ -149,8 +160,15 @@ func (sv *served) result() *report.TargetResult {
 	return &sv.report.Targets[0]
 }
 
-func (s *Server) clusterReport(w http.ResponseWriter, r *http.Request, sc scope) error {
-	sv, err := s.serve(r, sc)
+// reportsHandler is the per-cluster reads of a report: GET /api/v1/clusters/{id}/report,
+// findings, teams and history.
+type reportsHandler struct {
+	served *servedReports
+	reads  *fleetReads
+}
+
+func (h *reportsHandler) report(w http.ResponseWriter, r *http.Request, sc scope) error {
+	sv, err := h.served.serve(r, sc)
 	if err != nil {
 		return err
 	}
@@ -160,13 +178,13 @@ func (s *Server) clusterReport(w http.ResponseWriter, r *http.Request, sc scope)
 	return nil
 }
 
-func (s *Server) clusterFindings(w http.ResponseWriter, r *http.Request, sc scope) error {
+func (h *reportsHandler) findings(w http.ResponseWriter, r *http.Request, sc scope) error {
 	q := r.URL.Query()
 	severity, category := q.Get("severity"), q.Get("category")
 	if severity != "" && !slices.Contains([]string{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo}, severity) {
 		return fail(http.StatusUnprocessableEntity, fmt.Sprintf("severity %q: want blocker, warning or info", severity))
 	}
-	sv, err := s.serve(r, sc)
+	sv, err := h.served.serve(r, sc)
 	if err != nil {
 		return err
 	}
@@ -181,8 +199,8 @@ func (s *Server) clusterFindings(w http.ResponseWriter, r *http.Request, sc scop
 	return nil
 }
 
-func (s *Server) clusterTeams(w http.ResponseWriter, r *http.Request, sc scope) error {
-	sv, err := s.serve(r, sc)
+func (h *reportsHandler) teams(w http.ResponseWriter, r *http.Request, sc scope) error {
+	sv, err := h.served.serve(r, sc)
 	if err != nil {
 		return err
 	}
@@ -214,8 +232,8 @@ const (
 	maxHistory     = 1000
 )
 
-func (s *Server) clusterHistory(w http.ResponseWriter, r *http.Request, sc scope) error {
-	c, _, err := s.cluster(r, sc)
+func (h *reportsHandler) history(w http.ResponseWriter, r *http.Request, sc scope) error {
+	c, _, err := h.reads.cluster(r, sc)
 	if err != nil {
 		return err
 	}
@@ -229,7 +247,7 @@ func (s *Server) clusterHistory(w http.ResponseWriter, r *http.Request, sc scope
 			return fail(http.StatusUnprocessableEntity, fmt.Sprintf("limit %q: want a whole number from 1 to %d", l, maxHistory))
 		}
 	}
-	points, err := s.history(r.Context(), c, sc, target, limit)
+	points, err := h.reads.history(r.Context(), c, sc, target, limit)
 	if err != nil {
 		return err
 	}

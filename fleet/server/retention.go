@@ -27,20 +27,20 @@ func (s *Server) RunRetention(ctx context.Context, keep time.Duration) {
 }
 
 func (s *Server) prune(ctx context.Context, keep time.Duration) {
-	cutoff := s.now().Add(-keep)
-	ran, err := s.store.WithLock(ctx, retentionLock, func(ctx context.Context) error {
-		n, err := s.store.Prune(ctx, cutoff)
+	cutoff := s.cfg.Now().Add(-keep)
+	ran, err := s.cfg.Store.WithLock(ctx, retentionLock, func(ctx context.Context) error {
+		n, err := s.cfg.Store.Prune(ctx, cutoff)
 		s.metrics.pruned.Add(float64(n))
 		if n > 0 {
-			s.log.Info("retention: pruned snapshots", "deleted", n, "before", cutoff.UTC().Format(time.RFC3339))
+			s.cfg.Logger.Info("retention: pruned snapshots", "deleted", n, "before", cutoff.UTC().Format(time.RFC3339))
 		}
 		return err
 	})
 	switch {
 	case err != nil:
 		s.metrics.pruneFailures.Inc()
-		s.log.Error("retention: prune failed; the next pass tries again", "err", err)
+		s.cfg.Logger.Error("retention: prune failed; the next pass tries again", "err", err)
 	case !ran:
-		s.log.Info("retention: another replica is pruning")
+		s.cfg.Logger.Info("retention: another replica is pruning")
 	}
 }

@@ -2,60 +2,93 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
 )
 
-// routes wires every endpoint. Each route has a name for metrics; the Host check runs
-// before routing, so a rebound page learns nothing, not even which paths exist.
-func (s *Server) routes() http.Handler {
+// routes wires every endpoint. Each route has a name for metrics. Middleware, outermost
+// first: the Host check (before routing, so a rebound page learns nothing, not even which
+// paths exist), the path prefix, the route's metrics, then the route's credential (read,
+// admin or ingest; a fragment's headers before it), for reads teamScope and, where the
+// answer describes the whole fleet, fleetOnly; then the handler.
+func (s *Server) routes(f features) http.Handler {
 	mux := http.NewServeMux()
-	handle := func(pattern, route string, h http.HandlerFunc) {
+	log := s.cfg.Logger
+	handle := func(pattern, route string, h http.Handler) {
 		mux.Handle(pattern, s.metrics.instrument(route, h))
 	}
-	handle("GET /healthz", "healthz", s.healthz)
-	handle("GET /readyz", "readyz", s.readyz)
-	handle("GET /metrics", "metrics", s.read(s.serveMetrics))
-	handle("POST /api/v1/snapshots", "snapshots", s.ingest)
-	handle("GET /api/v1/clusters", "clusters", s.read(s.listClusters))
-	handle("GET /api/v1/clusters/{id}", "cluster", s.read(s.getCluster))
-	handle("DELETE /api/v1/clusters/{id}", "cluster-delete", s.admin(s.deleteCluster))
-	handle("PATCH /api/v1/clusters/{id}", "cluster-rename", s.admin(s.renameCluster))
-	handle("GET /api/v1/clusters/{id}/report", "report", s.read(s.clusterReport))
-	handle("GET /api/v1/clusters/{id}/findings", "findings", s.read(s.clusterFindings))
-	handle("GET /api/v1/clusters/{id}/history", "history", s.read(s.clusterHistory))
-	handle("GET /api/v1/clusters/{id}/teams", "teams", s.read(s.clusterTeams))
-	handle("GET /api/v1/clusters/{id}/export", "export", s.read(s.clusterExport))
-	handle("POST /api/v1/gate", "gate", s.read(s.gate))
-	handle("GET /api/v1/fleet", "fleet", s.read(s.fleet))
-	handle("GET /api/v1/fleet/teams", "fleet-teams", s.read(s.fleetTeams))
-	handle("POST /api/v1/bundles/dry-run", "dry-run", s.read(s.dryRun))
-	handle("GET /bundles/{name}", "bundles", s.bundleFiles)
-	s.dashboardRoutes(handle)
+	read := func(h http.Handler) http.Handler { return f.creds.read(teamScope(h)) }
+	reads := func(fn readFunc) http.Handler { return read(scoped(log, fn)) }
+	admin := func(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+		return f.creds.admin(answering(log, fn))
+	}
+	fragment := func(fn fragmentFunc) http.Handler { return fragmentHeaders(reads(fn.html)) }
+	handle("GET /healthz", "healthz", http.HandlerFunc(f.ops.healthz))
+	handle("GET /readyz", "readyz", http.HandlerFunc(f.ops.readyz))
+	handle("GET /metrics", "metrics", read(fleetOnly(metricsFleetOnly)(f.ops.scrape)))
+	handle("POST /api/v1/snapshots", "snapshots", f.creds.ingest(s.metrics.refused)(f.ingest))
+	handle("GET /api/v1/clusters", "clusters", reads(f.clusters.list))
+	handle("GET /api/v1/clusters/{id}", "cluster", reads(f.clusters.get))
+	handle("DELETE /api/v1/clusters/{id}", "cluster-delete", admin(f.admin.delete))
+	handle("PATCH /api/v1/clusters/{id}", "cluster-rename", admin(f.admin.rename))
+	handle("GET /api/v1/clusters/{id}/report", "report", reads(f.reports.report))
+	handle("GET /api/v1/clusters/{id}/findings", "findings", reads(f.reports.findings))
+	handle("GET /api/v1/clusters/{id}/history", "history", reads(f.reports.history))
+	handle("GET /api/v1/clusters/{id}/teams", "teams", reads(f.reports.teams))
+	handle("GET /api/v1/clusters/{id}/export", "export", reads(f.exports.serve))
+	handle("POST /api/v1/gate", "gate", reads(f.gate.serve))
+	handle("GET /api/v1/fleet", "fleet", reads(f.fleet.matrix))
+	handle("GET /api/v1/fleet/teams", "fleet-teams", reads(f.fleet.teams))
+	handle("POST /api/v1/bundles/dry-run", "dry-run", read(fleetOnly(dryRunFleetOnly)(answering(log, f.dryRun.serve))))
+	if f.bundles.published == nil {
+		handle("GET /bundles/{name}", "bundles", http.HandlerFunc(noBundles))
+	} else {
+		handle("GET /bundles/{name}", "bundles", f.creds.ingest(nil)(f.bundles))
+	}
+	// The dashboard: a shell per page that anyone may load, and fragments behind the read
+	// API's credentials.
+	for _, p := range []string{"GET /{$}", "GET /clusters/{id}", "GET /teams", "GET /knowledge"} {
+		handle(p, "dashboard", http.HandlerFunc(f.dashboard.page))
+	}
+	handle("GET /assets/{file}", "dashboard-assets", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		web.ServeAsset(w, r.PathValue("file"))
+	}))
+	handle("GET /ui/fleet", "ui-fleet", fragment(f.dashboard.fleet))
+	handle("GET /ui/clusters/{id}", "ui-cluster", fragment(f.dashboard.cluster))
+	handle("GET /ui/teams", "ui-teams", fragment(f.dashboard.teams))
+	handle("GET /ui/knowledge", "ui-knowledge", fragment(f.dashboard.knowledge))
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
 	// ServeMux would redirect to the subtree) and every path under them and /api/. /api is
 	// exact too: ServeMux's redirect to /api/ would not know a path prefix and leave it.
 	for _, p := range []string{"/api", "/api/", "/healthz", "/healthz/", "/readyz", "/readyz/", "/metrics", "/metrics/"} {
-		handle(p, "not-found", func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) })
+		handle(p, "not-found", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { notFound(mux, p, w, r) }))
 	}
 	// Every other path is the dashboard's: its 404 and 405 are JSON with the dashboard's
 	// security headers, not ServeMux's bare text.
-	handle("/", "not-found", func(w http.ResponseWriter, r *http.Request) {
+	handle("/", "not-found", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		web.SecurityHeaders(w.Header())
 		notFound(mux, "/", w, r)
-	})
+	}))
+	var h http.Handler = mux
 	if s.cfg.PathPrefix != "" {
-		return s.hostCheck(underPrefix(s.cfg.PathPrefix, mux))
+		h = underPrefix(s.cfg.PathPrefix, h)
 	}
-	return s.hostCheck(mux)
+	if s.cfg.HostCheck {
+		h = hostCheck(s.cfg.Hosts, log, s.cfg.Now, s.metrics.hostRefused)(h)
+	}
+	return h
 }
+
+// Why routes that describe the whole fleet refuse a team-scoped reader (fleetOnly).
+const (
+	metricsFleetOnly = "metrics describe the whole fleet: a team-scoped token cannot read them"
+	dryRunFleetOnly  = "a dry run judges the whole fleet: it needs a fleet-wide read token or the admin token, not a team-scoped one"
+)
 
 // notFound answers a request only a catch-all prefix matched: 405 with Allow when the
 // path exists for other methods, else 404, both as JSON. (ServeMux prefers a method-less
@@ -77,73 +110,28 @@ func notFound(mux *http.ServeMux, catchAll string, w http.ResponseWriter, r *htt
 	writeError(w, http.StatusNotFound, "no such endpoint")
 }
 
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+// opsHandler is what operators and their tools read: liveness, readiness and /metrics.
+type opsHandler struct {
+	store store.Store
+	log   *slog.Logger
+	// scrape serves /metrics, below the read credential and fleetOnly.
+	scrape http.Handler
+}
+
+func (h *opsHandler) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz answers 200 while the store answers a ping within two seconds.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+func (h *opsHandler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.log.Warn("readiness: store unreachable", "err", err)
+	if err := h.store.Ping(ctx); err != nil {
+		h.log.Warn("readiness: store unreachable", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "store unavailable")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-// apiError is an answer other than success: its status and the message users read.
-type apiError struct {
-	status int
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func fail(status int, msg string) error { return &apiError{status, msg} }
-
-// writeJSON answers v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="upgradescope"`)
-	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", retryAfterS)
-	}
-	writeJSON(w, status, api.ErrorBody{Error: msg})
-}
-
-// answer turns a handler's error into its response: an apiError as it says, an
-// unavailable store as 503, anything else as 500 with the detail only in the log.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	switch {
-	case errors.As(err, &ae):
-		writeError(w, ae.status, ae.msg)
-	case errors.Is(err, store.ErrUnavailable):
-		s.log.Warn("store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusServiceUnavailable, "store unavailable, retry later")
-	default:
-		s.log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal error")
-	}
-}
-
-// bearer is the request's bearer token ("" when none); the scheme is case-insensitive.
-func bearer(r *http.Request) string {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(tok)
 }
 
 // readyTimeout bounds /readyz's store ping.

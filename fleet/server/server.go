@@ -6,6 +6,23 @@
 // database (replicas on one Postgres) answer as one. What a Server keeps in memory only
 // bounds its own work: how many bodies it reads and decodes at once, how many evaluations
 // it runs.
+//
+// The package is a file set per feature, each a handler type holding what it uses, none
+// reaching into another's fields:
+//
+//   - ingest: ingest.go (ingestHandler), evaluate.go (evaluator), notifications.go
+//   - reads: fleetview.go (fleetReads, the read side every read shares), clusters.go,
+//     reports.go (servedReports, reportsHandler), fleet.go, shares.go and share.go (a
+//     team-scoped reader's share), admin.go
+//   - gate: gate.go; dry run: dryrun.go; exports: exports.go; dashboard: dashboard.go
+//   - re-evaluation: reevaluate.go, rehearsal.go; retention: retention.go
+//   - bundle files: bundlefiles.go; operations (health, readiness, /metrics): routes.go,
+//     metrics.go
+//
+// What they share: the active policy (policy.go), error answers (answer.go), the
+// credential middleware (access.go) and the Host check (hostcheck.go), stored snapshots
+// and reports (snapshots.go), and the admission of work, its own package (admission).
+// server.go, build.go and routes.go compose them.
 package server
 
 import (
@@ -14,22 +31,16 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/open-policy-agent/opa/v1/bundle"
-	"golang.org/x/sync/semaphore"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
-	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -102,72 +113,24 @@ type Config struct {
 	Collectors []prometheus.Collector
 }
 
-// Server serves the API; build it with New.
+// Server serves the API; build it with New. It is the composition root: New builds each
+// feature's handler from the shared parts (the active policy, the admission of work, the
+// fleet's read side), Handler routes to them through the middleware, and the Run* loops
+// run the background work.
 type Server struct {
-	cfg   Config
-	store store.Store
-	log   *slog.Logger
-	now   func() time.Time
-	// active is the engine the server evaluates with; Swap replaces it whole.
-	active atomic.Pointer[policy]
-	// published serves Config.PublishDir; nil without one.
-	published http.Handler
-	// pushes bounds the pushes past authentication at once, and each credential's: each
-	// holds its body, its decoded inventory and its evaluation until it is answered, so this
-	// bounds the memory ingest may take. decodes is a budget of bytes of JSON being
-	// validated and decoded at once (readPush), evals bounds the evaluations, reports the
-	// stored reports and inventories per-cluster reads decode at once, whatIfs the what-if
-	// evaluations.
-	pushes  *pushTurns
-	decodes *semaphore.Weighted
-	evals   *semaphore.Weighted
-	reports *semaphore.Weighted
-	whatIfs *semaphore.Weighted
-	// dryRuns lets one dry run run at a time; its workers take evals turns like pushes.
-	dryRuns *semaphore.Weighted
-	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
-	// their turn (reading, decoding, evaluating, storing): the background re-evaluation
-	// takes a slot only while no push waits for one and a core is left to it.
-	evalWaiters  atomic.Int32
-	pushesActive atomic.Int32
-	// reeval wakes the background re-evaluation (Swap); reevalHook, set by tests, runs
-	// between a re-evaluation and its store.
-	reeval     chan struct{}
-	reevalHook func() error
-	// reevalRetry is RunReevaluation's first delay before trying a pass that left work
-	// again (reevaluationRetry; tests shorten it).
-	reevalRetry time.Duration
+	cfg     Config
+	policy  *activePolicy
+	plan    targetPlan
+	snaps   *snapshots
+	reeval  *reevaluator
+	notes   *notifications
+	metrics *metrics
+	handler http.Handler
 	// work is the context of what outlives a request (an ingest whose client hung up);
 	// Close cancels it.
 	work   context.Context
 	cancel context.CancelFunc
-	// readClosed remembers that the store said the read API is closed: it never reopens,
-	// so every replica may cache a true.
-	readClosed atomic.Bool
-	metrics    *metrics
-	handler    http.Handler
-	// shell is the dashboard's page, the same for every URL and reader.
-	shell []byte
-	// notifier delivers the outbox to the sinks, nil without any; sinkNames are the
-	// queues an ingest enqueues a message to.
-	notifier  *notify.Worker
-	sinkNames []string
-	// cells are the fleet's cells by cluster as of cellsVersion (fleetCells); read-only
-	// once stored, shared by concurrent reads.
-	cellsMu      sync.Mutex
-	cells        map[int64][]store.FleetRow
-	cellsVersion string
-	// shares are the cells of team-scoped readers' shares already evaluated (shareCells).
-	shares shareCache
 }
-
-// Waits before a request that cannot get its slot answers 503 with Retry-After.
-const (
-	slotWait    = 10 * time.Second
-	evalWait    = 20 * time.Second
-	whatIfWait  = 30 * time.Second
-	retryAfterS = "5"
-)
 
 // New checks cfg and builds the Server.
 func New(cfg Config) (*Server, error) {
@@ -207,29 +170,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.ReevaluateRate = DefaultReevaluateRate
 	}
 	cfg.Targets = inventory.SortMinors(normalTargets(cfg.Targets))
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		pushes:      newPushTurns(),
-		decodes:     semaphore.NewWeighted(int64(cfg.MaxSnapshotBytes)),
-		evals:       semaphore.NewWeighted(2),
-		reports:     semaphore.NewWeighted(2),
-		whatIfs:     semaphore.NewWeighted(1),
-		dryRuns:     semaphore.NewWeighted(1),
-		reeval:      make(chan struct{}, 1),
-		reevalRetry: reevaluationRetry,
-	}
+	s := &Server{cfg: cfg, policy: newActivePolicy(cfg.Engine), plan: targetPlan(cfg.Targets)}
 	s.work, s.cancel = context.WithCancel(context.Background())
-	s.active.Store(newPolicy(cfg.Engine))
-	s.published = publishedHandler(cfg.PublishDir)
-	if len(cfg.Sinks) > 0 {
-		opts := append([]notify.Option{notify.WithLogger(cfg.Logger)}, cfg.NotifyOptions...)
-		s.notifier = notify.NewWorker(cfg.Store, cfg.Sinks, opts...)
-		for _, sink := range cfg.Sinks {
-			s.sinkNames = append(s.sinkNames, sink.Name)
-		}
-	}
-	s.metrics = newMetrics(s)
-	s.shell = web.Shell(cfg.PathPrefix)
-	s.handler = s.routes()
+	s.handler = s.routes(s.build())
 	return s, nil
 }
 
@@ -278,37 +221,23 @@ func checkSinks(sinks []notify.Sink) error {
 	return nil
 }
 
-// policy is an engine and its bundle set as the store records them. A request reads the
-// server's once (Server.policy), so an evaluation and the bundles stored beside it always
-// match, and one in flight during a Swap finishes on the engine it started with.
-type policy struct {
-	eng     *engine.Engine
-	bundles []store.Bundle
-	// key is the bundles' canonical join; a stored evaluation with another key is outdated.
-	key string
-}
-
-func newPolicy(eng *engine.Engine) *policy {
-	p := &policy{eng: eng}
-	var parts []string
-	for _, b := range eng.Bundles() {
-		p.bundles = append(p.bundles, store.Bundle{Name: b.Name, Revision: b.Revision})
-		parts = append(parts, b.Name+"@"+b.Revision)
-	}
-	slices.Sort(parts)
-	p.key = strings.Join(parts, ",")
-	return p
-}
-
-// policy is the engine to evaluate with now.
-func (s *Server) policy() *policy { return s.active.Load() }
-
 // Swap makes eng the engine every later evaluation uses (a bundle poller activated a new
 // revision). Stored evaluations made with another bundle set read as outdated from now on.
 func (s *Server) Swap(eng *engine.Engine) {
-	s.active.Store(newPolicy(eng))
-	select {
-	case s.reeval <- struct{}{}:
-	default: // a pass is due already; it reads the policy when it starts
-	}
+	s.policy.set(eng)
+	s.reeval.due()
 }
+
+// RunReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
+// set, today, until ctx ends or Close (reevaluator.run).
+func (s *Server) RunReevaluation(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.work, cancel)
+	defer stop()
+	s.reeval.run(ctx)
+}
+
+// RunNotifications delivers queued notifications until ctx ends; without sinks it returns
+// at once.
+func (s *Server) RunNotifications(ctx context.Context) { s.notes.run(ctx) }

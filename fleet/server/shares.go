@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -26,20 +28,34 @@ import (
 var othersGap = report.Gap{Capability: "other-teams", Required: true,
 	Reason: "not this token's to read: other teams' namespaces, and what the cluster counts without saying where (label sets of image versions also running elsewhere), are left out of a team-scoped judgement, so the cluster's own verdict is unknown here unless its share is blocked"}
 
-// judgeShare evaluates the scope's share of cluster c's latest snapshot at targets with pol,
+// shareJudge evaluates team-scoped readers' shares of clusters and keeps the fleet cells
+// they sum up to (cache).
+type shareJudge struct {
+	admit   *admission.Turns
+	snaps   *snapshots
+	policy  *activePolicy
+	teamMap TeamMap
+	plan    targetPlan
+	now     func() time.Time
+	log     *slog.Logger
+	cache   shareCache
+}
+
+// judge evaluates the scope's share of cluster c's latest snapshot at targets with pol,
 // one evaluation at a time per server (as a what-if), and answers the report, each target
 // judged as a share (asShare), with the share's snapshot.
-func (s *Server) judgeShare(ctx context.Context, c store.Cluster, sc scope, pol *policy, targets []string) (*report.Report, judgedShare, error) {
-	if err := acquire(ctx, s.whatIfs, 1, whatIfWait); err != nil {
-		return nil, judgedShare{}, err
-	}
-	defer s.whatIfs.Release(1)
-	doc, snapID, err := s.latestInventory(ctx, c)
+func (sj *shareJudge) judge(ctx context.Context, c store.Cluster, sc scope, pol *policy, targets []string) (*report.Report, judgedShare, error) {
+	turn, err := sj.admit.WhatIf(ctx)
 	if err != nil {
 		return nil, judgedShare{}, err
 	}
-	share := shareOf(s.cfg.TeamMap.apply(doc), sc)
-	rep, err := pol.eng.Evaluate(ctx, share, targets, s.now().UTC())
+	defer turn()
+	doc, snapID, err := sj.snaps.latest(ctx, c)
+	if err != nil {
+		return nil, judgedShare{}, err
+	}
+	share := shareOf(sj.teamMap.apply(doc), sc)
+	rep, err := pol.eng.Evaluate(ctx, share, targets, sj.now().UTC())
 	if err != nil {
 		return nil, judgedShare{}, fmt.Errorf("evaluate the share of teams %v of cluster %d at %v: %w", sc.teams, c.ID, targets, err)
 	}
@@ -68,9 +84,9 @@ func asShare(tr *report.TargetResult, sc scope) {
 	}
 }
 
-// servedShare is the scope's share of cluster c at target, evaluated now: a what-if.
-func (s *Server) servedShare(ctx context.Context, c store.Cluster, sc scope, target string) (*served, error) {
-	rep, judged, err := s.judgeShare(ctx, c, sc, s.policy(), []string{target})
+// served is the scope's share of cluster c at target, evaluated now: a what-if.
+func (sj *shareJudge) served(ctx context.Context, c store.Cluster, sc scope, target string) (*served, error) {
+	rep, judged, err := sj.judge(ctx, c, sc, sj.policy.load(), []string{target})
 	if err != nil {
 		return nil, err
 	}
@@ -78,29 +94,29 @@ func (s *Server) servedShare(ctx context.Context, c store.Cluster, sc scope, tar
 	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: judged.snapshot, evaluatedAt: at, report: rep}, nil
 }
 
-// shareCells are the fleet cells of the scope's share of c at targets (its planned targets
+// cells are the fleet cells of the scope's share of c at targets (its planned targets
 // when nil), in place of the stored ones; none before its first snapshot. A share that
 // fails to evaluate has no cells, as a stored evaluation that failed; only a busy server is
 // an error.
-func (s *Server) shareCells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
+func (sj *shareJudge) cells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
 	if targets == nil {
-		targets = s.planTargets(c.ServerVersion)
+		targets = sj.plan.plan(c.ServerVersion)
 	}
 	if c.LatestSnapshotID == 0 || len(targets) == 0 {
 		return nil, nil
 	}
-	pol := s.policy()
-	key := shareKey{cluster: c.ID, snapshot: c.LatestSnapshotID, policy: pol.key, day: s.now().UTC().Format(time.DateOnly),
+	pol := sj.policy.load()
+	key := shareKey{cluster: c.ID, snapshot: c.LatestSnapshotID, policy: pol.key, day: sj.now().UTC().Format(time.DateOnly),
 		teams: strings.Join(slices.Sorted(slices.Values(sc.teams)), ","), targets: strings.Join(targets, ",")}
-	if rows, ok := s.shares.get(key); ok {
+	if rows, ok := sj.cache.get(key); ok {
 		return rows, nil
 	}
-	rep, judged, err := s.judgeShare(ctx, c, sc, pol, targets)
+	rep, judged, err := sj.judge(ctx, c, sc, pol, targets)
 	switch {
-	case errors.Is(err, errBusy) || ctx.Err() != nil:
+	case errors.Is(err, admission.ErrBusy) || ctx.Err() != nil:
 		return nil, err
 	case err != nil:
-		s.log.Error("a team-scoped evaluation failed; its cells stay empty", "cluster", c.Name, "err", err)
+		sj.log.Error("a team-scoped evaluation failed; its cells stay empty", "cluster", c.Name, "err", err)
 		return nil, nil
 	}
 	rows := make([]store.FleetRow, 0, len(rep.Targets))
@@ -110,7 +126,7 @@ func (s *Server) shareCells(ctx context.Context, c store.Cluster, sc scope, targ
 			Verdict: tr.Verdict, Score: tr.Score, Blockers: tr.Blockers, Warnings: tr.Warnings, EvaluatedAt: at,
 			BundlesKey: pol.key, Teams: shareTeamCells(tr, judged.owners, sc)})
 	}
-	s.shares.put(key, rows)
+	sj.cache.put(key, rows)
 	return rows, nil
 }
 
@@ -130,34 +146,17 @@ func shareTeamCells(tr report.TargetResult, owners map[string]string, sc scope) 
 	return cells
 }
 
-// cellsFor are the cells a reader sees of c: the stored ones for the fleet, the share's
-// otherwise.
-func (s *Server) cellsFor(ctx context.Context, c store.Cluster, stored []store.FleetRow, sc scope) ([]store.FleetRow, error) {
-	if sc.fleet {
-		return stored, nil
-	}
-	return s.shareCells(ctx, c, sc, nil)
-}
-
-// shareHistory is a team-scoped reader's history of c at target: the share's judgement of
+// history is a team-scoped reader's history of c at target: the share's judgement of
 // the latest snapshot alone. The stored history judged the whole cluster, and the earlier
 // snapshots' shares are not evaluated again.
-func (s *Server) shareHistory(ctx context.Context, c store.Cluster, sc scope, target string) ([]store.HistoryPoint, error) {
-	rows, err := s.shareCells(ctx, c, sc, []string{target})
+func (sj *shareJudge) history(ctx context.Context, c store.Cluster, sc scope, target string) ([]store.HistoryPoint, error) {
+	rows, err := sj.cells(ctx, c, sc, []string{target})
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
 	r := rows[0]
 	return []store.HistoryPoint{{SnapshotID: r.SnapshotID, Target: r.Target, Verdict: r.Verdict, Score: r.Score,
 		Blockers: r.Blockers, Warnings: r.Warnings, EvaluatedAt: r.EvaluatedAt, BundlesKey: r.BundlesKey}}, nil
-}
-
-// history is the reader's history of c at target, newest first as the store answers it.
-func (s *Server) history(ctx context.Context, c store.Cluster, sc scope, target string, limit int) ([]store.HistoryPoint, error) {
-	if !sc.fleet {
-		return s.shareHistory(ctx, c, sc, target)
-	}
-	return s.store.History(ctx, c.ID, target, limit)
 }
 
 // shareKey names one set of a share's cells: the cluster's latest snapshot, the bundle set,
