@@ -153,7 +153,7 @@ func (h *dryRunHandler) clusters(ctx context.Context) ([]rollout.Cluster, error)
 // storedCluster reads a cluster of the dry run from the store: its latest snapshot with the
 // team map applied, judged at the targets an ingest of it is, and as it stands the stored
 // evaluations of that snapshot (before). A cluster the server has no target for (its
-// version unknown, no --targets) has none here either.
+// version unknown, no --target) has none here either.
 func (h *dryRunHandler) storedCluster(c store.Cluster) rollout.Cluster {
 	var snapshotID int64 // set by Load, read by Before, on the same worker
 	return rollout.Cluster{

@@ -34,7 +34,7 @@ type targetPlan []string
 // minor after version (inventory.PlanTargets).
 func (tp targetPlan) plan(version string) []string { return inventory.PlanTargets(version, tp) }
 
-// columns is every cluster's next minor and the server's --targets, the newest
+// columns is every cluster's next minor and the server's --target, the newest
 // MaxFleetTargets of them: a fleet read's default columns.
 func (tp targetPlan) columns(clusters []store.Cluster) []string {
 	targets := slices.Clone([]string(tp))

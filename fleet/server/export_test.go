@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
@@ -23,5 +24,12 @@ func SetReevaluationRetry(s *Server, d time.Duration) { s.reeval.retry = d }
 // BundlesKey is the key the server stores beside an evaluation made with eng.
 func BundlesKey(eng *engine.Engine) string { return newPolicy(eng).key }
 
-// UntilNextDay is how long RunReevaluation waits for the next UTC day's pass.
+// UntilNextDay is how long runReevaluation waits for the next UTC day's pass.
 var UntilNextDay = untilNextDay
+
+// The background loops and the engine swap, which Process.Run drives in production; tests
+// run them alone.
+func (s *Server) RunReevaluation(ctx context.Context)                  { s.runReevaluation(ctx) }
+func (s *Server) RunNotifications(ctx context.Context)                 { s.runNotifications(ctx) }
+func (s *Server) RunRetention(ctx context.Context, keep time.Duration) { s.runRetention(ctx, keep) }
+func (s *Server) Swap(eng *engine.Engine)                              { s.swap(eng) }

@@ -290,7 +290,7 @@ func (h *ingestHandler) judge(ctx context.Context, name string, doc *inventory.D
 
 // unevaluated answers the targets the cluster's latest snapshot has no stored evaluation
 // at with the current bundle set: a duplicate push fills in what an earlier evaluation
-// failed to, a new --targets, or what the background re-evaluation has not reached yet.
+// failed to, a new --target, or what the background re-evaluation has not reached yet.
 func (h *ingestHandler) unevaluated(ctx context.Context, head store.ClusterHead, targets []string) ([]string, error) {
 	cells, err := h.store.ClusterCells(ctx, head.ID)
 	if err != nil {

@@ -69,7 +69,7 @@ func (n *notifications) collectors() []prometheus.Collector {
 // baselines it was computed against, for the store to check in the ingest's transaction.
 // It sets each evaluation's carried blockers. A cluster's first evaluations are silent;
 // so is a target's first decided one, and one the cluster's previous pass did not
-// evaluate (a target removed from --targets and added back).
+// evaluate (a target removed from --target and added back).
 func (n *notifications) notification(ctx context.Context, head store.ClusterHead, name string, evals []store.Evaluation, results map[string]*report.TargetResult) (*store.Notification, map[string]int64, error) {
 	if n.worker == nil || len(evals) == 0 {
 		return nil, nil, nil

@@ -8,12 +8,12 @@ import (
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
-// LastJudged is the inventory a new bundle set should be rehearsed on before the server
+// lastJudged is the inventory a new bundle set should be rehearsed on before the server
 // has judged any push since it started: the latest snapshot of the cluster that pushed
 // last, with the team map applied, and the targets an ingest judges it at. Without it a
 // restart would take up a pack that breaks the findings contract unrehearsed, and then
 // store every push without evaluations. It answers nil when no cluster has a snapshot.
-func (s *Server) LastJudged(ctx context.Context) (*inventory.Document, []string, error) {
+func (s *Server) lastJudged(ctx context.Context) (*inventory.Document, []string, error) {
 	clusters, err := s.cfg.Store.Clusters(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -9,10 +9,10 @@ import (
 // Postgres never prune at once.
 const retentionLock = "upgradescope-retention"
 
-// RunRetention prunes snapshots older than keep at once and then daily until ctx ends; a
+// runRetention prunes snapshots older than keep at once and then daily until ctx ends; a
 // keep of 0 keeps everything. Each cluster's latest snapshot and every snapshot a fleet
 // cell points at stay (the store's Prune).
-func (s *Server) RunRetention(ctx context.Context, keep time.Duration) {
+func (s *Server) runRetention(ctx context.Context, keep time.Duration) {
 	if keep <= 0 {
 		return
 	}

@@ -37,12 +37,12 @@ type Process struct {
 	// (nil: Bundles.Observed).
 	Observed func(src, result string, err error)
 	// Retention is the age past which the background pruning deletes snapshots (0 keeps
-	// all; see RunRetention).
+	// all; see runRetention).
 	Retention time.Duration
 	// Drain is how long a stop waits for requests in flight; 0 cancels them at once.
 	Drain time.Duration
 	// TLSCertFile and TLSKeyFile, when set, serve HTTPS with this pair, loaded again when
-	// the files change (CertReloader).
+	// the files change (certReloader).
 	TLSCertFile, TLSKeyFile string
 	// Listening, when set, is told the URL served as soon as requests are accepted: the
 	// scheme, the listener's address and Config.PathPrefix, where the dashboard is and what
@@ -108,7 +108,7 @@ func (p *Process) newServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	set.OnSwap(srv.Swap)
+	set.OnSwap(srv.swap)
 	return srv, nil
 }
 
@@ -121,7 +121,7 @@ func (p *Process) rememberLastJudged(ctx context.Context, srv *Server) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, lastJudgedTimeout)
 	defer cancel()
-	doc, targets, err := srv.LastJudged(ctx)
+	doc, targets, err := srv.lastJudged(ctx)
 	switch {
 	case err != nil:
 		p.logger().Warn("no stored inventory to rehearse new bundles on until the first push", "err", err)
@@ -209,7 +209,7 @@ func (p *Process) httpServer(srv *Server, log *slog.Logger) (*http.Server, error
 		WriteTimeout: 4 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if p.TLSCertFile != "" {
-		certs, err := NewCertReloader(p.TLSCertFile, p.TLSKeyFile, log)
+		certs, err := newCertReloader(p.TLSCertFile, p.TLSKeyFile, log)
 		if err != nil {
 			return nil, err
 		}
@@ -222,9 +222,9 @@ func (p *Process) httpServer(srv *Server, log *slog.Logger) (*http.Server, error
 // notification delivery, whose sinks it logs.
 func (p *Process) startLoops(ctx context.Context, srv *Server, log *slog.Logger) *sync.WaitGroup {
 	var loops sync.WaitGroup
-	loops.Go(func() { srv.RunRetention(ctx, p.Retention) })
-	loops.Go(func() { srv.RunReevaluation(ctx) })
-	loops.Go(func() { srv.RunNotifications(ctx) })
+	loops.Go(func() { srv.runRetention(ctx, p.Retention) })
+	loops.Go(func() { srv.runReevaluation(ctx) })
+	loops.Go(func() { srv.runNotifications(ctx) })
 	for _, sink := range p.Config.Sinks {
 		log.Info("notifications on", "sink", sink.Name, "url", notify.Redacted(sink.URL), "signed", sink.Secret != "")
 	}

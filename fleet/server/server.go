@@ -50,7 +50,7 @@ const (
 	DefaultRetention  = 90 * 24 * time.Hour
 	// DefaultBodyTimeout bounds reading one push body.
 	DefaultBodyTimeout = 60 * time.Second
-	// MaxTargets bounds --targets: each one is an evaluation of every push.
+	// MaxTargets bounds --target: each one is an evaluation of every push.
 	MaxTargets = 4
 	// MaxFleetTargets bounds the columns one fleet read asks for.
 	MaxFleetTargets = 16
@@ -183,7 +183,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // drain that ran out of time), so the store can be closed under none.
 func (s *Server) Close() { s.cancel() }
 
-// normalTargets writes each --targets minor as the API does ("1.034" → "1.34"); New has
+// normalTargets writes each --target minor as the API does ("1.034" → "1.34"); New has
 // checked that each parses.
 func normalTargets(targets []string) []string {
 	out := make([]string, 0, len(targets))
@@ -223,14 +223,14 @@ func checkSinks(sinks []notify.Sink) error {
 
 // Swap makes eng the engine every later evaluation uses (a bundle poller activated a new
 // revision). Stored evaluations made with another bundle set read as outdated from now on.
-func (s *Server) Swap(eng *engine.Engine) {
+func (s *Server) swap(eng *engine.Engine) {
 	s.policy.set(eng)
 	s.reeval.due()
 }
 
-// RunReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
+// runReevaluation keeps every cluster's latest snapshot evaluated with the active bundle
 // set, today, until ctx ends or Close (reevaluator.run).
-func (s *Server) RunReevaluation(ctx context.Context) {
+func (s *Server) runReevaluation(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.work, cancel)
@@ -238,6 +238,6 @@ func (s *Server) RunReevaluation(ctx context.Context) {
 	s.reeval.run(ctx)
 }
 
-// RunNotifications delivers queued notifications until ctx ends; without sinks it returns
+// runNotifications delivers queued notifications until ctx ends; without sinks it returns
 // at once.
-func (s *Server) RunNotifications(ctx context.Context) { s.notes.run(ctx) }
+func (s *Server) runNotifications(ctx context.Context) { s.notes.run(ctx) }

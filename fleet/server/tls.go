@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// CertReloader serves a certificate and key pair from files, loading them again when
+// certReloader serves a certificate and key pair from files, loading them again when
 // either file changes (checked at most once a second, on a new handshake), so a renewed
 // certificate is served without a restart. A pair that fails to load keeps the old one.
-type CertReloader struct {
+type certReloader struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
@@ -22,9 +22,9 @@ type CertReloader struct {
 	checked time.Time
 }
 
-// NewCertReloader loads the pair once; an error here stops the server from starting.
-func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader, error) {
-	r := &CertReloader{certFile: certFile, keyFile: keyFile, log: log}
+// newCertReloader loads the pair once; an error here stops the server from starting.
+func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
+	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log}
 	stamp, err := r.stampNow()
 	if err != nil {
 		return nil, err
@@ -38,11 +38,11 @@ func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader,
 }
 
 // TLSConfig is a server configuration on TLS 1.2 at the oldest serving the reloaded pair.
-func (r *CertReloader) TLSConfig() *tls.Config {
+func (r *certReloader) TLSConfig() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.getCertificate}
 }
 
-func (r *CertReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+func (r *certReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if time.Since(r.checked) < time.Second {
@@ -64,7 +64,7 @@ func (r *CertReloader) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	return r.cert, nil
 }
 
-func (r *CertReloader) stampNow() (string, error) {
+func (r *certReloader) stampNow() (string, error) {
 	var stamp string
 	for _, f := range []string{r.certFile, r.keyFile} {
 		info, err := os.Stat(f)
