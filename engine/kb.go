@@ -37,8 +37,7 @@ func (e *Engine) factsKnowledge() facts.Knowledge {
 		FlaggedStoredAPIs: flagged, AddonCharts: e.kb.AddonCharts()}
 }
 
-// KB is the knowledge base of the kb bundle: its tables, as the dashboard and the chart's
-// RBAC generator read them.
+// KB is the knowledge base of the kb bundle: its tables, as the dashboard reads them.
 func (e *Engine) KB() *kb.KB { return e.kb }
 
 // Observe is what collectors observe with the loaded bundles: the knowledge base's kinds,

@@ -2,9 +2,9 @@
 // data.upgradescope.kb: the API lifecycle table, the add-on registry, the API groups
 // Kubernetes serves, the index of images and charts the add-on matchers claim, the probes
 // and the horizon. It decodes the data tree a bundle loader produced (JSON values as
-// map[string]any) and links no policy engine, so the dashboard, the chart's RBAC generator
-// and the collectors read the tables without OPA; the engine loads the bundle and hands
-// the decoded KB out.
+// map[string]any), or reads it from the bundle's files itself (LoadFS), and links no policy
+// engine, so the dashboard, the chart's RBAC generator and the collectors read the tables
+// without OPA; the engine loads the bundle and hands the decoded KB out.
 package kb
 
 import (
@@ -42,7 +42,9 @@ type KB struct {
 // is broken.
 func Decode(origin string, tree map[string]any) (*KB, error) {
 	k := &KB{}
-	_ = remarshal(tree["groups"], &k.groups)
+	if err := remarshal(tree["groups"], &k.groups); err != nil {
+		return nil, fmt.Errorf("kb bundle (%s): /upgradescope/kb/groups is not a set of API groups: %w", origin, err)
+	}
 	if err := remarshal(tree["meta"], &k.meta); err != nil || k.meta.Horizon == "" {
 		return nil, fmt.Errorf("kb bundle (%s): /upgradescope/kb/meta has no horizon", origin)
 	}
@@ -53,7 +55,9 @@ func Decode(origin string, tree map[string]any) (*KB, error) {
 	if err := k.readAddons(tree["addons"]); err != nil {
 		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
 	}
-	k.readIndex(tree["addonindex"])
+	if err := k.readIndex(tree["addonindex"]); err != nil {
+		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
+	}
 	specs, err := DecodeProbes(tree["probes"], origin, "/upgradescope/kb/probes")
 	if err != nil {
 		return nil, err
@@ -80,14 +84,18 @@ func (k *KB) readAddons(v any) error {
 	return nil
 }
 
-// readIndex reads the add-on index: which images and charts a matcher could claim.
-func (k *KB) readIndex(v any) {
+// readIndex reads the add-on index: which images and charts a matcher could claim. An
+// index that does not decode is refused: read as empty, it would hide every add-on image
+// from the collectors, and an end-of-life add-on would go unreported.
+func (k *KB) readIndex(v any) error {
 	var index struct {
 		FirstSegments map[string]bool     `json:"firstSegments"`
 		Labels        map[string][]string `json:"labels"`
 		Charts        map[string][]string `json:"charts"`
 	}
-	_ = remarshal(v, &index)
+	if err := remarshal(v, &index); err != nil {
+		return fmt.Errorf("/upgradescope/kb/addonindex is not an add-on index: %w", err)
+	}
 	k.images = inventory.ImageWatch{Segments: map[string]bool{}, Names: map[string]bool{}}
 	maps.Copy(k.images.Segments, index.FirstSegments)
 	for name := range index.Labels {
@@ -97,6 +105,7 @@ func (k *KB) readIndex(v any) {
 	for chart := range index.Charts {
 		k.charts[chart] = true
 	}
+	return nil
 }
 
 // Meta describes the knowledge base: its horizon is the newest minor it can judge.

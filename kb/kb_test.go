@@ -1,10 +1,6 @@
 package kb_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"io/fs"
-	"path"
 	"strings"
 	"testing"
 
@@ -14,45 +10,19 @@ import (
 	"github.com/upgradescope/upgradescope/policies"
 )
 
-// builtinTree is the built-in kb bundle's data at upgradescope.kb, as a bundle loader
-// decodes it: each data.json at its directory's path, numbers kept as json.Number.
+// builtinTree is the built-in kb bundle's data at upgradescope.kb, as LoadFS reads it.
 func builtinTree(t testing.TB) map[string]any {
 	t.Helper()
-	root := map[string]any{}
-	err := fs.WalkDir(policies.KB, "upgradescope/kb", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "data.json" {
-			return err
-		}
-		raw, err := fs.ReadFile(policies.KB, p)
-		if err != nil {
-			return err
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		node := root
-		dirs := strings.Split(path.Dir(p), "/")[2:] // below upgradescope/kb
-		for _, seg := range dirs[:len(dirs)-1] {
-			if node[seg] == nil {
-				node[seg] = map[string]any{}
-			}
-			node = node[seg].(map[string]any)
-		}
-		node[dirs[len(dirs)-1]] = v
-		return nil
-	})
+	tree, err := kb.ReadTree(policies.KB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root
+	return tree
 }
 
 func builtin(t testing.TB) *kb.KB {
 	t.Helper()
-	k, err := kb.Decode("built-in", builtinTree(t))
+	k, err := kb.LoadFS("built-in", policies.KB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +70,11 @@ func TestABrokenTableIsRefusedWithItsPointer(t *testing.T) {
 		{"no meta", func(tree map[string]any) { delete(tree, "meta") }, "kb bundle (kb.tar.gz): /upgradescope/kb/meta has no horizon"},
 		{"no APIs", func(tree map[string]any) { tree["apis"] = map[string]any{} }, "kb bundle (kb.tar.gz): /upgradescope/kb/apis holds no API lifecycle data"},
 		{"a registry not by id", func(tree map[string]any) { tree["addons"] = []any{"x"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/addons is not an add-on registry by id"},
+		{"groups not a set", func(tree map[string]any) { tree["groups"] = []any{"apps"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/groups is not a set of API groups"},
+		{"an add-on index not an object", func(tree map[string]any) { tree["addonindex"] = []any{"x"} }, "kb bundle (kb.tar.gz): /upgradescope/kb/addonindex is not an add-on index"},
+		{"an add-on index whose segments are not a set", func(tree map[string]any) {
+			tree["addonindex"].(map[string]any)["firstSegments"] = []any{"calico"}
+		}, "kb bundle (kb.tar.gz): /upgradescope/kb/addonindex is not an add-on index"},
 		{"probes not a list", func(tree map[string]any) { tree["probes"] = map[string]any{} }, "bundle kb.tar.gz: /upgradescope/kb/probes must be a list of probes"},
 		{"a misspelt probe field", func(tree map[string]any) {
 			tree["probes"] = []any{map[string]any{"id": "x", "kinds": []any{"core/Service"}, "path": "spec", "podTemplat": true}}

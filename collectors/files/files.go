@@ -1,6 +1,6 @@
 // Package files collects API usage from rendered manifests: YAML and JSON files under a
-// directory (Collect) or in an fs.FS (CollectFS), decoded as `kubectl apply -f` would, with
-// the file and line of each object.
+// directory (Collect), in an fs.FS (CollectFS) or in one file held in memory (CollectBytes),
+// decoded as `kubectl apply -f` would, with the file and line of each object.
 package files
 
 import (

@@ -6,14 +6,13 @@ package chart
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
+	"github.com/upgradescope/upgradescope/policies"
 )
 
 // KBRulesFile is where the generated rules live in the chart; templates/rbac.yaml includes it.
@@ -46,12 +45,17 @@ var collectorReads = []Rule{
 // metadata only) or a probe looks at (listed whole). RBAC grants by group and resource, not
 // version, so a kind flagged at several versions is one grant. Resources of one group are
 // merged into one rule, sorted: the output is deterministic.
-func KBRules(ctx context.Context) ([]Rule, error) {
-	eng, err := engine.New(ctx)
+func KBRules() ([]Rule, error) {
+	k, err := kb.LoadFS("built-in", policies.KB)
 	if err != nil {
-		return nil, fmt.Errorf("load the built-in bundles: %w", err)
+		return nil, fmt.Errorf("load the built-in kb: %w", err)
 	}
-	k := eng.KB()
+	// With the built-in bundles only, what collectors observe is the knowledge base's own:
+	// no custom pack declares more.
+	observe, err := k.Observe(nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the built-in kb's probes: %w", err)
+	}
 	resources := kbResources(k)
 	listed := map[string]map[string]bool{}
 	add := func(group, resource string) {
@@ -74,7 +78,7 @@ func KBRules(ctx context.Context) ([]Rule, error) {
 		}
 		add(a.Group, res)
 	}
-	for _, key := range eng.Observe().Probes.Kinds() {
+	for _, key := range observe.Probes.Kinds() {
 		group, kind, _ := probe.SplitKind(key)
 		res, ok := resources[group+"/"+kind]
 		if !ok {

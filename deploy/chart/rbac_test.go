@@ -2,14 +2,13 @@ package chart
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strings"
 	"testing"
 )
 
 func TestKBRulesAreCurrent(t *testing.T) {
-	rules, err := KBRules(context.Background())
+	rules, err := KBRules()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +23,7 @@ func TestKBRulesAreCurrent(t *testing.T) {
 }
 
 func TestKBRulesGrantWhatTheKnowledgeBaseFlagsAndProbes(t *testing.T) {
-	rules, err := KBRules(context.Background())
+	rules, err := KBRules()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,18 +10,18 @@ import (
 )
 
 // Clusters lists the clusters the token may read (GET /api/v1/clusters). An answer without
-// a clusters list is an error: the base URL is then no fleet server's.
+// a clusters list is an error: the base URL is then no fleet server's. (The server never
+// sends null, and JSON's [] decodes to an empty slice, not nil: only an absent or null list
+// leaves Clusters nil.)
 func (c *Client) Clusters(ctx context.Context) ([]api.Cluster, error) {
-	var answer struct {
-		Clusters *[]api.Cluster `json:"clusters"`
-	}
+	var answer api.ClusterList
 	if err := c.do(ctx, http.MethodGet, nil, http.StatusOK, &answer, "api", "v1", "clusters"); err != nil {
 		return nil, err
 	}
 	if answer.Clusters == nil {
 		return nil, fmt.Errorf("GET %s: the answer has no clusters list: is %s an upgradescope server?", c.endpoint("api", "v1", "clusters"), c.labels.Server)
 	}
-	return *answer.Clusters, nil
+	return answer.Clusters, nil
 }
 
 // Cluster reads one cluster with its evaluations and latest snapshot (GET

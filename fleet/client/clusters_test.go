@@ -139,15 +139,28 @@ func TestRenameAndDeleteChangeTheFleet(t *testing.T) {
 }
 
 // A 200 without a clusters list is no fleet server's (another service behind the URL): a
-// real fleet server cannot answer one, so a handler of the test's plays that service.
+// real fleet server cannot answer one, so a handler of the test's plays that service. An
+// empty list is a fleet with no cluster yet, and is read as one.
 func TestClustersRefusesAnAnswerWithoutItsList(t *testing.T) {
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`)
-	}))
-	defer other.Close()
-	_, err := connect(t, other.URL, readToken).Clusters(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "the answer has no clusters list: is server URL an upgradescope server?") {
-		t.Errorf("err = %v, want one saying the answer has no clusters list", err)
+	for _, tc := range []struct {
+		body    string
+		refused bool
+	}{
+		{`{"status":"ok"}`, true},
+		{`{"clusters":null}`, true},
+		{`{"clusters":[]}`, false},
+	} {
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		cs, err := connect(t, other.URL, readToken).Clusters(t.Context())
+		other.Close()
+		switch {
+		case tc.refused && (err == nil || !strings.Contains(err.Error(), "the answer has no clusters list: is server URL an upgradescope server?")):
+			t.Errorf("%s: err = %v, want one saying the answer has no clusters list", tc.body, err)
+		case !tc.refused && (err != nil || cs == nil || len(cs) != 0):
+			t.Errorf("%s: %#v, %v; want an empty list", tc.body, cs, err)
+		}
 	}
 }

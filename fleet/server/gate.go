@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"testing/fstest"
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -293,7 +292,7 @@ func gateEnvelope(body []byte) (*inventory.Document, []report.IgnoreRule, error)
 // implementation for `scan --files` and the gate, so their reports agree.
 func (h *gateHandler) collectManifests(body []byte) (*inventory.Document, error) {
 	e := h.policy.load().eng
-	res, err := files.CollectFS(fstest.MapFS{"manifests.yaml": {Data: body}}, files.Options{Observe: e.Observe(), Workers: 1})
+	res, err := files.CollectBytes("manifests.yaml", body, files.Options{Observe: e.Observe(), Workers: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -15,21 +14,21 @@ import (
 
 // violation is one broken rule, at the line to look at.
 type violation struct {
-	pos string // file:line, relative to the module root
+	pos string // file:line relative to the module root, or the package's folder when no line fits
 	msg string
 }
 
 func (v violation) String() string { return v.pos + ": " + v.msg }
 
 // checkNoOPA holds each noOPA package to linking nothing under the forbidden prefix,
-// naming the import chain that links it. A listed package the module lacks is noted and
-// skipped.
-func checkNoOPA(m *module, r rules, w io.Writer) ([]violation, error) {
+// naming the import chain that links it. A listed package the module lacks is a violation
+// too: a renamed or mistyped path would otherwise turn its rule off without a word.
+func checkNoOPA(m *module, r rules) ([]violation, error) {
 	var found []violation
 	for _, rel := range r.noOPA {
 		p, ok := m.all[m.abs(rel)]
 		if !ok || p.DepOnly {
-			fmt.Fprintf(w, "layercheck: note: %s does not exist yet; its no-OPA rule applies once it does\n", rel)
+			found = append(found, violation{rel, "no such package, but the no-OPA rule lists it, so the rule checks nothing: correct or drop the path in the rules"})
 			continue
 		}
 		chain := importChain(m, p.ImportPath, func(path string) bool { return strings.HasPrefix(path, r.forbiddenPrefix) })
@@ -81,7 +80,7 @@ func importChain(m *module, from string, forbidden func(string) bool) []string {
 
 // checkNoCmdImports refuses an import of a package under cmdDir by a package outside it,
 // tests included.
-func checkNoCmdImports(m *module, r rules, _ io.Writer) ([]violation, error) {
+func checkNoCmdImports(m *module, r rules) ([]violation, error) {
 	if r.cmdDir == "" {
 		return nil, nil
 	}
@@ -132,7 +131,7 @@ func importPos(m *module, p *pkg, files []string, imp string) (string, error) {
 // checkMethodCounts holds every named type declared in the packages under methodsUnder to
 // maxMethods declared methods, pointer and value receivers together; promoted methods of
 // embedded fields are not counted.
-func checkMethodCounts(m *module, r rules, _ io.Writer) ([]violation, error) {
+func checkMethodCounts(m *module, r rules) ([]violation, error) {
 	if r.methodsUnder == "" {
 		return nil, nil
 	}

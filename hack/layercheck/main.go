@@ -6,8 +6,8 @@
 //
 //	go run ./hack/layercheck          # from the module root
 //
-// A listed package that does not exist yet is skipped with a note, so its rule turns on
-// when the package lands.
+// A listed package the module does not have is a violation, so a renamed or mistyped path
+// cannot turn its rule off.
 package main
 
 import (
@@ -33,16 +33,16 @@ func main() {
 	}
 }
 
-// run checks the module rooted at dir against rules, printing notes and violations to w,
-// and answers how many violations it found.
+// run checks the module rooted at dir against rules, printing the violations to w, and
+// answers how many it found.
 func run(ctx context.Context, dir string, r rules, w io.Writer) (int, error) {
 	mod, err := loadModule(ctx, dir)
 	if err != nil {
 		return 0, err
 	}
 	var found []violation
-	for _, check := range []func(*module, rules, io.Writer) ([]violation, error){checkNoOPA, checkNoCmdImports, checkMethodCounts} {
-		v, err := check(mod, r, w)
+	for _, check := range []func(*module, rules) ([]violation, error){checkNoOPA, checkNoCmdImports, checkMethodCounts} {
+		v, err := check(mod, r)
 		if err != nil {
 			return 0, err
 		}

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +19,7 @@ func main() {
 }
 
 func run() error {
-	rules, err := chart.KBRules(context.Background())
+	rules, err := chart.KBRules()
 	if err != nil {
 		return err
 	}
