@@ -19,7 +19,7 @@ type rules struct {
 // upgradescopeRules are the rules `make vet` enforces.
 var upgradescopeRules = rules{
 	// Report readers (renderers, the CRD, the suppression file, the wire formats), the
-	// store, notifications, the dashboard's pages, the fleet API's wire types and its
+	// server's admission of work, the store, notifications, the dashboard's pages, the fleet API's wire types and its
 	// client, a rollout's outcome tables, the loopback test and the knowledge base's
 	// tables: none of them judges, so none links the evaluator. Nor do the facts the
 	// engine computes in Go before the rules run (engine/facts), or the chart's RBAC
@@ -27,7 +27,7 @@ var upgradescopeRules = rules{
 	noOPA: []string{
 		"kb", "engine/facts", "output", "report", "crd", "config", "deploy/chart/genrbac",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback",
-		"fleet/server/store", "fleet/server/notify", "fleet/server/web",
+		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 	},
 	forbiddenPrefix: "github.com/open-policy-agent/",
 	cmdDir:          "cmd",
