@@ -84,6 +84,12 @@ func (v Version) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.M
 // NextMinor is the minor after v's: what a cluster at v is judged at by default.
 func (v Version) NextMinor() string { return Version{Major: v.Major, Minor: v.Minor + 1}.MinorString() }
 
+// LaterMinor answers whether v is a later minor than o (patches aside): a target that is not
+// later than the minor a cluster runs is already reached and says nothing about upgrading.
+func (v Version) LaterMinor(o Version) bool {
+	return v.Major > o.Major || v.Major == o.Major && v.Minor > o.Minor
+}
+
 // DefaultTarget is the minor a cluster at version is judged at when no target is named: the
 // one after it (NextMinor). It is "" when version does not parse: a cluster whose version is
 // unknown has no default target. Pass Document.JudgedVersion for a document's cluster.
@@ -107,7 +113,7 @@ func PlanTargets(version string, extra []string) []string {
 	v, vErr := ParseVersion(version)
 	for _, t := range extra {
 		tv, err := ParseVersion(t)
-		if err == nil && vErr == nil && (tv.Major < v.Major || tv.Major == v.Major && tv.Minor <= v.Minor) {
+		if err == nil && vErr == nil && !tv.LaterMinor(v) {
 			continue
 		}
 		targets = append(targets, t)

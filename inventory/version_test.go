@@ -108,3 +108,24 @@ func TestPlanTargetsAreTheNextMinorAndTheExtraOnesAfterTheCluster(t *testing.T) 
 		})
 	}
 }
+
+func TestLaterMinorComparesMinorsAndIgnoresPatches(t *testing.T) {
+	for _, c := range []struct {
+		v, o string
+		want bool
+	}{
+		{"1.37", "1.36", true},
+		{"1.36", "1.36", false},
+		{"1.36.9", "1.36.0", false},
+		{"1.35", "1.36", false},
+		{"1.10", "1.9", true},
+		{"2.0", "1.99", true},
+		{"1.99", "2.0", false},
+	} {
+		v, _ := ParseVersion(c.v)
+		o, _ := ParseVersion(c.o)
+		if got := v.LaterMinor(o); got != c.want {
+			t.Errorf("%s.LaterMinor(%s) = %v, want %v", c.v, c.o, got, c.want)
+		}
+	}
+}

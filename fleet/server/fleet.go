@@ -73,11 +73,7 @@ func applicable(c store.Cluster, target string) bool {
 		return true
 	}
 	tv, err := inventory.ParseVersion(target)
-	return err != nil || after(tv, current)
-}
-
-func after(a, b inventory.Version) bool {
-	return a.Major > b.Major || a.Major == b.Major && a.Minor > b.Minor
+	return err != nil || tv.LaterMinor(current)
 }
 
 // fleetTargets reads ?targets= (nil when absent): at most MaxFleetTargets minors.

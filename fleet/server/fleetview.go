@@ -210,7 +210,7 @@ func (fr *fleetReads) fleetRow(c store.Cluster, cells []store.FleetRow, targets 
 	current, vErr := inventory.ParseVersion(c.ServerVersion)
 	for i, t := range targets {
 		row.Cells[t] = nil
-		if vErr == nil && !after(parsed[i], current) {
+		if vErr == nil && !parsed[i].LaterMinor(current) {
 			row.NotApplicable = append(row.NotApplicable, t)
 			continue
 		}

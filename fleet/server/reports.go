@@ -47,7 +47,7 @@ func targetParam(r *http.Request, c store.Cluster) (string, error) {
 		return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", t))
 	}
 	if current, err := inventory.ParseVersion(c.ServerVersion); err == nil {
-		if tv, _ := inventory.ParseVersion(minor); !after(tv, current) {
+		if tv, _ := inventory.ParseVersion(minor); !tv.LaterMinor(current) {
 			return "", fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %s: the cluster already runs %s; pick a later minor", minor, current.MinorString()))
 		}
 	}
