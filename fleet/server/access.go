@@ -65,10 +65,12 @@ func scopeOf(r *http.Request) scope {
 	return sc
 }
 
-// pusherOf is who the ingest middleware found may push.
-func pusherOf(r *http.Request) pusher {
-	who, _ := r.Context().Value(pusherKey).(pusher)
-	return who
+// pusherOf is who the ingest middleware found may push; false without it. Unlike a scope's,
+// a pusher's zero value is not harmless (it is the shared token, which pushes as any
+// cluster), so a handler mounted without the middleware must refuse rather than read it.
+func pusherOf(r *http.Request) (pusher, bool) {
+	who, ok := r.Context().Value(pusherKey).(pusher)
+	return who, ok
 }
 
 // credentials are the server's tokens and the store that knows the minted ones.
@@ -125,7 +127,12 @@ func fleetOnly(why string) func(http.Handler) http.Handler {
 	}
 }
 
-var errNoCredential = fail(http.StatusUnauthorized, "a read credential is required: send Authorization: Bearer <read token>")
+// The refusals of a request that names no credential: a push without an ingest token, a
+// read without a read token once the read API is closed.
+var (
+	errNoIngestCredential = fail(http.StatusUnauthorized, "an ingest token is required: send Authorization: Bearer <token>")
+	errNoCredential       = fail(http.StatusUnauthorized, "a read credential is required: send Authorization: Bearer <read token>")
+)
 
 func (c *credentials) readScope(r *http.Request) (scope, error) {
 	tok := bearer(r)
@@ -208,7 +215,7 @@ func (c *credentials) ingest(refused func(error)) func(http.Handler) http.Handle
 func (c *credentials) pusher(r *http.Request) (pusher, error) {
 	tok := bearer(r)
 	if tok == "" {
-		return pusher{}, fail(http.StatusUnauthorized, "an ingest token is required: send Authorization: Bearer <token>")
+		return pusher{}, errNoIngestCredential
 	}
 	if equal(tok, c.ingestToken) {
 		return pusher{}, nil

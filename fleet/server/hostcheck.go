@@ -26,7 +26,9 @@ func hostCheck(hosts []string, log *slog.Logger, now func() time.Time, refused f
 		var lastLog atomic.Int64 // unix nanoseconds of the last warning
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			host := hostOnly(r.Host)
-			if allowed[host] || loopback.Is(host) || host == localAddr(r) {
+			// loopback.Is reads the header as it came: given hostOnly's result it would strip a
+			// port a second time, and "[127.0.0.1:80]:80" would pass.
+			if allowed[host] || loopback.Is(r.Host) || host == localAddr(r) {
 				next.ServeHTTP(w, r)
 				return
 			}

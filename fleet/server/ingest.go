@@ -68,7 +68,10 @@ func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *ingestHandler) accept(w http.ResponseWriter, r *http.Request) (accepted, error) {
-	who := pusherOf(r)
+	who, ok := pusherOf(r)
+	if !ok {
+		return accepted{}, errNoIngestCredential
+	}
 	if err := h.checkHeaders(r); err != nil {
 		return accepted{}, err
 	}

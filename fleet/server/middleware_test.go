@@ -58,7 +58,8 @@ type reached struct {
 }
 
 func (h *reached) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.called, h.scope, h.pusher = true, scopeOf(r), pusherOf(r)
+	h.called, h.scope = true, scopeOf(r)
+	h.pusher, _ = pusherOf(r)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -251,6 +252,8 @@ func TestHostCheck(t *testing.T) {
 		{"another address", "10.0.0.8", "10.0.0.7:8080", false},
 		{"a name ending in localhost", "evil-localhost", "", false},
 		{"localhost with a trailing dot", "localhost.:8080", "", false},
+		{"a loopback address and port in brackets", "[127.0.0.1:80]:80", "", false},
+		{"localhost and a port in brackets", "[localhost:1]", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			refused := 0
@@ -281,5 +284,19 @@ func TestHostCheck(t *testing.T) {
 				t.Error("the refusal lacks the dashboard's security headers")
 			}
 		})
+	}
+}
+
+// A push handler mounted without the ingest middleware must refuse: the zero pusher is the
+// shared token, which may push as any cluster.
+func TestAPushThatNoIngestMiddlewareSawIsRefused(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/snapshots", nil)
+	if _, ok := pusherOf(req); ok {
+		t.Fatal("pusherOf found a pusher in a request no middleware saw")
+	}
+	_, err := (&ingestHandler{}).accept(httptest.NewRecorder(), req)
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.status != http.StatusUnauthorized {
+		t.Errorf("accept without the ingest middleware: %v, want 401", err)
 	}
 }

@@ -89,6 +89,7 @@ func (p *Process) start(ctx context.Context) (*Server, func(), error) {
 	p.rememberLastJudged(ctx, srv)
 	stop, err := p.startPolling(ctx)
 	if err != nil {
+		srv.Close()
 		return nil, nil, err
 	}
 	return srv, stop, nil
@@ -168,6 +169,7 @@ func (p *Process) serve(ctx context.Context, ln net.Listener, srv *Server) error
 	hs, err := p.httpServer(srv, log)
 	if err != nil {
 		ln.Close()
+		srv.Close()
 		return err
 	}
 	loopCtx, stopLoops := context.WithCancel(ctx)
@@ -186,6 +188,7 @@ func (p *Process) serve(ctx context.Context, ln net.Listener, srv *Server) error
 	}
 	select {
 	case err := <-served:
+		hs.Close() // cancels the requests still running, as a drain that ran out does
 		stopLoops()
 		srv.Close()
 		loops.Wait()
@@ -237,8 +240,10 @@ func (p *Process) drain(hs *http.Server, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.Drain)
 	defer cancel()
 	if err := hs.Shutdown(ctx); err != nil {
-		// A stop is still a stop: what did not finish is cancelled before the store closes,
-		// and an agent whose push was cut off pushes it again.
+		// A stop is still a stop: what did not finish is cancelled before the store closes
+		// (closing its connection cancels a request's context), and an agent whose push was
+		// cut off pushes it again.
 		log.Warn("stopping: requests still running after the drain are cancelled", "drain", p.Drain, "err", err)
+		hs.Close()
 	}
 }

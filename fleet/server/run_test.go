@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -191,7 +192,7 @@ func TestRunDrainsAPushInFlightBeforeItReturns(t *testing.T) {
 // and returns.
 func TestRunReturnsWhenTheDrainRunsOut(t *testing.T) {
 	r := startProcess(t, nil, func(p *server.Process) { p.Drain = 300 * time.Millisecond })
-	r.startPush(t, 1000) // a body that never comes
+	conn, answers := r.startPush(t, 1000) // a body that never comes
 	start := time.Now()
 	if err := r.stopped(t, 10*time.Second); err != nil {
 		t.Errorf("Run after a drain that ran out: %v, want nil (a stop is a stop)", err)
@@ -201,6 +202,11 @@ func TestRunReturnsWhenTheDrainRunsOut(t *testing.T) {
 	}
 	if !strings.Contains(r.logs.String(), "requests still running after the drain are cancelled") {
 		t.Errorf("the log does not say the drain ran out")
+	}
+	// What did not finish is cut off, not left running under a store about to close.
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := answers.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the push still running after the drain: read %v, want its connection closed", err)
 	}
 }
 
