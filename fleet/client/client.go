@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -125,16 +126,12 @@ func (c *Client) Warning() string { return c.warning }
 
 // caPool is the system roots and the PEM certificates in file, label naming the file.
 func caPool(file, label string) (*x509.CertPool, error) {
-	pem, err := smallfile.Read(file, smallfile.MaxCA)
-	if err != nil {
+	pool, err := smallfile.CertPool(file)
+	switch {
+	case errors.Is(err, smallfile.ErrNoCertificate):
+		return nil, fmt.Errorf("%s %s: %w", label, file, err)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s %s: no PEM certificate in it", label, file)
 	}
 	return pool, nil
 }
