@@ -143,9 +143,16 @@ func (a *Turns) Evaluation(ctx context.Context) (release func(), err error) {
 // BackgroundEvaluation takes an evaluation slot for the re-evaluation (rule 4), waiting as
 // long as ctx lets it.
 func (a *Turns) BackgroundEvaluation(ctx context.Context) (release func(), err error) {
+	var poll *time.Ticker
 	for a.evalWaiters.Load() > 0 || int(a.pushesActive.Load()) >= a.cores() || !a.evals.TryAcquire(1) {
-		if err := sleep(ctx, slotPoll); err != nil {
-			return nil, err
+		if poll == nil {
+			poll = time.NewTicker(slotPoll)
+			defer poll.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-poll.C:
 		}
 	}
 	return func() { a.evals.Release(1) }, nil
@@ -186,17 +193,6 @@ func take(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Durat
 	return func() { sem.Release(n) }, nil
 }
 
-// sleep waits d or until ctx ends, answering ctx's error then.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // Turns of pushes (pushTurns).
 const (
