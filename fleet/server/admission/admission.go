@@ -193,7 +193,6 @@ func take(ctx context.Context, sem *semaphore.Weighted, n int64, wait time.Durat
 	return func() { sem.Release(n) }, nil
 }
 
-
 // Turns of pushes (pushTurns).
 const (
 	// MaxPushesInFlight bounds the pushes of one kind of credential read, decoded and
