@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -194,8 +195,9 @@ func (h *gateHandler) judge(r *http.Request, req gateRequest, doc *inventory.Doc
 	}
 	t := &rep.Targets[0]
 	report.AgainstContext(t, base.Targets[0], c.Name, snapID)
-	if !sc.fleet && t.Cluster.Verdict == report.VerdictReady {
-		t.Cluster.Verdict = report.VerdictUnknown // othersGap: the rest of the cluster is not the share's
+	if !sc.fleet {
+		// The cluster's judgement is its share's, judged as every share is (asShare).
+		t.Cluster.Verdict = report.Verdict(t.Cluster.Blockers, append(slices.Clone(t.NotAssessed), othersGap))
 	}
 	return rep, nil
 }
