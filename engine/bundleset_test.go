@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/report"
 )
@@ -172,28 +170,5 @@ func TestAKnowledgeBaseWhoseAddonRegistryDoesNotDecodeIsRefused(t *testing.T) {
 				t.Errorf("err = %v, want the kb refused naming /upgradescope/kb/addons", err)
 			}
 		})
-	}
-}
-
-// kb.LoadFS reads the built-in kb bundle's files without OPA (the chart's RBAC generator
-// does): it must decode the same knowledge base the engine does through the bundle loader.
-func TestTheKBReadWithoutOPAIsTheEnginesKB(t *testing.T) {
-	eng, err := engine.New(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.LoadFS("built-in", policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(k, eng.KB()) {
-		t.Error("kb.LoadFS(policies.KB) differs from the engine's KB")
-	}
-	o, err := k.Observe(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := o.Probes.Kinds(), eng.Observe().Probes.Kinds(); !reflect.DeepEqual(got, want) {
-		t.Errorf("probe kinds %v, the engine's %v", got, want)
 	}
 }

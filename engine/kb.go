@@ -12,11 +12,7 @@ import (
 
 // readKB decodes the kb bundle's data: the tables the engine and its callers read (KB).
 func (e *Engine) readKB(l loaded) error {
-	tree, ok := lookup(l.b.Data, "upgradescope", "kb")
-	if !ok {
-		return fmt.Errorf("kb bundle (%s) has no upgradescope/kb data", l.origin)
-	}
-	k, err := kb.Decode(l.origin, tree)
+	k, err := kb.FromData(l.origin, l.b.Data)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,9 @@
 // data.upgradescope.kb: the API lifecycle table, the add-on registry, the API groups
 // Kubernetes serves, the index of images and charts the add-on matchers claim, the probes
 // and the horizon. It decodes the data tree a bundle loader produced (JSON values as
-// map[string]any), or reads it from the bundle's files itself (LoadFS), and links no policy
-// engine, so the dashboard, the chart's RBAC generator and the collectors read the tables
-// without OPA; the engine loads the bundle and hands the decoded KB out.
+// map[string]any) and links no policy engine, so the dashboard, the chart's RBAC generator
+// and the collectors read the tables without the evaluator; the engine loads the bundle and
+// hands the decoded KB out.
 package kb
 
 import (
@@ -34,6 +34,17 @@ type KB struct {
 	// charts are the Helm charts the add-on registry matches (kb.addonindex.charts).
 	charts map[string]bool
 	probes []probe.Declared
+}
+
+// FromData decodes the knowledge base in a bundle's data (a bundle reader's Data), found at
+// upgradescope.kb; origin names the bundle in errors.
+func FromData(origin string, data map[string]any) (*KB, error) {
+	top, _ := data["upgradescope"].(map[string]any)
+	tree, ok := top["kb"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("kb bundle (%s) has no upgradescope/kb data", origin)
+	}
+	return Decode(origin, tree)
 }
 
 // Decode reads the kb bundle's data at upgradescope.kb (tree), as a bundle loader decoded

@@ -4,25 +4,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
 	"github.com/upgradescope/upgradescope/policies"
 )
 
-// builtinTree is the built-in kb bundle's data at upgradescope.kb, as LoadFS reads it.
+// builtinTree is the built-in kb bundle's data at upgradescope.kb, as the bundle reader
+// reads it (a fresh copy each call, which a test may break).
 func builtinTree(t testing.TB) map[string]any {
 	t.Helper()
-	tree, err := kb.ReadTree(policies.KB)
+	b, err := bundles.ReadFS(policies.KB)
 	if err != nil {
 		t.Fatal(err)
 	}
+	top, _ := b.Data["upgradescope"].(map[string]any)
+	tree, _ := top["kb"].(map[string]any)
 	return tree
 }
 
 func builtin(t testing.TB) *kb.KB {
 	t.Helper()
-	k, err := kb.LoadFS("built-in", policies.KB)
+	k, err := kb.Decode("built-in", builtinTree(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/kb/probe"
 	"github.com/upgradescope/upgradescope/policies"
@@ -46,7 +47,11 @@ var collectorReads = []Rule{
 // version, so a kind flagged at several versions is one grant. Resources of one group are
 // merged into one rule, sorted: the output is deterministic.
 func KBRules() ([]Rule, error) {
-	k, err := kb.LoadFS("built-in", policies.KB)
+	b, err := bundles.ReadFS(policies.KB)
+	if err != nil {
+		return nil, fmt.Errorf("read the built-in kb bundle: %w", err)
+	}
+	k, err := kb.FromData("built-in", b.Data)
 	if err != nil {
 		return nil, fmt.Errorf("load the built-in kb: %w", err)
 	}

@@ -22,10 +22,9 @@ var upgradescopeRules = rules{
 	// server's admission of work, the store, notifications, the dashboard's pages, the fleet API's wire types and its
 	// client, a rollout's outcome tables, the loopback test and the knowledge base's
 	// tables: none of them judges, so none links the evaluator. Nor do the facts the
-	// engine computes in Go before the rules run (engine/facts), or the chart's RBAC
-	// generator, which reads the built-in kb's tables (kb.LoadFS).
+	// engine computes in Go before the rules run (engine/facts).
 	noOPA: []string{
-		"kb", "engine/facts", "output", "report", "crd", "config", "deploy/chart/genrbac",
+		"kb", "engine/facts", "output", "report", "crd", "config",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 	},
