@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -95,7 +96,7 @@ func declaredProbes(set []loaded) ([]probe.Declared, error) {
 			continue
 		}
 		packs, _ := lookup(l.b.Data, "upgradescope", "custom")
-		for _, name := range sortedNames(packs) {
+		for _, name := range slices.Sorted(maps.Keys(packs)) {
 			fields, _ := packs[name].(map[string]any)
 			observe, _ := fields["observe"].(map[string]any)
 			at := fmt.Sprintf("/upgradescope/custom/%s/observe/probes", name)
@@ -109,15 +110,6 @@ func declaredProbes(set []loaded) ([]probe.Declared, error) {
 		}
 	}
 	return declared, nil
-}
-
-func sortedNames(m map[string]any) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func lookup(data map[string]any, path ...string) (map[string]any, bool) {
