@@ -133,7 +133,61 @@ func fullDocument() *Document {
 		}},
 		ObjectsOmitted: 1, Values: []ProbeValue{{Value: "/var/run/docker.sock", Count: 2}}, ValuesOmitted: 1,
 	}}
+	d.Preflight = fullPreflight(ref)
 	return d
+}
+
+func fullPreflight(ref ObjectRef) *Preflight {
+	found, ready, failCgroupV1 := true, 0, false
+	svc := &ServiceRef{Namespace: "web", Name: "hook", Port: 443, Found: &found, ReadyEndpoints: &ready}
+	names := NameList{Count: 3, Names: []string{"n1"}, NamesOmitted: 2}
+	pods := PodList{Count: 2, Objects: []ObjectRef{ref}, ObjectsOmitted: 1}
+	return &Preflight{
+		DisruptionBudgets: []DisruptionBudget{{
+			Object: ref, APIVersion: "policy/v1", MinAvailable: "2", MaxUnavailable: "0", SelectorEmpty: true,
+			UnhealthyPodEvictionPolicy: "AlwaysAllow",
+			Status:                     &BudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2},
+			Pods:                       []string{"shop-1"}, PodsOmitted: 1,
+			Workloads: []WorkloadReplicas{{Object: ref, Replicas: 2}}, WorkloadsOmitted: 1,
+		}},
+		DisruptionBudgetsOmitted: 1,
+		Drain:                    &DrainPods{Examined: 9, Unreplicated: pods, LocalStorage: pods},
+		Placements:               []Placement{{Object: ref, Replicas: 3, Rule: "anti-affinity"}},
+		PlacementsOmitted:        1,
+		Webhooks: []Webhook{{
+			Configuration: ref, APIVersion: "admissionregistration.k8s.io/v1", Name: "hook.example.com",
+			FailurePolicy: "Fail", RulesOmitted: 1, CoversKubeSystem: true, ObjectSelectorEmpty: true,
+			Rules: []WebhookRule{{
+				Operations: []string{"CREATE"}, APIGroups: []string{""}, APIVersions: []string{"v1"},
+				Resources: []string{"pods"}, Scope: "*",
+			}},
+			Service: svc, TimeoutSeconds: 10,
+		}},
+		WebhooksOmitted: 1,
+		APIServices: []APIService{{
+			Object: ref, Group: "metrics.k8s.io", Version: "v1beta1", Service: svc,
+			Available: "False", Reason: "MissingEndpoints", Message: "endpoints for service/metrics-server not found",
+		}},
+		APIServicesOmitted: 1,
+		Conversions:        []Conversion{{CRD: ref, Group: "example.com", Kind: "Widget", Service: svc, URL: true}},
+		ConversionsOmitted: 1,
+		NodeState: &NodeState{
+			Examined: 5, Schedulable: 3, NotReady: names, Cordoned: names,
+			Pressure: []NodeCondition{{Condition: "DiskPressure", Nodes: names}},
+			Systems: []NodeSystem{{
+				OSImage: "Ubuntu 20.04.6 LTS", KernelVersion: "5.4.0-1", ContainerRuntime: "containerd://1.7.2",
+				KubeletVersion: "v1.33.2", Nodes: names,
+			}},
+			SystemsOmitted: 1,
+		},
+		Components: []Component{{
+			Component: "kubelet", Source: "kubelet-configz", Object: ref,
+			FeatureGates: []FeatureGate{{Name: "InPlacePodVerticalScaling", Value: true, Line: 12}},
+			Flags:        []Flag{{Name: "--proxy-mode", Value: "ipvs", Line: 13}},
+			Omitted:      1, Nodes: []string{"n1"}, NodesOmitted: 1, ProxyMode: "ipvs", FailCgroupV1: &failCgroupV1,
+		}},
+		ComponentsOmitted: 1,
+	}
 }
 
 // The acceptor implements only the keywords schema.json uses; a subschema with any other is

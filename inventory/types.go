@@ -71,6 +71,9 @@ type Document struct {
 	// Probes are the field observations the loaded bundles declared (ProbeSpec), one per
 	// probe, in id order.
 	Probes []Probe `json:"probes,omitempty"`
+
+	// Preflight holds what stalls an upgrade that no API version shows (preflight.go).
+	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
 // Capability says whether a collector step saw everything it looked for.
