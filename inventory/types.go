@@ -19,12 +19,24 @@ const (
 
 // Capability names. A capability is one collector step; it says what it could not see.
 const (
-	CapAPIUsage        = "api-usage"
+	// CapAPIUsage: the objects at each API version, as manifests write them (files) or at
+	// the kinds the knowledge base flags (live).
+	CapAPIUsage = "api-usage"
+	// CapDeprecatedCalls: the apiserver's apiserver_requested_deprecated_apis metric (live
+	// only; managed control planes often forbid /metrics).
 	CapDeprecatedCalls = "deprecated-calls"
-	CapHelm            = "helm"
-	CapAddons          = "addons"
-	CapVersions        = "versions"
-	CapCRDs            = "crds"
+	// CapHelm: Helm's stored releases, with each chart's kubeVersion and the APIs of its
+	// stored manifest (live only).
+	CapHelm = "helm"
+	// CapAddons: what add-ons are detected from: workload images, Helm and GitOps charts,
+	// IngressClasses.
+	CapAddons = "addons"
+	// CapVersions: the server version and provider, the nodes' kubelet versions and
+	// container runtimes, and the control-plane components' versions (live only).
+	CapVersions = "versions"
+	// CapCRDs: CustomResourceDefinitions with their versions and storedVersions, and the
+	// versions their objects use.
+	CapCRDs = "crds"
 )
 
 // MaxObjectRefs is how many object references one APIUsage entry lists; the rest are counted

@@ -35,6 +35,24 @@ is_date(date) if regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`, date)
 # METADATA
 # description: One finding per add-on (or release line), rule and target.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: addon-end-of-life
+#       title: Add-ons past or near their end of life
+#       category: eol-addon
+#       reads: [inventory.workloadImages, inventory.helmReleases, inventory.gitopsCharts, inventory.ingressClasses, inventory.nodes]
+#       capabilities: [addons, versions]
+#       modes: [files, cluster]
+#       severity: >-
+#         blocker when the add-on is retired or past its end of life, when its installed release line has
+#         ended, or when it is older than the oldest tracked line and that line has ended; warning
+#         (eol-approaching) when the add-on or its line ends within 90 days. Judged on the scan's clock,
+#         whatever the target; node container runtimes come from the nodes, live only.
+#       citations:
+#         - https://endoflife.date
+#         - https://kubernetes.io/blog/2025/11/11/ingress-nginx-retirement/
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -42,6 +60,9 @@ findings contains f if {
 	some f in product_findings(id, entry, t)
 }
 
+# METADATA
+# custom:
+#   families: [{id: addon-end-of-life}, {id: addon-target-incompatible}]
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -52,6 +73,14 @@ findings contains f if {
 	some f in line_findings(id, entry, row, t, covered)
 }
 
+# METADATA
+# custom:
+#   notice:
+#     category: addon-no-data
+#     why: >-
+#       An add-on, release line or node container runtime the registry cannot place is reported as
+#       info so that no finding never reads as supported: a limit of the knowledge base, not a risk of
+#       the upgrade.
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -62,6 +91,9 @@ findings contains f if {
 	f := finding(id, "", "addon-no-data", "info", t, title, entry.support.citations, covered)
 }
 
+# METADATA
+# custom:
+#   families: [{id: addon-end-of-life}]
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -76,6 +108,21 @@ findings contains f if {
 	f := finding(id, sprintf("below-%s", [oldest.line]), "eol-addon", "blocker", t, title, oldest.citations, covered)
 }
 
+# METADATA
+# custom:
+#   families:
+#     - id: addon-target-incompatible
+#       title: Add-on versions that do not support the target
+#       category: chart-incompat
+#       reads: [inventory.workloadImages, inventory.helmReleases, inventory.gitopsCharts, inventory.ingressClasses, inventory.nodes]
+#       capabilities: [addons, versions]
+#       modes: [files, cluster]
+#       severity: >-
+#         blocker when the Kubernetes range the registry cites for the installed version, or for its
+#         release line, excludes the target.
+#       citations:
+#         - https://github.com/kubernetes-sigs/metrics-server#compatibility-matrix
+#         - https://github.com/kubernetes/kube-state-metrics#compatibility-matrix
 findings contains f if {
 	some id in detected
 	entry := kb.addons[id]
@@ -92,6 +139,14 @@ findings contains f if {
 
 # A node container runtime no registry entry lists (cri-o, docker) cannot be judged: one
 # info per runtime names its versions and nodes, so "no finding" never reads as "supported".
+# METADATA
+# custom:
+#   notice:
+#     category: addon-no-data
+#     why: >-
+#       An add-on, release line or node container runtime the registry cannot place is reported as
+#       info so that no finding never reads as supported: a limit of the knowledge base, not a risk of
+#       the upgrade.
 findings contains f if {
 	some name, groups in unjudged_runtimes
 	some t in input.targets

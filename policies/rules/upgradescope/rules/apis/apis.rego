@@ -20,6 +20,22 @@ import data.upgradescope.lib.versions
 # METADATA
 # description: One finding per recorded API and target.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: removed-api-objects
+#       title: Objects at API versions the target does not serve
+#       category: removed-api
+#       reads: [inventory.apiUsage]
+#       capabilities: [api-usage]
+#       modes: [files, cluster]
+#       severity: >-
+#         blocker when the target no longer serves the version (removed at or before it) or does not serve
+#         it yet (introduced after it); warning when the version is removed in the minor after the target.
+#       citations:
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-policy/
 findings contains finding(u, k, t, "removed-api", "blocker", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
@@ -29,6 +45,9 @@ findings contains finding(u, k, t, "removed-api", "blocker", title, remediation)
 	remediation := migrate(k, e, t)
 }
 
+# METADATA
+# custom:
+#   families: [{id: removed-api-objects}]
 findings contains finding(u, k, t, "removed-api", "warning", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
@@ -40,6 +59,22 @@ findings contains finding(u, k, t, "removed-api", "warning", title, remediation)
 	remediation := migrate(k, e, e.removed)
 }
 
+# METADATA
+# custom:
+#   families:
+#     - id: deprecated-api-objects
+#       title: Objects at deprecated API versions
+#       category: deprecated-api
+#       reads: [inventory.apiUsage, inventory.apiAuthorshipUnknown]
+#       capabilities: [api-usage]
+#       modes: [files, cluster]
+#       severity: >-
+#         info when the version is deprecated (at or before the target, or announced for a later minor)
+#         and not removed within a minor of the target; objects whose writer cannot be told (no
+#         managedFields, no last-applied-configuration) are info too.
+#       citations:
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-policy/
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-guide/
 findings contains finding(u, k, t, "deprecated-api", "info", title, remediation) if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
@@ -53,6 +88,9 @@ findings contains finding(u, k, t, "deprecated-api", "info", title, remediation)
 	remediation := migrate(k, e, t)
 }
 
+# METADATA
+# custom:
+#   families: [{id: removed-api-objects}]
 findings contains unserved if {
 	some u in input.inventory.apiUsage
 	some t in input.targets
@@ -65,6 +103,9 @@ findings contains unserved if {
 	unserved := object.union(f, {"key": sprintf("removed-api/%s/unserved", [k])})
 }
 
+# METADATA
+# custom:
+#   families: [{id: deprecated-api-objects}]
 findings contains unattributed if {
 	some u in input.inventory.apiAuthorshipUnknown
 	some t in input.targets

@@ -17,6 +17,21 @@ import data.upgradescope.lib.versions
 
 # METADATA
 # description: One finding per called resource and target, unless folded.
+# custom:
+#   families:
+#     - id: deprecated-api-calls
+#       title: Clients still calling deprecated APIs
+#       category: deprecated-api-in-use
+#       reads: [inventory.deprecatedCalls]
+#       capabilities: [deprecated-calls]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when the called API is removed at or before the target; warning when it is removed in
+#         the minor after the target; info otherwise, or when no removal is announced. A call at an API
+#         whose objects the inventory lists is folded into that object's finding.
+#       citations:
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-policy/
+#         - https://kubernetes.io/blog/2020/09/03/warnings/#deprecation-warnings
 findings contains f if {
 	some c in input.inventory.deprecatedCalls
 	some t in input.targets

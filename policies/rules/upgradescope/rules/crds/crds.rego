@@ -16,6 +16,22 @@ versioning := "https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resourc
 # METADATA
 # description: CRD version findings, the same for every target.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: crd-versions
+#       title: Custom resources at versions their CRD no longer serves or deprecates
+#       category: crd-version
+#       reads: [inventory.crds, facts.crds]
+#       capabilities: [crds]
+#       modes: [files, cluster]
+#       severity: >-
+#         blocker when objects are stored at a version the CRD does not serve; warning when objects use a
+#         deprecated served version, or storedVersions lists a version no longer served (a storage
+#         migration is due); info for deprecated versions no object uses. The same for every target.
+#       citations:
+#         - https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
 findings contains f if {
 	some i in judged
 	c := input.inventory.crds[i]
@@ -27,6 +43,9 @@ findings contains f if {
 	f := finding(c, u, "unserved", "blocker", t, title, remediation)
 }
 
+# METADATA
+# custom:
+#   families: [{id: crd-versions}]
 findings contains f if {
 	some i in judged
 	c := input.inventory.crds[i]
@@ -40,6 +59,9 @@ findings contains f if {
 	f := object.union(finding(c, u, "deprecated", "warning", t, title, "Rewrite these objects at the CRD's storage version."), {"detail": warning_text(v)})
 }
 
+# METADATA
+# custom:
+#   families: [{id: crd-versions}]
 findings contains f if {
 	some i in judged
 	c := input.inventory.crds[i]
@@ -55,6 +77,9 @@ findings contains f if {
 # listing the CRDs (a repository can hold hundreds, and a finding each drowned the report and
 # cost more than every other rule together). Each CRD is an object of the finding, so a
 # suppression can still name one.
+# METADATA
+# custom:
+#   families: [{id: crd-versions}]
 findings contains f if {
 	count(unused_deprecated) > 0
 	some t in input.targets

@@ -27,6 +27,23 @@ gone := {"uninstalled", "uninstalling"}
 # METADATA
 # description: kubeVersion, removed and deprecated APIs of each release's stored manifest.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: helm-chart-kubeversion
+#       title: Helm releases whose chart's kubeVersion excludes the target
+#       category: chart-incompat
+#       reads: ["inventory.helmReleases[].kubeVersion", facts.kubeVersionFlagged]
+#       capabilities: [helm]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when the chart's kubeVersion constraint, checked with Helm's own semver library,
+#         excludes the target (Helm refuses to install or upgrade the chart there); info when the
+#         constraint does not parse.
+#       citations:
+#         - https://helm.sh/docs/topics/charts/#the-chartyaml-file
+#         - https://github.com/helm/helm/blob/v3.17.0/pkg/action/action.go#L115-L119
 findings contains f if {
 	some [i, t, "excludes"] in input.facts.kubeVersionFlagged
 	r := helm.release(i)
@@ -47,6 +64,9 @@ findings contains f if {
 	}
 }
 
+# METADATA
+# custom:
+#   families: [{id: helm-chart-kubeversion}]
 findings contains f if {
 	some [i, t, "invalid"] in input.facts.kubeVersionFlagged
 	r := helm.release(i)
@@ -65,6 +85,24 @@ findings contains f if {
 	}
 }
 
+# METADATA
+# custom:
+#   families:
+#     - id: helm-release-manifest-apis
+#       title: Helm releases whose stored manifest uses APIs the target removes
+#       category: removed-api
+#       reads: ["inventory.helmReleases[].manifestApis", facts.helmManifestApis]
+#       capabilities: [helm]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when an API of the last release's stored manifest is removed at or before the target
+#         (helm upgrade cannot build the release's current objects to diff against); warning when one is
+#         deprecated by the target and not yet removed. Objects the live scan already flags at the API are
+#         not counted again.
+#       citations:
+#         - https://helm.sh/docs/topics/kubernetes_apis/
+#         - https://github.com/helm/helm/blob/v3.17.0/pkg/action/upgrade.go#L311-L321
+#         - https://github.com/helm/helm-mapkubeapis
 findings contains f if {
 	some [r, judged] in release_apis
 	some t in input.targets
@@ -87,6 +125,9 @@ findings contains f if {
 	}
 }
 
+# METADATA
+# custom:
+#   families: [{id: helm-release-manifest-apis}]
 findings contains f if {
 	some [r, judged] in release_apis
 	some t in input.targets

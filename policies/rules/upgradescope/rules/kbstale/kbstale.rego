@@ -15,6 +15,12 @@ import data.upgradescope.lib.versions
 
 # METADATA
 # description: A warning per target when the target or the server is past the horizon.
+# custom:
+#   notice:
+#     category: kb-stale
+#     why: >-
+#       A target or server past the knowledge base's horizon is a limit of what upgradescope knows
+#       (the report's required kb-coverage gap), not a risk of the upgrade.
 findings contains f if {
 	some t in input.targets
 	newest := max({versions.ordinal(t)} | server_ordinal)

@@ -49,6 +49,24 @@ severity := {"ending": "warning", "extended": "blocker", "ended": "blocker"}
 #   One finding per target for the cluster's minor past, or near, standard support, and one
 #   for each target minor the provider has already moved out of it.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: provider-support-lifecycle
+#       title: Managed clusters past, or near, the end of standard support
+#       category: support-lifecycle
+#       reads: [inventory.provider, inventory.serverVersion]
+#       capabilities: [versions]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when the cluster's minor has left the provider's standard support (extended support, or
+#         none); warning when standard support ends within 90 days, or when a target minor has already
+#         left it. Judged on the scan's clock; a minor the calendar does not list gets no finding.
+#       citations:
+#         - https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+#         - https://docs.cloud.google.com/kubernetes-engine/docs/release-schedule
+#         - https://learn.microsoft.com/en-us/azure/aks/supported-kubernetes-versions
 findings contains f if {
 	some t in input.targets
 	f := {
@@ -67,6 +85,9 @@ findings contains f if {
 
 # A target the provider has already moved out of standard support: an upgrade to it lands in
 # extended support (or none), so the plan should go further.
+# METADATA
+# custom:
+#   families: [{id: provider-support-lifecycle}]
 findings contains f if {
 	some t in input.targets
 	t != minor

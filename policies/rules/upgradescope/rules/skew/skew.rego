@@ -19,6 +19,22 @@ import data.upgradescope.lib.versions
 # METADATA
 # description: Skew findings per target.
 # scope: document
+
+# METADATA
+# custom:
+#   families:
+#     - id: kubelet-skew
+#       title: Kubelets outside the version skew policy
+#       category: version-skew
+#       reads: [inventory.nodes, inventory.controlPlane, inventory.serverVersion]
+#       capabilities: [versions]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when kubelets would be more than the kubelet window (3 minors; 2 before 1.25) behind the
+#         target; warning when they are already that far behind the newest kube-apiserver, or newer than
+#         the oldest one.
+#       citations:
+#         - https://kubernetes.io/releases/version-skew-policy/
 findings contains f if {
 	current # without a server version there is nothing to judge skew against
 	some t in input.targets
@@ -32,6 +48,9 @@ findings contains f if {
 
 # Behind is measured from the newest kube-apiserver: in an HA cluster at 1.32 and 1.31 a 1.28
 # kubelet is out of policy although it is three behind the older instance.
+# METADATA
+# custom:
+#   families: [{id: kubelet-skew}]
 findings contains f if {
 	window := kubelet_window(newest_apiserver)
 	late := [g | some g in kubelet_groups; g.minor < newest_apiserver - window]
@@ -43,6 +62,9 @@ findings contains f if {
 	f := finding("kubelet-current", "warning", t, title, nodes_detail(late), "Upgrade these nodes first.")
 }
 
+# METADATA
+# custom:
+#   families: [{id: kubelet-skew}]
 findings contains f if {
 	ahead := [g | some g in kubelet_groups; g.minor > current]
 	count(ahead) > 0
@@ -52,6 +74,13 @@ findings contains f if {
 	f := finding("kubelet-newer-than-apiserver", "warning", t, title, nodes_detail(ahead), remediation)
 }
 
+# METADATA
+# custom:
+#   notice:
+#     category: version-skew
+#     why: >-
+#       A kubelet version that does not parse cannot be judged for skew; the info asks for a check by
+#       hand.
 findings contains f if {
 	bad := [{"count": g.count, "names": g.names, "namesOmitted": object.get(g, "namesOmitted", 0)} |
 		some g in input.inventory.nodes
@@ -63,6 +92,23 @@ findings contains f if {
 	f := finding("kubelet-unparseable", "info", t, title, nodes_detail(bad), "Check these nodes' kubelet versions by hand.")
 }
 
+# METADATA
+# custom:
+#   families:
+#     - id: control-plane-skew
+#       title: Control-plane components outside the version skew policy
+#       category: version-skew
+#       reads: [inventory.controlPlane, inventory.serverVersion, inventory.emulatedVersion]
+#       capabilities: [versions]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when kube-controller-manager or kube-scheduler is newer than the oldest kube-apiserver;
+#         warning when one is more than a minor behind the newest, or when kube-apiserver instances span
+#         more than one minor; info when the target is more than one minor ahead (the control plane
+#         upgrades one minor at a time).
+#       citations:
+#         - https://kubernetes.io/releases/version-skew-policy/
+#         - https://kubernetes.io/releases/version-skew-policy/#supported-component-upgrade-order
 findings contains f if {
 	newest_apiserver - current > kb.skew.apiserverMaxSpread
 	some t in input.targets
@@ -70,6 +116,9 @@ findings contains f if {
 	f := finding("apiserver-ha-spread", "warning", t, title, "", "Finish the control-plane upgrade so every kube-apiserver runs one minor.")
 }
 
+# METADATA
+# custom:
+#   families: [{id: control-plane-skew}]
 findings contains f if {
 	some component in control_plane
 	v := max(component_versions(component))
@@ -80,6 +129,9 @@ findings contains f if {
 	f := finding(sprintf("%s-newer", [component]), "blocker", t, title, "", remediation)
 }
 
+# METADATA
+# custom:
+#   families: [{id: control-plane-skew}]
 findings contains f if {
 	some component in control_plane
 	v := min(component_versions(component))
@@ -92,6 +144,21 @@ findings contains f if {
 	f := finding(sprintf("%s-behind", [component]), "warning", t, title, "", remediation)
 }
 
+# METADATA
+# custom:
+#   families:
+#     - id: kube-proxy-skew
+#       title: kube-proxy outside the version skew policy
+#       category: version-skew
+#       reads: [inventory.controlPlane, inventory.serverVersion]
+#       capabilities: [versions]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when kube-proxy would be more than 3 minors behind the target; warning when it is newer
+#         than the oldest kube-apiserver, already more than 3 minors behind the newest, or outside the
+#         window of the kubelet beside it.
+#       citations:
+#         - https://kubernetes.io/releases/version-skew-policy/
 findings contains f if {
 	ahead := [g | some g in proxy_groups; g.minor > current]
 	count(ahead) > 0
@@ -100,6 +167,9 @@ findings contains f if {
 	f := finding("kube-proxy-newer", "warning", t, title, nodes_detail(ahead), "kube-proxy must not be newer than kube-apiserver.")
 }
 
+# METADATA
+# custom:
+#   families: [{id: kube-proxy-skew}]
 findings contains f if {
 	late := [g | some g in proxy_groups; newest_apiserver - g.minor > kb.skew.kubeProxyMaxBehind]
 	count(late) > 0
@@ -108,6 +178,9 @@ findings contains f if {
 	f := finding("kube-proxy-behind", "warning", t, title, nodes_detail(late), "Upgrade kube-proxy with its nodes.")
 }
 
+# METADATA
+# custom:
+#   families: [{id: kube-proxy-skew}]
 findings contains f if {
 	current
 	some t in input.targets
@@ -119,6 +192,9 @@ findings contains f if {
 	f := finding("kube-proxy-post-upgrade", "blocker", t, title, nodes_detail(late), "Upgrade kube-proxy before the control plane passes its window.")
 }
 
+# METADATA
+# custom:
+#   families: [{id: kube-proxy-skew}]
 findings contains f if {
 	some g in proxy_groups
 	kubelet := versions.ordinal(g.kubeletVersion)
@@ -132,6 +208,9 @@ findings contains f if {
 	f := finding(discriminator, "warning", t, title, nodes_detail([g]), remediation)
 }
 
+# METADATA
+# custom:
+#   families: [{id: control-plane-skew}]
 findings contains f if {
 	some t in input.targets
 	versions.ordinal(t) - current > 1

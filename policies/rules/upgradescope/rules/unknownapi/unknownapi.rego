@@ -15,6 +15,12 @@ import data.upgradescope.lib.apis
 
 # METADATA
 # description: Info per unknown built-in API and target.
+# custom:
+#   notice:
+#     category: unknown-api
+#     why: >-
+#       A version of a built-in group the knowledge base does not describe is a typo or an API newer
+#       than the knowledge base: the info says what could not be judged.
 findings contains f if {
 	some u in input.inventory.apiUsage
 	kb.groups[u.group]
