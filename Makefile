@@ -50,7 +50,7 @@ image: ## container image archives (no Docker engine): dist/upgradescope_<versio
 	  done
 
 .PHONY: test
-test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
+test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check checks-check ## every check CI runs
 
 .PHONY: vet
 vet: ## go vet, gofmt and the layer rules (hack/layercheck: who may link OPA, who may import cmd/, methods per server type)
@@ -114,6 +114,17 @@ registry-check: ## fail when the compiled add-on and behaviour data differ from 
 	  go run ./tools/genregistry -out "$$tmp" && \
 	  for d in addons addonindex providers behaviours probes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "registry data is current"
+
+.PHONY: checks
+checks: ## regenerate docs/checks.md, the table of check families, from the built-in packs' METADATA
+	go run ./tools/genchecks -out docs/checks.md
+
+.PHONY: checks-check
+checks-check: ## fail when docs/checks.md differs from a fresh generation (or a family breaks the convention)
+	@tmp=$$(mktemp) && trap 'rm -f "$$tmp"' EXIT && \
+	  go run ./tools/genchecks -out "$$tmp" && \
+	  { diff -u docs/checks.md "$$tmp" || { echo "docs/checks.md is stale: run make checks"; exit 1; }; } && \
+	  echo "docs/checks.md is current"
 
 .PHONY: chart-rbac
 chart-rbac: ## regenerate the chart's ClusterRole reads from the built-in bundles (after make kb or make registry); a Go test fails on drift
