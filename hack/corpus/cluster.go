@@ -41,7 +41,11 @@ func LargeCluster() *inventory.Document {
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: {Available: true}, inventory.CapVersions: {Available: true},
 			inventory.CapHelm: {Available: true}, inventory.CapAddons: {Available: true},
-			inventory.CapCRDs: {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
+			inventory.CapDisruptionBudgets: {Available: true}, inventory.CapPods: {Available: true},
+			inventory.CapWebhooks: {Available: true}, inventory.CapEndpoints: {Available: true},
+			inventory.CapAPIServices: {Available: true}, inventory.CapNodeState: {Available: true},
+			inventory.CapComponentFlags: {Available: true},
+			inventory.CapCRDs:           {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
 		},
 	}
 	for i := range 200 {
