@@ -141,15 +141,28 @@ state_at(gate, t) := cs[count(cs) - 1] if {
 	count(cs) > 0
 }
 
-# removal is how the removed family judges a gate at target t; at most one judgement.
-removal(gate, t) := {"severity": "blocker", "phrase": sprintf("was removed in %s", [s.minor])} if {
+# removal is how the removed family judges a gate at target t, at most once: the severity, the
+# title's phrase, and by when to remove the setting.
+removal(gate, t) := {
+	"severity": "blocker",
+	"phrase": sprintf("was removed in %s", [s.minor]),
+	"by": sprintf("before upgrading to %s", [t]),
+} if {
 	s := state_at(gate, t)
 	s.removed
-} else := {"severity": "warning", "phrase": sprintf("removed in %s, the minor after %s", [next, t])} if {
+} else := {
+	"severity": "warning",
+	"phrase": sprintf("removed in %s, the minor after %s", [next, t]),
+	"by": sprintf("before upgrading to %s", [next]),
+} if {
 	next := versions.next(t)
 	judged(next)
 	state_at(gate, next).removed
-} else := {"severity": "warning", "phrase": sprintf("deprecated in %s", [t])} if {
+} else := {
+	"severity": "warning",
+	"phrase": sprintf("deprecated in %s", [t]),
+	"by": "while the component still accepts it: a later minor removes it",
+} if {
 	state_at(gate, t).preRelease == "Deprecated"
 }
 
@@ -167,10 +180,7 @@ removed_finding(component, name, gate, t, j, uses) := object.union(
 		"target": t,
 		"title": removed_title(component, name, t, j, uses),
 		"detail": removed_detail(component, name, gate, j),
-		"remediation": sprintf(
-			"Remove %s from %s's feature gates (%s) before upgrading to %s.",
-			[name, component, setting(component), t],
-		),
+		"remediation": sprintf("Remove %s from %s's feature gates (%s) %s.", [name, component, setting(component), j.by]),
 		"objects": objects(uses),
 		"namespaces": namespaces(uses),
 		"citations": [citation_removed, citation_docs, citation_unknown],

@@ -89,6 +89,7 @@ test_a_gate_removed_in_the_minor_after_the_target_is_a_warning if {
 	f.key == "feature-gates/removed/kube-apiserver/Gone"
 	f.severity == "warning"
 	f.title == "kube-apiserver is started with feature gate Gone, removed in 1.34, the minor after 1.33 (set in kube-system/kube-apiserver-cp1; on nodes cp1)"
+	f.remediation == "Remove Gone from kube-apiserver's feature gates (--feature-gates) before upgrading to 1.34."
 }
 
 test_two_minors_before_its_removal_a_gate_at_its_default_has_no_finding if {
@@ -100,6 +101,7 @@ test_a_deprecated_gate_at_the_target_is_a_warning if {
 	f.severity == "warning"
 	f.key == "feature-gates/removed/kube-apiserver/Deprecated"
 	f.title == "kube-apiserver is started with feature gate Deprecated, deprecated in 1.31 (set in kube-system/kube-apiserver-cp1; on nodes cp1)"
+	endswith(f.remediation, "(--feature-gates) while the component still accepts it: a later minor removes it.")
 }
 
 test_deprecation_is_judged_from_the_minor_it_starts_and_removal_next_takes_its_place if {
