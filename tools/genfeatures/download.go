@@ -28,7 +28,7 @@ func download(ctx context.Context, modules []string) (map[string]string, error) 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	dirs := map[string]string{}
-	var failed []string
+	var failed []error
 	dec := json.NewDecoder(&stdout)
 	for {
 		var m struct{ Path, Version, Dir, Error string }
@@ -38,13 +38,13 @@ func download(ctx context.Context, modules []string) (map[string]string, error) 
 			return nil, fmt.Errorf("read go mod download's output: %w", err)
 		}
 		if m.Error != "" {
-			failed = append(failed, m.Error)
+			failed = append(failed, errors.New(m.Error))
 			continue
 		}
 		dirs[m.Path+"@"+m.Version] = m.Dir
 	}
 	if len(failed) > 0 {
-		return nil, fmt.Errorf("download Kubernetes source: %w", joinErr(failed))
+		return nil, fmt.Errorf("download Kubernetes source: %w", errors.Join(failed...))
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("go mod download: %w: %s", runErr, bytes.TrimSpace(stderr.Bytes()))

@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/upgradescope/upgradescope/kb/kbdata"
 )
@@ -157,12 +156,4 @@ func readMinor(n minorVersion, src sources, dirs map[string]string) (minorGates,
 	}
 	mg.Gates = gates
 	return mg, nil
-}
-
-// joinErr is used where a download reports several failures.
-func joinErr(errs []string) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s", strings.Join(errs, "; "))
 }
