@@ -1,0 +1,244 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func TestARefusedReadNamesThePermissionToGrant(t *testing.T) {
+	forbidden := func(gr schema.GroupResource) error { return apierrors.NewForbidden(gr, "", errors.New("RBAC: nope")) }
+	tests := []struct {
+		name string
+		a    access
+		err  error
+		want string
+	}{
+		{"a cluster-wide list in a group",
+			access{verb: "list", group: "policy", resource: "poddisruptionbudgets"},
+			forbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}),
+			"cannot list poddisruptionbudgets.policy at the cluster scope: forbidden; grant list on poddisruptionbudgets in group policy"},
+		{"a list in one namespace of the core group",
+			access{verb: "list", resource: "pods", namespace: "kube-system"},
+			forbidden(schema.GroupResource{Resource: "pods"}),
+			`cannot list pods in namespace kube-system: forbidden; grant list on pods in the core group ("")`},
+		{"a get by name",
+			access{verb: "get", resource: "configmaps", namespace: "kube-system", name: "kube-proxy"},
+			forbidden(schema.GroupResource{Resource: "configmaps"}),
+			`cannot get configmaps/kube-proxy in namespace kube-system: forbidden; grant get on configmaps named kube-proxy in the core group ("") in namespace kube-system`},
+		{"a subresource",
+			access{verb: "get", resource: "nodes/proxy"},
+			forbidden(schema.GroupResource{Resource: "nodes"}),
+			`cannot get nodes/proxy at the cluster scope: forbidden; grant get on nodes/proxy in the core group ("")`},
+		{"a read that timed out says so",
+			access{verb: "list", group: "apiregistration.k8s.io", resource: "apiservices"},
+			fmt.Errorf("list: %w", context.DeadlineExceeded),
+			"list apiservices.apiregistration.k8s.io at the cluster scope: timed out"},
+		{"another failure keeps its error",
+			access{verb: "list", group: "apiregistration.k8s.io", resource: "apiservices"},
+			errors.New("connection refused"),
+			"list apiservices.apiregistration.k8s.io at the cluster scope: connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.a.unavailable(tt.err)
+			if got.Available || got.Reason != tt.want {
+				t.Errorf("got %+v\nwant reason %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func node(name string, mutate func(*corev1.Node)) corev1.Node {
+	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	n.Status.NodeInfo = corev1.NodeSystemInfo{OSImage: "Ubuntu 24.04", KernelVersion: "6.8.0", ContainerRuntimeVersion: "containerd://1.7.27", KubeletVersion: "v1.35.1"}
+	if mutate != nil {
+		mutate(&n)
+	}
+	return n
+}
+
+func condition(typ corev1.NodeConditionType, status corev1.ConditionStatus) func(*corev1.Node) {
+	return func(n *corev1.Node) {
+		for i, c := range n.Status.Conditions {
+			if c.Type == typ {
+				n.Status.Conditions[i].Status = status
+				return
+			}
+		}
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: typ, Status: status})
+	}
+}
+
+func TestNodeStateCountsNotReadyCordonedPressureAndSystems(t *testing.T) {
+	nodes := []corev1.Node{
+		node("a", nil),
+		node("b", condition(corev1.NodeReady, corev1.ConditionFalse)),
+		node("c", condition(corev1.NodeReady, corev1.ConditionUnknown)),
+		node("d", func(n *corev1.Node) { n.Spec.Unschedulable = true }),
+		node("e", condition(corev1.NodeDiskPressure, corev1.ConditionTrue)),
+		node("f", func(n *corev1.Node) {
+			condition(corev1.NodeMemoryPressure, corev1.ConditionFalse)(n)
+			n.Status.NodeInfo.OSImage, n.Status.NodeInfo.KubeletVersion = "Amazon Linux 2", "v1.33.4"
+		}),
+		node("g", func(n *corev1.Node) { n.Status.Conditions = nil }),
+	}
+	got := nodeState(nodes)
+	want := &inventory.NodeState{
+		Examined: 7,
+		// a, e (pressure does not unschedule) and f: Ready and not cordoned.
+		Schedulable: 3,
+		NotReady:    inventory.NameList{Count: 3, Names: []string{"b", "c", "g"}},
+		Cordoned:    inventory.NameList{Count: 1, Names: []string{"d"}},
+		Pressure:    []inventory.NodeCondition{{Condition: "DiskPressure", Nodes: inventory.NameList{Count: 1, Names: []string{"e"}}}},
+		Systems: []inventory.NodeSystem{
+			{OSImage: "Amazon Linux 2", KernelVersion: "6.8.0", ContainerRuntime: "containerd://1.7.27", KubeletVersion: "v1.33.4", Nodes: inventory.NameList{Count: 1, Names: []string{"f"}}},
+			{OSImage: "Ubuntu 24.04", KernelVersion: "6.8.0", ContainerRuntime: "containerd://1.7.27", KubeletVersion: "v1.35.1", Nodes: inventory.NameList{Count: 6, Names: []string{"a", "b", "c", "d", "e", "g"}}},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	if got := configzSample(nodes, MaxConfigzNodes); !reflect.DeepEqual(got, []string{"f", "a"}) {
+		t.Errorf("configz sample %q, want the first Ready node of each kubelet and OS: f (1.33), a (1.35)", got)
+	}
+	if got := configzSample(nodes, 1); !reflect.DeepEqual(got, []string{"f"}) {
+		t.Errorf("configz sample of one %q, want f", got)
+	}
+}
+
+func TestANameListKeepsTheFirstNamesSortedAndCountsTheRest(t *testing.T) {
+	var names []string
+	for i := range inventory.MaxPreflightNames + 5 {
+		names = append(names, fmt.Sprintf("n-%03d", inventory.MaxPreflightNames+4-i))
+	}
+	got := nameList(names)
+	if got.Count != len(names) || len(got.Names) != inventory.MaxPreflightNames || got.NamesOmitted != 5 || got.Names[0] != "n-000" {
+		t.Errorf("count %d, %d names from %q, %d omitted", got.Count, len(got.Names), got.Names[0], got.NamesOmitted)
+	}
+}
+
+func slice(portName *string, endpoints ...map[string]any) *unstructured.Unstructured {
+	port := map[string]any{"port": int64(8443)}
+	if portName != nil {
+		port["name"] = *portName
+	}
+	eps := make([]any, len(endpoints))
+	for i, e := range endpoints {
+		eps[i] = e
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"ports": []any{port}, "endpoints": eps}}
+}
+
+func endpoint(address string, ready *bool) map[string]any {
+	e := map[string]any{"addresses": []any{address}, "conditions": map[string]any{}}
+	if ready != nil {
+		e["conditions"].(map[string]any)["ready"] = *ready
+	}
+	return e
+}
+
+func TestReadyEndpointsAreThoseReadyOrUnsetOnThePortsName(t *testing.T) {
+	yes, no := true, false
+	https, metrics, unnamed := "https", "metrics", ""
+	tests := []struct {
+		name string
+		svc  service
+		port int
+		want *int
+	}{
+		{"a missing service has none", service{}, 443, ptr(0)},
+		{"an ExternalName service has no endpoints to count", service{found: true, externalName: true}, 443, nil},
+		{"a port the service does not expose has none", service{found: true, ports: map[int]string{80: ""}}, 443, ptr(0)},
+		{"ready true and unset count, false does not", service{found: true, ports: map[int]string{443: "https"}, slices: []*unstructured.Unstructured{
+			slice(&https, endpoint("10.0.0.1", &yes), endpoint("10.0.0.2", nil), endpoint("10.0.0.3", &no)),
+		}}, 443, ptr(2)},
+		{"a slice of another port of the service does not count", service{found: true, ports: map[int]string{443: "https", 9090: "metrics"}, slices: []*unstructured.Unstructured{
+			slice(&metrics, endpoint("10.0.0.1", &yes)),
+		}}, 443, ptr(0)},
+		{"an unnamed port matches an unnamed slice port", service{found: true, ports: map[int]string{443: ""}, slices: []*unstructured.Unstructured{
+			slice(nil, endpoint("10.0.0.1", nil)), slice(&unnamed, endpoint("10.0.0.2", nil)),
+		}}, 443, ptr(2)},
+		{"an endpoint in two slices counts once", service{found: true, ports: map[int]string{443: "https"}, slices: []*unstructured.Unstructured{
+			slice(&https, endpoint("10.0.0.1", nil)), slice(&https, endpoint("10.0.0.1", nil)),
+		}}, 443, ptr(1)},
+		{"a slice with no endpoints has none", service{found: true, ports: map[int]string{443: "https"}, slices: []*unstructured.Unstructured{slice(&https)}}, 443, ptr(0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.svc.readyOn(tt.port)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", deref(got), deref(tt.want))
+			}
+		})
+	}
+}
+
+func ptr(n int) *int { return &n }
+
+func deref(n *int) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+func TestABudgetsStatusIsKeptOnlyOnceTheControllerSawItsSpec(t *testing.T) {
+	status := func(observed int64) map[string]any {
+		return map[string]any{"observedGeneration": observed, "disruptionsAllowed": int64(0), "currentHealthy": int64(2), "desiredHealthy": int64(2), "expectedPods": int64(2)}
+	}
+	tests := []struct {
+		name       string
+		generation int64
+		status     map[string]any
+		want       *inventory.BudgetStatus
+	}{
+		{"observed at its generation", 2, status(2), &inventory.BudgetStatus{CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2}},
+		{"observed before its last change", 3, status(2), nil},
+		{"never observed", 1, map[string]any{"disruptionsAllowed": int64(0)}, nil},
+		{"no status", 1, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+			if tt.status != nil {
+				u.Object["status"] = tt.status
+			}
+			u.SetNamespace("shop")
+			u.SetName("pdb")
+			u.SetGeneration(tt.generation)
+			b := newBudgets()
+			b.add(u)
+			if got := b.byKey["shop/pdb"].status; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("status %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFinishedPodsAreNotABudgetsPods(t *testing.T) {
+	b := newBudgets()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"selector": map[string]any{}}}}
+	u.SetNamespace("shop")
+	u.SetName("pdb")
+	b.add(u)
+	for name, phase := range map[string]corev1.PodPhase{"running": corev1.PodRunning, "pending": corev1.PodPending, "done": corev1.PodSucceeded, "failed": corev1.PodFailed} {
+		b.match(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Status: corev1.PodStatus{Phase: phase}})
+	}
+	sec := &inventory.Preflight{DisruptionBudgets: []inventory.DisruptionBudget{{Object: inventory.ObjectRef{Namespace: "shop", Name: "pdb"}}}}
+	b.fill(sec, true)
+	if got := sec.DisruptionBudgets[0].Pods; !reflect.DeepEqual(got, []string{"pending", "running"}) {
+		t.Errorf("pods %q, want pending and running", got)
+	}
+}
