@@ -196,7 +196,16 @@ func collectAll(t *testing.T, cfg *rest.Config, opts cluster.Options) *inventory
 	if opts.StepTimeout == 0 {
 		opts.StepTimeout = time.Minute
 	}
-	return col.Collect(context.Background(), time.Now(), opts)
+	doc := col.Collect(context.Background(), time.Now(), opts)
+	// Every collection is a document the schema accepts.
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inventory.Parse(data); err != nil {
+		t.Fatalf("the collected inventory does not validate: %v", err)
+	}
+	return doc
 }
 
 // A live collection on the real API server: a budget that allows no disruption with its pods,
