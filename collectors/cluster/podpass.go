@@ -24,10 +24,13 @@ type podPass struct {
 	valid  bool
 	// reused is true when the last addonsPass reused the pass instead of listing pods.
 	reused bool
-	// drain and budgets are the pre-flight facts of the pass's pods: the drain facts and
-	// the pods each PodDisruptionBudget selected.
-	drain   *inventory.DrainPods
-	budgets map[string]cachedBudget
+	// drain, placements and budgets are the pre-flight facts of the pass: the pods' drain
+	// facts, the workloads that need a node per replica, and the pods each
+	// PodDisruptionBudget selected.
+	drain             *inventory.DrainPods
+	placements        []inventory.Placement
+	placementsOmitted int
+	budgets           map[string]cachedBudget
 }
 
 // addonsPass records add-on evidence, listing pods only when a pass is due, and fills the
@@ -47,6 +50,8 @@ func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, eve
 	pods := inventory.Capability{Available: true}
 	if podsErr != nil {
 		pods = access{verb: "list", resource: "pods"}.unavailable(podsErr)
+	} else {
+		pods = pf.workloads(ctx)
 	}
 	pf.podsListed = podsErr == nil
 	if every > 1 && capability.Available {

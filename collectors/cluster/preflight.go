@@ -320,21 +320,47 @@ func (p *preflightPass) pod(pod *corev1.Pod) {
 	}
 }
 
+// workloads observes the Deployments and StatefulSets (apps/v1), whole, for the placements
+// whose replicas each need a node; the pod pass lists them with the pods. One that cannot be
+// listed leaves the pods capability partial, naming the grant.
+func (p *preflightPass) workloads(ctx context.Context) inventory.Capability {
+	var skipped []string
+	for _, k := range []listedKind{
+		{"apps", "deployments", "Deployment", []string{"v1"}},
+		{"apps", "statefulsets", "StatefulSet", []string{"v1"}},
+	} {
+		err := p.listServed(ctx, k.group, k.resource, "", k.versions, metav1.ListOptions{}, func(_ string, page *unstructured.UnstructuredList) {
+			for i := range page.Items {
+				p.observe(&page.Items[i], k.kind)
+			}
+		})
+		if err != nil && !errors.Is(err, errNotServed) {
+			skipped = append(skipped, access{verb: "list", group: k.group, resource: k.resource}.failed(err))
+		}
+	}
+	if len(skipped) > 0 {
+		return inventory.Capability{Available: true, Partial: true, Reason: "placements not read: " + strings.Join(skipped, "; "), Skipped: skipped}
+	}
+	return inventory.Capability{Available: true}
+}
+
 // section is the recorded section with what the collector joins itself: each budget's status
-// and pods, the pods' drain facts from this pod pass or the last one reused, and the node
-// state. Without pods (the list failed) the drain facts and budgets' pods are absent, not
-// empty.
+// and pods, the drain facts and placements of this pod pass or of the last one reused, and
+// the node state. Without pods (the list failed) the drain facts, placements and budgets'
+// pods are absent, not empty.
 func (p *preflightPass) section(c *Collector) *inventory.Preflight {
 	sec := p.rec.Section()
 	podsKnown := true
 	switch {
 	case p.podsListed:
 		c.pods.drain, c.pods.budgets = cloneDrain(sec.Drain), p.budgets.snapshot()
+		c.pods.placements, c.pods.placementsOmitted = slices.Clone(sec.Placements), sec.PlacementsOmitted
 	case c.pods.reused && c.pods.budgets != nil:
 		sec.Drain = cloneDrain(c.pods.drain)
+		sec.Placements, sec.PlacementsOmitted = slices.Clone(c.pods.placements), c.pods.placementsOmitted
 		p.budgets.reuse(c.pods.budgets)
 	default:
-		sec.Drain, podsKnown = nil, false
+		sec.Drain, sec.Placements, sec.PlacementsOmitted, podsKnown = nil, nil, 0, false
 	}
 	p.budgets.fill(sec, podsKnown)
 	sec.NodeState = p.nodes

@@ -223,6 +223,7 @@ func TestALiveCollectionReadsWhatStallsAnUpgrade(t *testing.T) {
 	f.failingWebhook("preflight-"+f.sfx, "hook")
 	f.conversionWebhook()
 	group := f.unavailableAPIService()
+	f.spreadDeployment("spread")
 	f.node("ready-"+f.sfx, corev1.ConditionTrue, nil)
 	f.node("notready-"+f.sfx, corev1.ConditionFalse, nil)
 	f.node("cordoned-"+f.sfx, corev1.ConditionTrue, func(n *corev1.Node) { n.Spec.Unschedulable = true })
@@ -260,6 +261,12 @@ func TestALiveCollectionReadsWhatStallsAnUpgrade(t *testing.T) {
 		}
 		if want := []string{"shop-1-" + f.sfx, "shop-2-" + f.sfx}; !reflect.DeepEqual(got.Pods, want) || got.MinAvailable != "2" {
 			t.Errorf("pods %q minAvailable %q, want %q and 2", got.Pods, got.MinAvailable, want)
+		}
+	})
+	t.Run("a Deployment whose replicas each need a node is a placement", func(t *testing.T) {
+		want := inventory.Placement{Object: inventory.ObjectRef{Kind: "Deployment", Namespace: f.ns, Name: "spread"}, Replicas: 3, Rule: "anti-affinity"}
+		if !slices.Contains(sec.Placements, want) {
+			t.Errorf("placements %+v lack %+v", sec.Placements, want)
 		}
 	})
 	t.Run("the webhook's service is there with no ready endpoint", func(t *testing.T) {
@@ -331,6 +338,29 @@ func TestALiveCollectionReadsWhatStallsAnUpgrade(t *testing.T) {
 			}
 		}
 	})
+}
+
+// spreadDeployment is a Deployment of 3 replicas whose pods refuse to share a node
+// (required anti-affinity on kubernetes.io/hostname against its own pods).
+func (f *fixture) spreadDeployment(name string) {
+	labels := map[string]any{"app": name}
+	f.create(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": f.ns},
+		"spec": map[string]any{
+			"replicas": int64(3),
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{
+					"affinity": map[string]any{"podAntiAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": []any{
+						map[string]any{"topologyKey": "kubernetes.io/hostname", "labelSelector": map[string]any{"matchLabels": labels}},
+					}}},
+					"containers": []any{map[string]any{"name": "c", "image": "registry.example.com/spread:1"}},
+				},
+			},
+		},
+	}})
 }
 
 // conversionWebhook is a CRD converting through service conv, whose only EndpointSlice on

@@ -41,7 +41,8 @@ var collectorReads = []Rule{
 	// evidence.go lists IngressClasses (controllers) and CRDs (served and stored versions).
 	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingressclasses"}, Verbs: []string{"list"}},
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}},
-	// collectors/gitops looks for Argo CD and Flux tracking metadata on workloads.
+	// collectors/gitops looks for Argo CD and Flux tracking metadata on workloads; the
+	// pre-flight pod pass reads Deployments and StatefulSets whole for their placements.
 	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "statefulsets"}, Verbs: []string{"list"}},
 	// The pre-flight reads (preflight.go, budgets.go, endpoints.go): disruption budgets,
 	// admission webhooks, aggregated APIServices, and the services they call with their
