@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -241,4 +243,84 @@ func TestFinishedPodsAreNotABudgetsPods(t *testing.T) {
 	if got := sec.DisruptionBudgets[0].Pods; !reflect.DeepEqual(got, []string{"pending", "running"}) {
 		t.Errorf("pods %q, want pending and running", got)
 	}
+}
+
+// drainPods are pods as a drain meets them: owned or not, by what, finished or not, with
+// volumes of every sort, placement rules the recorder does not read from pods.
+func drainPods() []*corev1.Pod {
+	yes, no := true, false
+	owned := func(apiVersion, kind string, controller *bool) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "owner", Controller: controller}}
+	}
+	emptyDir := corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}
+	projected := corev1.Volume{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}
+	pod := func(name string, owners []metav1.OwnerReference, phase corev1.PodPhase, annotations map[string]string, volumes ...corev1.Volume) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", OwnerReferences: owners, Annotations: annotations, Labels: map[string]string{"app": "shop"}},
+			Spec: corev1.PodSpec{NodeName: "n1", Volumes: volumes, Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/shop:1"}},
+				Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+					{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "shop"}}}}}}},
+			Status: corev1.PodStatus{Phase: phase},
+		}
+	}
+	return []*corev1.Pod{
+		pod("bare", nil, corev1.PodRunning, nil),
+		pod("bare-scratch", nil, corev1.PodPending, nil, emptyDir, projected),
+		pod("bare-done", nil, corev1.PodSucceeded, nil, emptyDir),
+		pod("replicated", owned("apps/v1", "ReplicaSet", &yes), corev1.PodRunning, nil, projected),
+		pod("replicated-scratch", owned("apps/v1", "ReplicaSet", &yes), corev1.PodRunning, nil, emptyDir),
+		pod("owned-not-controlled", owned("apps/v1", "ReplicaSet", &no), corev1.PodRunning, nil),
+		pod("owner-unflagged", owned("apps/v1", "ReplicaSet", nil), corev1.PodRunning, nil),
+		pod("daemon", owned("apps/v1", "DaemonSet", &yes), corev1.PodRunning, nil, emptyDir),
+		pod("daemon-failed", owned("apps/v1", "DaemonSet", &yes), corev1.PodFailed, nil, emptyDir),
+		pod("old-daemon", owned("extensions/v1beta1", "DaemonSet", &yes), corev1.PodRunning, nil),
+		pod("mirror", owned("v1", "Node", &yes), corev1.PodRunning, map[string]string{corev1.MirrorPodAnnotationKey: "x"}, emptyDir),
+		pod("annotated", nil, corev1.PodRunning, map[string]string{inventory.AnnotationIgnore: "drain", inventory.AnnotationIgnoreReason: "a debug pod"}),
+	}
+}
+
+// The pod pass hands the recorder a drain view of each pod instead of the whole pod: the
+// recorder makes the same section of either.
+func TestADrainViewIsObservedAsTheWholePod(t *testing.T) {
+	whole, view := preflight.NewRecorder(), preflight.NewRecorder()
+	for _, p := range drainPods() {
+		ref := inventory.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Ignore: ignoreOf(p.Annotations)}
+		obj, err := podObject(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole.Observe(obj, ref, nil)
+		view.Observe(drainView(p), ref, nil)
+	}
+	got, want := view.Section(), whole.Section()
+	if want.Drain == nil || want.Drain.Unreplicated.Count == 0 || want.Drain.LocalStorage.Count == 0 {
+		t.Fatalf("the whole pods make no drain facts to compare: %+v", want.Drain)
+	}
+	if !reflect.DeepEqual(got, want) {
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(want)
+		t.Errorf("from drain views:\n%s\nfrom whole pods:\n%s", gotJSON, wantJSON)
+	}
+}
+
+// BenchmarkObservingAPod: what the pod pass spends per pod to hand it to the recorder.
+// 2026-12-01, 2 cores shared with other work: the whole pod
+// (runtime.DefaultUnstructuredConverter) 18.4 µs, 83 allocations; the drain view 2.6 µs, 24
+// allocations.
+func BenchmarkObservingAPod(b *testing.B) {
+	p := drainPods()[4]
+	ref := inventory.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}
+	b.Run("whole", func(b *testing.B) {
+		rec := preflight.NewRecorder()
+		for b.Loop() {
+			obj, _ := podObject(p)
+			rec.Observe(obj, ref, nil)
+		}
+	})
+	b.Run("drain view", func(b *testing.B) {
+		rec := preflight.NewRecorder()
+		for b.Loop() {
+			rec.Observe(drainView(p), ref, nil)
+		}
+	})
 }
