@@ -23,6 +23,11 @@ import (
 // A pod with both an emptyDir and no controller needs both flags; it is in both lists. The
 // first filter (skipDeletedFilter) skips pods deleted longer ago than
 // --skip-wait-for-delete-timeout, which is off by default: deletion timestamps are not read.
+//
+// In files mode a static pod manifest (kubeadm's /etc/kubernetes/manifests) has no mirror
+// annotation yet: the kubelet adds it to the mirror pod it creates, which drain skips. A Pod
+// of kube-system (or naming no namespace) labelled tier=control-plane, as kubeadm labels its
+// static pods, or running a control-plane component, is taken for one and skipped too.
 
 // mirrorPodAnnotation is corev1.MirrorPodAnnotationKey.
 const mirrorPodAnnotation = "kubernetes.io/config.mirror"
@@ -85,6 +90,9 @@ func (r *Recorder) drainPod(obj map[string]any, ref inventory.ObjectRef) {
 	if _, mirror := mapAt(obj, "metadata", "annotations")[mirrorPodAnnotation]; mirror {
 		return
 	}
+	if r.manifests && staticPodManifest(obj, ref) {
+		return
+	}
 	if finished {
 		return
 	}
@@ -132,6 +140,23 @@ func hasEmptyDir(spec map[string]any) bool {
 			if _, ok := m["emptyDir"]; ok && m["emptyDir"] != nil {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// staticPodManifest says whether a manifest's Pod is a static pod's (see above).
+func staticPodManifest(obj map[string]any, ref inventory.ObjectRef) bool {
+	if ref.Namespace != "" && ref.Namespace != "kube-system" {
+		return false
+	}
+	if str(obj, "metadata", "labels", "tier") == "control-plane" {
+		return true
+	}
+	podLabels := stringMap(at(obj, "metadata", "labels"))
+	for _, c := range listAt(obj, "spec", "containers") {
+		if name, _ := componentOf(mapAt(c), podLabels); name != "" && name != "kube-proxy" {
+			return true
 		}
 	}
 	return false

@@ -32,6 +32,7 @@ func TestPodsAreSortedAsKubectlDrainsFiltersSortThem(t *testing.T) {
 		{name: "a pod that failed is deleted without a flag", status: "phase: Failed"},
 		{name: "a running pod is judged by its owner and volumes", spec: emptyDir, status: "phase: Running", unreplicated: true, localStorage: true},
 		{name: "a finished DaemonSet pod passes the DaemonSet filter and is deleted", meta: dsOwner, spec: emptyDir, status: "phase: Succeeded"},
+		{name: "a labelled control-plane pod outside kube-system is judged as any other", meta: "labels: {tier: control-plane}", unreplicated: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: shop, %s}\nspec: {containers: [{name: c}], %s}\nstatus: {%s}\n", tc.meta, tc.spec, tc.status)
@@ -48,6 +49,21 @@ func TestPodsAreSortedAsKubectlDrainsFiltersSortThem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestInFilesModeStaticPodManifestsAreSkippedAsTheirMirrorsWillBe(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system, labels: {component: etcd, tier: control-plane}}\nspec: {containers: [{name: etcd, command: [etcd]}], volumes: [{name: d, emptyDir: {}}]}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: kube-scheduler}\nspec: {containers: [{name: s, command: [kube-scheduler, --v=2]}]}\n",
+	} {
+		files := observeAll(t, []string{doc}, FromManifests()).Drain
+		if files.Unreplicated.Count != 0 || files.LocalStorage.Count != 0 {
+			t.Errorf("static pod manifest in the drain lists: %+v\n%s", files, doc)
+		}
+		if live := observeAll(t, []string{doc}).Drain; live.Unreplicated.Count != 1 {
+			t.Errorf("live, a pod without the mirror annotation is no static pod's mirror: %+v\n%s", live, doc)
+		}
 	}
 }
 
