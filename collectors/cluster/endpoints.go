@@ -65,36 +65,42 @@ func (p *preflightPass) endpoints(ctx context.Context, sec *inventory.Preflight)
 		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name), cmp.Compare(a.port, b.port))
 	})
 	var skipped []string
-	services := map[[2]string]*service{}
-	for i, k := range keys {
-		if i >= inventory.MaxPreflightItems {
-			skipped = append(skipped, fmt.Sprintf("%d service reference(s) past the first %d not read", len(keys)-i, inventory.MaxPreflightItems))
+	read := 0
+	// Keys are sorted by service, then port: each service is read once, its ready endpoints
+	// counted for every port called, and its EndpointSlices dropped before the next.
+	for i := 0; i < len(keys); {
+		ns, name := keys[i].namespace, keys[i].name
+		j := i
+		for j < len(keys) && keys[j].namespace == ns && keys[j].name == name {
+			j++
+		}
+		if read == inventory.MaxPreflightItems {
+			skipped = append(skipped, fmt.Sprintf("service references past the first %d services not read", inventory.MaxPreflightItems))
 			break
 		}
-		svc, ok := services[[2]string{k.namespace, k.name}]
-		if !ok {
-			var err error
-			svc, err = p.readService(ctx, k.namespace, k.name)
-			if denied := (*deniedError)(nil); errors.As(err, &denied) {
-				return denied.access.unavailable(denied.err)
-			}
-			if err != nil {
-				skipped = append(skipped, err.Error())
-				continue
-			}
-			services[[2]string{k.namespace, k.name}] = svc
+		svc, err := p.readService(ctx, ns, name)
+		if denied := (*deniedError)(nil); errors.As(err, &denied) {
+			return denied.access.unavailable(denied.err)
 		}
-		found := svc.found
-		ready := svc.readyOn(k.port)
-		for _, ref := range refs[k] {
-			ref.Found = &found
-			if ready != nil {
-				n := *ready
-				ref.ReadyEndpoints = &n
+		if err != nil {
+			skipped = append(skipped, err.Error())
+			i = j
+			continue
+		}
+		read++
+		for _, k := range keys[i:j] {
+			found, ready := svc.found, svc.readyOn(k.port)
+			for _, ref := range refs[k] {
+				ref.Found = &found
+				if ready != nil {
+					n := *ready
+					ref.ReadyEndpoints = &n
+				}
 			}
 		}
+		i = j
 	}
-	p.counts[inventory.CapEndpoints] = len(services)
+	p.counts[inventory.CapEndpoints] = read
 	if len(skipped) > 0 {
 		return inventory.Capability{Available: true, Partial: true, Reason: fmt.Sprintf("%d service(s) not read", len(skipped)), Skipped: inventory.CapSkipped(skipped)}
 	}

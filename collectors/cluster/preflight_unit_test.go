@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -323,4 +324,37 @@ func BenchmarkObservingAPod(b *testing.B) {
 			rec.Observe(drainView(p), ref, nil)
 		}
 	})
+}
+
+// The services are read for what names them: when webhooks, APIServices or CRDs could not be
+// listed, the services they would name were not read either.
+func TestServiceEndpointsAreOnlyAsCompleteAsWhatNamesTheServices(t *testing.T) {
+	read := inventory.Capability{Available: true}
+	up, down := inventory.Capability{Available: true}, inventory.Capability{Available: false, Reason: "forbidden"}
+	tests := []struct {
+		name                 string
+		webhooks, apis, crds inventory.Capability
+		read                 inventory.Capability
+		wantAvailable        bool
+		wantPartial          bool
+	}{
+		{"everything naming services listed", up, up, up, read, true, false},
+		{"webhooks not listed", down, up, up, read, true, true},
+		{"nothing naming services listed", down, down, down, read, false, false},
+		{"a refused service read stays refused", up, up, up, inventory.Capability{Reason: "cannot list services"}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := &inventory.Document{Capabilities: map[string]inventory.Capability{
+				inventory.CapWebhooks: tt.webhooks, inventory.CapAPIServices: tt.apis, inventory.CapCRDs: tt.crds,
+			}}
+			got := namersRead(doc, tt.read)
+			if got.Available != tt.wantAvailable || got.Partial != tt.wantPartial || !got.Available && got.Reason == "" {
+				t.Errorf("got %+v, want available %v partial %v", got, tt.wantAvailable, tt.wantPartial)
+			}
+			if tt.wantPartial && !strings.Contains(got.Reason, inventory.CapWebhooks) {
+				t.Errorf("reason %q does not name what was not listed", got.Reason)
+			}
+		})
+	}
 }
