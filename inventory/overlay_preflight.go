@@ -34,7 +34,9 @@ func overlayPreflight(cluster, manifests *Preflight) *Preflight {
 
 	budgets := ids(mapRefs(manifests.DisruptionBudgets, func(b DisruptionBudget) ObjectRef { return b.Object })...)
 	out.DisruptionBudgets, out.DisruptionBudgetsOmitted = overlayList(cluster.DisruptionBudgets, manifests.DisruptionBudgets,
-		func(b DisruptionBudget) bool { return budgets[objectID{b.Object.Kind, b.Object.Namespace, b.Object.Name}] },
+		func(b DisruptionBudget) bool {
+			return budgets[objectID{b.Object.Kind, b.Object.Namespace, b.Object.Name}]
+		},
 		func(a, b DisruptionBudget) int { return refCompare(a.Object, b.Object) },
 		cluster.DisruptionBudgetsOmitted+manifests.DisruptionBudgetsOmitted)
 
