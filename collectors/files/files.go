@@ -431,7 +431,7 @@ func preflightCapabilities(doc *inventory.Document) {
 	}
 	for c, shows := range map[string]string{
 		inventory.CapEndpoints:   "ready endpoints",
-		inventory.CapAPIServices: "whether an APIService is Available",
+		inventory.CapAPIServices: "APIService availability",
 		inventory.CapNodeState:   "nodes",
 	} {
 		doc.Capabilities[c] = inventory.Capability{Available: false, Reason: "live only: manifests show no " + shows}

@@ -183,7 +183,7 @@ func TestAFilesInventoryAssessesThePreflightPartsManifestsShow(t *testing.T) {
 	}
 	for c, reason := range map[string]string{
 		inventory.CapEndpoints:   "live only: manifests show no ready endpoints",
-		inventory.CapAPIServices: "live only: manifests show no whether an APIService is Available",
+		inventory.CapAPIServices: "live only: manifests show no APIService availability",
 		inventory.CapNodeState:   "live only: manifests show no nodes",
 	} {
 		if got := doc.Capabilities[c]; got.Available || got.Reason != reason {
