@@ -18,10 +18,6 @@ import data.upgradescope.kb
 import data.upgradescope.lib.versions
 
 # METADATA
-# description: |
-#   One finding per behaviour and target, listing the objects (or nodes) that rely on it.
-#   Entries are few and each names its observation, so the join is a key lookup per entry.
-# scope: document
 # custom:
 #   families:
 #     - id: in-tree-volumes-csi-migrated
@@ -187,6 +183,12 @@ import data.upgradescope.lib.versions
 #         minor of it.
 #       citations:
 #         - https://kubernetes.io/docs/concepts/services-networking/service/#loadbalancer
+
+# METADATA
+# description: |
+#   One finding per behaviour and target, listing the objects (or nodes) that rely on it.
+#   Entries are few and each names its observation, so the join is a key lookup per entry.
+# scope: document
 findings contains f if {
 	some id, e in kb.behaviours
 	u := usage(e)
