@@ -37,6 +37,12 @@ type ProbeSpec struct {
 	Equals   []string `json:"equals,omitempty"`
 	Prefixes []string `json:"prefixes,omitempty"`
 	Unless   []string `json:"unless,omitempty"`
+	// StrictInvalid narrows a present-mode probe to the values of an IP ("ip") or CIDR
+	// ("cidr") field that Kubernetes' legacy validation accepts and its strict validation
+	// (the StrictIPCIDRValidation feature, KEP-4858) refuses: IPv4 octets or prefix lengths
+	// with leading zeros, IPv4-mapped IPv6 addresses, CIDRs with bits set past the prefix
+	// length. The collector applies it to every value, as it does Equals.
+	StrictInvalid string `json:"strictInvalid,omitempty"`
 }
 
 // Probe is what collectors observed for one probe: observations only, never a verdict.

@@ -52,6 +52,9 @@ type ProbeDecl struct {
 	Equals   []string `yaml:"equals"`
 	Prefixes []string `yaml:"prefixes"`
 	Unless   []string `yaml:"unless"`
+	// StrictInvalid narrows an IP ("ip") or CIDR ("cidr") field to the values Kubernetes'
+	// strict validation refuses and its legacy one accepts.
+	StrictInvalid string `yaml:"strictInvalid"`
 }
 
 // Spec is the declaration as the probe package reads it.

@@ -85,7 +85,7 @@ func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 		"an unless value that is also an equals one": {strings.Replace(goodBehaviour, "  equals: [/run/demo.sock]\n", "  equals: [/run/demo.sock]\n  unless: [/run/demo.sock]\n", 1),
 			`behaviours/demo.yaml: probe: probe host-paths: unless: "/run/demo.sock" is also in equals`},
 		"a value filter on an absent-mode probe": {strings.Replace(goodBehaviour, "  values: true\n", "  match: absent\n", 1),
-			"behaviours/demo.yaml: probe: probe host-paths: equals, prefixes and unless filter found values"},
+			"behaviours/demo.yaml: probe: probe host-paths: equals, prefixes, unless and strictInvalid filter found values"},
 		"a node runtime without a removal": {strings.Replace(goodNodeBehaviour, "removed:", "deprecated:", 1),
 			"behaviours/demo.yaml: removed: required with nodeRuntime"},
 		"an id that is not the file name": {strings.Replace(goodBehaviour, "id: demo", "id: other", 1),
