@@ -2,11 +2,14 @@
 # title: Removed and deprecated behaviours
 # description: |
 #   Judges the knowledge base's behaviours (kb.behaviours: an in-tree volume plugin, the
-#   dockershim, a label kubeadm stopped applying, an annotation the kubelet ignores) against
-#   what the probes observed (input.facts.probes) and the nodes' container runtimes: removed
-#   at or before the target is a blocker, removed in the minor after the target a warning,
-#   deprecated at or before the target otherwise info. A behaviour whose observation is absent
-#   has no finding here; the report turns a missing observation into a not-assessed gap.
+#   dockershim, a label kubeadm stopped applying, an annotation the kubelet ignores, a
+#   container runtime too old for the kubelet, an IP the API server now refuses) against what
+#   the probes observed (input.facts.probes) and the nodes' container runtimes: removed at or
+#   before the target is a blocker, removed in the minor after the target or no longer
+#   supported at it a warning, deprecated at or before the target otherwise info. An entry may
+#   cap the severity (maxSeverity), or cap it for a live cluster (liveMaxSeverity), where
+#   what relies on the behaviour keeps working. A behaviour whose observation is absent has no
+#   finding here; the report turns a missing observation into a not-assessed gap.
 # related_resources:
 #   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
 #   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-policy/
@@ -27,8 +30,8 @@ findings contains f if {
 	u := usage(e)
 	u.count > 0
 	some t in input.targets
-	[category, severity, status] := judgement(e, t)
-	f := finding(id, e, t, category, severity, status, u)
+	[category, judged, status] := judgement(e, t)
+	f := finding(id, e, t, category, capped(e, judged), status, u)
 }
 
 judgement(e, t) := ["removed-behaviour", "blocker", sprintf("removed in %s", [e.removed.version])] if {
@@ -40,17 +43,40 @@ judgement(e, t) := ["removed-behaviour", "warning", status] if {
 	status := sprintf("removed in %s, the minor after %s", [e.removed.version, t])
 }
 
+judgement(e, t) := ["deprecated-behaviour", "warning", status] if {
+	versions.ordinal(e.unsupported.version) <= versions.ordinal(t)
+	not removal_in_window(e, t)
+	status := sprintf("unsupported since %s, removal in %s", [e.unsupported.version, e.removed.version])
+}
+
 judgement(e, t) := ["deprecated-behaviour", "info", status] if {
 	versions.ordinal(e.deprecated.version) <= versions.ordinal(t)
 	not removal_in_window(e, t)
+	not unsupported_at(e, t)
 	status := concat("", [sprintf("deprecated since %s", [e.deprecated.version]), removal_phrase(e)])
 }
+
+unsupported_at(e, t) if versions.ordinal(e.unsupported.version) <= versions.ordinal(t)
 
 removal_in_window(e, t) if versions.ordinal(e.removed.version) <= versions.ordinal(t) + 1
 
 removal_phrase(e) := sprintf(", removal in %s", [e.removed.version]) if e.removed
 
 else := ""
+
+# capped is the judged severity within the entry's caps: maxSeverity wherever the objects
+# were seen, liveMaxSeverity for a live cluster, whose objects keep what an update leaves.
+capped(e, judged) := severity_names[min({severity_rank[s] | some s in caps(e, judged)})]
+
+caps(e, judged) := {judged, object.get(e, "maxSeverity", judged), live_cap(e, judged)}
+
+live_cap(e, judged) := e.liveMaxSeverity if input.inventory.source == "cluster"
+
+else := judged
+
+severity_rank := {"info": 0, "warning": 1, "blocker": 2}
+
+severity_names := ["info", "warning", "blocker"]
 
 # usage is what relies on the behaviour: the objects listed, how many there are in all, and
 # how many of them are not listed.
@@ -70,16 +96,46 @@ usage(e) := {"objects": objects, "count": total, "omitted": total - count(object
 
 # A node group relies on the behaviour when it runs the runtime with a kubelet older than the
 # removal: a newer kubelet reporting the runtime reaches it another way (cri-dockerd for docker).
+# An entry bounding the runtime's version (runtimeBefore) is about the runtime the upgraded
+# kubelet will meet: a group relies on it when its runtime is older, whatever its kubelet. A
+# runtime version that does not parse is not judged here (the add-ons pack names it).
 runs_removed_runtime(e, g) if {
+	not e.runtimeBefore
 	split(g.containerRuntime, "://")[0] == e.nodeRuntime
 	versions.ordinal(g.kubeletVersion) < versions.ordinal(e.removed.version)
 }
 
+runs_removed_runtime(e, g) if {
+	[name, version] := split(g.containerRuntime, "://")
+	name == e.nodeRuntime
+	versions.ordinal(version) < versions.ordinal(e.runtimeBefore)
+}
+
 # Every object the probe matched relies on the behaviour: a probe about some values only
-# (equals, prefixes, unless) is filtered by the collector, so its count is exact.
-probe_usage(obs) := {"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0)} if {
+# (equals, prefixes, unless, strictInvalid) is filtered by the collector, so its count is
+# exact. The values of a strictInvalid probe are what to fix, so the finding names them.
+probe_usage(obs) := object.union(
+	{"objects": listed, "count": obs.count, "omitted": object.get(obs, "objectsOmitted", 0)},
+	refused_values(obs),
+) if {
 	listed := [ref(o) | some o in object.get(obs, "objects", [])]
 }
+
+refused_values(obs) := {"values": [v.value | some v in object.get(obs, "values", [])], "valuesOmitted": object.get(obs, "valuesOmitted", 0)} if {
+	obs.probe.strictInvalid
+} else := {}
+
+values_phrase(u) := sprintf(" Refused values: %s.", [listed_values(u.values, u.valuesOmitted)]) if {
+	count(u.values) > 0
+} else := ""
+
+# At most max_values values are named; the rest are counted.
+listed_values(values, omitted) := concat(", ", values) if {
+	count(values) <= max_values
+	omitted == 0
+} else := sprintf("%s and %d more", [concat(", ", array.slice(values, 0, max_values)), (count(values) - min([count(values), max_values])) + omitted])
+
+max_values := 20
 
 # ref is an observed object as findings list objects, with its kind: a probe of pod
 # templates spans Deployments, CronJobs and Pods.
@@ -92,7 +148,7 @@ finding(id, e, t, category, severity, status, u) := object.union(
 		"severity": severity,
 		"target": t,
 		"title": sprintf("%s: %s (%s)", [e.title, status, count_phrase(e, u.count)]),
-		"detail": e.detail,
+		"detail": concat("", [e.detail, values_phrase(u)]),
 		"remediation": e.remediation,
 		"objects": u.objects,
 		"namespaces": sort({ns | some o in u.objects; ns := object.get(o, "namespace", ""); ns != ""}),
