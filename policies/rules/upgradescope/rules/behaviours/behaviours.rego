@@ -25,6 +25,76 @@ import data.upgradescope.lib.versions
 #   One finding per behaviour and target, listing the objects (or nodes) that rely on it.
 #   Entries are few and each names its observation, so the join is a key lookup per entry.
 # scope: document
+# custom:
+#   families:
+#     - id: runtime-without-cgroup-driver-lookup
+#       title: Nodes whose container runtime cannot tell the kubelet its cgroup driver
+#       category: removed-behaviour
+#       reads: ["inventory.nodes (containerRuntime)"]
+#       capabilities: [versions]
+#       modes: [cluster]
+#       severity: >-
+#         blocker from 1.38, where the kubelet refuses to start on a runtime without the CRI
+#         RuntimeConfig call (containerd before 2.0, CRI-O before 1.28); warning at 1.37 (the minor
+#         before) and, for containerd 1.x, at 1.36 (unsupported after 1.35, though the kubelet still
+#         falls back to its own cgroupDriver); info from 1.34, where it was deprecated. The runtime's
+#         version decides, whatever the node's kubelet.
+#       citations:
+#         - https://github.com/kubernetes/enhancements/blob/master/keps/sig-node/4033-group-driver-detection-over-cri/README.md
+#         - https://kubernetes.io/blog/2025/09/12/kubernetes-v1-34-cri-cgroup-driver-lookup-now-ga/
+#         - https://kubernetes.io/blog/2025/11/26/kubernetes-v1-35-sneak-peek/
+#         - https://github.com/kubernetes/kubernetes/blob/v1.37.0/cmd/kubelet/app/server.go
+#     - id: ip-cidr-strict-validation
+#       title: IPs and CIDRs that only the legacy validation accepts
+#       category: removed-behaviour
+#       reads:
+#         - "Services: spec.clusterIP, spec.externalIPs[*], spec.loadBalancerSourceRanges[*]"
+#         - "NetworkPolicies: ipBlock.cidr, ipBlock.except[*]"
+#         - "Endpoints and EndpointSlices: addresses"
+#         - "pod templates: spec.dnsConfig.nameservers[*], spec.hostAliases[*].ip"
+#       capabilities:
+#         - probes/kb/endpoints-ip-strict
+#         - probes/kb/endpointslice-address-strict
+#         - probes/kb/networkpolicy-cidr-strict
+#         - probes/kb/networkpolicy-except-strict
+#         - probes/kb/pod-dns-nameserver-strict
+#         - probes/kb/pod-host-alias-strict
+#         - probes/kb/service-cluster-ip-strict
+#         - probes/kb/service-external-ips-strict
+#         - probes/kb/service-source-ranges-strict
+#       modes: [files, cluster]
+#       severity: >-
+#         blocker at targets from 1.36, where StrictIPCIDRValidation is on by default and refuses
+#         IPv4 leading zeros, IPv4-mapped IPv6 and CIDRs with host bits, for manifests (files) and for
+#         pod templates live (every new Pod is validated); warning live for Services, NetworkPolicies,
+#         Endpoints and EndpointSlices, which keep the values updates leave unchanged; warning at 1.35;
+#         info from the warnings' minor (1.27 for Services, 1.33 for the rest). The finding names the
+#         refused values.
+#       citations:
+#         - https://github.com/kubernetes/enhancements/blob/master/keps/sig-network/4858-ip-cidr-validation/README.md
+#         - https://github.com/kubernetes/kubernetes/blob/v1.36.0/pkg/features/kube_features.go
+#     - id: service-external-ips
+#       title: Services that set spec.externalIPs
+#       category: deprecated-behaviour
+#       reads: ["Services: spec.externalIPs[*]"]
+#       capabilities: [probes/kb/service-external-ips]
+#       modes: [files, cluster]
+#       severity: >-
+#         info at targets from 1.36, where spec.externalIPs is deprecated; KEP-5707's removal from
+#         kube-proxy is tentative and not claimed.
+#       citations:
+#         - https://github.com/kubernetes/enhancements/blob/master/keps/sig-network/5707-deprecate-service-externalips/README.md
+#         - https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.36.md
+#     - id: service-traffic-distribution-prefer-close
+#       title: Services that set trafficDistribution PreferClose
+#       category: deprecated-behaviour
+#       reads: ["Services: spec.trafficDistribution"]
+#       capabilities: [probes/kb/service-traffic-distribution-prefer-close]
+#       modes: [files, cluster]
+#       severity: info at targets from 1.35, where PreferClose is deprecated for PreferSameZone; no removal is announced.
+#       citations:
+#         - https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.35.md
+#         - https://github.com/kubernetes/kubernetes/blob/v1.35.0/pkg/api/service/warnings.go
 findings contains f if {
 	some id, e in kb.behaviours
 	u := usage(e)
