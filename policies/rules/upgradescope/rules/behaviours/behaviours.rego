@@ -160,9 +160,14 @@ usage(e) := u if {
 usage(e) := {"objects": objects, "count": total, "omitted": total - count(objects)} if {
 	e.nodeRuntime
 	groups := [g | some g in object.get(input.inventory, "nodes", []); runs_removed_runtime(e, g)]
-	objects := [{"kind": "Node", "name": n} | some g in groups; some n in g.names]
+	names := [n | some g in groups; some n in g.names]
+	objects := [{"kind": "Node", "name": n} | some n in array.slice(names, 0, max_nodes)]
 	total := sum([g.count | some g in groups])
 }
+
+# A finding names at most max_nodes nodes, as probe observations list at most so many objects;
+# the others are counted.
+max_nodes := 100
 
 # A node group relies on the behaviour when it runs the runtime with a kubelet older than the
 # removal: a newer kubelet reporting the runtime reaches it another way (cri-dockerd for docker).

@@ -187,6 +187,16 @@ test_nodes_beyond_the_listed_names_are_counted_as_omitted if {
 	f.objectsOmitted == 39
 }
 
+test_nodes_past_the_limit_of_names_are_counted_as_omitted if {
+	groups := [object.union(ctr("1.7.27", [sprintf("pool-%d-%03d", [p, i]) | some i in numbers.range(1, 100)]), {"count": 500, "namesOmitted": 400}) |
+		some p in numbers.range(1, 4)
+	]
+	f := only(judge(runtimes(groups), "1.38"))
+	count(f.objects) == 100
+	f.objectsOmitted == 1900
+	contains(f.title, "(2000 nodes)")
+}
+
 test_one_node_is_named_in_the_singular if {
 	f := only(judge({"inventory": {"nodes": [nodes("v1.23.4", "docker://20.10.7", ["old-1"])]}}, "1.36"))
 	contains(f.title, "(1 node)")

@@ -63,12 +63,7 @@ findings contains f if {
 	versions.ordinal(t) >= versions.ordinal(cgroup.refused.version)
 	some evidence in ["kernel", "os-image"]
 	some allowed in [false, true]
-	flagged := [s |
-		some s in systems
-		cgroup_v1_evidence(s) == evidence
-		nodes := judged_nodes(s, allowed)
-		nodes.count > 0
-	]
+	flagged := [i | some i, e in evidence_of; e == evidence; split_nodes[i][allowed].count > 0]
 	count(flagged) > 0
 	f := cgroup_finding(t, evidence, allowed, flagged)
 }
@@ -120,6 +115,13 @@ findings contains f if {
 		"citations": citations,
 	}
 }
+
+# evidence_of is what each node system (by its index) shows of running cgroup v1, and
+# split_nodes its nodes split by whether their kubelet allows cgroup v1; each is computed once
+# per query, and rules walk indices, not systems (OPA hashes a function's arguments).
+evidence_of[i] := cgroup_v1_evidence(s) if some i, s in systems
+
+split_nodes[i] := {false: judged_nodes(systems[i], false), true: judged_nodes(systems[i], true)} if some i, _ in evidence_of
 
 # cgroup_v1_evidence is what a group of nodes shows of running cgroup v1: a kernel too old
 # for cgroup v2, else an OS image whose release boots cgroup v1 by default. Nodes whose
@@ -180,7 +182,7 @@ cgroup_finding(t, evidence, allowed, flagged) := object.union(
 	},
 	omitted(total - min([count(names), max_objects])),
 ) if {
-	groups := [judged_nodes(s, allowed) | some s in flagged]
+	groups := [nodes[allowed] | some i in flagged; nodes := split_nodes[i]]
 	names := sort([n | some g in groups; some n in g.names])
 	total := sum([g.count | some g in groups])
 }
@@ -258,9 +260,9 @@ cgroup_citations("kernel", _) := with_citations(cgroup.refused.citations, cgroup
 
 # An OS image finding cites what says the images it names boot cgroup v1.
 cgroup_citations("os-image", flagged) := with_citations(cgroup.refused.citations, sort({c |
-	some s in flagged
+	some i in flagged
 	some image in cgroup.osImages
-	os_release(image, s.osImage)
+	os_release(image, systems[i].osImage)
 	some c in image.citations
 }))
 
@@ -268,7 +270,7 @@ cgroup_citations("os-image", flagged) := with_citations(cgroup.refused.citations
 with_citations(cites, more) := array.concat(cites, [c | some c in more; not c in cites])
 
 # systems_text names each flagged group's OS image and kernel, at most max_listed of them.
-systems_text(flagged) := listed(sort({sprintf("%s, Linux %s", [s.osImage, s.kernelVersion]) | some s in flagged}))
+systems_text(flagged) := listed(sort({sprintf("%s, Linux %s", [systems[i].osImage, systems[i].kernelVersion]) | some i in flagged}))
 
 ipvs_judgement(c, t) := ["blocker", sprintf("KEP-5495 plans its removal at %s", [ipvs.removed.version]), ipvs.removed.citations] if {
 	versions.ordinal(t) >= versions.ordinal(ipvs.removed.version)
