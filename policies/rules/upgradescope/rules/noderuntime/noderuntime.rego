@@ -34,7 +34,9 @@ stat_hint := "Check a node with stat -fc %T /sys/fs/cgroup/: cgroup2fs is cgroup
 #   From 1.35 the kubelet refuses to start on a cgroup v1 node unless its configuration sets
 #   failCgroupV1: false. Node status does not show the cgroup version, so the evidence is what
 #   it does show: a kernel older than cgroup v2 needs (certain), or an OS image whose release
-#   boots cgroup v1 by default (likely). One finding per evidence and target, naming the nodes.
+#   boots cgroup v1 by default (likely). A kubelet configuration read live (configz) is the
+#   effective one, defaults included, so failCgroupV1: false only says something about a
+#   kubelet at or past 1.35. One finding per evidence and target, naming the nodes.
 # related_resources:
 #   - ref: https://kubernetes.io/docs/concepts/architecture/cgroups/
 #   - ref: https://github.com/kubernetes/enhancements/blob/master/keps/sig-node/5573-remove-cgroup-v1/README.md
@@ -47,12 +49,14 @@ stat_hint := "Check a node with stat -fc %T /sys/fs/cgroup/: cgroup2fs is cgroup
 #       capabilities: [node-state, kubelet-config]
 #       modes: [cluster]
 #       severity: >-
-#         At targets from 1.35: blocker for nodes whose kernel is older than 5.8, which cgroup v2
-#         needs (they run cgroup v1); warning for nodes whose OS image boots cgroup v1 by default
-#         (Ubuntu before 21.10, Debian before 11, Fedora before 31, RHEL-like before 9, Amazon Linux
-#         2), with how to verify; info for either when the nodes' kubelet configuration sets
-#         failCgroupV1: false (they start, on a deprecated cgroup version). Nodes whose kubelet is
-#         already 1.35 or later, or that run Windows, are not judged.
+#         At targets from 1.35, for nodes whose kubelet is older than 1.35: blocker when their
+#         kernel is older than 5.8, the oldest Kubernetes supports cgroup v2 on (they run cgroup
+#         v1); warning when their OS release boots cgroup v1 by default (Ubuntu before 21.10, Debian
+#         before 11, Fedora before 31, RHEL-like before 9, Amazon Linux 2), saying how to verify. A
+#         failCgroupV1: false such a kubelet reports is its version's default and spares nothing.
+#         Nodes whose kubelet is 1.35 or later started: info for those with either evidence whose
+#         kubelet reports failCgroupV1: false (cgroup v1, deprecated), nothing for the others.
+#         Windows nodes are not judged.
 #       citations:
 #         - https://github.com/kubernetes/enhancements/blob/master/keps/sig-node/5573-remove-cgroup-v1/README.md
 #         - https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.35.md
@@ -121,7 +125,17 @@ findings contains f if {
 # per query, and rules walk indices, not systems (OPA hashes a function's arguments).
 evidence_of[i] := cgroup_v1_evidence(s) if some i, s in systems
 
-split_nodes[i] := {false: judged_nodes(systems[i], false), true: judged_nodes(systems[i], true)} if some i, _ in evidence_of
+split_nodes[i] := {false: judged_nodes(systems[i]), true: none} if {
+	some i, _ in evidence_of
+	not started_past_refusal(systems[i])
+}
+
+split_nodes[i] := {false: none, true: allowed_of(systems[i])} if {
+	some i, _ in evidence_of
+	started_past_refusal(systems[i])
+}
+
+none := {"names": [], "count": 0}
 
 # cgroup_v1_evidence is what a group of nodes shows of running cgroup v1: a kernel too old
 # for cgroup v2, else an OS image whose release boots cgroup v1 by default. Nodes whose
@@ -136,28 +150,25 @@ cgroup_v1_evidence(s) := "kernel" if {
 	release(os_release(image, s.osImage)) < release(image.cgroupV2From)
 }
 
-judged_system(s) if {
-	not regex.match(`(?i)^windows`, s.osImage)
-	not started_past_refusal(s)
-}
+judged_system(s) if not regex.match(`(?i)^windows`, s.osImage)
 
+# A kubelet at or past the refusal started on what its node runs: cgroup v2, or cgroup v1
+# because its configuration sets failCgroupV1: false (its default is true there).
 started_past_refusal(s) if versions.ordinal(s.kubeletVersion) >= versions.ordinal(cgroup.refused.version)
 
 os_release(image, os_image) := regex.find_all_string_submatch_n(image.match, os_image, 1)[0][1]
 
 release(v) := [to_number(p) | some p in split(v, ".")]
 
-# judged_nodes splits a group's nodes by whether their kubelet configuration was seen setting
-# failCgroupV1: false (allowed). Nodes the group counts but does not name, and nodes no
-# configuration names, are not known to be allowed.
-judged_nodes(s, true) := {"names": names, "count": count(names)} if {
-	names := sort([n | some n in object.get(s.nodes, "names", []); n in allowed_nodes])
-}
+# judged_nodes are a group's nodes: the kubelet the upgrade brings refuses them. A
+# failCgroupV1: false their kubelets report does not spare them: before 1.35 it is the
+# default, which the new kubelet does not keep, and the report cannot tell it from a setting.
+judged_nodes(s) := {"names": sort(object.get(s.nodes, "names", [])), "count": s.nodes.count}
 
-judged_nodes(s, false) := {"names": names, "count": s.nodes.count - count(allowed)} if {
-	listed := object.get(s.nodes, "names", [])
-	allowed := [n | some n in listed; n in allowed_nodes]
-	names := sort([n | some n in listed; not n in allowed_nodes])
+# allowed_of are a started group's nodes whose kubelet reports failCgroupV1: false: on cgroup
+# v1, deprecated. The others it names, or does not, run cgroup v2 or were not read.
+allowed_of(s) := {"names": names, "count": count(names)} if {
+	names := sort([n | some n in object.get(s.nodes, "names", []); n in allowed_nodes])
 }
 
 allowed_nodes contains n if {

@@ -74,30 +74,40 @@ test_each_listed_distribution_is_judged_at_its_first_cgroup_v2_release if {
 	not "https://docs.aws.amazon.com/linux/al2023/ug/cgroupv2.html" in only(judge(nodes([focal]), "1.35")).citations
 }
 
-test_nodes_whose_kubelet_allows_cgroup_v1_are_information if {
-	allow := {
-		"component": "kubelet", "source": "kubelet-configz", "object": {"kind": "Node", "name": "c7-1"},
-		"failCgroupV1": false, "nodes": ["c7-1"],
-	}
-	deny := {
-		"component": "kubelet", "source": "kubelet-configz", "object": {"kind": "Node", "name": "c7-2"},
-		"failCgroupV1": true, "nodes": ["c7-2"],
-	}
-	fs := judge(object.union(nodes([centos]), {"components": [allow, deny]}), "1.35")
-	{[f.key, f.severity, count(f.objects)] | some f in fs} == {
-		["node-runtime/cgroup-v1-kernel", "blocker", 1],
-		["node-runtime/cgroup-v1-kernel-allowed", "info", 1],
-	}
-	some f in fs
-	f.severity == "info"
-	f.objects == [{"kind": "Node", "name": "c7-1"}]
-	f.title == "1 node runs a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on, and its kubelet allows it with failCgroupV1: false"
-	contains(f.detail, "so the kubelet still starts on cgroup v1")
+configz(node, fail) := {
+	"component": "kubelet", "source": "kubelet-configz", "object": {"kind": "Node", "name": node},
+	"failCgroupV1": fail, "nodes": [node],
 }
 
-test_nodes_already_on_a_kubelet_that_refuses_cgroup_v1_started_and_are_not_judged if {
-	started := system("CentOS Linux 7 (Core)", "3.10.0-1160.el7.x86_64", "v1.35.1", ["started"])
+# A kubelet older than 1.35 reports failCgroupV1: false as its default: the upgrade's kubelet
+# defaults to true, so the nodes are refused all the same.
+test_a_false_failcgroupv1_before_1_35_is_the_default_and_spares_nothing if {
+	fs := judge(object.union(nodes([centos]), {"components": [configz("c7-1", false), configz("c7-2", false)]}), "1.35")
+	f := only(fs)
+	f.severity == "blocker"
+	count(f.objects) == 2
+}
+
+# A 1.35 kubelet started: with failCgroupV1: false on cgroup v1 (deprecated, info), else on
+# cgroup v2 or not read (nothing).
+test_nodes_already_on_a_1_35_kubelet_allowing_cgroup_v1_are_information if {
+	started := system("CentOS Linux 7 (Core)", "3.10.0-1160.el7.x86_64", "v1.35.1", ["started-1", "started-2", "started-3"])
+	fs := judge(object.union(nodes([started]), {"components": [configz("started-1", false), configz("started-2", true)]}), "1.36")
+	f := only(fs)
+	f.key == "node-runtime/cgroup-v1-kernel-allowed"
+	f.severity == "info"
+	f.objects == [{"kind": "Node", "name": "started-1"}]
+	f.title == "1 node runs a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on, and its kubelet allows it with failCgroupV1: false"
+	contains(f.detail, "so the kubelet still starts on cgroup v1")
 	count(judge(nodes([started]), "1.36")) == 0
+}
+
+test_nodes_allowed_by_one_configuration_are_named_together if {
+	started := system("Ubuntu 20.04.6 LTS", "5.15.0-1071-aws", "v1.35.1", ["focal-1", "focal-2"])
+	allow := object.union(configz("focal-1", false), {"nodes": ["focal-1", "focal-2"]})
+	f := only(judge(object.union(nodes([started]), {"components": [allow]}), "1.35"))
+	f.key == "node-runtime/cgroup-v1-os-image-allowed"
+	endswith(f.title, "boot cgroup v1 by default, and their kubelets allow it with failCgroupV1: false")
 }
 
 test_windows_nodes_have_no_cgroups if {
@@ -169,16 +179,6 @@ test_a_kube_proxy_configuration_file_is_named_with_its_line if {
 	f.key == "node-runtime/kube-proxy-ipvs/KubeProxyConfiguration/kube-proxy-config"
 	f.objects == [{"kind": "KubeProxyConfiguration", "name": "kube-proxy-config", "file": "kube-proxy.yaml", "line": 4}]
 	f.namespaces == []
-}
-
-test_nodes_allowed_by_one_configuration_are_named_together if {
-	allow := {
-		"component": "kubelet", "source": "kubelet-configz", "object": {"kind": "Node", "name": "c7-1"},
-		"failCgroupV1": false, "nodes": ["c7-1", "c7-2"],
-	}
-	f := only(judge(object.union(nodes([centos]), {"components": [allow]}), "1.35"))
-	f.key == "node-runtime/cgroup-v1-kernel-allowed"
-	endswith(f.title, "supports cgroup v2 on, and their kubelets allow it with failCgroupV1: false")
 }
 
 test_many_node_systems_are_named_up_to_the_limit_and_counted if {
