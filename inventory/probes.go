@@ -4,8 +4,10 @@ import "sort"
 
 // Bounds of one probe's observation.
 const (
-	// MaxProbes bounds how many probes a document observes.
-	MaxProbes = 100
+	// MaxProbes bounds how many probes a document observes: the knowledge base's (60) and
+	// every custom pack's together. What they match is bounded by work, not by count
+	// (probe.MaxCollectionSteps), so room for custom packs costs no worst case.
+	MaxProbes = 200
 	// MaxProbeValues is how many distinct values an observation lists, the first in sort
 	// order (whatever order objects were read in); occurrences of the others are counted in
 	// ValuesOmitted.

@@ -267,25 +267,23 @@ func TestHostileProbesStopAtTheirBound(t *testing.T) {
 	}
 	filtered := map[string]any{"path": "data[*]", "prefixes": prefixes}
 	gap := []string{"VERDICT UNKNOWN", "probes/custom/hog/p0", "not observed:", "steps", "probe.Max"}
-	// A document observes at most inventory.MaxProbes probes, the knowledge base's and the
-	// custom packs' together: the hog declares 40, which the knowledge base's leave room for.
 	cases := []struct {
 		name   string
 		probes int
 		probe  map[string]any
 		files  map[string]string
 	}{
-		{"40 probes over a 1 MB ConfigMap of one value through 4,000 aliases", 40, dataWildcard,
+		{"50 probes over a 1 MB ConfigMap of one value through 4,000 aliases", 50, dataWildcard,
 			map[string]string{"cm.yaml": aliasedConfigMap("a")}},
-		{"40 probes over three such documents in one file", 40, dataWildcard,
+		{"50 probes over three such documents in one file", 50, dataWildcard,
 			map[string]string{"cm.yaml": aliasedConfigMap("a") + aliasedConfigMap("b") + aliasedConfigMap("c")}},
-		{"40 probes over three such documents in three files", 40, dataWildcard,
+		{"50 probes over three such documents in three files", 50, dataWildcard,
 			map[string]string{"a.yaml": aliasedConfigMap("a"), "b.yaml": aliasedConfigMap("b"), "c.yaml": aliasedConfigMap("c")}},
 		{"one absent-mode probe down a deep ConfigMap of long keys", 1, deepAbsent,
 			map[string]string{"cm.yaml": deepConfigMap("a")}},
-		{"40 absent-mode probes down three such ConfigMaps", 40, deepAbsent,
+		{"50 absent-mode probes down three such ConfigMaps", 50, deepAbsent,
 			map[string]string{"cm.yaml": deepConfigMap("a") + deepConfigMap("b") + deepConfigMap("c")}},
-		{"40 probes over three 1 MB ConfigMaps of 20,000 values", 40, dataWildcard,
+		{"50 probes over three 1 MB ConfigMaps of 20,000 values", 50, dataWildcard,
 			map[string]string{"cm.yaml": wideConfigMap("a") + wideConfigMap("b") + wideConfigMap("c")}},
 		{"20 probes of 100 long prefixes over three 1 MB ConfigMaps of long values", 20, filtered,
 			map[string]string{"cm.yaml": filteredConfigMap("a") + filteredConfigMap("b") + filteredConfigMap("c")}},
