@@ -116,14 +116,14 @@ features-check: ## fail when the committed feature gate table differs from a fre
 	  echo "feature gate table is current"
 
 .PHONY: registry
-registry: ## compile kb/registry/*.yaml and kb/registry/behaviours/*.yaml into the bundle's data
+registry: ## compile kb/registry/*.yaml, kb/registry/behaviours/*.yaml and kb/registry/nodes/ into the bundle's data
 	go run ./tools/genregistry -out policies/kb/upgradescope/kb
 
 .PHONY: registry-check
 registry-check: ## fail when the compiled add-on and behaviour data differ from kb/registry/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
-	  for d in addons addonindex providers behaviours probes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in addons addonindex providers behaviours probes nodes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "registry data is current"
 
 .PHONY: checks
@@ -182,7 +182,7 @@ bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventor
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse
+FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files
