@@ -141,7 +141,9 @@ import data.upgradescope.lib.versions
 #         blocker when the target is at or past the entry's removal; warning when the removal is the minor
 #         after the target; info when it is deprecated at or before the target and not removed within a
 #         minor of it. kubeadm stopped labelling control-plane nodes node-role.kubernetes.io/master in
-#         1.24 and stopped tainting them with it in 1.25.
+#         1.24 and tainting them with it in 1.25: a pod that selects or requires the label is judged so,
+#         one that only tolerates the old taint is info at most (maxSeverity), since it keeps running on
+#         workers.
 #       citations:
 #         - https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.24.md
 #         - https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.25.md
