@@ -187,7 +187,8 @@ status_judgement(b) := {"severity": "warning", "why": why} if {
 	s := b.status
 	s.disruptionsAllowed == 0
 	s.desiredHealthy < s.expectedPods
-	why := sprintf("%d of its %d pods are not healthy", [s.expectedPods - s.currentHealthy, s.expectedPods])
+	unhealthy := s.expectedPods - s.currentHealthy
+	why := sprintf("%d of its %d pods %s not healthy", [unhealthy, s.expectedPods, are(unhealthy)])
 }
 
 # Without status: what the spec says, the first reason that holds. A policy/v1beta1 budget
@@ -283,7 +284,7 @@ budget_remediation := {
 }
 
 unreplicated_text := {
-	"title": "%s no controller owns: kubectl drain refuses them without --force, which deletes them for good",
+	"title": "Pods no controller owns (%s): kubectl drain refuses them without --force, which deletes them for good",
 	"detail": concat(" ", [
 		"kubectl drain refuses pods that declare no controller (\"cannot delete Pods that declare no controller (use --force to override)\").",
 		"With --force, or evicted by a managed node upgrade, they are deleted and nothing recreates them on another node.",
@@ -295,7 +296,7 @@ unreplicated_text := {
 }
 
 emptydir_text := {
-	"title": "%s with emptyDir volumes: kubectl drain refuses them without --delete-emptydir-data, which deletes the data",
+	"title": "Pods with emptyDir volumes (%s): kubectl drain refuses them without --delete-emptydir-data, which deletes the data",
 	"detail": concat(" ", [
 		"kubectl drain refuses pods with emptyDir volumes (\"Pods with local storage (use --delete-emptydir-data to override)\");",
 		"a managed node upgrade evicts them without asking. Either way the data in those volumes is deleted with the pod,",
@@ -323,20 +324,18 @@ pods_finding(id, severity, t, pods, text) := object.union(
 	preflight.omitted(pods.count - count(object.get(pods, "objects", []))),
 )
 
-# Live the inventory counts pods; in files mode it counts the objects that make them.
-pods_phrase(1) := "1 pod" if live
+# Live the inventory counts pods; in files mode it counts the manifests that make them.
+pods_phrase(n) := sprintf("%d %s", [n, plural(n, "pod")]) if live
 
-pods_phrase(n) := sprintf("%d pods", [n]) if {
-	live
-	n != 1
-}
+pods_phrase(n) := sprintf("%d %s", [n, plural(n, "manifest")]) if not live
 
-pods_phrase(1) := "1 manifest makes pods" if not live
+plural(1, word) := word
 
-pods_phrase(n) := sprintf("%d manifests make pods", [n]) if {
-	not live
-	n != 1
-}
+plural(n, word) := sprintf("%ss", [word]) if n != 1
+
+are(1) := "is"
+
+are(n) := "are" if n != 1
 
 citations := {
 	"unreplicated-pods": [kubectl_filters, safe_drain],

@@ -73,7 +73,7 @@ test_a_budget_blocked_only_by_unhealthy_pods_is_a_warning_that_counts_them if {
 	b := pdb(object.union_n([{"minAvailable": "2"}, status(0, 2, 2, 3), pods(["web-1", "web-2", "web-3"], 0)]))
 	f := only(live(budgets([b])))
 	f.severity == "warning"
-	f.title == "PodDisruptionBudget shop/web allows no disruption: 1 of its 3 pods are not healthy (pods web-1, web-2, web-3)"
+	f.title == "PodDisruptionBudget shop/web allows no disruption: 1 of its 3 pods is not healthy (pods web-1, web-2, web-3)"
 	contains(f.remediation, "unhealthyPodEvictionPolicy: AlwaysAllow")
 }
 
@@ -157,7 +157,7 @@ test_pods_without_a_controller_are_a_warning if {
 	f := only(live(drain_pods(pod_list(2, [pod("ops", "debug"), pod("web", "shell")]), pod_list(0, []))))
 	f.key == "drain/unreplicated-pods"
 	f.severity == "warning"
-	f.title == "2 pods no controller owns: kubectl drain refuses them without --force, which deletes them for good"
+	f.title == "Pods no controller owns (2 pods): kubectl drain refuses them without --force, which deletes them for good"
 	f.objects == [pod("ops", "debug"), pod("web", "shell")]
 	f.namespaces == ["ops", "web"]
 	"https://github.com/kubernetes/kubectl/blob/v0.35.0/pkg/drain/filters.go" in f.citations
@@ -167,16 +167,16 @@ test_pods_with_emptydir_data_are_info if {
 	f := only(live(drain_pods(pod_list(0, []), pod_list(3, [pod("web", "cache-0")]))))
 	f.key == "drain/emptydir-data"
 	f.severity == "info"
-	f.title == "3 pods with emptyDir volumes: kubectl drain refuses them without --delete-emptydir-data, which deletes the data"
+	f.title == "Pods with emptyDir volumes (3 pods): kubectl drain refuses them without --delete-emptydir-data, which deletes the data"
 	f.objectsOmitted == 2
 }
 
 test_counted_pods_read_as_pods_live_and_as_manifests_in_files_mode if {
 	one := drain_pods(pod_list(1, [pod("ops", "debug")]), pod_list(0, []))
-	startswith(only(live(one)).title, "1 pod no controller owns")
-	startswith(only(files(one)).title, "1 manifest makes pods no controller owns")
+	startswith(only(live(one)).title, "Pods no controller owns (1 pod):")
+	startswith(only(files(one)).title, "Pods no controller owns (1 manifest):")
 	two := drain_pods(pod_list(0, []), pod_list(2, [pod("web", "a"), pod("web", "b")]))
-	startswith(only(files(two)).title, "2 manifests make pods with emptyDir volumes")
+	startswith(only(files(two)).title, "Pods with emptyDir volumes (2 manifests):")
 }
 
 test_no_drain_pods_no_findings if {
@@ -214,4 +214,9 @@ test_a_topology_spread_placement_says_so if {
 
 test_without_node_state_placements_are_not_judged if {
 	count(files({"placements": [placement(5, "anti-affinity")]})) == 0
+}
+
+test_the_unhealthy_pods_are_counted_in_words if {
+	f := only(live(budgets([pdb(status(0, 0, 1, 3))])))
+	f.title == "PodDisruptionBudget shop/web allows no disruption: 3 of its 3 pods are not healthy"
 }

@@ -28,7 +28,8 @@ configured := object.get(object.get(input.inventory, "preflight", {}), "webhooks
 #   With failurePolicy Fail (the default of admissionregistration.k8s.io/v1) the API server
 #   rejects every request a webhook matches when it cannot call it. A webhook whose service
 #   is missing or has no ready endpoints rejects those requests now, and during the upgrade,
-#   as nodes are drained, the pods it matches (its own among them) cannot be recreated.
+#   as nodes are drained, the pods it matches (its own too, if it matches them) cannot be
+#   recreated.
 # related_resources:
 #   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
 #   - ref: https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
@@ -63,7 +64,7 @@ findings contains f if {
 		"detail": concat(" ", [
 			"With failurePolicy Fail the API server rejects every request this webhook matches when it cannot call it,",
 			"so those requests are rejected now. During the upgrade nodes are drained and pods recreated elsewhere:",
-			"pods the webhook matches, its own among them, cannot be created again until its service is back.",
+			"the pods this webhook matches (its own too, if it matches them) cannot be created again until its service is back.",
 		]),
 		"remediation": concat(" ", [
 			"Bring the webhook's pods back (more than one replica, with a PodDisruptionBudget), or set failurePolicy: Ignore,",
@@ -178,7 +179,7 @@ findings contains f if {
 			"request only to versions the API server serves: the webhook silently stops validating or mutating them.",
 			served_phrase(stale),
 		]),
-		"remediation": "Add the versions the target serves (or \"*\") to the rules' apiVersions, and the group the resource moved to.",
+		"remediation": "Add the versions the target serves (or \"*\") to the rules' apiVersions, in the group that serves the resource now.",
 		"objects": [config_ref(w)],
 		"namespaces": [],
 		"citations": [
