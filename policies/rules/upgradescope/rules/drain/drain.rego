@@ -62,8 +62,8 @@ live if input.inventory.source == "cluster"
 #         - https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
 #         - https://kubernetes.io/docs/reference/kubernetes-api/policy-resources/pod-disruption-budget-v1/
 findings contains f if {
-	some b in object.get(pre, "disruptionBudgets", [])
-	j := judgement(b)
+	some i, j in judged
+	b := budgets[i]
 	some t in input.targets
 	f := budget_finding(b, j, t)
 }
@@ -170,37 +170,41 @@ findings contains f if {
 	f := placement_finding(p, nodes.schedulable, t)
 }
 
-# A budget's judgement: its severity, why it allows no disruption, and what to say.
-judgement(b) := status_judgement(b) if b.status
+budgets := object.get(pre, "disruptionBudgets", [])
 
-judgement(b) := spec_judgement(b) if not b.status
+# METADATA
+# description: |
+#   The budgets that allow no disruption, by index: their severity and why. Live a budget's
+#   status decides; without status (files) its spec does. The tests read fields in the rule
+#   body, not through functions of the whole budget: OPA hashes a function's arguments, and a
+#   large cluster has thousands of budgets, nearly all of them fine.
+# scope: document
+judged[i] := status_judgement(b.status) if {
+	some i, b in budgets
+	b.status.disruptionsAllowed == 0
+}
 
-status_judgement(b) := {"severity": "blocker", "why": why} if {
-	s := b.status
-	s.disruptionsAllowed == 0
+# Without status: what the spec says, the first reason that holds. A policy/v1beta1 budget
+# with an empty selector selects no pod.
+judged[i] := {"severity": "blocker", "why": why} if {
+	some i, b in budgets
+	not b.status
+	not selects_nothing(object.get(b, "apiVersion", ""), object.get(b, "selectorEmpty", false))
+	why := spec_reason(b)
+}
+
+selects_nothing("policy/v1beta1", true)
+
+status_judgement(s) := {"severity": "blocker", "why": why} if {
 	s.expectedPods > 0
 	s.desiredHealthy >= s.expectedPods
 	why := sprintf("it needs %d of its %d pods healthy", [s.desiredHealthy, s.expectedPods])
 }
 
-status_judgement(b) := {"severity": "warning", "why": why} if {
-	s := b.status
-	s.disruptionsAllowed == 0
+status_judgement(s) := {"severity": "warning", "why": why} if {
 	s.desiredHealthy < s.expectedPods
 	unhealthy := s.expectedPods - s.currentHealthy
 	why := sprintf("%d of its %d pods %s not healthy", [unhealthy, s.expectedPods, are(unhealthy)])
-}
-
-# Without status: what the spec says, the first reason that holds. A policy/v1beta1 budget
-# with an empty selector selects no pod.
-spec_judgement(b) := {"severity": "blocker", "why": why} if {
-	not selects_nothing(b)
-	why := spec_reason(b)
-}
-
-selects_nothing(b) if {
-	b.apiVersion == "policy/v1beta1"
-	b.selectorEmpty
 }
 
 spec_reason(b) := sprintf("maxUnavailable %s", [b.maxUnavailable]) if {

@@ -15,6 +15,7 @@ package upgradescope.rules.webhooks
 import data.upgradescope.kb
 import data.upgradescope.lib.apis
 import data.upgradescope.lib.preflight
+import data.upgradescope.lib.versions
 
 docs := "https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/"
 
@@ -50,8 +51,8 @@ configured := object.get(object.get(input.inventory, "preflight", {}), "webhooks
 #         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
 findings contains f if {
 	some w in configured
-	preflight.failure_policy(w) == "Fail"
 	preflight.down(w.service)
+	preflight.failure_policy(w) == "Fail"
 	some t in input.targets
 	f := {
 		"key": key("no-ready-endpoints", w),
@@ -103,12 +104,10 @@ findings contains f if {
 #         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-operating-on-the-kube-system-namespace
 #         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#webhook-limit-scope
 findings contains f if {
-	some w in configured
+	some i in {i | some [i, _] in critical}
+	w := configured[i]
 	preflight.failure_policy(w) == "Fail"
-	w.coversKubeSystem
-	w.objectSelectorEmpty
-	matched := critical_matches(w)
-	count(matched) > 0
+	matched := sort({label | some [i, label] in critical})
 	some t in input.targets
 	f := {
 		"key": key("kube-system", w),
@@ -162,9 +161,10 @@ findings contains f if {
 #         - https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go
 #         - https://kubernetes.io/docs/reference/using-api/deprecation-guide/
 findings contains f if {
-	some w in configured
+	some i, candidates in stale_candidates
+	w := configured[i]
 	some t in input.targets
-	stale := stale_matches(w, t)
+	stale := stale_matches(candidates, t)
 	count(stale) > 0
 	f := {
 		"key": key("removed-versions", w),
@@ -193,51 +193,92 @@ findings contains f if {
 # What the control plane needs in kube-system, by resource, and the group it is served in.
 critical_groups := {"pods": "", "nodes": "", "serviceaccounts": "", "leases": "coordination.k8s.io"}
 
-# critical_matches lists, sorted, what the webhook's writing rules match of that.
-critical_matches(w) := sort({label |
+# METADATA
+# description: |
+#   [webhook index, what it matches] for each writing rule of a webhook that covers
+#   kube-system with no object selector and matches what the control plane needs there. One
+#   pass over every webhook's rules in a rule body: a function of the whole webhook, called
+#   per webhook, costs several times more.
+critical contains [i, label] if {
+	some i, w in configured
+	w.coversKubeSystem
+	w.objectSelectorEmpty
 	some r in object.get(w, "rules", [])
-	writes(r)
+	count([op | some op in object.get(r, "operations", []); op in {"*", "CREATE", "UPDATE"}]) > 0
 	some g in object.get(r, "apiGroups", [])
 	some res in object.get(r, "resources", [])
-	label := critical(g, base(res))
-})
-
-writes(r) if {
-	some op in object.get(r, "operations", [])
-	op in {"*", "CREATE", "UPDATE"}
+	label := critical_label(g, base(res))
 }
 
-critical(_, "*") := "every resource"
+critical_label(_, "*") := "every resource"
 
-critical(g, res) := res if {
+critical_label(g, res) := res if {
 	g in {"*", critical_groups[res]}
 }
 
 # The resource of a rule's entry without its subresource ("pods/status" is pods).
 base(res) := split(res, "/")[0]
 
-# stale_matches lists, sorted by label, each group and resource a rule names only at versions
-# removed by the target, with what the target serves instead.
-stale_matches(w, t) := [x[1] | some x in sort({[s.label, s] |
+# METADATA
+# description: |
+#   By the webhook's index: each group and resource a rule names only at versions the
+#   knowledge base knows as removed, as [label, the ordinal of the latest removal, entries],
+#   sorted by label. The same at every target, so a target only compares ordinals. A rule
+#   naming "*" as a group, version or resource never gets here: no removed version has it.
+stale_candidates[i] := candidates if {
+	some i in {i | some [i, _] in removed_only}
+	candidates := sort({c |
+		some r in object.get(configured[i], "rules", [])
+		some [g, b, named] in removed_in_rule(r)
+		c := candidate(g, b, named)
+	})
+	count(candidates) > 0
+}
+
+# [webhook index, rule] for each rule naming some group only at versions the knowledge base
+# knows as removed: one cheap pass over every webhook's rules, so that the few webhooks it
+# finds are the only ones read resource by resource.
+removed_only contains [i, r] if {
+	some i, w in configured
 	some r in object.get(w, "rules", [])
-	versions := object.get(r, "apiVersions", [])
-	count(versions) > 0
-	not "*" in versions
+	count(removed_in_rule(r)) > 0
+}
+
+# The [group, resource, versions] of a rule whose versions in that group are all ones the
+# knowledge base knows as removed.
+removed_in_rule(r) := {[g, base(res), named] |
+	named := object.get(r, "apiVersions", [])
+	count(named) > 0
 	some g in object.get(r, "apiGroups", [])
-	g != "*"
+	g in removed_groups
+	count([v | some v in named; [g, v] in removed_group_versions]) == count(named)
 	some res in object.get(r, "resources", [])
-	b := base(res)
-	b != "*"
-	entries := [apis.by_resource[sprintf("%s/%s/%s", [apis.group_name(g), v, b])] | some v in versions]
-	count(entries) == count(versions)
-	every k in entries {
-		apis.removed_by(kb.apis[k], t)
-	}
-	s := {
-		"label": sprintf("%s %s", [concat(", ", sort([api_version(g, v) | some v in versions])), b]),
-		"served": {apis.api_version(kb.apis[n]) | some k in entries; n := apis.successor(k, t)},
-	}
-})]
+}
+
+# A candidate when the knowledge base knows the resource at every version named.
+candidate(g, b, named) := [label, last, entries] if {
+	entries := [apis.by_resource[sprintf("%s/%s/%s", [apis.group_name(g), v, b])] | some v in named]
+	count(entries) == count(named)
+	last := max([versions.ordinal(kb.apis[k].removed) | some k in entries])
+	label := sprintf("%s %s", [concat(", ", sort([api_version(g, v) | some v in named])), b])
+}
+
+# The groups and the [group, version] pairs the knowledge base knows as removed at some
+# minor: cheap tests that rule out almost every rule before its resources are read. Complete
+# rules, evaluated once: a partial set looked up by a computed key is evaluated again for
+# each lookup.
+# regal ignore:prefer-set-or-object-rule
+removed_group_versions := {[e.group, e.version] | some e in kb.apis; e.removed}
+
+# regal ignore:prefer-set-or-object-rule
+removed_groups := {g | some [g, _] in removed_group_versions}
+
+# stale_matches is the candidates the target no longer serves, with what it serves instead.
+stale_matches(candidates, t) := [{"label": c[0], "served": served} |
+	some c in candidates
+	versions.ordinal(t) >= c[1]
+	served := {apis.api_version(kb.apis[n]) | some k in c[2]; n := apis.successor(k, t)}
+]
 
 served_phrase(stale) := sprintf(" The target serves them as %s.", [concat(", ", served)]) if {
 	served := sort({x | some s in stale; some x in s.served})
