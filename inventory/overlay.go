@@ -17,9 +17,10 @@ const OrphanReason = "without their CustomResourceDefinition in the files"
 // and the manifests' copy joins them. Objects a cluster list left out past its bound cannot
 // be matched and stay; the manifests' copy is counted beside them. Images, ingress classes,
 // CRDs, GitOps charts and namespaces are merged, the manifests' copy winning where both have
-// one; a manifest custom resource whose CRD only the cluster has is judged against it.
-// What manifests cannot hold (nodes, control plane, Helm releases, deprecated calls) stays
-// the cluster's. Neither argument is changed.
+// one; a manifest custom resource whose CRD only the cluster has is judged against it. The
+// pre-flight section is merged the same way (overlayPreflight). What manifests cannot hold
+// (nodes, control plane, Helm releases, deprecated calls, node state) stays the cluster's.
+// Neither argument is changed.
 func Overlay(cluster, manifests *Document) *Document {
 	rewritten := objectsOf(manifests)
 	out := *cluster
@@ -37,6 +38,7 @@ func Overlay(cluster, manifests *Document) *Document {
 	out.GitopsCharts = mergeBy(cluster.GitopsCharts, manifests.GitopsCharts,
 		func(c GitopsChart) string { return c.Tool + "/" + c.Namespace + "/" + c.Name })
 	out.Namespaces = mergeNamespaces(cluster.Namespaces, manifests.Namespaces)
+	out.Preflight = overlayPreflight(cluster.Preflight, manifests.Preflight)
 	out.Capabilities = overlayCapabilities(cluster.Capabilities, manifests, orphans)
 	return &out
 }
@@ -256,15 +258,20 @@ func mergeCRDs(cluster, manifests []CRD, orphanUsage []APIUsage, rewritten map[o
 // overlayCapabilities keeps, for each section the two inventories share, the worse of the
 // two: a merged section is only as complete as its less complete half. The manifests' crds
 // gap for custom resources without their CRD is replaced by the orphans no cluster CRD took.
-// A capability the cluster's collector does not report is the manifests' alone.
+// A capability the cluster's collector does not report is the manifests' alone, except a
+// pre-flight one: the cluster's part of it was never read, and stays a gap. The live-only
+// pre-flight parts (endpoints, APIServices, node state) stay the cluster's.
 func overlayCapabilities(cluster map[string]Capability, manifests *Document, orphans []string) map[string]Capability {
 	out := make(map[string]Capability, len(cluster))
 	for name, c := range cluster {
 		out[name] = c
 	}
-	for _, name := range []string{CapAPIUsage, CapAddons, CapCRDs} {
+	for _, name := range slices.Concat([]string{CapAPIUsage, CapAddons, CapCRDs}, preflightCapabilities) {
 		m, ok := manifests.Capabilities[name]
 		if !ok {
+			continue
+		}
+		if _, collected := out[name]; !collected && slices.Contains(preflightCapabilities, name) {
 			continue
 		}
 		if name == CapCRDs {

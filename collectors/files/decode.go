@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
@@ -35,10 +36,13 @@ type fileResult struct {
 	crds           []inventory.CRD
 	gitops         []*unstructured.Unstructured
 	probes         *probe.Observer
-	warnings       []Warning
-	documents      int
-	objects        int
-	late           bool // not read: the walk's deadline had passed
+	// preflight holds the file's pre-flight observations, merged into the walk's in file
+	// order.
+	preflight *preflight.Recorder
+	warnings  []Warning
+	documents int
+	objects   int
+	late      bool // not read: the walk's deadline had passed
 }
 
 // imageSeen is one container image of one pod template, with the workload's recommended
@@ -56,12 +60,18 @@ type fileDecoder struct {
 	res  fileResult
 	// narrowed is the buffer narrow writes documents into, reused from one to the next.
 	narrowed []byte
-	// parseAll turns off recording from the line scan, so tests can compare the two.
-	parseAll bool
+	// parseAll turns off recording from the line scan, so tests can compare the two;
+	// parseEvery parses every document the scan read, needed or not, and narrows none.
+	parseAll, parseEvery bool
 	// text is the document being decoded, which probes are screened against; screened is
 	// the last answer, for the document's kind.
 	text     []byte
 	screened screening
+	// objText is the text the object being read was written in (a document, a JSON value, a
+	// List's item), and objLine the line it starts on: the pre-flight Recorder finds the
+	// lines of flags and feature gates in it.
+	objText []byte
+	objLine int
 }
 
 // screening is which probes could match an object of one kind in the current document.
@@ -109,10 +119,12 @@ func (d *fileDecoder) counted(apiVersion, kind string) {
 func newFileDecoder(rel string, opts Options) *fileDecoder {
 	if opts.drops == nil {
 		opts.drops = narrowing(opts.Probes)
+		opts.dropsArgs = keepingArgs(opts.drops)
 	}
 	d := &fileDecoder{rel: rel, opts: opts}
 	d.res.observed, d.res.custom = newAggregator(), newAggregator()
 	d.res.probes = opts.Probes.NewObserver()
+	d.res.preflight = preflight.NewRecorder(preflight.FromManifests())
 	if opts.observer != nil {
 		d.res.probes = opts.observer.Fork()
 	}
@@ -507,6 +519,7 @@ func (doc *yamlDoc) scalar(v string) string {
 
 func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 	d.startDocument(doc.text.Bytes())
+	d.objText, d.objLine = doc.text.Bytes(), doc.startLine
 	switch {
 	case doc.oversize:
 		d.res.documents++
@@ -517,7 +530,7 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		d.res.documents++ // a values file, a compose file: nothing kubectl would apply
 	case doc.fastPath():
 		d.res.documents++
-		if d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) {
+		if d.parseEvery || d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) || kubeProxyConfigMap(doc) {
 			if d.parseAll || !d.recordScanned(doc) {
 				d.parseYAML(doc)
 			}
@@ -543,4 +556,19 @@ func (doc *yamlDoc) namesNoObject() bool {
 func (doc *yamlDoc) fastPath() bool {
 	return !doc.complex && !doc.inline && !doc.hasItems && doc.apiVersion != "" && doc.kind != "" &&
 		!strings.HasSuffix(doc.kind, "List")
+}
+
+// kubeProxyConfigMap says whether a document the line scan read is a ConfigMap the
+// pre-flight Recorder reads (kube-proxy's configuration) or may be: the only ConfigMaps
+// parsed. A name the scan read with certainty decides; otherwise the text does, since a
+// document naming kube-proxy holds the words, or a backslash escape that spells them.
+func kubeProxyConfigMap(doc *yamlDoc) bool {
+	if doc.kind != "ConfigMap" || doc.apiVersion != "v1" {
+		return false
+	}
+	if !doc.meta.unsure && doc.meta.seen == 1 {
+		return doc.meta.name == preflight.KubeProxyConfigMap
+	}
+	text := doc.text.Bytes()
+	return bytes.Contains(text, []byte(preflight.KubeProxyConfigMap)) || bytes.IndexByte(text, '\\') >= 0
 }

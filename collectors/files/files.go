@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb"
@@ -55,8 +57,9 @@ type Options struct {
 	// observer is the walk's probe observation: each file's is a Fork of it, so the bounds on
 	// probe work hold for the walk, not for each file.
 	observer *probe.Observer
-	// drops is narrowing(Probes), computed once per walk.
-	drops map[string]map[string]bool
+	// drops is narrowing(Probes), computed once per walk, and dropsArgs the same keeping
+	// containers' command and args (keepingArgs).
+	drops, dropsArgs map[string]map[string]bool
 }
 
 // DefaultMaxBytes is the manifests a walk reads by default: twice the largest corpus
@@ -104,7 +107,10 @@ type Result struct {
 	// Probes are the observations of Options.Probes, in id order.
 	Probes []inventory.Probe
 	// Orphans are the usage rows of custom resources whose CRD is not among the files.
-	Orphans   []inventory.APIUsage
+	Orphans []inventory.APIUsage
+	// Preflight is what the pre-flight rules read of the files (collectors/preflight); nil
+	// when no object of a kind it reads was found.
+	Preflight *inventory.Preflight
 	Warnings  []Warning
 	Files     int
 	Documents int
@@ -163,9 +169,11 @@ func (s fsFiles) decode(path, rel string, opts Options) fileResult {
 func collectFrom(src source, paths []string, base string, skipped []Warning, opts Options) *Result {
 	paths, skipped = withinBudget(src, paths, base, opts.maxBytes(), skipped)
 	opts.drops = narrowing(opts.Probes)
+	opts.dropsArgs = keepingArgs(opts.drops)
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
 	probes := opts.Probes.NewObserver()
 	opts.observer = probes
+	pre := preflight.NewRecorder(preflight.FromManifests())
 	crds := map[string]bool{}
 	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
 	late := 0
@@ -180,6 +188,7 @@ func collectFrom(src source, paths []string, base string, skipped []Warning, opt
 		agg.merge(fr.observed)
 		custom.merge(fr.custom)
 		probes.Merge(fr.probes)
+		pre.Merge(fr.preflight)
 		for _, im := range fr.images {
 			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
@@ -204,6 +213,9 @@ func collectFrom(src source, paths []string, base string, skipped []Warning, opt
 	res.WorkloadImages, res.ImagesOmitted = images.List(), images.Omitted()
 	res.Orphans = attachUsage(res.CRDs, custom.usage())
 	res.Probes = probes.Probes()
+	if p := pre.Section(); !reflect.ValueOf(*p).IsZero() {
+		res.Preflight = p
+	}
 	return res
 }
 
@@ -369,8 +381,9 @@ func relPath(base, path string) string {
 	return filepath.ToSlash(rel)
 }
 
-// Inventory turns a walk into the document: api-usage is the only capability files can
-// assess; the rest say why they are absent.
+// Inventory turns a walk into the document: the API usage, add-ons and CRDs the files hold
+// and what the pre-flight rules read of them; versions, Helm releases, deprecated calls and
+// the pre-flight parts only a cluster shows say why they are absent.
 func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	doc := &inventory.Document{
 		SchemaVersion:         inventory.SchemaVersion,
@@ -386,6 +399,7 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 		CRDs:                  res.CRDs,
 		OrphanUsage:           res.Orphans,
 		Probes:                res.Probes,
+		Preflight:             res.Preflight,
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: apiUsageCapability(res),
 			inventory.CapAddons:   {Available: true},
@@ -395,6 +409,7 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	for _, c := range []string{inventory.CapVersions, inventory.CapHelm, inventory.CapDeprecatedCalls} {
 		doc.Capabilities[c] = inventory.Capability{Available: false, Reason: "files mode"}
 	}
+	preflightCapabilities(doc)
 	if doc.APIUsage == nil {
 		doc.APIUsage = []inventory.APIUsage{}
 	}
@@ -403,6 +418,42 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 	}
 	bound(doc)
 	return doc
+}
+
+// preflightCapabilities says which pre-flight parts files assess. The files were read, so
+// the parts manifests show are available even when they hold no such object (a repository
+// without a PodDisruptionBudget has none to judge); a list cut at its bound makes its part
+// partial. What only a running cluster shows is not available, an optional gap in files mode.
+func preflightCapabilities(doc *inventory.Document) {
+	for _, c := range []string{inventory.CapDisruptionBudgets, inventory.CapPods, inventory.CapWebhooks,
+		inventory.CapComponentFlags, inventory.CapKubeletConfig} {
+		doc.Capabilities[c] = inventory.Capability{Available: true}
+	}
+	for c, shows := range map[string]string{
+		inventory.CapEndpoints:   "ready endpoints",
+		inventory.CapAPIServices: "APIService availability",
+		inventory.CapNodeState:   "nodes",
+	} {
+		doc.Capabilities[c] = inventory.Capability{Available: false, Reason: "live only: manifests show no " + shows}
+	}
+	p := doc.Preflight
+	if p == nil {
+		return
+	}
+	for _, cut := range []struct {
+		capability string
+		omitted    int
+		what       string
+	}{
+		{inventory.CapDisruptionBudgets, p.DisruptionBudgetsOmitted, "PodDisruptionBudget(s)"},
+		{inventory.CapPods, p.PlacementsOmitted, "placement(s)"},
+		{inventory.CapWebhooks, p.WebhooksOmitted, "webhook(s)"},
+		{inventory.CapComponentFlags, p.ComponentsOmitted, "component configuration(s)"},
+	} {
+		if cut.omitted > 0 {
+			partial(doc, cut.capability, fmt.Sprintf("%d %s past the %d an inventory lists", cut.omitted, cut.what, inventory.MaxPreflightItems))
+		}
+	}
 }
 
 // bound keeps the lists a hostile repository can grow within the document's bounds, so
@@ -450,6 +501,15 @@ var evidenceCuts = []func(*inventory.Document){
 		doc.IngressClasses, doc.WorkloadImagesOmitted = nil, doc.WorkloadImagesOmitted+len(doc.WorkloadImages)
 		doc.WorkloadImages = nil
 		partial(doc, inventory.CapAddons, "ingress classes and images not listed: the inventory is past its value bound")
+	},
+	func(doc *inventory.Document) {
+		if doc.Preflight == nil {
+			return
+		}
+		doc.Preflight = nil
+		for _, c := range []string{inventory.CapDisruptionBudgets, inventory.CapPods, inventory.CapWebhooks, inventory.CapComponentFlags, inventory.CapKubeletConfig} {
+			partial(doc, c, "pre-flight observations not listed: the inventory is past its value bound")
+		}
 	},
 	func(doc *inventory.Document) {
 		doc.CRDs = nil

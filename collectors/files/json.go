@@ -12,6 +12,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/upgradescope/upgradescope/collectors/preflight"
 )
 
 // jsonObject is what decides whether an object needs a full parse. Its fields stay raw, so
@@ -123,6 +125,7 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 	}
 	if av == "" && kind == "" && in.kind != "" {
 		d.startDocument(raw)
+		d.objText, d.objLine = raw, src.lineOf(start)
 		d.parseJSONItem(raw, src.lineOf(start), in)
 		return
 	}
@@ -130,7 +133,8 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 		return
 	}
 	d.startDocument(raw)
-	if !d.opts.needsParse(av, kind) && !d.probesLive(av, kind) {
+	d.objText, d.objLine = raw, src.lineOf(start)
+	if !d.opts.needsParse(av, kind) && !d.probesLive(av, kind) && !jsonKubeProxyConfigMap(av, kind, raw) {
 		d.counted(av, kind)
 		return
 	}
@@ -204,4 +208,11 @@ func eachItem(array []byte, f func(at int, it []byte)) {
 			from = i + 1
 		}
 	}
+}
+
+// jsonKubeProxyConfigMap says whether a JSON object may be kube-proxy's ConfigMap, which the
+// pre-flight Recorder reads: its name is in its text, or a \u escape that can spell it.
+func jsonKubeProxyConfigMap(apiVersion, kind string, raw []byte) bool {
+	return apiVersion == "v1" && kind == "ConfigMap" &&
+		(bytes.Contains(raw, []byte(preflight.KubeProxyConfigMap)) || bytes.Contains(raw, []byte(`\u`)))
 }

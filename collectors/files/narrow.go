@@ -6,8 +6,11 @@ import "bytes"
 // document's bytes: a CRD's openAPIV3Schema is often hundreds of kilobytes, and a workload's
 // containers carry probes, environment, ports and resources around the one field read from
 // them, the image. None of them is, or holds, a field the collector reads (apiVersion, kind,
-// metadata, the pod template's labels and images, a CRD's names and versions), so the yaml
-// parser is handed the same document without them.
+// metadata, the pod template's labels and images, a CRD's names, versions and conversion,
+// and what the pre-flight Recorder reads of a pod template: volumes, affinity and topology
+// spread constraints), so the yaml parser is handed the same document without them. The
+// containers' command and args are dropped only where no component can be named
+// (mayRunComponent).
 var dropped = map[string]map[string]bool{
 	"CustomResourceDefinition": set("openAPIV3Schema"),
 	"Pod":                      workloadDrops,
@@ -24,11 +27,50 @@ var workloadDrops = set(
 	"args", "command", "env", "envFrom", "ports", "livenessProbe", "readinessProbe", "startupProbe",
 	"resources", "resizePolicy", "volumeMounts", "volumeDevices", "securityContext", "lifecycle",
 	// pod spec
-	"volumes", "affinity", "tolerations", "topologySpreadConstraints", "nodeSelector", "dnsConfig",
+	"tolerations", "nodeSelector", "dnsConfig",
 	"hostAliases", "imagePullSecrets", "readinessGates", "resourceClaims", "schedulingGates",
 	// workload spec
 	"selector", "strategy", "updateStrategy", "volumeClaimTemplates", "persistentVolumeClaimRetentionPolicy",
 )
+
+// droppedArgs is dropped keeping containers' command and args.
+var droppedArgs = keepingArgs(dropped)
+
+// keepingArgs is drops without containers' command and args, which name a control-plane
+// component and hold its flags.
+func keepingArgs(drops map[string]map[string]bool) map[string]map[string]bool {
+	out := make(map[string]map[string]bool, len(drops))
+	for kind, drop := range drops {
+		keep := make(map[string]bool, len(drop))
+		for k := range drop {
+			if k != "command" && k != "args" {
+				keep[k] = true
+			}
+		}
+		out[kind] = keep
+	}
+	return out
+}
+
+// componentWords are what a Pod or DaemonSet running a control-plane component or
+// kube-proxy holds in its text: the binary's name ("kube-apiserver", "hyperkube") or,
+// spelling it otherwise, a backslash escape or a !!binary tag. A document holding none of
+// them names no component, so its command and args may be dropped.
+var componentWords = [][]byte{[]byte("kube-"), []byte("hyperkube"), []byte(`\`), []byte("binary")}
+
+// mayRunComponent says whether a document of this kind may run a component whose flags the
+// pre-flight Recorder reads from command and args.
+func mayRunComponent(kind string, text []byte) bool {
+	if kind != "Pod" && kind != "DaemonSet" {
+		return false
+	}
+	for _, w := range componentWords {
+		if bytes.Contains(text, w) {
+			return true
+		}
+	}
+	return false
+}
 
 func set(keys ...string) map[string]bool {
 	m := make(map[string]bool, len(keys))

@@ -84,7 +84,8 @@ func TestNarrowingGivesUpWhereLinesCannotBeReadAlone(t *testing.T) {
 
 // FuzzNarrowingReadsWhatAFullParseReads holds narrowing to its promise: wherever the whole
 // document parses, the narrowed one, when narrowing applies and it parses, yields the same
-// objects, images, CRDs and warnings.
+// objects, images, CRDs, pre-flight observations and warnings. Containers' command and args
+// are kept as parseYAML keeps them, where the document may run a component.
 func FuzzNarrowingReadsWhatAFullParseReads(f *testing.F) {
 	for _, seed := range []string{
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\n  namespace: b\n  labels: {app.kubernetes.io/name: n}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata:\n      labels:\n        app.kubernetes.io/version: \"1.2\"\n    spec:\n      containers:\n      - name: c\n        image: x:1\n        env:\n        - {name: A, value: \"b\"}\n        ports:\n        - containerPort: 80\n      volumes: []\n",
@@ -92,6 +93,9 @@ func FuzzNarrowingReadsWhatAFullParseReads(f *testing.F) {
 		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    upgradescope.basit.engineer/ignore: eol-addon\n    upgradescope.basit.engineer/ignore-reason: |\n      env: kept\nspec:\n  containers:\n  - image: z\n    env: \"a\n    image: evil\"\n",
 		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n      - &c {name: c, image: a}\n      initContainers:\n      - *c\n      volumes: [&v {name: x}]\n",
 		"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec:\n  group: g\n  names: {kind: K, plural: ks}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        description: 'runs on\n          here'\n        type: object\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: kube-apiserver, namespace: kube-system}\nspec:\n  containers:\n  - name: kube-apiserver\n    command:\n    - kube-apiserver\n    - --feature-gates=A=true\n    env: [{name: X, value: y}]\n  volumes:\n  - {name: tmp, emptyDir: {}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - topologyKey: kubernetes.io/hostname\n            labelSelector: {matchLabels: {app: web}}\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n      volumes: [{name: tmp, emptyDir: {}}]\n      containers: [{name: c, image: x, args: [--a]}]\n",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: proxy, namespace: kube-system}\nspec:\n  template:\n    spec:\n      containers:\n      - name: kube-proxy\n        command: [\"/usr/local/bin/kube\\x2dproxy\", --proxy-mode=ipvs]\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -106,7 +110,11 @@ func FuzzNarrowingReadsWhatAFullParseReads(f *testing.F) {
 			return
 		}
 		whole.object(n, 0, "")
-		for _, drop := range dropped {
+		_, kind := stringField(n, "kind")
+		for k, drop := range dropped {
+			if mayRunComponent(kind, data) {
+				drop = droppedArgs[k]
+			}
 			narrowed, ok := narrow(data, drop, nil)
 			var root yaml.Node
 			if !ok || yaml.Unmarshal(narrowed, &root) != nil || len(root.Content) == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
@@ -36,11 +38,14 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	}
 	defer parsing.release(nodes)
 	var root yaml.Node
-	drops := d.opts.drops
+	drops, dropsArgs := d.opts.drops, d.opts.dropsArgs
 	if !d.probesLive(doc.apiVersion, doc.kind) {
-		drops = dropped // no probe can match: drop what no other reader needs
+		drops, dropsArgs = dropped, droppedArgs // no probe can match: drop what no other reader needs
 	}
-	if drop, ok := drops[doc.kind]; ok && !doc.complex {
+	if mayRunComponent(doc.kind, doc.text.Bytes()) {
+		drops = dropsArgs
+	}
+	if drop, ok := drops[doc.kind]; ok && !doc.complex && !d.parseEvery {
 		var narrowed bool
 		d.narrowed, narrowed = narrow(doc.text.Bytes(), drop, d.narrowed[:0])
 		if narrowed && yaml.Unmarshal(d.narrowed, &root) == nil && len(root.Content) > 0 {
@@ -85,13 +90,13 @@ func (d *fileDecoder) expanded(root *yaml.Node, text []byte, line int) (*yaml.No
 
 // observe hands the object to the probes its document could satisfy; the others count it as
 // examined without its being converted.
-func (d *fileDecoder) observe(n *yaml.Node, group, kind string, ref inventory.ObjectRef) {
+func (d *fileDecoder) observe(value func() any, group, kind string, ref inventory.ObjectRef) {
 	sc, live := d.screen(group, kind)
 	if !live {
 		d.res.probes.Skip(group, kind)
 		return
 	}
-	d.res.probes.ObserveScreened(plain(n), group, kind, ref, sc)
+	d.res.probes.ObserveScreened(value(), group, kind, ref, sc)
 }
 
 // probesFindSubtree says whether a probe keeping values finds a map or a list in the
@@ -211,8 +216,27 @@ func (d *fileDecoder) objectIn(n *yaml.Node, lineOffset int, renderedFrom string
 	}
 	d.record(av, kind, ref)
 	d.evidence(n, av, kind, ref)
+	// n as unstructured JSON, converted once for the probes and the pre-flight Recorder.
+	var value any
+	converted := false
+	plainValue := func() any {
+		if !converted {
+			value, converted = plain(n), true
+		}
+		return value
+	}
 	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
-		d.observe(n, group, kind, ref)
+		d.observe(plainValue, group, kind, ref)
+	}
+	if preflight.Reads(av, kind) {
+		if obj, ok := plainValue().(map[string]any); ok {
+			if obj["apiVersion"] != av || obj["kind"] != kind {
+				// An item taking its List's kind: the object as kubectl reads it.
+				obj = maps.Clone(obj)
+				obj["apiVersion"], obj["kind"] = av, kind
+			}
+			d.res.preflight.ObserveIn(obj, ref, d.objText, d.objLine)
+		}
 	}
 }
 

@@ -44,6 +44,7 @@ func (d *fileDecoder) parseListItem(text []byte, line int, list *yamlDoc) {
 		return
 	}
 	if n, ok := d.expanded(root.Content[0], text, line); ok {
+		d.objText, d.objLine = text, line
 		d.objectIn(n, line-1, list.renderedFrom, listOf{}.inner(list.apiVersion, list.kind))
 	}
 }

@@ -22,9 +22,10 @@ var upgradescopeRules = rules{
 	// server's admission of work, the store, notifications, the dashboard's pages, the fleet API's wire types and its
 	// client, a rollout's outcome tables, the loopback test and the knowledge base's
 	// tables: none of them judges, so none links the evaluator. Nor do the facts the
-	// engine computes in Go before the rules run (engine/facts).
+	// engine computes in Go before the rules run (engine/facts), or the pre-flight
+	// observations both collectors make of objects (collectors/preflight).
 	noOPA: []string{
-		"kb", "engine/facts", "output", "report", "crd", "config",
+		"kb", "engine/facts", "collectors/preflight", "output", "report", "crd", "config",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 	},

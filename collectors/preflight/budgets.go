@@ -1,0 +1,138 @@
+package preflight
+
+import (
+	"cmp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb/probe"
+)
+
+// BudgetSelector is which pods a PodDisruptionBudget selects, read as the disruption
+// controller reads it: metav1.LabelSelectorAsSelector over spec.selector, so an absent
+// selector selects no pod and an empty one every pod of the namespace — except in
+// policy/v1beta1, where the API server stores an empty selector as one that selects none
+// (kubernetes/kubernetes pkg/apis/policy/v1beta1/conversion.go, [pdb-v1beta1-empty]).
+// The zero value selects nothing.
+type BudgetSelector struct {
+	selector labels.Selector
+}
+
+// BudgetSelectorOf reads a PodDisruptionBudget's selector (obj is the whole object, as
+// unstructured JSON).
+func BudgetSelectorOf(obj map[string]any) BudgetSelector {
+	sel := at(obj, "spec", "selector")
+	if _, version := splitAPIVersion(str(obj, "apiVersion")); version == "v1beta1" && emptySelector(sel) {
+		return BudgetSelector{labels.Nothing()}
+	}
+	return BudgetSelector{selectorOf(sel)}
+}
+
+// Matches says whether a pod with these labels, in the budget's namespace, is selected.
+func (b BudgetSelector) Matches(podLabels map[string]string) bool {
+	return b.selector != nil && b.selector.Matches(labels.Set(podLabels))
+}
+
+// budgetSeen is a budget and, in files mode, the selector its workloads are joined by.
+type budgetSeen struct {
+	budget   inventory.DisruptionBudget
+	selector BudgetSelector
+}
+
+func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
+
+// podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it.
+type podTemplate struct {
+	object   inventory.ObjectRef
+	labels   map[string]string
+	replicas int
+}
+
+func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersion string) {
+	spec := mapAt(obj, "spec")
+	b := inventory.DisruptionBudget{
+		Object:                     ref,
+		APIVersion:                 inventory.BoundString(apiVersion),
+		MinAvailable:               intOrString(spec["minAvailable"]),
+		MaxUnavailable:             intOrString(spec["maxUnavailable"]),
+		SelectorEmpty:              emptySelector(spec["selector"]),
+		UnhealthyPodEvictionPolicy: inventory.BoundString(str(spec, "unhealthyPodEvictionPolicy")),
+	}
+	if !r.manifests {
+		b.Status = budgetStatus(mapAt(obj, "status"))
+	}
+	r.budgets.add(budgetSeen{budget: b, selector: BudgetSelectorOf(obj)}, budgetOrder)
+}
+
+// budgetStatus reads a live budget's status; nil before the disruption controller wrote it.
+func budgetStatus(status map[string]any) *inventory.BudgetStatus {
+	if status == nil || status["disruptionsAllowed"] == nil && status["expectedPods"] == nil {
+		return nil
+	}
+	return &inventory.BudgetStatus{
+		DisruptionsAllowed: count(status["disruptionsAllowed"], 0),
+		CurrentHealthy:     count(status["currentHealthy"], 0),
+		DesiredHealthy:     count(status["desiredHealthy"], 0),
+		ExpectedPods:       count(status["expectedPods"], 0),
+	}
+}
+
+// template remembers, in files mode, a workload's pod template (or a bare Pod) for the
+// budgets that may select it. DaemonSets, Jobs and CronJobs are left out: a budget guards
+// replicated pods a drain evicts and reschedules.
+func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, kind string) {
+	if !r.manifests {
+		return
+	}
+	var t podTemplate
+	switch probe.KindKey(group, kind) {
+	case "core/Pod":
+		t = podTemplate{object: ref, labels: stringMap(at(obj, "metadata", "labels")), replicas: 1}
+	case "core/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet",
+		"extensions/Deployment", "extensions/ReplicaSet":
+		t = podTemplate{
+			object: ref, labels: stringMap(at(obj, "spec", "template", "metadata", "labels")),
+			replicas: count(at(obj, "spec", "replicas"), 1),
+		}
+	default:
+		return
+	}
+	if r.templates == nil {
+		r.templates = map[string][]podTemplate{}
+	}
+	ns := ref.Namespace
+	r.templates[ns] = append(r.templates[ns], t)
+}
+
+// budgetSection joins each listed budget, in files mode, with the pod templates of its
+// namespace that its selector matches.
+func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
+	seen, omitted := r.budgets.section(budgetOrder)
+	out := make([]inventory.DisruptionBudget, 0, len(seen))
+	for _, s := range seen {
+		b := s.budget
+		if r.manifests {
+			var matched []inventory.WorkloadReplicas
+			for _, t := range r.templates[b.Object.Namespace] {
+				if s.selector.Matches(t.labels) {
+					matched = append(matched, inventory.WorkloadReplicas{Object: t.object, Replicas: t.replicas})
+				}
+			}
+			slices.SortFunc(matched, func(a, b inventory.WorkloadReplicas) int {
+				return cmp.Or(refOrder(a.Object, b.Object), cmp.Compare(a.Replicas, b.Replicas))
+			})
+			if len(matched) > inventory.MaxPreflightNames {
+				b.WorkloadsOmitted = len(matched) - inventory.MaxPreflightNames
+				matched = matched[:inventory.MaxPreflightNames]
+			}
+			b.Workloads = matched
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		return nil, omitted
+	}
+	return out, omitted
+}

@@ -1,0 +1,135 @@
+package preflight
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+func TestABudgetIsRecordedAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      inventory.DisruptionBudget
+	}{
+		{
+			name: "a policy/v1 budget keeps an integer minAvailable as written",
+			doc:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 2, selector: {matchLabels: {app: web}}}\n",
+			want: inventory.DisruptionBudget{APIVersion: "policy/v1", MinAvailable: "2"},
+		},
+		{
+			name: "a percentage stays a string, and the eviction policy is kept",
+			doc:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {maxUnavailable: 50%, unhealthyPodEvictionPolicy: AlwaysAllow, selector: {matchLabels: {app: web}}}\n",
+			want: inventory.DisruptionBudget{APIVersion: "policy/v1", MaxUnavailable: "50%", UnhealthyPodEvictionPolicy: "AlwaysAllow"},
+		},
+		{
+			name: "maxUnavailable 0 is recorded, not dropped as a zero value",
+			doc:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {maxUnavailable: 0}\n",
+			want: inventory.DisruptionBudget{APIVersion: "policy/v1", MaxUnavailable: "0"},
+		},
+		{
+			name: "a policy/v1beta1 budget is recorded with its apiVersion",
+			doc:  "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 100%, selector: {}}\n",
+			want: inventory.DisruptionBudget{APIVersion: "policy/v1beta1", MinAvailable: "100%", SelectorEmpty: true},
+		},
+		{
+			name: "an empty selector is empty, an absent one is not",
+			doc:  "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 1}\n",
+			want: inventory.DisruptionBudget{APIVersion: "policy/v1", MinAvailable: "1"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := observeAll(t, []string{tc.doc}, FromManifests())
+			if len(p.DisruptionBudgets) != 1 {
+				t.Fatalf("budgets %+v, want one", p.DisruptionBudgets)
+			}
+			got := p.DisruptionBudgets[0]
+			tc.want.Object = inventory.ObjectRef{Kind: "PodDisruptionBudget", Namespace: got.Object.Namespace, Name: "web", File: "m.yaml", Line: 1}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("budget %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBudgetSelectorsSelectAsTheDisruptionControllerDoes(t *testing.T) {
+	web := map[string]string{"app": "web", "tier": "front"}
+	for _, tc := range []struct {
+		name, apiVersion, selector string
+		want                       bool
+	}{
+		{"an empty policy/v1 selector selects every pod", "policy/v1", "selector: {}", true},
+		{"an empty policy/v1beta1 selector selects no pod", "policy/v1beta1", "selector: {}", false},
+		{"an absent selector selects no pod", "policy/v1", "", false},
+		{"matchLabels select the pods carrying them", "policy/v1", "selector: {matchLabels: {app: web}}", true},
+		{"matchLabels select no pod missing one", "policy/v1", "selector: {matchLabels: {app: web, tier: back}}", false},
+		{"In expressions select by value", "policy/v1", "selector: {matchExpressions: [{key: tier, operator: In, values: [front, back]}]}", true},
+		{"NotIn expressions exclude by value", "policy/v1", "selector: {matchExpressions: [{key: tier, operator: NotIn, values: [front]}]}", false},
+		{"DoesNotExist is v1beta1's way to select every pod", "policy/v1beta1", "selector: {matchExpressions: [{key: pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match, operator: DoesNotExist}]}", true},
+		{"a malformed selector, which the API server refuses, selects no pod", "policy/v1", "selector: {matchLabels: [app]}", false},
+		{"an unknown operator selects no pod", "policy/v1", "selector: {matchExpressions: [{key: app, operator: Like, values: [web]}]}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := decode(t, "apiVersion: "+tc.apiVersion+"\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {"+tc.selector+"}\n")
+			if got := BudgetSelectorOf(obj).Matches(web); got != tc.want {
+				t.Errorf("Matches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if (BudgetSelector{}).Matches(web) {
+		t.Error("the zero BudgetSelector matches a pod, want none")
+	}
+}
+
+func TestInFilesModeABudgetNamesTheWorkloadsItsSelectorMatches(t *testing.T) {
+	p := observeAll(t, []string{
+		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 3, selector: {matchLabels: {app: web}}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {replicas: 3, template: {metadata: {labels: {app: web}}}}\n",
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web-cache, namespace: shop}\nspec: {template: {metadata: {labels: {app: web, role: cache}}}}\n",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: web-old, namespace: shop}\nspec: {replicas: 0, template: {metadata: {labels: {app: web}}}}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web-debug, namespace: shop, labels: {app: web}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: staging}\nspec: {replicas: 5, template: {metadata: {labels: {app: web}}}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: shop}\nspec: {replicas: 5, template: {metadata: {labels: {app: api}}}}\n",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: shop}\nspec: {template: {metadata: {labels: {app: web}}}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: labels-on-object-only, namespace: shop, labels: {app: web}}\nspec: {replicas: 5, template: {metadata: {labels: {app: other}}}}\n",
+	}, FromManifests())
+	if len(p.DisruptionBudgets) != 1 {
+		t.Fatalf("budgets %+v, want one", p.DisruptionBudgets)
+	}
+	var got []string
+	for _, w := range p.DisruptionBudgets[0].Workloads {
+		got = append(got, fmt.Sprintf("%s %s/%s ×%d", w.Object.Kind, w.Object.Namespace, w.Object.Name, w.Replicas))
+	}
+	want := []string{"Deployment shop/web ×3", "StatefulSet shop/web-cache ×1", "Pod shop/web-debug ×1", "ReplicationController shop/web-old ×0"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("workloads\n%v\nwant\n%v", got, want)
+	}
+}
+
+func TestABudgetsStatusIsReadLiveButNotFromManifests(t *testing.T) {
+	doc := "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {maxUnavailable: 1}\nstatus: {disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2, observedGeneration: 1}\n"
+	live := observeAll(t, []string{doc})
+	want := &inventory.BudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2}
+	if got := live.DisruptionBudgets[0].Status; !reflect.DeepEqual(got, want) {
+		t.Errorf("live status %+v, want %+v", got, want)
+	}
+	if live.DisruptionBudgets[0].Workloads != nil {
+		t.Errorf("live budget names workloads %+v, want none (the live collector names pods)", live.DisruptionBudgets[0].Workloads)
+	}
+	if files := observeAll(t, []string{doc}, FromManifests()); files.DisruptionBudgets[0].Status != nil {
+		t.Errorf("a manifest's status %+v was read, want none", files.DisruptionBudgets[0].Status)
+	}
+}
+
+func TestABudgetNamesAtMostItsBoundOfWorkloads(t *testing.T) {
+	docs := []string{"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: all, namespace: shop}\nspec: {minAvailable: 1, selector: {}}\n"}
+	for i := range inventory.MaxPreflightNames + 3 {
+		docs = append(docs, fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d%03d, namespace: shop}\nspec: {template: {metadata: {labels: {i: %q}}}}\n", i, fmt.Sprint(i)))
+	}
+	b := observeAll(t, docs, FromManifests()).DisruptionBudgets[0]
+	if len(b.Workloads) != inventory.MaxPreflightNames || b.WorkloadsOmitted != 3 || b.Workloads[0].Object.Name != "d000" {
+		t.Errorf("%d workloads from %s, %d omitted; want %d from d000 and 3", len(b.Workloads), b.Workloads[0].Object.Name, b.WorkloadsOmitted, inventory.MaxPreflightNames)
+	}
+}

@@ -1,0 +1,225 @@
+// Package preflight turns Kubernetes objects into the inventory's pre-flight observations
+// (inventory.Preflight): PodDisruptionBudgets, the pods a node drain treats specially,
+// workloads that need a node per replica, admission webhooks, aggregated APIServices, CRD
+// conversion webhooks and the flags and configuration of control-plane components,
+// kube-proxy and kubelets. The files collector and the live collector share it, so a
+// manifest and the live object it becomes are read alike; the live collector adds what only
+// a cluster shows (endpoints, nodes) to the section it returns.
+package preflight
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Recorder accumulates bounded pre-flight observations from objects of any kind. It is not
+// safe for concurrent use: give each worker its own and Merge them.
+type Recorder struct {
+	// KubeSystemLabels are the labels of the kube-system namespace, against which webhooks'
+	// namespaceSelectors are evaluated when Section is called; nil means the one label the
+	// API server sets on it, kubernetes.io/metadata.name=kube-system, all a manifest shows.
+	KubeSystemLabels map[string]string
+
+	manifests bool
+
+	budgets     bounded[budgetSeen]
+	templates   map[string][]podTemplate // by namespace, manifests only
+	drain       drainSeen
+	placements  bounded[inventory.Placement]
+	webhooks    bounded[webhookSeen]
+	apiServices bounded[inventory.APIService]
+	conversions bounded[inventory.Conversion]
+	// components are kept whole, one per configuration (componentAt finds it by
+	// componentKey): only kube-system pods, DaemonSets and configuration documents make them.
+	components  []inventory.Component
+	componentAt map[string]int
+}
+
+// Option configures a Recorder.
+type Option func(*Recorder)
+
+// FromManifests reads objects as manifests rather than live objects: a PodDisruptionBudget is
+// joined with the workloads whose pod template it selects (live, with pods), a workload whose
+// pod template has an emptyDir volume counts for the pods it will run (live, the pods
+// themselves are observed), and status, which a manifest does not own, is not read from
+// PodDisruptionBudgets.
+func FromManifests() Option { return func(r *Recorder) { r.manifests = true } }
+
+// NewRecorder starts an empty Recorder.
+func NewRecorder(opts ...Option) *Recorder {
+	r := &Recorder{}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Reads says whether Observe records anything from objects of this apiVersion and kind; a
+// ConfigMap only when it is kube-proxy's (KubeProxyConfigMap).
+func Reads(apiVersion, kind string) bool {
+	group, version := splitAPIVersion(apiVersion)
+	return kindOf(group, version, kind) != other
+}
+
+// KubeProxyConfigMap is the name of the ConfigMap kubeadm keeps kube-proxy's configuration
+// in; Observe reads no other ConfigMap.
+const KubeProxyConfigMap = "kube-proxy"
+
+// Observe records what one decoded object shows; kinds it does not judge are ignored. obj is
+// the object as unstructured JSON, ref names it (in files mode with File, Line, RenderedFrom
+// and Ignore). src, when not nil, is the object's own YAML or JSON text as written, starting
+// on ref.Line, from which flags and feature gates are given their own lines; live passes nil.
+func (r *Recorder) Observe(obj map[string]any, ref inventory.ObjectRef, src []byte) {
+	r.ObserveIn(obj, ref, src, ref.Line)
+}
+
+// ObserveIn is Observe for an object read from text whose first line is line first of
+// ref.File: a YAML document that may start with comments, a JSON value, one item of a List.
+// The object is found in text by ref.Line, the line of its apiVersion or kind.
+func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text []byte, first int) {
+	av, kind := str(obj, "apiVersion"), str(obj, "kind")
+	group, version := splitAPIVersion(av)
+	k := kindOf(group, version, kind)
+	if k == other {
+		return
+	}
+	if ref.Kind == "" {
+		ref.Kind = kind
+	}
+	ref = boundRef(ref)
+	src := source{text: text, first: first, objLine: ref.Line}
+	switch k {
+	case budgetKind:
+		r.budget(obj, ref, av)
+	case podKind:
+		r.pod(obj, ref, src)
+	case workloadKind:
+		r.workload(obj, ref, group, src)
+	case webhookKind:
+		r.webhookConfiguration(obj, ref, av)
+	case apiServiceKind:
+		r.apiService(obj, ref)
+	case crdKind:
+		r.conversion(obj, ref)
+	case configMapKind:
+		r.kubeProxyConfigMap(obj, ref, src)
+	case kubeletConfigKind:
+		r.configFile(obj, ref, "kubelet", src)
+	case kubeProxyConfigKind:
+		r.configFile(obj, ref, "kube-proxy", src)
+	}
+}
+
+// Merge adds what another Recorder of the same mode recorded, as if its objects had been
+// observed after this one's. other must not be used afterwards.
+func (r *Recorder) Merge(other *Recorder) {
+	r.budgets.merge(&other.budgets, budgetOrder)
+	for ns, ts := range other.templates {
+		if r.templates == nil {
+			r.templates = map[string][]podTemplate{}
+		}
+		r.templates[ns] = append(r.templates[ns], ts...)
+	}
+	r.drain.merge(&other.drain)
+	r.placements.merge(&other.placements, placementOrder)
+	r.webhooks.merge(&other.webhooks, webhookOrder)
+	r.apiServices.merge(&other.apiServices, apiServiceOrder)
+	r.conversions.merge(&other.conversions, conversionOrder)
+	for _, c := range other.components {
+		r.addComponent(c)
+	}
+}
+
+// Section returns what was recorded, sorted and within the inventory's bounds
+// (inventory.MaxPreflightItems and the others in inventory/preflight.go), with what was
+// left out counted in the Omitted fields. Drain is nil when no pod or workload was seen.
+func (r *Recorder) Section() *inventory.Preflight {
+	p := &inventory.Preflight{}
+	p.DisruptionBudgets, p.DisruptionBudgetsOmitted = r.budgetSection()
+	p.Drain = r.drain.section()
+	p.Placements, p.PlacementsOmitted = r.placements.section(placementOrder)
+	p.Webhooks, p.WebhooksOmitted = r.webhookSection()
+	p.APIServices, p.APIServicesOmitted = r.apiServices.section(apiServiceOrder)
+	p.Conversions, p.ConversionsOmitted = r.conversions.section(conversionOrder)
+	p.Components, p.ComponentsOmitted = r.componentSection()
+	return p
+}
+
+// kind is what Observe makes of an object.
+type kind int
+
+const (
+	other kind = iota
+	budgetKind
+	podKind
+	workloadKind
+	webhookKind
+	apiServiceKind
+	crdKind
+	configMapKind
+	kubeletConfigKind
+	kubeProxyConfigKind
+)
+
+func kindOf(group, version, k string) kind {
+	switch group + "/" + k {
+	case "policy/PodDisruptionBudget":
+		if version == "v1" || version == "v1beta1" {
+			return budgetKind
+		}
+	case "/Pod":
+		return podKind
+	case "/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet", "apps/DaemonSet",
+		"extensions/Deployment", "extensions/ReplicaSet", "extensions/DaemonSet", "batch/Job", "batch/CronJob":
+		return workloadKind
+	case "admissionregistration.k8s.io/ValidatingWebhookConfiguration", "admissionregistration.k8s.io/MutatingWebhookConfiguration":
+		if version == "v1" || version == "v1beta1" {
+			return webhookKind
+		}
+	case "apiregistration.k8s.io/APIService":
+		if version == "v1" || version == "v1beta1" {
+			return apiServiceKind
+		}
+	case "apiextensions.k8s.io/CustomResourceDefinition":
+		return crdKind
+	case "/ConfigMap":
+		return configMapKind
+	case "kubelet.config.k8s.io/KubeletConfiguration":
+		return kubeletConfigKind
+	case "kubeproxy.config.k8s.io/KubeProxyConfiguration":
+		return kubeProxyConfigKind
+	}
+	return other
+}
+
+// splitAPIVersion splits "group/version"; the core group is "".
+func splitAPIVersion(av string) (group, version string) {
+	if i := strings.LastIndexByte(av, '/'); i >= 0 {
+		return av[:i], av[i+1:]
+	}
+	return "", av
+}
+
+// kubeSystem is the label set webhooks' namespaceSelectors are evaluated against.
+func (r *Recorder) kubeSystem() labels.Set {
+	if r.KubeSystemLabels == nil {
+		return labels.Set{"kubernetes.io/metadata.name": "kube-system"}
+	}
+	return labels.Set(r.KubeSystemLabels)
+}
+
+// boundRef keeps every string of ref within inventory.MaxStringLength.
+func boundRef(r inventory.ObjectRef) inventory.ObjectRef {
+	b := inventory.BoundString
+	r.Kind, r.Namespace, r.Name, r.File, r.RenderedFrom = b(r.Kind), b(r.Namespace), b(r.Name), b(r.File), b(r.RenderedFrom)
+	if r.Ignore != nil {
+		r.Ignore = &inventory.IgnoreAnnotation{Rules: b(r.Ignore.Rules), Reason: b(r.Ignore.Reason)}
+	}
+	if r.Line < 0 {
+		r.Line = 0
+	}
+	return r
+}
