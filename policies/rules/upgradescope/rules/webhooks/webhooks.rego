@@ -1,0 +1,296 @@
+# METADATA
+# title: Admission webhooks
+# description: |
+#   Admission webhooks that stall an upgrade or stop doing their job after it
+#   (input.inventory.preflight.webhooks): a webhook that fails closed while nothing backs its
+#   service, one that fails closed on what the control plane needs in kube-system, and one
+#   whose rules name only API versions the target no longer serves.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/
+#   - ref: https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/
+# custom:
+#   category: admission-webhook
+package upgradescope.rules.webhooks
+
+import data.upgradescope.kb
+import data.upgradescope.lib.apis
+import data.upgradescope.lib.preflight
+import data.upgradescope.lib.versions
+
+docs := "https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/"
+
+good_practices := "https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/"
+
+configured := object.get(object.get(input.inventory, "preflight", {}), "webhooks", [])
+
+# METADATA
+# title: Fail-closed webhooks whose service backs nothing
+# description: |
+#   With failurePolicy Fail (the default of admissionregistration.k8s.io/v1) the API server
+#   rejects every request a webhook matches when it cannot call it. A webhook whose service
+#   is missing or has no ready endpoints rejects those requests now, and during the upgrade,
+#   as nodes are drained, the pods it matches (its own too, if it matches them) cannot be
+#   recreated.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
+#   - ref: https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
+# custom:
+#   families:
+#     - id: admission-webhook-no-ready-endpoints
+#       title: Fail-closed admission webhooks whose service backs nothing
+#       category: admission-webhook
+#       reads: [preflight.webhooks]
+#       capabilities: [admission-webhooks, service-endpoints]
+#       modes: [cluster]
+#       severity: >-
+#         blocker when the effective failurePolicy is Fail (as written, or unset at
+#         admissionregistration.k8s.io/v1) and its service was not found or has 0 ready
+#         endpoints; webhooks called by URL, and files mode (no endpoints), have no finding
+#       citations:
+#         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
+#         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
+findings contains f if {
+	some w in configured
+	preflight.down(w.service)
+	preflight.failure_policy(w) == "Fail"
+	some t in input.targets
+	f := {
+		"key": key("no-ready-endpoints", w),
+		"category": "admission-webhook",
+		"severity": "blocker",
+		"target": t,
+		"title": sprintf("%s: webhook %s fails closed and its service %s %s", [
+			configuration(w), w.name, preflight.service_name(w.service), preflight.why_down(w.service),
+		]),
+		"detail": concat(" ", [
+			"With failurePolicy Fail the API server rejects every request this webhook matches when it cannot call it,",
+			"so those requests are rejected now. During the upgrade nodes are drained and pods recreated elsewhere:",
+			"the pods this webhook matches (its own too, if it matches them) cannot be created again until its service is back.",
+		]),
+		"remediation": concat(" ", [
+			"Bring the webhook's pods back (more than one replica, with a PodDisruptionBudget), or set failurePolicy: Ignore,",
+			"or delete the configuration if nothing serves the webhook any more.",
+		]),
+		"objects": [config_ref(w), preflight.service_ref(w.service)],
+		"namespaces": [w.service.namespace],
+		"citations": [sprintf("%s#failure-policy", [docs]), sprintf("%s#avoid-self-mutation", [good_practices])],
+	}
+}
+
+# METADATA
+# title: Fail-closed webhooks on what kube-system needs
+# description: |
+#   A webhook that fails closed on every resource, or on the pods, nodes, leases or service
+#   accounts of kube-system, with no namespace or object selector leaving the control plane
+#   out, can stop the control plane from recovering while its own backend is rescheduled: the
+#   docs advise excluding kube-system, and mutating node leases can fail node upgrades.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-operating-on-the-kube-system-namespace
+#   - ref: https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#webhook-limit-scope
+# custom:
+#   families:
+#     - id: admission-webhook-kube-system
+#       title: Fail-closed admission webhooks on what kube-system needs
+#       category: admission-webhook
+#       reads: [preflight.webhooks]
+#       capabilities: [admission-webhooks]
+#       modes: [files, cluster]
+#       severity: >-
+#         warning when the effective failurePolicy is Fail, coversKubeSystem and
+#         objectSelectorEmpty are true, and a rule creating or updating (operations *, CREATE
+#         or UPDATE) matches every resource (* or */...), or pods, nodes or serviceaccounts
+#         (group "" or *) or leases (group coordination.k8s.io or *)
+#       citations:
+#         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-operating-on-the-kube-system-namespace
+#         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#webhook-limit-scope
+findings contains f if {
+	some i in {i | some [i, _] in critical}
+	w := configured[i]
+	preflight.failure_policy(w) == "Fail"
+	matched := sort({label | some [i, label] in critical})
+	some t in input.targets
+	f := {
+		"key": key("kube-system", w),
+		"category": "admission-webhook",
+		"severity": "warning",
+		"target": t,
+		"title": sprintf("%s: webhook %s fails closed on %s and does not leave kube-system out", [
+			configuration(w), w.name, concat(", ", matched),
+		]),
+		"detail": concat(" ", [
+			"kube-system holds what the control plane runs on (its service accounts, pods such as CoreDNS, the leases of",
+			"leader election). A webhook that rejects those requests whenever its own backend is down, as it may be while",
+			"nodes are drained, can stop the control plane from recovering; mutating node leases can fail node upgrades.",
+		]),
+		"remediation": concat(" ", [
+			"Leave kube-system out with a namespaceSelector (kubernetes.io/metadata.name NotIn [kube-system]) or an",
+			"objectSelector, narrow the rules to what the webhook needs, or set failurePolicy: Ignore.",
+		]),
+		"objects": [config_ref(w)],
+		"namespaces": ["kube-system"],
+		"citations": [sprintf("%s#avoiding-operating-on-the-kube-system-namespace", [docs]), sprintf("%s#webhook-limit-scope", [good_practices])],
+	}
+}
+
+# METADATA
+# title: Webhooks whose rules name only removed versions
+# description: |
+#   A rule matches requests by group, version and resource. When every version a rule names
+#   for a resource is one the target no longer serves, no request can match it, not even
+#   through matchPolicy Equivalent (which converts requests only to versions the API server
+#   serves): the webhook silently stops validating or mutating that resource.
+# related_resources:
+#   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#matching-requests-matchpolicy
+#   - ref: https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go
+#   - ref: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+# custom:
+#   families:
+#     - id: admission-webhook-removed-versions
+#       title: Admission webhooks whose rules name only removed API versions
+#       category: admission-webhook
+#       reads: [preflight.webhooks]
+#       capabilities: [admission-webhooks]
+#       modes: [files, cluster]
+#       severity: >-
+#         warning at each target where, for a rule's named group and resource (neither *),
+#         every apiVersion the rule lists is in the knowledge base and removed at or before
+#         the target; a rule listing * or a version the knowledge base does not know has no
+#         finding
+#       citations:
+#         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#matching-requests-matchpolicy
+#         - https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go
+#         - https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+findings contains f if {
+	some i, candidates in stale_candidates
+	w := configured[i]
+	some t in input.targets
+	stale := stale_matches(candidates, t)
+	count(stale) > 0
+	f := {
+		"key": key("removed-versions", w),
+		"category": "admission-webhook",
+		"severity": "warning",
+		"target": t,
+		"title": sprintf("%s: webhook %s matches only %s, which %s does not serve", [
+			configuration(w), w.name, concat("; ", [s.label | some s in stale]), t,
+		]),
+		"detail": concat("", [
+			"No request can match these rules at the target, not even through matchPolicy Equivalent, which converts a ",
+			"request only to versions the API server serves: the webhook silently stops validating or mutating them.",
+			served_phrase(stale),
+		]),
+		"remediation": "Add the versions the target serves (or \"*\") to the rules' apiVersions, in the group that serves the resource now.",
+		"objects": [config_ref(w)],
+		"namespaces": [],
+		"citations": [
+			sprintf("%s#matching-requests-matchpolicy", [docs]),
+			"https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go",
+			"https://kubernetes.io/docs/reference/using-api/deprecation-guide/",
+		],
+	}
+}
+
+# What the control plane needs in kube-system, by resource, and the group it is served in.
+critical_groups := {"pods": "", "nodes": "", "serviceaccounts": "", "leases": "coordination.k8s.io"}
+
+# METADATA
+# description: |
+#   [webhook index, what it matches] for each writing rule of a webhook that covers
+#   kube-system with no object selector and matches what the control plane needs there. One
+#   pass over every webhook's rules in a rule body: a function of the whole webhook, called
+#   per webhook, costs several times more.
+critical contains [i, label] if {
+	some i, w in configured
+	w.coversKubeSystem
+	w.objectSelectorEmpty
+	some r in object.get(w, "rules", [])
+	count([op | some op in object.get(r, "operations", []); op in {"*", "CREATE", "UPDATE"}]) > 0
+	some g in object.get(r, "apiGroups", [])
+	some res in object.get(r, "resources", [])
+	label := critical_label(g, base(res))
+}
+
+critical_label(_, "*") := "every resource"
+
+critical_label(g, res) := res if {
+	g in {"*", critical_groups[res]}
+}
+
+# The resource of a rule's entry without its subresource ("pods/status" is pods).
+base(res) := split(res, "/")[0]
+
+# METADATA
+# description: |
+#   By the webhook's index: each group and resource a rule names only at versions the
+#   knowledge base knows as removed, as [label, the ordinal of the latest removal, entries],
+#   sorted by label. The same at every target, so a target only compares ordinals. A rule
+#   naming "*" as a group, version or resource never gets here: no removed version has it.
+stale_candidates[i] := candidates if {
+	some i in {i | some [i, _] in removed_only}
+	candidates := sort({c |
+		some r in object.get(configured[i], "rules", [])
+		some [g, b, named] in removed_in_rule(r)
+		c := candidate(g, b, named)
+	})
+	count(candidates) > 0
+}
+
+# [webhook index, rule] for each rule naming some group only at versions the knowledge base
+# knows as removed: one cheap pass over every webhook's rules, so that the few webhooks it
+# finds are the only ones read resource by resource.
+removed_only contains [i, r] if {
+	some i, w in configured
+	some r in object.get(w, "rules", [])
+	count(removed_in_rule(r)) > 0
+}
+
+# The [group, resource, versions] of a rule whose versions in that group are all ones the
+# knowledge base knows as removed.
+removed_in_rule(r) := {[g, base(res), named] |
+	named := object.get(r, "apiVersions", [])
+	count(named) > 0
+	some g in object.get(r, "apiGroups", [])
+	g in removed_groups
+	count([v | some v in named; [g, v] in removed_group_versions]) == count(named)
+	some res in object.get(r, "resources", [])
+}
+
+# A candidate when the knowledge base knows the resource at every version named.
+candidate(g, b, named) := [label, last, entries] if {
+	entries := [apis.by_resource[sprintf("%s/%s/%s", [apis.group_name(g), v, b])] | some v in named]
+	count(entries) == count(named)
+	last := max([versions.ordinal(kb.apis[k].removed) | some k in entries])
+	label := sprintf("%s %s", [concat(", ", sort([api_version(g, v) | some v in named])), b])
+}
+
+# The groups and the [group, version] pairs the knowledge base knows as removed at some
+# minor: cheap tests that rule out almost every rule before its resources are read. Complete
+# rules, evaluated once: a partial set looked up by a computed key is evaluated again for
+# each lookup.
+# regal ignore:prefer-set-or-object-rule
+removed_group_versions := {[e.group, e.version] | some e in kb.apis; e.removed}
+
+# regal ignore:prefer-set-or-object-rule
+removed_groups := {g | some [g, _] in removed_group_versions}
+
+# stale_matches is the candidates the target no longer serves, with what it serves instead.
+stale_matches(candidates, t) := [{"label": c[0], "served": served} |
+	some c in candidates
+	versions.ordinal(t) >= c[1]
+	served := {apis.api_version(kb.apis[n]) | some k in c[2]; n := apis.successor(k, t)}
+]
+
+served_phrase(stale) := sprintf(" The target serves them as %s.", [concat(", ", served)]) if {
+	served := sort({x | some s in stale; some x in s.served})
+	count(served) > 0
+} else := ""
+
+api_version("", v) := v
+
+api_version(g, v) := sprintf("%s/%s", [g, v]) if g != ""
+
+key(id, w) := sprintf("admission-webhook/%s/%s/%s/%s", [id, object.get(w.configuration, "kind", "WebhookConfiguration"), w.configuration.name, w.name])
+
+configuration(w) := sprintf("%s %s", [object.get(w.configuration, "kind", "WebhookConfiguration"), w.configuration.name])
+
+config_ref(w) := object.union({"kind": "WebhookConfiguration"}, w.configuration)
