@@ -14,7 +14,11 @@ import (
 // controller reads it: metav1.LabelSelectorAsSelector over spec.selector, so an absent
 // selector selects no pod and an empty one every pod of the namespace — except in
 // policy/v1beta1, where the API server stores an empty selector as one that selects none
-// (kubernetes/kubernetes pkg/apis/policy/v1beta1/conversion.go, [pdb-v1beta1-empty]).
+// (getPodsForPdb in the disruption controller; Convert_v1beta1_PodDisruptionBudget_To_policy):
+//
+//	https://github.com/kubernetes/kubernetes/blob/v1.35.4/pkg/controller/disruption/disruption.go
+//	[pdb-v1beta1-empty] https://github.com/kubernetes/kubernetes/blob/v1.35.4/pkg/apis/policy/v1beta1/conversion.go
+//
 // The zero value selects nothing.
 type BudgetSelector struct {
 	selector labels.Selector
