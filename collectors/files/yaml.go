@@ -42,7 +42,7 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	if !d.probesLive(doc.apiVersion, doc.kind) {
 		drops, dropsArgs = dropped, droppedArgs // no probe can match: drop what no other reader needs
 	}
-	if mayRunComponent(doc.kind, doc.text.Bytes()) {
+	if !d.opts.noPreflight && mayRunComponent(doc.kind, doc.text.Bytes()) {
 		drops = dropsArgs
 	}
 	if drop, ok := drops[doc.kind]; ok && !doc.complex && !d.parseEvery {
@@ -228,7 +228,7 @@ func (d *fileDecoder) objectIn(n *yaml.Node, lineOffset int, renderedFrom string
 	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
 		d.observe(plainValue, group, kind, ref)
 	}
-	if preflight.Reads(av, kind) {
+	if d.res.preflight != nil && preflight.Reads(av, kind) {
 		if obj, ok := plainValue().(map[string]any); ok {
 			if obj["apiVersion"] != av || obj["kind"] != kind {
 				// An item taking its List's kind: the object as kubectl reads it.
