@@ -138,3 +138,38 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// FuzzObserveKeepsTheSectionWithinTheSchema feeds any YAML object, as a collector decodes it,
+// with its text: Observe never panics and the section it makes is one the schema accepts.
+func FuzzObserveKeepsTheSectionWithinTheSchema(f *testing.F) {
+	for _, seed := range []string{
+		apiserver,
+		"apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: -3, selector: {matchExpressions: [{key: a, operator: In}]}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, template: {spec: {affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {}}]}}}}}\n",
+		"apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\nwebhooks: [{name: w, timeoutSeconds: -5, clientConfig: {service: {port: -1}}, rules: [{operations: [1, 2]}]}]\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy}\ndata: {config.conf: \"kind: KubeProxyConfiguration\\nfeatureGates: {A: yes, B: 1}\\nmode: [x]\"}\n",
+		"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates: [A]\nfailCgroupV1: 1\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var obj map[string]any
+		if sigsyaml.Unmarshal([]byte(doc), &obj) != nil || obj == nil {
+			return
+		}
+		for _, opts := range [][]Option{nil, {FromManifests()}} {
+			r := NewRecorder(opts...)
+			r.Observe(obj, inventory.ObjectRef{Name: "x", File: "f.yaml", Line: 1}, []byte(doc))
+			data, err := json.Marshal(&inventory.Document{
+				SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, ClusterID: "files",
+				APIUsage: []inventory.APIUsage{}, Capabilities: map[string]inventory.Capability{}, Preflight: r.Section(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := inventory.Validate(data); err != nil {
+				t.Errorf("the section is refused: %v\n%s", err, data)
+			}
+		}
+	})
+}
