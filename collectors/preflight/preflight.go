@@ -8,11 +8,13 @@
 package preflight
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // Recorder accumulates bounded pre-flight observations from objects of any kind. It is not
@@ -62,6 +64,57 @@ func NewRecorder(opts ...Option) *Recorder {
 func Reads(apiVersion, kind string) bool {
 	group, version := splitAPIVersion(apiVersion)
 	return kindOf(group, version, kind) != other
+}
+
+// Subtrees are the parts of an object of this apiVersion and kind that Observe reads, as
+// paths from its root; nil means the whole object. A collector may hand Observe an object
+// holding only these subtrees (and its apiVersion and kind) and the same is recorded: the
+// files collector converts no more of a workload than this.
+// TestObservingTheSubtreesRecordsWhatTheWholeObjectDoes holds the table to the readers.
+func Subtrees(apiVersion, kind string) [][]string {
+	group, version := splitAPIVersion(apiVersion)
+	switch kindOf(group, version, kind) {
+	case podKind:
+		return podSubtrees
+	case workloadKind:
+		return workloadSubtrees[probe.KindKey(group, kind)]
+	}
+	return nil
+}
+
+var podSubtrees = [][]string{
+	{"metadata", "labels"}, {"metadata", "annotations"}, {"metadata", "ownerReferences"},
+	{"spec", "volumes"}, {"spec", "containers"}, {"spec", "nodeName"}, {"status", "phase"},
+}
+
+// workloadSubtrees are templateSubtrees by "<group>/<Kind>", for every workload kind.
+var workloadSubtrees = func() map[string][][]string {
+	out := map[string][][]string{}
+	for _, key := range probe.TemplateKinds() {
+		group, kind, _ := strings.Cut(key, "/")
+		if group == "core" {
+			group = ""
+		}
+		if t, ok := probe.TemplatePath(group, kind); ok && len(t) > 0 {
+			out[key] = templateSubtrees(t, kind == "DaemonSet")
+		}
+	}
+	return out
+}()
+
+// templateSubtrees are what is read of a workload whose pod template is at path t: its
+// replicas, the template's labels, volumes and placement rules, and a DaemonSet's containers
+// (kube-proxy's flags).
+func templateSubtrees(t []string, containers bool) [][]string {
+	at := func(p ...string) []string { return slices.Concat(t, p) }
+	out := [][]string{
+		{"spec", "replicas"}, at("metadata", "labels"), at("spec", "volumes"),
+		at("spec", "affinity"), at("spec", "topologySpreadConstraints"),
+	}
+	if containers {
+		out = append(out, at("spec", "containers"))
+	}
+	return out
 }
 
 // KubeProxyConfigMap is the name of the ConfigMap kubeadm keeps kube-proxy's configuration
