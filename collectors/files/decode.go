@@ -72,6 +72,8 @@ type fileDecoder struct {
 	// lines of flags and feature gates in it.
 	objText []byte
 	objLine int
+	// skeleton holds the maps the pre-flight Recorder's objects are built of.
+	skeleton skeleton
 }
 
 // screening is which probes could match an object of one kind in the current document.

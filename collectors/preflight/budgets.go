@@ -3,6 +3,7 @@ package preflight
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -36,7 +37,11 @@ func BudgetSelectorOf(obj map[string]any) BudgetSelector {
 
 // Matches says whether a pod with these labels, in the budget's namespace, is selected.
 func (b BudgetSelector) Matches(podLabels map[string]string) bool {
-	return b.selector != nil && b.selector.Matches(labels.Set(podLabels))
+	return b.matches(labels.Set(podLabels))
+}
+
+func (b BudgetSelector) matches(l labels.Labels) bool {
+	return b.selector != nil && b.selector.Matches(l)
 }
 
 // budgetSeen is a budget and, in files mode, the selector its workloads are joined by.
@@ -48,10 +53,57 @@ type budgetSeen struct {
 func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
 
 // podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it.
+// Its labels are packed into one string (packLabels), read back only for the namespaces that
+// have a budget: a repository keeps tens of thousands of templates and few budgets.
 type podTemplate struct {
 	object   inventory.ObjectRef
-	labels   map[string]string
+	labels   string
 	replicas int
+}
+
+// packLabels packs a label map as key NUL value NUL …. A label holding a NUL, or whose value
+// is no string, is left out: the API server refuses it.
+func packLabels(v any) string {
+	m, _ := v.(map[string]any)
+	n := 0
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			n += len(k) + len(s) + 2
+		}
+	}
+	b := make([]byte, 0, n)
+	for k, val := range m {
+		if s, ok := val.(string); ok && strings.IndexByte(k, 0) < 0 && strings.IndexByte(s, 0) < 0 {
+			b = append(append(append(append(b, k...), 0), s...), 0)
+		}
+	}
+	return string(b)
+}
+
+// packedLabels are packLabels's string read as labels.Labels, for a selector to match
+// without a map.
+type packedLabels string
+
+func (p packedLabels) Lookup(label string) (string, bool) {
+	for s := string(p); s != ""; {
+		k, rest, _ := strings.Cut(s, "\x00")
+		v, next, _ := strings.Cut(rest, "\x00")
+		if k == label {
+			return v, true
+		}
+		s = next
+	}
+	return "", false
+}
+
+func (p packedLabels) Has(label string) bool {
+	_, ok := p.Lookup(label)
+	return ok
+}
+
+func (p packedLabels) Get(label string) string {
+	v, _ := p.Lookup(label)
+	return v
 }
 
 func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersion string) {
@@ -93,21 +145,21 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 	var t podTemplate
 	switch probe.KindKey(group, kind) {
 	case "core/Pod":
-		t = podTemplate{object: ref, labels: stringMap(at(obj, "metadata", "labels")), replicas: 1}
+		t = podTemplate{object: ref, labels: packLabels(at(obj, "metadata", "labels")), replicas: 1}
 	case "core/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet",
 		"extensions/Deployment", "extensions/ReplicaSet":
 		t = podTemplate{
-			object: ref, labels: stringMap(at(obj, "spec", "template", "metadata", "labels")),
+			object: ref, labels: packLabels(at(obj, "spec", "template", "metadata", "labels")),
 			replicas: count(at(obj, "spec", "replicas"), 1),
 		}
 	default:
 		return
 	}
-	if r.templates == nil {
-		r.templates = map[string][]podTemplate{}
+	if len(r.templates) == 0 {
+		r.templates = [][]podTemplate{nil}
 	}
-	ns := ref.Namespace
-	r.templates[ns] = append(r.templates[ns], t)
+	last := len(r.templates) - 1
+	r.templates[last] = append(r.templates[last], t)
 }
 
 // budgetSection joins each listed budget, in files mode, with the pod templates of its
@@ -115,12 +167,30 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 	seen, omitted := r.budgets.section(budgetOrder)
 	out := make([]inventory.DisruptionBudget, 0, len(seen))
+	type joined struct {
+		*podTemplate
+		labels labels.Labels // boxed once, not once per budget
+	}
+	byNamespace := map[string][]joined{}
+	if r.manifests {
+		budgeted := map[string]bool{}
+		for _, s := range seen {
+			budgeted[s.budget.Object.Namespace] = true
+		}
+		for _, chunk := range r.templates {
+			for i := range chunk {
+				if ns := chunk[i].object.Namespace; budgeted[ns] {
+					byNamespace[ns] = append(byNamespace[ns], joined{&chunk[i], packedLabels(chunk[i].labels)})
+				}
+			}
+		}
+	}
 	for _, s := range seen {
 		b := s.budget
 		if r.manifests {
 			var matched []inventory.WorkloadReplicas
-			for _, t := range r.templates[b.Object.Namespace] {
-				if s.selector.Matches(t.labels) {
+			for _, t := range byNamespace[b.Object.Namespace] {
+				if s.selector.matches(t.labels) {
 					matched = append(matched, inventory.WorkloadReplicas{Object: t.object, Replicas: t.replicas})
 				}
 			}

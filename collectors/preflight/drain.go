@@ -1,8 +1,6 @@
 package preflight
 
 import (
-	"slices"
-
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
@@ -119,7 +117,7 @@ func (r *Recorder) drainTemplate(obj map[string]any, ref inventory.ObjectRef, gr
 	if !ok || kind == "DaemonSet" {
 		return
 	}
-	if hasEmptyDir(mapAt(obj, slices.Concat(path, []string{"spec"})...)) {
+	if hasEmptyDir(mapAt(mapAt(obj, path...), "spec")) {
 		r.drain.localStorage.add(ref)
 	}
 }

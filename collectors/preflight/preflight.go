@@ -27,8 +27,10 @@ type Recorder struct {
 
 	manifests bool
 
-	budgets     bounded[budgetSeen]
-	templates   map[string][]podTemplate // by namespace, manifests only
+	budgets bounded[budgetSeen]
+	// templates are the pod templates of the manifests, in chunks: a merge appends the other
+	// recorder's chunks rather than copying them.
+	templates   [][]podTemplate
 	drain       drainSeen
 	placements  bounded[inventory.Placement]
 	webhooks    bounded[webhookSeen]
@@ -125,6 +127,8 @@ const KubeProxyConfigMap = "kube-proxy"
 // the object as unstructured JSON, ref names it (in files mode with File, Line, RenderedFrom
 // and Ignore). src, when not nil, is the object's own YAML or JSON text as written, starting
 // on ref.Line, from which flags and feature gates are given their own lines; live passes nil.
+// Observe keeps no reference to obj, any map or list in it, or src once it returns: a
+// collector may reuse them.
 func (r *Recorder) Observe(obj map[string]any, ref inventory.ObjectRef, src []byte) {
 	r.ObserveIn(obj, ref, src, ref.Line)
 }
@@ -170,12 +174,7 @@ func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text [
 // observed after this one's. other must not be used afterwards.
 func (r *Recorder) Merge(other *Recorder) {
 	r.budgets.merge(&other.budgets, budgetOrder)
-	for ns, ts := range other.templates {
-		if r.templates == nil {
-			r.templates = map[string][]podTemplate{}
-		}
-		r.templates[ns] = append(r.templates[ns], ts...)
-	}
+	r.templates = append(r.templates, other.templates...)
 	r.drain.merge(&other.drain)
 	r.placements.merge(&other.placements, placementOrder)
 	r.webhooks.merge(&other.webhooks, webhookOrder)
@@ -218,34 +217,39 @@ const (
 )
 
 func kindOf(group, version, k string) kind {
-	switch group + "/" + k {
-	case "policy/PodDisruptionBudget":
-		if version == "v1" || version == "v1beta1" {
-			return budgetKind
-		}
-	case "/Pod":
+	served := version == "v1" || version == "v1beta1"
+	switch {
+	case k == "Pod" && group == "":
 		return podKind
-	case "/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet", "apps/DaemonSet",
-		"extensions/Deployment", "extensions/ReplicaSet", "extensions/DaemonSet", "batch/Job", "batch/CronJob":
+	case workloadGroups[k][group]:
 		return workloadKind
-	case "admissionregistration.k8s.io/ValidatingWebhookConfiguration", "admissionregistration.k8s.io/MutatingWebhookConfiguration":
-		if version == "v1" || version == "v1beta1" {
-			return webhookKind
-		}
-	case "apiregistration.k8s.io/APIService":
-		if version == "v1" || version == "v1beta1" {
-			return apiServiceKind
-		}
-	case "apiextensions.k8s.io/CustomResourceDefinition":
+	case k == "PodDisruptionBudget" && group == "policy" && served:
+		return budgetKind
+	case (k == "ValidatingWebhookConfiguration" || k == "MutatingWebhookConfiguration") && group == "admissionregistration.k8s.io" && served:
+		return webhookKind
+	case k == "APIService" && group == "apiregistration.k8s.io" && served:
+		return apiServiceKind
+	case k == "CustomResourceDefinition" && group == "apiextensions.k8s.io":
 		return crdKind
-	case "/ConfigMap":
+	case k == "ConfigMap" && group == "":
 		return configMapKind
-	case "kubelet.config.k8s.io/KubeletConfiguration":
+	case k == "KubeletConfiguration" && group == "kubelet.config.k8s.io":
 		return kubeletConfigKind
-	case "kubeproxy.config.k8s.io/KubeProxyConfiguration":
+	case k == "KubeProxyConfiguration" && group == "kubeproxy.config.k8s.io":
 		return kubeProxyConfigKind
 	}
 	return other
+}
+
+// workloadGroups are the groups of each workload kind Observe reads.
+var workloadGroups = map[string]map[string]bool{
+	"ReplicationController": {"": true},
+	"Deployment":            {"apps": true, "extensions": true},
+	"ReplicaSet":            {"apps": true, "extensions": true},
+	"DaemonSet":             {"apps": true, "extensions": true},
+	"StatefulSet":           {"apps": true},
+	"Job":                   {"batch": true},
+	"CronJob":               {"batch": true},
 }
 
 // splitAPIVersion splits "group/version"; the core group is "".
