@@ -50,7 +50,7 @@ image: ## container image archives (no Docker engine): dist/upgradescope_<versio
 	  done
 
 .PHONY: test
-test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check ## every check CI runs
+test: vet go-test race rego-test rego-coverage rego-check rego-fmt regal kb-check registry-check features-check ## every check CI runs
 
 .PHONY: vet
 vet: ## go vet, gofmt and the layer rules (hack/layercheck: who may link OPA, who may import cmd/, methods per server type)
@@ -104,15 +104,26 @@ kb-check: ## fail when the committed knowledge base differs from a fresh generat
 	  for d in apis apiindex groups meta; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "knowledge base is current"
 
+.PHONY: features
+features: ## regenerate the feature gate table from the Kubernetes source (tools/genfeatures/sources.json, through the Go module proxy)
+	go run ./tools/genfeatures -out policies/kb/upgradescope/kb
+
+.PHONY: features-check
+features-check: ## fail when the committed feature gate table differs from a fresh generation
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  go run ./tools/genfeatures -q -out "$$tmp" && \
+	  diff -r "$$tmp/featuregates" policies/kb/upgradescope/kb/featuregates && \
+	  echo "feature gate table is current"
+
 .PHONY: registry
-registry: ## compile kb/registry/*.yaml and kb/registry/behaviours/*.yaml into the bundle's data
+registry: ## compile kb/registry/*.yaml, kb/registry/behaviours/*.yaml and kb/registry/nodes/ into the bundle's data
 	go run ./tools/genregistry -out policies/kb/upgradescope/kb
 
 .PHONY: registry-check
 registry-check: ## fail when the compiled add-on and behaviour data differ from kb/registry/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  go run ./tools/genregistry -out "$$tmp" && \
-	  for d in addons addonindex providers behaviours probes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
+	  for d in addons addonindex providers behaviours probes nodes; do diff -r "$$tmp/$$d" "policies/kb/upgradescope/kb/$$d" || exit 1; done && \
 	  echo "registry data is current"
 
 .PHONY: chart-rbac
@@ -160,7 +171,7 @@ bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventor
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse
+FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files

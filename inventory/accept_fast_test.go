@@ -124,6 +124,7 @@ func fullDocument() *Document {
 			ID: "docker-socket", Kinds: []string{"core/Pod"}, PodTemplate: true,
 			Path: "spec.volumes[*].hostPath.path", Match: "present", Values: true,
 			Equals: []string{"/var/run/docker.sock"}, Prefixes: []string{"/run/"}, Unless: []string{"/x"},
+			StrictInvalid: "ip",
 		},
 		Available: true, Reason: "partial", Examined: 12, Count: 2,
 		Objects: []ProbeObject{{

@@ -4,8 +4,10 @@ import "sort"
 
 // Bounds of one probe's observation.
 const (
-	// MaxProbes bounds how many probes a document observes.
-	MaxProbes = 100
+	// MaxProbes bounds how many probes a document observes: the knowledge base's (60) and
+	// every custom pack's together. What they match is bounded by work, not by count
+	// (probe.MaxCollectionSteps), so room for custom packs costs no worst case.
+	MaxProbes = 200
 	// MaxProbeValues is how many distinct values an observation lists, the first in sort
 	// order (whatever order objects were read in); occurrences of the others are counted in
 	// ValuesOmitted.
@@ -37,6 +39,12 @@ type ProbeSpec struct {
 	Equals   []string `json:"equals,omitempty"`
 	Prefixes []string `json:"prefixes,omitempty"`
 	Unless   []string `json:"unless,omitempty"`
+	// StrictInvalid narrows a present-mode probe to the values of an IP ("ip") or CIDR
+	// ("cidr") field that Kubernetes' legacy validation accepts and its strict validation
+	// (the StrictIPCIDRValidation feature, KEP-4858) refuses: IPv4 octets or prefix lengths
+	// with leading zeros, IPv4-mapped IPv6 addresses, CIDRs with bits set past the prefix
+	// length. The collector applies it to every value, as it does Equals.
+	StrictInvalid string `json:"strictInvalid,omitempty"`
 }
 
 // Probe is what collectors observed for one probe: observations only, never a verdict.

@@ -30,12 +30,14 @@ type liveFlags struct {
 	requestTimeout time.Duration
 	countRequests  bool
 	timeout        time.Duration
+	kubeletConfigz bool
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)")
 	cmd.Flags().StringVar(&f.context, "context", "", "kubeconfig context (default: the current one)")
 	cmd.Flags().DurationVar(&f.requestTimeout, "request-timeout", cluster.DefaultRequestTimeout, "limit for one API request; each collector step gets twice this")
+	cmd.Flags().BoolVar(&f.kubeletConfigz, "kubelet-configz", false, "read a few nodes' kubelet configuration through the API server's node proxy (needs get on nodes/proxy, which reaches the kubelet's API)")
 	cmd.Flags().BoolVar(&f.countRequests, "count-requests", false, "print how many API requests the collection made (for make bench-live)")
 	_ = cmd.Flags().MarkHidden("count-requests")
 	_ = cmd.RegisterFlagCompletionFunc("context", f.completeContexts)
@@ -171,7 +173,7 @@ func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) bool {
 func (f *liveFlags) collectOptions(eng *engine.Engine, teamLabel string) cluster.Options {
 	return cluster.Options{
 		Flagged: flagged(eng), TeamLabel: teamLabel, StepTimeout: 2 * f.requestTimeout,
-		Observe: eng.Observe(),
+		Observe: eng.Observe(), KubeletConfigz: f.kubeletConfigz,
 	}
 }
 

@@ -23,7 +23,12 @@ const PageSize = 500
 // one page, whatever the number of objects. An error ends the listing; the pages before it
 // were handed over.
 func listPages[L metav1.ListInterface](ctx context.Context, list func(context.Context, metav1.ListOptions) (L, error), each func(L)) error {
-	opts := metav1.ListOptions{Limit: PageSize}
+	return listPagesWith(ctx, metav1.ListOptions{}, list, each)
+}
+
+// listPagesWith is listPages with opts' selectors.
+func listPagesWith[L metav1.ListInterface](ctx context.Context, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) (L, error), each func(L)) error {
+	opts.Limit = PageSize
 	for {
 		page, err := list(ctx, opts)
 		if err != nil {

@@ -30,6 +30,11 @@ type Options struct {
 	// Progress, when set, is told as each step starts and ends, on the collecting goroutine;
 	// it must not block. The collector reports; what to show is the caller's business.
 	Progress func(Step)
+	// KubeletConfigz reads the kubelet configuration of a few nodes (MaxConfigzNodes) from
+	// their configz endpoint through the API server's node proxy. It needs get on
+	// nodes/proxy, which reaches the kubelet's API, so it is off unless asked for; off, the
+	// kubelet-config capability says so.
+	KubeletConfigz bool
 }
 
 // Step is the progress of one collection step.
@@ -114,14 +119,19 @@ func (o Options) report(s Step) {
 }
 
 // steps are the collection's steps in the order they run; every step but probes and gitops
-// fills the capability it is named after (probes and gitops record their own).
+// fills the capability it is named after (probes and gitops record their own). Some fill
+// pre-flight capabilities too, from what they list anyway: versions the node state (its
+// nodes) and the control-plane static pods (its kube-system pods), addons the pods (its pod
+// pass), and crds the conversion webhooks. Disruption budgets are listed before the pod
+// pass, which names the pods each selects.
 func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 	examined := 0
 	fills := func(name string, run func(context.Context) inventory.Capability) func(context.Context) {
 		return func(ctx context.Context) { doc.Capabilities[name] = run(ctx) }
 	}
-	return []step{
-		{inventory.CapVersions, fills(inventory.CapVersions, func(ctx context.Context) inventory.Capability { return c.Versions(ctx, doc) }),
+	pf := c.newPreflightPass()
+	steps := []step{
+		{inventory.CapVersions, fills(inventory.CapVersions, func(ctx context.Context) inventory.Capability { return c.versions(ctx, doc, pf) }),
 			func() (int, string) { return nodeCount(doc), "nodes" }},
 		{"namespaces", fills("namespaces", func(ctx context.Context) inventory.Capability {
 			if err := c.Namespaces(ctx, doc, opts.TeamLabel); err != nil {
@@ -133,19 +143,22 @@ func (c *Collector) steps(doc *inventory.Document, opts Options) []step {
 			func() (int, string) { return objectCount(doc.APIUsage), "objects at flagged APIs" }},
 		{inventory.CapDeprecatedCalls, fills(inventory.CapDeprecatedCalls, func(ctx context.Context) inventory.Capability { return c.DeprecatedCalls(ctx, doc) }),
 			func() (int, string) { return len(doc.DeprecatedCalls), "deprecated APIs called" }},
+		{inventory.CapDisruptionBudgets, fills(inventory.CapDisruptionBudgets, pf.disruptionBudgets),
+			func() (int, string) { return len(pf.budgets.byKey), "disruption budgets" }},
 		{inventory.CapAddons, fills(inventory.CapAddons, func(ctx context.Context) inventory.Capability {
-			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Observe.Images)
+			return c.addonsPass(ctx, doc, opts.PodPassEvery, opts.Observe.Images, pf)
 		}),
 			func() (int, string) { return len(doc.WorkloadImages), "workload images" }},
 		{"probes", func(ctx context.Context) { examined = c.probes(ctx, doc, opts.Observe.Probes, c.pods.reused) },
 			func() (int, string) { return examined, "objects examined" }},
-		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.CRDs(ctx, doc) }),
+		{inventory.CapCRDs, fills(inventory.CapCRDs, func(ctx context.Context) inventory.Capability { return c.crds(ctx, doc, pf) }),
 			func() (int, string) { return len(doc.CRDs), "CRDs" }},
 		{inventory.CapHelm, fills(inventory.CapHelm, func(ctx context.Context) inventory.Capability { return c.Helm(ctx, doc, opts.manifestOptions()) }),
 			func() (int, string) { return len(doc.HelmReleases), "Helm releases" }},
 		{"gitops", func(ctx context.Context) { c.GitOps(ctx, doc) },
 			func() (int, string) { return len(doc.GitopsCharts), "Argo CD and Flux charts" }},
 	}
+	return append(steps, c.preflightSteps(doc, opts, pf)...)
 }
 
 func nodeCount(doc *inventory.Document) int {

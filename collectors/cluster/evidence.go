@@ -35,15 +35,25 @@ func (c *Collector) Namespaces(ctx context.Context, doc *inventory.Document, tea
 // and IngressClass controllers. The add-on pack decides. Pods are not named: their names
 // change with every rollout, and a live finding names the namespaces.
 func (c *Collector) Addons(ctx context.Context, doc *inventory.Document, watch inventory.ImageWatch) inventory.Capability {
+	capability, _ := c.addons(ctx, doc, watch, nil)
+	return capability
+}
+
+// addons is Addons, handing each pod to each as well (when each is set); podsErr is why the
+// pods could not be listed.
+func (c *Collector) addons(ctx context.Context, doc *inventory.Document, watch inventory.ImageWatch, each func(*corev1.Pod)) (_ inventory.Capability, podsErr error) {
 	images := inventory.NewImageSet(watch)
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		page, err := c.client.CoreV1().Pods("").List(ctx, opts)
 		if err != nil {
-			return unavailable("list pods", err)
+			return unavailable("list pods", err), err
 		}
 		for i := range page.Items {
 			addPod(&page.Items[i], images)
+			if each != nil {
+				each(&page.Items[i])
+			}
 		}
 		if page.Continue == "" {
 			break
@@ -51,7 +61,7 @@ func (c *Collector) Addons(ctx context.Context, doc *inventory.Document, watch i
 		opts.Continue = page.Continue
 	}
 	doc.WorkloadImages, doc.WorkloadImagesOmitted = images.List(), images.Omitted()
-	return c.ingressClasses(ctx, doc)
+	return c.ingressClasses(ctx, doc), nil
 }
 
 // ingressClasses records the IngressClass controllers; they are listed every collection.
@@ -85,6 +95,11 @@ func addPod(p *corev1.Pod, images *inventory.ImageSet) {
 // resources still written through a deprecated served version (the same authorship rule as
 // built-in APIs, listed at the storage version).
 func (c *Collector) CRDs(ctx context.Context, doc *inventory.Document) inventory.Capability {
+	return c.crds(ctx, doc, nil)
+}
+
+// crds is CRDs, handing each CRD that converts through a webhook to the pre-flight pass.
+func (c *Collector) crds(ctx context.Context, doc *inventory.Document, pf *preflightPass) inventory.Capability {
 	ext, err := newExtensionsClient(c.config)
 	if err != nil {
 		return unavailable("crds", err)
@@ -98,7 +113,9 @@ func (c *Collector) CRDs(ctx context.Context, doc *inventory.Document) inventory
 		return unavailable("metadata client", err)
 	}
 	var skipped []string
-	for _, crd := range list.Items {
+	for i := range list.Items {
+		crd := &list.Items[i]
+		pf.conversion(crd)
 		out := inventory.CRD{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural, StoredVersions: crd.Status.StoredVersions}
 		storage := ""
 		for _, v := range crd.Spec.Versions {

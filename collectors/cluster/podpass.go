@@ -24,27 +24,44 @@ type podPass struct {
 	valid  bool
 	// reused is true when the last addonsPass reused the pass instead of listing pods.
 	reused bool
+	// drain, placements and budgets are the pre-flight facts of the pass: the pods' drain
+	// facts, the workloads that need a node per replica, and the pods each
+	// PodDisruptionBudget selected.
+	drain             *inventory.DrainPods
+	placements        []inventory.Placement
+	placementsOmitted int
+	budgets           map[string]cachedBudget
 }
 
-// addonsPass records add-on evidence, listing pods only when a pass is due.
-func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int, watch inventory.ImageWatch) inventory.Capability {
+// addonsPass records add-on evidence, listing pods only when a pass is due, and fills the
+// pods capability: the pass's pods are also the pre-flight pass's (pf), which sees each.
+func (c *Collector) addonsPass(ctx context.Context, doc *inventory.Document, every int, watch inventory.ImageWatch, pf *preflightPass) inventory.Capability {
 	p := &c.pods
 	p.reused = every > 1 && p.valid && !p.force && p.since < every-1
 	if p.reused {
 		p.since++
 		doc.WorkloadImages, doc.WorkloadImagesOmitted = cloneImages(p.images), p.omitted
+		doc.Capabilities[inventory.CapPods] = withPodPassReason(inventory.Capability{Available: true}, every)
 		return withPodPassReason(c.ingressClasses(ctx, doc), every)
 	}
-	capability := c.Addons(ctx, doc, watch)
+	capability, podsErr := c.addons(ctx, doc, watch, pf.pod)
 	p.valid = capability.Available
 	p.images, p.omitted, p.since, p.force = cloneImages(doc.WorkloadImages), doc.WorkloadImagesOmitted, 0, false
-	if every > 1 && capability.Available {
-		capability = withPodPassReason(capability, every)
+	pods := inventory.Capability{Available: true}
+	if podsErr != nil {
+		pods = access{verb: "list", resource: "pods"}.unavailable(podsErr)
+	} else {
+		pods = pf.workloads(ctx)
 	}
+	pf.podsListed = podsErr == nil
+	if every > 1 && capability.Available {
+		capability, pods = withPodPassReason(capability, every), withPodPassReason(pods, every)
+	}
+	doc.Capabilities[inventory.CapPods] = pods
 	return capability
 }
 
-// withPodPassReason says that pod images come from the last pod pass. The pass's own
+// withPodPassReason says that pod images (and pods) come from the last pod pass. The pass's own
 // collection says the same, so an unchanged cluster's inventory hashes alike on every
 // collection (the agent pushes, and the server stores, only a changed one).
 func withPodPassReason(capability inventory.Capability, every int) inventory.Capability {

@@ -41,8 +41,8 @@ func TestAPodPassEveryThreeCollectionsAndAChartChangeForcesOne(t *testing.T) {
 		return image
 	}
 	collect := func() (*inventory.Document, inventory.Capability) {
-		doc := &inventory.Document{}
-		return doc, col.addonsPass(ctx, doc, 3, inventory.ImageWatch{})
+		doc := &inventory.Document{Capabilities: map[string]inventory.Capability{}}
+		return doc, col.addonsPass(ctx, doc, 3, inventory.ImageWatch{}, col.newPreflightPass())
 	}
 	has := func(doc *inventory.Document, image string) bool {
 		for _, w := range doc.WorkloadImages {

@@ -19,8 +19,15 @@ var controlPlaneComponents = []string{"kube-apiserver", "kube-controller-manager
 // control-plane components from kube-system pods and the provider. It fails only as a whole
 // when the server version cannot be read; what else it misses it lists as skipped.
 func (c *Collector) Versions(ctx context.Context, doc *inventory.Document) inventory.Capability {
+	return c.versions(ctx, doc, nil)
+}
+
+// versions is Versions, handing what it lists to the pre-flight pass (pf): the nodes, and
+// kube-system's labels and pods.
+func (c *Collector) versions(ctx context.Context, doc *inventory.Document, pf *preflightPass) inventory.Capability {
 	info, err := discovery.ToDiscoveryInterfaceWithContext(c.client.Discovery()).ServerVersionWithContext(ctx)
 	if err != nil {
+		pf.nodesRead(doc, nil, errVersionsFailed)
 		return unavailable("server version", err)
 	}
 	doc.ServerVersion = info.GitVersion
@@ -32,8 +39,10 @@ func (c *Collector) Versions(ctx context.Context, doc *inventory.Document) inven
 	}
 	doc.Provider = providerOf(info.GitVersion)
 	var skipped []string
+	var kubeSystemLabels map[string]string
 	if ns, err := c.client.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err == nil {
 		doc.ClusterID = string(ns.UID)
+		kubeSystemLabels = ns.Labels
 	} else {
 		skipped = append(skipped, "cluster id: "+err.Error())
 	}
@@ -48,11 +57,18 @@ func (c *Collector) Versions(ctx context.Context, doc *inventory.Document) inven
 			doc.Nodes = groupNodes(nodes.Items)
 		}
 	}
+	if err != nil {
+		pf.nodesRead(doc, nil, err)
+	} else {
+		pf.nodesRead(doc, nodes.Items, nil)
+	}
 	pods, err := c.client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		skipped = append(skipped, "control plane: "+err.Error())
+		pf.kubeSystem(kubeSystemLabels, nil, err)
 	} else {
 		doc.ControlPlane = controlPlane(pods.Items, doc.Nodes, nodeKubelets(nodes))
+		pf.kubeSystem(kubeSystemLabels, pods.Items, nil)
 	}
 	if len(skipped) > 0 {
 		return inventory.Capability{Available: true, Partial: true, Reason: strings.Join(skipped, "; "), Skipped: skipped}

@@ -106,7 +106,8 @@ bundles:
   verificationKey: "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----\n"
   tokenSecret: {name: bundle-token}
 agent: {targets: ["1.37"], clusterName: prod, serverUrl: "https://hub.example.com", serverTokenSecret: {name: t}, serverCA: {secret: ca}}`,
-		"anonymous": `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true}`,
+		"anonymous":       `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true}`,
+		"kubelet-configz": `rbac: {kubeletConfigz: true}`,
 	}
 	for _, g := range goldens {
 		cases[g.name] = g.values
@@ -130,7 +131,7 @@ agent: {targets: ["1.37"], clusterName: prod, serverUrl: "https://hub.example.co
 	}
 	// The renders above exercised the flags that matter most.
 	for _, want := range []string{"serve --require-read-credential", "serve --read-token-file", "serve --db-url-file", "serve --db",
-		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server", "agent --server-ca-file", "agent --bundle-url"} {
+		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server", "agent --server-ca-file", "agent --bundle-url", "agent --kubelet-configz"} {
 		if !seen[want] {
 			t.Errorf("no render passed %s", want)
 		}

@@ -43,6 +43,7 @@ func shareOf(doc *inventory.Document, sc scope) *inventory.Document {
 	// is not the share's to know.
 	out.WorkloadImagesOmitted = 0
 	out.Probes = sh.probes(doc.Probes)
+	out.Preflight = sh.preflight(doc.Preflight, out.Capabilities)
 	out.Namespaces = keep(doc.Namespaces, func(ns inventory.Namespace) bool { return sh.visible(ns.Name) })
 	return &out
 }
@@ -232,4 +233,40 @@ func keep[T any](in []T, ok func(T) bool) []T {
 		}
 	}
 	return out
+}
+
+// preflight is the pre-flight section's share: the budgets, drain pods and placements in
+// the share's namespaces; webhooks, aggregated APIs, conversions, nodes and components are
+// cluster-wide, everybody's, and kept whole. A namespaced list the agent cut at its bound
+// cannot be split, and its capability becomes partial.
+func (sh share) preflight(p *inventory.Preflight, caps map[string]inventory.Capability) *inventory.Preflight {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	out.DisruptionBudgets = keep(p.DisruptionBudgets, func(b inventory.DisruptionBudget) bool { return sh.visible(b.Object.Namespace) })
+	out.Placements = keep(p.Placements, func(pl inventory.Placement) bool { return sh.visible(pl.Object.Namespace) })
+	out.DisruptionBudgetsOmitted, out.PlacementsOmitted = 0, 0
+	if p.DisruptionBudgetsOmitted > 0 {
+		markPartial(caps, inventory.CapDisruptionBudgets)
+	}
+	if p.PlacementsOmitted > 0 {
+		markPartial(caps, inventory.CapPods)
+	}
+	if p.Drain != nil {
+		d := inventory.DrainPods{Unreplicated: sh.pods(p.Drain.Unreplicated, caps), LocalStorage: sh.pods(p.Drain.LocalStorage, caps)}
+		// How many pods the rest of the cluster runs is not the share's to know.
+		d.Examined = d.Unreplicated.Count + d.LocalStorage.Count
+		out.Drain = &d
+	}
+	return &out
+}
+
+// pods is a drain list's share: the listed pods in the share's namespaces.
+func (sh share) pods(l inventory.PodList, caps map[string]inventory.Capability) inventory.PodList {
+	if l.ObjectsOmitted > 0 {
+		markPartial(caps, inventory.CapPods)
+	}
+	kept := keep(l.Objects, func(o inventory.ObjectRef) bool { return sh.visible(o.Namespace) })
+	return inventory.PodList{Count: len(kept), Objects: kept}
 }

@@ -148,6 +148,35 @@ func TestAShareOfAnInventory(t *testing.T) {
 					t.Errorf("probe %+v; want not available", p)
 				}
 			}},
+		{"keeps the share's budgets, placements and drain pods, and every webhook and node",
+			func(d *inventory.Document) {
+				d.Capabilities[inventory.CapPods] = inventory.Capability{Available: true}
+				d.Preflight = &inventory.Preflight{
+					DisruptionBudgets: []inventory.DisruptionBudget{{Object: ref("shop", "a")}, {Object: ref("ops", "b")}},
+					Placements:        []inventory.Placement{{Object: ref("ops", "c"), Replicas: 3, Rule: "anti-affinity"}},
+					Drain: &inventory.DrainPods{Examined: 40,
+						Unreplicated: inventory.PodList{Count: 2, Objects: []inventory.ObjectRef{ref("shop", "p"), ref("ops", "q")}},
+						LocalStorage: inventory.PodList{Count: 3, Objects: []inventory.ObjectRef{ref("ops", "r")}, ObjectsOmitted: 2},
+					},
+					Webhooks:  []inventory.Webhook{{Configuration: ref("", "hooks"), Name: "w", Service: &inventory.ServiceRef{Namespace: "ops", Name: "svc"}}},
+					NodeState: &inventory.NodeState{Examined: 3, Schedulable: 2},
+				}
+			},
+			func(t *testing.T, share *inventory.Document) {
+				p := share.Preflight
+				if len(p.DisruptionBudgets) != 1 || p.DisruptionBudgets[0].Object.Name != "a" || len(p.Placements) != 0 {
+					t.Errorf("budgets %+v, placements %+v; want shop/a and none", p.DisruptionBudgets, p.Placements)
+				}
+				if p.Drain.Unreplicated.Count != 1 || p.Drain.LocalStorage.Count != 0 || p.Drain.Examined != 1 {
+					t.Errorf("drain %+v; want the shop pod alone", p.Drain)
+				}
+				if len(p.Webhooks) != 1 || p.NodeState.Examined != 3 {
+					t.Errorf("webhooks %+v, nodes %+v; want both kept whole", p.Webhooks, p.NodeState)
+				}
+				if c := share.Capabilities[inventory.CapPods]; !c.Partial {
+					t.Errorf("pods %+v; want partial: a cut drain list cannot be split by namespace", c)
+				}
+			}},
 		{"lists the share's namespaces alone",
 			func(*inventory.Document) {},
 			func(t *testing.T, share *inventory.Document) {

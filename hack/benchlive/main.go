@@ -1,8 +1,12 @@
 // Command benchlive fills the real API server of hack/with-kube.sh with a synthetic cluster
 // (500 Helm releases, 200 namespaces, 5,000 objects at a deprecated API, 2,000 pods, 200
-// nodes) and measures `upgradescope scan` on it: wall time, API requests and peak RSS; one
-// collection as a process of its own, with and without the knowledge base's probes; then the
-// requests of a first and a steady collection in one process (the agent's ticks).
+// nodes, and what the pre-flight steps read at a large cluster's shape: 100
+// PodDisruptionBudgets, 8 webhook configurations of 2 webhooks each, 2 CRDs converting
+// through webhooks, the services they call with EndpointSlices, control-plane static pods
+// and kube-proxy) and measures `upgradescope scan` on it: wall time, API requests and peak
+// RSS; one collection as a process of its own, with and without the knowledge base's
+// probes; then the requests of a first and a steady collection in one process (the agent's
+// ticks).
 package main
 
 import (
@@ -71,6 +75,9 @@ func run(bin string) error {
 	}
 	start := time.Now()
 	if err := populate(context.Background(), cfg); err != nil {
+		return err
+	}
+	if err := populatePreflight(context.Background(), cfg); err != nil {
 		return err
 	}
 	fmt.Printf("populated in %.1f s\n\n", time.Since(start).Seconds())

@@ -32,7 +32,8 @@ var clusterAddonImages = []string{
 // LargeCluster is the inventory of a large live cluster: 2,000 nodes on four kubelet minors,
 // 1,000 Helm releases (4% whose kubeVersion stops below 1.35, 2% whose stored manifest holds
 // a removed API, 40 of them ingress-nginx), 200 namespaces owned by 25 teams, 30 add-on
-// images and 600 application images, 250 CRDs and some API usage.
+// images and 600 application images, 250 CRDs, some API usage, and a pre-flight section at
+// the worst shape its bounds allow (preflight.go).
 func LargeCluster() *inventory.Document {
 	doc := &inventory.Document{
 		SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceCluster,
@@ -41,7 +42,11 @@ func LargeCluster() *inventory.Document {
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: {Available: true}, inventory.CapVersions: {Available: true},
 			inventory.CapHelm: {Available: true}, inventory.CapAddons: {Available: true},
-			inventory.CapCRDs: {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
+			inventory.CapDisruptionBudgets: {Available: true}, inventory.CapPods: {Available: true},
+			inventory.CapWebhooks: {Available: true}, inventory.CapEndpoints: {Available: true},
+			inventory.CapAPIServices: {Available: true}, inventory.CapNodeState: {Available: true},
+			inventory.CapComponentFlags: {Available: true},
+			inventory.CapCRDs:           {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
 		},
 	}
 	for i := range 200 {
@@ -120,5 +125,6 @@ func LargeCluster() *inventory.Document {
 		{Group: "", Version: "v1", Resource: "endpoints"},
 	}
 	observeProbes(doc, rand.New(rand.NewPCG(1, 2)), 5000, func(i int) string { return fmt.Sprintf("ns-%03d", i%200) })
+	doc.Preflight = preflight(200, 2000)
 	return doc
 }

@@ -63,7 +63,11 @@ func Cluster(namespaces, seed int) *inventory.Document {
 		Capabilities: map[string]inventory.Capability{
 			inventory.CapAPIUsage: {Available: true}, inventory.CapVersions: {Available: true},
 			inventory.CapHelm: {Available: true}, inventory.CapAddons: {Available: true},
-			inventory.CapCRDs: {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
+			inventory.CapDisruptionBudgets: {Available: true}, inventory.CapPods: {Available: true},
+			inventory.CapWebhooks: {Available: true}, inventory.CapEndpoints: {Available: true},
+			inventory.CapAPIServices: {Available: true}, inventory.CapNodeState: {Available: true},
+			inventory.CapComponentFlags: {Available: true},
+			inventory.CapCRDs:           {Available: true}, inventory.CapDeprecatedCalls: {Available: true},
 		},
 	}
 	g.namespaces(doc, namespaces)

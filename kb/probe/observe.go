@@ -376,7 +376,7 @@ func (p compiled) find(obj any, m *meter) []string {
 	}
 	p.path.walk(obj, 0, nil, m, func(v any, _ []seg) {
 		found = append(found, render(v, m))
-		if !p.spec.Values && p.filters == 0 {
+		if !p.spec.Values && !p.narrowed() {
 			m.stop()
 		}
 	})
@@ -390,11 +390,15 @@ func boundedIgnore(a *inventory.IgnoreAnnotation) *inventory.IgnoreAnnotation {
 	return &inventory.IgnoreAnnotation{Rules: inventory.BoundString(a.Rules), Reason: inventory.BoundString(a.Reason)}
 }
 
-// filter keeps the values a present-mode probe is about (Equals, Prefixes); none when the
-// object holds a value of Unless. Comparing each value with the filters is charged to m.
+// narrowed says whether the probe keeps only some of the values its path reaches.
+func (p compiled) narrowed() bool { return p.filters > 0 || p.spec.StrictInvalid != "" }
+
+// filter keeps the values a present-mode probe is about (Equals, Prefixes, StrictInvalid);
+// none when the object holds a value of Unless. Comparing each value with the filters is
+// charged to m, and validating it as StrictInvalid asks as parsing it twice.
 func (p compiled) filter(found []string, m *meter) []string {
 	s := p.spec
-	if p.filters == 0 {
+	if !p.narrowed() {
 		return found
 	}
 	for _, v := range found {
@@ -402,14 +406,19 @@ func (p compiled) filter(found []string, m *meter) []string {
 			return nil
 		}
 	}
-	if len(s.Equals)+len(s.Prefixes) == 0 {
+	if len(s.Equals)+len(s.Prefixes) == 0 && s.StrictInvalid == "" {
 		return found
 	}
 	kept := found[:0]
 	for _, v := range found {
-		if slices.Contains(s.Equals, v) || slices.ContainsFunc(s.Prefixes, func(pre string) bool { return strings.HasPrefix(v, pre) }) {
-			kept = append(kept, v)
+		if len(s.Equals)+len(s.Prefixes) > 0 && !slices.Contains(s.Equals, v) &&
+			!slices.ContainsFunc(s.Prefixes, func(pre string) bool { return strings.HasPrefix(v, pre) }) {
+			continue
 		}
+		if s.StrictInvalid != "" && (!m.chargeBytes(2*len(v)) || !strictInvalid(s.StrictInvalid, v)) {
+			continue
+		}
+		kept = append(kept, v)
 	}
 	return kept
 }

@@ -56,11 +56,15 @@ func Validate(s Spec) error {
 	return validateBounds(s)
 }
 
-// validateFilters checks equals, prefixes and unless: value filters of a present-mode probe.
+// validateFilters checks equals, prefixes, unless and strictInvalid: value filters of a
+// present-mode probe.
 func validateFilters(s Spec) error {
-	filtered := len(s.Equals)+len(s.Prefixes)+len(s.Unless) > 0
+	filtered := len(s.Equals)+len(s.Prefixes)+len(s.Unless) > 0 || s.StrictInvalid != ""
 	if filtered && s.Match == MatchAbsent {
-		return fmt.Errorf("equals, prefixes and unless filter found values; an absent-mode probe finds none")
+		return fmt.Errorf("equals, prefixes, unless and strictInvalid filter found values; an absent-mode probe finds none")
+	}
+	if s.StrictInvalid != "" && s.StrictInvalid != StrictIP && s.StrictInvalid != StrictCIDR {
+		return fmt.Errorf("strictInvalid %q: want %s or %s", s.StrictInvalid, StrictIP, StrictCIDR)
 	}
 	for name, list := range map[string][]string{"equals": s.Equals, "prefixes": s.Prefixes, "unless": s.Unless} {
 		for i, v := range list {
@@ -159,5 +163,6 @@ func Equal(a, b Spec) bool {
 	a, b = Normal(a), Normal(b)
 	return a.ID == b.ID && slices.Equal(a.Kinds, b.Kinds) && a.PodTemplate == b.PodTemplate &&
 		a.Path == b.Path && a.Match == b.Match && a.Values == b.Values &&
-		slices.Equal(a.Equals, b.Equals) && slices.Equal(a.Prefixes, b.Prefixes) && slices.Equal(a.Unless, b.Unless)
+		slices.Equal(a.Equals, b.Equals) && slices.Equal(a.Prefixes, b.Prefixes) && slices.Equal(a.Unless, b.Unless) &&
+		a.StrictInvalid == b.StrictInvalid
 }

@@ -31,13 +31,32 @@ type Behaviour struct {
 	// identically.
 	Probe *ProbeDecl `yaml:"probe" json:"-"`
 	// NodeRuntime is a container runtime name (the part of containerRuntimeVersion before
-	// "://") that nodes with a kubelet older than the removal still run.
+	// "://"). Without RuntimeBefore, the nodes relying on the behaviour run it with a kubelet
+	// older than the removal (the dockershim: a newer kubelet reaches Docker Engine another
+	// way); with it, the nodes run a version of it older than RuntimeBefore, whatever their
+	// kubelet, since the kubelet is what the upgrade replaces.
 	NodeRuntime string `yaml:"nodeRuntime" json:"nodeRuntime,omitempty"`
-	Deprecated  *Claim `yaml:"deprecated" json:"deprecated,omitempty"`
+	// RuntimeBefore is a runtime version ("2.0"): versions before it rely on the behaviour.
+	RuntimeBefore string `yaml:"runtimeBefore" json:"runtimeBefore,omitempty"`
+	Deprecated    *Claim `yaml:"deprecated" json:"deprecated,omitempty"`
+	// Unsupported is the minor from which Kubernetes no longer supports the behaviour,
+	// though it still works until the removal: from it a finding is at least a warning.
+	Unsupported *Claim `yaml:"unsupported" json:"unsupported,omitempty"`
 	Removed     *Claim `yaml:"removed" json:"removed,omitempty"`
-	Detail      string `yaml:"detail" json:"detail"`
-	Remediation string `yaml:"remediation" json:"remediation"`
+	// MaxSeverity is the most a finding about the behaviour weighs, wherever it was seen:
+	// a removal that leaves the objects relying on it working (a toleration of a taint no
+	// node carries any more) is information, not a blocker.
+	MaxSeverity string `yaml:"maxSeverity" json:"maxSeverity,omitempty"`
+	// LiveMaxSeverity is the most a finding weighs about objects a live cluster holds:
+	// validation the target tightens refuses a manifest applied anew (a blocker in CI) but
+	// lets an existing object keep its value.
+	LiveMaxSeverity string `yaml:"liveMaxSeverity" json:"liveMaxSeverity,omitempty"`
+	Detail          string `yaml:"detail" json:"detail"`
+	Remediation     string `yaml:"remediation" json:"remediation"`
 }
+
+// Severities, least first: what MaxSeverity and LiveMaxSeverity may name.
+var severities = []string{"info", "warning", "blocker"}
 
 // ProbeDecl is a probe.Spec as the YAML spells it (probe.Spec carries JSON names only).
 type ProbeDecl struct {
@@ -52,6 +71,9 @@ type ProbeDecl struct {
 	Equals   []string `yaml:"equals"`
 	Prefixes []string `yaml:"prefixes"`
 	Unless   []string `yaml:"unless"`
+	// StrictInvalid narrows an IP ("ip") or CIDR ("cidr") field to the values Kubernetes'
+	// strict validation refuses and its legacy one accepts.
+	StrictInvalid string `yaml:"strictInvalid"`
 }
 
 // Spec is the declaration as the probe package reads it.
@@ -117,20 +139,49 @@ func validateBehaviour(b Behaviour) []string {
 			add("nodeRuntime", "%q is not a runtime name such as docker", b.NodeRuntime)
 		}
 		if b.Removed == nil {
-			add("removed", "required with nodeRuntime: nodes are judged by their kubelet against the removal")
+			add("removed", "required with nodeRuntime: nodes are judged against the removal")
 		}
+	}
+	if b.RuntimeBefore != "" && b.NodeRuntime == "" {
+		add("runtimeBefore", "only with nodeRuntime")
+	}
+	if b.RuntimeBefore != "" && !runtimeVersionRE.MatchString(b.RuntimeBefore) {
+		add("runtimeBefore", "%q is not a runtime version such as 2.0", b.RuntimeBefore)
 	}
 	if b.Deprecated == nil && b.Removed == nil {
 		add("deprecated", "at least one of deprecated and removed is required")
 	}
 	checkClaim(add, "deprecated", b.Deprecated)
+	checkClaim(add, "unsupported", b.Unsupported)
 	checkClaim(add, "removed", b.Removed)
-	if b.Deprecated != nil && b.Removed != nil && versionRE.MatchString(b.Deprecated.Version) &&
-		versionRE.MatchString(b.Removed.Version) && minorOf(b.Removed.Version) < minorOf(b.Deprecated.Version) {
-		add("removed.version", "%s is before deprecated.version %s", b.Removed.Version, b.Deprecated.Version)
+	ordered := []struct {
+		field string
+		claim *Claim
+	}{{"deprecated", b.Deprecated}, {"unsupported", b.Unsupported}, {"removed", b.Removed}}
+	for i, later := range ordered {
+		for _, earlier := range ordered[:i] {
+			if earlier.claim != nil && later.claim != nil && versionRE.MatchString(earlier.claim.Version) &&
+				versionRE.MatchString(later.claim.Version) && minorOf(later.claim.Version) < minorOf(earlier.claim.Version) {
+				add(later.field+".version", "%s is before %s.version %s", later.claim.Version, earlier.field, earlier.claim.Version)
+			}
+		}
+	}
+	if b.Unsupported != nil && b.Removed == nil {
+		add("unsupported", "only with removed: it says how long the behaviour still works unsupported")
+	}
+	for field, sev := range map[string]string{"maxSeverity": b.MaxSeverity, "liveMaxSeverity": b.LiveMaxSeverity} {
+		if sev != "" && !slices.Contains(severities, sev) {
+			add(field, "%q is not one of %s", sev, strings.Join(severities, ", "))
+		}
+	}
+	if b.MaxSeverity != "" && b.LiveMaxSeverity != "" &&
+		slices.Index(severities, b.LiveMaxSeverity) >= slices.Index(severities, b.MaxSeverity) {
+		add("liveMaxSeverity", "%s caps nothing under maxSeverity %s", b.LiveMaxSeverity, b.MaxSeverity)
 	}
 	return p
 }
+
+var runtimeVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 
 func checkClaim(add func(string, string, ...any), field string, c *Claim) {
 	if c == nil {
@@ -184,7 +235,7 @@ func CompileBehaviours(entries map[string]Behaviour) map[string]CompiledBehaviou
 		if b.Probe != nil {
 			c.Probe = "kb/" + b.Probe.ID
 		}
-		for _, claim := range []*Claim{b.Deprecated, b.Removed} {
+		for _, claim := range []*Claim{b.Deprecated, b.Unsupported, b.Removed} {
 			if claim == nil {
 				continue
 			}

@@ -85,9 +85,26 @@ func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 		"an unless value that is also an equals one": {strings.Replace(goodBehaviour, "  equals: [/run/demo.sock]\n", "  equals: [/run/demo.sock]\n  unless: [/run/demo.sock]\n", 1),
 			`behaviours/demo.yaml: probe: probe host-paths: unless: "/run/demo.sock" is also in equals`},
 		"a value filter on an absent-mode probe": {strings.Replace(goodBehaviour, "  values: true\n", "  match: absent\n", 1),
-			"behaviours/demo.yaml: probe: probe host-paths: equals, prefixes and unless filter found values"},
+			"behaviours/demo.yaml: probe: probe host-paths: equals, prefixes, unless and strictInvalid filter found values"},
 		"a node runtime without a removal": {strings.Replace(goodNodeBehaviour, "removed:", "deprecated:", 1),
 			"behaviours/demo.yaml: removed: required with nodeRuntime"},
+		"a runtime version bound without a runtime": {goodBehaviour + "runtimeBefore: \"2.0\"\n",
+			"behaviours/demo.yaml: runtimeBefore: only with nodeRuntime"},
+		"a runtime version bound that is no version": {goodNodeBehaviour + "runtimeBefore: v2\n",
+			`behaviours/demo.yaml: runtimeBefore: "v2" is not a runtime version such as 2.0`},
+		"an unsupported claim after the removal": {goodBehaviour + "unsupported: {version: \"1.25\", citations: [https://example.com/u]}\n",
+			"behaviours/demo.yaml: removed.version: 1.24 is before unsupported.version 1.25"},
+		"an unsupported claim before the deprecation": {goodBehaviour + "unsupported: {version: \"1.19\", citations: [https://example.com/u]}\n",
+			"behaviours/demo.yaml: unsupported.version: 1.19 is before deprecated.version 1.20"},
+		"an uncited unsupported claim": {goodBehaviour + "unsupported: {version: \"1.22\", citations: []}\n",
+			"behaviours/demo.yaml: unsupported.citations: at least one citation URL is required"},
+		"an unsupported claim without a removal": {strings.Replace(goodBehaviour, "removed: {version: \"1.24\", citations: [https://example.com/removed]}\n",
+			"unsupported: {version: \"1.22\", citations: [https://example.com/u]}\n", 1),
+			"behaviours/demo.yaml: unsupported: only with removed"},
+		"a severity cap that is no severity": {goodBehaviour + "maxSeverity: low\n",
+			`behaviours/demo.yaml: maxSeverity: "low" is not one of info, warning, blocker`},
+		"a live cap above the cap": {goodBehaviour + "maxSeverity: warning\nliveMaxSeverity: blocker\n",
+			"behaviours/demo.yaml: liveMaxSeverity: blocker caps nothing under maxSeverity warning"},
 		"an id that is not the file name": {strings.Replace(goodBehaviour, "id: demo", "id: other", 1),
 			`behaviours/demo.yaml: id: "other" must match the file name "demo"`},
 	}
@@ -98,6 +115,27 @@ func TestInvalidBehavioursAreRefusedNamingFileAndField(t *testing.T) {
 				t.Errorf("LoadBehaviours = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestABehaviourMayBoundARuntimesVersionAndCapItsSeverity(t *testing.T) {
+	yaml := goodNodeBehaviour + "runtimeBefore: \"2.0\"\nunsupported: {version: \"1.22\", citations: [https://example.com/u]}\n" +
+		"deprecated: {version: \"1.20\", citations: [https://example.com/d]}\nmaxSeverity: warning\nliveMaxSeverity: info\n"
+	entries, err := LoadBehaviours(behaviours(map[string]string{"demo.yaml": yaml}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(CompileBehaviours(entries)["demo"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"runtimeBefore":"2.0"`, `"unsupported":{"version":"1.22"`, `"maxSeverity":"warning"`, `"liveMaxSeverity":"info"`,
+		`"citations":["https://example.com/d","https://example.com/u","https://example.com/removed"]`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("compiled = %s, want it to contain %s", b, want)
+		}
 	}
 }
 

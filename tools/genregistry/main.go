@@ -1,7 +1,8 @@
-// Command genregistry validates the add-on registry (kb/registry/*.yaml) and the behaviour
-// registry (kb/registry/behaviours/*.yaml) and compiles them into the built-in bundle's data:
-// add-ons and behaviours keyed by id, and the probes the behaviours read as a list sorted by
-// id. Run it from the module root.
+// Command genregistry validates the add-on registry (kb/registry/*.yaml), the behaviour
+// registry (kb/registry/behaviours/*.yaml) and the node facts (kb/registry/nodes/) and
+// compiles them into the built-in bundle's data: add-ons and behaviours keyed by id, the
+// probes the behaviours read as a list sorted by id, and the node facts as they are. Run it
+// from the module root.
 package main
 
 import (
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/, addonindex/, providers/, behaviours/ and probes/")
+	out := flag.String("out", "policies/kb/upgradescope/kb", "the knowledge-base directory: writes addons/, addonindex/, providers/, behaviours/, probes/ and nodes/")
 	flag.Parse()
 	entries, err := registry.Load(registry.Files)
 	if err == nil {
@@ -37,6 +38,12 @@ func main() {
 		}
 		if err == nil {
 			err = kbdata.Write(filepath.Join(*out, "probes", "data.json"), registry.BehaviourProbes(behaviours))
+		}
+	}
+	if err == nil {
+		var nodes registry.NodeFacts
+		if nodes, err = registry.LoadNodeFacts(registry.NodeFiles); err == nil {
+			err = kbdata.Write(filepath.Join(*out, "nodes", "data.json"), nodes)
 		}
 	}
 	if err != nil {

@@ -1,6 +1,8 @@
-// Command genrbac writes deploy/chart/upgradescope/files/kb-rbac-rules.yaml: the reads the
-// agent's ClusterRole grants, from the built-in bundles. Run it with `go generate
-// ./deploy/chart` or `make chart-rbac`; TestKBRulesAreCurrent fails when the file drifts.
+// Command genrbac writes deploy/chart/upgradescope/files/kb-rbac-rules.yaml, the reads the
+// agent's ClusterRole grants, from the built-in bundles and the live collector's fixed
+// reads, and files/kube-system-rbac-rules.yaml, those of its Role in kube-system. Run it with
+// `go generate ./deploy/chart` or `make chart-rbac`; TestKBRulesAreCurrent fails when either
+// file drifts.
 package main
 
 import (
@@ -24,12 +26,15 @@ func run() error {
 		return err
 	}
 	// go generate runs in deploy/chart; make runs from the root.
-	path := chart.KBRulesFile
-	if _, err := os.Stat("upgradescope"); err != nil {
-		path = filepath.Join("deploy", "chart", path)
+	dir := "."
+	if _, err := os.Stat(filepath.Join("upgradescope", "Chart.yaml")); err != nil {
+		dir = filepath.Join("deploy", "chart")
 	}
-	if err := os.WriteFile(path, chart.RenderRules(rules), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	for file, data := range map[string][]byte{chart.KBRulesFile: chart.RenderRules(rules), chart.KubeSystemRulesFile: chart.RenderKubeSystemRules()} {
+		path := filepath.Join(dir, file)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	return nil
 }

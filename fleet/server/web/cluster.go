@@ -360,15 +360,23 @@ func (s slugger) of(key string) string {
 
 // gapHides says what a capability that was not assessed leaves unseen.
 var gapHides = map[string]string{
-	inventory.CapAPIUsage:        "objects stored at deprecated or removed APIs: a removed-API blocker cannot be ruled out",
-	inventory.CapDeprecatedCalls: "clients still calling deprecated APIs (the API server's request counter)",
-	inventory.CapHelm:            "Helm releases whose charts use removed APIs or whose kubeVersion excludes the target",
-	inventory.CapAddons:          "add-ons past end of life or incompatible with the target",
-	inventory.CapVersions:        "control-plane and node version skew",
-	inventory.CapCRDs:            "custom resources served only at versions the target drops",
-	"gitops":                     "Argo CD and Flux charts that cannot be assessed from the cluster",
-	"namespaces":                 "which team owns each finding",
-	"kb-coverage":                "whatever the knowledge base does not know about this target yet",
+	inventory.CapAPIUsage:          "objects stored at deprecated or removed APIs: a removed-API blocker cannot be ruled out",
+	inventory.CapDeprecatedCalls:   "clients still calling deprecated APIs (the API server's request counter)",
+	inventory.CapHelm:              "Helm releases whose charts use removed APIs or whose kubeVersion excludes the target",
+	inventory.CapAddons:            "add-ons past end of life or incompatible with the target",
+	inventory.CapVersions:          "control-plane and node version skew",
+	inventory.CapCRDs:              "custom resources served only at versions the target drops",
+	inventory.CapDisruptionBudgets: "PodDisruptionBudgets that stop a node drain",
+	inventory.CapPods:              "pods a node drain would delete or whose data it would lose",
+	inventory.CapWebhooks:          "admission webhooks that can reject requests or stop the control plane recovering",
+	inventory.CapEndpoints:         "webhooks, aggregated APIs and CRD conversions whose service has no ready endpoint",
+	inventory.CapAPIServices:       "aggregated APIs that are not Available",
+	inventory.CapNodeState:         "nodes not ready, cordoned or under pressure, and what their OS and runtime run",
+	inventory.CapComponentFlags:    "feature gates and flags the target's components refuse",
+	inventory.CapKubeletConfig:     "kubelet settings the target refuses (feature gates, cgroup v1)",
+	"gitops":                       "Argo CD and Flux charts that cannot be assessed from the cluster",
+	"namespaces":                   "which team owns each finding",
+	"kb-coverage":                  "whatever the knowledge base does not know about this target yet",
 }
 
 func hides(capability string) string {

@@ -128,6 +128,25 @@ required_capabilities contains "versions" if input.inventory.source == "cluster"
 
 required_capabilities contains "addons" if input.inventory.source == "cluster"
 
+# What stalls an upgrade live (drains, webhooks, aggregated APIs, nodes, component flags) is
+# required from a cluster: an inventory that could not read it, or an agent older than the
+# pre-flight checks, is not ready. kubelet-config is never required (it needs nodes/proxy,
+# which the chart does not grant by default); in files mode these are optional gaps.
+required_capabilities contains name if {
+	input.inventory.source == "cluster"
+	some name in live_preflight_capabilities
+}
+
+live_preflight_capabilities := {
+	"disruption-budgets",
+	"pods",
+	"admission-webhooks",
+	"service-endpoints",
+	"api-services",
+	"node-state",
+	"component-flags",
+}
+
 # Arrays, not sets: each pack's findings are a set already, and hashing every finding again
 # is most of the report's cost on a large cluster. Each pack's findings rule is referenced by
 # path, so only what findings need is evaluated, not every helper rule of the package (which

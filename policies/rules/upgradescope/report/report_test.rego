@@ -94,6 +94,57 @@ test_optional_capability_gap_leaves_the_verdict_ready if {
 	r.notAssessed == [{"capability": "helm", "required": false, "reason": "files mode"}]
 }
 
+live_caps := {name: {"available": true} | some name in {
+	"api-usage", "versions", "addons", "disruption-budgets", "pods", "admission-webhooks",
+	"service-endpoints", "api-services", "node-state", "component-flags",
+}}
+
+test_a_live_cluster_with_every_preflight_capability_is_ready if {
+	r := result_for(set(), with_inventory({"source": "cluster", "capabilities": live_caps, "apiUsage": []}))
+	r.verdict == "ready"
+	r.notAssessed == []
+}
+
+test_a_live_preflight_capability_that_could_not_be_read_makes_the_verdict_unknown if {
+	every name in ["disruption-budgets", "pods", "admission-webhooks", "service-endpoints", "api-services", "node-state", "component-flags"] {
+		caps := object.union(live_caps, {name: {"available": false, "reason": "forbidden"}})
+		r := result_for(set(), with_inventory({"source": "cluster", "capabilities": caps, "apiUsage": []}))
+		r.verdict == "unknown"
+		r.notAssessed == [{"capability": name, "required": true, "reason": "forbidden"}]
+	}
+}
+
+test_an_older_agents_live_inventory_without_the_preflight_capabilities_is_unknown if {
+	caps := {"api-usage": {"available": true}, "versions": {"available": true}, "addons": {"available": true}}
+	r := result_for(set(), with_inventory({"source": "cluster", "capabilities": caps, "apiUsage": []}))
+	r.verdict == "unknown"
+	{g.capability | some g in r.notAssessed; g.required} == {
+		"disruption-budgets", "pods", "admission-webhooks", "service-endpoints",
+		"api-services", "node-state", "component-flags",
+	}
+}
+
+test_kubelet_config_is_never_required if {
+	caps := object.union(live_caps, {"kubelet-config": {"available": false, "reason": "nodes/proxy not granted"}})
+	r := result_for(set(), with_inventory({"source": "cluster", "capabilities": caps, "apiUsage": []}))
+	r.verdict == "ready"
+	r.notAssessed == [{"capability": "kubelet-config", "required": false, "reason": "nodes/proxy not granted"}]
+}
+
+test_live_only_capabilities_are_optional_in_files_mode if {
+	caps := {
+		"api-usage": {"available": true},
+		"node-state": {"available": false, "reason": "live only"},
+		"api-services": {"available": false, "reason": "live only"},
+	}
+	r := result_for(set(), with_inventory({"source": "files", "capabilities": caps, "apiUsage": []}))
+	r.verdict == "ready"
+	every g in r.notAssessed {
+		not g.required
+	}
+	count(r.notAssessed) == 2
+}
+
 test_a_declared_probe_not_observed_is_a_required_gap if {
 	inp := object.union(base_input, {"facts": {"probeGaps": {"kb/pod-docker-socket": "not collected"}}})
 	r := result_for(set(), inp)

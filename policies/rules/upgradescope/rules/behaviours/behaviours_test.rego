@@ -72,12 +72,14 @@ test_every_entry_is_judged_at_its_boundary_minors if {
 	wrong == set()
 }
 
+# An entry with a cap (maxSeverity) is judged within it: the master-only toleration is info at
+# its removal. Entries are observed in files, where liveMaxSeverity caps nothing.
 boundaries_hold(id, e) if {
 	e.removed
-	severities(id, e, e.removed.version) == {"blocker"}
+	severities(id, e, e.removed.version) == cap(e, "blocker")
 	r := versions.ordinal(e.removed.version)
-	severities(id, e, versions.minor(r - 1)) == {"warning"}
-	severities(id, e, versions.minor(r - 2)) == info_at(e, r - 2)
+	severities(id, e, versions.minor(r - 1)) == cap(e, "warning")
+	severities(id, e, versions.minor(r - 2)) == before_removal(e, r - 2)
 }
 
 boundaries_hold(id, e) if {
@@ -86,9 +88,20 @@ boundaries_hold(id, e) if {
 	severities(id, e, versions.minor(versions.ordinal(e.deprecated.version) - 1)) == set()
 }
 
-info_at(e, n) := {"info"} if versions.ordinal(e.deprecated.version) <= n
+# Two minors before the removal an entry is a warning when no longer supported there, else
+# info once deprecated.
+before_removal(e, n) := cap(e, "warning") if versions.ordinal(e.unsupported.version) <= n
+
+else := {"info"} if versions.ordinal(e.deprecated.version) <= n
 
 else := set()
+
+cap(e, s) := {e.maxSeverity} if {
+	e.maxSeverity
+	rank[e.maxSeverity] < rank[s]
+} else := {s}
+
+rank := {"info": 0, "warning": 1, "blocker": 2}
 
 severities(id, e, t) := {f.severity |
 	some f in judge(observed(e), t)
@@ -97,7 +110,7 @@ severities(id, e, t) := {f.severity |
 
 observed(e) := probes(observation(e.probe, [deployment("ns", "a", ["found"])], {})) if e.probe
 
-observed(e) := {"inventory": {"nodes": [{
+observed(e) := {"inventory": {"source": "files", "nodes": [{
 	"kubeletVersion": "v1.0.0", "containerRuntime": sprintf("%s://1.0.0", [e.nodeRuntime]),
 	"count": 1, "names": ["node-1"],
 }]}} if e.nodeRuntime
@@ -155,7 +168,7 @@ test_docker_nodes_with_a_kubelet_before_the_removal_are_a_blocker if {
 		nodes("v1.24.1", "docker://20.10.7", ["dockerd-1"]),
 		nodes("v1.23.4", "containerd://1.6.8", ["ctr-1"]),
 	]}}
-	f := only(judge(facts, "1.36"))
+	f := only({f | some f in judge(facts, "1.36"); endswith(f.key, "/dockershim-nodes")})
 	f.key == "removed-behaviour/dockershim-nodes"
 	f.title == "Nodes run Docker Engine through the dockershim: removed in 1.24 (2 nodes)"
 	f.objects == [{"kind": "Node", "name": "old-1"}, {"kind": "Node", "name": "old-2"}]
@@ -174,6 +187,16 @@ test_nodes_beyond_the_listed_names_are_counted_as_omitted if {
 	f.objectsOmitted == 39
 }
 
+test_nodes_past_the_limit_of_names_are_counted_as_omitted if {
+	groups := [object.union(ctr("1.7.27", [sprintf("pool-%d-%03d", [p, i]) | some i in numbers.range(1, 100)]), {"count": 500, "namesOmitted": 400}) |
+		some p in numbers.range(1, 4)
+	]
+	f := only(judge(runtimes(groups), "1.38"))
+	count(f.objects) == 100
+	f.objectsOmitted == 1900
+	contains(f.title, "(2000 nodes)")
+}
+
 test_one_node_is_named_in_the_singular if {
 	f := only(judge({"inventory": {"nodes": [nodes("v1.23.4", "docker://20.10.7", ["old-1"])]}}, "1.36"))
 	contains(f.title, "(1 node)")
@@ -181,10 +204,101 @@ test_one_node_is_named_in_the_singular if {
 
 tolerations(objects) := probes(observation("kb/pod-master-toleration", objects, {}))
 
-# The master-only toleration breaks when kubeadm adds the control-plane taint (1.24), not when
-# it drops the master taint (1.25).
-test_tolerating_only_the_master_taint_is_a_blocker_from_1_24 if {
-	facts := tolerations([deployment("ops", "old-only", ["node-role.kubernetes.io/master"])])
-	only(judge(facts, "1.24")).severity == "blocker"
-	only(judge(facts, "1.23")).severity == "warning"
+# A pod tolerating only the master taint cannot land on control plane nodes from 1.24 (kubeadm
+# adds the control-plane taint), but it keeps running on workers: information at every target.
+# Selecting the master label is what strands a pod, and stays a blocker.
+test_tolerating_only_the_master_taint_is_information_at_every_target if {
+	facts := tolerations([deployment("kubernetes-dashboard", "kubernetes-dashboard", ["node-role.kubernetes.io/master"])])
+	f := only(judge(facts, "1.24"))
+	f.key == "removed-behaviour/master-taint-toleration"
+	f.severity == "info"
+	f.title == "Workloads tolerate the node-role.kubernetes.io/master taint only: removed in 1.24 (1 object)"
+	only(judge(facts, "1.23")).severity == "info"
+	only(judge(facts, "1.22")).key == "deprecated-behaviour/master-taint-toleration"
+}
+
+test_selecting_the_master_label_stays_a_blocker if {
+	facts := probes(observation("kb/pod-node-selector-master", [deployment("ingress-nginx", "ingress-nginx-controller", ["true"])], {}))
+	f := only(judge(facts, "1.24"))
+	f.key == "removed-behaviour/master-label-node-selector"
+	f.severity == "blocker"
+}
+
+runtimes(groups) := {"inventory": {"source": "cluster", "nodes": groups}}
+
+ctr(version, names) := nodes("v1.35.2", sprintf("containerd://%s", [version]), names)
+
+# containerd 1.x: deprecated at 1.34, unsupported from 1.36 (1.35 the last release supporting
+# it), the kubelet's fallback removed at 1.38.
+test_containerd_1_nodes_are_judged_at_every_boundary if {
+	facts := runtimes([ctr("1.7.27", ["a-1", "a-2"]), ctr("2.0.4", ["b-1"]), ctr("v1.6.21-k3s1", ["c-1"])])
+	f := only(judge(facts, "1.38"))
+	f.key == "removed-behaviour/containerd-without-runtime-config"
+	f.severity == "blocker"
+	f.title == "Nodes run containerd 1.x, which cannot tell the kubelet its cgroup driver: removed in 1.38 (3 nodes)"
+	f.objects == [{"kind": "Node", "name": "a-1"}, {"kind": "Node", "name": "a-2"}, {"kind": "Node", "name": "c-1"}]
+	only(judge(facts, "1.37")).severity == "warning"
+	u := only(judge(facts, "1.36"))
+	u.severity == "warning"
+	u.key == "deprecated-behaviour/containerd-without-runtime-config"
+	u.title == "Nodes run containerd 1.x, which cannot tell the kubelet its cgroup driver: unsupported since 1.36, removal in 1.38 (3 nodes)"
+	only(judge(facts, "1.35")).severity == "info"
+	count(judge(facts, "1.33")) == 0
+}
+
+test_a_runtime_version_bound_looks_at_the_runtime_not_the_kubelet if {
+	old_kubelet := nodes("v1.29.0", "containerd://1.7.2", ["old"])
+	only(judge(runtimes([old_kubelet]), "1.38")).objects == [{"kind": "Node", "name": "old"}]
+	count(judge(runtimes([ctr("2.1.0", ["new"]), nodes("v1.35.0", "containerd://unknown", ["odd"])]), "1.38")) == 0
+}
+
+test_cri_o_before_1_28_is_judged_like_containerd_1 if {
+	facts := runtimes([nodes("v1.27.3", "cri-o://1.27.1", ["crio-1"]), nodes("v1.35.0", "cri-o://1.35.0", ["crio-2"])])
+	f := only(judge(facts, "1.38"))
+	f.key == "removed-behaviour/crio-without-runtime-config"
+	f.objects == [{"kind": "Node", "name": "crio-1"}]
+}
+
+service(ns, name, values) := {"kind": "Service", "namespace": ns, "name": name, "values": values}
+
+strict(id, objects, values, source) := object.union(
+	probes(observation(id, objects, {"probe": {"strictInvalid": "ip"}, "values": values})),
+	{"inventory": {"source": source}},
+)
+
+# A manifest the target's strict validation refuses is a blocker in CI; a live object keeps
+# its value through updates that leave the field alone, so live it is a warning.
+test_an_ip_the_target_refuses_is_a_blocker_in_files_and_a_warning_live if {
+	objs := [service("web", "legacy", ["010.0.0.1"])]
+	values := [{"value": "010.0.0.1", "count": 1}]
+	files := only(judge(strict("kb/service-external-ips-strict", objs, values, "files"), "1.36"))
+	files.severity == "blocker"
+	files.key == "removed-behaviour/service-external-ips-strict"
+	endswith(files.detail, " Refused values: 010.0.0.1.")
+	live := only(judge(strict("kb/service-external-ips-strict", objs, values, "cluster"), "1.36"))
+	live.severity == "warning"
+	live.key == "removed-behaviour/service-external-ips-strict"
+	only(judge(strict("kb/service-external-ips-strict", objs, values, "cluster"), "1.35")).severity == "warning"
+	only(judge(strict("kb/service-external-ips-strict", objs, values, "files"), "1.34")).severity == "info"
+}
+
+test_a_pod_template_the_target_refuses_is_a_blocker_live_too if {
+	objs := [deployment("kube-system", "dns-cache", ["010.096.000.010"])]
+	f := only(judge(strict("kb/pod-dns-nameserver-strict", objs, [{"value": "010.096.000.010", "count": 1}], "cluster"), "1.36"))
+	f.severity == "blocker"
+}
+
+test_many_refused_values_are_named_up_to_the_limit_and_counted if {
+	values := [{"value": sprintf("10.0.0.%03d", [i]), "count": 1} | some i in numbers.range(1, 25)]
+	obs := observation(
+		"kb/service-external-ips-strict", [service("web", "many", ["10.0.0.001"])],
+		{"probe": {"strictInvalid": "ip"}, "values": values, "valuesOmitted": 4},
+	)
+	f := only(judge(object.union(probes(obs), {"inventory": {"source": "files"}}), "1.36"))
+	endswith(f.detail, ", 10.0.0.020 and 9 more.")
+}
+
+test_values_of_probes_not_about_refused_values_are_not_named if {
+	f := only(judge(docker_socket([deployment("ci", "runner", ["/var/run/docker.sock"])]), "1.36"))
+	not contains(f.detail, "Refused values")
 }

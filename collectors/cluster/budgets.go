@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/upgradescope/upgradescope/collectors/preflight"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// budgets are the PodDisruptionBudgets, listed before the pod pass so that the pass can name
+// the pods each selects, as the disruption controller does (getPodsForPdb): the pods of the
+// budget's namespace its selector matches (preflight.BudgetSelectorOf).
+type budgets struct {
+	byNamespace map[string][]*budget
+	byKey       map[string]*budget
+}
+
+type budget struct {
+	selector preflight.BudgetSelector
+	// selects is the selector as written (and the version read), to tell whether a cached
+	// pod pass matched the same.
+	selects string
+	status  *inventory.BudgetStatus
+	pods    []string
+}
+
+// cachedBudget is what a pod pass found for one budget, kept for the collections that reuse
+// the pass.
+type cachedBudget struct {
+	selects string
+	pods    []string
+}
+
+func newBudgets() *budgets {
+	return &budgets{byNamespace: map[string][]*budget{}, byKey: map[string]*budget{}}
+}
+
+// disruptionBudgets lists every PodDisruptionBudget (policy/v1; policy/v1beta1 on a cluster
+// older than 1.21), observes its spec and keeps its status and selector for the pod pass.
+func (p *preflightPass) disruptionBudgets(ctx context.Context) inventory.Capability {
+	err := p.listServed(ctx, "policy", "poddisruptionbudgets", "", []string{"v1", "v1beta1"}, metav1.ListOptions{}, func(_ string, page *unstructured.UnstructuredList) {
+		for i := range page.Items {
+			obj := &page.Items[i]
+			p.observe(obj, "PodDisruptionBudget")
+			p.budgets.add(obj)
+		}
+	})
+	if errors.Is(err, errNotServed) {
+		return inventory.Capability{Available: true, Reason: "the cluster serves no policy/v1 or v1beta1 PodDisruptionBudgets: there are none"}
+	}
+	if err != nil {
+		return access{verb: "list", group: "policy", resource: "poddisruptionbudgets"}.unavailable(err)
+	}
+	return inventory.Capability{Available: true}
+}
+
+// add keeps a budget's selector and, when the disruption controller has seen its current
+// spec (status.observedGeneration at its generation), its status.
+func (b *budgets) add(obj *unstructured.Unstructured) {
+	selector, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "selector")
+	written, _ := json.Marshal(selector)
+	bud := &budget{selector: preflight.BudgetSelectorOf(obj.Object), selects: obj.GetAPIVersion() + " " + string(written)}
+	if observed, ok, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration"); ok && observed > 0 && observed >= obj.GetGeneration() {
+		field := func(name string) int {
+			n, _, _ := unstructured.NestedInt64(obj.Object, "status", name)
+			return int(n)
+		}
+		bud.status = &inventory.BudgetStatus{
+			DisruptionsAllowed: field("disruptionsAllowed"), CurrentHealthy: field("currentHealthy"),
+			DesiredHealthy: field("desiredHealthy"), ExpectedPods: field("expectedPods"),
+		}
+	}
+	b.byNamespace[obj.GetNamespace()] = append(b.byNamespace[obj.GetNamespace()], bud)
+	b.byKey[obj.GetNamespace()+"/"+obj.GetName()] = bud
+}
+
+// match names pod in every budget of its namespace that selects it. A pod that has finished
+// (Succeeded or Failed) is left out: an eviction of it does not ask the budget.
+func (b *budgets) match(pod *corev1.Pod) {
+	in := b.byNamespace[pod.Namespace]
+	if len(in) == 0 || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return
+	}
+	for _, bud := range in {
+		if bud.selector.Matches(pod.Labels) {
+			bud.pods = append(bud.pods, pod.Name)
+		}
+	}
+}
+
+// snapshot is what this pod pass found, for the collections that reuse it.
+func (b *budgets) snapshot() map[string]cachedBudget {
+	out := make(map[string]cachedBudget, len(b.byKey))
+	for key, bud := range b.byKey {
+		out[key] = cachedBudget{selects: bud.selects, pods: slices.Clone(bud.pods)}
+	}
+	return out
+}
+
+// reuse takes the pods a cached pass found for each budget that selects as it did then; a
+// budget new since, or whose selector changed, names no pods until the next pass.
+func (b *budgets) reuse(cached map[string]cachedBudget) {
+	for key, bud := range b.byKey {
+		if c, ok := cached[key]; ok && c.selects == bud.selects {
+			bud.pods = slices.Clone(c.pods)
+		}
+	}
+}
+
+// fill writes each recorded budget's status and pods (sorted, the first MaxPreflightNames).
+func (b *budgets) fill(sec *inventory.Preflight, podsKnown bool) {
+	for i := range sec.DisruptionBudgets {
+		d := &sec.DisruptionBudgets[i]
+		bud := b.byKey[d.Object.Namespace+"/"+d.Object.Name]
+		if bud == nil {
+			continue
+		}
+		d.Status = bud.status
+		if !podsKnown {
+			continue
+		}
+		names := nameList(bud.pods)
+		d.Pods, d.PodsOmitted = names.Names, names.NamesOmitted
+	}
+}
