@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // BudgetSelector is which pods a PodDisruptionBudget selects, read as the disruption
@@ -52,13 +51,20 @@ type budgetSeen struct {
 
 func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
 
-// podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it.
-// Its labels are packed into one string (packLabels), read back only for the namespaces that
-// have a budget: a repository keeps tens of thousands of templates and few budgets.
+// podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it,
+// kept small: a repository holds tens of thousands of templates and few budgets, and every
+// template is kept until the last file is read. Its labels are packed into one string
+// (packLabels) matched in place; its reference is the object's kind, namespace, name, file
+// and line (a budget's workloads are named, not judged, so their chart and suppression
+// annotation are left out).
 type podTemplate struct {
-	object   inventory.ObjectRef
-	labels   string
-	replicas int
+	kind, namespace, name, file string
+	line, replicas              int
+	labels                      string
+}
+
+func (t *podTemplate) ref() inventory.ObjectRef {
+	return inventory.ObjectRef{Kind: t.kind, Namespace: t.namespace, Name: t.name, File: t.file, Line: t.line}
 }
 
 // packLabels packs a label map as key NUL value NUL …. A label holding a NUL, or whose value
@@ -142,16 +148,13 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 	if !r.manifests {
 		return
 	}
-	var t podTemplate
-	switch probe.KindKey(group, kind) {
-	case "core/Pod":
-		t = podTemplate{object: ref, labels: packLabels(at(obj, "metadata", "labels")), replicas: 1}
-	case "core/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet",
-		"extensions/Deployment", "extensions/ReplicaSet":
-		t = podTemplate{
-			object: ref, labels: packLabels(at(obj, "spec", "template", "metadata", "labels")),
-			replicas: count(at(obj, "spec", "replicas"), 1),
-		}
+	t := podTemplate{kind: ref.Kind, namespace: ref.Namespace, name: ref.Name, file: ref.File, line: ref.Line}
+	switch {
+	case kind == "Pod" && group == "":
+		t.labels, t.replicas = packLabels(at(obj, "metadata", "labels")), 1
+	case kind == "ReplicationController" && group == "", kind == "StatefulSet" && group == "apps",
+		(kind == "Deployment" || kind == "ReplicaSet") && (group == "apps" || group == "extensions"):
+		t.labels, t.replicas = packLabels(at(obj, "spec", "template", "metadata", "labels")), count(at(obj, "spec", "replicas"), 1)
 	default:
 		return
 	}
@@ -179,7 +182,7 @@ func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 		}
 		for _, chunk := range r.templates {
 			for i := range chunk {
-				if ns := chunk[i].object.Namespace; budgeted[ns] {
+				if ns := chunk[i].namespace; budgeted[ns] {
 					byNamespace[ns] = append(byNamespace[ns], joined{&chunk[i], packedLabels(chunk[i].labels)})
 				}
 			}
@@ -191,7 +194,7 @@ func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 			var matched []inventory.WorkloadReplicas
 			for _, t := range byNamespace[b.Object.Namespace] {
 				if s.selector.matches(t.labels) {
-					matched = append(matched, inventory.WorkloadReplicas{Object: t.object, Replicas: t.replicas})
+					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref(), Replicas: t.replicas})
 				}
 			}
 			slices.SortFunc(matched, func(a, b inventory.WorkloadReplicas) int {

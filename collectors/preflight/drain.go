@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // What a node drain does with a pod follows kubectl drain's filters, applied in its order and
@@ -113,7 +112,7 @@ func (r *Recorder) drainTemplate(obj map[string]any, ref inventory.ObjectRef, gr
 		return
 	}
 	r.drain.examined++
-	path, ok := probe.TemplatePath(group, kind)
+	path, ok := templatePaths[kind][group]
 	if !ok || kind == "DaemonSet" {
 		return
 	}

@@ -79,7 +79,7 @@ func Subtrees(apiVersion, kind string) [][]string {
 	case podKind:
 		return podSubtrees
 	case workloadKind:
-		return workloadSubtrees[probe.KindKey(group, kind)]
+		return workloadSubtrees[kind][group]
 	}
 	return nil
 }
@@ -89,19 +89,26 @@ var podSubtrees = [][]string{
 	{"spec", "volumes"}, {"spec", "containers"}, {"spec", "nodeName"}, {"status", "phase"},
 }
 
-// workloadSubtrees are templateSubtrees by "<group>/<Kind>", for every workload kind.
-var workloadSubtrees = func() map[string][][]string {
-	out := map[string][][]string{}
+// templatePaths are where each workload kind keeps its pod template (probe.TemplatePath), by
+// kind and group, looked up without building a key per object; workloadSubtrees are
+// templateSubtrees likewise.
+var templatePaths, workloadSubtrees = func() (map[string]map[string][]string, map[string]map[string][][]string) {
+	paths, subtrees := map[string]map[string][]string{}, map[string]map[string][][]string{}
 	for _, key := range probe.TemplateKinds() {
 		group, kind, _ := strings.Cut(key, "/")
 		if group == "core" {
 			group = ""
 		}
-		if t, ok := probe.TemplatePath(group, kind); ok && len(t) > 0 {
-			out[key] = templateSubtrees(t, kind == "DaemonSet")
+		t, ok := probe.TemplatePath(group, kind)
+		if !ok || len(t) == 0 {
+			continue
 		}
+		if paths[kind] == nil {
+			paths[kind], subtrees[kind] = map[string][]string{}, map[string][][]string{}
+		}
+		paths[kind][group], subtrees[kind][group] = t, templateSubtrees(t, kind == "DaemonSet")
 	}
-	return out
+	return paths, subtrees
 }()
 
 // templateSubtrees are what is read of a workload whose pod template is at path t: its
