@@ -3,7 +3,6 @@ package preflight
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -51,67 +50,6 @@ type budgetSeen struct {
 
 func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
 
-// podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it,
-// kept small: a repository holds tens of thousands of templates and few budgets, and every
-// template is kept until the last file is read. Its labels are packed into one string
-// (packLabels) matched in place; its reference is the object's kind, namespace, name, file
-// and line (a budget's workloads are named, not judged, so their chart and suppression
-// annotation are left out).
-type podTemplate struct {
-	kind, namespace, name, file string
-	line, replicas              int
-	labels                      string
-}
-
-func (t *podTemplate) ref() inventory.ObjectRef {
-	return inventory.ObjectRef{Kind: t.kind, Namespace: t.namespace, Name: t.name, File: t.file, Line: t.line}
-}
-
-// packLabels packs a label map as key NUL value NUL …. A label holding a NUL, or whose value
-// is no string, is left out: the API server refuses it.
-func packLabels(v any) string {
-	m, _ := v.(map[string]any)
-	n := 0
-	for k, val := range m {
-		if s, ok := val.(string); ok {
-			n += len(k) + len(s) + 2
-		}
-	}
-	b := make([]byte, 0, n)
-	for k, val := range m {
-		if s, ok := val.(string); ok && strings.IndexByte(k, 0) < 0 && strings.IndexByte(s, 0) < 0 {
-			b = append(append(append(append(b, k...), 0), s...), 0)
-		}
-	}
-	return string(b)
-}
-
-// packedLabels are packLabels's string read as labels.Labels, for a selector to match
-// without a map.
-type packedLabels string
-
-func (p packedLabels) Lookup(label string) (string, bool) {
-	for s := string(p); s != ""; {
-		k, rest, _ := strings.Cut(s, "\x00")
-		v, next, _ := strings.Cut(rest, "\x00")
-		if k == label {
-			return v, true
-		}
-		s = next
-	}
-	return "", false
-}
-
-func (p packedLabels) Has(label string) bool {
-	_, ok := p.Lookup(label)
-	return ok
-}
-
-func (p packedLabels) Get(label string) string {
-	v, _ := p.Lookup(label)
-	return v
-}
-
 func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersion string) {
 	spec := mapAt(obj, "spec")
 	b := inventory.DisruptionBudget{
@@ -148,21 +86,13 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 	if !r.manifests {
 		return
 	}
-	t := podTemplate{kind: ref.Kind, namespace: ref.Namespace, name: ref.Name, file: ref.File, line: ref.Line}
 	switch {
 	case kind == "Pod" && group == "":
-		t.labels, t.replicas = packLabels(at(obj, "metadata", "labels")), 1
+		r.templates.add(ref, at(obj, "metadata", "labels"), 1)
 	case kind == "ReplicationController" && group == "", kind == "StatefulSet" && group == "apps",
 		(kind == "Deployment" || kind == "ReplicaSet") && (group == "apps" || group == "extensions"):
-		t.labels, t.replicas = packLabels(at(obj, "spec", "template", "metadata", "labels")), count(at(obj, "spec", "replicas"), 1)
-	default:
-		return
+		r.templates.add(ref, at(obj, "spec", "template", "metadata", "labels"), count(at(obj, "spec", "replicas"), 1))
 	}
-	if len(r.templates) == 0 {
-		r.templates = [][]podTemplate{nil}
-	}
-	last := len(r.templates) - 1
-	r.templates[last] = append(r.templates[last], t)
 }
 
 // budgetSection joins each listed budget, in files mode, with the pod templates of its
@@ -170,23 +100,13 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 	seen, omitted := r.budgets.section(budgetOrder)
 	out := make([]inventory.DisruptionBudget, 0, len(seen))
-	type joined struct {
-		*podTemplate
-		labels labels.Labels // boxed once, not once per budget
-	}
-	byNamespace := map[string][]joined{}
+	var byNamespace map[string][]template
 	if r.manifests {
 		budgeted := map[string]bool{}
 		for _, s := range seen {
 			budgeted[s.budget.Object.Namespace] = true
 		}
-		for _, chunk := range r.templates {
-			for i := range chunk {
-				if ns := chunk[i].namespace; budgeted[ns] {
-					byNamespace[ns] = append(byNamespace[ns], joined{&chunk[i], packedLabels(chunk[i].labels)})
-				}
-			}
-		}
+		byNamespace = r.templates.inNamespaces(budgeted)
 	}
 	for _, s := range seen {
 		b := s.budget
@@ -194,7 +114,7 @@ func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 			var matched []inventory.WorkloadReplicas
 			for _, t := range byNamespace[b.Object.Namespace] {
 				if s.selector.matches(t.labels) {
-					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref(), Replicas: t.replicas})
+					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref, Replicas: t.replicas})
 				}
 			}
 			slices.SortFunc(matched, func(a, b inventory.WorkloadReplicas) int {

@@ -28,9 +28,8 @@ type Recorder struct {
 	manifests bool
 
 	budgets bounded[budgetSeen]
-	// templates are the pod templates of the manifests, in chunks: a merge appends the other
-	// recorder's chunks rather than copying them.
-	templates   [][]podTemplate
+	// templates are the pod templates of the manifests, for the budgets' join.
+	templates   templateStore
 	drain       drainSeen
 	placements  bounded[inventory.Placement]
 	webhooks    bounded[webhookSeen]
@@ -181,7 +180,7 @@ func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text [
 // observed after this one's. other must not be used afterwards.
 func (r *Recorder) Merge(other *Recorder) {
 	r.budgets.merge(&other.budgets, budgetOrder)
-	r.templates = append(r.templates, other.templates...)
+	r.templates.merge(&other.templates)
 	r.drain.merge(&other.drain)
 	r.placements.merge(&other.placements, placementOrder)
 	r.webhooks.merge(&other.webhooks, webhookOrder)
