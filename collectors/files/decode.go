@@ -72,6 +72,8 @@ type fileDecoder struct {
 	// lines of flags and feature gates in it.
 	objText []byte
 	objLine int
+	// skeleton holds the maps the pre-flight Recorder's objects are built of.
+	skeleton skeleton
 }
 
 // screening is which probes could match an object of one kind in the current document.
@@ -124,7 +126,9 @@ func newFileDecoder(rel string, opts Options) *fileDecoder {
 	d := &fileDecoder{rel: rel, opts: opts}
 	d.res.observed, d.res.custom = newAggregator(), newAggregator()
 	d.res.probes = opts.Probes.NewObserver()
-	d.res.preflight = preflight.NewRecorder(preflight.FromManifests())
+	if !opts.noPreflight {
+		d.res.preflight = preflight.NewRecorder(preflight.FromManifests())
+	}
 	if opts.observer != nil {
 		d.res.probes = opts.observer.Fork()
 	}
@@ -530,7 +534,8 @@ func (d *fileDecoder) finishYAML(doc *yamlDoc) {
 		d.res.documents++ // a values file, a compose file: nothing kubectl would apply
 	case doc.fastPath():
 		d.res.documents++
-		if d.parseEvery || d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) || kubeProxyConfigMap(doc) {
+		if d.parseEvery || d.opts.needsParse(doc.apiVersion, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) ||
+			!d.opts.noPreflight && kubeProxyConfigMap(doc) {
 			if d.parseAll || !d.recordScanned(doc) {
 				d.parseYAML(doc)
 			}

@@ -5,7 +5,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
 )
@@ -27,7 +26,7 @@ func (o Options) needsParse(apiVersion, kind string) bool {
 		kind == "IngressClass" || kind == "Namespace" && group == "" ||
 		kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io" ||
 		// pre-flight kinds; of ConfigMaps only kube-proxy's, which the callers tell by name
-		preflight.Reads(apiVersion, kind) && !(kind == "ConfigMap" && group == "")
+		o.preflight(apiVersion, kind) && !(kind == "ConfigMap" && group == "")
 }
 
 // images records the images of a workload's pod template with its recommended labels and

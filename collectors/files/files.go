@@ -60,6 +60,14 @@ type Options struct {
 	// drops is narrowing(Probes), computed once per walk, and dropsArgs the same keeping
 	// containers' command and args (keepingArgs).
 	drops, dropsArgs map[string]map[string]bool
+	// noPreflight reads nothing for the pre-flight section (a Helm release's stored
+	// manifest, which the live collector reads for its APIs only).
+	noPreflight bool
+}
+
+// preflight says whether the pre-flight Recorder reads objects of this API.
+func (o Options) preflight(apiVersion, kind string) bool {
+	return !o.noPreflight && preflight.Reads(apiVersion, kind)
 }
 
 // DefaultMaxBytes is the manifests a walk reads by default: twice the largest corpus
@@ -188,7 +196,9 @@ func collectFrom(src source, paths []string, base string, skipped []Warning, opt
 		agg.merge(fr.observed)
 		custom.merge(fr.custom)
 		probes.Merge(fr.probes)
-		pre.Merge(fr.preflight)
+		if fr.preflight != nil {
+			pre.Merge(fr.preflight)
+		}
 		for _, im := range fr.images {
 			images.Add(im.image, im.ref.Namespace, im.labels, &im.ref)
 		}
@@ -591,6 +601,7 @@ func crdCapability(orphans []inventory.APIUsage) inventory.Capability {
 // and the documents it could not read: those marked Partial might have held an API the
 // usage does not show.
 func Manifest(name string, data []byte, opts Options) ([]inventory.APIUsage, []Warning) {
+	opts.noPreflight = true
 	d := newFileDecoder(name, opts)
 	d.decodeYAMLStream(bufio.NewReaderSize(bytes.NewReader(data), readBufferBytes))
 	return d.res.observed.usage(), d.res.warnings

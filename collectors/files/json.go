@@ -134,7 +134,7 @@ func (d *fileDecoder) jsonValue(raw json.RawMessage, start int64, src *jsonSourc
 	}
 	d.startDocument(raw)
 	d.objText, d.objLine = raw, src.lineOf(start)
-	if !d.opts.needsParse(av, kind) && !d.probesLive(av, kind) && !jsonKubeProxyConfigMap(av, kind, raw) {
+	if !d.opts.needsParse(av, kind) && !d.probesLive(av, kind) && (d.opts.noPreflight || !jsonKubeProxyConfigMap(av, kind, raw)) {
 		d.counted(av, kind)
 		return
 	}

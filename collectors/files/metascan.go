@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/upgradescope/upgradescope/collectors/preflight"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -125,7 +124,7 @@ func (d *fileDecoder) recordScanned(doc *yamlDoc) bool {
 	group, _ := splitAPIVersion(doc.apiVersion)
 	text := doc.text.Bytes()
 	if !d.opts.Watched[doc.apiVersion+"/"+doc.kind] || holdsEvidence(group, doc.kind) || d.probesLive(doc.apiVersion, doc.kind) ||
-		preflight.Reads(doc.apiVersion, doc.kind) ||
+		d.opts.preflight(doc.apiVersion, doc.kind) ||
 		doc.meta.unsure || doc.meta.seen != 1 ||
 		bytes.Contains(text, []byte("{{")) || bytes.Contains(text, []byte(inventory.AnnotationIgnore)) {
 		return false

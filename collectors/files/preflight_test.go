@@ -16,8 +16,11 @@ import (
 // A kubeadm control-plane manifest directory (testdata/manifests/control-plane, as
 // /etc/kubernetes/manifests holds it) gives the kube-apiserver's feature gates with the file
 // and line they are set on: StructuredAuthorizationConfiguration is a gate Kubernetes 1.36
-// removed (k8s.io/apiserver v0.35.0 pkg/features/kube_features.go declares it, GA and locked
-// since 1.32; v0.36.0 no longer does), so the component would not start at 1.36.
+// removed, so the component would not start at 1.36. k8s.io/apiserver v0.35.0 declares it,
+// GA and locked since 1.32; v0.36.0 no longer does:
+//
+//	https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/features/kube_features.go
+//	https://github.com/kubernetes/apiserver/blob/v0.36.0/pkg/features/kube_features.go
 func TestAControlPlaneManifestDirectoryGivesTheGatesWithTheirFileAndLine(t *testing.T) {
 	res, err := Collect("../../testdata/manifests/control-plane", testOptions())
 	if err != nil {

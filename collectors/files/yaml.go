@@ -42,7 +42,7 @@ func (d *fileDecoder) parseYAML(doc *yamlDoc) {
 	if !d.probesLive(doc.apiVersion, doc.kind) {
 		drops, dropsArgs = dropped, droppedArgs // no probe can match: drop what no other reader needs
 	}
-	if mayRunComponent(doc.kind, doc.text.Bytes()) {
+	if !d.opts.noPreflight && mayRunComponent(doc.kind, doc.text.Bytes()) {
 		drops = dropsArgs
 	}
 	if drop, ok := drops[doc.kind]; ok && !doc.complex && !d.parseEvery {
@@ -228,16 +228,98 @@ func (d *fileDecoder) objectIn(n *yaml.Node, lineOffset int, renderedFrom string
 	if group, _ := splitAPIVersion(av); d.opts.Probes.Wants(group, kind) {
 		d.observe(plainValue, group, kind, ref)
 	}
-	if preflight.Reads(av, kind) {
-		if obj, ok := plainValue().(map[string]any); ok {
-			if obj["apiVersion"] != av || obj["kind"] != kind {
-				// An item taking its List's kind: the object as kubectl reads it.
-				obj = maps.Clone(obj)
-				obj["apiVersion"], obj["kind"] = av, kind
-			}
-			d.res.preflight.ObserveIn(obj, ref, d.objText, d.objLine)
-		}
+	if d.res.preflight != nil && preflight.Reads(av, kind) {
+		d.preflight(n, av, kind, ref, plainValue, converted)
 	}
+}
+
+// preflight hands the object to the pre-flight Recorder: of a Pod or workload only the
+// subtrees it reads (preflight.Subtrees), unless the probes converted it whole already (or
+// a test parses everything whole, to hold the subtrees to the whole).
+func (d *fileDecoder) preflight(n *yaml.Node, av, kind string, ref inventory.ObjectRef, whole func() any, converted bool) {
+	// The object is handed over as kubectl reads it, whatever a merge key or an inherited
+	// List kind made of its own apiVersion and kind.
+	var obj map[string]any
+	if paths := preflight.Subtrees(av, kind); paths != nil && !converted && !d.parseEvery {
+		// The maps leading to the subtrees are the decoder's, reused from one object to the
+		// next: Observe keeps none of them.
+		defer d.skeleton.reset()
+		obj = d.skeleton.subtrees(n, paths)
+		obj["apiVersion"], obj["kind"] = d.skeleton.boxed(av), d.skeleton.boxed(kind)
+	} else if v, ok := whole().(map[string]any); ok {
+		obj = v
+		if obj["apiVersion"] != av || obj["kind"] != kind {
+			obj = maps.Clone(obj) // the probes' value is shared
+			obj["apiVersion"], obj["kind"] = av, kind
+		}
+	} else {
+		return
+	}
+	d.res.preflight.ObserveIn(obj, ref, d.objText, d.objLine)
+}
+
+// skeleton keeps the maps subtrees builds, to be cleared and built again for the next object,
+// and the apiVersions and kinds they were given as values (a string in an interface costs an
+// allocation, and a file holds few of them).
+type skeleton struct {
+	maps  []map[string]any
+	used  int
+	boxes map[string]any
+}
+
+func (s *skeleton) boxed(v string) any {
+	b, ok := s.boxes[v]
+	if !ok {
+		if s.boxes == nil {
+			s.boxes = map[string]any{}
+		}
+		b = v
+		s.boxes[v] = b
+	}
+	return b
+}
+
+func (s *skeleton) newMap() map[string]any {
+	if s.used == len(s.maps) {
+		s.maps = append(s.maps, make(map[string]any, 4))
+	}
+	s.used++
+	return s.maps[s.used-1]
+}
+
+func (s *skeleton) reset() {
+	for _, m := range s.maps[:s.used] {
+		clear(m)
+	}
+	s.used = 0
+}
+
+// subtrees is n as plain values holding only the subtrees at paths; the maps leading to
+// them are s's.
+func (s *skeleton) subtrees(n *yaml.Node, paths [][]string) map[string]any {
+	obj := s.newMap()
+	for _, p := range paths {
+		v := n
+		for _, k := range p {
+			if v = resolve(field(v, k), 0); v == nil {
+				break
+			}
+		}
+		if v == nil {
+			continue
+		}
+		into := obj
+		for _, k := range p[:len(p)-1] {
+			next, ok := into[k].(map[string]any)
+			if !ok {
+				next = s.newMap()
+				into[k] = next
+			}
+			into = next
+		}
+		into[p[len(p)-1]] = plain(v)
+	}
+	return obj
 }
 
 // readTag returns a node that decides which object n is, or what it is called, and carries

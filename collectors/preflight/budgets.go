@@ -7,14 +7,17 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // BudgetSelector is which pods a PodDisruptionBudget selects, read as the disruption
 // controller reads it: metav1.LabelSelectorAsSelector over spec.selector, so an absent
 // selector selects no pod and an empty one every pod of the namespace — except in
 // policy/v1beta1, where the API server stores an empty selector as one that selects none
-// (kubernetes/kubernetes pkg/apis/policy/v1beta1/conversion.go, [pdb-v1beta1-empty]).
+// (getPodsForPdb in the disruption controller; Convert_v1beta1_PodDisruptionBudget_To_policy):
+//
+//	https://github.com/kubernetes/kubernetes/blob/v1.35.4/pkg/controller/disruption/disruption.go
+//	[pdb-v1beta1-empty] https://github.com/kubernetes/kubernetes/blob/v1.35.4/pkg/apis/policy/v1beta1/conversion.go
+//
 // The zero value selects nothing.
 type BudgetSelector struct {
 	selector labels.Selector
@@ -32,7 +35,11 @@ func BudgetSelectorOf(obj map[string]any) BudgetSelector {
 
 // Matches says whether a pod with these labels, in the budget's namespace, is selected.
 func (b BudgetSelector) Matches(podLabels map[string]string) bool {
-	return b.selector != nil && b.selector.Matches(labels.Set(podLabels))
+	return b.matches(labels.Set(podLabels))
+}
+
+func (b BudgetSelector) matches(l labels.Labels) bool {
+	return b.selector != nil && b.selector.Matches(l)
 }
 
 // budgetSeen is a budget and, in files mode, the selector its workloads are joined by.
@@ -42,13 +49,6 @@ type budgetSeen struct {
 }
 
 func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
-
-// podTemplate is a workload or bare Pod of the manifests, as a budget's selector sees it.
-type podTemplate struct {
-	object   inventory.ObjectRef
-	labels   map[string]string
-	replicas int
-}
 
 func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersion string) {
 	spec := mapAt(obj, "spec")
@@ -86,24 +86,13 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 	if !r.manifests {
 		return
 	}
-	var t podTemplate
-	switch probe.KindKey(group, kind) {
-	case "core/Pod":
-		t = podTemplate{object: ref, labels: stringMap(at(obj, "metadata", "labels")), replicas: 1}
-	case "core/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet",
-		"extensions/Deployment", "extensions/ReplicaSet":
-		t = podTemplate{
-			object: ref, labels: stringMap(at(obj, "spec", "template", "metadata", "labels")),
-			replicas: count(at(obj, "spec", "replicas"), 1),
-		}
-	default:
-		return
+	switch {
+	case kind == "Pod" && group == "":
+		r.templates.add(ref, at(obj, "metadata", "labels"), 1)
+	case kind == "ReplicationController" && group == "", kind == "StatefulSet" && group == "apps",
+		(kind == "Deployment" || kind == "ReplicaSet") && (group == "apps" || group == "extensions"):
+		r.templates.add(ref, at(obj, "spec", "template", "metadata", "labels"), count(at(obj, "spec", "replicas"), 1))
 	}
-	if r.templates == nil {
-		r.templates = map[string][]podTemplate{}
-	}
-	ns := ref.Namespace
-	r.templates[ns] = append(r.templates[ns], t)
 }
 
 // budgetSection joins each listed budget, in files mode, with the pod templates of its
@@ -111,13 +100,21 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 	seen, omitted := r.budgets.section(budgetOrder)
 	out := make([]inventory.DisruptionBudget, 0, len(seen))
+	var byNamespace map[string][]template
+	if r.manifests {
+		budgeted := map[string]bool{}
+		for _, s := range seen {
+			budgeted[s.budget.Object.Namespace] = true
+		}
+		byNamespace = r.templates.inNamespaces(budgeted)
+	}
 	for _, s := range seen {
 		b := s.budget
 		if r.manifests {
 			var matched []inventory.WorkloadReplicas
-			for _, t := range r.templates[b.Object.Namespace] {
-				if s.selector.Matches(t.labels) {
-					matched = append(matched, inventory.WorkloadReplicas{Object: t.object, Replicas: t.replicas})
+			for _, t := range byNamespace[b.Object.Namespace] {
+				if s.selector.matches(t.labels) {
+					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref, Replicas: t.replicas})
 				}
 			}
 			slices.SortFunc(matched, func(a, b inventory.WorkloadReplicas) int {

@@ -144,9 +144,11 @@ func words(c map[string]any, field string) []arg {
 // flags reads command-line words as pflag does for the components: "--name=value",
 // "--name value" (the next word, when it is no flag) and "--name" alone; a single dash
 // too ("-v=2"); "--" ends the flags, and other words are skipped. --feature-gates is also
-// split into gates as component-base's featuregate.Set splits it (A=true,B=false; a gate
-// without a boolean value is left out, as the component refuses it). lineOf gives a word's
-// line. Values that may hold secrets are not kept (secretFlag).
+// split into gates as component-base's featuregate.Set splits it (A=true,B=false, each
+// trimmed and read by strconv.ParseBool; a gate without a boolean value is left out, as the
+// component refuses it:
+// https://github.com/kubernetes/component-base/blob/v0.37.2/featuregate/feature_gate.go).
+// lineOf gives a word's line. Values that may hold secrets are not kept (secretFlag).
 func flags(argv []arg, lineOf func(arg) int) ([]inventory.Flag, []inventory.FeatureGate) {
 	var out []inventory.Flag
 	gates := map[string]inventory.FeatureGate{}

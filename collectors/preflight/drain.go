@@ -1,15 +1,15 @@
 package preflight
 
 import (
-	"slices"
-
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // What a node drain does with a pod follows kubectl drain's filters, applied in its order and
-// stopping at the first that keeps the pod (k8s.io/kubectl v0.37.1 pkg/drain/filters.go,
-// makeFilters and filterPods in drain.go, [kubectl-drain-filters]):
+// stopping at the first that keeps the pod (makeFilters, and filterPods's short-circuit):
+//
+//	[kubectl-drain-filters] https://github.com/kubernetes/kubectl/blob/v0.37.1/pkg/drain/filters.go
+//	https://github.com/kubernetes/kubectl/blob/v0.37.1/pkg/drain/drain.go
+//
 //
 //   - daemonSetFilter: a pod whose controller is an apps/v1 DaemonSet (exactly that
 //     apiVersion and kind) is not evicted, unless it has finished (Succeeded or Failed);
@@ -112,11 +112,11 @@ func (r *Recorder) drainTemplate(obj map[string]any, ref inventory.ObjectRef, gr
 		return
 	}
 	r.drain.examined++
-	path, ok := probe.TemplatePath(group, kind)
+	path, ok := templatePaths[kind][group]
 	if !ok || kind == "DaemonSet" {
 		return
 	}
-	if hasEmptyDir(mapAt(obj, slices.Concat(path, []string{"spec"})...)) {
+	if hasEmptyDir(mapAt(mapAt(obj, path...), "spec")) {
 		r.drain.localStorage.add(ref)
 	}
 }

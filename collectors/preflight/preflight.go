@@ -8,11 +8,13 @@
 package preflight
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // Recorder accumulates bounded pre-flight observations from objects of any kind. It is not
@@ -25,8 +27,9 @@ type Recorder struct {
 
 	manifests bool
 
-	budgets     bounded[budgetSeen]
-	templates   map[string][]podTemplate // by namespace, manifests only
+	budgets bounded[budgetSeen]
+	// templates are the pod templates of the manifests, for the budgets' join.
+	templates   templateStore
 	drain       drainSeen
 	placements  bounded[inventory.Placement]
 	webhooks    bounded[webhookSeen]
@@ -64,6 +67,64 @@ func Reads(apiVersion, kind string) bool {
 	return kindOf(group, version, kind) != other
 }
 
+// Subtrees are the parts of an object of this apiVersion and kind that Observe reads, as
+// paths from its root; nil means the whole object. A collector may hand Observe an object
+// holding only these subtrees (and its apiVersion and kind) and the same is recorded: the
+// files collector converts no more of a workload than this.
+// TestObservingTheSubtreesRecordsWhatTheWholeObjectDoes holds the table to the readers.
+func Subtrees(apiVersion, kind string) [][]string {
+	group, version := splitAPIVersion(apiVersion)
+	switch kindOf(group, version, kind) {
+	case podKind:
+		return podSubtrees
+	case workloadKind:
+		return workloadSubtrees[kind][group]
+	}
+	return nil
+}
+
+var podSubtrees = [][]string{
+	{"metadata", "labels"}, {"metadata", "annotations"}, {"metadata", "ownerReferences"},
+	{"spec", "volumes"}, {"spec", "containers"}, {"spec", "nodeName"}, {"status", "phase"},
+}
+
+// templatePaths are where each workload kind keeps its pod template (probe.TemplatePath), by
+// kind and group, looked up without building a key per object; workloadSubtrees are
+// templateSubtrees likewise.
+var templatePaths, workloadSubtrees = func() (map[string]map[string][]string, map[string]map[string][][]string) {
+	paths, subtrees := map[string]map[string][]string{}, map[string]map[string][][]string{}
+	for _, key := range probe.TemplateKinds() {
+		group, kind, _ := strings.Cut(key, "/")
+		if group == "core" {
+			group = ""
+		}
+		t, ok := probe.TemplatePath(group, kind)
+		if !ok || len(t) == 0 {
+			continue
+		}
+		if paths[kind] == nil {
+			paths[kind], subtrees[kind] = map[string][]string{}, map[string][][]string{}
+		}
+		paths[kind][group], subtrees[kind][group] = t, templateSubtrees(t, kind == "DaemonSet")
+	}
+	return paths, subtrees
+}()
+
+// templateSubtrees are what is read of a workload whose pod template is at path t: its
+// replicas, the template's labels, volumes and placement rules, and a DaemonSet's containers
+// (kube-proxy's flags).
+func templateSubtrees(t []string, containers bool) [][]string {
+	at := func(p ...string) []string { return slices.Concat(t, p) }
+	out := [][]string{
+		{"spec", "replicas"}, at("metadata", "labels"), at("spec", "volumes"),
+		at("spec", "affinity"), at("spec", "topologySpreadConstraints"),
+	}
+	if containers {
+		out = append(out, at("spec", "containers"))
+	}
+	return out
+}
+
 // KubeProxyConfigMap is the name of the ConfigMap kubeadm keeps kube-proxy's configuration
 // in; Observe reads no other ConfigMap.
 const KubeProxyConfigMap = "kube-proxy"
@@ -72,6 +133,8 @@ const KubeProxyConfigMap = "kube-proxy"
 // the object as unstructured JSON, ref names it (in files mode with File, Line, RenderedFrom
 // and Ignore). src, when not nil, is the object's own YAML or JSON text as written, starting
 // on ref.Line, from which flags and feature gates are given their own lines; live passes nil.
+// Observe keeps no reference to obj, any map or list in it, or src once it returns: a
+// collector may reuse them.
 func (r *Recorder) Observe(obj map[string]any, ref inventory.ObjectRef, src []byte) {
 	r.ObserveIn(obj, ref, src, ref.Line)
 }
@@ -117,12 +180,7 @@ func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text [
 // observed after this one's. other must not be used afterwards.
 func (r *Recorder) Merge(other *Recorder) {
 	r.budgets.merge(&other.budgets, budgetOrder)
-	for ns, ts := range other.templates {
-		if r.templates == nil {
-			r.templates = map[string][]podTemplate{}
-		}
-		r.templates[ns] = append(r.templates[ns], ts...)
-	}
+	r.templates.merge(&other.templates)
 	r.drain.merge(&other.drain)
 	r.placements.merge(&other.placements, placementOrder)
 	r.webhooks.merge(&other.webhooks, webhookOrder)
@@ -165,34 +223,39 @@ const (
 )
 
 func kindOf(group, version, k string) kind {
-	switch group + "/" + k {
-	case "policy/PodDisruptionBudget":
-		if version == "v1" || version == "v1beta1" {
-			return budgetKind
-		}
-	case "/Pod":
+	served := version == "v1" || version == "v1beta1"
+	switch {
+	case k == "Pod" && group == "":
 		return podKind
-	case "/ReplicationController", "apps/Deployment", "apps/StatefulSet", "apps/ReplicaSet", "apps/DaemonSet",
-		"extensions/Deployment", "extensions/ReplicaSet", "extensions/DaemonSet", "batch/Job", "batch/CronJob":
+	case workloadGroups[k][group]:
 		return workloadKind
-	case "admissionregistration.k8s.io/ValidatingWebhookConfiguration", "admissionregistration.k8s.io/MutatingWebhookConfiguration":
-		if version == "v1" || version == "v1beta1" {
-			return webhookKind
-		}
-	case "apiregistration.k8s.io/APIService":
-		if version == "v1" || version == "v1beta1" {
-			return apiServiceKind
-		}
-	case "apiextensions.k8s.io/CustomResourceDefinition":
+	case k == "PodDisruptionBudget" && group == "policy" && served:
+		return budgetKind
+	case (k == "ValidatingWebhookConfiguration" || k == "MutatingWebhookConfiguration") && group == "admissionregistration.k8s.io" && served:
+		return webhookKind
+	case k == "APIService" && group == "apiregistration.k8s.io" && served:
+		return apiServiceKind
+	case k == "CustomResourceDefinition" && group == "apiextensions.k8s.io":
 		return crdKind
-	case "/ConfigMap":
+	case k == "ConfigMap" && group == "":
 		return configMapKind
-	case "kubelet.config.k8s.io/KubeletConfiguration":
+	case k == "KubeletConfiguration" && group == "kubelet.config.k8s.io":
 		return kubeletConfigKind
-	case "kubeproxy.config.k8s.io/KubeProxyConfiguration":
+	case k == "KubeProxyConfiguration" && group == "kubeproxy.config.k8s.io":
 		return kubeProxyConfigKind
 	}
 	return other
+}
+
+// workloadGroups are the groups of each workload kind Observe reads.
+var workloadGroups = map[string]map[string]bool{
+	"ReplicationController": {"": true},
+	"Deployment":            {"apps": true, "extensions": true},
+	"ReplicaSet":            {"apps": true, "extensions": true},
+	"DaemonSet":             {"apps": true, "extensions": true},
+	"StatefulSet":           {"apps": true},
+	"Job":                   {"batch": true},
+	"CronJob":               {"batch": true},
 }
 
 // splitAPIVersion splits "group/version"; the core group is "".

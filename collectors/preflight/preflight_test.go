@@ -138,3 +138,100 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// FuzzObserveKeepsTheSectionWithinTheSchema feeds any YAML object, as a collector decodes it,
+// with its text: Observe never panics and the section it makes is one the schema accepts.
+func FuzzObserveKeepsTheSectionWithinTheSchema(f *testing.F) {
+	for _, seed := range []string{
+		apiserver,
+		"apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: -3, selector: {matchExpressions: [{key: a, operator: In}]}}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, template: {spec: {affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {}}]}}}}}\n",
+		"apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: v}\nwebhooks: [{name: w, timeoutSeconds: -5, clientConfig: {service: {port: -1}}, rules: [{operations: [1, 2]}]}]\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy}\ndata: {config.conf: \"kind: KubeProxyConfiguration\\nfeatureGates: {A: yes, B: 1}\\nmode: [x]\"}\n",
+		"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates: [A]\nfailCgroupV1: 1\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var obj map[string]any
+		if sigsyaml.Unmarshal([]byte(doc), &obj) != nil || obj == nil {
+			return
+		}
+		for _, opts := range [][]Option{nil, {FromManifests()}} {
+			r := NewRecorder(opts...)
+			r.Observe(obj, inventory.ObjectRef{Name: "x", File: "f.yaml", Line: 1}, []byte(doc))
+			data, err := json.Marshal(&inventory.Document{
+				SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, ClusterID: "files",
+				APIUsage: []inventory.APIUsage{}, Capabilities: map[string]inventory.Capability{}, Preflight: r.Section(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := inventory.Validate(data); err != nil {
+				t.Errorf("the section is refused: %v\n%s", err, data)
+			}
+		}
+	})
+}
+
+// project keeps of obj only the subtrees at paths, with its apiVersion and kind, as a
+// collector converting no more than Subtrees would.
+func project(obj map[string]any, paths [][]string) map[string]any {
+	out := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"]}
+	for _, p := range paths {
+		v, ok := any(obj), true
+		for _, k := range p {
+			m, isMap := v.(map[string]any)
+			if v, ok = m[k]; !isMap || !ok {
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		into := out
+		for _, k := range p[:len(p)-1] {
+			next, ok := into[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				into[k] = next
+			}
+			into = next
+		}
+		into[p[len(p)-1]] = v
+	}
+	return out
+}
+
+func TestObservingTheSubtreesRecordsWhatTheWholeObjectDoes(t *testing.T) {
+	docs := []string{
+		apiserver,
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: kube-system, labels: {tier: control-plane, app: x}, annotations: {kubernetes.io/config.mirror: m}, ownerReferences: [{apiVersion: v1, kind: Node, name: n, controller: true}]}\nspec: {nodeName: n1, volumes: [{name: v, emptyDir: {}}], containers: [{name: kube-proxy, command: [kube-proxy, --proxy-mode=ipvs]}]}\nstatus: {phase: Running}\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: bare, namespace: shop, labels: {app: web}}\nspec: {volumes: [{name: v, emptyDir: {}}]}\nstatus: {phase: Pending}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      volumes: [{name: tmp, emptyDir: {}}]\n      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}]}}\n      topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}]\n",
+		"apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: shop}\nspec: {jobTemplate: {spec: {template: {metadata: {labels: {app: web}}, spec: {volumes: [{name: scratch, emptyDir: {}}]}}}}}\n",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata: {name: old, namespace: shop}\nspec: {replicas: 2, template: {metadata: {labels: {app: web}}}}\n",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: kube-proxy, namespace: kube-system}\nspec: {template: {metadata: {labels: {k8s-app: kube-proxy}}, spec: {containers: [{name: kube-proxy, args: [--proxy-mode=nftables]}], volumes: [{name: v, emptyDir: {}}]}}}\n",
+		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {maxUnavailable: 0, selector: {matchLabels: {app: web}}}\n",
+	}
+	for _, opts := range [][]Option{nil, {FromManifests()}} {
+		whole, projected := NewRecorder(opts...), NewRecorder(opts...)
+		for _, d := range docs {
+			obj := decode(t, d)
+			ref := refOf(obj, "m.yaml")
+			whole.Observe(obj, ref, []byte(d))
+			if paths := Subtrees(str(obj, "apiVersion"), str(obj, "kind")); paths != nil {
+				obj = project(obj, paths)
+			}
+			projected.Observe(obj, ref, []byte(d))
+		}
+		w, _ := json.Marshal(whole.Section())
+		p, _ := json.Marshal(projected.Section())
+		if string(w) != string(p) {
+			t.Errorf("from the subtrees:\n%s\nfrom the whole objects:\n%s", p, w)
+		}
+		if !strings.Contains(string(w), "anti-affinity") || !strings.Contains(string(w), "nftables") || !strings.Contains(string(w), `"localStorage":{"count":`) {
+			t.Errorf("the documents did not exercise the readers: %s", w)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb/probe"
 )
 
 // hostnameKey is the node label a per-node placement rule spreads over.
@@ -52,19 +51,23 @@ func (r *Recorder) workload(obj map[string]any, ref inventory.ObjectRef, group s
 // required pod anti-affinity over kubernetes.io/hostname, or a DoNotSchedule topology spread
 // with maxSkew 1 over it, either matching the workload's own pods.
 func (r *Recorder) placement(obj map[string]any, ref inventory.ObjectRef) {
-	path, _ := probe.TemplatePath("apps", "Deployment")
-	template := mapAt(obj, path...)
-	own := labels.Set(stringMap(at(template, "metadata", "labels")))
+	template := mapAt(obj, "spec", "template")
 	spec := mapAt(template, "spec")
+	terms := listAt(spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+	spread := listAt(spec, "topologySpreadConstraints")
+	if len(terms) == 0 && len(spread) == 0 {
+		return // most workloads
+	}
+	own := labels.Set(stringMap(at(template, "metadata", "labels")))
 	replicas := count(at(obj, "spec", "replicas"), 1)
 	var rules []string
-	for _, term := range listAt(spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution") {
+	for _, term := range terms {
 		if str(term, "topologyKey") == hostnameKey && selectsOwnPods(term, own, ref.Namespace) {
 			rules = append(rules, ruleAntiAffinity)
 			break
 		}
 	}
-	for _, c := range listAt(spec, "topologySpreadConstraints") {
+	for _, c := range spread {
 		if skew, ok := integer(at(c, "maxSkew")); ok && skew == 1 &&
 			str(c, "whenUnsatisfiable") == "DoNotSchedule" && str(c, "topologyKey") == hostnameKey &&
 			selectorOf(at(c, "labelSelector")).Matches(own) {
