@@ -149,7 +149,7 @@ func fullPreflight(ref ObjectRef) *Preflight {
 			UnhealthyPodEvictionPolicy: "AlwaysAllow",
 			Status:                     &BudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 2, DesiredHealthy: 2, ExpectedPods: 2},
 			Pods:                       []string{"shop-1"}, PodsOmitted: 1,
-			Workloads: []WorkloadReplicas{{Object: ref, Replicas: 2}}, WorkloadsOmitted: 1,
+			Workloads: []WorkloadReplicas{{Object: ref, Replicas: 2, Autoscaled: true}}, WorkloadsOmitted: 1,
 		}},
 		DisruptionBudgetsOmitted: 1,
 		Drain:                    &DrainPods{Examined: 9, Unreplicated: pods, LocalStorage: pods},

@@ -111,6 +111,9 @@ type BudgetStatus struct {
 type WorkloadReplicas struct {
 	Object   ObjectRef `json:"object"`
 	Replicas int       `json:"replicas"`
+	// Autoscaled says a HorizontalPodAutoscaler or a KEDA ScaledObject of the manifests
+	// scales the workload: its replicas are the autoscaler's, not the ones written.
+	Autoscaled bool `json:"autoscaled,omitempty"`
 }
 
 // DrainPods are the pods kubectl drain will not evict without a flag: those no controller
