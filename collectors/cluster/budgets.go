@@ -28,14 +28,52 @@ type budget struct {
 	// pod pass matched the same.
 	selects string
 	status  *inventory.BudgetStatus
-	pods    []string
+	pods    selectedPods
+}
+
+// selectedPods counts the pods a budget selects and keeps the first
+// inventory.MaxPreflightNames of their names by order while matching: past twice that the
+// names are sorted and cut, so N budgets selecting every pod of a namespace of P pods hold
+// at most 2×MaxPreflightNames names each, not P.
+type selectedPods struct {
+	count int
+	names []string
+}
+
+func (s *selectedPods) add(name string) {
+	s.count++
+	s.names = append(s.names, name)
+	if len(s.names) > 2*inventory.MaxPreflightNames {
+		s.cut()
+	}
+}
+
+func (s *selectedPods) cut() {
+	slices.Sort(s.names)
+	if len(s.names) > inventory.MaxPreflightNames {
+		clear(s.names[inventory.MaxPreflightNames:])
+		s.names = s.names[:inventory.MaxPreflightNames]
+	}
+}
+
+func (s selectedPods) clone() selectedPods {
+	return selectedPods{count: s.count, names: slices.Clone(s.names)}
+}
+
+// list is the names sorted, the first inventory.MaxPreflightNames, and how many were left out.
+func (s *selectedPods) list() ([]string, int) {
+	s.cut()
+	if len(s.names) == 0 {
+		return nil, s.count
+	}
+	return slices.Clone(s.names), s.count - len(s.names)
 }
 
 // cachedBudget is what a pod pass found for one budget, kept for the collections that reuse
 // the pass.
 type cachedBudget struct {
 	selects string
-	pods    []string
+	pods    selectedPods
 }
 
 func newBudgets() *budgets {
@@ -90,7 +128,7 @@ func (b *budgets) match(pod *corev1.Pod) {
 	}
 	for _, bud := range in {
 		if bud.selector.Matches(pod.Labels) {
-			bud.pods = append(bud.pods, pod.Name)
+			bud.pods.add(pod.Name)
 		}
 	}
 }
@@ -99,7 +137,7 @@ func (b *budgets) match(pod *corev1.Pod) {
 func (b *budgets) snapshot() map[string]cachedBudget {
 	out := make(map[string]cachedBudget, len(b.byKey))
 	for key, bud := range b.byKey {
-		out[key] = cachedBudget{selects: bud.selects, pods: slices.Clone(bud.pods)}
+		out[key] = cachedBudget{selects: bud.selects, pods: bud.pods.clone()}
 	}
 	return out
 }
@@ -109,7 +147,7 @@ func (b *budgets) snapshot() map[string]cachedBudget {
 func (b *budgets) reuse(cached map[string]cachedBudget) {
 	for key, bud := range b.byKey {
 		if c, ok := cached[key]; ok && c.selects == bud.selects {
-			bud.pods = slices.Clone(c.pods)
+			bud.pods = c.pods.clone()
 		}
 	}
 }
@@ -126,7 +164,6 @@ func (b *budgets) fill(sec *inventory.Preflight, podsKnown bool) {
 		if !podsKnown {
 			continue
 		}
-		names := nameList(bud.pods)
-		d.Pods, d.PodsOmitted = names.Names, names.NamesOmitted
+		d.Pods, d.PodsOmitted = bud.pods.list()
 	}
 }

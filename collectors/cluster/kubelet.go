@@ -60,17 +60,27 @@ func (c *Collector) kubeletConfig(ctx context.Context, p *preflightPass, enabled
 		read++
 	}
 	p.counts[inventory.CapKubeletConfig] = read
+	if read == 0 && isDenied(firstErr) {
+		return access{verb: "get", resource: "nodes/proxy"}.unavailable(firstErr)
+	}
+	return configzRead(read, p.nodes.Examined, skipped)
+}
+
+// configzRead is kubelet-config once read nodes of all answered configz and the nodes in
+// skipped did not: unavailable when none answered; partial, saying so, when some did not or
+// when fewer nodes were read than the cluster has (the others' kubelets may be configured
+// otherwise: a sample is one node per kubelet version and OS image).
+func configzRead(read, all int, skipped []string) inventory.Capability {
 	if read == 0 {
-		if isDenied(firstErr) {
-			return access{verb: "get", resource: "nodes/proxy"}.unavailable(firstErr)
-		}
 		return inventory.Capability{Available: false, Reason: "no kubelet answered configz: " + strings.Join(inventory.CapSkipped(skipped), "; ")}
 	}
-	reason := fmt.Sprintf("read from %d node(s), one per kubelet version and OS image", read)
+	c := inventory.Capability{Available: true, Reason: fmt.Sprintf("read %d of %d node(s), one per kubelet version and OS image", read, max(all, read))}
 	if len(skipped) > 0 {
-		return inventory.Capability{Available: true, Partial: true, Reason: reason + fmt.Sprintf("; %d did not answer", len(skipped)), Skipped: inventory.CapSkipped(skipped)}
+		c.Reason += fmt.Sprintf("; %d did not answer", len(skipped))
+		c.Skipped = inventory.CapSkipped(skipped)
 	}
-	return inventory.Capability{Available: true, Reason: reason}
+	c.Partial = read < all || len(skipped) > 0
+	return c
 }
 
 // cmpErr keeps a refusal over any other error: it names what to grant.
