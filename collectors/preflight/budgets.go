@@ -81,9 +81,9 @@ func budgetStatus(status map[string]any) *inventory.BudgetStatus {
 
 // template remembers, in files mode, a workload's pod template (or a bare Pod) for the
 // budgets that may select it. DaemonSets, Jobs and CronJobs are left out: a budget guards
-// replicated pods a drain evicts and reschedules.
+// replicated pods a drain evicts and reschedules; so are Helm hooks (helmHook).
 func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, kind string) {
-	if !r.manifests {
+	if !r.manifests || helmHook(obj) {
 		return
 	}
 	switch {

@@ -32,6 +32,20 @@ import (
 // mirrorPodAnnotation is corev1.MirrorPodAnnotationKey.
 const mirrorPodAnnotation = "kubernetes.io/config.mirror"
 
+// helmHookAnnotation marks a chart's hook (a test Pod, a pre-install Job): Helm creates it
+// for the hook and, by its hook-delete-policy, deletes it or leaves it finished, so in files
+// mode it is no pod a drain meets and no replica a budget counts. A live pod with the
+// annotation is a real pod and is judged as any other.
+//
+//	https://helm.sh/docs/topics/charts_hooks/
+const helmHookAnnotation = "helm.sh/hook"
+
+// helmHook says whether a manifest is a Helm hook.
+func helmHook(obj map[string]any) bool {
+	_, ok := mapAt(obj, "metadata", "annotations")[helmHookAnnotation]
+	return ok
+}
+
 // drainSeen counts the pods (or, in files mode, the objects that make pods) examined.
 type drainSeen struct {
 	examined     int
@@ -80,6 +94,9 @@ func (d *drainSeen) section() *inventory.DrainPods {
 
 // drainPod applies kubectl drain's filters to a pod.
 func (r *Recorder) drainPod(obj map[string]any, ref inventory.ObjectRef) {
+	if r.manifests && helmHook(obj) {
+		return
+	}
 	r.drain.examined++
 	phase := str(obj, "status", "phase")
 	finished := phase == "Succeeded" || phase == "Failed"
@@ -106,9 +123,9 @@ func (r *Recorder) drainPod(obj map[string]any, ref inventory.ObjectRef) {
 
 // drainTemplate counts, in files mode, a workload whose pods a drain will meet: they all have
 // a controller, so only an emptyDir volume in the pod template matters. The pods of a
-// DaemonSet are never evicted.
+// DaemonSet are never evicted, and a Helm hook's are not there to meet.
 func (r *Recorder) drainTemplate(obj map[string]any, ref inventory.ObjectRef, group, kind string) {
-	if !r.manifests {
+	if !r.manifests || helmHook(obj) {
 		return
 	}
 	r.drain.examined++

@@ -99,3 +99,50 @@ func TestAPodListCountsEveryPodAndNamesItsBound(t *testing.T) {
 			d.Examined, u.Count, len(u.Objects), u.Objects[0].Name, u.ObjectsOmitted, len(docs), len(docs), inventory.MaxObjectRefs)
 	}
 }
+
+func TestHelmHooksAreNoPodsADrainMeetsInFilesModeButLivePodsStay(t *testing.T) {
+	const hook = "annotations: {helm.sh/hook: test}"
+	pdb := "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n"
+	for _, tc := range []struct {
+		name                       string
+		doc                        string
+		manifests                  bool
+		examined                   int
+		unreplicated, localStorage int
+		budgetWorkloads            int
+	}{
+		{"a chart's test Pod is no unreplicated pod",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: web-test, namespace: shop, labels: {app: web}, " + hook + "}\nspec: {containers: [{name: c}], volumes: [{name: v, emptyDir: {}}]}\n",
+			true, 0, 0, 0, 0},
+		{"a chart's hook Job with an emptyDir needs no --delete-emptydir-data",
+			"apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: shop, annotations: {helm.sh/hook: pre-upgrade}}\nspec: {template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}], volumes: [{name: v, emptyDir: {}}]}}}\n",
+			true, 0, 0, 0, 0},
+		{"a chart's hook Deployment is no replica a budget counts",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hooked, namespace: shop, " + hook + "}\nspec: {template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}\n",
+			true, 0, 0, 0, 0},
+		{"a Pod without the annotation is still unreplicated",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: web-debug, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c}]}\n",
+			true, 1, 1, 0, 1},
+		{"a live pod with the annotation is a real pod",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: web-test, namespace: shop, labels: {app: web}, " + hook + "}\nspec: {containers: [{name: c}], volumes: [{name: v, emptyDir: {}}]}\n",
+			false, 1, 1, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []Option
+			if tc.manifests {
+				opts = append(opts, FromManifests())
+			}
+			p := observeAll(t, []string{tc.doc, pdb}, opts...)
+			var examined, unreplicated, localStorage int
+			if p.Drain != nil {
+				examined, unreplicated, localStorage = p.Drain.Examined, p.Drain.Unreplicated.Count, p.Drain.LocalStorage.Count
+			}
+			if examined != tc.examined || unreplicated != tc.unreplicated || localStorage != tc.localStorage {
+				t.Errorf("drain %+v, want %d examined, %d unreplicated, %d with local storage", p.Drain, tc.examined, tc.unreplicated, tc.localStorage)
+			}
+			if got := len(p.DisruptionBudgets[0].Workloads); got != tc.budgetWorkloads {
+				t.Errorf("the budget selects %+v, want %d workload(s)", p.DisruptionBudgets[0].Workloads, tc.budgetWorkloads)
+			}
+		})
+	}
+}

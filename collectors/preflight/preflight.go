@@ -111,12 +111,12 @@ var templatePaths, workloadSubtrees = func() (map[string]map[string][]string, ma
 }()
 
 // templateSubtrees are what is read of a workload whose pod template is at path t: its
-// replicas, the template's labels, volumes and placement rules, and a DaemonSet's containers
-// (kube-proxy's flags).
+// annotations (a Helm hook's), replicas, the template's labels, volumes and placement rules,
+// and a DaemonSet's containers (kube-proxy's flags).
 func templateSubtrees(t []string, containers bool) [][]string {
 	at := func(p ...string) []string { return slices.Concat(t, p) }
 	out := [][]string{
-		{"spec", "replicas"}, at("metadata", "labels"), at("spec", "volumes"),
+		{"metadata", "annotations"}, {"spec", "replicas"}, at("metadata", "labels"), at("spec", "volumes"),
 		at("spec", "affinity"), at("spec", "topologySpreadConstraints"),
 	}
 	if containers {
