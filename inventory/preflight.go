@@ -260,8 +260,11 @@ type Component struct {
 	// point at the flag or field in files mode.
 	Object       ObjectRef     `json:"object"`
 	FeatureGates []FeatureGate `json:"featureGates,omitempty"`
-	// Flags are the command-line flags as given (--name=value or --name value), without
-	// their values for flags that may hold secrets.
+	// Flags are the command-line flags as given (--name=value or --name value): their names,
+	// and values only of the few flags the rules or a reader judge an upgrade by
+	// (collectors/preflight valueFlags: v, proxy-mode, cgroup-driver, container-runtime,
+	// container-runtime-endpoint, cloud-provider, runtime-config, the admission plugins,
+	// authorization-mode), since any other value may be a secret.
 	Flags        []Flag   `json:"flags,omitempty"`
 	Omitted      int      `json:"omitted,omitempty"`
 	Nodes        []string `json:"nodes,omitempty"`

@@ -148,7 +148,7 @@ func words(c map[string]any, field string) []arg {
 // trimmed and read by strconv.ParseBool; a gate without a boolean value is left out, as the
 // component refuses it:
 // https://github.com/kubernetes/component-base/blob/v0.37.2/featuregate/feature_gate.go).
-// lineOf gives a word's line. Values that may hold secrets are not kept (secretFlag).
+// lineOf gives a word's line. Only the values of valueFlags are kept.
 func flags(argv []arg, lineOf func(arg) int) ([]inventory.Flag, []inventory.FeatureGate) {
 	var out []inventory.Flag
 	gates := map[string]inventory.FeatureGate{}
@@ -177,11 +177,7 @@ func flags(argv []arg, lineOf func(arg) int) ([]inventory.Flag, []inventory.Feat
 				gates[g.Name] = g
 			}
 		}
-		f := inventory.Flag{Name: inventory.BoundString(name), Line: lineOf(at)}
-		if !secretFlag(name, value) {
-			f.Value = inventory.BoundString(value)
-		}
-		out = append(out, f)
+		out = append(out, inventory.Flag{Name: inventory.BoundString(name), Value: flagValue(name, value), Line: lineOf(at)})
 	}
 	return out, sortedGates(gates)
 }
@@ -214,31 +210,37 @@ func sortedGates(gates map[string]inventory.FeatureGate) []inventory.FeatureGate
 	return out
 }
 
-// secretWords are parts of flag names whose values may be secrets themselves rather than
-// paths to them: only the flag's name is recorded.
-var secretWords = []string{"password", "passwd", "secret", "token", "credential", "apikey", "api-key"}
+// valueFlags are the flags whose values are recorded; of every other flag only the name is,
+// since a value may be a secret however the flag is named (a token, a URL with a password,
+// an etcd endpoint with credentials). These are what the rules or a reader of the inventory
+// judge an upgrade by: verbosity (v), kube-proxy's proxy-mode, the kubelet's cgroup-driver,
+// container-runtime and container-runtime-endpoint (the runtime it talks to), the in-tree
+// cloud-provider (removed in 1.31), the API server's runtime-config (the API versions it
+// serves), its admission plugins (enable-admission-plugins, disable-admission-plugins and the
+// older admission-control) and authorization-mode. Feature gates are recorded parsed
+// (FeatureGates), not as the flag's value.
+var valueFlags = map[string]bool{
+	"v": true, "proxy-mode": true, "cgroup-driver": true, "container-runtime": true, "container-runtime-endpoint": true,
+	"cloud-provider": true, "runtime-config": true, "enable-admission-plugins": true, "disable-admission-plugins": true,
+	"admission-control": true, "authorization-mode": true,
+}
 
-// secretFlag says whether a flag's value may hold a secret: a name holding one of
-// secretWords, unless the value is a boolean (--use-service-account-credentials=true), or a
-// URL with a user in it (https://user:password@host).
-func secretFlag(name, value string) bool {
-	if _, err := strconv.ParseBool(value); err == nil {
-		return false
-	}
-	lower := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(lower, w) {
-			return true
-		}
+// flagValue is the value recorded of a flag: its value for one of valueFlags, unless it is a
+// URL with a user in it (https://user:password@host); empty otherwise.
+func flagValue(name, value string) string {
+	if !valueFlags[name] {
+		return ""
 	}
 	if scheme := strings.Index(value, "://"); scheme >= 0 {
 		host := value[scheme+3:]
 		if end := strings.IndexAny(host, "/?#"); end >= 0 {
 			host = host[:end]
 		}
-		return strings.Contains(host, "@")
+		if strings.Contains(host, "@") {
+			return ""
+		}
 	}
-	return false
+	return inventory.BoundString(value)
 }
 
 // addComponent adds a component, or the nodes of one configured the same way already seen

@@ -48,12 +48,12 @@ func TestAControlPlaneStaticPodGivesItsFlagsAndGatesWithTheirLines(t *testing.T)
 			{Name: "StructuredAuthorizationConfiguration", Value: true, Line: 16},
 		},
 		Flags: []inventory.Flag{
-			{Name: "advertise-address", Value: "10.0.0.10", Line: 13},
+			{Name: "advertise-address", Line: 13},
 			{Name: "authorization-mode", Value: "Node,RBAC", Line: 14},
 			{Name: "etcd-servers", Line: 15},
-			{Name: "feature-gates", Value: "StructuredAuthorizationConfiguration=true, RetryGenerateName=false,Broken=maybe", Line: 16},
+			{Name: "feature-gates", Line: 16},
 			{Name: "oidc-client-secret", Line: 17},
-			{Name: "service-cluster-ip-range", Value: "10.96.0.0/12", Line: 18},
+			{Name: "service-cluster-ip-range", Line: 18},
 			{Name: "v", Value: "2", Line: 20},
 			{Name: "profiling", Line: 22},
 			{Name: "enable-admission-plugins", Value: "NodeRestriction", Line: 23},
@@ -78,7 +78,7 @@ func TestGatesOfADocumentFurtherDownAFileKeepTheirLines(t *testing.T) {
 	obj := decode(t, second)
 	r.ObserveIn(obj, inventory.ObjectRef{Name: "kube-scheduler", File: "cp.yaml", Line: 7}, []byte(second), 6)
 	c := r.Section().Components
-	want := `[{kube-scheduler static-pod {Pod  kube-scheduler cp.yaml 7  <nil>} [{SchedulerQueueingHints true 17}] [{leader-elect true 14} {feature-gates SchedulerQueueingHints=true 16}] 0 [] 0  <nil>}]`
+	want := `[{kube-scheduler static-pod {Pod  kube-scheduler cp.yaml 7  <nil>} [{SchedulerQueueingHints true 17}] [{leader-elect  14} {feature-gates  16}] 0 [] 0  <nil>}]`
 	if got := fmt.Sprint(c); got != want {
 		t.Errorf("components\n%s\nwant\n%s", got, want)
 	}
@@ -92,17 +92,17 @@ func TestAContainerIsAComponentByItsBinaryOrKubeadmsLabels(t *testing.T) {
 		{
 			name: "the binary's path names it",
 			doc:  "apiVersion: v1\nkind: Pod\nmetadata: {name: cm, namespace: kube-system}\nspec: {containers: [{name: x, command: [/usr/local/bin/kube-controller-manager, --use-service-account-credentials=true]}]}\n",
-			want: "kube-controller-manager use-service-account-credentials=true",
+			want: "kube-controller-manager use-service-account-credentials=",
 		},
 		{
 			name: "hyperkube's subcommand names it",
 			doc:  "apiVersion: v1\nkind: Pod\nmetadata: {name: old, namespace: kube-system}\nspec: {containers: [{name: x, command: [/hyperkube, apiserver, --insecure-port=0]}]}\n",
-			want: "kube-apiserver insecure-port=0",
+			want: "kube-apiserver insecure-port=",
 		},
 		{
 			name: "without a command, the component label and container name name it",
 			doc:  "apiVersion: v1\nkind: Pod\nmetadata: {name: s, namespace: kube-system, labels: {component: kube-scheduler}}\nspec: {containers: [{name: kube-scheduler, args: [--bind-address=127.0.0.1]}]}\n",
-			want: "kube-scheduler bind-address=127.0.0.1",
+			want: "kube-scheduler bind-address=",
 		},
 		{
 			name: "a shell that starts it hides its flags",
@@ -119,7 +119,7 @@ func TestAContainerIsAComponentByItsBinaryOrKubeadmsLabels(t *testing.T) {
 		{
 			name: "kube-proxy's DaemonSet gives its flags and mode",
 			doc:  "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: kube-proxy, namespace: kube-system}\nspec: {template: {metadata: {labels: {k8s-app: kube-proxy}}, spec: {containers: [{name: kube-proxy, command: [/usr/local/bin/kube-proxy, --proxy-mode=ipvs, --hostname-override=$(NODE_NAME)]}]}}}\n",
-			want: "kube-proxy proxy-mode=ipvs hostname-override=$(NODE_NAME) mode=ipvs",
+			want: "kube-proxy proxy-mode=ipvs hostname-override= mode=ipvs",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,5 +204,32 @@ func TestAComponentListsItsBoundOfFlags(t *testing.T) {
 	c := observeAll(t, []string{b.String()}, FromManifests()).Components[0]
 	if len(c.Flags) != inventory.MaxComponentSettings || c.Omitted != 7 || c.Flags[0].Line != 9 {
 		t.Errorf("%d flags, %d omitted, the first on line %d; want %d, 7, 9", len(c.Flags), c.Omitted, c.Flags[0].Line, inventory.MaxComponentSettings)
+	}
+}
+
+func TestOnlyTheValuesOfFlagsAnUpgradeIsJudgedByAreRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name, flag string
+		want       inventory.Flag
+	}{
+		{"verbosity is kept", "--v=4", inventory.Flag{Name: "v", Value: "4"}},
+		{"kube-proxy's mode is kept", "--proxy-mode=ipvs", inventory.Flag{Name: "proxy-mode", Value: "ipvs"}},
+		{"the kubelet's cgroup driver is kept", "--cgroup-driver=cgroupfs", inventory.Flag{Name: "cgroup-driver", Value: "cgroupfs"}},
+		{"the runtime endpoint is kept", "--container-runtime-endpoint=unix:///run/containerd/containerd.sock", inventory.Flag{Name: "container-runtime-endpoint", Value: "unix:///run/containerd/containerd.sock"}},
+		{"an in-tree cloud provider is kept", "--cloud-provider=aws", inventory.Flag{Name: "cloud-provider", Value: "aws"}},
+		{"the API versions served are kept", "--runtime-config=batch/v2alpha1=true", inventory.Flag{Name: "runtime-config", Value: "batch/v2alpha1=true"}},
+		{"admission plugins are kept", "--enable-admission-plugins=NodeRestriction,PodSecurityPolicy", inventory.Flag{Name: "enable-admission-plugins", Value: "NodeRestriction,PodSecurityPolicy"}},
+		{"a kept flag's URL with a user in it is not", "--container-runtime-endpoint=tcp://me:pw@host:1", inventory.Flag{Name: "container-runtime-endpoint"}},
+		{"a token whose flag names no secret is not kept", "--etcd-prefix=hunter2", inventory.Flag{Name: "etcd-prefix"}},
+		{"an address is not kept", "--advertise-address=10.0.0.10", inventory.Flag{Name: "advertise-address"}},
+		{"an OIDC client secret is not kept", "--oidc-client-secret=s3cr3t", inventory.Flag{Name: "oidc-client-secret"}},
+		{"feature gates are not kept as a value", "--feature-gates=A=true", inventory.Flag{Name: "feature-gates"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := flags([]arg{{value: tc.flag}}, func(arg) int { return 0 })
+			if !reflect.DeepEqual(got, []inventory.Flag{tc.want}) {
+				t.Errorf("flags %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
