@@ -99,6 +99,21 @@ type DisruptionBudget struct {
 	WorkloadsOmitted int                `json:"workloadsOmitted,omitempty"`
 }
 
+// MayBlock says whether a budget could stop a drain, as far as it shows alone: with a
+// status, when the status allows no disruption; live without one (the disruption
+// controller has not judged its spec yet), always; a manifest's (which has no status), when
+// maxUnavailable is 0 or 0%, or minAvailable is set (its workloads' replicas decide). Lists
+// cut at MaxPreflightItems keep such budgets first.
+func (b DisruptionBudget) MayBlock(live bool) bool {
+	switch {
+	case b.Status != nil:
+		return b.Status.DisruptionsAllowed == 0
+	case live:
+		return true
+	}
+	return b.MaxUnavailable == "0" || b.MaxUnavailable == "0%" || b.MinAvailable != ""
+}
+
 // BudgetStatus is a PodDisruptionBudget's status as the disruption controller wrote it.
 type BudgetStatus struct {
 	DisruptionsAllowed int `json:"disruptionsAllowed"`

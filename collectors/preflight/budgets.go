@@ -42,13 +42,26 @@ func (b BudgetSelector) matches(l labels.Labels) bool {
 	return b.selector != nil && b.selector.Matches(l)
 }
 
-// budgetSeen is a budget and, in files mode, the selector its workloads are joined by.
+// budgetSeen is a budget and, in files mode, the selector its workloads are joined by;
+// mayBlock is DisruptionBudget.MayBlock.
 type budgetSeen struct {
 	budget   inventory.DisruptionBudget
 	selector BudgetSelector
+	mayBlock bool
 }
 
-func budgetOrder(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) }
+// budgetOrder is the order in which budgets are kept past inventory.MaxPreflightItems: those
+// that may block a drain first (inventory.DisruptionBudget.MayBlock), each by reference. The
+// section lists the ones kept by reference.
+func budgetOrder(a, b budgetSeen) int {
+	if a.mayBlock != b.mayBlock {
+		if a.mayBlock {
+			return -1
+		}
+		return 1
+	}
+	return refOrder(a.budget.Object, b.budget.Object)
+}
 
 func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersion string) {
 	spec := mapAt(obj, "spec")
@@ -63,7 +76,7 @@ func (r *Recorder) budget(obj map[string]any, ref inventory.ObjectRef, apiVersio
 	if !r.manifests {
 		b.Status = budgetStatus(mapAt(obj, "status"))
 	}
-	r.budgets.add(budgetSeen{budget: b, selector: BudgetSelectorOf(obj)}, budgetOrder)
+	r.budgets.add(budgetSeen{budget: b, selector: BudgetSelectorOf(obj), mayBlock: b.MayBlock(!r.manifests)}, budgetOrder)
 }
 
 // budgetStatus reads a live budget's status; nil before the disruption controller wrote it.
@@ -96,9 +109,11 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 }
 
 // budgetSection joins each listed budget, in files mode, with the pod templates of its
-// namespace that its selector matches.
+// namespace that its selector matches. The budgets kept (budgetOrder) are listed by
+// reference.
 func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 	seen, omitted := r.budgets.section(budgetOrder)
+	slices.SortFunc(seen, func(a, b budgetSeen) int { return refOrder(a.budget.Object, b.budget.Object) })
 	out := make([]inventory.DisruptionBudget, 0, len(seen))
 	var byNamespace map[string][]template
 	if r.manifests {

@@ -133,3 +133,61 @@ func TestABudgetNamesAtMostItsBoundOfWorkloads(t *testing.T) {
 		t.Errorf("%d workloads from %s, %d omitted; want %d from d000 and 3", len(b.Workloads), b.Workloads[0].Object.Name, b.WorkloadsOmitted, inventory.MaxPreflightNames)
 	}
 }
+
+func TestBudgetsPastTheBoundKeepThoseThatMayBlockADrain(t *testing.T) {
+	budget := func(name string, spec, status map[string]any) map[string]any {
+		obj := map[string]any{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+			"metadata": map[string]any{"name": name, "namespace": "shop"}, "spec": spec}
+		if status != nil {
+			obj["status"] = status
+		}
+		return obj
+	}
+	allowing := map[string]any{"maxUnavailable": int64(1)}
+	allowed := func(n int64) map[string]any {
+		return map[string]any{"disruptionsAllowed": n, "currentHealthy": int64(3), "desiredHealthy": int64(2), "expectedPods": int64(3)}
+	}
+	for _, tc := range []struct {
+		name      string
+		manifests bool
+		blocker   map[string]any
+	}{
+		{"a manifest with maxUnavailable 0", true, budget("zz", map[string]any{"maxUnavailable": int64(0)}, nil)},
+		{"a manifest with maxUnavailable 0%", true, budget("zz", map[string]any{"maxUnavailable": "0%"}, nil)},
+		{"a manifest with minAvailable", true, budget("zz", map[string]any{"minAvailable": int64(1)}, nil)},
+		{"a live budget allowing no disruption", false, budget("zz", allowing, allowed(0))},
+		{"a live budget without a status", false, budget("zz", allowing, nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []Option
+			if tc.manifests {
+				opts = append(opts, FromManifests())
+			}
+			// Two recorders merged, as a files walk's workers are.
+			r, other := NewRecorder(opts...), NewRecorder(opts...)
+			for i := range inventory.MaxPreflightItems {
+				var status map[string]any
+				if !tc.manifests {
+					status = allowed(1)
+				}
+				into := r
+				if i%2 == 1 {
+					into = other
+				}
+				obj := budget(fmt.Sprintf("a-%04d", i), allowing, status)
+				into.Observe(obj, inventory.ObjectRef{Kind: "PodDisruptionBudget", Namespace: "shop", Name: fmt.Sprintf("a-%04d", i)}, nil)
+			}
+			other.Observe(tc.blocker, inventory.ObjectRef{Kind: "PodDisruptionBudget", Namespace: "shop", Name: "zz"}, nil)
+			r.Merge(other)
+			p := r.Section()
+			if len(p.DisruptionBudgets) != inventory.MaxPreflightItems || p.DisruptionBudgetsOmitted != 1 {
+				t.Fatalf("%d budgets, %d omitted; want %d and 1", len(p.DisruptionBudgets), p.DisruptionBudgetsOmitted, inventory.MaxPreflightItems)
+			}
+			last := p.DisruptionBudgets[len(p.DisruptionBudgets)-1].Object.Name
+			if last != "zz" || p.DisruptionBudgets[0].Object.Name != "a-0000" {
+				t.Errorf("budgets listed from %s to %s, want from a-0000 to zz: the one that may block kept, the list by reference",
+					p.DisruptionBudgets[0].Object.Name, last)
+			}
+		})
+	}
+}
