@@ -85,9 +85,7 @@ func newBudgets() *budgets {
 func (p *preflightPass) disruptionBudgets(ctx context.Context) inventory.Capability {
 	err := p.listServed(ctx, "policy", "poddisruptionbudgets", "", []string{"v1", "v1beta1"}, metav1.ListOptions{}, func(_ string, page *unstructured.UnstructuredList) {
 		for i := range page.Items {
-			obj := &page.Items[i]
-			p.observe(obj, "PodDisruptionBudget")
-			p.budgets.add(obj)
+			p.budget(&page.Items[i])
 		}
 	})
 	if errors.Is(err, errNotServed) {
@@ -99,9 +97,19 @@ func (p *preflightPass) disruptionBudgets(ctx context.Context) inventory.Capabil
 	return inventory.Capability{Available: true}
 }
 
+// budget keeps a listed budget for the pod pass and observes it.
+func (p *preflightPass) budget(obj *unstructured.Unstructured) {
+	if p.budgets.add(obj).status == nil {
+		// A status the controller wrote for an older spec is none: the recorder keeps the
+		// budgets that may block a drain first, and reads it so.
+		delete(obj.Object, "status")
+	}
+	p.observe(obj, "PodDisruptionBudget")
+}
+
 // add keeps a budget's selector and, when the disruption controller has seen its current
 // spec (status.observedGeneration at its generation), its status.
-func (b *budgets) add(obj *unstructured.Unstructured) {
+func (b *budgets) add(obj *unstructured.Unstructured) *budget {
 	selector, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "selector")
 	written, _ := json.Marshal(selector)
 	bud := &budget{selector: preflight.BudgetSelectorOf(obj.Object), selects: obj.GetAPIVersion() + " " + string(written)}
@@ -117,6 +125,7 @@ func (b *budgets) add(obj *unstructured.Unstructured) {
 	}
 	b.byNamespace[obj.GetNamespace()] = append(b.byNamespace[obj.GetNamespace()], bud)
 	b.byKey[obj.GetNamespace()+"/"+obj.GetName()] = bud
+	return bud
 }
 
 // match names pod in every budget of its namespace that selects it. A pod that has finished
@@ -166,4 +175,20 @@ func (b *budgets) fill(sec *inventory.Preflight, podsKnown bool) {
 		}
 		d.Pods, d.PodsOmitted = bud.pods.list()
 	}
+}
+
+// cutThatMayBlock counts the budgets not listed that may block a drain: no status (the
+// disruption controller has not judged their spec) or no disruption allowed.
+func (b *budgets) cutThatMayBlock(listed []inventory.DisruptionBudget) int {
+	kept := make(map[string]bool, len(listed))
+	for _, d := range listed {
+		kept[d.Object.Namespace+"/"+d.Object.Name] = true
+	}
+	n := 0
+	for key, bud := range b.byKey {
+		if !kept[key] && (bud.status == nil || bud.status.DisruptionsAllowed == 0) {
+			n++
+		}
+	}
+	return n
 }

@@ -75,6 +75,7 @@ func (c *Collector) preflightSteps(doc *inventory.Document, opts Options, p *pre
 		}), func() (int, string) { return p.count(inventory.CapKubeletConfig), "kubelet configurations" }},
 		{inventory.CapEndpoints, func(ctx context.Context) {
 			doc.Preflight = p.section(c)
+			p.cuts(doc)
 			doc.Capabilities[inventory.CapEndpoints] = namersRead(doc, p.endpoints(ctx, doc.Preflight))
 		}, func() (int, string) { return p.count(inventory.CapEndpoints), "services" }},
 	}
@@ -403,6 +404,45 @@ func (p *preflightPass) section(c *Collector) *inventory.Preflight {
 	p.budgets.fill(sec, podsKnown)
 	sec.NodeState = p.nodes
 	return sec
+}
+
+// cuts qualifies each capability whose list the recorder cut at inventory.MaxPreflightItems:
+// webhooks, APIServices, conversions (crds) and components are partial whenever cut, naming
+// how many and the bound. Budgets are kept those that may block a drain first
+// (DisruptionBudget.MayBlock): cut ones are only partial when one of them may block (no
+// disruption allowed, or no status yet); otherwise the capability stays whole, saying the
+// budgets left out all allowed a disruption. A capability not available stays so.
+func (p *preflightPass) cuts(doc *inventory.Document) {
+	sec := doc.Preflight
+	if sec == nil {
+		return
+	}
+	mark := func(capability string, omitted int, what string) {
+		c, ok := doc.Capabilities[capability]
+		if !ok || !c.Available || omitted == 0 {
+			return
+		}
+		c.Partial = true
+		c.Reason = strings.TrimPrefix(c.Reason+"; ", "; ") + fmt.Sprintf("%d %s past the %d an inventory lists", omitted, what, inventory.MaxPreflightItems)
+		doc.Capabilities[capability] = c
+	}
+	mark(inventory.CapWebhooks, sec.WebhooksOmitted, "webhook(s)")
+	mark(inventory.CapAPIServices, sec.APIServicesOmitted, "APIService(s)")
+	mark(inventory.CapCRDs, sec.ConversionsOmitted, "CRD conversion webhook(s)")
+	mark(inventory.CapComponentFlags, sec.ComponentsOmitted, "component configuration(s)")
+	if sec.DisruptionBudgetsOmitted == 0 {
+		return
+	}
+	if blocking := p.budgets.cutThatMayBlock(sec.DisruptionBudgets); blocking > 0 {
+		mark(inventory.CapDisruptionBudgets, sec.DisruptionBudgetsOmitted,
+			fmt.Sprintf("PodDisruptionBudget(s), %d of them allowing no disruption or not yet judged,", blocking))
+		return
+	}
+	if c, ok := doc.Capabilities[inventory.CapDisruptionBudgets]; ok && c.Available {
+		c.Reason = strings.TrimPrefix(c.Reason+"; ", "; ") + fmt.Sprintf("%d PodDisruptionBudget(s) past the %d an inventory lists, all allowing a disruption",
+			sec.DisruptionBudgetsOmitted, inventory.MaxPreflightItems)
+		doc.Capabilities[inventory.CapDisruptionBudgets] = c
+	}
 }
 
 func cloneDrain(d *inventory.DrainPods) *inventory.DrainPods {

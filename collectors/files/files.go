@@ -458,6 +458,8 @@ func preflightCapabilities(doc *inventory.Document) {
 		{inventory.CapDisruptionBudgets, p.DisruptionBudgetsOmitted, "PodDisruptionBudget(s)"},
 		{inventory.CapPods, p.PlacementsOmitted, "placement(s)"},
 		{inventory.CapWebhooks, p.WebhooksOmitted, "webhook(s)"},
+		{inventory.CapAPIServices, p.APIServicesOmitted, "APIService(s)"},
+		{inventory.CapCRDs, p.ConversionsOmitted, "CRD conversion webhook(s)"},
 		{inventory.CapComponentFlags, p.ComponentsOmitted, "component configuration(s)"},
 	} {
 		if cut.omitted > 0 {

@@ -228,3 +228,35 @@ func TestWebhooksPastTheBoundMakeTheirCapabilityPartial(t *testing.T) {
 		t.Errorf("the inventory is refused: %v", err)
 	}
 }
+
+func TestAPIServicesAndConversionsPastTheBoundMakeTheirCapabilityPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name, capability, doc, reason string
+	}{
+		{"APIServices past the bound make api-services partial", inventory.CapAPIServices,
+			"apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: v1.g%04d.example.com}\nspec: {group: g%04d.example.com, version: v1, service: {namespace: a, name: b}}\n",
+			"1 APIService(s) past the 1000"},
+		{"conversion webhooks past the bound make crds partial", inventory.CapCRDs,
+			"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: r%04d.example.com}\nspec:\n  group: g%04d.example.com\n  names: {kind: R, plural: r}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n  conversion: {strategy: Webhook, webhook: {conversionReviewVersions: [v1], clientConfig: {service: {namespace: a, name: b}}}}\n",
+			"1 CRD conversion webhook(s) past the 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			for i := range inventory.MaxPreflightItems + 1 {
+				fmt.Fprintf(&b, "---\n"+tc.doc, i, i)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "many.yaml"), []byte(b.String()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Collect(dir, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := Inventory(res, time.Unix(0, 0))
+			if c := doc.Capabilities[tc.capability]; !c.Partial || !strings.Contains(c.Reason, tc.reason) {
+				t.Errorf("%s = %+v, want partial naming %q", tc.capability, c, tc.reason)
+			}
+		})
+	}
+}
