@@ -38,8 +38,10 @@ func Overlay(cluster, manifests *Document) *Document {
 	out.GitopsCharts = mergeBy(cluster.GitopsCharts, manifests.GitopsCharts,
 		func(c GitopsChart) string { return c.Tool + "/" + c.Namespace + "/" + c.Name })
 	out.Namespaces = mergeNamespaces(cluster.Namespaces, manifests.Namespaces)
-	out.Preflight = overlayPreflight(cluster.Preflight, manifests.Preflight)
+	var cuts []preflightCut
+	out.Preflight, cuts = overlayPreflight(cluster.Preflight, manifests.Preflight)
 	out.Capabilities = overlayCapabilities(cluster.Capabilities, manifests, orphans)
+	markCuts(out.Capabilities, cuts)
 	return &out
 }
 

@@ -66,8 +66,8 @@ func TestOverlayJudgesThePreflightObjectsTheManifestsHoldAsTheyWriteThem(t *test
 	for _, b := range got.DisruptionBudgets {
 		budgets = append(budgets, fmt.Sprintf("%s@%s status=%v", b.Object.Name, b.Object.File, b.Status != nil))
 	}
-	if want := "db@ status=false; web@app.yaml status=false"; strings.Join(budgets, "; ") != want {
-		t.Errorf("budgets %v, want %s: the manifests' web replaces the live one", budgets, want)
+	if want := "db@ status=false; web@app.yaml status=true"; strings.Join(budgets, "; ") != want {
+		t.Errorf("budgets %v, want %s: the manifests' web replaces the live one, keeping its live status", budgets, want)
 	}
 	var hooks []string
 	for _, w := range got.Webhooks {
@@ -141,4 +141,144 @@ func TestOverlayKeepsTheMergedPreflightWithinItsBounds(t *testing.T) {
 	if len(got.Webhooks) != MaxPreflightItems || got.WebhooksOmitted != 5 {
 		t.Errorf("%d webhooks, %d omitted; want %d and 5", len(got.Webhooks), got.WebhooksOmitted, MaxPreflightItems)
 	}
+}
+
+func TestOverlayKeepsWhatOnlyTheClusterShowsOfAnObjectTheManifestsRewrite(t *testing.T) {
+	zero, two := 0, 2
+	live := func(kind, name string) ObjectRef { return ObjectRef{Kind: kind, Namespace: "kube-system", Name: name} }
+	written := func(kind, name string) ObjectRef {
+		return ObjectRef{Kind: kind, Namespace: "kube-system", Name: name, File: "ms.yaml", Line: 1}
+	}
+	cluster := &Preflight{
+		APIServices: []APIService{{Object: live("APIService", "v1beta1.metrics.k8s.io"), Group: "metrics.k8s.io", Version: "v1beta1",
+			Service:   &ServiceRef{Namespace: "kube-system", Name: "metrics-server", Port: 443, ReadyEndpoints: &zero},
+			Available: "False", Reason: "FailedDiscoveryCheck", Message: "failing or missing response"}},
+		DisruptionBudgets: []DisruptionBudget{{Object: live("PodDisruptionBudget", "coredns"), MinAvailable: "1",
+			Status: &BudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1},
+			Pods:   []string{"coredns-a"}, PodsOmitted: 3}},
+		Webhooks: []Webhook{{Configuration: live("ValidatingWebhookConfiguration", "policy"), Name: "p.example.com", CoversKubeSystem: true,
+			Service: &ServiceRef{Namespace: "sec", Name: "policy", Port: 443, ReadyEndpoints: &two}}},
+		Components: []Component{{Component: "kube-proxy", Source: "daemonset", Object: live("DaemonSet", "kube-proxy"), Nodes: []string{"n1", "n2"}, NodesOmitted: 1}},
+	}
+	manifests := &Preflight{
+		APIServices: []APIService{
+			{Object: written("APIService", "v1beta1.metrics.k8s.io"), Group: "metrics.k8s.io", Version: "v1beta1",
+				Service: &ServiceRef{Namespace: "kube-system", Name: "metrics-server", Port: 443}},
+			{Object: written("APIService", "v1.new.example.com"), Group: "new.example.com", Version: "v1"},
+		},
+		DisruptionBudgets: []DisruptionBudget{
+			{Object: written("PodDisruptionBudget", "coredns"), MinAvailable: "1"},
+			{Object: written("PodDisruptionBudget", "new"), MaxUnavailable: "1"},
+		},
+		Webhooks:   []Webhook{{Configuration: written("ValidatingWebhookConfiguration", "policy"), Name: "p.example.com", Service: &ServiceRef{Namespace: "sec", Name: "policy", Port: 443}}},
+		Components: []Component{{Component: "kube-proxy", Source: "daemonset", Object: written("DaemonSet", "kube-proxy"), ProxyMode: "nftables"}},
+	}
+	got, _ := overlayPreflight(cluster, manifests)
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"an APIService the cluster finds unavailable stays so", fmt.Sprintf("%s %s %s %s", got.APIServices[1].Object.File, got.APIServices[1].Available, got.APIServices[1].Reason, got.APIServices[1].Message),
+			"ms.yaml False FailedDiscoveryCheck failing or missing response"},
+		{"a new APIService has no condition", got.APIServices[0].Object.Name + " " + got.APIServices[0].Available, "v1.new.example.com "},
+		{"a budget keeps its live status and pods", fmt.Sprintf("%s %+v %v %d", got.DisruptionBudgets[0].Object.File, *got.DisruptionBudgets[0].Status, got.DisruptionBudgets[0].Pods, got.DisruptionBudgets[0].PodsOmitted),
+			"ms.yaml {DisruptionsAllowed:0 CurrentHealthy:1 DesiredHealthy:1 ExpectedPods:1} [coredns-a] 3"},
+		{"a new budget has no status", fmt.Sprint(got.DisruptionBudgets[1].Object.Name, " ", got.DisruptionBudgets[1].Status == nil), "new true"},
+		{"a webhook covering kube-system by its live labels still does", fmt.Sprint(got.Webhooks[0].Configuration.File, " ", got.Webhooks[0].CoversKubeSystem, " ", *got.Webhooks[0].Service.ReadyEndpoints), "ms.yaml true 2"},
+		{"a component keeps its live nodes", fmt.Sprint(got.Components[0].ProxyMode, " ", got.Components[0].Nodes, " ", got.Components[0].NodesOmitted), "nftables [n1 n2] 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOverlayMakesACapabilityPartialWhenItCutsItsList(t *testing.T) {
+	budget := func(name string, allowed int, file string) DisruptionBudget {
+		b := DisruptionBudget{Object: ObjectRef{Kind: "PodDisruptionBudget", Namespace: "a", Name: name, File: file}, MaxUnavailable: "1"}
+		if file == "" {
+			b.Status = &BudgetStatus{DisruptionsAllowed: allowed}
+		}
+		return b
+	}
+	allowing := func() []DisruptionBudget {
+		var out []DisruptionBudget
+		for i := range MaxPreflightItems {
+			out = append(out, budget(fmt.Sprintf("b%04d", i), 1, ""))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		capability string
+		cluster    *Preflight
+		manifests  *Preflight
+		partial    bool
+		reason     string
+		kept       string
+	}{
+		{"a manifest budget with maxUnavailable 0 is kept over live ones that allow a disruption", CapDisruptionBudgets,
+			&Preflight{DisruptionBudgets: allowing()},
+			&Preflight{DisruptionBudgets: []DisruptionBudget{{Object: ObjectRef{Kind: "PodDisruptionBudget", Namespace: "zz", Name: "blocks", File: "p.yaml"}, MaxUnavailable: "0"}}},
+			false, "1 PodDisruptionBudget(s) past the 1000 an inventory lists, all allowing a disruption", "blocks"},
+		{"budgets that may block cut past the bound are partial", CapDisruptionBudgets,
+			&Preflight{DisruptionBudgets: func() []DisruptionBudget {
+				out := allowing()
+				for i := range out {
+					out[i].Status.DisruptionsAllowed = 0
+				}
+				return out
+			}()},
+			&Preflight{DisruptionBudgets: []DisruptionBudget{{Object: ObjectRef{Kind: "PodDisruptionBudget", Namespace: "zz", Name: "blocks", File: "p.yaml"}, MaxUnavailable: "0"}}},
+			true, "1 PodDisruptionBudget(s), 1 of them that may block a drain, past the 1000", ""},
+		{"webhooks cut past the bound are partial", CapWebhooks,
+			&Preflight{Webhooks: func() []Webhook {
+				var out []Webhook
+				for i := range MaxPreflightItems {
+					out = append(out, Webhook{Configuration: ObjectRef{Kind: "MutatingWebhookConfiguration", Name: fmt.Sprintf("c%04d", i)}, Name: "w"})
+				}
+				return out
+			}()},
+			&Preflight{Webhooks: []Webhook{{Configuration: ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "new", File: "w.yaml"}, Name: "w"}}},
+			true, "1 webhook(s) past the 1000 an inventory lists", ""},
+		{"APIServices cut past the bound are partial", CapAPIServices,
+			&Preflight{APIServices: func() []APIService {
+				var out []APIService
+				for i := range MaxPreflightItems {
+					out = append(out, APIService{Object: ObjectRef{Kind: "APIService", Name: fmt.Sprintf("v1.g%04d", i)}})
+				}
+				return out
+			}()},
+			&Preflight{APIServices: []APIService{{Object: ObjectRef{Kind: "APIService", Name: "v1.new", File: "a.yaml"}}}},
+			true, "1 APIService(s) past the 1000 an inventory lists", ""},
+		{"lists within the bound leave the capability whole", CapWebhooks,
+			&Preflight{}, &Preflight{Webhooks: []Webhook{{Configuration: ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "new", File: "w.yaml"}, Name: "w"}}},
+			false, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caps := map[string]Capability{}
+			for _, c := range []string{CapDisruptionBudgets, CapWebhooks, CapAPIServices} {
+				caps[c] = Capability{Available: true}
+			}
+			doc := Overlay(&Document{Source: "cluster", Preflight: tc.cluster, Capabilities: caps},
+				&Document{Source: "files", Preflight: tc.manifests, Capabilities: map[string]Capability{CapDisruptionBudgets: {Available: true}, CapWebhooks: {Available: true}}})
+			got := doc.Capabilities[tc.capability]
+			if !got.Available || got.Partial != tc.partial || got.Reason != tc.reason && !strings.HasPrefix(got.Reason, tc.reason) || tc.reason == "" && got.Reason != "" {
+				t.Errorf("%s = %+v, want partial %v, reason %q", tc.capability, got, tc.partial, tc.reason)
+			}
+			if tc.kept != "" && !slicesContainsBudget(doc.Preflight.DisruptionBudgets, tc.kept) {
+				t.Errorf("budget %s was cut, want it kept", tc.kept)
+			}
+		})
+	}
+}
+
+func slicesContainsBudget(budgets []DisruptionBudget, name string) bool {
+	for _, b := range budgets {
+		if b.Object.Name == name {
+			return true
+		}
+	}
+	return false
 }
