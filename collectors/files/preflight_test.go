@@ -159,6 +159,9 @@ func FuzzPreflightReadsWhatAFullParseReads(f *testing.F) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"kube\\x2dproxy\"}\ndata: {config.conf: \"kind: KubeProxyConfiguration\\nmode: ipvs\"}\n",
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: s, namespace: kube-system}\nspec:\n  containers:\n  - name: s\n    command: [kube-scheduler, --feature-gates=A=true]\n    env: [{name: A, value: b}]\n",
 		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: kube-proxy, namespace: kube-system}\nspec:\n  template:\n    spec:\n      containers:\n      - name: kube-proxy\n        command: [!!binary a3ViZS1wcm94eQ==, --proxy-mode=ipvs]\n",
+		"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: s}\nspec: {minAvailable: 1, selector: {matchLabels: {a: b}}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w, namespace: s}\nspec: {template: {metadata: {labels: {a: b}}}}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: s}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: w}\n  minReplicas: 3\n---\napiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: k, namespace: s}\nspec:\n  scaleTargetRef:\n    name: w\n",
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations:\n    \"helm.sh/hook\": test\nspec: {containers: [{name: c}]}\n",
+		"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, annotations: {helm.sh/hook: pre-install}}\nspec: {template: {spec: {volumes: [{name: v, emptyDir: {}}], containers: [{name: c, image: x}]}}}\n",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w, namespace: s}\nspec:\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {}}]}}\n      volumes: [{name: v, emptyDir: {}}]\n---\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p, namespace: s}\nspec: {maxUnavailable: 0, selector: {matchLabels: {a: b}}}\n",
 	} {
 		f.Add(seed)
@@ -256,6 +259,78 @@ func TestAPIServicesAndConversionsPastTheBoundMakeTheirCapabilityPartial(t *test
 			doc := Inventory(res, time.Unix(0, 0))
 			if c := doc.Capabilities[tc.capability]; !c.Partial || !strings.Contains(c.Reason, tc.reason) {
 				t.Errorf("%s = %+v, want partial naming %q", tc.capability, c, tc.reason)
+			}
+		})
+	}
+}
+
+// autoscaledApp is a Deployment without replicas an HPA scales from 3, which a budget
+// guards with minAvailable 1.
+const autoscaledApp = `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 3
+  maxReplicas: 10
+`
+
+// chartTestPod is a chart's test Pod, as `helm create` writes it.
+const chartTestPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: "web-test-connection"
+  labels: {app.kubernetes.io/name: web}
+  annotations:
+    "helm.sh/hook": test
+spec:
+  containers:
+    - name: wget
+      image: busybox
+      command: ['wget']
+      args: ['web:80']
+  restartPolicy: Never
+`
+
+func TestAFilesScanKnowsAutoscaledWorkloadsAndSkipsHelmHooks(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		check      func(*inventory.Preflight) string
+	}{
+		{"a Deployment an HPA scales is autoscaled", autoscaledApp, func(p *inventory.Preflight) string {
+			if len(p.DisruptionBudgets) != 1 || len(p.DisruptionBudgets[0].Workloads) != 1 || !p.DisruptionBudgets[0].Workloads[0].Autoscaled {
+				return fmt.Sprintf("budgets %+v, want web's Deployment autoscaled", p.DisruptionBudgets)
+			}
+			return ""
+		}},
+		{"a chart's test Pod is no pod a drain meets", chartTestPod, func(p *inventory.Preflight) string {
+			if p != nil && p.Drain != nil {
+				return fmt.Sprintf("drain %+v, want none", p.Drain)
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := collect(t, map[string]string{"a.yaml": tc.text})
+			if msg := tc.check(res.Preflight); msg != "" {
+				t.Error(msg)
 			}
 		})
 	}

@@ -108,6 +108,39 @@ func (r *Recorder) template(obj map[string]any, ref inventory.ObjectRef, group, 
 	}
 }
 
+// autoscaledKey names a workload an autoscaler scales: its namespace as written, kind and name.
+type autoscaledKey struct{ namespace, kind, name string }
+
+// autoscaler records, in files mode, the workload a HorizontalPodAutoscaler (autoscaling v1,
+// v2, v2beta1, v2beta2) or a KEDA ScaledObject (keda.sh/v1alpha1, which makes one) scales:
+// spec.scaleTargetRef's kind and name, in the autoscaler's namespace. Its replicas are then
+// the autoscaler's, not the ones the workload writes (inventory.WorkloadReplicas.Autoscaled).
+// A ScaledObject's target kind defaults to Deployment.
+//
+//	https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/
+//	https://keda.sh/docs/latest/reference/scaledobject-spec/
+func (r *Recorder) autoscaler(obj map[string]any, ref inventory.ObjectRef) {
+	if !r.manifests {
+		return
+	}
+	target := mapAt(obj, "spec", "scaleTargetRef")
+	kind, name := str(target, "kind"), str(target, "name")
+	if kind == "" && str(obj, "kind") == "ScaledObject" {
+		kind = "Deployment"
+	}
+	if kind == "" || name == "" {
+		return
+	}
+	r.autoscale(autoscaledKey{ref.Namespace, kind, name})
+}
+
+func (r *Recorder) autoscale(k autoscaledKey) {
+	if r.autoscaled == nil {
+		r.autoscaled = map[autoscaledKey]bool{}
+	}
+	r.autoscaled[k] = true
+}
+
 // budgetSection joins each listed budget, in files mode, with the pod templates of its
 // namespace that its selector matches. The budgets kept (budgetOrder) are listed by
 // reference.
@@ -129,7 +162,8 @@ func (r *Recorder) budgetSection() ([]inventory.DisruptionBudget, int) {
 			var matched []inventory.WorkloadReplicas
 			for _, t := range byNamespace[b.Object.Namespace] {
 				if s.selector.matches(t.labels) {
-					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref, Replicas: t.replicas})
+					matched = append(matched, inventory.WorkloadReplicas{Object: t.ref, Replicas: t.replicas,
+						Autoscaled: r.autoscaled[autoscaledKey{t.ref.Namespace, t.ref.Kind, t.ref.Name}]})
 				}
 			}
 			slices.SortFunc(matched, func(a, b inventory.WorkloadReplicas) int {

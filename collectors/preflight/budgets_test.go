@@ -191,3 +191,50 @@ func TestBudgetsPastTheBoundKeepThoseThatMayBlockADrain(t *testing.T) {
 		})
 	}
 }
+
+func TestAWorkloadAnAutoscalerOfTheManifestsScalesIsAutoscaled(t *testing.T) {
+	const (
+		pdb    = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: shop}\nspec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n"
+		deploy = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}\n"
+		sts    = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec: {template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c}]}}}\n"
+	)
+	hpa := func(apiVersion, namespace, kind, name string) string {
+		return fmt.Sprintf("apiVersion: %s\nkind: HorizontalPodAutoscaler\nmetadata: {name: h, namespace: %s}\nspec: {scaleTargetRef: {apiVersion: apps/v1, kind: %s, name: %s}, minReplicas: 3, maxReplicas: 10}\n", apiVersion, namespace, kind, name)
+	}
+	for _, tc := range []struct {
+		name      string
+		docs      []string
+		manifests bool
+		want      bool
+	}{
+		{"an autoscaling/v2 HPA scales its target", []string{pdb, deploy, hpa("autoscaling/v2", "shop", "Deployment", "web")}, true, true},
+		{"an autoscaling/v1 HPA scales its target", []string{pdb, deploy, hpa("autoscaling/v1", "shop", "Deployment", "web")}, true, true},
+		{"an autoscaling/v2beta1 HPA scales its target", []string{pdb, deploy, hpa("autoscaling/v2beta1", "shop", "Deployment", "web")}, true, true},
+		{"an autoscaling/v2beta2 HPA scales its target", []string{pdb, deploy, hpa("autoscaling/v2beta2", "shop", "Deployment", "web")}, true, true},
+		{"the HPA read before its target still counts", []string{hpa("autoscaling/v2", "shop", "Deployment", "web"), pdb, deploy}, true, true},
+		{"an HPA of another namespace does not", []string{pdb, deploy, hpa("autoscaling/v2", "other", "Deployment", "web")}, true, false},
+		{"an HPA of another workload does not", []string{pdb, deploy, hpa("autoscaling/v2", "shop", "Deployment", "api")}, true, false},
+		{"an HPA of another kind of the same name does not", []string{pdb, deploy, hpa("autoscaling/v2", "shop", "StatefulSet", "web")}, true, false},
+		{"an HPA of a StatefulSet scales it", []string{pdb, sts, hpa("autoscaling/v2", "shop", "StatefulSet", "web")}, true, true},
+		{"a KEDA ScaledObject without a kind scales the Deployment", []string{pdb, deploy,
+			"apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: s, namespace: shop}\nspec: {scaleTargetRef: {name: web}, minReplicaCount: 2}\n"}, true, true},
+		{"a KEDA ScaledObject of a StatefulSet scales it", []string{pdb, sts,
+			"apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: s, namespace: shop}\nspec: {scaleTargetRef: {kind: StatefulSet, name: web}}\n"}, true, true},
+		{"no autoscaler, no autoscaling", []string{pdb, deploy}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Each document in a recorder of its own, merged, as a files walk's workers are.
+			r := NewRecorder(FromManifests())
+			for _, d := range tc.docs {
+				one := NewRecorder(FromManifests())
+				obj := decode(t, d)
+				one.Observe(obj, refOf(obj, "m.yaml"), []byte(d))
+				r.Merge(one)
+			}
+			w := r.Section().DisruptionBudgets[0].Workloads
+			if len(w) != 1 || w[0].Autoscaled != tc.want {
+				t.Errorf("the budget's workloads %+v, want one autoscaled %v", w, tc.want)
+			}
+		})
+	}
+}

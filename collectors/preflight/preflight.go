@@ -28,8 +28,10 @@ type Recorder struct {
 	manifests bool
 
 	budgets bounded[budgetSeen]
-	// templates are the pod templates of the manifests, for the budgets' join.
+	// templates are the pod templates of the manifests, for the budgets' join, and
+	// autoscaled the workloads an autoscaler of the manifests scales.
 	templates   templateStore
+	autoscaled  map[autoscaledKey]bool
 	drain       drainSeen
 	placements  bounded[inventory.Placement]
 	webhooks    bounded[webhookSeen]
@@ -169,6 +171,8 @@ func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text [
 		r.conversion(obj, ref)
 	case configMapKind:
 		r.kubeProxyConfigMap(obj, ref, src)
+	case autoscalerKind:
+		r.autoscaler(obj, ref)
 	case kubeletConfigKind:
 		r.configFile(obj, ref, "kubelet", src)
 	case kubeProxyConfigKind:
@@ -181,6 +185,9 @@ func (r *Recorder) ObserveIn(obj map[string]any, ref inventory.ObjectRef, text [
 func (r *Recorder) Merge(other *Recorder) {
 	r.budgets.merge(&other.budgets, budgetOrder)
 	r.templates.merge(&other.templates)
+	for k := range other.autoscaled {
+		r.autoscale(k)
+	}
 	r.drain.merge(&other.drain)
 	r.placements.merge(&other.placements, placementOrder)
 	r.webhooks.merge(&other.webhooks, webhookOrder)
@@ -220,6 +227,7 @@ const (
 	configMapKind
 	kubeletConfigKind
 	kubeProxyConfigKind
+	autoscalerKind
 )
 
 func kindOf(group, version, k string) kind {
@@ -243,6 +251,9 @@ func kindOf(group, version, k string) kind {
 		return kubeletConfigKind
 	case k == "KubeProxyConfiguration" && group == "kubeproxy.config.k8s.io":
 		return kubeProxyConfigKind
+	case k == "HorizontalPodAutoscaler" && group == "autoscaling" && (version == "v1" || version == "v2" || version == "v2beta1" || version == "v2beta2"),
+		k == "ScaledObject" && group == "keda.sh" && version == "v1alpha1":
+		return autoscalerKind
 	}
 	return other
 }
