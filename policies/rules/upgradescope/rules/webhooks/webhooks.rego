@@ -98,8 +98,10 @@ findings contains f if {
 #       severity: >-
 #         warning when the effective failurePolicy is Fail, coversKubeSystem and
 #         objectSelectorEmpty are true, and a rule creating or updating (operations *, CREATE
-#         or UPDATE) matches every resource (* or */...), or pods, nodes or serviceaccounts
-#         (group "" or *) or leases (group coordination.k8s.io or *)
+#         or UPDATE) matches every resource (group * with resource * or */...), or pods, nodes
+#         or serviceaccounts (group "" or *, by name or *) or leases (group
+#         coordination.k8s.io or *, by name or *); matchConditions are not read, so a webhook
+#         leaving kube-system out with one is still a finding (its detail says so)
 #       citations:
 #         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-operating-on-the-kube-system-namespace
 #         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#webhook-limit-scope
@@ -121,6 +123,8 @@ findings contains f if {
 			"kube-system holds what the control plane runs on (its service accounts, pods such as CoreDNS, the leases of",
 			"leader election). A webhook that rejects those requests whenever its own backend is down, as it may be while",
 			"nodes are drained, can stop the control plane from recovering; mutating node leases can fail node upgrades.",
+			"The inventory does not show matchConditions: a webhook may leave kube-system out with a matchCondition,",
+			"which this check cannot see.",
 		]),
 		"remediation": concat(" ", [
 			"Leave kube-system out with a namespaceSelector (kubernetes.io/metadata.name NotIn [kube-system]) or an",
@@ -207,14 +211,17 @@ critical contains [i, label] if {
 	count([op | some op in object.get(r, "operations", []); op in {"*", "CREATE", "UPDATE"}]) > 0
 	some g in object.get(r, "apiGroups", [])
 	some res in object.get(r, "resources", [])
-	label := critical_label(g, base(res))
+	some label in critical_labels(g, base(res))
 }
 
-critical_label(_, "*") := "every resource"
+# What a rule's group and resource (without its subresource) match of what kube-system
+# needs: every resource only when the group is "*" too; "*" in one group matches what
+# kube-system needs in that group, and nothing in a group that serves none of it.
+critical_labels("*", "*") := {"every resource"}
 
-critical_label(g, res) := res if {
-	g in {"*", critical_groups[res]}
-}
+critical_labels(g, "*") := {res | some res, cg in critical_groups; cg == g} if g != "*"
+
+critical_labels(g, res) := {res | g in {"*", critical_groups[res]}} if res != "*"
 
 # The resource of a rule's entry without its subresource ("pods/status" is pods).
 base(res) := split(res, "/")[0]

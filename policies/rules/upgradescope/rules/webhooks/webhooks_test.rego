@@ -104,7 +104,11 @@ test_what_the_control_plane_needs_is_matched_in_its_group if {
 		[rule(["*"], ["nodes"], ["*"]), "nodes"],
 		[rule([""], ["serviceaccounts"], ["CREATE", "UPDATE"]), "serviceaccounts"],
 		[rule(["coordination.k8s.io"], ["leases"], ["UPDATE"]), "leases"],
-		[rule(["apps"], ["*/scale"], ["UPDATE"]), "every resource"],
+		[rule(["*"], ["*"], ["UPDATE"]), "every resource"],
+		[rule(["*"], ["*/*"], ["CREATE"]), "every resource"],
+		[rule(["*"], ["*/scale"], ["UPDATE"]), "every resource"],
+		[rule([""], ["*"], ["CREATE"]), "nodes, pods, serviceaccounts"], # every core resource: what kube-system needs there
+		[rule(["coordination.k8s.io"], ["*/*"], ["UPDATE"]), "leases"],
 	]
 	every c in cases {
 		f := only(judge([kube_system(c[0], {})], "1.35"))
@@ -118,10 +122,17 @@ test_rules_that_leave_the_control_plane_alone_are_not_findings if {
 		rule(["apps"], ["pods"], ["*"]), # pods are not served in apps
 		rule([""], ["leases"], ["*"]), # leases are not served in the core group
 		rule([""], ["pods"], ["DELETE", "CONNECT"]), # neither creates nor updates
+		rule(["apps"], ["*/scale"], ["UPDATE"]), # every resource of apps: none kube-system needs
+		rule(["cert-manager.io", "acme.cert-manager.io"], ["*/*"], ["CREATE", "UPDATE"]), # cert-manager's own webhook
 	]
 	every r in cases {
 		count(judge([kube_system(r, {})], "1.35")) == 0
 	}
+}
+
+test_the_kube_system_warning_says_match_conditions_are_not_read if {
+	f := only(judge([kube_system(rule(["*"], ["*"], ["*"]), {})], "1.35"))
+	contains(f.detail, "The inventory does not show matchConditions: a webhook may leave kube-system out with a matchCondition")
 }
 
 test_the_kube_system_warning_needs_fail_closed_and_no_selector_leaving_it_out if {
