@@ -142,7 +142,9 @@ findings contains f if {
 #   A rule matches requests by group, version and resource. When every version a rule names
 #   for a resource is one the target no longer serves, no request can match it, not even
 #   through matchPolicy Equivalent (which converts requests only to versions the API server
-#   serves): the webhook silently stops validating or mutating that resource.
+#   serves): the webhook silently stops validating or mutating that resource, unless another
+#   of its rules names the resource where the target serves it (the usual way to cover a
+#   resource across a move, such as Ingress from extensions to networking.k8s.io).
 # related_resources:
 #   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#matching-requests-matchpolicy
 #   - ref: https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go
@@ -158,8 +160,10 @@ findings contains f if {
 #       severity: >-
 #         warning at each target where, for a rule's named group and resource (neither *),
 #         every apiVersion the rule lists is in the knowledge base and removed at or before
-#         the target; a rule listing * or a version the knowledge base does not know has no
-#         finding
+#         the target, unless a rule of the same webhook names that resource (by name or *)
+#         in a group and version (or *) the knowledge base knows the target serves it in, in
+#         any group since resources move between groups; a rule listing * or a version the
+#         knowledge base does not know has no finding
 #       citations:
 #         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#matching-requests-matchpolicy
 #         - https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/generic/webhook.go
@@ -168,7 +172,7 @@ findings contains f if {
 	some i, candidates in stale_candidates
 	w := configured[i]
 	some t in input.targets
-	stale := stale_matches(candidates, t)
+	stale := stale_matches(candidates, object.get(w, "rules", []), t)
 	count(stale) > 0
 	f := {
 		"key": key("removed-versions", w),
@@ -262,8 +266,9 @@ removed_in_rule(r) := {[g, base(res), named] |
 	some res in object.get(r, "resources", [])
 }
 
-# A candidate when the knowledge base knows the resource at every version named.
-candidate(g, b, named) := [label, last, entries] if {
+# A candidate when the knowledge base knows the resource at every version named: [label,
+# the ordinal of the latest removal, entries, resource].
+candidate(g, b, named) := [label, last, entries, b] if {
 	entries := [apis.by_resource[sprintf("%s/%s/%s", [apis.group_name(g), v, b])] | some v in named]
 	count(entries) == count(named)
 	last := max([versions.ordinal(kb.apis[k].removed) | some k in entries])
@@ -280,12 +285,35 @@ removed_group_versions := {[e.group, e.version] | some e in kb.apis; e.removed}
 # regal ignore:prefer-set-or-object-rule
 removed_groups := {g | some [g, _] in removed_group_versions}
 
-# stale_matches is the candidates the target no longer serves, with what it serves instead.
-stale_matches(candidates, t) := [{"label": c[0], "served": served} |
+# stale_matches is the candidates the target no longer serves and no rule of the webhook
+# still matches there, with what the target serves instead.
+stale_matches(candidates, rules, t) := [{"label": c[0], "served": served} |
 	some c in candidates
 	versions.ordinal(t) >= c[1]
+	not still_matched(rules, c[3], t)
 	served := {apis.api_version(kb.apis[n]) | some k in c[2]; n := apis.successor(k, t)}
 ]
+
+# METADATA
+# description: |
+#   Some rule names the resource (by name or *) in a group and at a version (each named or
+#   *) where the knowledge base knows the target serves it. The group is any group serving
+#   the resource, not the candidate's own: a resource that moved groups (Ingress, from
+#   extensions to networking.k8s.io) is still matched by a rule naming its new group; a
+#   group the knowledge base does not know serving it (a CRD's resource of the same name)
+#   does not count.
+still_matched(rules, b, t) if {
+	some r in rules
+	some res in object.get(r, "resources", [])
+	base(res) in {b, "*"}
+	some g in object.get(r, "apiGroups", [])
+	some v in object.get(r, "apiVersions", [])
+	some e in kb.apis
+	e.resource == b
+	g in {"*", e.group}
+	v in {"*", e.version}
+	apis.served(e, t)
+}
 
 served_phrase(stale) := sprintf(" The target serves them as %s.", [concat(", ", served)]) if {
 	served := sort({x | some s in stale; some x in s.served})

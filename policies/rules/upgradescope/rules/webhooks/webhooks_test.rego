@@ -194,6 +194,36 @@ test_every_stale_resource_is_listed_once_sorted if {
 	contains(g.title, "matches only apps/v1beta1, apps/v1beta2 deployments, which")
 }
 
+ingress_rule(group, version) := {"operations": ["CREATE", "UPDATE"], "apiGroups": [group], "apiVersions": [version], "resources": ["ingresses"]}
+
+test_a_removed_version_is_not_stale_while_another_rule_matches_the_resource_where_the_target_serves_it if {
+	old := ingress_rule("extensions", "v1beta1")
+	cases := [
+		# [the webhook's other rule, findings at 1.22]
+		[ingress_rule("networking.k8s.io", "v1"), 0], # the usual way to cover 1.14 to 1.21 and after
+		[ingress_rule("networking.k8s.io", "*"), 0],
+		[ingress_rule("*", "v1"), 0],
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["*"]}), 0],
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["ingresses/status"]}), 0],
+		[ingress_rule("networking.k8s.io", "v1beta1"), 1], # removed at 1.22 too
+		[ingress_rule("example.com", "v1"), 1], # a resource of the same name no built-in group serves
+		[ingress_rule("extensions", "*"), 1], # extensions serves ingresses at no version at 1.22
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["ingressclasses"]}), 1],
+	]
+	every c in cases {
+		w := hook({"failurePolicy": "Ignore", "rules": [old, c[0]]})
+		count(judge([w], "1.22")) == c[1]
+	}
+}
+
+test_the_other_rule_covers_only_its_own_resource if {
+	w := hook({"failurePolicy": "Ignore", "rules": [
+		{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1beta2"], "resources": ["deployments", "daemonsets"]},
+		{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]},
+	]})
+	contains(only(judge([w], "1.35")).title, "matches only apps/v1beta2 daemonsets, which")
+}
+
 test_core_versions_are_written_without_a_group if {
 	# core/v1 is served everywhere: a rule naming only it is never stale
 	count(judge([versioned([""], ["v1"], ["pods"])], "1.35")) == 0
@@ -207,7 +237,7 @@ test_no_webhooks_no_findings if {
 test_all_three_families_can_hold_for_one_webhook if {
 	w := hook({
 		"coversKubeSystem": true,
-		"rules": [rule(["*"], ["*"], ["*"]), {"operations": ["*"], "apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "resources": ["ingresses"]}],
+		"rules": [rule([""], ["pods"], ["*"]), {"operations": ["*"], "apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "resources": ["ingresses"]}],
 		"service": {"namespace": "shop", "name": "policy", "found": true, "readyEndpoints": 0},
 	})
 	fs := judge([w], "1.35")
