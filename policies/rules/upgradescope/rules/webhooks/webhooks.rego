@@ -28,12 +28,18 @@ configured := object.get(object.get(input.inventory, "preflight", {}), "webhooks
 # description: |
 #   With failurePolicy Fail (the default of admissionregistration.k8s.io/v1) the API server
 #   rejects every request a webhook matches when it cannot call it. A webhook whose service
-#   is missing or has no ready endpoints rejects those requests now, and during the upgrade,
-#   as nodes are drained, the pods it matches (its own too, if it matches them) cannot be
-#   recreated.
+#   is missing or has no ready endpoints rejects those requests now; it stalls the upgrade
+#   when its rules match a group the upgrade writes or needs (pods recreated off drained
+#   nodes, node leases and CSRs of new nodes, the control plane's RBAC and flow-control
+#   defaults, controllers' status, EndpointSlices, volume attachments, add-ons' CRDs). A
+#   webhook on other groups only (a CRD's, say) is broken today but stalls nothing of the
+#   upgrade. admissionregistration.k8s.io does not count: webhooks are never called for
+#   webhook configurations or admission policies.
 # related_resources:
 #   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
+#   - ref: https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-deadlocks-in-self-hosted-webhooks
 #   - ref: https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
+#   - ref: https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/predicates/rules/rules.go
 # custom:
 #   families:
 #     - id: admission-webhook-no-ready-endpoints
@@ -43,29 +49,40 @@ configured := object.get(object.get(input.inventory, "preflight", {}), "webhooks
 #       capabilities: [admission-webhooks, service-endpoints]
 #       modes: [cluster]
 #       severity: >-
-#         blocker when the effective failurePolicy is Fail (as written, or unset at
+#         when the effective failurePolicy is Fail (as written, or unset at
 #         admissionregistration.k8s.io/v1) and its service was not found or has 0 ready
-#         endpoints; webhooks called by URL, and files mode (no endpoints), have no finding
+#         endpoints: blocker when a rule names a group the upgrade writes or needs (*, the
+#         core group "", apps, batch, policy, coordination.k8s.io, rbac.authorization.k8s.io,
+#         discovery.k8s.io, apiextensions.k8s.io, certificates.k8s.io, storage.k8s.io,
+#         flowcontrol.apiserver.k8s.io), warning when its rules name only other groups;
+#         whether it covers kube-system does not change the severity (a CRD's group there is
+#         still not written by the upgrade); webhooks called by URL, and files mode (no
+#         endpoints), have no finding
 #       citations:
 #         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
+#         - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-deadlocks-in-self-hosted-webhooks
 #         - https://kubernetes.io/docs/concepts/cluster-administration/admission-webhooks-good-practices/#avoid-self-mutation
+#         - https://github.com/kubernetes/apiserver/blob/v0.35.0/pkg/admission/plugin/webhook/predicates/rules/rules.go
+#         - https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/
+#         - https://kubernetes.io/docs/concepts/cluster-administration/flow-control/
 findings contains f if {
 	some w in configured
 	preflight.down(w.service)
 	preflight.failure_policy(w) == "Fail"
+	stalls := upgrade_groups_matched(w)
 	some t in input.targets
 	f := {
 		"key": key("no-ready-endpoints", w),
 		"category": "admission-webhook",
-		"severity": "blocker",
+		"severity": down_severity(stalls),
 		"target": t,
 		"title": sprintf("%s: webhook %s fails closed and its service %s %s", [
 			configuration(w), w.name, preflight.service_name(w.service), preflight.why_down(w.service),
 		]),
 		"detail": concat(" ", [
 			"With failurePolicy Fail the API server rejects every request this webhook matches when it cannot call it,",
-			"so those requests are rejected now. During the upgrade nodes are drained and pods recreated elsewhere:",
-			"the pods this webhook matches (its own too, if it matches them) cannot be created again until its service is back.",
+			"so those requests are rejected now.",
+			down_consequence(stalls),
 		]),
 		"remediation": concat(" ", [
 			"Bring the webhook's pods back (more than one replica, with a PodDisruptionBudget), or set failurePolicy: Ignore,",
@@ -73,9 +90,61 @@ findings contains f if {
 		]),
 		"objects": [config_ref(w), preflight.service_ref(w.service)],
 		"namespaces": [w.service.namespace],
-		"citations": [sprintf("%s#failure-policy", [docs]), sprintf("%s#avoid-self-mutation", [good_practices])],
+		"citations": [
+			sprintf("%s#failure-policy", [docs]),
+			sprintf("%s#avoiding-deadlocks-in-self-hosted-webhooks", [docs]),
+			sprintf("%s#avoid-self-mutation", [good_practices]),
+		],
 	}
 }
+
+# METADATA
+# description: |
+#   The groups whose requests the upgrade itself makes or waits on: "*"; the core group
+#   (pods recreated off drained nodes and their evictions, nodes, events, service accounts,
+#   config maps); apps, batch and policy (controllers' writes and status, budgets' status);
+#   coordination.k8s.io (node and leader-election leases); rbac.authorization.k8s.io and
+#   flowcontrol.apiserver.k8s.io (the defaults a new API server reconciles);
+#   discovery.k8s.io (EndpointSlices of moved pods); apiextensions.k8s.io (add-ons' CRDs);
+#   certificates.k8s.io (new nodes' kubelet CSRs); storage.k8s.io (CSINodes, volume
+#   attachments of moved pods). Not admissionregistration.k8s.io: the API server never
+#   calls webhooks for webhook configurations or admission policies (rules.go,
+#   IsExemptAdmissionConfigurationResource).
+upgrade_groups := {
+	"*", "", "apps", "batch", "policy", "coordination.k8s.io", "rbac.authorization.k8s.io",
+	"discovery.k8s.io", "apiextensions.k8s.io", "certificates.k8s.io", "storage.k8s.io",
+	"flowcontrol.apiserver.k8s.io",
+}
+
+# The groups of upgrade_groups a webhook's rules name, sorted.
+upgrade_groups_matched(w) := sort({g |
+	some r in object.get(w, "rules", [])
+	some g in object.get(r, "apiGroups", [])
+	g in upgrade_groups
+})
+
+down_severity(stalls) := "blocker" if count(stalls) > 0
+
+else := "warning"
+
+down_consequence(stalls) := sprintf("%s %s", [
+	sprintf("Its rules match %s, which the upgrade writes or needs:", [concat(", ", [group_phrase(g) | some g in stalls])]),
+	concat(" ", [
+		"as nodes are drained and replaced the pods, leases, objects and status those groups hold cannot be written",
+		"(the webhook's own pods too, if it matches them) until its service is back.",
+	]),
+]) if {
+	count(stalls) > 0
+} else := concat(" ", [
+	"Its rules match only groups the upgrade neither writes nor waits on (a CRD's, say): it is broken today,",
+	"but draining nodes and restarting the control plane do not stall on it.",
+])
+
+group_phrase("*") := "every group"
+
+group_phrase("") := "the core group"
+
+group_phrase(g) := g if not g in {"*", ""}
 
 # METADATA
 # title: Fail-closed webhooks on what kube-system needs

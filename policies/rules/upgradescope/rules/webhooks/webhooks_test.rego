@@ -40,14 +40,50 @@ service(found, ready) := {"service": object.union(
 
 # No ready endpoints -----------------------------------------------------------------------
 
+pods_rule := {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}
+
 test_a_fail_closed_webhook_whose_service_has_no_ready_endpoints_is_a_blocker_naming_both if {
-	f := only(judge([hook(service(true, {"readyEndpoints": 0}))], "1.35"))
+	f := only(judge([hook(object.union(service(true, {"readyEndpoints": 0}), {"rules": [pods_rule]}))], "1.35"))
 	f.key == "admission-webhook/no-ready-endpoints/ValidatingWebhookConfiguration/shop-policy/check.shop.example.com"
 	f.category == "admission-webhook"
 	f.severity == "blocker"
 	f.title == "ValidatingWebhookConfiguration shop-policy: webhook check.shop.example.com fails closed and its service shop/policy has no ready endpoints"
 	f.objects == [config, {"kind": "Service", "namespace": "shop", "name": "policy"}]
 	f.namespaces == ["shop"]
+}
+
+test_a_webhook_without_endpoints_blocks_only_when_it_matches_what_the_upgrade_writes if {
+	cases := [
+		# [rule groups, severity, what the detail names]
+		[["*"], "blocker", "Its rules match every group, which the upgrade writes or needs"],
+		[[""], "blocker", "Its rules match the core group, which"],
+		[["apps", "example.com"], "blocker", "Its rules match apps, which"],
+		[["policy", "batch"], "blocker", "Its rules match batch, policy, which"],
+		[["coordination.k8s.io"], "blocker", "coordination.k8s.io"],
+		[["rbac.authorization.k8s.io"], "blocker", "rbac.authorization.k8s.io"],
+		[["discovery.k8s.io"], "blocker", "discovery.k8s.io"],
+		[["apiextensions.k8s.io"], "blocker", "apiextensions.k8s.io"],
+		[["certificates.k8s.io"], "blocker", "certificates.k8s.io"],
+		[["storage.k8s.io"], "blocker", "storage.k8s.io"],
+		[["flowcontrol.apiserver.k8s.io"], "blocker", "flowcontrol.apiserver.k8s.io"],
+		[["cert-manager.io", "acme.cert-manager.io"], "warning", "Its rules match only groups the upgrade neither writes nor waits on"],
+		[["networking.k8s.io"], "warning", "only groups"],
+		# never called for webhook configurations or admission policies
+		[["admissionregistration.k8s.io"], "warning", "only groups"],
+	]
+	every c in cases {
+		r := {"operations": ["CREATE", "UPDATE"], "apiGroups": c[0], "apiVersions": ["*"], "resources": ["*/*"]}
+		f := only(judge([hook(object.union(service(true, {"readyEndpoints": 0}), {"rules": [r]}))], "1.35"))
+		f.severity == c[1]
+		contains(f.detail, c[2])
+	}
+}
+
+test_covering_kube_system_does_not_make_a_crd_webhook_without_endpoints_a_blocker if {
+	# cert-manager's stock webhook: every namespace without an opt-out label, kube-system too
+	r := {"operations": ["CREATE", "UPDATE"], "apiGroups": ["cert-manager.io"], "apiVersions": ["v1"], "resources": ["*/*"]}
+	w := hook(object.union(service(false, {}), {"rules": [r], "coversKubeSystem": true}))
+	only(judge([w], "1.35")).severity == "warning"
 }
 
 test_a_missing_service_is_named_as_missing if {
