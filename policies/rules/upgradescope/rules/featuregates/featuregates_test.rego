@@ -231,7 +231,10 @@ test_kubelets_read_from_configz_on_a_managed_provider_are_at_most_a_warning if {
 		only(on_provider([kubelet("a1", ["a1"], 0)], c[0], "1.34")).severity == c[1]
 	}
 	f := only(on_provider([kubelet("a1", ["a1"], 0)], "eks", "1.34"))
-	f.title == "kubelet is started with feature gate Gone, removed in 1.34, on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)"
+	f.title == concat(" ", [
+		"kubelet is started with feature gate Gone, removed in 1.34,",
+		"on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)",
+	])
 	contains(f.detail, "When the upgrade replaces the nodes, EKS writes the new kubelets' configuration from the node pool's")
 }
 
@@ -253,7 +256,10 @@ test_the_managed_provider_cap_covers_only_configz_and_keeps_warnings if {
 	l := only(on_provider([locked], "eks", "1.34"))
 	l.key == "feature-gates/locked/kubelet/Locked"
 	l.severity == "warning"
-	l.title == "kubelet is started with feature gate Locked=false, locked to true at 1.34, on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)"
+	l.title == concat(" ", [
+		"kubelet is started with feature gate Locked=false, locked to true at 1.34,",
+		"on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)",
+	])
 	only(on_provider([locked], "", "1.34")).severity == "blocker"
 
 	# the control plane's components are not the node pool's

@@ -71,80 +71,8 @@ findings contains f if {
 	preflight.failure_policy(w) == "Fail"
 	stalls := upgrade_groups_matched(w)
 	some t in input.targets
-	f := {
-		"key": key("no-ready-endpoints", w),
-		"category": "admission-webhook",
-		"severity": down_severity(stalls),
-		"target": t,
-		"title": sprintf("%s: webhook %s fails closed and its service %s %s", [
-			configuration(w), w.name, preflight.service_name(w.service), preflight.why_down(w.service),
-		]),
-		"detail": concat(" ", [
-			"With failurePolicy Fail the API server rejects every request this webhook matches when it cannot call it,",
-			"so those requests are rejected now.",
-			down_consequence(stalls),
-		]),
-		"remediation": concat(" ", [
-			"Bring the webhook's pods back (more than one replica, with a PodDisruptionBudget), or set failurePolicy: Ignore,",
-			"or delete the configuration if nothing serves the webhook any more.",
-		]),
-		"objects": [config_ref(w), preflight.service_ref(w.service)],
-		"namespaces": [w.service.namespace],
-		"citations": [
-			sprintf("%s#failure-policy", [docs]),
-			sprintf("%s#avoiding-deadlocks-in-self-hosted-webhooks", [docs]),
-			sprintf("%s#avoid-self-mutation", [good_practices]),
-		],
-	}
+	f := down_finding(w, stalls, t)
 }
-
-# METADATA
-# description: |
-#   The groups whose requests the upgrade itself makes or waits on: "*"; the core group
-#   (pods recreated off drained nodes and their evictions, nodes, events, service accounts,
-#   config maps); apps, batch and policy (controllers' writes and status, budgets' status);
-#   coordination.k8s.io (node and leader-election leases); rbac.authorization.k8s.io and
-#   flowcontrol.apiserver.k8s.io (the defaults a new API server reconciles);
-#   discovery.k8s.io (EndpointSlices of moved pods); apiextensions.k8s.io (add-ons' CRDs);
-#   certificates.k8s.io (new nodes' kubelet CSRs); storage.k8s.io (CSINodes, volume
-#   attachments of moved pods). Not admissionregistration.k8s.io: the API server never
-#   calls webhooks for webhook configurations or admission policies (rules.go,
-#   IsExemptAdmissionConfigurationResource).
-upgrade_groups := {
-	"*", "", "apps", "batch", "policy", "coordination.k8s.io", "rbac.authorization.k8s.io",
-	"discovery.k8s.io", "apiextensions.k8s.io", "certificates.k8s.io", "storage.k8s.io",
-	"flowcontrol.apiserver.k8s.io",
-}
-
-# The groups of upgrade_groups a webhook's rules name, sorted.
-upgrade_groups_matched(w) := sort({g |
-	some r in object.get(w, "rules", [])
-	some g in object.get(r, "apiGroups", [])
-	g in upgrade_groups
-})
-
-down_severity(stalls) := "blocker" if count(stalls) > 0
-
-else := "warning"
-
-down_consequence(stalls) := sprintf("%s %s", [
-	sprintf("Its rules match %s, which the upgrade writes or needs:", [concat(", ", [group_phrase(g) | some g in stalls])]),
-	concat(" ", [
-		"as nodes are drained and replaced the pods, leases, objects and status those groups hold cannot be written",
-		"(the webhook's own pods too, if it matches them) until its service is back.",
-	]),
-]) if {
-	count(stalls) > 0
-} else := concat(" ", [
-	"Its rules match only groups the upgrade neither writes nor waits on (a CRD's, say): it is broken today,",
-	"but draining nodes and restarting the control plane do not stall on it.",
-])
-
-group_phrase("*") := "every group"
-
-group_phrase("") := "the core group"
-
-group_phrase(g) := g if not g in {"*", ""}
 
 # METADATA
 # title: Fail-closed webhooks on what kube-system needs
@@ -398,3 +326,77 @@ key(id, w) := sprintf("admission-webhook/%s/%s/%s/%s", [id, object.get(w.configu
 configuration(w) := sprintf("%s %s", [object.get(w.configuration, "kind", "WebhookConfiguration"), w.configuration.name])
 
 config_ref(w) := object.union({"kind": "WebhookConfiguration"}, w.configuration)
+
+down_finding(w, stalls, t) := {
+	"key": key("no-ready-endpoints", w),
+	"category": "admission-webhook",
+	"severity": down_severity(stalls),
+	"target": t,
+	"title": sprintf("%s: webhook %s fails closed and its service %s %s", [
+		configuration(w), w.name, preflight.service_name(w.service), preflight.why_down(w.service),
+	]),
+	"detail": concat(" ", [
+		"With failurePolicy Fail the API server rejects every request this webhook matches when it cannot call it,",
+		"so those requests are rejected now.",
+		down_consequence(stalls),
+	]),
+	"remediation": concat(" ", [
+		"Bring the webhook's pods back (more than one replica, with a PodDisruptionBudget), or set failurePolicy: Ignore,",
+		"or delete the configuration if nothing serves the webhook any more.",
+	]),
+	"objects": [config_ref(w), preflight.service_ref(w.service)],
+	"namespaces": [w.service.namespace],
+	"citations": [
+		sprintf("%s#failure-policy", [docs]),
+		sprintf("%s#avoiding-deadlocks-in-self-hosted-webhooks", [docs]),
+		sprintf("%s#avoid-self-mutation", [good_practices]),
+	],
+}
+
+# METADATA
+# description: |
+#   The groups whose requests the upgrade itself makes or waits on: "*"; the core group
+#   (pods recreated off drained nodes and their evictions, nodes, events, service accounts,
+#   config maps); apps, batch and policy (controllers' writes and status, budgets' status);
+#   coordination.k8s.io (node and leader-election leases); rbac.authorization.k8s.io and
+#   flowcontrol.apiserver.k8s.io (the defaults a new API server reconciles);
+#   discovery.k8s.io (EndpointSlices of moved pods); apiextensions.k8s.io (add-ons' CRDs);
+#   certificates.k8s.io (new nodes' kubelet CSRs); storage.k8s.io (CSINodes, volume
+#   attachments of moved pods). Not admissionregistration.k8s.io: the API server never
+#   calls webhooks for webhook configurations or admission policies (rules.go,
+#   IsExemptAdmissionConfigurationResource).
+upgrade_groups := {
+	"*", "", "apps", "batch", "policy", "coordination.k8s.io", "rbac.authorization.k8s.io",
+	"discovery.k8s.io", "apiextensions.k8s.io", "certificates.k8s.io", "storage.k8s.io",
+	"flowcontrol.apiserver.k8s.io",
+}
+
+# The groups of upgrade_groups a webhook's rules name, sorted.
+upgrade_groups_matched(w) := sort({g |
+	some r in object.get(w, "rules", [])
+	some g in object.get(r, "apiGroups", [])
+	g in upgrade_groups
+})
+
+down_severity(stalls) := "blocker" if count(stalls) > 0
+
+else := "warning"
+
+down_consequence(stalls) := sprintf("%s %s", [
+	sprintf("Its rules match %s, which the upgrade writes or needs:", [concat(", ", [group_phrase(g) | some g in stalls])]),
+	concat(" ", [
+		"as nodes are drained and replaced the pods, leases, objects and status those groups hold cannot be written",
+		"(the webhook's own pods too, if it matches them) until its service is back.",
+	]),
+]) if {
+	count(stalls) > 0
+} else := concat(" ", [
+	"Its rules match only groups the upgrade neither writes nor waits on (a CRD's, say): it is broken today,",
+	"but draining nodes and restarting the control plane do not stall on it.",
+])
+
+group_phrase("*") := "every group"
+
+group_phrase("") := "the core group"
+
+group_phrase(g) := g if not g in {"*", ""}
