@@ -382,13 +382,14 @@ down_severity(stalls) := "blocker" if count(stalls) > 0
 
 else := "warning"
 
-down_consequence(stalls) := sprintf("%s %s", [
-	sprintf("Its rules match %s, which the upgrade writes or needs:", [concat(", ", [group_phrase(g) | some g in stalls])]),
+down_consequence(stalls) := sprintf(
 	concat(" ", [
-		"as nodes are drained and replaced the pods, leases, objects and status those groups hold cannot be written",
-		"(the webhook's own pods too, if it matches them) until its service is back.",
+		"Its rules name groups the upgrade writes or waits on (%s): as nodes are drained and replaced, the requests it",
+		"matches there (pods recreated elsewhere, its own too if it matches them; leases, controllers' status, the",
+		"control plane's defaults) are rejected until its service is back.",
 	]),
-]) if {
+	[concat(", ", [group_phrase(g) | some g in stalls])],
+) if {
 	count(stalls) > 0
 } else := concat(" ", [
 	"Its rules match only groups the upgrade neither writes nor waits on (a CRD's, say): it is broken today,",

@@ -55,10 +55,10 @@ test_a_fail_closed_webhook_whose_service_has_no_ready_endpoints_is_a_blocker_nam
 test_a_webhook_without_endpoints_blocks_only_when_it_matches_what_the_upgrade_writes if {
 	cases := [
 		# [rule groups, severity, what the detail names]
-		[["*"], "blocker", "Its rules match every group, which the upgrade writes or needs"],
-		[[""], "blocker", "Its rules match the core group, which"],
-		[["apps", "example.com"], "blocker", "Its rules match apps, which"],
-		[["policy", "batch"], "blocker", "Its rules match batch, policy, which"],
+		[["*"], "blocker", "Its rules name groups the upgrade writes or waits on (every group)"],
+		[[""], "blocker", "(the core group)"],
+		[["apps", "example.com"], "blocker", "(apps)"],
+		[["policy", "batch"], "blocker", "(batch, policy)"],
 		[["coordination.k8s.io"], "blocker", "coordination.k8s.io"],
 		[["rbac.authorization.k8s.io"], "blocker", "rbac.authorization.k8s.io"],
 		[["discovery.k8s.io"], "blocker", "discovery.k8s.io"],
