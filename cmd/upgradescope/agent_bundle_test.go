@@ -34,7 +34,9 @@ import (
 var everyFindingCategory = []string{"removed-api", "deprecated-api", "deprecated-api-in-use", "eol-addon", "eol-approaching",
 	"chart-incompat", "addon-no-data", "crd-version", "unknown-api", "version-skew", "kb-stale", "support-lifecycle",
 	// the behavioural pack's: tests sharing the API server create pods it judges
-	"removed-behaviour", "deprecated-behaviour"}
+	"removed-behaviour", "deprecated-behaviour",
+	// the pre-flight packs': tests sharing the API server create budgets, webhooks and nodes
+	"drain", "admission-webhook", "aggregated-api", "crd-conversion", "node-health", "feature-gates", "node-runtime"}
 
 // TestAgentPicksUpANewKBRevisionFromBundleServeWithoutRestart runs `bundle serve` and the
 // agent binary against the real API server. The served kb knows Kubernetes up to 1.35, so

@@ -58,7 +58,7 @@ func TestCommandsExitWithTheDocumentedCodes(t *testing.T) {
 	}{
 		{name: "a blocker fails the default gate", args: []string{"scan", "--files", examples, "--target", "1.37", pinned},
 			code: 2, stdout: []string{"VERDICT BLOCKED", "extensions/v1beta1 Ingress removed in 1.22", "ingress.yaml:4", "Ingress NGINX Controller is end-of-life",
-				"Workloads mount the Docker socket: removed in 1.24 (1 object)", "Deployment ci/runner (ci-runner.yaml:3)"}, stderr: []string{"gate failed: 1.37: 4 blockers"}},
+				"Workloads mount the Docker socket: removed in 1.24 (1 object)", "Deployment ci/runner (ci-runner.yaml:3)"}, stderr: []string{"gate failed: 1.37: 6 blockers"}},
 		{name: "--fail-on never always passes", args: []string{"scan", "--files", examples, "--target", "1.37", "--fail-on", "never", pinned}, code: 0},
 		{name: "a target before any removal is ready", args: []string{"scan", "--files", ingressOnly, "--target", "1.20", pinned},
 			code: 0, stdout: []string{"VERDICT READY", "INFO (1)"}},

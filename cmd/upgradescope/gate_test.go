@@ -61,7 +61,7 @@ func TestGateAgainstARealServer(t *testing.T) {
 		if !strings.Contains(g.stdout, `"file": "ci-runner.yaml"`) || !strings.Contains(g.stdout, `"filesBase": "../../examples/manifests"`) {
 			t.Errorf("the report lost the objects' files:\n%s", g.stdout)
 		}
-		if !strings.Contains(g.stderr, "gate failed: 1.37: 4 blockers") {
+		if !strings.Contains(g.stderr, "gate failed: 1.37: 6 blockers") {
 			t.Errorf("stderr = %q, want the failed gate named", g.stderr)
 		}
 	})

@@ -30,7 +30,7 @@ func TestRenderOutputsAreTheGatingTargetsNumbers(t *testing.T) {
 	saved := runCLI(t, "scan", "--files", examples, "--target", "1.36,1.37", "-o", "json", "--fail-on", "never", pinned)
 	path := write(t, t.TempDir(), "report.json", saved.stdout)
 	got := runCLI(t, "render", "--report", path, "-o", "outputs")
-	want := "target=1.37\nverdict=blocked\nready=false\nscore=25\nblockers=4\nwarnings=0\ninfos=2\nsuppressed=0\n"
+	want := "target=1.37\nverdict=blocked\nready=false\nscore=25\nblockers=6\nwarnings=0\ninfos=2\nsuppressed=0\n"
 	if got.code != 0 || got.stdout != want {
 		t.Errorf("exit %d, outputs:\n%s\nwant:\n%s%s", got.code, got.stdout, want, got.stderr)
 	}

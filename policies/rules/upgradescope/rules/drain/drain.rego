@@ -55,7 +55,9 @@ live if input.inventory.source == "cluster"
 #         (desiredHealthy < expectedPods); nothing when the budget selects no pod. Without
 #         status (files): blocker for maxUnavailable 0 or 0%, minAvailable 100%, or a
 #         minAvailable that keeps every replica of the workloads the selector matches (their
-#         replicas summed, rounding percentages up as the disruption controller does).
+#         replicas summed, rounding percentages up as the disruption controller does), unless
+#         one of those workloads is autoscaled (an HPA or ScaledObject of the manifests scales
+#         it, so its replicas are not the ones written).
 #       citations:
 #         - https://kubernetes.io/docs/tasks/run-application/configure-pdb/
 #         - https://kubernetes.io/docs/tasks/administer-cluster/safely-drain-node/
@@ -216,11 +218,18 @@ spec_reason(b) := sprintf("maxUnavailable %s", [b.maxUnavailable]) if {
 	kept(b.minAvailable, r) >= r
 }
 
-# The replicas of the workloads the selector matches, when every one of them is listed.
+# The replicas of the workloads the selector matches, when every one of them is listed and
+# none is autoscaled: an autoscaler's replicas are not the ones written.
 replicas(b) := r if {
 	object.get(b, "workloadsOmitted", 0) == 0
+	not autoscaled(b)
 	r := sum([w.replicas | some w in object.get(b, "workloads", [])])
 	r > 0
+}
+
+autoscaled(b) if {
+	some w in object.get(b, "workloads", [])
+	w.autoscaled
 }
 
 # How many of r pods minAvailable keeps: a number as written, a percentage rounded up.

@@ -126,6 +126,26 @@ test_a_files_budget_names_its_workloads_with_file_and_line if {
 	f.objects[1] == {"kind": "Deployment", "namespace": "shop", "name": "web", "file": "web.yaml", "line": 1}
 }
 
+scaled(name, replicas) := object.union(deployment(name, replicas), {"autoscaled": true})
+
+# An autoscaler's replicas are not the ones written: minAvailable against them says nothing,
+# while maxUnavailable 0 and minAvailable 100% allow no disruption at any scale.
+test_a_files_budget_over_an_autoscaled_workload_is_judged_by_its_spec_alone if {
+	cases := [
+		# [spec, workloads, want]
+		[{"minAvailable": "1"}, [scaled("web", 1)], set()], # an HPA with minReplicas 3 scales the written 1
+		[{"minAvailable": "2"}, [scaled("web", 1), deployment("api", 1)], set()], # any selected workload autoscaled
+		[{"minAvailable": "90%"}, [scaled("web", 3)], set()],
+		[{"minAvailable": "1"}, [object.union(scaled("web", 1), {"autoscaled": false})], {"blocker"}],
+		[{"maxUnavailable": "0"}, [scaled("web", 3)], {"blocker"}],
+		[{"maxUnavailable": "0%"}, [scaled("web", 3)], {"blocker"}],
+		[{"minAvailable": "100%"}, [scaled("web", 3)], {"blocker"}],
+	]
+	every c in cases {
+		{f.severity | some f in files(budgets([pdb(object.union(c[0], {"workloads": c[1]}))]))} == c[2]
+	}
+}
+
 test_a_files_budget_with_workloads_left_out_cannot_sum_its_replicas if {
 	b := pdb({"minAvailable": "2", "workloads": [deployment("web", 2)], "workloadsOmitted": 1})
 	count(files(budgets([b]))) == 0

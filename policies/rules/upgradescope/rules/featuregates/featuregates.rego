@@ -49,7 +49,11 @@ citation_locked := "https://github.com/kubernetes/kubernetes/blob/v1.37.0/stagin
 #       severity: >-
 #         blocker when the target no longer declares the gate (removed at or before it);
 #         warning when the minor after the target removes it, or when it is Deprecated at
-#         the target; gates no minor of the table declares are not judged
+#         the target; gates no minor of the table declares are not judged. At most a warning
+#         when every setting is a kubelet's read from configz (source kubelet-configz) on a
+#         managed provider (inventory.provider eks, gke or aks): the provider writes the
+#         kubelet configuration of the nodes it creates in the upgrade, so today's gate
+#         reaches the new kubelet only if the node pool's own configuration sets it
 #       citations:
 #         - https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates-removed/
 #         - https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/
@@ -81,7 +85,11 @@ findings contains f if {
 #       reads: [preflight.components]
 #       capabilities: [component-flags, kubelet-config]
 #       modes: [files, cluster]
-#       severity: "blocker when the gate is locked to its default at the target and a component sets the other value"
+#       severity: >-
+#         blocker when the gate is locked to its default at the target and a component sets
+#         the other value; at most a warning when every setting is a kubelet's read from
+#         configz (source kubelet-configz) on a managed provider (inventory.provider eks, gke
+#         or aks), which writes the kubelet configuration of the nodes it replaces
 #       citations:
 #         - https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/
 #         - https://github.com/kubernetes/kubernetes/blob/v1.37.0/staging/src/k8s.io/component-base/featuregate/feature_gate.go#L424-L428
@@ -117,8 +125,46 @@ uses_of(component, name) := [u |
 		"object": at_line(ref(c.object), object.get(g, "line", 0)),
 		"nodes": object.get(c, "nodes", []),
 		"nodesOmitted": object.get(c, "nodesOmitted", 0),
+		"replaced": provider_replaces(c),
 	}
 ]
+
+# METADATA
+# description: |
+#   A kubelet's configuration read from configz on a managed node pool: when the upgrade
+#   replaces the node, the provider writes the new kubelet's configuration from the node
+#   pool's, so what today's kubelet runs with does not carry over by itself.
+provider_replaces(c) if {
+	c.source == "kubelet-configz"
+	object.get(input.inventory, "provider", "") in managed_providers
+} else := false
+
+managed_providers := {"eks", "gke", "aks"}
+
+# replaced is whether every setting of a finding is one the provider's node replacement
+# rewrites: then the finding is at most a warning.
+replaced(uses) if {
+	count(uses) > 0
+	every u in uses {
+		u.replaced
+	}
+}
+
+capped(severity, uses) := "warning" if {
+	severity == "blocker"
+	replaced(uses)
+} else := severity
+
+replaced_note(uses) := sprintf(
+	concat(" ", [
+		" These settings are what the kubelets of %s managed nodes run with today (configz). When the upgrade",
+		"replaces the nodes, %s writes the new kubelets' configuration from the node pool's (its launch template,",
+		"bootstrap or node pool settings), so the gate stops them only if that configuration sets it too: check it there.",
+	]),
+	[upper(input.inventory.provider), upper(input.inventory.provider)],
+) if {
+	replaced(uses)
+} else := ""
 
 ref(o) := object.filter(o, ["kind", "namespace", "name", "file", "line", "renderedFrom", "ignore"])
 
@@ -145,6 +191,7 @@ state_at(gate, t) := cs[count(cs) - 1] if {
 # title's phrase, and by when to remove the setting.
 removal(gate, t) := {
 	"severity": "blocker",
+	"removedIn": s.minor,
 	"phrase": sprintf("was removed in %s", [s.minor]),
 	"by": sprintf("before upgrading to %s", [t]),
 } if {
@@ -176,10 +223,10 @@ removed_finding(component, name, gate, t, j, uses) := object.union(
 	{
 		"key": sprintf("feature-gates/removed/%s/%s", [component, name]),
 		"category": "feature-gates",
-		"severity": j.severity,
+		"severity": capped(j.severity, uses),
 		"target": t,
 		"title": removed_title(component, name, t, j, uses),
-		"detail": removed_detail(component, name, gate, j),
+		"detail": concat("", [removed_detail(component, name, gate, j), replaced_note(uses)]),
 		"remediation": sprintf("Remove %s from %s's feature gates (%s) %s.", [name, component, setting(component), j.by]),
 		"objects": objects(uses),
 		"namespaces": namespaces(uses),
@@ -189,6 +236,12 @@ removed_finding(component, name, gate, t, j, uses) := object.union(
 )
 
 removed_title(component, name, t, j, uses) := sprintf(
+	"%s is started with feature gate %s, removed in %s, on %s nodes the upgrade replaces with the node pool's kubelet configuration (%s)",
+	[component, name, j.removedIn, upper(input.inventory.provider), where(uses)],
+) if {
+	j.severity == "blocker"
+	replaced(uses)
+} else := sprintf(
 	"%s will not start on %s: feature gate %s %s (%s)",
 	[component, t, name, j.phrase, where(uses)],
 ) if {
@@ -229,19 +282,19 @@ locked_finding(component, name, t, s, uses) := object.union(
 	{
 		"key": sprintf("feature-gates/locked/%s/%s", [component, name]),
 		"category": "feature-gates",
-		"severity": "blocker",
+		"severity": capped("blocker", uses),
 		"target": t,
-		"title": sprintf(
-			"%s will not start on %s: feature gate %s is locked to %v and set to %v (%s)",
-			[component, t, name, s.default, other(s.default), where(uses)],
-		),
-		"detail": sprintf(
-			concat(" ", [
-				"From %s the gate %s is %s and locked to its default, %v; %s refuses the other value",
-				"(\"cannot set feature gate %s to %v, feature is locked to %v\") and exits.",
-			]),
-			[s.minor, name, s.preRelease, s.default, component, name, other(s.default), s.default],
-		),
+		"title": locked_title(component, name, t, s, uses),
+		"detail": concat("", [
+			sprintf(
+				concat(" ", [
+					"From %s the gate %s is %s and locked to its default, %v; %s refuses the other value",
+					"(\"cannot set feature gate %s to %v, feature is locked to %v\") and exits.",
+				]),
+				[s.minor, name, s.preRelease, s.default, component, name, other(s.default), s.default],
+			),
+			replaced_note(uses),
+		]),
 		"remediation": sprintf(
 			"Remove %s=%v from %s's feature gates (%s) before upgrading to %s: the feature is %s there whatever the setting says.",
 			[name, other(s.default), component, setting(component), t, on_off(s.default)],
@@ -251,6 +304,16 @@ locked_finding(component, name, t, s, uses) := object.union(
 		"citations": [citation_docs, citation_locked],
 	},
 	omitted(uses),
+)
+
+locked_title(component, name, t, s, uses) := sprintf(
+	"%s is started with feature gate %s=%v, locked to %v at %s, on %s nodes the upgrade replaces with the node pool's kubelet configuration (%s)",
+	[component, name, other(s.default), s.default, t, upper(input.inventory.provider), where(uses)],
+) if {
+	replaced(uses)
+} else := sprintf(
+	"%s will not start on %s: feature gate %s is locked to %v and set to %v (%s)",
+	[component, t, name, s.default, other(s.default), where(uses)],
 )
 
 other(true) := false

@@ -211,6 +211,61 @@ test_live_kubelets_are_named_by_their_nodes_with_those_left_out_counted if {
 	f.objectsOmitted == 40
 }
 
+on_provider(components, provider, t) := fs if {
+	fs := featuregates.findings with input as {"targets": [t], "inventory": object.union(inventory(components), {"provider": provider})}
+		with data.upgradescope.kb.featuregates as table
+}
+
+# A managed provider writes the kubelet configuration of the nodes it creates: a gate in
+# today's configz does not stop the new kubelet unless the node pool's configuration sets it.
+test_kubelets_read_from_configz_on_a_managed_provider_are_at_most_a_warning if {
+	cases := [
+		# [provider, severity]
+		["eks", "warning"],
+		["gke", "warning"],
+		["aks", "warning"],
+		["other", "blocker"],
+		["", "blocker"],
+	]
+	every c in cases {
+		only(on_provider([kubelet("a1", ["a1"], 0)], c[0], "1.34")).severity == c[1]
+	}
+	f := only(on_provider([kubelet("a1", ["a1"], 0)], "eks", "1.34"))
+	f.title == concat(" ", [
+		"kubelet is started with feature gate Gone, removed in 1.34,",
+		"on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)",
+	])
+	contains(f.detail, "When the upgrade replaces the nodes, EKS writes the new kubelets' configuration from the node pool's")
+}
+
+test_the_managed_provider_cap_covers_only_configz_and_keeps_warnings if {
+	# a kubelet configuration from a file is the node's own: still a blocker
+	file := object.union(kubelet("a1", ["a1"], 0), {"source": "config-file"})
+	only(on_provider([file], "gke", "1.34")).severity == "blocker"
+
+	# one setting outside configz keeps the blocker
+	only(on_provider([kubelet("a1", ["a1"], 0), file], "gke", "1.34")).severity == "blocker"
+
+	# a warning stays a warning, and says why
+	w := only(on_provider([kubelet("a1", ["a1"], 0)], "aks", "1.33"))
+	w.severity == "warning"
+	contains(w.detail, "AKS writes the new kubelets' configuration")
+
+	# the lock is capped too
+	locked := object.union(kubelet("a1", ["a1"], 0), {"featureGates": [gate("Locked", false)]})
+	l := only(on_provider([locked], "eks", "1.34"))
+	l.key == "feature-gates/locked/kubelet/Locked"
+	l.severity == "warning"
+	l.title == concat(" ", [
+		"kubelet is started with feature gate Locked=false, locked to true at 1.34,",
+		"on EKS nodes the upgrade replaces with the node pool's kubelet configuration (on nodes a1)",
+	])
+	only(on_provider([locked], "", "1.34")).severity == "blocker"
+
+	# the control plane's components are not the node pool's
+	only(on_provider([apiserver([gate("Gone", true)])], "eks", "1.34")).severity == "blocker"
+}
+
 test_each_component_kind_has_its_own_finding_and_its_entries_are_one if {
 	scheduler := {
 		"component": "kube-scheduler",

@@ -32,9 +32,12 @@ stat_hint := "Check a node with stat -fc %T /sys/fs/cgroup/: cgroup2fs is cgroup
 # title: Nodes on cgroup v1, which the target's kubelet refuses
 # description: |
 #   From 1.35 the kubelet refuses to start on a cgroup v1 node unless its configuration sets
-#   failCgroupV1: false. Node status does not show the cgroup version, so the evidence is what
-#   it does show: a kernel older than cgroup v2 needs (certain), or an OS image whose release
-#   boots cgroup v1 by default (likely). A kubelet configuration read live (configz) is the
+#   failCgroupV1: false. It checks the cgroup mode the node booted, not its kernel, and node
+#   status shows neither, so the evidence is what it does show: an OS image whose release
+#   boots cgroup v1 by default on a kernel older than Kubernetes supports cgroup v2 on (cgroup
+#   v1 unless switched to an unsupported cgroup v2), such a release on a newer kernel (likely),
+#   or an old kernel alone (some releases, RHEL 8's 4.18 among them, can boot cgroup v2 on one).
+#   A kubelet configuration read live (configz) is the
 #   effective one, defaults included, so failCgroupV1: false only says something about a
 #   kubelet at or past 1.35. One finding per evidence and target, naming the nodes.
 # related_resources:
@@ -49,10 +52,13 @@ stat_hint := "Check a node with stat -fc %T /sys/fs/cgroup/: cgroup2fs is cgroup
 #       capabilities: [node-state, kubelet-config]
 #       modes: [cluster]
 #       severity: >-
-#         At targets from 1.35, for nodes whose kubelet is older than 1.35: blocker when their
-#         kernel is older than 5.8, the oldest Kubernetes supports cgroup v2 on (they run cgroup
-#         v1); warning when their OS release boots cgroup v1 by default (Ubuntu before 21.10, Debian
-#         before 11, Fedora before 31, RHEL-like before 9, Amazon Linux 2), saying how to verify. A
+#         At targets from 1.35, for nodes whose kubelet is older than 1.35: blocker when their OS
+#         release boots cgroup v1 by default (Ubuntu before 21.10, Debian before 11, Fedora before
+#         31, RHEL-like before 9, Amazon Linux 2) and their kernel is older than 5.8, the oldest
+#         Kubernetes supports cgroup v2 on; warning, saying how to verify, when only one holds:
+#         such a release on a newer kernel (it may have been switched to cgroup v2), or an old
+#         kernel under another release (the kubelet checks the cgroup mode, not the kernel, and
+#         some releases boot cgroup v2 on one). A
 #         failCgroupV1: false such a kubelet reports is its version's default and spares nothing.
 #         Nodes whose kubelet is 1.35 or later started: info for those with either evidence whose
 #         kubelet reports failCgroupV1: false (cgroup v1, deprecated), nothing for the others.
@@ -65,7 +71,7 @@ stat_hint := "Check a node with stat -fc %T /sys/fs/cgroup/: cgroup2fs is cgroup
 findings contains f if {
 	some t in input.targets
 	versions.ordinal(t) >= versions.ordinal(cgroup.refused.version)
-	some evidence in ["kernel", "os-image"]
+	some evidence in ["os-image-old-kernel", "kernel", "os-image"]
 	some allowed in [false, true]
 	flagged := [i | some i, e in evidence_of; e == evidence; split_nodes[i][allowed].count > 0]
 	count(flagged) > 0
@@ -137,15 +143,25 @@ split_nodes[i] := {false: none, true: allowed_of(systems[i])} if {
 
 none := {"names": [], "count": 0}
 
-# cgroup_v1_evidence is what a group of nodes shows of running cgroup v1: a kernel too old
-# for cgroup v2, else an OS image whose release boots cgroup v1 by default. Nodes whose
-# kubelet already runs at or past the refusal started on what they run; Windows nodes have no
-# cgroups.
-cgroup_v1_evidence(s) := "kernel" if {
+# cgroup_v1_evidence is what a group of nodes shows of running cgroup v1: an OS image whose
+# release boots cgroup v1 by default on a kernel too old for cgroup v2, else a kernel too old
+# alone, else such an OS image alone. Nodes whose kubelet already runs at or past the refusal
+# started on what they run; Windows nodes have no cgroups.
+cgroup_v1_evidence(s) := "os-image-old-kernel" if {
 	judged_system(s)
-	versions.ordinal(s.kernelVersion) < versions.ordinal(cgroup.kernel.minimum)
+	old_kernel(s)
+	boots_cgroup_v1(s)
+} else := "kernel" if {
+	judged_system(s)
+	old_kernel(s)
 } else := "os-image" if {
 	judged_system(s)
+	boots_cgroup_v1(s)
+}
+
+old_kernel(s) if versions.ordinal(s.kernelVersion) < versions.ordinal(cgroup.kernel.minimum)
+
+boots_cgroup_v1(s) if {
 	some image in cgroup.osImages
 	release(os_release(image, s.osImage)) < release(image.cgroupV2From)
 }
@@ -200,7 +216,9 @@ cgroup_finding(t, evidence, allowed, flagged) := object.union(
 
 cgroup_severity(_, true) := "info"
 
-cgroup_severity("kernel", false) := "blocker"
+cgroup_severity("os-image-old-kernel", false) := "blocker"
+
+cgroup_severity("kernel", false) := "warning"
 
 cgroup_severity("os-image", false) := "warning"
 
@@ -214,6 +232,10 @@ allowed_phrase(true, true) := ", and its kubelet allows it with failCgroupV1: fa
 
 # The claim of a title, by evidence and by whether it is about one node.
 cgroup_claim := {
+	"os-image-old-kernel": {
+		false: sprintf("run OS releases that boot cgroup v1 by default, on a Linux kernel older than %s", [cgroup.kernel.minimum]),
+		true: sprintf("runs an OS release that boots cgroup v1 by default, on a Linux kernel older than %s", [cgroup.kernel.minimum]),
+	},
 	"kernel": {
 		false: sprintf("run a Linux kernel older than %s, the oldest Kubernetes supports cgroup v2 on", [cgroup.kernel.minimum]),
 		true: sprintf("runs a Linux kernel older than %s, the oldest Kubernetes supports cgroup v2 on", [cgroup.kernel.minimum]),
@@ -225,10 +247,19 @@ cgroup_claim := {
 }
 
 cgroup_evidence_detail := {
+	"os-image-old-kernel": sprintf(
+		concat(" ", [
+			"These OS releases boot cgroup v1 by default, and Kubernetes supports cgroup v2 only on Linux %s or later:",
+			"these nodes run cgroup v1 unless someone switched them to cgroup v2 on a kernel Kubernetes does not support",
+			"(on the kernel command line, which node status does not show).",
+		]),
+		[cgroup.kernel.minimum],
+	),
 	"kernel": sprintf(
 		concat(" ", [
-			"Kubernetes supports cgroup v2 only on Linux %s or later, so these nodes run cgroup v1 (or cgroup v2 on a kernel",
-			"Kubernetes does not support).",
+			"Kubernetes supports cgroup v2 only on Linux %s or later, but the kubelet checks the cgroup mode a node booted,",
+			"not its kernel, and some releases boot cgroup v2 on an older one (RHEL 8's 4.18 can): these nodes may run",
+			"either, and their OS release is not one known to boot cgroup v1 by default.",
 		]),
 		[cgroup.kernel.minimum],
 	),
@@ -270,12 +301,19 @@ cgroup_remediation := {
 cgroup_citations("kernel", _) := with_citations(cgroup.refused.citations, cgroup.kernel.citations)
 
 # An OS image finding cites what says the images it names boot cgroup v1.
-cgroup_citations("os-image", flagged) := with_citations(cgroup.refused.citations, sort({c |
+cgroup_citations("os-image", flagged) := with_citations(cgroup.refused.citations, image_citations(flagged))
+
+cgroup_citations("os-image-old-kernel", flagged) := with_citations(
+	with_citations(cgroup.refused.citations, cgroup.kernel.citations),
+	image_citations(flagged),
+)
+
+image_citations(flagged) := sort({c |
 	some i in flagged
 	some image in cgroup.osImages
 	os_release(image, systems[i].osImage)
 	some c in image.citations
-}))
+})
 
 # with_citations adds the citations of more not yet in cites, in order.
 with_citations(cites, more) := array.concat(cites, [c | some c in more; not c in cites])

@@ -26,12 +26,12 @@ jammy := system("Ubuntu 22.04.5 LTS", "6.8.0-1021-aws", "v1.34.2", ["jammy-1"])
 
 al2023 := system("Amazon Linux 2023.6.20241121", "6.1.115-126.197.amzn2023.x86_64", "v1.34.2", ["al-1"])
 
-test_a_kernel_older_than_cgroup_v2_needs_is_a_blocker_from_1_35 if {
+test_an_os_release_booting_cgroup_v1_on_a_kernel_older_than_cgroup_v2_needs_is_a_blocker_from_1_35 if {
 	f := only(judge(nodes([centos, jammy, al2023]), "1.35"))
-	f.key == "node-runtime/cgroup-v1-kernel"
+	f.key == "node-runtime/cgroup-v1-os-image-old-kernel"
 	f.category == "node-runtime"
 	f.severity == "blocker"
-	f.title == "2 nodes run a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on: the kubelet refuses cgroup v1 from 1.35"
+	f.title == "2 nodes run OS releases that boot cgroup v1 by default, on a Linux kernel older than 5.8: the kubelet refuses cgroup v1 from 1.35"
 	f.objects == [{"kind": "Node", "name": "c7-1"}, {"kind": "Node", "name": "c7-2"}]
 	contains(f.detail, "Seen on: CentOS Linux 7 (Core), Linux 3.10.0-1160.119.1.el7.x86_64.")
 	contains(f.detail, "stat -fc %T /sys/fs/cgroup/")
@@ -42,6 +42,35 @@ test_a_kernel_older_than_cgroup_v2_needs_is_a_blocker_from_1_35 if {
 		"https://kubernetes.io/docs/concepts/architecture/cgroups/",
 	]
 	contains(f.detail, "upgraded in place, such a node runs no pods")
+}
+
+# The kubelet checks the cgroup mode, not the kernel: an old kernel under a release not known
+# to boot cgroup v1 by default may run cgroup v2.
+test_a_kernel_older_than_cgroup_v2_needs_alone_is_a_warning if {
+	flatcar := system("Flatcar Container Linux by Kinvolk 2345.3.0 (Rhyolite)", "4.19.106-flatcar", "v1.34.2", ["fc-1"])
+	f := only(judge(nodes([flatcar, jammy]), "1.35"))
+	f.key == "node-runtime/cgroup-v1-kernel"
+	f.severity == "warning"
+	f.title == "1 node runs a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on: the kubelet refuses cgroup v1 from 1.35"
+	contains(f.detail, "the kubelet checks the cgroup mode a node booted, not its kernel")
+	contains(f.detail, "stat -fc %T /sys/fs/cgroup/")
+}
+
+test_the_evidence_decides_the_severity if {
+	cases := [
+		# [OS image, kernel, key, severity]
+		["Red Hat Enterprise Linux 8.10 (Ootpa)", "4.18.0-553.el8_10.x86_64", "node-runtime/cgroup-v1-os-image-old-kernel", "blocker"],
+		["Rocky Linux 8.9 (Green Obsidian)", "4.18.0-513.el8.x86_64", "node-runtime/cgroup-v1-os-image-old-kernel", "blocker"],
+		["Ubuntu 20.04.6 LTS", "5.4.0-200-generic", "node-runtime/cgroup-v1-os-image-old-kernel", "blocker"],
+		["Ubuntu 20.04.6 LTS", "5.15.0-1071-aws", "node-runtime/cgroup-v1-os-image", "warning"],
+		["Bottlerocket OS 1.0.0", "5.4.0", "node-runtime/cgroup-v1-kernel", "warning"],
+		["Rocky Linux 9.4 (Blue Onyx)", "4.18.0-1", "node-runtime/cgroup-v1-kernel", "warning"], # a release booting cgroup v2, old kernel
+	]
+	every c in cases {
+		f := only(judge(nodes([system(c[0], c[1], "v1.34.2", ["n-1"])]), "1.36"))
+		f.key == c[2]
+		f.severity == c[3]
+	}
 }
 
 test_before_1_35_cgroup_v1_nodes_have_no_finding if {
@@ -94,10 +123,10 @@ test_nodes_already_on_a_1_35_kubelet_allowing_cgroup_v1_are_information if {
 	started := system("CentOS Linux 7 (Core)", "3.10.0-1160.el7.x86_64", "v1.35.1", ["started-1", "started-2", "started-3"])
 	fs := judge(object.union(nodes([started]), {"components": [configz("started-1", false), configz("started-2", true)]}), "1.36")
 	f := only(fs)
-	f.key == "node-runtime/cgroup-v1-kernel-allowed"
+	f.key == "node-runtime/cgroup-v1-os-image-old-kernel-allowed"
 	f.severity == "info"
 	f.objects == [{"kind": "Node", "name": "started-1"}]
-	f.title == "1 node runs a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on, and its kubelet allows it with failCgroupV1: false"
+	f.title == "1 node runs an OS release that boots cgroup v1 by default, on a Linux kernel older than 5.8, and its kubelet allows it with failCgroupV1: false"
 	contains(f.detail, "so the kubelet still starts on cgroup v1")
 	count(judge(nodes([started]), "1.36")) == 0
 }
@@ -118,7 +147,7 @@ test_windows_nodes_have_no_cgroups if {
 test_unnamed_nodes_are_counted_and_left_unnamed if {
 	big := object.union(centos, {"nodes": {"count": 250, "names": ["c7-1", "c7-2"], "namesOmitted": 248}})
 	f := only(judge(nodes([big]), "1.35"))
-	f.title == "250 nodes run a Linux kernel older than 5.8, the oldest Kubernetes supports cgroup v2 on: the kubelet refuses cgroup v1 from 1.35"
+	f.title == "250 nodes run OS releases that boot cgroup v1 by default, on a Linux kernel older than 5.8: the kubelet refuses cgroup v1 from 1.35"
 	count(f.objects) == 2
 	f.objectsOmitted == 248
 }

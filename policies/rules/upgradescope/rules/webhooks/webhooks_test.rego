@@ -40,14 +40,50 @@ service(found, ready) := {"service": object.union(
 
 # No ready endpoints -----------------------------------------------------------------------
 
+pods_rule := {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}
+
 test_a_fail_closed_webhook_whose_service_has_no_ready_endpoints_is_a_blocker_naming_both if {
-	f := only(judge([hook(service(true, {"readyEndpoints": 0}))], "1.35"))
+	f := only(judge([hook(object.union(service(true, {"readyEndpoints": 0}), {"rules": [pods_rule]}))], "1.35"))
 	f.key == "admission-webhook/no-ready-endpoints/ValidatingWebhookConfiguration/shop-policy/check.shop.example.com"
 	f.category == "admission-webhook"
 	f.severity == "blocker"
 	f.title == "ValidatingWebhookConfiguration shop-policy: webhook check.shop.example.com fails closed and its service shop/policy has no ready endpoints"
 	f.objects == [config, {"kind": "Service", "namespace": "shop", "name": "policy"}]
 	f.namespaces == ["shop"]
+}
+
+test_a_webhook_without_endpoints_blocks_only_when_it_matches_what_the_upgrade_writes if {
+	cases := [
+		# [rule groups, severity, what the detail names]
+		[["*"], "blocker", "Its rules name groups the upgrade writes or waits on (every group)"],
+		[[""], "blocker", "(the core group)"],
+		[["apps", "example.com"], "blocker", "(apps)"],
+		[["policy", "batch"], "blocker", "(batch, policy)"],
+		[["coordination.k8s.io"], "blocker", "coordination.k8s.io"],
+		[["rbac.authorization.k8s.io"], "blocker", "rbac.authorization.k8s.io"],
+		[["discovery.k8s.io"], "blocker", "discovery.k8s.io"],
+		[["apiextensions.k8s.io"], "blocker", "apiextensions.k8s.io"],
+		[["certificates.k8s.io"], "blocker", "certificates.k8s.io"],
+		[["storage.k8s.io"], "blocker", "storage.k8s.io"],
+		[["flowcontrol.apiserver.k8s.io"], "blocker", "flowcontrol.apiserver.k8s.io"],
+		[["cert-manager.io", "acme.cert-manager.io"], "warning", "Its rules match only groups the upgrade neither writes nor waits on"],
+		[["networking.k8s.io"], "warning", "only groups"],
+		# never called for webhook configurations or admission policies
+		[["admissionregistration.k8s.io"], "warning", "only groups"],
+	]
+	every c in cases {
+		r := {"operations": ["CREATE", "UPDATE"], "apiGroups": c[0], "apiVersions": ["*"], "resources": ["*/*"]}
+		f := only(judge([hook(object.union(service(true, {"readyEndpoints": 0}), {"rules": [r]}))], "1.35"))
+		f.severity == c[1]
+		contains(f.detail, c[2])
+	}
+}
+
+test_covering_kube_system_does_not_make_a_crd_webhook_without_endpoints_a_blocker if {
+	# cert-manager's stock webhook: every namespace without an opt-out label, kube-system too
+	r := {"operations": ["CREATE", "UPDATE"], "apiGroups": ["cert-manager.io"], "apiVersions": ["v1"], "resources": ["*/*"]}
+	w := hook(object.union(service(false, {}), {"rules": [r], "coversKubeSystem": true}))
+	only(judge([w], "1.35")).severity == "warning"
 }
 
 test_a_missing_service_is_named_as_missing if {
@@ -104,7 +140,11 @@ test_what_the_control_plane_needs_is_matched_in_its_group if {
 		[rule(["*"], ["nodes"], ["*"]), "nodes"],
 		[rule([""], ["serviceaccounts"], ["CREATE", "UPDATE"]), "serviceaccounts"],
 		[rule(["coordination.k8s.io"], ["leases"], ["UPDATE"]), "leases"],
-		[rule(["apps"], ["*/scale"], ["UPDATE"]), "every resource"],
+		[rule(["*"], ["*"], ["UPDATE"]), "every resource"],
+		[rule(["*"], ["*/*"], ["CREATE"]), "every resource"],
+		[rule(["*"], ["*/scale"], ["UPDATE"]), "every resource"],
+		[rule([""], ["*"], ["CREATE"]), "nodes, pods, serviceaccounts"], # every core resource: what kube-system needs there
+		[rule(["coordination.k8s.io"], ["*/*"], ["UPDATE"]), "leases"],
 	]
 	every c in cases {
 		f := only(judge([kube_system(c[0], {})], "1.35"))
@@ -118,10 +158,17 @@ test_rules_that_leave_the_control_plane_alone_are_not_findings if {
 		rule(["apps"], ["pods"], ["*"]), # pods are not served in apps
 		rule([""], ["leases"], ["*"]), # leases are not served in the core group
 		rule([""], ["pods"], ["DELETE", "CONNECT"]), # neither creates nor updates
+		rule(["apps"], ["*/scale"], ["UPDATE"]), # every resource of apps: none kube-system needs
+		rule(["cert-manager.io", "acme.cert-manager.io"], ["*/*"], ["CREATE", "UPDATE"]), # cert-manager's own webhook
 	]
 	every r in cases {
 		count(judge([kube_system(r, {})], "1.35")) == 0
 	}
+}
+
+test_the_kube_system_warning_says_match_conditions_are_not_read if {
+	f := only(judge([kube_system(rule(["*"], ["*"], ["*"]), {})], "1.35"))
+	contains(f.detail, "The inventory does not show matchConditions: a webhook may leave kube-system out with a matchCondition")
 }
 
 test_the_kube_system_warning_needs_fail_closed_and_no_selector_leaving_it_out if {
@@ -183,6 +230,36 @@ test_every_stale_resource_is_listed_once_sorted if {
 	contains(g.title, "matches only apps/v1beta1, apps/v1beta2 deployments, which")
 }
 
+ingress_rule(group, version) := {"operations": ["CREATE", "UPDATE"], "apiGroups": [group], "apiVersions": [version], "resources": ["ingresses"]}
+
+test_a_removed_version_is_not_stale_while_another_rule_matches_the_resource_where_the_target_serves_it if {
+	old := ingress_rule("extensions", "v1beta1")
+	cases := [
+		# [the webhook's other rule, findings at 1.22]
+		[ingress_rule("networking.k8s.io", "v1"), 0], # the usual way to cover 1.14 to 1.21 and after
+		[ingress_rule("networking.k8s.io", "*"), 0],
+		[ingress_rule("*", "v1"), 0],
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["*"]}), 0],
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["ingresses/status"]}), 0],
+		[ingress_rule("networking.k8s.io", "v1beta1"), 1], # removed at 1.22 too
+		[ingress_rule("example.com", "v1"), 1], # a resource of the same name no built-in group serves
+		[ingress_rule("extensions", "*"), 1], # extensions serves ingresses at no version at 1.22
+		[object.union(ingress_rule("networking.k8s.io", "v1"), {"resources": ["ingressclasses"]}), 1],
+	]
+	every c in cases {
+		w := hook({"failurePolicy": "Ignore", "rules": [old, c[0]]})
+		count(judge([w], "1.22")) == c[1]
+	}
+}
+
+test_the_other_rule_covers_only_its_own_resource if {
+	w := hook({"failurePolicy": "Ignore", "rules": [
+		{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1beta2"], "resources": ["deployments", "daemonsets"]},
+		{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]},
+	]})
+	contains(only(judge([w], "1.35")).title, "matches only apps/v1beta2 daemonsets, which")
+}
+
 test_core_versions_are_written_without_a_group if {
 	# core/v1 is served everywhere: a rule naming only it is never stale
 	count(judge([versioned([""], ["v1"], ["pods"])], "1.35")) == 0
@@ -196,7 +273,7 @@ test_no_webhooks_no_findings if {
 test_all_three_families_can_hold_for_one_webhook if {
 	w := hook({
 		"coversKubeSystem": true,
-		"rules": [rule(["*"], ["*"], ["*"]), {"operations": ["*"], "apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "resources": ["ingresses"]}],
+		"rules": [rule([""], ["pods"], ["*"]), {"operations": ["*"], "apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "resources": ["ingresses"]}],
 		"service": {"namespace": "shop", "name": "policy", "found": true, "readyEndpoints": 0},
 	})
 	fs := judge([w], "1.35")
