@@ -189,13 +189,28 @@ judged[i] := status_judgement(b.status) if {
 # Without status: what the spec says, the first reason that holds. A policy/v1beta1 budget
 # with an empty selector selects no pod.
 judged[i] := {"severity": "blocker", "why": why} if {
-	some i, b in budgets
+	some i in spec_candidates
+	b := budgets[i]
 	not b.status
-	not selects_nothing(object.get(b, "apiVersion", ""), object.get(b, "selectorEmpty", false))
-	why := spec_reason(b)
+	not b.selectorEmpty
+	why := spec_reason(
+		object.get(b, "maxUnavailable", ""), object.get(b, "minAvailable", ""),
+		object.get(b, "workloads", []), object.get(b, "workloadsOmitted", 0),
+	)
 }
 
-selects_nothing("policy/v1beta1", true)
+# An empty selector selects every pod of the namespace in policy/v1 and none in v1beta1.
+judged[i] := {"severity": "blocker", "why": why} if {
+	some i in spec_candidates
+	b := budgets[i]
+	not b.status
+	b.selectorEmpty
+	b.apiVersion != "policy/v1beta1"
+	why := spec_reason(
+		object.get(b, "maxUnavailable", ""), object.get(b, "minAvailable", ""),
+		object.get(b, "workloads", []), object.get(b, "workloadsOmitted", 0),
+	)
+}
 
 status_judgement(s) := {"severity": "blocker", "why": why} if {
 	s.expectedPods > 0
@@ -209,33 +224,49 @@ status_judgement(s) := {"severity": "warning", "why": why} if {
 	why := sprintf("%d of its %d pods %s not healthy", [unhealthy, s.expectedPods, are(unhealthy)])
 }
 
-spec_reason(b) := sprintf("maxUnavailable %s", [b.maxUnavailable]) if {
-	b.maxUnavailable in {"0", "0%"}
-} else := "minAvailable 100%" if {
+# The first reason the spec gives. It takes the fields, not the budget: a files inventory
+# lists up to a thousand budgets, nearly all of them fine, and OPA hashes a function's
+# arguments. minAvailable is judged against the replicas of the workloads the selector
+# matches only when every one of them is listed and none is autoscaled: an autoscaler's
+# replicas are not the ones written.
+# The budgets whose spec can forbid every disruption: maxUnavailable set, minAvailable 100%,
+# or workloads to count minAvailable against. Most budgets are none of these (minAvailable 1
+# of workloads the manifests do not hold), and these tests are cheap beside spec_reason.
+spec_candidates contains i if {
+	some i, b in budgets
+	b.maxUnavailable
+}
+
+spec_candidates contains i if {
+	some i, b in budgets
 	b.minAvailable == "100%"
-} else := sprintf("minAvailable %s with %d replicas", [b.minAvailable, r]) if {
-	r := replicas(b)
-	kept(b.minAvailable, r) >= r
 }
 
-# The replicas of the workloads the selector matches, when every one of them is listed and
-# none is autoscaled: an autoscaler's replicas are not the ones written.
-replicas(b) := r if {
-	object.get(b, "workloadsOmitted", 0) == 0
-	not autoscaled(b)
-	r := sum([w.replicas | some w in object.get(b, "workloads", [])])
+spec_candidates contains i if {
+	some i, b in budgets
+	b.workloads
+}
+
+spec_reason(max_unavailable, min_available, workloads, omitted) := sprintf("maxUnavailable %s", [max_unavailable]) if {
+	max_unavailable in {"0", "0%"}
+} else := "minAvailable 100%" if {
+	min_available == "100%"
+} else := sprintf("minAvailable %s with %d replicas", [min_available, r]) if {
+	min_available != ""
+	omitted == 0
+	count(workloads) > 0
+	every w in workloads {
+		not w.autoscaled
+	}
+	r := sum([w.replicas | some w in workloads])
 	r > 0
-}
-
-autoscaled(b) if {
-	some w in object.get(b, "workloads", [])
-	w.autoscaled
+	kept(min_available, r) >= r
 }
 
 # How many of r pods minAvailable keeps: a number as written, a percentage rounded up.
-kept(v, _) := to_number(v) if regex.match(`^[0-9]+$`, v)
+kept(v, r) := ceil((to_number(trim_suffix(v, "%")) * r) / 100) if endswith(v, "%")
 
-kept(v, r) := ceil((to_number(trim_suffix(v, "%")) * r) / 100) if regex.match(`^[0-9]+%$`, v)
+kept(v, _) := to_number(v) if not endswith(v, "%")
 
 budget_finding(b, j, t) := object.union(
 	{
