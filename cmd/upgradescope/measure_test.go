@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,4 +80,26 @@ func measuredUse(ctx context.Context, t *testing.T, dir, name string, args ...st
 		t.Fatalf("measure %q: %v", raw, err)
 	}
 	return cmd.ProcessState.ExitCode(), use, string(out)
+}
+
+// peakRSSOf is a running child's own peak RSS (VmHWM from /proc), in bytes. Its rusage
+// Maxrss is no good for a child the test process started itself: exec starts it with the
+// test process's pages (vfork), so a test binary grown past the bound fails the child.
+func peakRSSOf(t *testing.T, pid int) int64 {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("peak RSS of %d: %v", pid, err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kib int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kib); err != nil {
+				t.Fatalf("peak RSS of %d: %q: %v", pid, line, err)
+			}
+			return kib << 10
+		}
+	}
+	t.Fatalf("peak RSS of %d: no VmHWM in /proc/%d/status", pid, pid)
+	return 0
 }
