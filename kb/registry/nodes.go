@@ -1,15 +1,12 @@
 package registry
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // NodeFactsFile is the document in NodeFiles holding what the node runtime pack judges
@@ -77,14 +74,8 @@ var (
 // each naming the field.
 func LoadNodeFacts(fsys fs.FS) (NodeFacts, error) {
 	var facts NodeFacts
-	data, err := fs.ReadFile(fsys, NodeFactsFile)
-	if err != nil {
+	if err := decodeStrict(fsys, NodeFactsFile, &facts); err != nil {
 		return facts, err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&facts); err != nil {
-		return facts, fmt.Errorf("%s: %v", NodeFactsFile, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if problems := validateNodeFacts(facts); len(problems) > 0 {
 		sort.Strings(problems)

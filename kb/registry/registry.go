@@ -141,14 +141,8 @@ func loadAll[T any](fsys fs.FS, pattern string, check func(*T) (id string, probl
 
 func loadOne[T any](fsys fs.FS, name string, check func(*T) (string, []string)) (T, string, error) {
 	var v T
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
+	if err := decodeStrict(fsys, name, &v); err != nil {
 		return v, "", err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&v); err != nil {
-		return v, "", fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	id, problems := check(&v)
 	if want := strings.TrimSuffix(path.Base(name), ".yaml"); id != want {
@@ -158,6 +152,21 @@ func loadOne[T any](fsys fs.FS, name string, check func(*T) (string, []string)) 
 		return v, "", fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
 	}
 	return v, id, nil
+}
+
+// decodeStrict decodes the YAML file name of fsys into v, refusing a field v does not have:
+// a misspelt key would otherwise drop a cited claim without a word.
+func decodeStrict(fsys fs.FS, name string, v any) error {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
 }
 
 // validate returns one "field: problem" per defect.
