@@ -28,119 +28,151 @@ func overlayPreflight(cluster, manifests *Preflight) (*Preflight, []preflightCut
 	if cluster == nil {
 		cluster = &Preflight{}
 	}
+	o := &preflightOverlay{cluster: cluster, manifests: manifests, endpoints: serviceEndpoints(cluster)}
 	out := *cluster
-	var cuts []preflightCut
-	ids := func(refs ...ObjectRef) map[objectID]bool {
-		m := map[objectID]bool{}
-		for _, r := range refs {
-			m[objectID{r.Kind, r.Namespace, r.Name}] = true
-		}
-		return m
-	}
-	idOf := func(r ObjectRef) objectID { return objectID{r.Kind, r.Namespace, r.Name} }
-	endpoints := serviceEndpoints(cluster)
+	out.DisruptionBudgets, out.DisruptionBudgetsOmitted = o.budgets()
+	out.Webhooks, out.WebhooksOmitted = o.webhooks()
+	out.APIServices, out.APIServicesOmitted = o.apiServices()
+	out.Conversions, out.ConversionsOmitted = o.conversions()
+	out.Placements, out.PlacementsOmitted = o.placements()
+	out.Components, out.ComponentsOmitted = o.components()
+	out.Drain = overlayDrain(cluster.Drain, manifests.Drain)
+	return &out, o.cuts
+}
 
+// preflightOverlay merges one list of the section at a time, gathering what it cut.
+type preflightOverlay struct {
+	cluster, manifests *Preflight
+	endpoints          serviceBackends
+	cuts               []preflightCut
+}
+
+func idOf(r ObjectRef) objectID { return objectID{r.Kind, r.Namespace, r.Name} }
+
+// idsOf are the objects items name.
+func idsOf[T any](items []T, ref func(T) ObjectRef) map[objectID]bool {
+	m := make(map[objectID]bool, len(items))
+	for _, it := range items {
+		m[idOf(ref(it))] = true
+	}
+	return m
+}
+
+func (o *preflightOverlay) budgets() ([]DisruptionBudget, int) {
 	liveBudgets := map[objectID]DisruptionBudget{}
-	for _, b := range cluster.DisruptionBudgets {
+	for _, b := range o.cluster.DisruptionBudgets {
 		liveBudgets[idOf(b.Object)] = b
 	}
-	writtenBudgets := slices.Clone(manifests.DisruptionBudgets)
-	for i := range writtenBudgets {
-		if live, ok := liveBudgets[idOf(writtenBudgets[i].Object)]; ok && writtenBudgets[i].Status == nil {
-			b := &writtenBudgets[i]
+	written := slices.Clone(o.manifests.DisruptionBudgets)
+	for i := range written {
+		if live, ok := liveBudgets[idOf(written[i].Object)]; ok && written[i].Status == nil {
+			b := &written[i]
 			b.Status, b.Pods, b.PodsOmitted = live.Status, live.Pods, live.PodsOmitted
 		}
 	}
-	budgets := ids(mapRefs(manifests.DisruptionBudgets, func(b DisruptionBudget) ObjectRef { return b.Object })...)
-	var cut, blocking int
-	out.DisruptionBudgets, out.DisruptionBudgetsOmitted, cut, blocking = overlayList(cluster.DisruptionBudgets, writtenBudgets,
-		func(b DisruptionBudget) bool { return budgets[idOf(b.Object)] },
+	rewritten := idsOf(written, func(b DisruptionBudget) ObjectRef { return b.Object })
+	out, omitted, cut, blocking := overlayList(o.cluster.DisruptionBudgets, written,
+		func(b DisruptionBudget) bool { return rewritten[idOf(b.Object)] },
 		func(a, b DisruptionBudget) int { return refCompare(a.Object, b.Object) },
-		cluster.DisruptionBudgetsOmitted+manifests.DisruptionBudgetsOmitted,
+		o.cluster.DisruptionBudgetsOmitted+o.manifests.DisruptionBudgetsOmitted,
 		DisruptionBudget.MayBlock)
 	if cut > 0 {
-		cuts = append(cuts, preflightCut{CapDisruptionBudgets, "PodDisruptionBudget(s)", cut, blocking})
+		o.cuts = append(o.cuts, preflightCut{CapDisruptionBudgets, "PodDisruptionBudget(s)", cut, blocking})
 	}
+	return out, omitted
+}
 
-	liveHooks := map[[2]any]bool{}
-	for _, w := range cluster.Webhooks {
+func (o *preflightOverlay) webhooks() ([]Webhook, int) {
+	coversLive := map[[2]any]bool{}
+	for _, w := range o.cluster.Webhooks {
 		if w.CoversKubeSystem {
-			liveHooks[[2]any{idOf(w.Configuration), w.Name}] = true
+			coversLive[[2]any{idOf(w.Configuration), w.Name}] = true
 		}
 	}
-	configs := ids(mapRefs(manifests.Webhooks, func(w Webhook) ObjectRef { return w.Configuration })...)
-	written := slices.Clone(manifests.Webhooks)
+	written := slices.Clone(o.manifests.Webhooks)
 	for i := range written {
-		written[i].Service = endpoints.of(written[i].Service)
-		written[i].CoversKubeSystem = written[i].CoversKubeSystem || liveHooks[[2]any{idOf(written[i].Configuration), written[i].Name}]
+		w := &written[i]
+		w.Service = o.endpoints.of(w.Service)
+		w.CoversKubeSystem = w.CoversKubeSystem || coversLive[[2]any{idOf(w.Configuration), w.Name}]
 	}
-	out.Webhooks, out.WebhooksOmitted, cut, _ = overlayList(cluster.Webhooks, written,
-		func(w Webhook) bool { return configs[idOf(w.Configuration)] },
+	rewritten := idsOf(written, func(w Webhook) ObjectRef { return w.Configuration })
+	out, omitted, cut, _ := overlayList(o.cluster.Webhooks, written,
+		func(w Webhook) bool { return rewritten[idOf(w.Configuration)] },
 		func(a, b Webhook) int { return refCompare(a.Configuration, b.Configuration) }, // a configuration's in its order
-		cluster.WebhooksOmitted+manifests.WebhooksOmitted, nil)
-	cuts = appendCut(cuts, CapWebhooks, "webhook(s)", cut)
+		o.cluster.WebhooksOmitted+o.manifests.WebhooksOmitted, nil)
+	o.cuts = appendCut(o.cuts, CapWebhooks, "webhook(s)", cut)
+	return out, omitted
+}
 
+func (o *preflightOverlay) apiServices() ([]APIService, int) {
 	liveServices := map[objectID]APIService{}
-	for _, a := range cluster.APIServices {
+	for _, a := range o.cluster.APIServices {
 		liveServices[idOf(a.Object)] = a
 	}
-	services := ids(mapRefs(manifests.APIServices, func(a APIService) ObjectRef { return a.Object })...)
-	writtenServices := slices.Clone(manifests.APIServices)
-	for i := range writtenServices {
-		a := &writtenServices[i]
-		a.Service = endpoints.of(a.Service)
+	written := slices.Clone(o.manifests.APIServices)
+	for i := range written {
+		a := &written[i]
+		a.Service = o.endpoints.of(a.Service)
 		if live, ok := liveServices[idOf(a.Object)]; ok && a.Available == "" {
 			a.Available, a.Reason, a.Message = live.Available, live.Reason, live.Message
 		}
 	}
-	out.APIServices, out.APIServicesOmitted, cut, _ = overlayList(cluster.APIServices, writtenServices,
-		func(a APIService) bool { return services[idOf(a.Object)] },
+	rewritten := idsOf(written, func(a APIService) ObjectRef { return a.Object })
+	out, omitted, cut, _ := overlayList(o.cluster.APIServices, written,
+		func(a APIService) bool { return rewritten[idOf(a.Object)] },
 		func(a, b APIService) int { return refCompare(a.Object, b.Object) },
-		cluster.APIServicesOmitted+manifests.APIServicesOmitted, nil)
-	cuts = appendCut(cuts, CapAPIServices, "APIService(s)", cut)
+		o.cluster.APIServicesOmitted+o.manifests.APIServicesOmitted, nil)
+	o.cuts = appendCut(o.cuts, CapAPIServices, "APIService(s)", cut)
+	return out, omitted
+}
 
-	crds := ids(mapRefs(manifests.Conversions, func(c Conversion) ObjectRef { return c.CRD })...)
-	writtenConversions := slices.Clone(manifests.Conversions)
-	for i := range writtenConversions {
-		writtenConversions[i].Service = endpoints.of(writtenConversions[i].Service)
+func (o *preflightOverlay) conversions() ([]Conversion, int) {
+	written := slices.Clone(o.manifests.Conversions)
+	for i := range written {
+		written[i].Service = o.endpoints.of(written[i].Service)
 	}
-	out.Conversions, out.ConversionsOmitted, cut, _ = overlayList(cluster.Conversions, writtenConversions,
-		func(c Conversion) bool { return crds[idOf(c.CRD)] },
+	rewritten := idsOf(written, func(c Conversion) ObjectRef { return c.CRD })
+	out, omitted, cut, _ := overlayList(o.cluster.Conversions, written,
+		func(c Conversion) bool { return rewritten[idOf(c.CRD)] },
 		func(a, b Conversion) int { return refCompare(a.CRD, b.CRD) },
-		cluster.ConversionsOmitted+manifests.ConversionsOmitted, nil)
-	cuts = appendCut(cuts, CapCRDs, "CRD conversion webhook(s)", cut)
+		o.cluster.ConversionsOmitted+o.manifests.ConversionsOmitted, nil)
+	o.cuts = appendCut(o.cuts, CapCRDs, "CRD conversion webhook(s)", cut)
+	return out, omitted
+}
 
-	placed := ids(mapRefs(manifests.Placements, func(p Placement) ObjectRef { return p.Object })...)
-	out.Placements, out.PlacementsOmitted, cut, _ = overlayList(cluster.Placements, manifests.Placements,
-		func(p Placement) bool { return placed[idOf(p.Object)] },
+func (o *preflightOverlay) placements() ([]Placement, int) {
+	rewritten := idsOf(o.manifests.Placements, func(p Placement) ObjectRef { return p.Object })
+	out, omitted, cut, _ := overlayList(o.cluster.Placements, o.manifests.Placements,
+		func(p Placement) bool { return rewritten[idOf(p.Object)] },
 		func(a, b Placement) int { return cmp.Or(refCompare(a.Object, b.Object), cmp.Compare(a.Rule, b.Rule)) },
-		cluster.PlacementsOmitted+manifests.PlacementsOmitted, nil)
-	cuts = appendCut(cuts, CapPods, "placement(s)", cut)
+		o.cluster.PlacementsOmitted+o.manifests.PlacementsOmitted, nil)
+	o.cuts = appendCut(o.cuts, CapPods, "placement(s)", cut)
+	return out, omitted
+}
 
+func (o *preflightOverlay) components() ([]Component, int) {
 	liveNodes := map[objectID]Component{}
-	for _, c := range cluster.Components {
+	for _, c := range o.cluster.Components {
 		if _, seen := liveNodes[idOf(c.Object)]; !seen && len(c.Nodes) > 0 {
 			liveNodes[idOf(c.Object)] = c
 		}
 	}
-	writtenComponents := slices.Clone(manifests.Components)
-	for i := range writtenComponents {
-		c := &writtenComponents[i]
+	written := slices.Clone(o.manifests.Components)
+	for i := range written {
+		c := &written[i]
 		if live, ok := liveNodes[idOf(c.Object)]; ok && len(c.Nodes) == 0 {
 			c.Nodes, c.NodesOmitted = live.Nodes, live.NodesOmitted
 		}
 	}
-	components := ids(mapRefs(manifests.Components, func(c Component) ObjectRef { return c.Object })...)
-	out.Components, out.ComponentsOmitted, cut, _ = overlayList(cluster.Components, writtenComponents,
-		func(c Component) bool { return components[idOf(c.Object)] },
+	rewritten := idsOf(written, func(c Component) ObjectRef { return c.Object })
+	out, omitted, cut, _ := overlayList(o.cluster.Components, written,
+		func(c Component) bool { return rewritten[idOf(c.Object)] },
 		func(a, b Component) int {
 			return cmp.Or(cmp.Compare(a.Component, b.Component), cmp.Compare(a.Source, b.Source), refCompare(a.Object, b.Object))
 		},
-		cluster.ComponentsOmitted+manifests.ComponentsOmitted, nil)
-	cuts = appendCut(cuts, CapComponentFlags, "component configuration(s)", cut)
-
-	out.Drain = overlayDrain(cluster.Drain, manifests.Drain)
-	return &out, cuts
+		o.cluster.ComponentsOmitted+o.manifests.ComponentsOmitted, nil)
+	o.cuts = appendCut(o.cuts, CapComponentFlags, "component configuration(s)", cut)
+	return out, omitted
 }
 
 // preflightCut is a list the overlay cut at MaxPreflightItems: how many of what, and for
@@ -239,13 +271,10 @@ func overlayDrain(cluster, manifests *DrainPods) *DrainPods {
 	}
 	merge := func(c, m PodList) PodList {
 		out := PodList{Count: m.Count + c.Count, Objects: slices.Clone(m.Objects), ObjectsOmitted: m.ObjectsOmitted + c.ObjectsOmitted}
-		written := map[objectID]bool{}
-		for _, o := range m.Objects {
-			written[objectID{o.Kind, o.Namespace, o.Name}] = true
-		}
+		written := idsOf(m.Objects, func(o ObjectRef) ObjectRef { return o })
 		for _, o := range c.Objects {
 			switch {
-			case written[objectID{o.Kind, o.Namespace, o.Name}]:
+			case written[idOf(o)]:
 				out.Count-- // the manifests' copy is counted
 			case len(out.Objects) < MaxObjectRefs:
 				out.Objects = append(out.Objects, o)
@@ -297,14 +326,6 @@ func (b serviceBackends) of(s *ServiceRef) *ServiceRef {
 	c := *s
 	c.Found, c.ReadyEndpoints = live.Found, live.ReadyEndpoints
 	return &c
-}
-
-func mapRefs[T any](items []T, ref func(T) ObjectRef) []ObjectRef {
-	out := make([]ObjectRef, len(items))
-	for i, it := range items {
-		out[i] = ref(it)
-	}
-	return out
 }
 
 // refCompare orders references by namespace, name, kind, file and line.
