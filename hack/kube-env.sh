@@ -3,11 +3,13 @@
 # built from source through the Go module proxy (no Docker, no binary downloads).
 #
 # Usage:  kube-env.sh [install|start|smoke|stop|env|selftest] ...
-#   install   build etcd, kube-apiserver (and kubectl if missing) into $KUBE_BIN_ROOT (cached)
+#   install   build etcd, kube-apiserver, kubectl-convert (and kubectl if missing) into
+#             $KUBE_BIN_ROOT (cached)
 #   start     generate certs + kubeconfig, start etcd and kube-apiserver, wait for /readyz
 #   smoke     prove it works: namespace, deployment, pod, node, CRD (+SSA), CR, /metrics
 #   stop      stop the processes started by `start` (by PID file) and remove the data dir
 #   env       print `export KUBECONFIG=...` lines for the running instance
+#   bindir    print the directory holding etcd, kube-apiserver and kubectl-convert (after install)
 #   selftest  install + start + smoke + stop
 # Several commands may be given: `kube-env.sh install start smoke stop`.
 #
@@ -154,6 +156,8 @@ build_k8s() {
   mkdir -p "$BIN_DIR"
   local targets=()
   [ -x "$BIN_DIR/kube-apiserver" ] || targets+=(kube-apiserver)
+  # kubectl-convert is the oracle of upgradescope fix's tests (convert/oracle_test.go)
+  [ -x "$BIN_DIR/kubectl-convert" ] || targets+=(kubectl-convert)
   if [ "$BUILD_KUBECTL" = 1 ] || ! command -v kubectl >/dev/null; then
     [ -x "$BIN_DIR/kubectl" ] || targets+=(kubectl)
   fi
@@ -173,6 +177,9 @@ cmd_install() {
   command -v go >/dev/null || die "go is required"
   timed build_etcd
   timed build_k8s
+  # one directory holding etcd and kube-apiserver, the layout setup-envtest produces, for
+  # `upgradescope rehearse --kube-binaries "$(hack/kube-env.sh bindir)"`
+  ln -sf "$ETCD_BIN" "$BIN_DIR/etcd"
   ls -la "$ETCD_BIN" "$BIN_DIR" >&2
 }
 
@@ -310,6 +317,7 @@ cmd_start() {
 }
 
 cmd_env() { echo "export KUBECONFIG=$WORK/kubeconfig"; }
+cmd_bindir() { echo "$BIN_DIR"; }
 
 # ---------------------------------------------------------------- smoke
 cmd_smoke() {
@@ -416,6 +424,7 @@ for c in "$@"; do
     smoke) cmd_smoke ;;
     stop) cmd_stop ;;
     env) cmd_env ;;
+    bindir) cmd_bindir ;;
     selftest) cmd_install; cmd_start; trap cmd_stop EXIT; cmd_smoke ;;
     *) die "unknown command: $c" ;;
   esac

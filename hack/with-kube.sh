@@ -26,4 +26,6 @@ stop # a previous run may have left servers behind
 "${emulated[@]}" "$kube" start
 export UPGRADESCOPE_KUBECONFIG="$("$kube" env | sed 's/^export KUBECONFIG=//')"
 export UPGRADESCOPE_KUBECONFIG_EMULATED="$emulated_dir/kubeconfig"
+# etcd, kube-apiserver and kubectl-convert of 1.35: rehearse's --kube-binaries, fix's oracle
+export UPGRADESCOPE_KUBE_BINARIES="$("$kube" bindir)"
 "$@"
