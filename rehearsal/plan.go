@@ -1,0 +1,149 @@
+package rehearsal
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/fix"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Reasons FromPlan gives for documents it cannot replay.
+const (
+	ReasonNoConversion = "no conversion"
+	ReasonNotConverted = "not converted"
+	ReasonInvalid      = "invalid"
+)
+
+// FromPlan turns a fix plan into the objects to replay: each document as the target would
+// receive it (converted by fix when its API is not served, as written otherwise), with its
+// file and line. A document fix could not convert (a choice for a person, a template, an
+// object a GitOps tool renders) is skipped with fix's reasons; a kind: List is replayed item
+// by item, as kubectl apply sends it.
+func FromPlan(plan *fix.Plan) ([]Object, []Skipped) {
+	var objs []Object
+	var skipped []Skipped
+	for _, f := range plan.Files {
+		file := filepath.ToSlash(f.Path)
+		for _, d := range f.Docs {
+			o, s := fromDoc(file, d)
+			objs, skipped = append(objs, o...), append(skipped, s...)
+		}
+	}
+	return objs, skipped
+}
+
+func fromDoc(file string, d fix.Doc) ([]Object, []Skipped) {
+	src := inventory.RehearsalSource{File: file, Line: d.Line}
+	switch {
+	case d.Skip != "":
+		return nil, []Skipped{skipOf(d.Object, src, ReasonNotConverted, d.Skip)}
+	case len(d.Outcome.Manual) > 0:
+		return nil, []Skipped{skipOf(d.Object, src, ReasonNoConversion, remarks(d.Outcome.Manual))}
+	case d.Object == nil:
+		return nil, nil // a comment-only or empty document
+	}
+	node, original := d.Object, ""
+	if d.Outcome.Object != nil {
+		node, original = d.Outcome.Object, d.Outcome.From.APIVersion()
+	}
+	obj, err := decode(node)
+	if err != nil {
+		return nil, []Skipped{skipOf(d.Object, src, ReasonInvalid, err.Error())}
+	}
+	if obj.IsList() {
+		return listItems(obj, node, src)
+	}
+	return []Object{{Obj: obj, OriginalAPIVersion: original, Source: src}}, nil
+}
+
+// listItems replays a List's items, each with the line it starts at.
+func listItems(list *unstructured.Unstructured, node *yaml.Node, src inventory.RehearsalSource) ([]Object, []Skipped) {
+	var objs []Object
+	lines := itemLines(node)
+	err := list.EachListItem(func(o runtime.Object) error {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return nil
+		}
+		s := src
+		if i := len(objs); i < len(lines) {
+			s.Line = lines[i]
+		}
+		objs = append(objs, Object{Obj: u, Source: s})
+		return nil
+	})
+	if err != nil {
+		return nil, []Skipped{{APIVersion: list.GetAPIVersion(), Kind: list.GetKind(), Source: src, Reason: ReasonInvalid, Message: err.Error()}}
+	}
+	return objs, nil
+}
+
+// itemLines are the lines the items of a List's node start at.
+func itemLines(node *yaml.Node) []int {
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == "items" && node.Content[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, it := range node.Content[i+1].Content {
+				lines = append(lines, it.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+// decode reads a YAML mapping node as the JSON object the API server receives.
+func decode(node *yaml.Node) (*unstructured.Unstructured, error) {
+	var v any
+	if err := node.Decode(&v); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("as JSON: %w", err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// skipOf names a skipped document by what it shows of its identity.
+func skipOf(node *yaml.Node, src inventory.RehearsalSource, reason, message string) Skipped {
+	s := Skipped{Source: src, Reason: reason, Message: message}
+	if node == nil || node.Kind != yaml.MappingNode {
+		return s
+	}
+	var id struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+	}
+	_ = node.Decode(&id) // what does not decode stays unnamed
+	s.APIVersion, s.Kind, s.Name, s.Namespace = id.APIVersion, id.Kind, id.Metadata.Name, id.Metadata.Namespace
+	return s
+}
+
+func remarks(rs []convert.Remark) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if r.Path != "" {
+			parts = append(parts, r.Path+": "+r.Message)
+		} else {
+			parts = append(parts, r.Message)
+		}
+	}
+	return strings.Join(parts, "; ")
+}

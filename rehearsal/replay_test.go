@@ -1,0 +1,175 @@
+package rehearsal_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/rehearsal"
+)
+
+// started is one API server from $UPGRADESCOPE_KUBE_BINARIES shared by the tests of this
+// package: starting one takes seconds.
+var started struct {
+	once sync.Once
+	srv  *rehearsal.Server
+	err  error
+}
+
+func binariesServer(t *testing.T) *rehearsal.Server {
+	t.Helper()
+	dir := kubetest.Binaries(t)
+	started.once.Do(func() {
+		started.srv, started.err = rehearsal.Start(context.Background(), dir)
+	})
+	if started.err != nil {
+		t.Fatal(started.err)
+	}
+	return started.srv
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if started.srv != nil {
+		_ = started.srv.Close()
+	}
+	os.Exit(code)
+}
+
+// obj reads one YAML object, its source the line given.
+func obj(t testing.TB, file string, line int, y string) rehearsal.Object {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	data, err := sigsyaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	return rehearsal.Object{Obj: u, Source: inventory.RehearsalSource{File: file, Line: line}}
+}
+
+const mismatchedSelector = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: rehearse-shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: web, image: nginx:1.27}]}
+`
+
+const badServiceName = `
+apiVersion: v1
+kind: Service
+metadata: {name: Shop_1, namespace: rehearse-shop}
+spec: {ports: [{port: 80}]}
+`
+
+const goodConfigMap = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: rehearse-shop}
+data: {a: b}
+`
+
+const widgetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.rehearse.example.com}
+spec:
+  group: rehearse.example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer}}}}}}
+`
+
+const widget = `
+apiVersion: rehearse.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: rehearse-widgets}
+spec: {size: 3}
+`
+
+const badWidget = `
+apiVersion: rehearse.example.com/v1
+kind: Widget
+metadata: {name: w2, namespace: rehearse-widgets}
+spec: {size: "three"}
+`
+
+const gadget = `
+apiVersion: gadgets.example.com/v1
+kind: Gadget
+metadata: {name: g, namespace: rehearse-widgets}
+`
+
+func TestTheServerRejectsWhatASchemaCheckPasses(t *testing.T) {
+	srv := binariesServer(t)
+	objs := []rehearsal.Object{
+		obj(t, "shop.yaml", 1, mismatchedSelector),
+		obj(t, "shop.yaml", 12, badServiceName),
+		obj(t, "shop.yaml", 18, goodConfigMap),
+		obj(t, "widgets.yaml", 1, widgetCRD),
+		obj(t, "widgets.yaml", 15, widget),
+		obj(t, "widgets.yaml", 21, badWidget),
+		obj(t, "widgets.yaml", 27, gadget),
+	}
+	skipped := []rehearsal.Skipped{{APIVersion: "policy/v1beta1", Kind: "PodDisruptionBudget", Name: "pdb",
+		Source: inventory.RehearsalSource{File: "pdb.yaml", Line: 1}, Reason: "no conversion", Message: "/spec/selector: an empty selector selects every pod in policy/v1"}}
+	sec, err := rehearsal.Replay(context.Background(), srv, objs, skipped, rehearsal.Options{Target: "1.35"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Objects != 8 || sec.Accepted != 3 || sec.Server != rehearsal.ServerBinaries || !strings.HasPrefix(sec.ServerVersion, "v1.35.") {
+		t.Errorf("objects %d accepted %d server %s %s, want 8, 3 (configmap, CRD, widget), kube-binaries v1.35", sec.Objects, sec.Accepted, sec.Server, sec.ServerVersion)
+	}
+	want := []struct{ file, kind, name, reason, message string }{
+		{"shop.yaml", "Deployment", "web", "Invalid", "`selector` does not match template `labels`"},
+		{"shop.yaml", "Service", "Shop_1", "Invalid", "a DNS-1035 label must consist of lower case"},
+		// server-side apply's typed patch refuses a field of the wrong type with a 500
+		{"widgets.yaml", "Widget", "w2", "InternalError", ".spec.size: expected numeric (int or float), got string"},
+	}
+	if len(sec.Rejections) != len(want) {
+		t.Fatalf("rejections %+v, want %d; not replayed %+v", sec.Rejections, len(want), sec.NotReplayed)
+	}
+	for i, w := range want {
+		got := sec.Rejections[i]
+		if got.Source.File != w.file || got.Kind != w.kind || got.Name != w.name || got.Reason != w.reason || !strings.Contains(got.Message, w.message) {
+			t.Errorf("rejection %d = %+v, want %+v", i, got, w)
+		}
+	}
+	if len(sec.NotReplayed) != 2 || sec.NotReplayed[0].Reason != "no conversion" || sec.NotReplayed[1].Kind != "Gadget" || sec.NotReplayed[1].Reason != rehearsal.ReasonCRDMissing {
+		t.Errorf("not replayed %+v, want the skipped PDB and the Gadget without a CRD", sec.NotReplayed)
+	}
+	if c := rehearsal.Capability(sec); !c.Available || !c.Partial || !strings.Contains(c.Reason, "2 of 8 objects not replayed") {
+		t.Errorf("capability %+v, want partial naming 2 of 8", c)
+	}
+}
+
+func TestWhatTheTimeDoesNotAllowIsNotReplayed(t *testing.T) {
+	srv := binariesServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sec, err := rehearsal.Replay(ctx, srv, []rehearsal.Object{obj(t, "a.yaml", 1, goodConfigMap)}, nil, rehearsal.Options{Target: "1.35", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Accepted != 0 || len(sec.NotReplayed) != 1 || sec.NotReplayed[0].Reason != rehearsal.ReasonTimeout {
+		t.Errorf("section %+v, want the ConfigMap not replayed for the timeout", sec)
+	}
+}

@@ -1,0 +1,205 @@
+package rehearsal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// How a Server was reached, as inventory.Rehearsal.Server records it.
+const (
+	ServerBinaries   = "kube-binaries"
+	ServerKubeconfig = "kubeconfig"
+)
+
+// RehearsalLabel marks what a rehearsal created on a test cluster (namespaces and CRDs that
+// were missing); they are deleted when the Server closes.
+const RehearsalLabel = "upgradescope.io/rehearsal"
+
+// Server is an API server objects are replayed into: one started from binaries for the
+// rehearsal, or a test cluster named by a kubeconfig. Close stops the one or removes what the
+// rehearsal created on the other; it is safe to call twice.
+type Server struct {
+	Config *rest.Config
+	// How says how it was reached: ServerBinaries or ServerKubeconfig.
+	How string
+	// GitVersion is what /version reports ("v1.35.4"); Minor the minor it serves as ("1.35"),
+	// its emulated minor when it emulates one.
+	GitVersion, Minor string
+
+	env     *envtest.Environment
+	created *createdSet
+}
+
+// Start starts etcd and kube-apiserver from dir (setup-envtest's layout: dir/etcd,
+// dir/kube-apiserver) on loopback ports envtest picks, with their data in a temporary
+// directory envtest removes on Stop. The server is stopped when ctx ends before it is ready,
+// and on any error; otherwise Close stops it.
+func Start(ctx context.Context, dir string) (*Server, error) {
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if info, err := os.Stat(filepath.Join(dir, bin)); err != nil || info.IsDir() {
+			return nil, fmt.Errorf("--kube-binaries %s: no %s there (want the layout setup-envtest and hack/kube-env.sh install produce: DIR/etcd, DIR/kube-apiserver)", dir, bin)
+		}
+	}
+	// envtest logs through controller-runtime's logger, which warns on stderr when it was
+	// never set; the rehearsal reports errors itself.
+	ctrllog.SetLogger(logr.Discard())
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    dir,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	api := env.ControlPlane.GetAPIServer()
+	api.Out, api.Err = io.Discard, io.Discard
+	cfg, err := startWithin(ctx, env)
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("start the API server from %s: %w", dir, err)
+	}
+	s := &Server{Config: cfg, How: ServerBinaries, env: env}
+	if err := s.readVersion(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startWithin runs env.Start, which takes no context, and gives up when ctx ends; the caller
+// stops env either way.
+func startWithin(ctx context.Context, env *envtest.Environment) (*rest.Config, error) {
+	type started struct {
+		cfg *rest.Config
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		cfg, err := env.Start()
+		done <- started{cfg, err}
+	}()
+	select {
+	case r := <-done:
+		return r.cfg, r.err
+	case <-ctx.Done():
+		<-done // let Start finish so Stop finds every process it started
+		return nil, ctx.Err()
+	}
+}
+
+// ConnectOption configures Connect.
+type ConnectOption func(*connectOptions)
+
+type connectOptions struct{ notClusterID string }
+
+// NotCluster makes Connect refuse the cluster whose kube-system namespace has uid (the
+// inventory's ClusterID): the rehearsal never writes to the cluster being scanned.
+func NotCluster(uid string) ConnectOption {
+	return func(o *connectOptions) { o.notClusterID = uid }
+}
+
+// Connect uses the test cluster of kubeconfig's current context. The rehearsal writes to it
+// only the namespaces and CRDs the objects need and it lacks, labelled RehearsalLabel, and
+// Close deletes them.
+func Connect(ctx context.Context, kubeconfig string, opts ...ConnectOption) (*Server, error) {
+	var o connectOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--rehearse-kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	if o.notClusterID != "" {
+		if err := refuseScanned(ctx, cfg, o.notClusterID); err != nil {
+			return nil, fmt.Errorf("--rehearse-kubeconfig %s: %w", kubeconfig, err)
+		}
+	}
+	s := &Server{Config: cfg, How: ServerKubeconfig, created: &createdSet{}}
+	if err := s.readVersion(ctx); err != nil {
+		return nil, fmt.Errorf("--rehearse-kubeconfig %s: %w", kubeconfig, err)
+	}
+	return s, nil
+}
+
+// refuseScanned fails when cfg reaches the cluster whose kube-system namespace has uid.
+func refuseScanned(ctx context.Context, cfg *rest.Config, uid string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read its kube-system namespace to tell it from the cluster being scanned: %w", err)
+	}
+	if string(ns.UID) == uid {
+		return errors.New("it is the cluster being scanned (same kube-system namespace UID): a rehearsal needs a test cluster of its own")
+	}
+	return nil
+}
+
+// readVersion fills GitVersion and Minor from /version.
+func (s *Server) readVersion(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	info, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("read the API server's version: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v, err := inventory.ParseVersion(info.GitVersion)
+	if err != nil {
+		return fmt.Errorf("the API server's version %q: %w", info.GitVersion, err)
+	}
+	s.GitVersion, s.Minor = info.GitVersion, v.MinorString()
+	if info.EmulationMinor != "" {
+		s.Minor = info.EmulationMajor + "." + info.EmulationMinor
+	}
+	return nil
+}
+
+// CheckTarget fails unless the server serves target's minor: a rehearsal judges objects at
+// the minor of the server that read them.
+func (s *Server) CheckTarget(target string) error {
+	if s.Minor != target {
+		return fmt.Errorf("the rehearsal's API server is %s (serving %s), not the target %s: point --kube-binaries or --rehearse-kubeconfig at a %s server", s.GitVersion, s.Minor, target, target)
+	}
+	return nil
+}
+
+// Close stops a started server (envtest removes its data directory), or deletes what the
+// rehearsal created on a test cluster.
+func (s *Server) Close() error {
+	if s == nil {
+		return nil
+	}
+	if s.env != nil {
+		env := s.env
+		s.env = nil
+		if err := env.Stop(); err != nil {
+			return fmt.Errorf("stop the rehearsal's API server: %w", err)
+		}
+	}
+	if s.created != nil {
+		return s.created.remove(s.Config)
+	}
+	return nil
+}
