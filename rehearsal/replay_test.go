@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
@@ -171,5 +174,61 @@ func TestWhatTheTimeDoesNotAllowIsNotReplayed(t *testing.T) {
 	}
 	if sec.Accepted != 0 || len(sec.NotReplayed) != 1 || sec.NotReplayed[0].Reason != rehearsal.ReasonTimeout {
 		t.Errorf("section %+v, want the ConfigMap not replayed for the timeout", sec)
+	}
+}
+
+// A ValidatingAdmissionPolicy refuses as a webhook would, with no webhook server to run: it
+// is created for real first, and the replayed ConfigMap it matches is refused.
+func TestAnAdmissionPolicyOfTheServerRefusesAnObject(t *testing.T) {
+	srv := binariesServer(t)
+	dyn, err := dynamic.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	policy := obj(t, "", 0, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-forbidden-tier}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}]
+  validations:
+  - expression: "!has(object.metadata.labels) || !('tier' in object.metadata.labels) || object.metadata.labels['tier'] != 'forbidden'"
+    message: the tier label must not be forbidden
+`).Obj
+	binding := obj(t, "", 0, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-forbidden-tier}
+spec: {policyName: no-forbidden-tier, validationActions: [Deny]}
+`).Obj
+	for gvr, o := range map[schema.GroupVersionResource]*unstructured.Unstructured{
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}:        policy,
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}: binding,
+	} {
+		if _, err := dyn.Resource(gvr).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labelled := obj(t, "policy.yaml", 3, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tiered, namespace: rehearse-policy, labels: {tier: forbidden}}
+`)
+	// The API server compiles a new policy in the background: the first replays may pass.
+	var sec *inventory.Rehearsal
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if sec, err = rehearsal.Replay(ctx, srv, []rehearsal.Object{labelled}, nil, rehearsal.Options{Target: "1.35"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(sec.Rejections) > 0 {
+			break
+		}
+	}
+	if len(sec.Rejections) != 1 || sec.Rejections[0].Reason != "Invalid" || !strings.Contains(sec.Rejections[0].Message, "the tier label must not be forbidden") ||
+		sec.Rejections[0].Source.Line != 3 {
+		t.Errorf("section %+v, want the ConfigMap refused by the policy", sec)
 	}
 }
