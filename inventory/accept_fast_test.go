@@ -135,7 +135,21 @@ func fullDocument() *Document {
 		ObjectsOmitted: 1, Values: []ProbeValue{{Value: "/var/run/docker.sock", Count: 2}}, ValuesOmitted: 1,
 	}}
 	d.Preflight = fullPreflight(ref)
+	d.Rehearsal = fullRehearsal()
 	return d
+}
+
+func fullRehearsal() *Rehearsal {
+	o := RehearsalObject{
+		APIVersion: "networking.k8s.io/v1", Kind: "Ingress", OriginalAPIVersion: "extensions/v1beta1",
+		Namespace: "web", Name: "shop", Reason: "Invalid", Message: "spec.rules[0].http.paths[0].pathType: Required value",
+		FieldManager: "upgradescope-rehearsal",
+		Source:       RehearsalSource{File: "shop.yaml", Line: 3, HelmRelease: "web/shop", Application: "argocd/shop", Live: true},
+	}
+	return &Rehearsal{
+		Target: "1.35", ServerVersion: "v1.35.4", Server: "kube-binaries", Objects: 9, Accepted: 7, Converted: 1,
+		Rejections: []RehearsalObject{o}, RejectionsOmitted: 1, NotReplayed: []RehearsalObject{o}, NotReplayedOmitted: 1,
+	}
 }
 
 func fullPreflight(ref ObjectRef) *Preflight {

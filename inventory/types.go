@@ -86,6 +86,10 @@ type Document struct {
 
 	// Preflight holds what stalls an upgrade that no API version shows (preflight.go).
 	Preflight *Preflight `json:"preflight,omitempty"`
+
+	// Rehearsal is what an API server of the target refused when the objects were replayed
+	// into it (rehearsal.go); only upgradescope rehearse writes it.
+	Rehearsal *Rehearsal `json:"rehearsal,omitempty"`
 }
 
 // Capability says whether a collector step saw everything it looked for.
