@@ -68,7 +68,7 @@ func keepDefault(s *State, m *yaml.Node, path, key, after string, value *yaml.No
 		return
 	}
 	setAfter(m, after, key, value)
-	s.Note(path+"/"+key, nil, "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
+	s.Note(path+"/"+key, m, "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
 		s.From.APIVersion(), key, value.Value, newDefault)
 }
 
@@ -112,12 +112,16 @@ func daemonSetExtensions(s *State) {
 			"apps/v1 has no spec.templateGeneration: the API server keeps it in this annotation, and so does the conversion")
 	}
 	if get(get(spec, "updateStrategy"), "type") == nil {
-		us := ensure(spec, "revisionHistoryLimit", "updateStrategy")
+		us := get(spec, "updateStrategy")
+		if us == nil {
+			us = mapping()
+			setBefore(spec, "template", "updateStrategy", us)
+		}
 		if get(us, "rollingUpdate") != nil {
 			return // extensions/v1beta1 defaulted the type to OnDelete, which rejects rollingUpdate
 		}
 		setAfter(us, "", "type", str("OnDelete"))
-		s.Note("/spec/updateStrategy/type", nil, "extensions/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
+		s.Note("/spec/updateStrategy/type", spec, "extensions/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
 	}
 }
 
@@ -126,7 +130,11 @@ func statefulSetV1beta1(s *State) {
 	if get(get(spec, "updateStrategy"), "type") != nil {
 		return
 	}
-	us := ensure(spec, "podManagementPolicy", "updateStrategy")
+	us := get(spec, "updateStrategy")
+	if us == nil {
+		us = mapping()
+		setBefore(spec, "template", "updateStrategy", us)
+	}
 	setAfter(us, "", "type", str("OnDelete"))
-	s.Note("/spec/updateStrategy/type", nil, "apps/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
+	s.Note("/spec/updateStrategy/type", spec, "apps/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
 }

@@ -214,3 +214,12 @@ func flow(n *yaml.Node) *yaml.Node {
 	n.Style = yaml.FlowStyle
 	return n
 }
+
+// setFirst sets key like set, but a new key goes first in m.
+func setFirst(m *yaml.Node, key string, v *yaml.Node) {
+	if get(m, key) != nil || m == nil || m.Kind != yaml.MappingNode || len(m.Content) == 0 {
+		set(m, key, v)
+		return
+	}
+	setBefore(m, m.Content[0].Value, key, v)
+}
