@@ -67,7 +67,14 @@ func keepDefault(s *State, m *yaml.Node, path, key, after string, value *yaml.No
 	if get(m, key) != nil || m == nil {
 		return
 	}
-	setAfter(m, after, key, value)
+	if get(m, after) == nil && get(m, "template") != nil {
+		setBefore(m, "selector", key, value) // above the selector and template, with the counts
+		if get(m, "selector") == nil {
+			setBefore(m, "template", key, value)
+		}
+	} else {
+		setAfter(m, after, key, value)
+	}
 	s.Note(path+"/"+key, m, "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
 		s.From.APIVersion(), key, value.Value, newDefault)
 }

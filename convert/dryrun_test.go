@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
@@ -27,6 +28,8 @@ const fixtureNamespace = "convert-fixtures"
 // conversion.
 func TestTheAPIServerAcceptsEveryConversion(t *testing.T) {
 	cfg := kubetest.Config(t, kubetest.EnvServer, "admin")
+	// Deprecation warnings (kubernetes.io/ingress.class) are not rejections.
+	cfg.WarningHandler = rest.NoWarnings{}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
