@@ -50,7 +50,7 @@ func webhooksToV1(s *State) {
 				continue
 			}
 			setAfter(wh, d.after, d.field, d.old())
-			s.Note(pointer("webhooks", i, d.field), keyNode(wh, d.field),
+			s.Note(pointer("webhooks", i, d.field), keyNode(wh, "name"),
 				"webhook %q: %s written as v1beta1's default %s (v1: %s)", name, d.field, display(d.old()), d.v1)
 		}
 	})

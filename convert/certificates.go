@@ -38,7 +38,7 @@ func csrToV1(s *State) {
 	if isNull(usages) {
 		usages = strs("digital signature", "key encipherment")
 		setAfter(spec, "request", "usages", usages)
-		s.Note("/spec/usages", keyNode(spec, "usages"), "usages written as v1beta1's default [digital signature, key encipherment]: v1 requires them")
+		s.Note("/spec/usages", keyNode(spec, "request"), "usages written as v1beta1's default [digital signature, key encipherment]: v1 requires them")
 	}
 	if signer := get(spec, "signerName"); !isNull(signer) {
 		if signer.Value == signerLegacyUnknown {
@@ -51,7 +51,7 @@ func csrToV1(s *State) {
 		s.Manual("/spec/signerName", spec, "signerName unset means %s in v1beta1 for this request, which v1 refuses: choose the signer that should sign it", signerLegacyUnknown)
 	default:
 		setAfter(spec, "request", "signerName", str(signer))
-		s.Note("/spec/signerName", keyNode(spec, "signerName"), "signerName written as %s, which v1beta1 derives from this kubelet request: v1 requires it", signer)
+		s.Note("/spec/signerName", keyNode(spec, "request"), "signerName written as %s, which v1beta1 derives from this kubelet request: v1 requires it", signer)
 	}
 }
 

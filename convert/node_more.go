@@ -61,6 +61,9 @@ func pointer(parts ...any) string {
 // toValue decodes a node into plain Go values (maps, slices, strings, numbers) as a JSON
 // reader would see them, for comparisons and for handing a subtree to Kubernetes' types.
 func toValue(n *yaml.Node) (any, error) {
+	if n == nil {
+		return nil, fmt.Errorf("no value")
+	}
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, err
