@@ -1,10 +1,6 @@
 package convert
 
-import (
-	"fmt"
-
-	yaml "go.yaml.in/yaml/v3"
-)
+import yaml "go.yaml.in/yaml/v3"
 
 // Ingress, IngressClass and NetworkPolicy move to networking.k8s.io/v1. An Ingress backend
 // names its Service in two fields in v1beta1 and in a nested service in v1, and v1 requires
@@ -27,7 +23,7 @@ func ingress(s *State) {
 	}
 	each(get(spec, "rules"), func(i int, rule *yaml.Node) {
 		each(getPath(rule, "http", "paths"), func(j int, p *yaml.Node) {
-			at := pointer("/spec/rules", i, "http/paths", j)
+			at := pointer("spec", "rules", i, "http", "paths", j)
 			backend(get(p, "backend"))
 			if get(p, "pathType") == nil {
 				setAfter(p, "path", "pathType", str("ImplementationSpecific"))
@@ -68,14 +64,4 @@ func backend(b *yaml.Node) {
 	at.Value = "service"
 	del(b, "serviceName")
 	del(b, "servicePort")
-}
-
-// pointer builds a JSON pointer from keys and indexes ("/spec/rules", 0, "http/paths", 1).
-func pointer(parts ...any) string {
-	var p string
-	for _, x := range parts {
-		p += fmt.Sprint(x)
-		p += "/"
-	}
-	return p[:len(p)-1]
 }
