@@ -4,10 +4,13 @@ package inventory
 // replayed into it (upgradescope rehearse). Collectors record each refusal with the server's
 // own words and where the object came from; the rules in policies/rules/.../rehearsal judge.
 
-// CapRehearsal: every collected object was replayed into an API server of the target. Partial
-// when some could not be (no conversion, a CRD missing, a time or count bound): those are
-// NotReplayed, and the verdict is unknown.
-const CapRehearsal = "rehearsal"
+const (
+	// CapRehearsal: every collected object was replayed into an API server of the target
+	// (upgradescope rehearse); required whenever the inventory holds a rehearsal. Partial when
+	// some could not be (no conversion, a CRD missing, a time bound): those are NotReplayed,
+	// and the verdict is unknown.
+	CapRehearsal = "rehearsal"
+)
 
 // Bounds of the rehearsal section.
 const (

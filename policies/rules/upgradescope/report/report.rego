@@ -120,18 +120,19 @@ contract_problems(f) := array.flatten([
 
 severity_rank := {"blocker": 0, "warning": 1, "info": 2}
 
-# Capabilities without which no verdict can be ready: what objects use, and for a live
-# cluster also its versions and its add-ons.
+# Capabilities without which no verdict can be ready: what objects use, for a live cluster its
+# versions and add-ons, and the rehearsal an inventory holds (what it did not replay is unjudged).
 required_capabilities contains "api-usage"
+
+required_capabilities contains "rehearsal" if input.inventory.rehearsal
 
 required_capabilities contains "versions" if input.inventory.source == "cluster"
 
 required_capabilities contains "addons" if input.inventory.source == "cluster"
 
 # What stalls an upgrade live (drains, webhooks, aggregated APIs, nodes, component flags) is
-# required from a cluster: an inventory that could not read it, or an agent older than the
-# pre-flight checks, is not ready. kubelet-config is never required (it needs nodes/proxy,
-# which the chart does not grant by default); in files mode these are optional gaps.
+# required from a cluster: an inventory that could not read it, or an older agent's, is not
+# ready. kubelet-config never is (the chart grants no nodes/proxy by default); in files mode these are optional gaps.
 required_capabilities contains name if {
 	input.inventory.source == "cluster"
 	some name in live_preflight_capabilities

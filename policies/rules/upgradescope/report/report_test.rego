@@ -126,6 +126,27 @@ test_an_older_agents_live_inventory_without_the_preflight_capabilities_is_unknow
 	}
 }
 
+rehearsed := {"target": "1.37", "serverVersion": "v1.37.0", "server": "kube-binaries", "objects": 2, "accepted": 1}
+
+test_a_rehearsal_that_could_not_replay_every_object_makes_the_verdict_unknown if {
+	partial := {"available": true, "partial": true, "reason": "1 of 2 objects not replayed (1 crd missing)", "skipped": ["Widget shop/w (w.yaml:1): crd missing"]}
+	inv := {"source": "files", "capabilities": {"api-usage": {"available": true}, "rehearsal": partial}, "apiUsage": [], "rehearsal": rehearsed}
+	r := result_for(set(), with_inventory(inv))
+	r.verdict == "unknown"
+	r.notAssessed == [{
+		"capability": "rehearsal", "required": true, "reason": "1 of 2 objects not replayed (1 crd missing)",
+		"partial": true, "skipped": ["Widget shop/w (w.yaml:1): crd missing"],
+	}]
+}
+
+test_a_rehearsal_is_required_only_when_the_inventory_holds_one if {
+	without := result_for(set(), with_inventory({"source": "files", "capabilities": {"api-usage": {"available": true}}, "apiUsage": []}))
+	without.verdict == "ready"
+	missing := result_for(set(), with_inventory({"source": "files", "capabilities": {"api-usage": {"available": true}}, "apiUsage": [], "rehearsal": rehearsed}))
+	missing.verdict == "unknown"
+	missing.notAssessed == [{"capability": "rehearsal", "required": true, "reason": "not collected"}]
+}
+
 test_kubelet_config_is_never_required if {
 	caps := object.union(live_caps, {"kubelet-config": {"available": false, "reason": "nodes/proxy not granted"}})
 	r := result_for(set(), with_inventory({"source": "cluster", "capabilities": caps, "apiUsage": []}))
