@@ -166,6 +166,7 @@ func (m *manifestReader) document(namespace string, src inventory.RehearsalSourc
 		m.skip(rehearsal.Skipped{Source: src, Reason: SkipUnreadable, Message: fmt.Sprintf("manifest document %d: %v", n, err)})
 		return
 	}
+	m.placeIn(obj, namespace)
 	skip := rehearsal.Skipped{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), Source: src}
 	out := rehearsal.Object{Obj: obj, Source: src, FieldManager: HelmFieldManager}
 	if !servedBy(m.opts.KB, obj.GetAPIVersion(), obj.GetKind(), m.opts.Target) {
@@ -176,9 +177,7 @@ func (m *manifestReader) document(namespace string, src inventory.RehearsalSourc
 		}
 		out.OriginalAPIVersion = obj.GetAPIVersion()
 	}
-	if ns, ok := m.namespaced[out.Obj.GroupVersionKind().Group+"/"+out.Obj.GetKind()]; out.Obj.GetNamespace() == "" && (ns || !ok) {
-		out.Obj.SetNamespace(namespace)
-	}
+	m.placeIn(out.Obj, namespace)
 	strip(out.Obj)
 	raw, err := out.Obj.MarshalJSON()
 	if err != nil || !m.budget.take(len(raw)) {
@@ -187,6 +186,14 @@ func (m *manifestReader) document(namespace string, src inventory.RehearsalSourc
 		return
 	}
 	m.objects = append(m.objects, out)
+}
+
+// placeIn puts a namespaced object without a namespace in the release's, as Helm does; a kind
+// the cluster does not serve (removed, or its CRD missing) is taken as namespaced.
+func (m *manifestReader) placeIn(obj *unstructured.Unstructured, namespace string) {
+	if ns, ok := m.namespaced[obj.GroupVersionKind().Group+"/"+obj.GetKind()]; obj.GetNamespace() == "" && (ns || !ok) {
+		obj.SetNamespace(namespace)
+	}
 }
 
 // mergeReleases replays an object both listed live and in a release's manifest once: the

@@ -150,7 +150,7 @@ func mine(ns string, objects []rehearsal.Object, skipped []rehearsal.Skipped) (m
 		}
 	}
 	for _, s := range skipped {
-		if s.Namespace == ns || strings.HasPrefix(s.Source.HelmRelease, ns+"/") {
+		if s.Namespace == ns {
 			skips[s.Kind+"/"+s.Name] = s
 		}
 	}
