@@ -245,11 +245,12 @@ func lastApplied(obj *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 // fieldManager is the manager of the object's Apply entry in managedFields, else of its first
-// Update of the object itself (not its status), else "".
+// Update, else "". Writes to a subresource are left out: a controller applying its status
+// (the priority and fairness consumer on every FlowSchema) did not write the object.
 func fieldManager(obj *unstructured.Unstructured) string {
 	fields := obj.GetManagedFields()
 	for _, f := range fields {
-		if f.Operation == metav1.ManagedFieldsOperationApply {
+		if f.Operation == metav1.ManagedFieldsOperationApply && f.Subresource == "" {
 			return f.Manager
 		}
 	}

@@ -15,9 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
@@ -47,6 +50,12 @@ const legacyDeployment = `{"apiVersion":"extensions/v1beta1","kind":"Deployment"
 	`"spec":{"replicas":2,"selector":{"matchLabels":{"app":"legacy"}},"template":{"metadata":{"labels":{"app":"legacy"}},` +
 	`"spec":{"containers":[{"name":"app","image":"registry.example/legacy:1"}]}}}}`
 
+// legacyFlowSchema is what `kubectl apply` last sent for the FlowSchema named like the test's
+// namespace: flowcontrol v1beta3, which 1.32 stopped serving.
+const legacyFlowSchema = `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1beta3","kind":"FlowSchema","metadata":{"name":"%s"},` +
+	`"spec":{"priorityLevelConfiguration":{"name":"workload-low"},"matchingPrecedence":9000,` +
+	`"rules":[{"subjects":[{"kind":"Group","group":{"name":"sources"}}],"resourceRules":[{"verbs":["list"],"apiGroups":[""],"resources":["pods"],"namespaces":["*"]}]}]}}`
+
 // webManifest is a rendered release: an Ingress at extensions/v1beta1 and the ConfigMap the
 // release also has live.
 const webManifest = `---
@@ -66,6 +75,16 @@ spec:
           servicePort: 80
 ---
 # Source: web/templates/empty.yaml
+---
+# Source: web/templates/flowschema.yaml
+apiVersion: flowcontrol.apiserver.k8s.io/v1beta2
+kind: FlowSchema
+metadata:
+  name: NAMESPACE-web
+spec:
+  priorityLevelConfiguration:
+    name: workload-low
+  matchingPrecedence: 9001
 ---
 # Source: web/templates/cm.yaml
 apiVersion: v1
@@ -138,19 +157,37 @@ func seedSources(t *testing.T, c kubernetes.Interface, ns string) {
 	}
 	must(c.CoreV1().Pods(ns).Create(ctx, pod("legacy-abc12", []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "legacy-abc", UID: "0c1a0000-0000-4000-8000-000000000001", Controller: &yes}}), as("kube-controller-manager-like")))
 	must(c.CoreV1().Pods(ns).Create(ctx, pod("standalone", nil), as("sources-test")))
-	store(t, driver.NewSecrets(c.CoreV1().Secrets(ns)), release("web", ns, 1, common.StatusDeployed, "", webManifest))
+	store(t, driver.NewSecrets(c.CoreV1().Secrets(ns)), release("web", ns, 1, common.StatusDeployed, "", strings.ReplaceAll(webManifest, "NAMESPACE", ns)))
+	fs := &unstructured.Unstructured{}
+	if err := fs.UnmarshalJSON([]byte(fmt.Sprintf(legacyFlowSchema, ns))); err != nil {
+		t.Fatal(err)
+	}
+	fs.SetAPIVersion("flowcontrol.apiserver.k8s.io/v1")
+	fs.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": fmt.Sprintf(legacyFlowSchema, ns)})
+	flowSchemas := dynamicClient(t).Resource(schema.GroupVersionResource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "flowschemas"})
+	must(flowSchemas.Create(ctx, fs, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}))
+	t.Cleanup(func() { _ = flowSchemas.Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+}
+
+func dynamicClient(t *testing.T) dynamic.Interface {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(restConfig(t, envServer, "admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dyn
 }
 
 // mine are the objects and skips of namespace ns, by "Kind/name".
 func mine(ns string, objects []rehearsal.Object, skipped []rehearsal.Skipped) (map[string]rehearsal.Object, map[string]rehearsal.Skipped) {
 	objs, skips := map[string]rehearsal.Object{}, map[string]rehearsal.Skipped{}
 	for _, o := range objects {
-		if o.Obj.GetNamespace() == ns || o.Obj.GetName() == ns {
+		if o.Obj.GetNamespace() == ns || o.Obj.GetName() == ns || o.Obj.GetName() == ns+"-web" {
 			objs[o.Obj.GetKind()+"/"+o.Obj.GetName()] = o
 		}
 	}
 	for _, s := range skipped {
-		if s.Namespace == ns {
+		if s.Namespace == ns || s.Name == ns || s.Name == ns+"-web" {
 			skips[s.Kind+"/"+s.Name] = s
 		}
 	}
@@ -223,6 +260,28 @@ func TestRehearsalCollectsTheClustersObjectsWithTheirSourcesAndReleases(t *testi
 		}
 	})
 
+	t.Run("every object collected is one the 1.35 server's dry-run apply accepts", func(t *testing.T) {
+		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery()))
+		dyn := dynamicClient(t)
+		for key, o := range objs {
+			m, err := mapper.RESTMapping(o.Obj.GroupVersionKind().GroupKind(), o.Obj.GroupVersionKind().Version)
+			if err != nil {
+				t.Errorf("%s: %v", key, err)
+				continue
+			}
+			body, err := o.Obj.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			force := true
+			_, err = dyn.Resource(m.Resource).Namespace(o.Obj.GetNamespace()).Patch(context.Background(), o.Obj.GetName(), types.ApplyPatchType, body,
+				metav1.PatchOptions{FieldManager: "upgradescope-rehearsal", Force: &force, DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Errorf("%s refused: %v", key, err)
+			}
+		}
+	})
+
 	t.Run("a last-applied configuration at an API 1.35 does not serve is replayed converted", func(t *testing.T) {
 		expectConverted(t, k, fmt.Sprintf(legacyDeployment, ns), objs["Deployment/legacy"], skips["Deployment/legacy"])
 		if o, ok := objs["Deployment/legacy"]; ok && o.FieldManager != "kubectl-client-side-apply" {
@@ -230,6 +289,29 @@ func TestRehearsalCollectsTheClustersObjectsWithTheirSourcesAndReleases(t *testi
 		}
 		if o := objs["Deployment/modern"]; o.OriginalAPIVersion != "" || o.Obj.GetAPIVersion() != "apps/v1" {
 			t.Errorf("Deployment/modern = %s from %q, want the listed apps/v1 object", o.Obj.GetAPIVersion(), o.OriginalAPIVersion)
+		}
+	})
+
+	t.Run("a last-applied FlowSchema at v1beta3 is replayed converted to v1, as its applier", func(t *testing.T) {
+		o, ok := objs["FlowSchema/"+ns]
+		if !ok {
+			t.Fatalf("not collected; skip %+v", skips["FlowSchema/"+ns])
+		}
+		if o.OriginalAPIVersion != "flowcontrol.apiserver.k8s.io/v1beta3" || o.Obj.GetAPIVersion() != "flowcontrol.apiserver.k8s.io/v1" || o.FieldManager != "kubectl-client-side-apply" {
+			t.Errorf("replayed %s from %q as %q, want v1 from v1beta3 as kubectl-client-side-apply", o.Obj.GetAPIVersion(), o.OriginalAPIVersion, o.FieldManager)
+		}
+		if p, _, _ := unstructured.NestedInt64(o.Obj.Object, "spec", "matchingPrecedence"); p != 9000 {
+			t.Errorf("matchingPrecedence %d, want the applied 9000", p)
+		}
+	})
+
+	t.Run("a release manifest's cluster-scoped FlowSchema at v1beta2 is replayed converted, in no namespace", func(t *testing.T) {
+		o, ok := objs["FlowSchema/"+ns+"-web"]
+		if !ok {
+			t.Fatalf("not collected; skip %+v", skips["FlowSchema/"+ns+"-web"])
+		}
+		if o.OriginalAPIVersion != "flowcontrol.apiserver.k8s.io/v1beta2" || o.Obj.GetAPIVersion() != "flowcontrol.apiserver.k8s.io/v1" || o.Obj.GetNamespace() != "" || o.Source.HelmRelease != ns+"/web" || o.FieldManager != "helm" {
+			t.Errorf("replayed %s from %q in %q, source %+v as %q", o.Obj.GetAPIVersion(), o.OriginalAPIVersion, o.Obj.GetNamespace(), o.Source, o.FieldManager)
 		}
 	})
 
@@ -331,10 +413,7 @@ func TestRehearsalForAnIdentityThatMayListNothingSkipsEachResourceOnceAsForbidde
 func TestRehearsalKeepsOwnerReferencesTheServerAcceptsWithoutTheirOwner(t *testing.T) {
 	c := adminClient(t, envServer)
 	ns := sourcesNamespace(t, c)
-	dyn, err := dynamic.NewForConfig(restConfig(t, envServer, "admin"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := dynamicClient(t)
 	for _, block := range []bool{false, true} {
 		cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "owned", "namespace": ns,
 			"ownerReferences": []any{map[string]any{"apiVersion": "example.com/v1", "kind": "Owner", "name": "gone", "uid": "0c1a0000-0000-4000-8000-00000000dead", "blockOwnerDeletion": block}}}}
