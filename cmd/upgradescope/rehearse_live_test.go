@@ -48,6 +48,11 @@ func TestRehearsalReadsTheObjectsOfTheCurrentContextsClusterAndItsHelmReleases(t
 	t.Cleanup(func() {
 		_ = c.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "owner=helm"})
 		_ = c.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		// No namespace controller runs on the test server: finalize it, or it stays Terminating.
+		if got, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+			got.Spec.Finalizers = nil
+			_, _ = c.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{})
+		}
 	})
 	rel := &releasev1.Release{Name: "web", Namespace: ns, Version: 1, Info: &releasev1.Info{Status: common.StatusDeployed},
 		Chart: &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "web", Version: "1.0.0"}}, Manifest: ingressRelease}

@@ -115,9 +115,20 @@ func sourcesNamespace(t *testing.T, c kubernetes.Interface) string {
 				_ = c.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{})
 			}
 		}
-		_ = c.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		deleteNamespace(c, ns)
 	})
 	return ns
+}
+
+// deleteNamespace deletes ns and, since no namespace controller runs to do it, finalizes it,
+// so that it does not stay Terminating on the shared server.
+func deleteNamespace(c kubernetes.Interface, ns string) {
+	ctx := context.Background()
+	_ = c.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if got, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+		got.Spec.Finalizers = nil
+		_, _ = c.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{})
+	}
 }
 
 // seedSources makes, in ns, the objects of every kind of source the collection tells apart.
