@@ -72,6 +72,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 	cmd.SetErr(s.err)
 	cmd.AddCommand(
 		newScanCommand(s),
+		newRehearseCommand(s),
 		newInventoryCommand(s),
 		newEvalCommand(s),
 		newGateCommand(s),
