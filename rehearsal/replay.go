@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/upgradescope/upgradescope/inventory"
@@ -117,11 +118,15 @@ type replayer struct {
 }
 
 func newReplayer(s *Server, opts Options) (*replayer, error) {
-	dyn, err := dynamic.NewForConfig(s.Config)
+	// The server's warnings (a deprecated API, a deprecated annotation) are what the rules
+	// judge already; client-go would log each on stderr.
+	cfg := rest.CopyConfig(s.Config)
+	cfg.WarningHandler = rest.NoWarnings{}
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(s.Config)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal discovery: %w", err)
 	}
