@@ -205,7 +205,7 @@ metadata: {name: no-forbidden-tier}
 spec: {policyName: no-forbidden-tier, validationActions: [Deny]}
 `).Obj
 	for gvr, o := range map[schema.GroupVersionResource]*unstructured.Unstructured{
-		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}:        policy,
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}:       policy,
 		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}: binding,
 	} {
 		if _, err := dyn.Resource(gvr).Create(ctx, o, metav1.CreateOptions{}); err != nil {
