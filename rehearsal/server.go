@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -41,36 +41,41 @@ type Server struct {
 	// its emulated minor when it emulates one.
 	GitVersion, Minor string
 
-	env     *envtest.Environment
+	plane   *envtest.ControlPlane
 	created *createdSet
 }
 
 // Start starts etcd and kube-apiserver from dir (setup-envtest's layout: dir/etcd,
-// dir/kube-apiserver) on loopback ports envtest picks, with their data in a temporary
-// directory envtest removes on Stop. The server is stopped when ctx ends before it is ready,
-// and on any error; otherwise Close stops it.
+// dir/kube-apiserver) with envtest's control plane: certificates and an admin user of its
+// own, free loopback ports, readiness awaited, data in a temporary directory removed on
+// Stop. The server is stopped when ctx ends before it is ready, and on any error; otherwise
+// Close stops it.
 func Start(ctx context.Context, dir string) (*Server, error) {
 	for _, bin := range []string{"etcd", "kube-apiserver"} {
 		if info, err := os.Stat(filepath.Join(dir, bin)); err != nil || info.IsDir() {
 			return nil, fmt.Errorf("--kube-binaries %s: no %s there (want the layout setup-envtest and hack/kube-env.sh install produce: DIR/etcd, DIR/kube-apiserver)", dir, bin)
 		}
 	}
-	// envtest logs through controller-runtime's logger, which warns on stderr when it was
-	// never set; the rehearsal reports errors itself.
-	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    dir,
-		ControlPlaneStartTimeout: 2 * time.Minute,
-		ControlPlaneStopTimeout:  30 * time.Second,
+	// envtest.Environment would add controller-runtime's client, cache and webhook server to
+	// the binary (a third of its size) for what it does beyond ControlPlane: waiting for the
+	// default namespace, which Start does itself.
+	cp := &envtest.ControlPlane{
+		Etcd: &envtest.Etcd{Path: filepath.Join(dir, "etcd"), StartTimeout: startTimeout, StopTimeout: stopTimeout},
+		APIServer: &envtest.APIServer{
+			Path: filepath.Join(dir, "kube-apiserver"), StartTimeout: startTimeout, StopTimeout: stopTimeout,
+			Out: io.Discard, Err: io.Discard,
+		},
 	}
-	api := env.ControlPlane.GetAPIServer()
-	api.Out, api.Err = io.Discard, io.Discard
-	cfg, err := startWithin(ctx, env)
+	cfg, err := startWithin(ctx, cp)
 	if err != nil {
-		_ = env.Stop()
+		_ = cp.Stop()
 		return nil, fmt.Errorf("start the API server from %s: %w", dir, err)
 	}
-	s := &Server{Config: cfg, How: ServerBinaries, env: env}
+	s := &Server{Config: cfg, How: ServerBinaries, plane: cp}
+	if err := s.waitForDefaultNamespace(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if err := s.readVersion(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -78,17 +83,30 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	return s, nil
 }
 
-// startWithin runs env.Start, which takes no context, and gives up when ctx ends; the caller
-// stops env either way.
-func startWithin(ctx context.Context, env *envtest.Environment) (*rest.Config, error) {
+const (
+	startTimeout = 2 * time.Minute
+	stopTimeout  = 30 * time.Second
+)
+
+// startWithin starts cp, which takes no context, and gives up when ctx ends; the caller stops
+// cp either way. It returns an admin's client configuration.
+func startWithin(ctx context.Context, cp *envtest.ControlPlane) (*rest.Config, error) {
 	type started struct {
 		cfg *rest.Config
 		err error
 	}
 	done := make(chan started, 1)
 	go func() {
-		cfg, err := env.Start()
-		done <- started{cfg, err}
+		if err := cp.Start(); err != nil {
+			done <- started{nil, err}
+			return
+		}
+		admin, err := cp.AddUser(envtest.User{Name: "upgradescope-rehearsal", Groups: []string{"system:masters"}}, &rest.Config{QPS: 1000, Burst: 2000})
+		if err != nil {
+			done <- started{nil, fmt.Errorf("provision an admin: %w", err)}
+			return
+		}
+		done <- started{admin.Config(), nil}
 	}()
 	select {
 	case r := <-done:
@@ -97,6 +115,23 @@ func startWithin(ctx context.Context, env *envtest.Environment) (*rest.Config, e
 		<-done // let Start finish so Stop finds every process it started
 		return nil, ctx.Err()
 	}
+}
+
+// waitForDefaultNamespace waits until the new server has created the default namespace, the
+// last thing it does before objects can be applied to it.
+func (s *Server) waitForDefaultNamespace(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := dyn.Resource(namespacesGVR).Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the rehearsal's API server did not create the default namespace: %w", err)
+	}
+	return nil
 }
 
 // ConnectOption configures Connect.
@@ -191,10 +226,10 @@ func (s *Server) Close() error {
 	if s == nil {
 		return nil
 	}
-	if s.env != nil {
-		env := s.env
-		s.env = nil
-		if err := env.Stop(); err != nil {
+	if s.plane != nil {
+		plane := s.plane
+		s.plane = nil
+		if err := plane.Stop(); err != nil {
 			return fmt.Errorf("stop the rehearsal's API server: %w", err)
 		}
 	}
