@@ -108,6 +108,9 @@ func runRehearse(cmd *cobra.Command, s streams, jf *judgeFlags, rf *rehearseFlag
 		return err
 	}
 	sec, err := rehearseOn(ctx, s, rep, rf, doc, objs, skipped, j.targets[0])
+	if ctx.Err() != nil && cmd.Context().Err() == nil {
+		return fmt.Errorf("interrupted: the rehearsal stopped, and its API server with it (a test cluster keeps nothing of it)")
+	}
 	if err != nil {
 		return err
 	}
