@@ -51,10 +51,8 @@ type Server struct {
 // Stop. The server is stopped when ctx ends before it is ready, and on any error; otherwise
 // Close stops it.
 func Start(ctx context.Context, dir string) (*Server, error) {
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
-		if info, err := os.Stat(filepath.Join(dir, bin)); err != nil || info.IsDir() {
-			return nil, fmt.Errorf("--kube-binaries %s: no %s there (want the layout setup-envtest and hack/kube-env.sh install produce: DIR/etcd, DIR/kube-apiserver)", dir, bin)
-		}
+	if err := CheckBinaries(dir); err != nil {
+		return nil, err
 	}
 	// envtest.Environment would add controller-runtime's client, cache and webhook server to
 	// the binary (a third of its size) for what it does beyond ControlPlane: waiting for the
@@ -81,6 +79,17 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// CheckBinaries fails unless dir holds etcd and kube-apiserver, so a command can refuse a wrong
+// --kube-binaries before it collects anything.
+func CheckBinaries(dir string) error {
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if info, err := os.Stat(filepath.Join(dir, bin)); err != nil || info.IsDir() {
+			return fmt.Errorf("--kube-binaries %s: no %s there (want the layout setup-envtest and hack/kube-env.sh install produce: DIR/etcd, DIR/kube-apiserver)", dir, bin)
+		}
+	}
+	return nil
 }
 
 const (

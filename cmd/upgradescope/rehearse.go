@@ -44,6 +44,9 @@ func (f *rehearseFlags) validate() error {
 	if f.concurrency < 1 {
 		return fmt.Errorf("--rehearse-concurrency %d: want at least 1", f.concurrency)
 	}
+	if f.kubeBinaries != "" {
+		return rehearsal.CheckBinaries(f.kubeBinaries)
+	}
 	return nil
 }
 

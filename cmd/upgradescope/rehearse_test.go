@@ -81,9 +81,9 @@ func TestRehearseRefusesWhatItCannotDo(t *testing.T) {
 	}{
 		{"no server", []string{"--files", examples, "--target", "1.35"}, "at least one of the flags in the group [kube-binaries rehearse-kubeconfig] is required"},
 		{"two servers", []string{"--files", examples, "--target", "1.35", "--kube-binaries", "x", "--rehearse-kubeconfig", "y"}, "none of the others can be"},
-		{"two targets", []string{"--files", examples, "--target", "1.35,1.36", "--kube-binaries", "x"}, "rehearse takes one --target"},
+		{"two targets", []string{"--files", examples, "--target", "1.35,1.36", "--rehearse-kubeconfig", "x"}, "rehearse takes one --target"},
 		{"binaries missing", []string{"--files", examples, "--target", "1.35", "--kube-binaries", "/nonexistent"}, "--kube-binaries /nonexistent: no etcd there"},
-		{"no time", []string{"--files", examples, "--target", "1.35", "--kube-binaries", "x", "--rehearse-timeout", "0s"}, "--rehearse-timeout 0s: want a positive duration"},
+		{"no time", []string{"--files", examples, "--target", "1.35", "--rehearse-kubeconfig", "x", "--rehearse-timeout", "0s"}, "--rehearse-timeout 0s: want a positive duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runCLI(t, append([]string{"rehearse", "-q"}, tc.args...)...)
