@@ -178,7 +178,12 @@ func Object(k *kb.KB, obj *yaml.Node, target string) Outcome {
 		out.Manual = []Remark{{Line: lineOf(obj, "apiVersion"), Message: err.Error()}}
 		return out
 	}
-	s := &State{Obj: deepCopy(obj), From: from}
+	copied, err := copyObject(obj, false)
+	if err != nil {
+		out.Manual = []Remark{{Line: obj.Line, Message: err.Error()}}
+		return out
+	}
+	s := &State{Obj: copied, From: from}
 	for _, next := range chain {
 		step, ok := steps[[2]string{s.From.Key(), next.Key()}]
 		if !ok {

@@ -40,8 +40,13 @@ func CustomResource(obj *yaml.Node, crd *yaml.Node, target string) Outcome {
 	if to == nil {
 		return manual("no version the CustomResourceDefinition %s serves has the schema of %s: the fields differ, convert the object by hand or through the CRD's conversion webhook", crdName, from.Version)
 	}
+	// Only apiVersion changes: fields a merge key brings in need no reading.
+	copied, err := copyObject(obj, true)
+	if err != nil {
+		return manual("%v", err)
+	}
 	out.To = GVK{Group: from.Group, Version: scalarAt(to, "name"), Kind: from.Kind}
-	out.Object = deepCopy(obj)
+	out.Object = copied
 	setScalar(out.Object, "apiVersion", out.To.APIVersion())
 	out.Notes = []Remark{remark("/apiVersion", keyNode(obj, "apiVersion"),
 		"%s and %s of the CustomResourceDefinition %s have identical schemas: only apiVersion changes", from.Version, out.To.Version, crdName)}
