@@ -124,9 +124,8 @@ func daemonSetExtensions(s *State) {
 			us = mapping()
 			setBefore(spec, "template", "updateStrategy", us)
 		}
-		if get(us, "rollingUpdate") != nil {
-			return // extensions/v1beta1 defaulted the type to OnDelete, which rejects rollingUpdate
-		}
+		// Also beside a rollingUpdate: a DaemonSet's OnDelete accepts one (unlike a
+		// StatefulSet's), and without the type apps/v1 would roll pods out with it.
 		setAfter(us, "", "type", str("OnDelete"))
 		s.Note("/spec/updateStrategy/type", spec, "extensions/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
 	}

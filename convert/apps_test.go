@@ -56,6 +56,12 @@ spec:
 			absent: []string{"OnDelete"},
 		},
 		{
+			name: "an extensions DaemonSet with only a rollingUpdate keeps OnDelete, which apps/v1 accepts beside it",
+			in:   "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata: {name: a}\nspec:\n  updateStrategy: {rollingUpdate: {maxUnavailable: 2}}\n  selector: {matchLabels: {app: a}}\n  template: {metadata: {labels: {app: a}}}",
+			want: []string{"updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 2\n    type: OnDelete"},
+			note: "OnDelete is written out",
+		},
+		{
 			name: "an apps/v1beta1 StatefulSet keeps OnDelete and gets its labels from the template",
 			in:   "apiVersion: apps/v1beta1\nkind: StatefulSet\nmetadata: {name: a}\nspec:\n  serviceName: a\n  template: {metadata: {labels: {app: a}}}",
 			want: []string{"type: OnDelete", "labels:\n    app: a\nspec:"},
