@@ -100,6 +100,7 @@ func deploymentExtensions(s *State) {
 	if strategy == nil {
 		// A new strategy reads best above the template, where charts put it.
 		strategy = mapping()
+		strategy.Line = spec.Line // where remarks about its defaults point, as for spec's own
 		setBefore(spec, "template", "strategy", strategy)
 	}
 	ru := ensure(strategy, "type", "rollingUpdate")

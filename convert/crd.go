@@ -40,7 +40,7 @@ func crdToV1(s *State) {
 	}
 	if isNull(get(spec, "scope")) {
 		setAfter(spec, "names", "scope", str("Namespaced"))
-		s.Note("/spec/scope", keyNode(spec, "scope"), "scope written as v1beta1's default Namespaced: v1 requires it")
+		s.Note("/spec/scope", keyNode(s.Obj, "spec"), "scope written as v1beta1's default Namespaced: v1 requires it")
 	}
 	versions := crdVersions(s, spec)
 	if versions == nil {
@@ -63,6 +63,7 @@ func crdToV1(s *State) {
 
 // crdVersions turns the spec-wide version into the list v1 requires, or returns the list.
 func crdVersions(s *State, spec *yaml.Node) *yaml.Node {
+	versionLine := lineOf(spec, "version")
 	version := del(spec, "version")
 	versions := get(spec, "versions")
 	if versions != nil && versions.Kind == yaml.SequenceNode && len(versions.Content) > 0 {
@@ -72,7 +73,9 @@ func crdVersions(s *State, spec *yaml.Node) *yaml.Node {
 		s.Manual("/spec/versions", spec, "the CustomResourceDefinition names no version")
 		return nil
 	}
-	versions = seq(mapping("name", str(version.Value), "served", boolean(true), "storage", boolean(true)))
+	entry := mapping("name", str(version.Value), "served", boolean(true), "storage", boolean(true))
+	entry.Line = versionLine // where a remark about the entry points
+	versions = seq(entry)
 	setAfter(spec, "scope", "versions", versions)
 	return versions
 }
@@ -124,8 +127,9 @@ func crdSchemasToV1(s *State, spec, versions *yaml.Node) {
 			"preserveUnknownFields is true (v1beta1's default when unset), which v1 refuses: decide which unknown fields v1 may prune, then set it to false and mark the objects that keep unknown fields with x-kubernetes-preserve-unknown-fields")
 		return
 	}
+	at := firstWritten(keyNode(spec, "preserveUnknownFields"), keyNode(s.Obj, "spec"))
 	set(spec, "preserveUnknownFields", boolean(false))
-	s.Note("/spec/preserveUnknownFields", keyNode(spec, "preserveUnknownFields"),
+	s.Note("/spec/preserveUnknownFields", at,
 		"preserveUnknownFields written as false (v1 refuses true): every object of the schemas keeps unknown fields (x-kubernetes-preserve-unknown-fields), so v1 prunes nothing either")
 }
 
