@@ -184,11 +184,26 @@ func Object(k *kb.KB, obj *yaml.Node, target string) Outcome {
 		return out
 	}
 	s := &State{Obj: copied, From: from}
+	s.follow(chain)
+	out.To, out.Notes, out.Manual = chain[len(chain)-1], s.notes, s.manual
+	if len(chain) > 1 {
+		out.Via = chain[:len(chain)-1]
+	}
+	if len(out.Manual) == 0 {
+		out.Object = s.Obj
+	}
+	return out
+}
+
+// follow runs the step of every pair along chain, then refuses a result that writes a key
+// twice in one mapping: a step renames a field or adds one the object already wrote (both
+// serviceName and service), and the API server would refuse the document.
+func (s *State) follow(chain []GVK) {
 	for _, next := range chain {
 		step, ok := steps[[2]string{s.From.Key(), next.Key()}]
 		if !ok {
-			s.Manual("", obj, "no conversion from %s to %s is known", s.From, next)
-			break
+			s.Manual("", s.Obj, "no conversion from %s to %s is known", s.From, next)
+			return
 		}
 		s.To = next
 		step(s)
@@ -198,12 +213,34 @@ func Object(k *kb.KB, obj *yaml.Node, target string) Outcome {
 		}
 		s.From = next
 	}
-	out.To, out.Notes, out.Manual = chain[len(chain)-1], s.notes, s.manual
-	if len(chain) > 1 {
-		out.Via = chain[:len(chain)-1]
+	if k := duplicateKey(s.Obj); k != nil {
+		s.Manual("", k, "the converted object would write %q twice in one mapping: the object sets both a field and the one it becomes in %s (or sets one twice); keep one of them", k.Value, s.To.APIVersion())
 	}
-	if len(out.Manual) == 0 {
-		out.Object = s.Obj
+}
+
+// duplicateKey is the first scalar key written twice in a mapping of the tree n, preferring
+// the one the document wrote (a line), or nil.
+func duplicateKey(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				continue
+			}
+			if first, ok := seen[k.Value]; ok {
+				if w := firstWritten(first, k); w != nil {
+					return w
+				}
+				return k
+			}
+			seen[k.Value] = k
+		}
 	}
-	return out
+	for _, c := range n.Content {
+		if d := duplicateKey(c); d != nil {
+			return d
+		}
+	}
+	return nil
 }

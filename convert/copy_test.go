@@ -61,3 +61,20 @@ func laughs(levels int) string {
 	}
 	return s
 }
+
+// A step that renames a field, or writes one, must not write a key twice: the API server
+// refuses such a document, so the object is left to a person.
+func TestAConversionThatWouldWriteAKeyTwiceIsLeftToAPerson(t *testing.T) {
+	runStepCases(t, []stepCase{
+		{
+			name:   "an Ingress backend with both serviceName and service",
+			in:     "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: a}\nspec:\n  backend:\n    serviceName: web\n    servicePort: 80\n    service: {name: other}\n",
+			manual: []string{`would write "service" twice`},
+		},
+		{
+			name:   "a SubjectAccessReview with both group and groups",
+			in:     "apiVersion: authorization.k8s.io/v1beta1\nkind: SubjectAccessReview\nspec: {user: a, group: [x], groups: [y]}\n",
+			manual: []string{`would write "groups" twice`},
+		},
+	})
+}

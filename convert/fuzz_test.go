@@ -39,7 +39,8 @@ const fuzzMaxDocs = 4
 
 // FuzzConvertNeverPanics converts whatever YAML the fuzzer makes of the fixtures, for every
 // target from 1.16 to 1.40 and as a custom resource: no step may panic on any shape of YAML, the
-// input must come back unchanged, and a converted object must encode and parse again.
+// input must come back unchanged, and a converted object must encode and parse again, into
+// plain values too when the input does (no key written twice).
 func FuzzConvertNeverPanics(f *testing.F) {
 	k := builtinKB(f)
 	paths, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*.yaml"))
@@ -59,6 +60,7 @@ func FuzzConvertNeverPanics(f *testing.F) {
 		"apiVersion: extensions/v1beta1\nkind: Ingress\nspec:\n  <<: {backend: {serviceName: a, servicePort: 80}}\n",
 		"apiVersion: apps/v1beta1\nkind: Deployment\nspec: [a]\n",
 		"apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nspec: {selector: ~}\n",
+		"apiVersion: extensions/v1beta1\nkind: Ingress\nspec: {backend: {serviceName: a, servicePort: 80, service: {name: b}}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -66,12 +68,14 @@ func FuzzConvertNeverPanics(f *testing.F) {
 		docs := parseDocs(data)
 		for _, obj := range docs {
 			before := encode(obj)
+			var v any
+			decodes := obj.Decode(&v) == nil
 			for minor := 16; minor <= 40; minor++ {
 				out := convert.Object(k, obj, fmt.Sprintf("1.%d", minor))
-				checkOutcome(t, out)
+				checkOutcome(t, out, decodes)
 			}
 			for _, crd := range docs {
-				checkOutcome(t, convert.CustomResource(obj, crd, "1.37"))
+				checkOutcome(t, convert.CustomResource(obj, crd, "1.37"), decodes)
 			}
 			if after := encode(obj); !bytes.Equal(before, after) {
 				t.Fatalf("the input changed:\n%s\nbecame\n%s", before, after)
@@ -97,8 +101,9 @@ func parseDocs(data []byte) []*yaml.Node {
 	return docs
 }
 
-// checkOutcome fails when a converted object does not encode, or its encoding does not parse.
-func checkOutcome(t *testing.T, out convert.Outcome) {
+// checkOutcome fails when a converted object does not encode, or its encoding does not parse
+// (into plain values, when decodes says the input did).
+func checkOutcome(t *testing.T, out convert.Outcome, decodes bool) {
 	t.Helper()
 	if out.Object == nil {
 		return
@@ -113,6 +118,10 @@ func checkOutcome(t *testing.T, out convert.Outcome) {
 	var back yaml.Node
 	if err := yaml.Unmarshal(b, &back); err != nil {
 		t.Fatalf("the converted object does not parse again: %v\n%s", err, b)
+	}
+	var v any
+	if err := yaml.Unmarshal(b, &v); decodes && err != nil {
+		t.Fatalf("the converted object does not decode as the input did: %v\n%s", err, b)
 	}
 }
 
