@@ -75,7 +75,7 @@ func keepDefault(s *State, m *yaml.Node, path, key, after string, value *yaml.No
 	} else {
 		setAfter(m, after, key, value)
 	}
-	s.Note(path+"/"+key, m, "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
+	s.Note(path+"/"+key, firstWritten(m, keyNode(s.Obj, "spec")), "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
 		s.From.APIVersion(), key, value.Value, newDefault)
 }
 
@@ -100,7 +100,6 @@ func deploymentExtensions(s *State) {
 	if strategy == nil {
 		// A new strategy reads best above the template, where charts put it.
 		strategy = mapping()
-		strategy.Line = spec.Line // where remarks about its defaults point, as for spec's own
 		setBefore(spec, "template", "strategy", strategy)
 	}
 	ru := ensure(strategy, "type", "rollingUpdate")

@@ -82,14 +82,15 @@ type State struct {
 	manual []Remark
 }
 
-// Note records a remark about an exact conversion.
+// Note records a remark about an exact conversion. at is the node whose line it names; a node
+// a step made has none, and the object's line is named instead.
 func (s *State) Note(path string, at *yaml.Node, format string, args ...any) {
-	s.notes = append(s.notes, remark(path, at, format, args...))
+	s.notes = append(s.notes, remark(path, firstWritten(at, s.Obj), format, args...))
 }
 
-// Manual records what needs a person; the object will be left untouched.
+// Manual records what needs a person; the object will be left untouched. at is as for Note.
 func (s *State) Manual(path string, at *yaml.Node, format string, args ...any) {
-	s.manual = append(s.manual, remark(path, at, format, args...))
+	s.manual = append(s.manual, remark(path, firstWritten(at, s.Obj), format, args...))
 }
 
 func remark(path string, at *yaml.Node, format string, args ...any) Remark {

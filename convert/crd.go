@@ -63,7 +63,6 @@ func crdToV1(s *State) {
 
 // crdVersions turns the spec-wide version into the list v1 requires, or returns the list.
 func crdVersions(s *State, spec *yaml.Node) *yaml.Node {
-	versionLine := lineOf(spec, "version")
 	version := del(spec, "version")
 	versions := get(spec, "versions")
 	if versions != nil && versions.Kind == yaml.SequenceNode && len(versions.Content) > 0 {
@@ -73,9 +72,7 @@ func crdVersions(s *State, spec *yaml.Node) *yaml.Node {
 		s.Manual("/spec/versions", spec, "the CustomResourceDefinition names no version")
 		return nil
 	}
-	entry := mapping("name", str(version.Value), "served", boolean(true), "storage", boolean(true))
-	entry.Line = versionLine // where a remark about the entry points
-	versions = seq(entry)
+	versions = seq(mapping("name", str(version.Value), "served", boolean(true), "storage", boolean(true)))
 	setAfter(spec, "scope", "versions", versions)
 	return versions
 }
@@ -110,7 +107,7 @@ func crdSchemasToV1(s *State, spec, versions *yaml.Node) {
 		name := scalarAt(v, "name")
 		root := getPath(v, "schema", "openAPIV3Schema")
 		if isNull(root) {
-			s.Manual(pointer("spec", "versions", i, "schema"), v, "version %s has no schema: v1 requires a structural schema for every version", name)
+			s.Manual(pointer("spec", "versions", i, "schema"), firstWritten(v, keyNode(s.Obj, "spec")), "version %s has no schema: v1 requires a structural schema for every version", name)
 			return
 		}
 		if err := structural(root); err != nil {

@@ -258,9 +258,6 @@ func ensure(m *yaml.Node, after, key string) *yaml.Node {
 		return v
 	}
 	v := mapping()
-	if m != nil {
-		v.Line = m.Line // a remark about the new mapping points at its parent
-	}
 	setAfter(m, after, key, v)
 	return v
 }
