@@ -252,16 +252,6 @@ func setBefore(m *yaml.Node, before, key string, v *yaml.Node) {
 	set(m, key, v)
 }
 
-// ensure is the mapping at key in m, made (after the key named after) when absent.
-func ensure(m *yaml.Node, after, key string) *yaml.Node {
-	if v := get(m, key); v != nil {
-		return v
-	}
-	v := mapping()
-	setAfter(m, after, key, v)
-	return v
-}
-
 // isEmpty says whether n is absent, null, or an empty mapping or sequence.
 func isEmpty(n *yaml.Node) bool {
 	return n == nil || n.Tag == "!!null" || (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && len(n.Content) == 0
