@@ -1,0 +1,119 @@
+package fix
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// source is a document's text as the reader returned it, and how it sits in the file.
+type source struct {
+	// text is the document as kubectl's reader returns it: its lines, each ended by "\n".
+	text []byte
+	// raw is the document's bytes in the file, and line the file line text starts on.
+	raw  []byte
+	line int
+	// layout says how the file holds text: verbatim, with "\r\n" line ends, or neither (a
+	// mix), when the document cannot be rewritten in place.
+	layout layout
+	json   bool
+}
+
+type layout int
+
+const (
+	verbatim layout = iota
+	crlf
+	mixed
+)
+
+// splitYAML splits data with kubectl's YAML reader and finds each document it returns in
+// data: the reader drops separator lines and returns the others verbatim, except that it
+// ends every line with "\n", so the document's lines are the next ones after separators.
+func splitYAML(data []byte) ([]Doc, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReaderSize(bytes.NewReader(data), 64<<10))
+	var docs []Doc
+	pos, line := 0, 1
+	for {
+		text, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%d: %w", lineAfterSeparators(data, pos, line), err)
+		}
+		for pos < len(data) && bytes.HasPrefix(data[pos:], []byte("---")) {
+			pos, line = nextLine(data, pos), line+1
+		}
+		start, startLine := pos, line
+		for range bytes.Count(text, []byte("\n")) {
+			pos, line = nextLine(data, pos), line+1
+		}
+		docs = append(docs, Doc{Line: startLine, Start: start, End: pos, src: source{text: text, raw: data[start:pos], line: startLine, layout: layoutOf(data[start:pos], text)}})
+	}
+}
+
+// lineAfterSeparators is the line a failing read is at, for its error.
+func lineAfterSeparators(data []byte, pos, line int) int {
+	for pos < len(data) && !bytes.HasPrefix(data[pos:], []byte("---")) {
+		pos, line = nextLine(data, pos), line+1
+	}
+	return line
+}
+
+func nextLine(data []byte, pos int) int {
+	if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+		return pos + i + 1
+	}
+	return len(data)
+}
+
+// layoutOf compares a document's bytes in the file with the reader's text.
+func layoutOf(raw, text []byte) layout {
+	switch {
+	case bytes.Equal(raw, text) || len(raw)+1 == len(text) && bytes.HasPrefix(text, raw):
+		return verbatim // the second: a last line without "\n"
+	case bytes.Equal(raw, bytes.ReplaceAll(text, []byte("\n"), []byte("\r\n"))):
+		return crlf
+	}
+	return mixed
+}
+
+// splitJSON splits a stream of JSON values (pretty, adjacent or NDJSON) as the files
+// collector reads it, each value one document.
+func splitJSON(data []byte) ([]Doc, error) {
+	skip := 0
+	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
+		skip = 3
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[skip:]))
+	var docs []Doc
+	for {
+		var raw json.RawMessage
+		off := skip + int(dec.InputOffset())
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				off = skip + int(se.Offset)
+			}
+			return nil, fmt.Errorf("%d: invalid JSON: %w", lineAt(data, off), err)
+		}
+		end := skip + int(dec.InputOffset())
+		start := end - len(raw)
+		docs = append(docs, Doc{Line: lineAt(data, start), Start: start, End: end, src: source{text: data[start:end], raw: data[start:end], line: lineAt(data, start), json: true}})
+	}
+}
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(data []byte, off int) int {
+	return bytes.Count(data[:min(off, len(data))], []byte("\n")) + 1
+}
