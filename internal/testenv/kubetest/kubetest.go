@@ -1,5 +1,6 @@
 // Package kubetest connects integration tests to the real API servers hack/with-kube.sh
-// starts: UPGRADESCOPE_KUBECONFIG (1.35) and UPGRADESCOPE_KUBECONFIG_EMULATED (1.32).
+// starts: UPGRADESCOPE_KUBECONFIG (1.35) and UPGRADESCOPE_KUBECONFIG_EMULATED (1.32), and to
+// the binaries it built them from (UPGRADESCOPE_KUBE_BINARIES).
 package kubetest
 
 import (
@@ -18,6 +19,9 @@ import (
 const (
 	EnvServer   = "UPGRADESCOPE_KUBECONFIG"
 	EnvEmulated = "UPGRADESCOPE_KUBECONFIG_EMULATED"
+	// EnvBinaries names the directory hack/kube-env.sh builds etcd, kube-apiserver and
+	// kubectl-convert into.
+	EnvBinaries = "UPGRADESCOPE_KUBE_BINARIES"
 )
 
 // EnvRequire, set to 1 or true, turns a missing server from a skip into a failure. .ci/run
@@ -55,6 +59,22 @@ func Kubeconfig(t testing.TB, env string) string {
 		t.Skip(msg)
 	}
 	return path
+}
+
+// Binaries is the directory EnvBinaries names, holding etcd, kube-apiserver and
+// kubectl-convert of the 1.35 server. Without it the test is skipped, or fails under
+// EnvRequire.
+func Binaries(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(EnvBinaries)
+	if dir == "" {
+		fail, msg := absent(EnvBinaries)
+		if fail {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return dir
 }
 
 // absent says what a test does when env is not set: fail where EnvRequire says the servers

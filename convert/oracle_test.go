@@ -1,0 +1,127 @@
+package convert_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
+)
+
+// notHandledByKubectlConvert lists the fixtures kubectl-convert cannot convert, with why: the
+// oracle cannot vouch for them, so they are listed here rather than passing silently, and a
+// fixture listed here that kubectl-convert handles fails the test.
+var notHandledByKubectlConvert = map[string]string{
+	"batch_v2alpha1_CronJob": "Kubernetes 1.21 removed batch/v2alpha1 from the source tree: no kind is registered for it",
+}
+
+// TestConversionIsFieldEqualToKubectlConvert runs kubectl-convert, built from the 1.35.4
+// source the test API server runs, on every fixture and on our conversion of it: the two
+// must agree field by field once kubectl-convert has applied the defaults of the versions it
+// passes through.
+func TestConversionIsFieldEqualToKubectlConvert(t *testing.T) {
+	bin := filepath.Join(kubetest.Binaries(t), "kubectl-convert")
+	k := builtinKB(t)
+	for _, f := range fixtures(t) {
+		t.Run(f.name, func(t *testing.T) {
+			out := convertFixture(t, k, f)
+			if f.wantManual {
+				return
+			}
+			want, err := kubectlConvert(bin, f.path, out.To.APIVersion())
+			reason, listed := notHandledByKubectlConvert[f.name]
+			switch {
+			case err != nil && !listed:
+				t.Fatalf("kubectl-convert cannot convert %s; list it in notHandledByKubectlConvert with the reason if that is expected: %v", f.path, err)
+			case err != nil:
+				t.Logf("not checked by kubectl-convert: %s", reason)
+				return
+			case listed:
+				t.Fatalf("kubectl-convert converts %s now: remove it from notHandledByKubectlConvert (%s)", f.path, reason)
+			}
+			ours := filepath.Join(t.TempDir(), f.name+".yaml")
+			if err := os.WriteFile(ours, marshal(t, out.Object), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := kubectlConvert(bin, ours, out.To.APIVersion())
+			if err != nil {
+				t.Fatalf("kubectl-convert rejects our conversion: %v\n%s", err, marshal(t, out.Object))
+			}
+			if diffs := fieldDiff("", want, got); len(diffs) > 0 {
+				t.Errorf("our conversion differs from kubectl-convert's after defaulting (want = kubectl-convert of the original, got = of ours):\n%s\nours:\n%s",
+					strings.Join(diffs, "\n"), marshal(t, out.Object))
+			}
+		})
+	}
+}
+
+// kubectlConvert converts the manifest at path to apiVersion, without a server, and decodes
+// the result without the fields a conversion does not decide (status, creationTimestamp).
+func kubectlConvert(bin, path, apiVersion string) (map[string]any, error) {
+	cmd := exec.Command(bin, "--local", "-f", path, "--output-version", apiVersion, "-o", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", cmd, err, stderr.String())
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &obj); err != nil {
+		return nil, fmt.Errorf("kubectl-convert printed no object (%w): %s %s", err, stdout.String(), stderr.String())
+	}
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return obj, nil
+}
+
+// fieldDiff lists the JSON paths where got differs from want, each with both values.
+func fieldDiff(path string, want, got any) []string {
+	wm, wok := want.(map[string]any)
+	gm, gok := got.(map[string]any)
+	if wok && gok {
+		var out []string
+		for _, k := range unionKeys(wm, gm) {
+			out = append(out, fieldDiff(path+"/"+k, wm[k], gm[k])...)
+		}
+		return out
+	}
+	ws, wok := want.([]any)
+	gs, gok := got.([]any)
+	if wok && gok && len(ws) == len(gs) {
+		var out []string
+		for i := range ws {
+			out = append(out, fieldDiff(fmt.Sprintf("%s/%d", path, i), ws[i], gs[i])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(want, got) {
+		return nil
+	}
+	w, _ := json.Marshal(want)
+	g, _ := json.Marshal(got)
+	return []string{fmt.Sprintf("  %s: want %s, got %s", path, w, g)}
+}
+
+func unionKeys(a, b map[string]any) []string {
+	seen := map[string]bool{}
+	for k := range a {
+		seen[k] = true
+	}
+	for k := range b {
+		seen[k] = true
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
