@@ -141,6 +141,10 @@ func reencode(doc, conv *yaml.Node, text []byte, st style) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bytes.HasPrefix(text, []byte("---")) {
+		sep, _, _ := bytes.Cut(text, []byte("\n"))
+		out = append(append(append([]byte(nil), sep...), '\n'), out...)
+	}
 	trimmed := bytes.TrimRight(text, "\n")
 	return append(out, bytes.Repeat([]byte("\n"), len(text)-len(trimmed)-1)...), nil
 }

@@ -222,8 +222,8 @@ func (s *scanner) object(f *File, d *Doc) {
 		d.Source, d.Skip = src, why
 		return
 	}
-	if chart := renderedFrom(d.src.text); chart != "" && !d.src.json {
-		d.Notes = append(d.Notes, convert.Remark{Line: d.Line, Message: fmt.Sprintf(
+	if chart, at := renderedFrom(d.src.text); chart != "" && !d.src.json {
+		d.Notes = append(d.Notes, convert.Remark{Line: d.src.line + at, Message: fmt.Sprintf(
 			"rendered from %s: change the chart's template too, or the next render brings it back", chart)})
 	}
 }
@@ -243,17 +243,21 @@ func (s *scanner) template(d *Doc) {
 	d.Skip = "Helm template: no YAML to convert; change the chart (render it with helm template and run fix on the output to see the change)"
 }
 
-// renderedFrom is the chart template a `helm template` comment names.
-func renderedFrom(text []byte) string {
+// renderedFrom is the chart template a `helm template` comment before the object names, and
+// the comment's line in text (0-based).
+func renderedFrom(text []byte) (string, int) {
+	at := 0
 	for line := range bytes.Lines(text) {
 		if v, ok := bytes.CutPrefix(line, []byte("# Source: ")); ok {
-			return string(bytes.TrimSpace(v))
+			chart, _, _ := strings.Cut(string(bytes.TrimSpace(v)), " ")
+			return chart, at
 		}
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			return ""
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(t, []byte("---")) {
+			return "", 0
 		}
+		at++
 	}
-	return ""
+	return "", 0
 }
 
 func groupOf(apiVersion string) string {

@@ -33,8 +33,10 @@ const (
 )
 
 // splitYAML splits data with kubectl's YAML reader and finds each document it returns in
-// data: the reader drops separator lines and returns the others verbatim, except that it
-// ends every line with "\n", so the document's lines are the next ones after separators.
+// data. The reader returns the lines it reads verbatim, except that it ends every line with
+// "\n", and drops the separator line that ends a document (one that starts the stream, or
+// follows another, is part of the next document's text): so a document is the next lines,
+// after the separator that ended the one before.
 func splitYAML(data []byte) ([]Doc, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReaderSize(bytes.NewReader(data), 64<<10))
 	var docs []Doc
@@ -47,14 +49,19 @@ func splitYAML(data []byte) ([]Doc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%d: %w", lineAfterSeparators(data, pos, line), err)
 		}
-		for pos < len(data) && bytes.HasPrefix(data[pos:], []byte("---")) {
-			pos, line = nextLine(data, pos), line+1
+		if len(docs) > 0 && pos < len(data) {
+			pos, line = nextLine(data, pos), line+1 // the separator that ended the last one
 		}
 		start, startLine := pos, line
 		for range bytes.Count(text, []byte("\n")) {
 			pos, line = nextLine(data, pos), line+1
 		}
-		docs = append(docs, Doc{Line: startLine, Start: start, End: pos, src: source{text: text, raw: data[start:pos], line: startLine, layout: layoutOf(data[start:pos], text)}})
+		first := startLine
+		if bytes.HasPrefix(text, []byte("---")) {
+			first++ // a separator the reader kept: the document starts after it
+		}
+		docs = append(docs, Doc{Line: first, Start: start, End: pos, src: source{
+			text: text, raw: data[start:pos], line: startLine, layout: layoutOf(data[start:pos], text)}})
 	}
 }
 
