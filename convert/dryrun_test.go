@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
@@ -22,11 +23,23 @@ import (
 // fixtureNamespace is the namespace every namespaced fixture is written in.
 const fixtureNamespace = "convert-fixtures"
 
+// notServedByTheTestServer lists the fixtures whose converted version the 1.35 test server
+// does not serve, with why; a listed fixture the server serves fails the test.
+var notServedByTheTestServer = map[string]string{
+	"admission.k8s.io_v1beta1_AdmissionReview":                            "AdmissionReview is a webhook's request body, no resource",
+	"admissionregistration.k8s.io_v1beta1_MutatingAdmissionPolicy":        "admissionregistration.k8s.io/v1 MutatingAdmissionPolicy is served from 1.36",
+	"admissionregistration.k8s.io_v1beta1_MutatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1 MutatingAdmissionPolicyBinding is served from 1.36",
+	"certificates.k8s.io_v1beta1_ClusterTrustBundle":                      "certificates.k8s.io/v1 ClusterTrustBundle is served after 1.35",
+	"storagemigration.k8s.io_v1beta1_StorageVersionMigration":             "storagemigration.k8s.io/v1 is served after 1.35",
+}
+
 // TestTheAPIServerAcceptsEveryConversion sends every converted fixture to the real 1.35 API
 // server as a server-side dry-run create: a conversion the server would reject is no
 // conversion.
 func TestTheAPIServerAcceptsEveryConversion(t *testing.T) {
 	cfg := kubetest.Config(t, kubetest.EnvServer, "admin")
+	// Deprecation warnings (kubernetes.io/ingress.class) are not rejections.
+	cfg.WarningHandler = rest.NoWarnings{}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +60,15 @@ func TestTheAPIServerAcceptsEveryConversion(t *testing.T) {
 			obj := unstructuredOf(t, out.Object)
 			gvk := obj.GroupVersionKind()
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
+			reason, listed := notServedByTheTestServer[f.name]
+			switch {
+			case err != nil && !listed:
 				t.Fatalf("the 1.35 API server does not serve %s: %v", gvk, err)
+			case err != nil:
+				t.Logf("not checked by the 1.35 API server: %s", reason)
+				return
+			case listed:
+				t.Fatalf("the 1.35 API server serves %s: remove %s from notServedByTheTestServer (%s)", gvk, f.name, reason)
 			}
 			var res dynamic.ResourceInterface = dyn.Resource(m.Resource)
 			if m.Scope.Name() == meta.RESTScopeNameNamespace {

@@ -176,3 +176,50 @@ func each(seq *yaml.Node, fn func(i int, item *yaml.Node)) {
 		fn(i, it)
 	}
 }
+
+// setBefore sets key like set, but a new key goes right before the key named before (or at
+// the end when before is absent): a defaulted selector reads above the template it copies.
+func setBefore(m *yaml.Node, before, key string, v *yaml.Node) {
+	if get(m, key) != nil || m == nil || m.Kind != yaml.MappingNode {
+		set(m, key, v)
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == before {
+			rest := append([]*yaml.Node{str(key), v}, m.Content[i:]...)
+			m.Content = append(m.Content[:i], rest...)
+			return
+		}
+	}
+	set(m, key, v)
+}
+
+// ensure is the mapping at key in m, made (after the key named after) when absent.
+func ensure(m *yaml.Node, after, key string) *yaml.Node {
+	if v := get(m, key); v != nil {
+		return v
+	}
+	v := mapping()
+	setAfter(m, after, key, v)
+	return v
+}
+
+// isEmpty says whether n is absent, null, or an empty mapping or sequence.
+func isEmpty(n *yaml.Node) bool {
+	return n == nil || n.Tag == "!!null" || (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && len(n.Content) == 0
+}
+
+// flow marks a new mapping or sequence to be written inline ({a: 1}, [x]).
+func flow(n *yaml.Node) *yaml.Node {
+	n.Style = yaml.FlowStyle
+	return n
+}
+
+// setFirst sets key like set, but a new key goes first in m.
+func setFirst(m *yaml.Node, key string, v *yaml.Node) {
+	if get(m, key) != nil || m == nil || m.Kind != yaml.MappingNode || len(m.Content) == 0 {
+		set(m, key, v)
+		return
+	}
+	setBefore(m, m.Content[0].Value, key, v)
+}

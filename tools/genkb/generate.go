@@ -118,11 +118,23 @@ func entryFor(gvk schema.GroupVersionKind, obj runtime.Object) entry {
 		e.Removed = minor(o.APILifecycleRemoved())
 	}
 	if o, ok := obj.(replaced); ok {
-		if r := o.APILifecycleReplacement(); r.Kind != "" {
+		if r := replacementOf(gvk, o.APILifecycleReplacement()); r.Kind != "" {
 			e.Replacement = Key(r.Group, r.Version, r.Kind)
 		}
 	}
 	return e
+}
+
+// replacementOf is the kind that replaces gvk, as its prerelease-lifecycle-gen replacement
+// tag says, with one upstream slip mended: an object is replaced by an object, never by a
+// list. k8s.io/api networking/v1beta1/types.go tags IngressClass (not only IngressClassList)
+// with "replacement=networking.k8s.io,v1,IngressClassList", which would send `fix` to a kind
+// no manifest can hold.
+func replacementOf(gvk, r schema.GroupVersionKind) schema.GroupVersionKind {
+	if strings.HasSuffix(r.Kind, "List") && !strings.HasSuffix(gvk.Kind, "List") {
+		r.Kind = strings.TrimSuffix(r.Kind, "List")
+	}
+	return r
 }
 
 // minor renders a generated (major, minor) pair; zero means the method says nothing.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestImportsCoverAPI fails when k8s.io/api gains a group/version package genkb does not
@@ -64,5 +66,26 @@ func TestHorizonComesFromTheReleaseVersion(t *testing.T) {
 	}
 	if _, err := metaFor("v0.38.0-alpha.1"); err == nil {
 		t.Error("a pre-release k8s.io/api was accepted")
+	}
+}
+
+func TestAnObjectIsReplacedByAnObjectNeverByAList(t *testing.T) {
+	tests := []struct {
+		name      string
+		kind, tag string
+		want      string
+	}{
+		{name: "IngressClass tagged with IngressClassList, as k8s.io/api tags it, is replaced by IngressClass", kind: "IngressClass", tag: "IngressClassList", want: "IngressClass"},
+		{name: "a list is replaced by a list", kind: "IngressClassList", tag: "IngressClassList", want: "IngressClassList"},
+		{name: "a correct tag is kept", kind: "Ingress", tag: "Ingress", want: "Ingress"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gvk := schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1beta1", Kind: tt.kind}
+			r := replacementOf(gvk, schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: tt.tag})
+			if r.Kind != tt.want || r.Version != "v1" {
+				t.Errorf("replacement of %s = %v, want networking.k8s.io/v1 %s", tt.kind, r, tt.want)
+			}
+		})
 	}
 }
