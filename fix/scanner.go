@@ -211,6 +211,10 @@ func (s *scanner) list(f *File, d Doc, items *yaml.Node) []Doc {
 // object converts one object and decides whether it may be rewritten.
 func (s *scanner) object(f *File, d *Doc) {
 	d.Ref = refOf(d.Object)
+	if hasAnchors(d.Object) {
+		s.withAliases(d)
+		return
+	}
 	d.Outcome = convert.Object(s.o.KB, d.Object, s.o.Target)
 	if d.Outcome.To == d.Outcome.From && len(d.Outcome.Manual) == 0 {
 		s.customResource(d)
@@ -226,6 +230,18 @@ func (s *scanner) object(f *File, d *Doc) {
 		d.Notes = append(d.Notes, convert.Remark{Line: d.src.line + at, Message: fmt.Sprintf(
 			"rendered from %s: change the chart's template too, or the next render brings it back", chart)})
 	}
+}
+
+// withAliases lists an object written with YAML anchors and aliases whose API the target
+// does not serve: a conversion copies what aliases name, which a hostile document makes
+// exponential, and an edit of a shared node would change every place that names it.
+func (s *scanner) withAliases(d *Doc) {
+	from := convert.ParseGVK(d.Ref.APIVersion, d.Ref.Kind)
+	if chain, err := convert.Route(s.o.KB, from, s.o.Target); err == nil && len(chain) == 0 || err != nil && s.crds[from.Group+"/"+from.Kind] == nil && !strings.Contains(err.Error(), "replacement") {
+		return
+	}
+	d.Outcome = convert.Outcome{From: from, To: from}
+	d.Skip = "written with YAML anchors and aliases: convert it by hand (or expand them first)"
 }
 
 // template lists a Helm template whose API the target may not serve: its text is no YAML
