@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"sort"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,14 +48,14 @@ func (p *Plan) Manual() []Item {
 			if !d.NeedsPerson() {
 				continue
 			}
-			it := Item{File: f.Path, Line: d.Line, Kind: d.Ref.Kind, Object: objectName(d.Ref), From: d.Ref.APIVersion}
+			it := Item{File: f.Path, Line: d.ObjectLine(), Kind: d.Ref.Kind, Object: objectName(d.Ref), From: d.Ref.APIVersion}
 			if d.Skip != "" {
 				it.Message = d.Skip
 				out = append(out, it)
 				continue
 			}
 			for _, r := range d.Outcome.Manual {
-				it.Line, it.Message = lineOr(r.Line, d.Line), r.Message
+				it.Line, it.Message = lineOr(r.Line, d.ObjectLine()), r.Message
 				out = append(out, it)
 			}
 		}
@@ -71,9 +72,13 @@ func (p *Plan) Notes() []Item {
 			if !d.Converts() {
 				continue
 			}
-			for _, r := range append(append([]convert.Remark(nil), d.Notes...), d.Outcome.Notes...) {
-				out = append(out, Item{File: f.Path, Line: lineOr(r.Line, d.Line), Message: r.Message})
+			notes := append(append([]convert.Remark(nil), d.Notes...), d.Outcome.Notes...)
+			at := len(out)
+			for _, r := range notes {
+				out = append(out, Item{File: f.Path, Line: lineOr(r.Line, d.ObjectLine()), Message: r.Message})
 			}
+			mine := out[at:]
+			sort.SliceStable(mine, func(i, j int) bool { return mine[i].Line < mine[j].Line })
 		}
 	}
 	return out
@@ -186,7 +191,7 @@ func (p *Plan) Report() Report {
 				continue
 			}
 			dr := DocReport{
-				File: f.Path, Line: d.Line, Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name,
+				File: f.Path, Line: d.ObjectLine(), Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name,
 				From: d.Ref.APIVersion, Converted: d.Converts(), Notes: append(d.Notes, d.Outcome.Notes...),
 				Manual: d.Outcome.Manual, Skip: d.Skip, Source: d.Source,
 			}

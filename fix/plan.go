@@ -89,6 +89,14 @@ type Ref struct {
 	APIVersion, Kind, Namespace, Name string
 }
 
+// ObjectLine is the line of the object's first field (where scan names it), else Line.
+func (d *Doc) ObjectLine() int {
+	if d.Object != nil && d.Object.Line > 0 {
+		return d.Object.Line
+	}
+	return d.Line
+}
+
 // Converts says whether the document is rewritten.
 func (d *Doc) Converts() bool { return d.Skip == "" && d.Outcome.Object != nil }
 
