@@ -2,10 +2,10 @@ package fix
 
 import (
 	"fmt"
-	"sort"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/pmezard/go-difflib/difflib"
 

@@ -141,3 +141,22 @@ func TestFixExitsWithTheDocumentedCodes(t *testing.T) {
 		t.Error("--write changed a document that needs a person")
 	}
 }
+
+// The README's fix example is pasted output: it must be what fix prints, line for line, as
+// the golden TestFixGolden holds to the real command.
+func TestTheREADMEsFixExampleIsWhatFixPrints(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("testdata/golden/fix-examples.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, _ := strings.Cut(string(golden), "--- stdout\n")
+	stdout, _, _ = strings.Cut(stdout, "--- stderr\n")
+	example := strings.Join(exampleBlock(string(readme), "    --- a/flowcontrol.yaml"), "\n")
+	if strings.TrimSpace(example) != strings.TrimSpace(stdout) {
+		t.Errorf("the README's fix example is not what fix prints; paste the output of its command:\n%s", lineDiff(strings.TrimSpace(stdout), strings.TrimSpace(example)))
+	}
+}
