@@ -116,20 +116,18 @@ func Scan(root string, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Root: root, Target: opts.Target, Warnings: skipped, Files: make([]File, len(paths))}
-	var firstErr error
-	for i, p := range paths {
-		f, err := readFile(p, files.RelPath(base, p))
-		if err != nil && firstErr == nil {
-			firstErr = err
+	errs := make([]error, len(paths))
+	parallel(opts.Workers, len(paths), func(i int) {
+		plan.Files[i], errs[i] = readFile(paths[i], files.RelPath(base, paths[i]))
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		plan.Files[i] = f
-	}
-	if firstErr != nil {
-		return nil, firstErr
 	}
 	s := newScanner(opts)
 	s.index(plan.Files)
-	s.convertAll(plan.Files)
+	parallel(opts.Workers, len(plan.Files), func(i int) { s.file(&plan.Files[i]) })
 	return plan, nil
 }
 
@@ -155,10 +153,9 @@ func readFile(path, rel string) (File, error) {
 	return f, nil
 }
 
-// convertAll converts and patches every file, in parallel; each file is independent once
-// the index of CRDs and GitOps sources is built.
-func (s *scanner) convertAll(fs []File) {
-	workers := s.o.Workers
+// parallel calls fn for 0..n-1 on workers goroutines (0: one per CPU); each file is
+// independent of the others once the index of CRDs and GitOps sources is built.
+func parallel(workers, n int, fn func(i int)) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -169,11 +166,11 @@ func (s *scanner) convertAll(fs []File) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				s.file(&fs[i])
+				fn(i)
 			}
 		}()
 	}
-	for i := range fs {
+	for i := range n {
 		next <- i
 	}
 	close(next)

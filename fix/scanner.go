@@ -161,7 +161,7 @@ func (s *scanner) document(f *File, d Doc) []Doc {
 		s.template(&d)
 		return []Doc{d}
 	}
-	h := readHead(d.src)
+	h := d.src.head
 	if s.o.SkipServed && h.ok && h.kind != "List" && d.Object == nil {
 		known, served := s.served(h.apiVersion, h.kind)
 		if known && served || !known && s.crds[groupOf(h.apiVersion)+"/"+h.kind] == nil {
@@ -247,7 +247,7 @@ func (s *scanner) withAliases(d *Doc) {
 // template lists a Helm template whose API the target may not serve: its text is no YAML
 // to convert, and the chart is what to change.
 func (s *scanner) template(d *Doc) {
-	h := readHead(d.src)
+	h := d.src.head
 	d.Ref = Ref{APIVersion: h.apiVersion, Kind: h.kind}
 	templated := strings.Contains(h.apiVersion, "{{") || h.apiVersion == ""
 	if known, served := s.served(h.apiVersion, h.kind); !templated && (served || !known) {

@@ -24,14 +24,15 @@ type gitopsObject struct {
 func (s *scanner) index(fs []File) {
 	var objs []*unstructured.Unstructured
 	var found []gitopsObject
+	custom := s.customGroups(fs)
 	for i := range fs {
 		for j := range fs[i].Docs {
 			d := &fs[i].Docs[j]
 			if bytes := d.src.text; !d.src.json && containsTemplate(bytes) {
 				continue
 			}
-			h := readHead(d.src)
-			if h.ok && !indexed(h.apiVersion, h.kind) {
+			h := d.src.head
+			if h.ok && (!indexed(h.apiVersion, h.kind) || h.kind == "CustomResourceDefinition" && !custom.mentioned(d.src.text)) {
 				continue
 			}
 			doc, err := parse(d)
@@ -53,6 +54,42 @@ func (s *scanner) index(fs []File) {
 		}
 	}
 	s.describeSources(gitops.FromManifests(objs).Charts, found)
+}
+
+// groups are the API groups of the custom resources among the files.
+type groups map[string]bool
+
+// customGroups lists the groups of objects the knowledge base does not describe: only their
+// CRDs are parsed, since a repository renders its CRDs for every environment, and their
+// schemas are most of its bytes.
+func (s *scanner) customGroups(fs []File) groups {
+	out := groups{}
+	for i := range fs {
+		for _, d := range fs[i].Docs {
+			h := d.src.head
+			if !h.ok {
+				out[""] = true // unknown: parse every CRD
+				continue
+			}
+			if known, _ := s.served(h.apiVersion, h.kind); !known && !indexed(h.apiVersion, h.kind) && groupOf(h.apiVersion) != "" {
+				out[groupOf(h.apiVersion)] = true
+			}
+		}
+	}
+	return out
+}
+
+// mentioned says whether a CRD's text may define one of the groups.
+func (g groups) mentioned(text []byte) bool {
+	if g[""] {
+		return true
+	}
+	for group := range g {
+		if strings.Contains(string(text), group) {
+			return true
+		}
+	}
+	return false
 }
 
 func containsTemplate(text []byte) bool { return strings.Contains(string(text), "{{") }

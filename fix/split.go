@@ -22,6 +22,8 @@ type source struct {
 	// mix), when the document cannot be rewritten in place.
 	layout layout
 	json   bool
+	// head is what the document's top-level lines say it is, read once.
+	head head
 }
 
 type layout int
@@ -60,8 +62,12 @@ func splitYAML(data []byte) ([]Doc, error) {
 		if bytes.HasPrefix(text, []byte("---")) {
 			first++ // a separator the reader kept: the document starts after it
 		}
-		docs = append(docs, Doc{Line: first, Start: start, End: pos, src: source{
-			text: text, raw: data[start:pos], line: startLine, layout: layoutOf(data[start:pos], text)}})
+		src := source{text: text, raw: data[start:pos], line: startLine, layout: layoutOf(data[start:pos], text)}
+		if bytes.Equal(src.raw, text) {
+			src.text = src.raw // one copy of the bytes, the file's, kept
+		}
+		src.head = readHead(src)
+		docs = append(docs, Doc{Line: first, Start: start, End: pos, src: src})
 	}
 }
 
@@ -116,7 +122,9 @@ func splitJSON(data []byte) ([]Doc, error) {
 		}
 		end := skip + int(dec.InputOffset())
 		start := end - len(raw)
-		docs = append(docs, Doc{Line: lineAt(data, start), Start: start, End: end, src: source{text: data[start:end], raw: data[start:end], line: lineAt(data, start), json: true}})
+		src := source{text: data[start:end], raw: data[start:end], line: lineAt(data, start), json: true}
+		src.head = readHead(src)
+		docs = append(docs, Doc{Line: lineAt(data, start), Start: start, End: end, src: src})
 	}
 }
 
