@@ -231,3 +231,20 @@ func TestEveryFixturesFixIsItsGoldenDiff(t *testing.T) {
 		})
 	}
 }
+
+func TestACustomResourceMovesToTheVersionItsCRDServes(t *testing.T) {
+	schema := "      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size: {type: integer}\n"
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1beta1\n      served: false\n      storage: false\n" + schema + "    - name: v1\n      served: true\n      storage: true\n" + schema
+	cr := "apiVersion: example.com/v1beta1 # the old one\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n"
+	dir := tree(t, map[string]string{"crd.yaml": crd, "w.yaml": cr})
+	want := strings.Replace(cr, "example.com/v1beta1", "example.com/v1", 1)
+	for _, skipServed := range []bool{false, true} {
+		p, err := fix.Scan(dir, fix.Options{KB: builtinKB(t), Target: "1.37", SkipServed: skipServed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := p.Changed(); len(c) != 1 || string(c[0].After) != want || len(p.Manual()) != 0 {
+			t.Errorf("SkipServed %v: changed %v, manual %v; want w.yaml at example.com/v1", skipServed, paths(c), p.Manual())
+		}
+	}
+}
