@@ -39,7 +39,7 @@ func selectorFromTemplate(s *State) {
 	if labels == nil || labels.Kind != yaml.MappingNode {
 		return
 	}
-	if get(spec, "selector") == nil {
+	if isNull(get(spec, "selector")) {
 		setBefore(spec, "template", "selector", mapping("matchLabels", deepCopy(labels)))
 		s.Note("/spec/selector", keyNode(spec, "template"),
 			"%s defaulted the selector to the pod template's labels; apps/v1 requires it, so it is written out", s.From.APIVersion())
@@ -64,7 +64,7 @@ func rollbackTo(s *State) {
 // keepDefault writes value at spec.key when the object does not set it, because the old
 // version defaulted it so and apps/v1 defaults it otherwise.
 func keepDefault(s *State, m *yaml.Node, path, key, after string, value *yaml.Node, newDefault string) {
-	if get(m, key) != nil || m == nil {
+	if m == nil || m.Kind != yaml.MappingNode || !isNull(get(m, key)) {
 		return
 	}
 	if get(m, after) == nil && get(m, "template") != nil {
@@ -75,7 +75,7 @@ func keepDefault(s *State, m *yaml.Node, path, key, after string, value *yaml.No
 	} else {
 		setAfter(m, after, key, value)
 	}
-	s.Note(path+"/"+key, m, "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
+	s.Note(path+"/"+key, firstWritten(m, keyNode(s.Obj, "spec")), "%s defaulted %s to %s and apps/v1 defaults it to %s: the old default is written out so the workload behaves as before; delete the line to take the new default",
 		s.From.APIVersion(), key, value.Value, newDefault)
 }
 
@@ -94,54 +94,53 @@ func deploymentExtensions(s *State) {
 	typ := scalarAt(strategy, "type")
 	// extensions/v1beta1 fills rollingUpdate in for a RollingUpdate strategy, or any strategy
 	// that has one (SetDefaults_Deployment).
-	if typ != "" && typ != "RollingUpdate" && get(strategy, "rollingUpdate") == nil {
+	if typ != "" && typ != "RollingUpdate" && isNull(get(strategy, "rollingUpdate")) {
 		return
 	}
-	if strategy == nil {
+	if isNull(strategy) {
 		// A new strategy reads best above the template, where charts put it.
 		strategy = mapping()
 		setBefore(spec, "template", "strategy", strategy)
 	}
-	ru := ensure(strategy, "type", "rollingUpdate")
+	ru := ensureMap(strategy, "type", "rollingUpdate")
+	if ru == nil {
+		return // not a mapping: the API server refuses the object as it is
+	}
 	keepDefault(s, ru, "/spec/strategy/rollingUpdate", "maxUnavailable", "", integer(1), "25%")
 	keepDefault(s, ru, "/spec/strategy/rollingUpdate", "maxSurge", "maxUnavailable", integer(1), "25%")
 }
 
 func daemonSetExtensions(s *State) {
 	spec := get(s.Obj, "spec")
-	if g := del(spec, "templateGeneration"); g != nil {
-		md := ensure(s.Obj, "kind", "metadata")
-		ann := ensure(md, "labels", "annotations")
+	if g := del(spec, "templateGeneration"); !isNull(g) {
+		ann := ensureMap(ensureMap(s.Obj, "kind", "metadata"), "labels", "annotations")
 		v := str(g.Value)
 		v.Style = yaml.DoubleQuotedStyle
 		set(ann, "deprecated.daemonset.template.generation", v)
 		s.Note("/metadata/annotations/deprecated.daemonset.template.generation", g,
 			"apps/v1 has no spec.templateGeneration: the API server keeps it in this annotation, and so does the conversion")
 	}
-	if get(get(spec, "updateStrategy"), "type") == nil {
-		us := get(spec, "updateStrategy")
-		if us == nil {
-			us = mapping()
-			setBefore(spec, "template", "updateStrategy", us)
-		}
-		if get(us, "rollingUpdate") != nil {
-			return // extensions/v1beta1 defaulted the type to OnDelete, which rejects rollingUpdate
-		}
-		setAfter(us, "", "type", str("OnDelete"))
-		s.Note("/spec/updateStrategy/type", spec, "extensions/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
-	}
+	// Also beside a rollingUpdate: a DaemonSet's OnDelete accepts one (unlike a StatefulSet's),
+	// and without the type apps/v1 would roll pods out with it.
+	keepOnDelete(s, spec)
 }
 
-func statefulSetV1beta1(s *State) {
-	spec := get(s.Obj, "spec")
-	if get(get(spec, "updateStrategy"), "type") != nil {
+func statefulSetV1beta1(s *State) { keepOnDelete(s, get(s.Obj, "spec")) }
+
+// keepOnDelete writes the update strategy type the old version defaulted, OnDelete, where
+// the object sets none: apps/v1 defaults RollingUpdate.
+func keepOnDelete(s *State, spec *yaml.Node) {
+	if spec == nil || spec.Kind != yaml.MappingNode {
 		return
 	}
 	us := get(spec, "updateStrategy")
-	if us == nil {
+	if isNull(us) {
 		us = mapping()
 		setBefore(spec, "template", "updateStrategy", us)
 	}
+	if us.Kind != yaml.MappingNode || !isNull(get(us, "type")) {
+		return
+	}
 	setAfter(us, "", "type", str("OnDelete"))
-	s.Note("/spec/updateStrategy/type", spec, "apps/v1beta1 defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default")
+	s.Note("/spec/updateStrategy/type", spec, "%s defaulted updateStrategy to OnDelete and apps/v1 defaults it to RollingUpdate: OnDelete is written out so pods are replaced only when deleted, as before; delete it to take the new default", s.From.APIVersion())
 }

@@ -56,6 +56,22 @@ spec:
 			absent: []string{"OnDelete"},
 		},
 		{
+			name: "an extensions DaemonSet with only a rollingUpdate keeps OnDelete, which apps/v1 accepts beside it",
+			in:   "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata: {name: a}\nspec:\n  updateStrategy: {rollingUpdate: {maxUnavailable: 2}}\n  selector: {matchLabels: {app: a}}\n  template: {metadata: {labels: {app: a}}}",
+			want: []string{"updateStrategy:\n    rollingUpdate:\n      maxUnavailable: 2\n    type: OnDelete"},
+			note: "OnDelete is written out",
+		},
+		{
+			name: "null fields are unset to the API server, so their old defaults are written in their place",
+			in:   "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  revisionHistoryLimit: null\n  strategy: null\n  selector: {matchLabels: {app: a}}\n  template: {metadata: {labels: {app: a}}}",
+			want: []string{"revisionHistoryLimit: 2147483647", "strategy:\n    rollingUpdate:\n      maxUnavailable: 1\n      maxSurge: 1"}, absent: []string{"null"},
+		},
+		{
+			name: "a null updateStrategy of an extensions DaemonSet gets OnDelete",
+			in:   "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata: {name: a}\nspec:\n  updateStrategy: ~\n  selector: {matchLabels: {app: a}}\n  template: {metadata: {labels: {app: a}}}",
+			want: []string{"updateStrategy:\n    type: OnDelete"}, absent: []string{"~"},
+		},
+		{
 			name: "an apps/v1beta1 StatefulSet keeps OnDelete and gets its labels from the template",
 			in:   "apiVersion: apps/v1beta1\nkind: StatefulSet\nmetadata: {name: a}\nspec:\n  serviceName: a\n  template: {metadata: {labels: {app: a}}}",
 			want: []string{"type: OnDelete", "labels:\n    app: a\nspec:"},

@@ -54,7 +54,7 @@ func hpaV2beta1(s *State) {
 // resourceMetric: a utilization target when targetAverageUtilization is set, else an average
 // value.
 func resourceMetric(src *yaml.Node) {
-	util, avg := del(src, "targetAverageUtilization"), del(src, "targetAverageValue")
+	util, avg := take(src, "targetAverageUtilization"), take(src, "targetAverageValue")
 	if src == nil {
 		return
 	}
@@ -78,7 +78,7 @@ func podsMetric(src *yaml.Node) {
 	}
 	metric := metricIdentifier(src, "metricName", "selector")
 	t := mapping("type", str("AverageValue"))
-	if avg := del(src, "targetAverageValue"); avg != nil {
+	if avg := take(src, "targetAverageValue"); avg != nil {
 		set(t, "averageValue", avg)
 	}
 	setFirst(src, "metric", metric)
@@ -93,7 +93,7 @@ func objectMetric(src *yaml.Node) {
 	}
 	rename(src, "target", "describedObject")
 	metric := metricIdentifier(src, "metricName", "selector")
-	value, avg := del(src, "targetValue"), del(src, "averageValue")
+	value, avg := take(src, "targetValue"), take(src, "averageValue")
 	t := mapping("type", str("Value"))
 	if avg != nil {
 		t = mapping("type", str("AverageValue"))
@@ -115,7 +115,7 @@ func externalMetric(src *yaml.Node) {
 		return
 	}
 	metric := metricIdentifier(src, "metricName", "metricSelector")
-	value, avg := del(src, "targetValue"), del(src, "targetAverageValue")
+	value, avg := take(src, "targetValue"), take(src, "targetAverageValue")
 	t := mapping("type", str("AverageValue"))
 	if value != nil {
 		t = mapping("type", str("Value"), "value", value)
@@ -137,4 +137,13 @@ func metricIdentifier(src *yaml.Node, nameKey, selectorKey string) *yaml.Node {
 		set(m, "selector", sel)
 	}
 	return m
+}
+
+// take removes key from src and returns its value, or nil when it was absent or null: the API
+// server reads a null target as an unset one, which chooses the target's type.
+func take(src *yaml.Node, key string) *yaml.Node {
+	if v := del(src, key); !isNull(v) {
+		return v
+	}
+	return nil
 }

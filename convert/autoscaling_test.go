@@ -36,6 +36,12 @@ func TestHorizontalPodAutoscalersMoveToAutoscalingV2(t *testing.T) {
 			want: []string{"metric:\n          name: m\n          selector:\n            matchLabels:\n              q: x", "type: Value\n          value: 7", "type: AverageValue\n          averageValue: 3"},
 		},
 		{
+			name:   "a null utilization is unset, so the average value sets the target's type",
+			in:     hpa + "type: Resource\n      resource: {name: memory, targetAverageUtilization: null, targetAverageValue: 1Gi}",
+			want:   []string{"target:\n          type: AverageValue\n          averageValue: 1Gi"},
+			absent: []string{"Utilization", "null"},
+		},
+		{
 			name: "a container metric keeps its container, which the server's conversion drops",
 			in:   hpa + "type: ContainerResource\n      containerResource: {name: cpu, container: app, targetAverageUtilization: 50}",
 			want: []string{"container: app"}, note: "drops containerResource.container",

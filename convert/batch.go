@@ -18,7 +18,7 @@ func cronJobV2alpha1(s *State) {
 		key  string
 		keep int
 	}{{"successfulJobsHistoryLimit", 3}, {"failedJobsHistoryLimit", 1}} {
-		if get(spec, f.key) == nil {
+		if isNull(get(spec, f.key)) {
 			s.Note("/spec/"+f.key, keyNode(s.Obj, "spec"),
 				"batch/v2alpha1 kept every finished Job when %s was unset; batch/v1 keeps %d: set it to keep more", f.key, f.keep)
 		}

@@ -82,14 +82,15 @@ type State struct {
 	manual []Remark
 }
 
-// Note records a remark about an exact conversion.
+// Note records a remark about an exact conversion. at is the node whose line it names; a node
+// a step made has none, and the object's line is named instead.
 func (s *State) Note(path string, at *yaml.Node, format string, args ...any) {
-	s.notes = append(s.notes, remark(path, at, format, args...))
+	s.notes = append(s.notes, remark(path, firstWritten(at, s.Obj), format, args...))
 }
 
-// Manual records what needs a person; the object will be left untouched.
+// Manual records what needs a person; the object will be left untouched. at is as for Note.
 func (s *State) Manual(path string, at *yaml.Node, format string, args ...any) {
-	s.manual = append(s.manual, remark(path, at, format, args...))
+	s.manual = append(s.manual, remark(path, firstWritten(at, s.Obj), format, args...))
 }
 
 func remark(path string, at *yaml.Node, format string, args ...any) Remark {
@@ -178,12 +179,32 @@ func Object(k *kb.KB, obj *yaml.Node, target string) Outcome {
 		out.Manual = []Remark{{Line: lineOf(obj, "apiVersion"), Message: err.Error()}}
 		return out
 	}
-	s := &State{Obj: deepCopy(obj), From: from}
+	copied, err := copyObject(obj, false)
+	if err != nil {
+		out.Manual = []Remark{{Line: obj.Line, Message: err.Error()}}
+		return out
+	}
+	s := &State{Obj: copied, From: from}
+	s.follow(chain)
+	out.To, out.Notes, out.Manual = chain[len(chain)-1], s.notes, s.manual
+	if len(chain) > 1 {
+		out.Via = chain[:len(chain)-1]
+	}
+	if len(out.Manual) == 0 {
+		out.Object = s.Obj
+	}
+	return out
+}
+
+// follow runs the step of every pair along chain, then refuses a result that writes a key
+// twice in one mapping: a step renames a field or adds one the object already wrote (both
+// serviceName and service), and the API server would refuse the document.
+func (s *State) follow(chain []GVK) {
 	for _, next := range chain {
 		step, ok := steps[[2]string{s.From.Key(), next.Key()}]
 		if !ok {
-			s.Manual("", obj, "no conversion from %s to %s is known", s.From, next)
-			break
+			s.Manual("", s.Obj, "no conversion from %s to %s is known", s.From, next)
+			return
 		}
 		s.To = next
 		step(s)
@@ -193,12 +214,34 @@ func Object(k *kb.KB, obj *yaml.Node, target string) Outcome {
 		}
 		s.From = next
 	}
-	out.To, out.Notes, out.Manual = chain[len(chain)-1], s.notes, s.manual
-	if len(chain) > 1 {
-		out.Via = chain[:len(chain)-1]
+	if k := duplicateKey(s.Obj); k != nil {
+		s.Manual("", k, "the converted object would write %q twice in one mapping: the object sets both a field and the one it becomes in %s (or sets one twice); keep one of them", k.Value, s.To.APIVersion())
 	}
-	if len(out.Manual) == 0 {
-		out.Object = s.Obj
+}
+
+// duplicateKey is the first scalar key written twice in a mapping of the tree n, preferring
+// the one the document wrote (a line), or nil.
+func duplicateKey(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				continue
+			}
+			if first, ok := seen[k.Value]; ok {
+				if w := firstWritten(first, k); w != nil {
+					return w
+				}
+				return k
+			}
+			seen[k.Value] = k
+		}
 	}
-	return out
+	for _, c := range n.Content {
+		if d := duplicateKey(c); d != nil {
+			return d
+		}
+	}
+	return nil
 }

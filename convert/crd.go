@@ -40,7 +40,7 @@ func crdToV1(s *State) {
 	}
 	if isNull(get(spec, "scope")) {
 		setAfter(spec, "names", "scope", str("Namespaced"))
-		s.Note("/spec/scope", keyNode(spec, "scope"), "scope written as v1beta1's default Namespaced: v1 requires it")
+		s.Note("/spec/scope", keyNode(s.Obj, "spec"), "scope written as v1beta1's default Namespaced: v1 requires it")
 	}
 	versions := crdVersions(s, spec)
 	if versions == nil {
@@ -107,7 +107,7 @@ func crdSchemasToV1(s *State, spec, versions *yaml.Node) {
 		name := scalarAt(v, "name")
 		root := getPath(v, "schema", "openAPIV3Schema")
 		if isNull(root) {
-			s.Manual(pointer("spec", "versions", i, "schema"), v, "version %s has no schema: v1 requires a structural schema for every version", name)
+			s.Manual(pointer("spec", "versions", i, "schema"), firstWritten(v, keyNode(s.Obj, "spec")), "version %s has no schema: v1 requires a structural schema for every version", name)
 			return
 		}
 		if err := structural(root); err != nil {
@@ -124,8 +124,9 @@ func crdSchemasToV1(s *State, spec, versions *yaml.Node) {
 			"preserveUnknownFields is true (v1beta1's default when unset), which v1 refuses: decide which unknown fields v1 may prune, then set it to false and mark the objects that keep unknown fields with x-kubernetes-preserve-unknown-fields")
 		return
 	}
+	at := firstWritten(keyNode(spec, "preserveUnknownFields"), keyNode(s.Obj, "spec"))
 	set(spec, "preserveUnknownFields", boolean(false))
-	s.Note("/spec/preserveUnknownFields", keyNode(spec, "preserveUnknownFields"),
+	s.Note("/spec/preserveUnknownFields", at,
 		"preserveUnknownFields written as false (v1 refuses true): every object of the schemas keeps unknown fields (x-kubernetes-preserve-unknown-fields), so v1 prunes nothing either")
 }
 

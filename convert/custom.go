@@ -36,12 +36,22 @@ func CustomResource(obj *yaml.Node, crd *yaml.Node, target string) Outcome {
 	if isNull(oldSchema) {
 		return manual("version %s of the CustomResourceDefinition %s has no schema, so nothing shows which fields it had: convert the object by hand", from.Version, crdName)
 	}
+	// A conversion webhook may change more than apiVersion between identical schemas (move a
+	// value from one field to another), and only the webhook knows.
+	if scalarAt(getPath(crd, "spec", "conversion"), "strategy") == "Webhook" {
+		return manual("the CustomResourceDefinition %s converts %s through a webhook, which may change fields even where schemas match: convert the object by hand or read it back from the cluster at a served version", crdName, from.Version)
+	}
 	to := sameSchemaServed(versions, oldSchema)
 	if to == nil {
 		return manual("no version the CustomResourceDefinition %s serves has the schema of %s: the fields differ, convert the object by hand or through the CRD's conversion webhook", crdName, from.Version)
 	}
+	// Only apiVersion changes: fields a merge key brings in need no reading.
+	copied, err := copyObject(obj, true)
+	if err != nil {
+		return manual("%v", err)
+	}
 	out.To = GVK{Group: from.Group, Version: scalarAt(to, "name"), Kind: from.Kind}
-	out.Object = deepCopy(obj)
+	out.Object = copied
 	setScalar(out.Object, "apiVersion", out.To.APIVersion())
 	out.Notes = []Remark{remark("/apiVersion", keyNode(obj, "apiVersion"),
 		"%s and %s of the CustomResourceDefinition %s have identical schemas: only apiVersion changes", from.Version, out.To.Version, crdName)}

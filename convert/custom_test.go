@@ -86,6 +86,14 @@ func TestAVersionWithoutASchemaNeedsAPerson(t *testing.T) {
 	}
 }
 
+func TestACRDThatConvertsThroughAWebhookNeedsAPerson(t *testing.T) {
+	withWebhook := strings.Replace(widgetCRD, "  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n", 1)
+	out := CustomResource(parseDoc(t, "apiVersion: example.com/v1beta1\nkind: Widget\n"), parseDoc(t, withWebhook), "1.37")
+	if len(out.Manual) != 1 || !strings.Contains(out.Manual[0].Message, "through a webhook") || out.Object != nil {
+		t.Errorf("want Manual naming the webhook, got %+v", out)
+	}
+}
+
 func TestTheExampleFlowSchemaConvertsToV1For137(t *testing.T) {
 	raw, err := os.ReadFile("../examples/manifests/flowcontrol.yaml")
 	if err != nil {

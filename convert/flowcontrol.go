@@ -1,5 +1,7 @@
 package convert
 
+import yaml "go.yaml.in/yaml/v3"
+
 // FlowSchema and PriorityLevelConfiguration of flowcontrol.apiserver.k8s.io, as
 // pkg/apis/flowcontrol/{v1beta1,v1beta2,v1beta3}/{conversion,defaults}.go convert them:
 // v1beta1 and v1beta2 name the seats of a limited priority level assuredConcurrencyShares,
@@ -37,8 +39,8 @@ func init() {
 func assuredToNominalShares(s *State) {
 	limited := getPath(s.Obj, "spec", "limited")
 	rename(limited, "assuredConcurrencyShares", "nominalConcurrencyShares")
-	if dropPreserveZeroAnnotation(s) {
-		s.Note("/metadata/annotations/"+escapePointer(preserveZeroShares), nil,
+	if k := dropPreserveZeroAnnotation(s); k != nil {
+		s.Note("/metadata/annotations/"+escapePointer(preserveZeroShares), k,
 			"%s dropped: %s ignores it, %s would keep a 0 share count because of it", preserveZeroShares, s.From.Version, s.To.Version)
 	}
 	if v := get(limited, "nominalConcurrencyShares"); isIntValue(v, 0) {
@@ -55,9 +57,10 @@ func assuredToNominalShares(s *State) {
 func zeroSharesToV1(s *State) {
 	limited := getPath(s.Obj, "spec", "limited")
 	shares := get(limited, "nominalConcurrencyShares")
-	keepZero := dropPreserveZeroAnnotation(s)
+	k := dropPreserveZeroAnnotation(s)
+	keepZero := k != nil
 	if keepZero {
-		s.Note("/metadata/annotations/"+escapePointer(preserveZeroShares), nil,
+		s.Note("/metadata/annotations/"+escapePointer(preserveZeroShares), k,
 			"%s dropped, as the API server's conversion to v1 does", preserveZeroShares)
 	}
 	switch {
@@ -73,14 +76,16 @@ func zeroSharesToV1(s *State) {
 	}
 }
 
-// dropPreserveZeroAnnotation removes the round-trip annotation and reports whether it was set.
-func dropPreserveZeroAnnotation(s *State) bool {
+// dropPreserveZeroAnnotation removes the round-trip annotation and returns its key node (for
+// the line a remark names), or nil when it was not set.
+func dropPreserveZeroAnnotation(s *State) *yaml.Node {
 	annotations := getPath(s.Obj, "metadata", "annotations")
+	k := keyNode(annotations, preserveZeroShares)
 	if del(annotations, preserveZeroShares) == nil {
-		return false
+		return nil
 	}
 	if len(annotations.Content) == 0 {
 		del(get(s.Obj, "metadata"), "annotations")
 	}
-	return true
+	return k
 }

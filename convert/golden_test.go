@@ -64,3 +64,17 @@ func render(t *testing.T, out convert.Outcome) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestEveryRemarkNamesALineOfItsFixture: fix lists remarks as file:line, so a remark about a
+// field a step adds names its parent's or the object's line, never 0.
+func TestEveryRemarkNamesALineOfItsFixture(t *testing.T) {
+	k := builtinKB(t)
+	for _, f := range fixtures(t) {
+		out := convertFixture(t, k, f)
+		for _, r := range append(out.Notes, out.Manual...) {
+			if r.Line < 1 {
+				t.Errorf("%s: %s names no line: %s", f.name, r.Path, r.Message)
+			}
+		}
+	}
+}

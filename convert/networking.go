@@ -25,7 +25,7 @@ func ingress(s *State) {
 		each(getPath(rule, "http", "paths"), func(j int, p *yaml.Node) {
 			at := pointer("spec", "rules", i, "http", "paths", j)
 			backend(get(p, "backend"))
-			if get(p, "pathType") == nil {
+			if isNull(get(p, "pathType")) { // pathType: null defaulted as an absent one
 				setAfter(p, "path", "pathType", str("ImplementationSpecific"))
 				s.Note(at+"/pathType", keyNode(p, "backend"), "%s defaulted pathType to ImplementationSpecific, which networking.k8s.io/v1 requires: it is written out; Prefix or Exact say what most paths mean more portably", s.From.APIVersion())
 			}

@@ -44,6 +44,22 @@ spec:
 			note: "defaulted pathType",
 		},
 		{
+			name: "a null pathType is defaulted like an absent one",
+			in:   "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: a}\nspec:\n  rules:\n    - http:\n        paths:\n          - path: /\n            pathType: null\n            backend: {serviceName: web, servicePort: 80}",
+			want: []string{"- path: /\n            pathType: ImplementationSpecific"},
+			note: "defaulted pathType",
+		},
+		{
+			name: "a servicePort written in hex is a port number, as the reader resolves it",
+			in:   "apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: a}\nspec:\n  backend:\n    serviceName: web\n    servicePort: 0x50",
+			want: []string{"port:\n        number: 0x50"},
+		},
+		{
+			name: "a servicePort tagged as a string is a port name",
+			in:   "apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: a}\nspec:\n  backend:\n    serviceName: web\n    servicePort: !!str 80",
+			want: []string{"port:\n        name: !!str 80"},
+		},
+		{
 			name:   "a pathType that is set is kept",
 			in:     "apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: a}\nspec:\n  rules:\n    - http:\n        paths:\n          - path: /\n            pathType: Prefix\n            backend: {serviceName: web, servicePort: 80}",
 			want:   []string{"pathType: Prefix"},

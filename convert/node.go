@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -142,29 +143,86 @@ func boolean(b bool) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
 }
 
-// isInt says whether a scalar holds an integer (servicePort: 80) rather than a name ("http").
+// isInt says whether a scalar holds an integer (servicePort: 80, 0x50) rather than a name
+// ("http", "80"): what the YAML reader resolves to an int32, whatever base it is written in.
 func isInt(n *yaml.Node) bool {
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!str" && n.Style != 0 {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 		return false
 	}
-	_, err := strconv.ParseInt(n.Value, 10, 32)
-	return err == nil
+	var i int32
+	return n.Decode(&i) == nil
 }
 
-// deepCopy copies a node tree; aliases are copied as the nodes they point at.
+// deepCopy copies a tree that holds no aliases (a subtree of an object copyObject made).
 func deepCopy(n *yaml.Node) *yaml.Node {
-	if n == nil {
+	c := &copier{left: -1, busy: map[*yaml.Node]bool{}}
+	return c.node(n, false)
+}
+
+// maxCopyNodes bounds an object's copy once its aliases are expanded, as the file collector
+// bounds a parse: a few aliases of aliases name millions of nodes in a few lines.
+const maxCopyNodes = 300_000
+
+// copyObject copies obj for a step to edit, every alias replaced by a copy of the node it
+// names, since the steps read fields as written. It refuses what would not end (an alias
+// inside the node it names, more than maxCopyNodes nodes) and, unless allowMerge, a merge key
+// (<<): the steps would not see its fields where the API server's reader puts them.
+func copyObject(obj *yaml.Node, allowMerge bool) (*yaml.Node, error) {
+	c := &copier{left: maxCopyNodes, busy: map[*yaml.Node]bool{}}
+	out := c.node(obj, false)
+	switch {
+	case c.merge != nil && !allowMerge:
+		return nil, fmt.Errorf("line %d: a merge key (<<) brings in fields the conversion would not see: write them out in place first", c.merge.Line)
+	case c.cycle != nil:
+		return nil, fmt.Errorf("line %d: the alias *%s names a node that contains it, which no object can hold", c.cycle.Line, c.cycle.Value)
+	case c.left == 0:
+		return nil, fmt.Errorf("the object is over %d nodes once its aliases are expanded", maxCopyNodes)
+	}
+	return out, nil
+}
+
+// copier copies a node tree. left counts the nodes it may still copy (-1: no bound); merge and
+// cycle are the first merge key and the first alias inside its own anchor it met.
+type copier struct {
+	left         int
+	busy         map[*yaml.Node]bool // anchored nodes being copied
+	merge, cycle *yaml.Node
+}
+
+// node copies n. A copy made through an alias loses its anchors, which the original still
+// defines: the encoder would define each of them twice.
+func (c *copier) node(n *yaml.Node, viaAlias bool) *yaml.Node {
+	if n == nil || c.left == 0 || c.busy[n] {
 		return nil
 	}
-	c := *n
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		return deepCopy(n.Alias)
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil || c.busy[n.Alias] {
+			c.cycle, c.left = n, 0
+			return nil
+		}
+		return c.node(n.Alias, true)
 	}
-	c.Content = make([]*yaml.Node, len(n.Content))
+	if c.left > 0 {
+		c.left--
+	}
+	if n.Kind == yaml.MappingNode && c.merge == nil {
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag == "!!merge" && c.merge == nil {
+				c.merge = k
+			}
+		}
+	}
+	cp := *n
+	if viaAlias {
+		cp.Anchor = ""
+	}
+	c.busy[n] = true
+	cp.Content = make([]*yaml.Node, len(n.Content))
 	for i, ch := range n.Content {
-		c.Content[i] = deepCopy(ch)
+		cp.Content[i] = c.node(ch, viaAlias)
 	}
-	return &c
+	delete(c.busy, n)
+	return &cp
 }
 
 // each calls fn for every item of a sequence.
@@ -192,16 +250,6 @@ func setBefore(m *yaml.Node, before, key string, v *yaml.Node) {
 		}
 	}
 	set(m, key, v)
-}
-
-// ensure is the mapping at key in m, made (after the key named after) when absent.
-func ensure(m *yaml.Node, after, key string) *yaml.Node {
-	if v := get(m, key); v != nil {
-		return v
-	}
-	v := mapping()
-	setAfter(m, after, key, v)
-	return v
 }
 
 // isEmpty says whether n is absent, null, or an empty mapping or sequence.

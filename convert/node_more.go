@@ -112,3 +112,14 @@ func jsonable(v any) any {
 func escapePointer(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
+
+// firstWritten is the first of nodes that is written in the document (a line), for a remark
+// about a field a step adds: the field's own line when it was there, else its parent's.
+func firstWritten(nodes ...*yaml.Node) *yaml.Node {
+	for _, n := range nodes {
+		if n != nil && n.Line > 0 {
+			return n
+		}
+	}
+	return nil
+}

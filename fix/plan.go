@@ -4,10 +4,15 @@
 package fix
 
 import (
-	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/kb"
 )
@@ -19,6 +24,12 @@ type Options struct {
 	Target string
 	// MaxBytes bounds the bytes read in all (0: the files collector's default).
 	MaxBytes int64
+	// SkipServed leaves documents whose apiVersion and kind, read from their top-level lines,
+	// name an API the target serves unparsed (Object nil): fix needs only the others, and
+	// parsing is most of its time. Rehearsal, which replays every object, leaves it false.
+	SkipServed bool
+	// Workers read files in parallel; 0 means one per CPU.
+	Workers int
 }
 
 // Plan is what fixing a directory would do: every file read, with its documents.
@@ -26,6 +37,11 @@ type Plan struct {
 	// Root is the path given; File paths are relative to it (or its base name for a file).
 	Root  string
 	Files []File
+	// Target is Options.Target.
+	Target string
+	// Warnings name the paths the walk did not read (a symlinked directory, a named pipe, a
+	// file past the byte budget), as scan --files names them.
+	Warnings []files.Warning
 }
 
 // File is one file read.
@@ -34,6 +50,9 @@ type File struct {
 	// Before is the file as read; After what it becomes, nil when nothing in it changes.
 	Before, After []byte
 	Docs          []Doc
+	// Abs is where the file is on disk, and Mode its permissions, kept when it is written.
+	Abs  string
+	Mode fs.FileMode
 }
 
 // Doc is one document of a file, in order.
@@ -47,10 +66,113 @@ type Doc struct {
 	// Skip says why the document was not converted although its API is not served (a Helm
 	// template, an object produced by Argo CD or Flux, invalid YAML); "" otherwise.
 	Skip string
+
+	// Start and End are the document's bytes in File.Before. The items of a v1 List are a
+	// Doc each, sharing their List's range; Item is their index plus one (0: no List item).
+	Start, End int
+	Item       int
+	// Ref names the object: read from its nodes, or from its lines for a template.
+	Ref Ref
+	// Notes are about the document rather than the conversion: the chart template it was
+	// rendered from, the GitOps source that produces it. Lines are the file's.
+	Notes []convert.Remark
+	// Source names the Argo CD Application or Flux object producing it ("" for none).
+	Source string
+
+	src source
+	// docNode is the parsed document around Object, whose comments a re-encoding keeps.
+	docNode *yaml.Node
 }
 
-// ErrNotImplemented is returned until Scan exists.
-var ErrNotImplemented = errors.New("fix: not implemented yet")
+// Ref is an object's identity as a person reads it.
+type Ref struct {
+	APIVersion, Kind, Namespace, Name string
+}
 
-// Scan reads root (a directory, walked, or one file) and plans the fix.
-func Scan(root string, opts Options) (*Plan, error) { return nil, ErrNotImplemented }
+// ObjectLine is the line of the object's first field (where scan names it), else Line.
+func (d *Doc) ObjectLine() int {
+	if d.Object != nil && d.Object.Line > 0 {
+		return d.Object.Line
+	}
+	return d.Line
+}
+
+// Converts says whether the document is rewritten.
+func (d *Doc) Converts() bool { return d.Skip == "" && d.Outcome.Object != nil }
+
+// NeedsPerson says whether the document is listed for a person and left untouched.
+func (d *Doc) NeedsPerson() bool { return d.Skip != "" || len(d.Outcome.Manual) > 0 }
+
+// Scan reads root (a directory, walked, or one file) and plans the fix. It reads the files
+// scan --files reads, splits YAML as kubectl's reader does, converts what the target does not
+// serve and verifies every rewritten document reads back as the conversion. A document it
+// cannot rewrite safely is listed for a person, never guessed at.
+func Scan(root string, opts Options) (*Plan, error) {
+	if opts.KB == nil {
+		return nil, fmt.Errorf("fix: no knowledge base")
+	}
+	paths, base, skipped, err := files.List(root, opts.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Root: root, Target: opts.Target, Warnings: skipped, Files: make([]File, len(paths))}
+	errs := make([]error, len(paths))
+	parallel(opts.Workers, len(paths), func(i int) {
+		plan.Files[i], errs[i] = readFile(paths[i], files.RelPath(base, paths[i]))
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := newScanner(opts)
+	s.index(plan.Files)
+	parallel(opts.Workers, len(plan.Files), func(i int) { s.file(&plan.Files[i]) })
+	return plan, nil
+}
+
+// readFile reads one listed file and splits it into documents.
+func readFile(path, rel string) (File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return File{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, fmt.Errorf("read %s: %w", rel, err)
+	}
+	f := File{Path: rel, Before: data, Abs: path, Mode: info.Mode().Perm()}
+	if files.IsJSON(data) {
+		f.Docs, err = splitJSON(data)
+	} else {
+		f.Docs, err = splitYAML(data)
+	}
+	if err != nil {
+		return File{}, fmt.Errorf("%s:%w", rel, err)
+	}
+	return f, nil
+}
+
+// parallel calls fn for 0..n-1 on workers goroutines (0: one per CPU); each file is
+// independent of the others once the index of CRDs and GitOps sources is built.
+func parallel(workers, n int, fn func(i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

@@ -62,7 +62,8 @@ func newRootCommand(s streams) *cobra.Command {
 minor: removed APIs still written, APIs the target does not serve yet, and more, as findings,
 a verdict (ready, blocked, unknown) and a score.
 
-Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknown.`,
+Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknown.
+fix: 0 nothing to change, 1 error, 2 files would change, 3 something needs a person.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -72,6 +73,7 @@ Exit codes: 0 ready or below --fail-on, 1 error, 2 gate failed or verdict unknow
 	cmd.SetErr(s.err)
 	cmd.AddCommand(
 		newScanCommand(s),
+		newFixCommand(s),
 		newRehearseCommand(s),
 		newInventoryCommand(s),
 		newEvalCommand(s),

@@ -1,0 +1,230 @@
+package fix
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/upgradescope/upgradescope/convert"
+)
+
+// Item is one line of what a plan lists: a document for a person, or a note.
+type Item struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Kind    string `json:"kind,omitempty"`
+	Object  string `json:"object,omitempty"`
+	From    string `json:"apiVersion,omitempty"`
+	Message string `json:"message"`
+}
+
+func (it Item) String() string {
+	if it.Kind == "" {
+		return fmt.Sprintf("%s:%d: %s", it.File, it.Line, it.Message)
+	}
+	return fmt.Sprintf("%s:%d: %s %s (%s): %s", it.File, it.Line, it.Kind, it.Object, it.From, it.Message)
+}
+
+// Changed are the files the fix rewrites.
+func (p *Plan) Changed() []*File {
+	var out []*File
+	for i := range p.Files {
+		if p.Files[i].After != nil {
+			out = append(out, &p.Files[i])
+		}
+	}
+	return out
+}
+
+// Manual lists what needs a person, each at its file and line, in file order.
+func (p *Plan) Manual() []Item {
+	var out []Item
+	for _, f := range p.Files {
+		for _, d := range f.Docs {
+			if !d.NeedsPerson() {
+				continue
+			}
+			it := Item{File: f.Path, Line: d.ObjectLine(), Kind: d.Ref.Kind, Object: objectName(d.Ref), From: d.Ref.APIVersion}
+			if d.Skip != "" {
+				it.Message = d.Skip
+				out = append(out, it)
+				continue
+			}
+			for _, r := range d.Outcome.Manual {
+				it.Line, it.Message = lineOr(r.Line, d.ObjectLine()), r.Message
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// Notes lists what a reader of the rewritten files must know: defaults written out, fields
+// moved, the chart template a document was rendered from.
+func (p *Plan) Notes() []Item {
+	var out []Item
+	for _, f := range p.Files {
+		for _, d := range f.Docs {
+			if !d.Converts() {
+				continue
+			}
+			notes := append(append([]convert.Remark(nil), d.Notes...), d.Outcome.Notes...)
+			at := len(out)
+			for _, r := range notes {
+				out = append(out, Item{File: f.Path, Line: lineOr(r.Line, d.ObjectLine()), Message: r.Message})
+			}
+			mine := out[at:]
+			sort.SliceStable(mine, func(i, j int) bool { return mine[i].Line < mine[j].Line })
+		}
+	}
+	return out
+}
+
+func lineOr(line, fallback int) int {
+	if line > 0 {
+		return line
+	}
+	return fallback
+}
+
+func objectName(r Ref) string {
+	if r.Namespace == "" {
+		return r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+// WriteDiff writes a unified diff of every changed file (3 lines of context, a/ and b/
+// paths as git writes them).
+func (p *Plan) WriteDiff(w io.Writer) error {
+	for _, f := range p.Changed() {
+		diff := difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(f.Before)), B: difflib.SplitLines(string(f.After)),
+			FromFile: "a/" + f.Path, ToFile: "b/" + f.Path, Context: 3,
+		}
+		if err := difflib.WriteUnifiedDiff(w, diff); err != nil {
+			return fmt.Errorf("write the diff of %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// Write writes every changed file in place: a temporary file in the same directory, with the
+// file's permissions, renamed over it, so a reader never sees half a file.
+func (p *Plan) Write() error {
+	for _, f := range p.Changed() {
+		if err := writeAtomic(f.Abs, f.After, f.Mode); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	// A symlinked file is written where it points, so the link stays a link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".fix-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Report is the plan as JSON (upgradescope fix -o json).
+type Report struct {
+	Target string `json:"target"`
+	// Changed are the files the fix rewrites (or rewrote, with --write).
+	Changed   []string    `json:"changed"`
+	Documents []DocReport `json:"documents"`
+	Manual    []Item      `json:"manual"`
+	Notes     []Item      `json:"notes"`
+	Warnings  []string    `json:"warnings,omitempty"`
+}
+
+// DocReport is one document the target does not serve.
+type DocReport struct {
+	File      string           `json:"file"`
+	Line      int              `json:"line"`
+	Kind      string           `json:"kind"`
+	Namespace string           `json:"namespace,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	From      string           `json:"from"`
+	To        string           `json:"to,omitempty"`
+	Via       []string         `json:"via,omitempty"`
+	Converted bool             `json:"converted"`
+	Notes     []convert.Remark `json:"notes,omitempty"`
+	Manual    []convert.Remark `json:"manual,omitempty"`
+	Skip      string           `json:"skip,omitempty"`
+	Source    string           `json:"source,omitempty"`
+}
+
+// Report summarises the plan: every document at an API the target does not serve.
+func (p *Plan) Report() Report {
+	r := Report{Target: p.Target, Changed: []string{}, Documents: []DocReport{}, Manual: p.Manual(), Notes: p.Notes()}
+	for _, f := range p.Changed() {
+		r.Changed = append(r.Changed, f.Path)
+	}
+	for _, w := range p.Warnings {
+		r.Warnings = append(r.Warnings, w.String())
+	}
+	for _, f := range p.Files {
+		for _, d := range f.Docs {
+			if d.Outcome.From == d.Outcome.To && !d.NeedsPerson() {
+				continue
+			}
+			dr := DocReport{
+				File: f.Path, Line: d.ObjectLine(), Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name,
+				From: d.Ref.APIVersion, Converted: d.Converts(), Notes: append(d.Notes, d.Outcome.Notes...),
+				Manual: d.Outcome.Manual, Skip: d.Skip, Source: d.Source,
+			}
+			if d.Outcome.To != d.Outcome.From {
+				dr.To = d.Outcome.To.APIVersion()
+			}
+			for _, v := range d.Outcome.Via {
+				dr.Via = append(dr.Via, v.APIVersion())
+			}
+			r.Documents = append(r.Documents, dr)
+		}
+	}
+	if r.Manual == nil {
+		r.Manual = []Item{}
+	}
+	if r.Notes == nil {
+		r.Notes = []Item{}
+	}
+	return r
+}
+
+// WriteText writes what a person reads after the diff: what needs them, then the notes.
+func (p *Plan) WriteText(w io.Writer) {
+	if m := p.Manual(); len(m) > 0 {
+		fmt.Fprintf(w, "\nNeeds a person (%d, left untouched):\n", len(m))
+		for _, it := range m {
+			fmt.Fprintln(w, "  "+it.String())
+		}
+	}
+	if n := p.Notes(); len(n) > 0 {
+		fmt.Fprintf(w, "\nNotes (%d):\n", len(n))
+		for _, it := range n {
+			fmt.Fprintln(w, "  "+it.String())
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package fix
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/upgradescope/upgradescope/convert"
+)
+
+// scanner holds what converting one document needs from the others: the CRDs and GitOps
+// sources among the files. It is read-only once index has run.
+type scanner struct {
+	o    Options
+	crds map[string]*yaml.Node // "group/Kind" → CustomResourceDefinition
+	// sources names GitOps objects among the files by "Tool ns/name" (argocd, helm, kustomize).
+	sources map[string]string
+	// removedKinds are the kinds the knowledge base lists at a version target does not serve:
+	// a template whose apiVersion is itself templated may be one of them.
+	removedKinds map[string]bool
+}
+
+func newScanner(o Options) *scanner {
+	s := &scanner{o: o, crds: map[string]*yaml.Node{}, sources: map[string]string{}, removedKinds: map[string]bool{}}
+	for _, e := range o.KB.APIs() {
+		if !convert.Served(e, o.Target) {
+			s.removedKinds[e.Kind] = true
+		}
+	}
+	return s
+}
+
+// head is what a document's top-level lines say it is, read without parsing it.
+type head struct {
+	apiVersion, kind string
+	// ok is false when the lines do not say (a flow mapping, JSON, a key written twice).
+	ok bool
+}
+
+// readHead reads the top-level apiVersion and kind lines of a YAML document, or the fields
+// of a JSON one.
+func readHead(src source) head {
+	if src.json {
+		var h struct{ APIVersion, Kind string }
+		if json.Unmarshal(src.text, &h) != nil {
+			return head{}
+		}
+		return head{apiVersion: h.APIVersion, kind: h.Kind, ok: true}
+	}
+	var h head
+	seen := 0
+	for line := range bytes.Lines(src.text) {
+		if v, ok := bytes.CutPrefix(line, []byte("apiVersion:")); ok {
+			h.apiVersion, seen = plainValue(v), seen+1
+		} else if v, ok := bytes.CutPrefix(line, []byte("kind:")); ok {
+			h.kind, seen = plainValue(v), seen+2
+		}
+	}
+	h.ok = seen == 3 && h.apiVersion != "" && h.kind != ""
+	return h
+}
+
+// plainValue is a one-line scalar without its comment and quotes.
+func plainValue(v []byte) string {
+	s := string(bytes.TrimSpace(v))
+	if i := strings.Index(s, " #"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		s = s[1 : len(s)-1]
+	}
+	return s
+}
+
+// served says whether the knowledge base knows the API and target serves it.
+func (s *scanner) served(apiVersion, kind string) (known, served bool) {
+	e, ok := s.o.KB.API(convert.ParseGVK(apiVersion, kind).Key())
+	if !ok {
+		return false, false
+	}
+	return true, convert.Served(e, s.o.Target)
+}
+
+// parse parses a document once, its node lines moved to the file's.
+func parse(d *Doc) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := yaml.Unmarshal(d.src.text, &n); err != nil {
+		return nil, err
+	}
+	shiftLines(&n, d.Line-1)
+	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
+		return nil, nil
+	}
+	return &n, nil
+}
+
+func shiftLines(n *yaml.Node, by int) {
+	if n.Line > 0 {
+		n.Line += by
+	}
+	for _, c := range n.Content {
+		shiftLines(c, by)
+	}
+}
+
+// docRoot is the object mapping of a parsed document, or nil.
+func docRoot(doc *yaml.Node) *yaml.Node {
+	if doc == nil || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	return doc.Content[0]
+}
+
+func get(m *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if m == nil || m.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				next = m.Content[i+1]
+				break
+			}
+		}
+		m = next
+	}
+	return m
+}
+
+func scalar(m *yaml.Node, keys ...string) string {
+	if v := get(m, keys...); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
+
+func refOf(obj *yaml.Node) Ref {
+	return Ref{
+		APIVersion: scalar(obj, "apiVersion"), Kind: scalar(obj, "kind"),
+		Namespace: scalar(obj, "metadata", "namespace"), Name: scalar(obj, "metadata", "name"),
+	}
+}
+
+// file converts and patches one file's documents.
+func (s *scanner) file(f *File) {
+	var docs []Doc
+	for _, d := range f.Docs {
+		docs = append(docs, s.document(f, d)...)
+	}
+	f.Docs = docs
+	f.After = s.patchFile(f)
+}
+
+// document converts one document: one Doc, or one per item of a v1 List.
+func (s *scanner) document(f *File, d Doc) []Doc {
+	if !d.src.json && bytes.Contains(d.src.text, []byte("{{")) {
+		s.template(&d)
+		return []Doc{d}
+	}
+	h := d.src.head
+	if s.o.SkipServed && h.ok && h.kind != "List" && d.Object == nil {
+		known, served := s.served(h.apiVersion, h.kind)
+		if known && served || !known && s.crds[groupOf(h.apiVersion)+"/"+h.kind] == nil {
+			d.Ref = Ref{APIVersion: h.apiVersion, Kind: h.kind}
+			return []Doc{d}
+		}
+	}
+	if d.Object == nil {
+		doc, err := parse(&d)
+		if err != nil {
+			d.Skip = "invalid YAML: " + err.Error()
+			d.Ref = Ref{APIVersion: h.apiVersion, Kind: h.kind}
+			return []Doc{d}
+		}
+		d.Object = docRoot(doc)
+		d.docNode = doc
+	}
+	if d.Object == nil {
+		return []Doc{d}
+	}
+	if items := get(d.Object, "items"); scalar(d.Object, "kind") == "List" && items != nil && items.Kind == yaml.SequenceNode {
+		return s.list(f, d, items)
+	}
+	s.object(f, &d)
+	return []Doc{d}
+}
+
+// list makes a Doc of each item of a v1 List, sharing the List's bytes.
+func (s *scanner) list(f *File, d Doc, items *yaml.Node) []Doc {
+	out := []Doc{}
+	for i, it := range items.Content {
+		if it.Kind != yaml.MappingNode {
+			continue
+		}
+		item := d
+		item.Object, item.Item, item.Line = it, i+1, it.Line
+		s.object(f, &item)
+		out = append(out, item)
+	}
+	if len(out) == 0 {
+		d.Object = nil
+		return []Doc{d}
+	}
+	return out
+}
+
+// object converts one object and decides whether it may be rewritten.
+func (s *scanner) object(f *File, d *Doc) {
+	d.Ref = refOf(d.Object)
+	if hasAnchors(d.Object) {
+		s.withAliases(d)
+		return
+	}
+	d.Outcome = convert.Object(s.o.KB, d.Object, s.o.Target)
+	if d.Outcome.To == d.Outcome.From && len(d.Outcome.Manual) == 0 {
+		s.customResource(d)
+	}
+	if d.Outcome.To == d.Outcome.From && len(d.Outcome.Manual) == 0 {
+		return
+	}
+	if src, why := s.gitopsSource(d.Object); src != "" {
+		d.Source, d.Skip = src, why
+		return
+	}
+	if chart, at := renderedFrom(d.src.text); chart != "" && !d.src.json {
+		d.Notes = append(d.Notes, convert.Remark{Line: d.src.line + at, Message: fmt.Sprintf(
+			"rendered from %s: change the chart's template too, or the next render brings it back", chart)})
+	}
+}
+
+// withAliases lists an object written with YAML anchors and aliases whose API the target
+// does not serve: a conversion copies what aliases name, which a hostile document makes
+// exponential, and an edit of a shared node would change every place that names it.
+func (s *scanner) withAliases(d *Doc) {
+	from := convert.ParseGVK(d.Ref.APIVersion, d.Ref.Kind)
+	if chain, err := convert.Route(s.o.KB, from, s.o.Target); err == nil && len(chain) == 0 || err != nil && s.crds[from.Group+"/"+from.Kind] == nil && !strings.Contains(err.Error(), "replacement") {
+		return
+	}
+	d.Outcome = convert.Outcome{From: from, To: from}
+	d.Skip = "written with YAML anchors and aliases: convert it by hand (or expand them first)"
+}
+
+// template lists a Helm template whose API the target may not serve: its text is no YAML
+// to convert, and the chart is what to change.
+func (s *scanner) template(d *Doc) {
+	h := d.src.head
+	d.Ref = Ref{APIVersion: h.apiVersion, Kind: h.kind}
+	templated := strings.Contains(h.apiVersion, "{{") || h.apiVersion == ""
+	if known, served := s.served(h.apiVersion, h.kind); !templated && (served || !known) {
+		return
+	}
+	if templated && !s.removedKinds[h.kind] {
+		return
+	}
+	d.Skip = "Helm template: no YAML to convert; change the chart (render it with helm template and run fix on the output to see the change)"
+}
+
+// renderedFrom is the chart template a `helm template` comment before the object names, and
+// the comment's line in text (0-based).
+func renderedFrom(text []byte) (string, int) {
+	at := 0
+	for line := range bytes.Lines(text) {
+		if v, ok := bytes.CutPrefix(line, []byte("# Source: ")); ok {
+			chart, _, _ := strings.Cut(string(bytes.TrimSpace(v)), " ")
+			return chart, at
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(t, []byte("---")) {
+			return "", 0
+		}
+		at++
+	}
+	return "", 0
+}
+
+func groupOf(apiVersion string) string {
+	g, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
