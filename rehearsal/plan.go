@@ -41,12 +41,13 @@ func FromPlan(plan *fix.Plan) ([]Object, []Skipped) {
 }
 
 func fromDoc(file string, d fix.Doc) ([]Object, []Skipped) {
-	src := inventory.RehearsalSource{File: file, Line: d.Line}
+	// The object's first field, where scan names it, so both reports give the same line.
+	src := inventory.RehearsalSource{File: file, Line: d.ObjectLine()}
 	switch {
 	case d.Skip != "":
-		return nil, []Skipped{skipOf(d.Object, src, ReasonNotConverted, d.Skip)}
+		return nil, []Skipped{skipOf(d, src, ReasonNotConverted, d.Skip)}
 	case len(d.Outcome.Manual) > 0:
-		return nil, []Skipped{skipOf(d.Object, src, ReasonNoConversion, remarks(d.Outcome.Manual))}
+		return nil, []Skipped{skipOf(d, src, ReasonNoConversion, remarks(d.Outcome.Manual))}
 	case d.Object == nil:
 		return nil, nil // a comment-only or empty document
 	}
@@ -56,7 +57,7 @@ func fromDoc(file string, d fix.Doc) ([]Object, []Skipped) {
 	}
 	obj, err := decode(node)
 	if err != nil {
-		return nil, []Skipped{skipOf(d.Object, src, ReasonInvalid, err.Error())}
+		return nil, []Skipped{skipOf(d, src, ReasonInvalid, err.Error())}
 	}
 	if obj.IsList() {
 		return listItems(obj, node, src)
@@ -117,23 +118,12 @@ func decode(node *yaml.Node) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// skipOf names a skipped document by what it shows of its identity.
-func skipOf(node *yaml.Node, src inventory.RehearsalSource, reason, message string) Skipped {
-	s := Skipped{Source: src, Reason: reason, Message: message}
-	if node == nil || node.Kind != yaml.MappingNode {
-		return s
+// skipOf names a skipped document as fix read it (from its lines, for a template).
+func skipOf(d fix.Doc, src inventory.RehearsalSource, reason, message string) Skipped {
+	return Skipped{
+		APIVersion: d.Ref.APIVersion, Kind: d.Ref.Kind, Namespace: d.Ref.Namespace, Name: d.Ref.Name,
+		Source: src, Reason: reason, Message: message,
 	}
-	var id struct {
-		APIVersion string `yaml:"apiVersion"`
-		Kind       string `yaml:"kind"`
-		Metadata   struct {
-			Name      string `yaml:"name"`
-			Namespace string `yaml:"namespace"`
-		} `yaml:"metadata"`
-	}
-	_ = node.Decode(&id) // what does not decode stays unnamed
-	s.APIVersion, s.Kind, s.Name, s.Namespace = id.APIVersion, id.Kind, id.Metadata.Name, id.Metadata.Namespace
-	return s
 }
 
 func remarks(rs []convert.Remark) string {

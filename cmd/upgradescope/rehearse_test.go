@@ -26,7 +26,7 @@ func TestRehearseReportsWhatTheTargetsAPIServerRefusesAndWhatItCouldNotReplay(t 
 		{"refusals are blockers naming the file and line", "testdata/rehearse/refused", want{
 			verdict: "blocked", code: exitGate,
 			findings: []string{
-				"Deployment shop/web (shop.yaml:1): the 1.35 API server refuses it: Invalid",
+				"Deployment shop/web (shop.yaml:2): the 1.35 API server refuses it: Invalid",
 				"Service shop/Shop_1 (shop.yaml:18): the 1.35 API server refuses it: Invalid",
 			},
 		}},
