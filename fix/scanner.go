@@ -2,7 +2,6 @@ package fix
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -43,27 +42,75 @@ type head struct {
 // readHead reads the top-level apiVersion and kind lines of a YAML document, or the fields
 // of a JSON one.
 func readHead(src source) head {
+	// JSON is always parsed: encoding/json matches keys without case, which kubectl does not.
 	if src.json {
-		var h struct{ APIVersion, Kind string }
-		if json.Unmarshal(src.text, &h) != nil {
-			return head{}
-		}
-		return head{apiVersion: h.APIVersion, kind: h.Kind, ok: true}
+		return head{}
 	}
 	var h head
 	seen := 0
+	// A mapping indented as a whole reads its column-0 lines otherwise, and YAML breaks lines
+	// at a lone "\r" too, where this scan does not.
+	if !startsAtColumnZero(src.text) || bytes.IndexByte(src.text, '\r') >= 0 {
+		return h
+	}
+	continued := false // the last key line read may go on, as a multi-line plain scalar
 	for line := range bytes.Lines(src.text) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if continued && line[0] <= ' ' || mayContinue(line) {
+			return head{}
+		}
+		continued = false
 		if v, ok := bytes.CutPrefix(line, []byte("apiVersion:")); ok {
-			h.apiVersion, seen = plainValue(v), seen+1
+			h.apiVersion, seen, continued = plainValue(v), seen+1, true
 		} else if v, ok := bytes.CutPrefix(line, []byte("kind:")); ok {
-			h.kind, seen = plainValue(v), seen+2
+			h.kind, seen, continued = plainValue(v), seen+2, true
 		}
 	}
 	h.ok = seen == 3 && h.apiVersion != "" && h.kind != ""
 	return h
 }
 
-// plainValue is a one-line scalar without its comment and quotes.
+// mayContinue says whether a line may open what goes on past its end (a quoted scalar or a
+// flow collection left open) or, at column 0, is no plain key (a complex key, an anchor, a
+// sequence): then the lines after it may not be what they look like to a line scan.
+func mayContinue(line []byte) bool {
+	if strings.IndexByte("?-[{&*!|>%@`", line[0]) >= 0 {
+		return true
+	}
+	var double, single, flow int
+	for i, c := range line {
+		switch {
+		case c == '"' && (i == 0 || line[i-1] != '\\'):
+			double++
+		case c == '\'':
+			single++
+		case c == '[' || c == '{':
+			flow++
+		case c == ']' || c == '}':
+			flow--
+		}
+	}
+	return double%2 != 0 || single%2 != 0 || flow != 0
+}
+
+// startsAtColumnZero says whether the document's first line of content (not blank, not a
+// comment) starts at column 0, as a block mapping whose keys the line scan reads does.
+func startsAtColumnZero(text []byte) bool {
+	for line := range bytes.Lines(text) {
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		return line[0] > ' '
+	}
+	return false
+}
+
+// plainValue is a one-line scalar without its comment and quotes, or "" when the line holds
+// more than an apiVersion or kind can be (a tag, an anchor, an escape): then the document is
+// parsed, since only the YAML reader knows what such a value reads as.
 func plainValue(v []byte) string {
 	s := string(bytes.TrimSpace(v))
 	if i := strings.Index(s, " #"); i >= 0 {
@@ -71,6 +118,11 @@ func plainValue(v []byte) string {
 	}
 	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
 		s = s[1 : len(s)-1]
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '/' || r == '-') {
+			return ""
+		}
 	}
 	return s
 }

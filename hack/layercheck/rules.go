@@ -23,11 +23,13 @@ var upgradescopeRules = rules{
 	// client, a rollout's outcome tables, the loopback test and the knowledge base's
 	// tables: none of them judges, so none links the evaluator. Nor do the facts the
 	// engine computes in Go before the rules run (engine/facts), or the pre-flight
-	// observations both collectors make of objects (collectors/preflight).
+	// observations both collectors make of objects (collectors/preflight), nor the
+	// conversions of `fix` (convert, fix): rewriting a manifest never depends on a rule.
 	noOPA: []string{
 		"kb", "engine/facts", "collectors/preflight", "output", "report", "crd", "config",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
+		"convert", "fix",
 	},
 	forbiddenPrefix: "github.com/open-policy-agent/",
 	cmdDir:          "cmd",
