@@ -1,15 +1,6 @@
 package rehearsal
 
-import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
-
-// prepare copies each object without what a replay must not send: what the server sets
-// (status, and metadata's uid, resourceVersion, generation, creationTimestamp,
-// managedFields, selfLink, deletion marks) and, from a live cluster, the addresses it
-// allocated (a Service's clusterIP, which a server with another service range refuses).
-// kubectl's last-applied annotation goes too: it doubles the bytes sent and the server
-// never reads it.
+// prepare copies each object without what a replay must not send (Strip).
 func prepare(objs []Object) []*item {
 	items := make([]*item, 0, len(objs))
 	for _, o := range objs {
@@ -17,33 +8,10 @@ func prepare(objs []Object) []*item {
 			continue
 		}
 		obj := o.Obj.DeepCopy()
-		delete(obj.Object, "status")
-		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
-			unstructured.RemoveNestedField(obj.Object, "metadata", f)
-		}
-		if ann := obj.GetAnnotations(); ann != nil {
-			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
-			if len(ann) == 0 {
-				ann = nil
-			}
-			obj.SetAnnotations(ann)
-		}
-		if o.Source.Live && obj.GetAPIVersion() == "v1" && obj.GetKind() == "Service" {
-			stripAllocatedIPs(obj)
-		}
+		Strip(obj, o.Source.Live)
 		items = append(items, &item{src: o, obj: obj})
 	}
 	return items
-}
-
-// stripAllocatedIPs removes the cluster IPs the live cluster allocated; "None" (headless) is
-// the author's choice and stays.
-func stripAllocatedIPs(obj *unstructured.Unstructured) {
-	if ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP"); ip == "None" {
-		return
-	}
-	unstructured.RemoveNestedField(obj.Object, "spec", "clusterIP")
-	unstructured.RemoveNestedField(obj.Object, "spec", "clusterIPs")
 }
 
 // rank orders the objects after namespaces and CRDs as kubectl and Helm install them: what

@@ -225,7 +225,7 @@ func replayable(opts RehearsalOptions, obj *unstructured.Unstructured) (rehearsa
 		out.OriginalAPIVersion = written.GetAPIVersion()
 		written = converted
 	}
-	strip(written)
+	rehearsal.Strip(written, true)
 	out.Obj = written
 	return out, nil
 }

@@ -96,22 +96,3 @@ func helmStorage(gr schema.GroupResource, obj *unstructured.Unstructured) bool {
 	}
 	return false
 }
-
-// strip removes what the server sets and a client must not send, or that names this cluster:
-// status, managedFields (server-side apply refuses an object that carries them),
-// resourceVersion (a create with one is refused), uid, timestamps, generation. A Service's
-// cluster IPs are of this cluster's service range, which the rehearsal server's need not
-// share (headless "None" stays). Owner references stay: the server checks their shape, not
-// that the owner exists (TestRehearsalKeepsOwnerReferences…).
-func strip(obj *unstructured.Unstructured) {
-	delete(obj.Object, "status")
-	for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"} {
-		unstructured.RemoveNestedField(obj.Object, "metadata", f)
-	}
-	if obj.GetAPIVersion() == "v1" && obj.GetKind() == "Service" {
-		if ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP"); ip != "None" {
-			unstructured.RemoveNestedField(obj.Object, "spec", "clusterIP")
-			unstructured.RemoveNestedField(obj.Object, "spec", "clusterIPs")
-		}
-	}
-}

@@ -178,7 +178,7 @@ func (m *manifestReader) document(namespace string, src inventory.RehearsalSourc
 		out.OriginalAPIVersion = obj.GetAPIVersion()
 	}
 	m.placeIn(out.Obj, namespace)
-	strip(out.Obj)
+	rehearsal.Strip(out.Obj, false)
 	raw, err := out.Obj.MarshalJSON()
 	if err != nil || !m.budget.take(len(raw)) {
 		skip.Reason, skip.Message = SkipBound, fmt.Sprintf("the rehearsal's bound of %d objects or %d MiB of objects was reached", m.opts.MaxObjects, m.opts.MaxBytes>>20)

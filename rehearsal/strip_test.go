@@ -1,0 +1,72 @@
+package rehearsal
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func TestStripRemovesWhatTheServerGenerated(t *testing.T) {
+	const job = `apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: shop, uid: 1234, resourceVersion: "9"}
+spec:
+  %s
+  selector:
+    matchLabels: {batch.kubernetes.io/controller-uid: 1234}
+  template:
+    metadata:
+      labels: {app: migrate, controller-uid: 1234, batch.kubernetes.io/controller-uid: 1234, job-name: migrate, batch.kubernetes.io/job-name: migrate}
+    spec: {restartPolicy: Never, containers: [{name: m, image: m:1}]}
+status: {active: 1}
+`
+	tests := []struct {
+		name, manual string
+		live         bool
+		wantSelector bool
+		wantLabels   map[string]any
+	}{
+		{"a live Job's generated selector and uid labels go, the author's label stays", "", true, false, map[string]any{"app": "migrate"}},
+		{"a live Job with a manual selector keeps them", "manualSelector: true", true, true, nil},
+		{"a Job from a file is sent as written, for the server to judge", "", false, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var u unstructured.Unstructured
+			if err := yaml.Unmarshal([]byte(fmt.Sprintf(job, tt.manual)), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			Strip(&u, tt.live)
+			if _, ok := u.Object["status"]; ok || u.GetUID() != "" || u.GetResourceVersion() != "" {
+				t.Errorf("status or server metadata left: %v", u.Object)
+			}
+			_, hasSelector, _ := unstructured.NestedMap(u.Object, "spec", "selector")
+			if hasSelector != tt.wantSelector {
+				t.Errorf("selector kept = %v, want %v", hasSelector, tt.wantSelector)
+			}
+			labels, _, _ := unstructured.NestedMap(u.Object, "spec", "template", "metadata", "labels")
+			if tt.wantLabels != nil && !reflect.DeepEqual(labels, tt.wantLabels) {
+				t.Errorf("template labels = %v, want %v", labels, tt.wantLabels)
+			}
+			if tt.wantLabels == nil && len(labels) != 5 {
+				t.Errorf("template labels = %v, want all 5 kept", labels)
+			}
+		})
+	}
+}
+
+func TestStripKeepsAHeadlessServicesClusterIP(t *testing.T) {
+	for ip, want := range map[string]bool{"None": true, "10.0.0.12": false} {
+		u := unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"clusterIP": ip, "clusterIPs": []any{ip}},
+		}}
+		Strip(&u, true)
+		if _, kept, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); kept != want {
+			t.Errorf("clusterIP %s kept = %v, want %v", ip, kept, want)
+		}
+	}
+}
