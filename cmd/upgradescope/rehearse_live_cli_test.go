@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -564,11 +565,14 @@ func installChart(t *testing.T, kubeconfig, ns string) []string {
 	return []string{"Deployment/" + ns + "/shop-api", "Service/" + ns + "/shop-api", "ConfigMap/" + ns + "/shop-api"}
 }
 
-// cleanLiveApp deletes what the test made. The shared server runs no namespace controller: the
-// namespace's objects are deleted one by one and its finalizer cleared, or it stays
-// Terminating.
+// cleanLiveApp deletes what the test made. The shared server runs no controllers: the
+// protection finalizers of the claim and volume are cleared, the namespace's objects deleted
+// one by one and its finalizer cleared, or they stay Terminating.
 func cleanLiveApp(c kubernetes.Interface, dyn dynamic.Interface, ns string, clusterScoped []*unstructured.Unstructured) {
 	ctx := context.Background()
+	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
+	_, _ = c.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, "uploads", types.MergePatchType, noFinalizers, metav1.PatchOptions{})
+	_, _ = c.CoreV1().PersistentVolumes().Patch(ctx, ns+"-uploads", types.MergePatchType, noFinalizers, metav1.PatchOptions{})
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Discovery()))
 	for _, o := range clusterScoped {
 		if m, err := mapper.RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err == nil {
