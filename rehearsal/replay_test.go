@@ -232,3 +232,58 @@ metadata: {name: tiered, namespace: rehearse-policy, labels: {tier: forbidden}}
 		t.Errorf("section %+v, want the ConfigMap refused by the policy", sec)
 	}
 }
+
+// The report prints the server's message, and server-side apply's typed patch quotes a value
+// of the wrong type: a refused Secret's message must not carry its data.
+func TestARefusedSecretsMessageDoesNotCarryItsData(t *testing.T) {
+	srv := binariesServer(t)
+	objs := []rehearsal.Object{
+		obj(t, "secrets.yaml", 1, `
+apiVersion: v1
+kind: Secret
+metadata: {name: pin, namespace: rehearse-secrets}
+stringData: {pin: 987654321}
+`),
+		obj(t, "secrets.yaml", 6, `
+apiVersion: v1
+kind: Secret
+metadata: {name: nested, namespace: rehearse-secrets}
+stringData: {flag: true, nested: {a: topsecretvalue}}
+`),
+		obj(t, "secrets.yaml", 11, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: rehearse-secrets}
+data: {port: 8080}
+`),
+	}
+	sec, err := rehearsal.Replay(context.Background(), srv, objs, nil, rehearsal.Options{Target: "1.35"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sec.Rejections) != 3 {
+		t.Fatalf("rejections %+v, want the two Secrets and the ConfigMap; not replayed %+v", sec.Rejections, sec.NotReplayed)
+	}
+	tests := []struct {
+		name, field, leaked string
+	}{
+		{"pin", ".stringData.pin: expected string, got <redacted>", "987654321"},
+		{"nested", ".stringData.nested: expected string, got <redacted>", "topsecretvalue"},
+		// a ConfigMap's data is no secret: its message keeps the value, which says what is wrong
+		{"settings", "Value:8080", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range sec.Rejections {
+				if r.Name != tt.name {
+					continue
+				}
+				if !strings.Contains(r.Message, tt.field) || tt.leaked != "" && strings.Contains(r.Message, tt.leaked) {
+					t.Errorf("message %q, want it to contain %q and not %q", r.Message, tt.field, tt.leaked)
+				}
+				return
+			}
+			t.Errorf("no rejection of %s in %+v", tt.name, sec.Rejections)
+		})
+	}
+}
