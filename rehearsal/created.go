@@ -20,33 +20,56 @@ var (
 	crdsGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
-// createdSet is what a rehearsal created for real on a test cluster: the namespaces and CRDs
-// its objects needed and the cluster lacked. Only those are ever written, and all are deleted
+// createdSet is what a rehearsal created for real on a test cluster: the namespaces, CRDs and
+// pod classes (createPodClasses) its objects needed and the cluster lacked. Only those are ever written, and all are deleted
 // when the Server closes.
 type createdSet struct {
-	mu         sync.Mutex
-	namespaces []string
-	crds       []string
+	mu    sync.Mutex
+	names map[schema.GroupVersionResource][]string
 }
 
 func (c *createdSet) add(gvr schema.GroupVersionResource, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gvr == crdsGVR {
-		c.crds = append(c.crds, name)
-	} else {
-		c.namespaces = append(c.namespaces, name)
+	if c.names == nil {
+		c.names = map[schema.GroupVersionResource][]string{}
 	}
+	c.names[gvr] = append(c.names[gvr], name)
 }
 
-// remove deletes what was created, CRDs first (their custom resources go with them), within a
-// minute of its own: it runs after the replay's context has ended.
+// removalOrder is CRDs first (their custom resources go with them), namespaces last (what is
+// in them goes with them), the cluster-scoped rest between.
+func removalOrder(names map[schema.GroupVersionResource][]string) []schema.GroupVersionResource {
+	order := make([]schema.GroupVersionResource, 0, len(names))
+	for gvr := range names {
+		order = append(order, gvr)
+	}
+	rank := func(g schema.GroupVersionResource) int {
+		switch g {
+		case crdsGVR:
+			return 0
+		case namespacesGVR:
+			return 2
+		}
+		return 1
+	}
+	sort.Slice(order, func(i, j int) bool {
+		if ri, rj := rank(order[i]), rank(order[j]); ri != rj {
+			return ri < rj
+		}
+		return order[i].String() < order[j].String()
+	})
+	return order
+}
+
+// remove deletes what was created, in removalOrder, within a minute of its own: it runs after
+// the replay's context has ended.
 func (c *createdSet) remove(cfg *rest.Config) error {
 	c.mu.Lock()
-	crds, namespaces := c.crds, c.namespaces
-	c.crds, c.namespaces = nil, nil
+	names := c.names
+	c.names = nil
 	c.mu.Unlock()
-	if len(crds)+len(namespaces) == 0 {
+	if len(names) == 0 {
 		return nil
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -56,15 +79,12 @@ func (c *createdSet) remove(cfg *rest.Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var errs []error
-	for _, set := range []struct {
-		gvr   schema.GroupVersionResource
-		names []string
-	}{{crdsGVR, crds}, {namespacesGVR, namespaces}} {
-		sort.Strings(set.names)
-		for _, name := range set.names {
-			err := dyn.Resource(set.gvr).Delete(ctx, name, metav1.DeleteOptions{})
+	for _, gvr := range removalOrder(names) {
+		sort.Strings(names[gvr])
+		for _, name := range names[gvr] {
+			err := dyn.Resource(gvr).Delete(ctx, name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete %s %s the rehearsal created: %w", set.gvr.Resource, name, err))
+				errs = append(errs, fmt.Errorf("delete %s %s the rehearsal created: %w", gvr.Resource, name, err))
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 // Package rehearsal replays collected objects into an API server of the target version, with
 // server-side apply and dryRun=All, and records what the server refuses
 // (inventory.Rehearsal). It starts that server from the user's binaries or uses a test
-// cluster the user names; it never writes to the cluster being scanned.
+// cluster the user names; it never writes to the cluster being scanned. The server is
+// started by the package's own starter (controlplane.go), not controller-runtime's envtest,
+// which links html/template: 31.8 MB more binary and 10 MiB more peak memory on every scan.
 package rehearsal
 
 import (

@@ -68,8 +68,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Replay sends objs to s in dependency order: the CRDs and namespaces they need are created
-// for real first (on a test cluster only those it lacks, and Close removes them), then every
+// Replay sends objs to s in dependency order: the CRDs, namespaces and pod classes they need
+// are created for real first (on a test cluster only those it lacks, and Close removes them), then every
 // other object with server-side apply and dryRun=All. It records what the server refused with
 // its reason and message, and what could not be replayed (skipped, with the collectors' own
 // reasons); the lists are sorted and bounded. An error means the replay could not begin.
@@ -91,6 +91,8 @@ func Replay(ctx context.Context, s *Server, objs []Object, skipped []Skipped, op
 	rest = r.mapAll(ctx, rest)
 	namespaces, rest := split(rest, isNamespace)
 	r.createNamespaces(ctx, namespaces, rest)
+	classes, rest := split(rest, isPodClass)
+	r.createPodClasses(ctx, classes)
 	for _, phase := range phases(rest) {
 		r.run(ctx, phase, r.dryRun)
 	}

@@ -3,6 +3,7 @@ package rehearsal_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -365,3 +366,29 @@ spec: {containers: [{name: c, image: nginx:1.27, securityContext: {privileged: t
 }
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// A bare Pod naming a PriorityClass or RuntimeClass of the set: admission looks the class up,
+// so the replay creates the classes for real first, as they exist on the cluster upgraded.
+func TestABarePodNamingAClassOfTheSetIsAccepted(t *testing.T) {
+	srv := binariesServer(t)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	objs := []rehearsal.Object{
+		obj(t, "pod.yaml", 1, `apiVersion: v1
+kind: Pod
+metadata: {name: debug, namespace: rehearse-classes}
+spec:
+  priorityClassName: high-`+run+`
+  runtimeClassName: gvisor-`+run+`
+  nodeName: node-1
+  containers: [{name: debug, image: registry.example.com/toolbox:1}]`),
+		obj(t, "classes.yaml", 1, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high-"+run+"}\nvalue: 1000"),
+		obj(t, "classes.yaml", 5, "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: gvisor-"+run+"}\nhandler: runsc"),
+	}
+	sec, err := rehearsal.Replay(context.Background(), srv, objs, nil, rehearsal.Options{Target: "1.35"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Accepted != 3 || len(sec.Rejections)+len(sec.NotReplayed) != 0 {
+		t.Errorf("accepted %d; refused %+v; not replayed %+v; want all 3 accepted", sec.Accepted, sec.Rejections, sec.NotReplayed)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -41,35 +39,24 @@ type Server struct {
 	// its emulated minor when it emulates one.
 	GitVersion, Minor string
 
-	plane   *envtest.ControlPlane
+	plane   *controlPlane
 	created *createdSet
 }
 
 // Start starts etcd and kube-apiserver from dir (setup-envtest's layout: dir/etcd,
-// dir/kube-apiserver) with envtest's control plane: certificates and an admin user of its
-// own, free loopback ports, readiness awaited, data in a temporary directory removed on
-// Stop. The server is stopped when ctx ends before it is ready, and on any error; otherwise
-// Close stops it.
+// dir/kube-apiserver) with the package's own starter (controlplane.go): a serving certificate
+// and an admin token of its own, free loopback ports, readiness awaited, data in a temporary
+// directory removed on Close. The server is stopped, and its directory removed, on any error,
+// when ctx ends (ctrl-C), or by Close, whichever comes first.
 func Start(ctx context.Context, dir string) (*Server, error) {
 	if err := CheckBinaries(dir); err != nil {
 		return nil, err
 	}
-	// envtest.Environment would add controller-runtime's client, cache and webhook server to
-	// the binary (a third of its size) for what it does beyond ControlPlane: waiting for the
-	// default namespace, which Start does itself.
-	cp := &envtest.ControlPlane{
-		Etcd: &envtest.Etcd{Path: filepath.Join(dir, "etcd"), StartTimeout: startTimeout, StopTimeout: stopTimeout},
-		APIServer: &envtest.APIServer{
-			Path: filepath.Join(dir, "kube-apiserver"), StartTimeout: startTimeout, StopTimeout: stopTimeout,
-			Out: io.Discard, Err: io.Discard,
-		},
-	}
-	cfg, err := startWithin(ctx, cp)
+	plane, cfg, err := startControlPlane(ctx, dir)
 	if err != nil {
-		_ = cp.Stop()
 		return nil, fmt.Errorf("start the API server from %s: %w", dir, err)
 	}
-	s := &Server{Config: cfg, How: ServerBinaries, plane: cp}
+	s := &Server{Config: cfg, How: ServerBinaries, plane: plane}
 	if err := s.waitForDefaultNamespace(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -92,39 +79,8 @@ func CheckBinaries(dir string) error {
 	return nil
 }
 
-const (
-	startTimeout = 2 * time.Minute
-	stopTimeout  = 30 * time.Second
-)
-
-// startWithin starts cp, which takes no context, and gives up when ctx ends; the caller stops
-// cp either way. It returns an admin's client configuration.
-func startWithin(ctx context.Context, cp *envtest.ControlPlane) (*rest.Config, error) {
-	type started struct {
-		cfg *rest.Config
-		err error
-	}
-	done := make(chan started, 1)
-	go func() {
-		if err := cp.Start(); err != nil {
-			done <- started{nil, err}
-			return
-		}
-		admin, err := cp.AddUser(envtest.User{Name: "upgradescope-rehearsal", Groups: []string{"system:masters"}}, &rest.Config{QPS: 1000, Burst: 2000})
-		if err != nil {
-			done <- started{nil, fmt.Errorf("provision an admin: %w", err)}
-			return
-		}
-		done <- started{admin.Config(), nil}
-	}()
-	select {
-	case r := <-done:
-		return r.cfg, r.err
-	case <-ctx.Done():
-		<-done // let Start finish so Stop finds every process it started
-		return nil, ctx.Err()
-	}
-}
+// startTimeout bounds the wait for etcd, then for kube-apiserver, to be ready.
+const startTimeout = 2 * time.Minute
 
 // waitForDefaultNamespace waits until the new server has created the default namespace, the
 // last thing it does before objects can be applied to it.
@@ -237,7 +193,7 @@ func (s *Server) CheckTarget(target string) error {
 	return nil
 }
 
-// Close stops a started server (envtest removes its data directory), or deletes what the
+// Close stops a started server and removes its temporary directory, or deletes what the
 // rehearsal created on a test cluster.
 func (s *Server) Close() error {
 	if s == nil {
@@ -246,7 +202,7 @@ func (s *Server) Close() error {
 	if s.plane != nil {
 		plane := s.plane
 		s.plane = nil
-		if err := plane.Stop(); err != nil {
+		if err := plane.close(); err != nil {
 			return fmt.Errorf("stop the rehearsal's API server: %w", err)
 		}
 	}

@@ -106,6 +106,25 @@ func (r *replayer) ensure(ctx context.Context, it *item, gvr schema.GroupVersion
 	return true
 }
 
+// podClasses are what admission looks up when a Pod is created: the Priority plugin its
+// priorityClassName's PriorityClass, the RuntimeClass plugin its runtimeClassName's. A dry
+// run of them leaves nothing to look up, so a bare Pod naming one was refused ("no
+// PriorityClass with name … was found") where the target, which has the class, accepts it.
+var podClasses = map[schema.GroupKind]bool{
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: true,
+	{Group: "node.k8s.io", Kind: "RuntimeClass"}:        true,
+}
+
+func isPodClass(it *item) bool { return podClasses[it.obj.GroupVersionKind().GroupKind()] }
+
+// createPodClasses creates the pod classes among the objects for real, each the server lacks
+// (on a test cluster labelled, and deleted by Close), before the Pods that name them.
+func (r *replayer) createPodClasses(ctx context.Context, classes []*item) {
+	for _, it := range classes {
+		r.ensure(ctx, it, it.mapping.Resource)
+	}
+}
+
 func (r *replayer) missingNamespace(ns string) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

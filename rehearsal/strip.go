@@ -10,7 +10,12 @@ import (
 // server never reads. From a live cluster (live), also what that cluster's server generated
 // for the object, which another server refuses or generates anew:
 //   - a Service's cluster IPs, of that cluster's service range ("None", headless, is the
-//     author's and stays);
+//     author's and stays), and its node ports and health check node port, of that cluster's
+//     node port range: sent back, a test cluster that allocated the same port refuses them as
+//     "provided port is already allocated", one with another --service-node-port-range as
+//     out of range. A live object does not say whether its author pinned a port, so every
+//     one goes and the server allocates anew (the target checks a pinned port as the
+//     cluster did when it was written);
 //   - a Job's selector and the template labels naming the Job's uid, when the server generated
 //     them (manualSelector unset): sent back, the rehearsal server refuses them as "selector
 //     not auto-generated".
@@ -31,14 +36,23 @@ func Strip(obj *unstructured.Unstructured, live bool) {
 	}
 	switch {
 	case obj.GetAPIVersion() == "v1" && obj.GetKind() == "Service":
-		stripAllocatedIPs(obj)
+		stripAllocated(obj)
 	case obj.GetAPIVersion() == "batch/v1" && obj.GetKind() == "Job":
 		stripGeneratedSelector(obj)
 	}
 }
 
-// stripAllocatedIPs removes the cluster IPs the live cluster allocated.
-func stripAllocatedIPs(obj *unstructured.Unstructured) {
+// stripAllocated removes the cluster IPs and node ports the live cluster allocated.
+func stripAllocated(obj *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(obj.Object, "spec", "healthCheckNodePort")
+	if ports, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "ports"); ok {
+		list, _ := ports.([]any)
+		for _, p := range list {
+			if m, isMap := p.(map[string]any); isMap {
+				delete(m, "nodePort")
+			}
+		}
+	}
 	if ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP"); ip == "None" {
 		return
 	}

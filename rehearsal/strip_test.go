@@ -70,3 +70,45 @@ func TestStripKeepsAHeadlessServicesClusterIP(t *testing.T) {
 		}
 	}
 }
+
+func TestStripRemovesTheNodePortsALiveClusterAllocated(t *testing.T) {
+	const svc = `apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  type: LoadBalancer
+  externalTrafficPolicy: Local
+  healthCheckNodePort: 31999
+  clusterIP: 10.0.0.7
+  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30080}, {name: https, port: 443, nodePort: 30443}]
+`
+	for _, tt := range []struct {
+		name string
+		live bool
+	}{
+		{"from a live cluster they go, the author's ports stay", true},
+		{"from a file they are sent as written", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var u unstructured.Unstructured
+			if err := yaml.Unmarshal([]byte(svc), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			Strip(&u, tt.live)
+			ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+			_, health, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "healthCheckNodePort")
+			nodePorts := 0
+			for _, p := range ports {
+				if _, ok := p.(map[string]any)["nodePort"]; ok {
+					nodePorts++
+				}
+			}
+			if want := map[bool]int{true: 0, false: 2}[tt.live]; nodePorts != want || health == tt.live || len(ports) != 2 {
+				t.Errorf("%d node ports and health check port %v kept of %d ports; want %d and %v", nodePorts, health, len(ports), want, !tt.live)
+			}
+			if len(ports) > 0 && fmt.Sprint(ports[0].(map[string]any)["port"], ports[0].(map[string]any)["targetPort"]) != "80 8080" {
+				t.Errorf("the author's port changed: %v", ports[0])
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -91,5 +92,36 @@ func TestRehearseRefusesWhatItCannotDo(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", res.code, res.stderr, tc.want)
 			}
 		})
+	}
+}
+
+// The README's rehearse example is pasted output: the lines it quotes must be printed, in order,
+// by the command it shows, against a real API server of 1.35.
+func TestTheREADMEsRehearseExampleIsWhatRehearsePrints(t *testing.T) {
+	bins := kubetest.Binaries(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := exampleBlock(string(readme), "      [rehearsal] Deployment shop/worker")
+	if len(example) < 4 {
+		t.Fatalf("the README's rehearse example has %d lines; want rehearse's output", len(example))
+	}
+	res := runCLI(t, "rehearse", "--files", examples, "--target", "1.35", "--kube-binaries", bins, "-q")
+	if res.code != exitGate {
+		t.Fatalf("exit %d, want %d (blockers); stderr:\n%s", res.code, exitGate, res.stderr)
+	}
+	printed := strings.Split(res.stdout, "\n")
+	at := 0
+	for _, line := range example {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		for at < len(printed) && printed[at] != line {
+			at++
+		}
+		if at == len(printed) {
+			t.Fatalf("README line %q is not printed by rehearse (in this order):\n%s", line, res.stdout)
+		}
 	}
 }
