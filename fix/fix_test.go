@@ -2,6 +2,7 @@ package fix_test
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -246,5 +247,38 @@ func TestACustomResourceMovesToTheVersionItsCRDServes(t *testing.T) {
 		if c := p.Changed(); len(c) != 1 || string(c[0].After) != want || len(p.Manual()) != 0 {
 			t.Errorf("SkipServed %v: changed %v, manual %v; want w.yaml at example.com/v1", skipServed, paths(c), p.Manual())
 		}
+	}
+}
+
+func TestWriteLeavesAFileThatChangedSinceItWasReadAndWritesTheOthers(t *testing.T) {
+	dir := tree(t, map[string]string{"a.yaml": flowSchema, "b.yaml": flowSchema})
+	p := scan(t, dir, "1.37")
+	edited := flowSchema + "# edited meanwhile\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(edited), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Write()
+	if !errors.Is(err, fix.ErrChangedSinceRead) || !strings.Contains(err.Error(), "a.yaml") {
+		t.Errorf("Write: %v; want a.yaml named as changed since it was read", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.yaml")); string(got) != edited {
+		t.Errorf("a.yaml is now:\n%s\nwant the edit kept", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "b.yaml")); !strings.Contains(string(got), "flowcontrol.apiserver.k8s.io/v1 ") {
+		t.Errorf("b.yaml is now:\n%s\nwant it converted", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the directory holds %d entries; want no temporary file left", len(entries))
+	}
+}
+
+func TestTwoWritesOfTheSamePlanBothSucceed(t *testing.T) {
+	dir := tree(t, map[string]string{"a.yaml": flowSchema})
+	first, second := scan(t, dir, "1.37"), scan(t, dir, "1.37")
+	if err := first.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Write(); err != nil {
+		t.Errorf("the second write of the same conversion: %v; want none", err)
 	}
 }

@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,17 +116,23 @@ func (p *Plan) WriteDiff(w io.Writer) error {
 }
 
 // Write writes every changed file in place: a temporary file in the same directory, with the
-// file's permissions, renamed over it, so a reader never sees half a file.
+// file's permissions, renamed over it, so a reader never sees half a file. A file that is no
+// longer as fix read it (an editor, another fix) is not written, since the plan was made
+// from the old bytes; the others are, and the error names each file not written.
 func (p *Plan) Write() error {
+	var errs []error
 	for _, f := range p.Changed() {
-		if err := writeAtomic(f.Abs, f.After, f.Mode); err != nil {
-			return fmt.Errorf("write %s: %w", f.Path, err)
+		if err := writeAtomic(f.Abs, f.Before, f.After, f.Mode); err != nil {
+			errs = append(errs, fmt.Errorf("write %s: %w", f.Path, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
+// ErrChangedSinceRead says a file changed between fix reading it and writing it.
+var ErrChangedSinceRead = errors.New("the file changed since fix read it: not written; run fix again")
+
+func writeAtomic(path string, before, after []byte, mode os.FileMode) error {
 	// A symlinked file is written where it points, so the link stays a link.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -134,7 +142,7 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := tmp.Write(after); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -144,6 +152,16 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	if err := tmp.Close(); err != nil {
 		return err
+	}
+	// Checked last, so that the window in which a change is lost is the rename's alone.
+	now, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		return err
+	case bytes.Equal(now, after):
+		return nil // another fix wrote the same conversion
+	case !bytes.Equal(now, before):
+		return ErrChangedSinceRead
 	}
 	return os.Rename(tmp.Name(), path)
 }

@@ -103,6 +103,10 @@ func TestTheClusterBeingScannedIsNeverARehearsalServer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "it is the cluster being scanned") {
 		t.Errorf("Connect = %v, want a refusal naming the scanned cluster", err)
 	}
+	_, err = rehearsal.Connect(context.Background(), path, rehearsal.NotCluster(""))
+	if err == nil || !strings.Contains(err.Error(), "cannot be told apart") {
+		t.Errorf("Connect while the scanned cluster's id is unknown = %v, want a refusal", err)
+	}
 	if srv, err := rehearsal.Connect(context.Background(), path, rehearsal.NotCluster("another-uid")); err != nil {
 		t.Errorf("Connect to another cluster = %v", err)
 	} else if err := srv.CheckTarget("1.37"); err == nil || !strings.Contains(err.Error(), "not the target 1.37") {

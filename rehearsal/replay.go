@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ const (
 	ReasonNotServed        = "not served"
 	ReasonNamespaceMissing = "namespace missing"
 	ReasonNoName           = "no name"
+	ReasonForbidden        = "forbidden"
 	ReasonError            = "error"
 )
 
@@ -290,6 +292,8 @@ func (r *replayer) answer(it *item, err error) {
 		r.notReplayed(record(it, ReasonNoName, err.Error()))
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err):
 		r.notReplayed(record(it, ReasonTimeout, "the replay's time ran out before the API server answered (--rehearse-timeout)"))
+	case errors.As(err, &status) && authorizationDenied(status.Status()):
+		r.notReplayed(record(it, ReasonForbidden, "the rehearsal's identity may not apply it, so the server did not judge it: "+status.Status().Message))
 	case errors.As(err, &status) && !busy(status.Status().Code):
 		st := status.Status()
 		reason := string(st.Reason)
@@ -304,6 +308,17 @@ func (r *replayer) answer(it *item, err error) {
 	default:
 		r.notReplayed(record(it, ReasonError, err.Error()))
 	}
+}
+
+// rbacDenial is how the authorizer words a refusal ("configmaps \"x\" is forbidden: User
+// \"ci\" cannot patch resource \"configmaps\" ..."), before admission ever sees the object.
+var rbacDenial = regexp.MustCompile(`is forbidden: User ".*" cannot [a-z]+ resource `)
+
+// authorizationDenied says the identity was refused the request itself (a test cluster's
+// kubeconfig without the rights): the object was not judged, which is no rejection of it. An
+// admission plugin's 403 (PodSecurity, a namespace being deleted) is a rejection.
+func authorizationDenied(st metav1.Status) bool {
+	return st.Reason == metav1.StatusReasonForbidden && rbacDenial.MatchString(st.Message)
 }
 
 // busy says the server did not judge the object: it was overloaded or unavailable (429, 503).

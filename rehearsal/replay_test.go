@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
@@ -233,6 +234,138 @@ metadata: {name: tiered, namespace: rehearse-policy, labels: {tier: forbidden}}
 		t.Errorf("section %+v, want the ConfigMap refused by the policy", sec)
 	}
 }
+
+// The report prints the server's message, and server-side apply's typed patch quotes a value
+// of the wrong type: a refused Secret's message must not carry its data.
+func TestARefusedSecretsMessageDoesNotCarryItsData(t *testing.T) {
+	srv := binariesServer(t)
+	objs := []rehearsal.Object{
+		obj(t, "secrets.yaml", 1, `
+apiVersion: v1
+kind: Secret
+metadata: {name: pin, namespace: rehearse-secrets}
+stringData: {pin: 987654321}
+`),
+		obj(t, "secrets.yaml", 6, `
+apiVersion: v1
+kind: Secret
+metadata: {name: nested, namespace: rehearse-secrets}
+stringData: {flag: true, nested: {a: topsecretvalue}}
+`),
+		obj(t, "secrets.yaml", 11, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: rehearse-secrets}
+data: {port: 8080}
+`),
+	}
+	sec, err := rehearsal.Replay(context.Background(), srv, objs, nil, rehearsal.Options{Target: "1.35"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sec.Rejections) != 3 {
+		t.Fatalf("rejections %+v, want the two Secrets and the ConfigMap; not replayed %+v", sec.Rejections, sec.NotReplayed)
+	}
+	tests := []struct {
+		name, field, leaked string
+	}{
+		{"pin", ".stringData.pin: expected string, got <redacted>", "987654321"},
+		{"nested", ".stringData.nested: expected string, got <redacted>", "topsecretvalue"},
+		// a ConfigMap's data is no secret: its message keeps the value, which says what is wrong
+		{"settings", "Value:8080", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, r := range sec.Rejections {
+				if r.Name != tt.name {
+					continue
+				}
+				if !strings.Contains(r.Message, tt.field) || tt.leaked != "" && strings.Contains(r.Message, tt.leaked) {
+					t.Errorf("message %q, want it to contain %q and not %q", r.Message, tt.field, tt.leaked)
+				}
+				return
+			}
+			t.Errorf("no rejection of %s in %+v", tt.name, sec.Rejections)
+		})
+	}
+}
+
+// On a test cluster whose kubeconfig lacks the rights, the authorizer answers 403 before
+// admission sees the object: not judged, so not replayed (the verdict unknown), never a
+// blocker. A 403 of admission (PodSecurity) is the server refusing the object.
+func TestAnIdentityWithoutTheRightsLeavesObjectsNotReplayedNotRefused(t *testing.T) {
+	srv := binariesServer(t)
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbac := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: resource}
+	}
+	for gvr, y := range map[schema.GroupVersionResource]string{
+		rbac("clusterroles"): `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: rehearse-namespace-reader}
+rules: [{apiGroups: [""], resources: [namespaces], verbs: [get]}]
+`,
+		rbac("clusterrolebindings"): `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: rehearse-namespace-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: rehearse-namespace-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: rehearse-reader}]
+`,
+		namespacesGVR: `
+apiVersion: v1
+kind: Namespace
+metadata: {name: rehearse-restricted, labels: {pod-security.kubernetes.io/enforce: restricted}}
+`,
+	} {
+		if _, err := dyn.Resource(gvr).Create(ctx, obj(t, "", 0, y).Obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reader := *srv
+	reader.Config = rest.CopyConfig(srv.Config)
+	reader.Config.Impersonate = rest.ImpersonationConfig{UserName: "rehearse-reader"}
+	privileged := obj(t, "pod.yaml", 1, `
+apiVersion: v1
+kind: Pod
+metadata: {name: root, namespace: rehearse-restricted}
+spec: {containers: [{name: c, image: nginx:1.27, securityContext: {privileged: true}}]}
+`)
+	tests := []struct {
+		name        string
+		server      *rehearsal.Server
+		rejected    string
+		notReplayed string
+	}{
+		{"an identity that may only read namespaces", &reader, "", rehearsal.ReasonForbidden},
+		{"an admin, refused by PodSecurity", srv, "Forbidden", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sec, err := rehearsal.Replay(ctx, tt.server, []rehearsal.Object{privileged}, nil, rehearsal.Options{Target: "1.35"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rejected, notReplayed string
+			if len(sec.Rejections) == 1 {
+				rejected = sec.Rejections[0].Reason
+			}
+			if len(sec.NotReplayed) == 1 {
+				notReplayed = sec.NotReplayed[0].Reason
+			}
+			if rejected != tt.rejected || notReplayed != tt.notReplayed || len(sec.Rejections)+len(sec.NotReplayed) != 1 {
+				t.Errorf("rejections %+v, not replayed %+v; want rejected %q, not replayed %q", sec.Rejections, sec.NotReplayed, tt.rejected, tt.notReplayed)
+			}
+		})
+	}
+}
+
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // A bare Pod naming a PriorityClass or RuntimeClass of the set: admission looks the class up,
 // so the replay creates the classes for real first, as they exist on the cluster upgraded.

@@ -15,7 +15,7 @@ func record(it *item, reason, message string) inventory.RehearsalObject {
 		APIVersion: it.obj.GetAPIVersion(), Kind: it.obj.GetKind(),
 		OriginalAPIVersion: it.src.OriginalAPIVersion,
 		Namespace:          it.obj.GetNamespace(), Name: it.obj.GetName(),
-		Source: it.src.Source, Reason: reason, Message: message,
+		Source: it.src.Source, Reason: reason, Message: redactSecret(it.obj, message),
 		FieldManager: fieldManager(it.src),
 	}
 	return bound(o)

@@ -102,12 +102,17 @@ func (s *Server) waitForDefaultNamespace(ctx context.Context) error {
 // ConnectOption configures Connect.
 type ConnectOption func(*connectOptions)
 
-type connectOptions struct{ notClusterID string }
+type connectOptions struct {
+	notClusterID string
+	scanned      bool // a cluster is being scanned: NotCluster was given
+}
 
 // NotCluster makes Connect refuse the cluster whose kube-system namespace has uid (the
-// inventory's ClusterID): the rehearsal never writes to the cluster being scanned.
+// inventory's ClusterID): the rehearsal never writes to the cluster being scanned. An empty
+// uid (the scan could not read kube-system) refuses every cluster, since none can be told
+// apart from the scanned one.
 func NotCluster(uid string) ConnectOption {
-	return func(o *connectOptions) { o.notClusterID = uid }
+	return func(o *connectOptions) { o.notClusterID, o.scanned = uid, true }
 }
 
 // Connect uses the test cluster of kubeconfig's current context. The rehearsal writes to it
@@ -124,7 +129,10 @@ func Connect(ctx context.Context, kubeconfig string, opts ...ConnectOption) (*Se
 		return nil, fmt.Errorf("--rehearse-kubeconfig %s: %w", kubeconfig, err)
 	}
 	cfg.QPS, cfg.Burst = 200, 400
-	if o.notClusterID != "" {
+	if o.scanned && o.notClusterID == "" {
+		return nil, fmt.Errorf("--rehearse-kubeconfig %s: the scan could not read the scanned cluster's kube-system namespace, so a test cluster cannot be told apart from it: rehearse with --kube-binaries, or with an identity that may read kube-system", kubeconfig)
+	}
+	if o.scanned {
 		if err := refuseScanned(ctx, cfg, o.notClusterID); err != nil {
 			return nil, fmt.Errorf("--rehearse-kubeconfig %s: %w", kubeconfig, err)
 		}
