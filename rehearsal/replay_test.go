@@ -3,6 +3,7 @@ package rehearsal_test
 import (
 	"context"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -448,4 +449,42 @@ metadata: {name: hooked, namespace: polish-webhook, labels: {polish-webhook: unr
 	if c := rehearsal.Capability(sec); !c.Partial || !strings.Contains(c.Reason, "1 server error") {
 		t.Errorf("capability %+v, want partial for 1 server error", c)
 	}
+}
+
+// Requests run concurrently and answer in any order: the section lists the refusals and what
+// was not replayed in one order, whatever the order of the objects and of the answers.
+func TestTheSectionIsTheSameWhateverTheOrderOfTheAnswers(t *testing.T) {
+	srv := binariesServer(t)
+	var objs []rehearsal.Object
+	for i := range 20 {
+		ns := "polish-order-" + strconv.Itoa(i%3)
+		bad := strings.ReplaceAll(strings.ReplaceAll(badServiceName, "Shop_1", "Shop_"+strconv.Itoa(i)), "rehearse-shop", ns)
+		live := obj(t, "", 0, strings.ReplaceAll(gadget, "name: g,", "name: g"+strconv.Itoa(i)+","))
+		live.Source = inventory.RehearsalSource{Live: true}
+		objs = append(objs, obj(t, "order.yaml", 1+i%4, bad), live, obj(t, "order.yaml", 100+i, strings.ReplaceAll(goodConfigMap, "rehearse-shop", ns)))
+	}
+	var sections []*inventory.Rehearsal
+	for _, order := range [][]rehearsal.Object{objs, reversed(objs)} {
+		sec, err := rehearsal.Replay(context.Background(), srv, order, nil, rehearsal.Options{Target: "1.35", Concurrency: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sections = append(sections, sec)
+	}
+	if sections[0].Accepted != 20 || len(sections[0].Rejections) != 20 || len(sections[0].NotReplayed) != 20 {
+		t.Fatalf("accepted %d, refused %d, not replayed %d; want 20 of each", sections[0].Accepted, len(sections[0].Rejections), len(sections[0].NotReplayed))
+	}
+	if !reflect.DeepEqual(sections[0], sections[1]) || !reflect.DeepEqual(rehearsal.Capability(sections[0]), rehearsal.Capability(sections[1])) {
+		t.Errorf("the section differs with the order of the objects:\n%+v\n%+v", sections[0], sections[1])
+	}
+}
+
+// reversed is objs in reverse order, each a copy, since a replay strips and sets them.
+func reversed(objs []rehearsal.Object) []rehearsal.Object {
+	out := make([]rehearsal.Object, len(objs))
+	for i, o := range objs {
+		o.Obj = o.Obj.DeepCopy()
+		out[len(objs)-1-i] = o
+	}
+	return out
 }
