@@ -31,6 +31,7 @@ var notServedByTheTestServer = map[string]string{
 	"admissionregistration.k8s.io_v1beta1_MutatingAdmissionPolicyBinding": "admissionregistration.k8s.io/v1 MutatingAdmissionPolicyBinding is served from 1.36",
 	"certificates.k8s.io_v1beta1_ClusterTrustBundle":                      "certificates.k8s.io/v1 ClusterTrustBundle is served after 1.35",
 	"storagemigration.k8s.io_v1beta1_StorageVersionMigration":             "storagemigration.k8s.io/v1 is served after 1.35",
+	"extensions_v1beta1_PodSecurityPolicy":                                "policy/v1beta1 PodSecurityPolicy was removed in 1.25",
 }
 
 // TestTheAPIServerAcceptsEveryConversion sends every converted fixture to the real 1.35 API

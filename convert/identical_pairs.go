@@ -10,6 +10,9 @@ var identicalPairs = [][2]string{
 	{"rbac.authorization.k8s.io/v1beta1/RoleBinding", "rbac.authorization.k8s.io/v1/RoleBinding"},
 	{"rbac.authorization.k8s.io/v1beta1/ClusterRoleBinding", "rbac.authorization.k8s.io/v1/ClusterRoleBinding"},
 	// scheduling.k8s.io: preemptionPolicy defaults to PreemptLowerPriority in both.
+	// Both convert through the same internal PodSecurityPolicy, with the same defaults; the
+	// policy/v1beta1 one was removed in 1.25 without a replacement, so this serves 1.16–1.24.
+	{"extensions/v1beta1/PodSecurityPolicy", "policy/v1beta1/PodSecurityPolicy"},
 	{"scheduling.k8s.io/v1beta1/PriorityClass", "scheduling.k8s.io/v1/PriorityClass"},
 	{"coordination.k8s.io/v1beta1/Lease", "coordination.k8s.io/v1/Lease"},
 	// apiregistration.k8s.io: service.port defaults to 443 in both.

@@ -1,24 +1,42 @@
 package convert
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 func TestEveryIdenticalPairChangesOnlyItsAPIVersion(t *testing.T) {
 	var cases []stepCase
 	for _, p := range identicalPairs {
 		from, to := keyGVK(p[0]), keyGVK(p[1])
-		cases = append(cases, stepCase{name: p[0], target: "1.40",
+		target := lastServing(t, p[1])
+		cases = append(cases, stepCase{name: p[0], target: target,
 			in:   "apiVersion: " + from.APIVersion() + "\nkind: " + from.Kind + "\nmetadata:\n  name: convert-fixtures # kept\n",
-			want: "apiVersion: " + finalVersion(t, from) + "\nkind: " + to.Kind + "\nmetadata:\n  name: convert-fixtures # kept\n"})
+			want: "apiVersion: " + finalVersion(t, from, target) + "\nkind: " + to.Kind + "\nmetadata:\n  name: convert-fixtures # kept\n"})
 	}
 	runStepCases(t, cases)
 }
 
-// finalVersion is the apiVersion the route from from ends at for 1.40.
-func finalVersion(t *testing.T, from GVK) string {
-	chain, err := Route(builtinKBForSteps(t), from, "1.40")
+// lastServing is 1.40, or the last minor that serves the replacement when a later one removed
+// it without a replacement of its own (policy/v1beta1 PodSecurityPolicy: 1.24).
+func lastServing(t *testing.T, key string) string {
+	e, ok := builtinKBForSteps(t).API(key)
+	if !ok || e.Removed == "" || e.Replacement != "" {
+		return "1.40"
+	}
+	v, err := inventory.ParseVersion(e.Removed)
+	if err != nil {
+		t.Fatalf("%s removed %q: %v", key, e.Removed, err)
+	}
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor-1)
+}
+
+// finalVersion is the apiVersion the route from from ends at for target.
+func finalVersion(t *testing.T, from GVK, target string) string {
+	chain, err := Route(builtinKBForSteps(t), from, target)
 	if err != nil || len(chain) == 0 {
 		t.Fatalf("route of %s: %v %v", from, chain, err)
 	}
