@@ -2,8 +2,10 @@ package rehearsal_test
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/rehearsal"
@@ -125,4 +128,92 @@ func removeNamespace(cs kubernetes.Interface, name string) {
 	}
 	ns.Spec.Finalizers = nil
 	_, _ = cs.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+}
+
+// roundTripper is a function as an http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// On a test cluster the rehearsal creates what the objects need and the cluster lacks; when
+// someone else creates the same object between its check and its create, that object is
+// someone else's: the rehearsal neither takes over its fields nor deletes it on Close. The
+// test is that someone, creating each object as the rehearsal's check answers 404.
+func TestWhatAnotherCreatesAfterTheRehearsalsCheckStaysTheirs(t *testing.T) {
+	path := kubetest.Kubeconfig(t, kubetest.EnvServer)
+	cs, err := kubernetes.NewForConfig(kubetest.Config(t, kubetest.EnvServer, "admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	name := "polish-race-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	theirs := map[string]string{"owner": "someone-else"}
+	others := map[string]func() error{
+		"/api/v1/namespaces/" + name: func() error {
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: theirs}}, metav1.CreateOptions{})
+			return err
+		},
+		"/apis/scheduling.k8s.io/v1/priorityclasses/" + name: func() error {
+			pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: theirs}, Value: 1000}
+			_, err := cs.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+			return err
+		},
+	}
+	t.Cleanup(func() {
+		_ = cs.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		removeNamespace(cs, name)
+	})
+	srv, err := rehearsal.Connect(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	srv.Config.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			mu.Lock()
+			defer mu.Unlock()
+			if create, ok := others[req.URL.Path]; ok && err == nil && req.Method == http.MethodGet && resp.StatusCode == http.StatusNotFound {
+				delete(others, req.URL.Path)
+				if cerr := create(); cerr != nil {
+					t.Errorf("create %s as someone else: %v", req.URL.Path, cerr)
+				}
+			}
+			return resp, err
+		})
+	}
+	sec, err := rehearsal.Replay(ctx, srv, []rehearsal.Object{
+		obj(t, "app.yaml", 1, strings.ReplaceAll(goodConfigMap, "rehearse-shop", name)),
+		obj(t, "app.yaml", 6, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "+name+"}\nvalue: 1000"),
+	}, nil, rehearsal.Options{Target: "1.35"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(others) != 0 {
+		t.Fatalf("the rehearsal never checked %v", others)
+	}
+	if sec.Accepted != 2 || len(sec.Rejections)+len(sec.NotReplayed) != 0 {
+		t.Errorf("accepted %d, refused %+v, not replayed %+v; want both accepted, the PriorityClass as an update", sec.Accepted, sec.Rejections, sec.NotReplayed)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp != nil {
+		t.Fatalf("their namespace after Close: %v, %+v; want it kept", err, ns)
+	}
+	pc, err := cs.SchedulingV1().PriorityClasses().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("their PriorityClass after Close: %v; want it kept", err)
+	}
+	for what, meta := range map[string]metav1.ObjectMeta{"namespace": ns.ObjectMeta, "PriorityClass": pc.ObjectMeta} {
+		if _, ours := meta.Labels[rehearsal.RehearsalLabel]; ours || meta.Labels["owner"] != "someone-else" {
+			t.Errorf("their %s's labels %v, want theirs only", what, meta.Labels)
+		}
+		for _, m := range meta.ManagedFields {
+			if m.Manager == rehearsal.DefaultFieldManager {
+				t.Errorf("their %s has fields managed by %s: %+v", what, m.Manager, m)
+			}
+		}
+	}
 }

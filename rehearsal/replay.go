@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,7 @@ const (
 	ReasonNamespaceMissing = "namespace missing"
 	ReasonNoName           = "no name"
 	ReasonForbidden        = "forbidden"
+	ReasonServerError      = "server error"
 	ReasonError            = "error"
 )
 
@@ -282,32 +284,51 @@ func fieldManager(o Object) string {
 
 // answer records what the server said to one object.
 func (r *replayer) answer(it *item, err error) {
-	var status apierrors.APIStatus
-	switch {
-	case err == nil:
+	if err == nil {
 		r.mu.Lock()
 		r.accepted++
 		r.mu.Unlock()
-	case errors.Is(err, errNoName):
-		r.notReplayed(record(it, ReasonNoName, err.Error()))
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err):
-		r.notReplayed(record(it, ReasonTimeout, "the replay's time ran out before the API server answered (--rehearse-timeout)"))
-	case errors.As(err, &status) && authorizationDenied(status.Status()):
-		r.notReplayed(record(it, ReasonForbidden, "the rehearsal's identity may not apply it, so the server did not judge it: "+status.Status().Message))
-	case errors.As(err, &status) && !busy(status.Status().Code):
-		st := status.Status()
-		reason := string(st.Reason)
-		switch {
-		case reason != "":
-		case st.Code == http.StatusInternalServerError:
-			reason = string(metav1.StatusReasonInternalError)
-		default:
-			reason = fmt.Sprintf("HTTP %d", st.Code)
-		}
-		r.reject(record(it, reason, st.Message))
-	default:
-		r.notReplayed(record(it, ReasonError, err.Error()))
+		return
 	}
+	refused, reason, message := judge(err)
+	if refused {
+		r.reject(record(it, reason, message))
+	} else {
+		r.notReplayed(record(it, reason, message))
+	}
+}
+
+// judge says what an answer other than success makes of the object: refused by the server
+// (a rejection, a blocker), or not judged (not replayed, so the verdict is unknown), with the
+// reason and message recorded.
+func judge(err error) (refused bool, reason, message string) {
+	var status apierrors.APIStatus
+	switch {
+	case errors.Is(err, errNoName):
+		return false, ReasonNoName, err.Error()
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return false, ReasonTimeout, "the replay's time ran out before the API server answered (--rehearse-timeout)"
+	case !errors.As(err, &status):
+		return false, ReasonError, err.Error()
+	}
+	st := status.Status()
+	switch {
+	case authorizationDenied(st):
+		return false, ReasonForbidden, "the rehearsal's identity may not apply it, so the server did not judge it: " + st.Message
+	case st.Code == http.StatusUnauthorized:
+		return false, ReasonForbidden, "the API server did not accept the rehearsal's credentials, so it did not judge it: " + st.Message
+	case serverFault(st):
+		return false, ReasonServerError, st.Message
+	}
+	reason = string(st.Reason)
+	switch {
+	case reason != "":
+	case st.Code == http.StatusInternalServerError:
+		reason = string(metav1.StatusReasonInternalError)
+	default:
+		reason = fmt.Sprintf("HTTP %d", st.Code)
+	}
+	return true, reason, st.Message
 }
 
 // rbacDenial is how the authorizer words a refusal ("configmaps \"x\" is forbidden: User
@@ -321,12 +342,25 @@ func authorizationDenied(st metav1.Status) bool {
 	return st.Reason == metav1.StatusReasonForbidden && rbacDenial.MatchString(st.Message)
 }
 
-// busy says the server did not judge the object: it was overloaded or unavailable (429, 503).
-// Any other answer, an internal error included (server-side apply's typed patch of a custom
-// resource answers 500 for a field of the wrong type), is the server refusing the object.
-func busy(code int32) bool {
-	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+// serverFault says the server failed, or was too busy, to judge the object: 429, and any 5xx
+// (an etcd timeout, a proxy's 502 or 504, a webhook it cannot call) but one. A webhook that
+// cannot be called is the rehearsal server's, a test cluster's or none, not the target's:
+// whether the target's is up when the object is applied says nothing of the object, so it is
+// no refusal of it. The one 5xx that is a refusal is server-side apply's typed patch (a
+// custom resource with a field of the wrong type), which the server answers with a bare 500.
+func serverFault(st metav1.Status) bool {
+	switch {
+	case st.Code == http.StatusInternalServerError && strings.Contains(st.Message, typedPatchFailure):
+		return false
+	case st.Code == http.StatusTooManyRequests, st.Code >= http.StatusInternalServerError:
+		return true
+	}
+	return st.Code < http.StatusBadRequest // no refusal either: a status error without a 4xx or 5xx code
 }
+
+// typedPatchFailure begins the message of the 500 server-side apply answers when the applied
+// object does not fit its type's schema (k8s.io/apimachinery's managedfields).
+const typedPatchFailure = "failed to create typed patch object"
 
 func (r *replayer) reject(o inventory.RehearsalObject) {
 	r.mu.Lock()

@@ -3,6 +3,7 @@ package rehearsal_test
 import (
 	"context"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -391,4 +392,99 @@ spec:
 	if sec.Accepted != 3 || len(sec.Rejections)+len(sec.NotReplayed) != 0 {
 		t.Errorf("accepted %d; refused %+v; not replayed %+v; want all 3 accepted", sec.Accepted, sec.Rejections, sec.NotReplayed)
 	}
+}
+
+// A webhook the server cannot call answers 500: the rehearsal server's webhook is down, which
+// says nothing of whether the target accepts the object, so it is not replayed (the verdict
+// unknown), never refused. Server-side apply's typed-patch 500 stays a refusal
+// (TestTheServerRejectsWhatASchemaCheckPasses).
+func TestAWebhookTheServerCannotCallLeavesTheObjectNotReplayedNotRefused(t *testing.T) {
+	srv := binariesServer(t)
+	dyn, err := dynamic.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	webhooks := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
+	// Nothing listens on port 1; only objects labelled polish-webhook=unreachable are sent to it.
+	unreachable := obj(t, "", 0, `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: polish-unreachable}
+webhooks:
+- name: unreachable.polish.example.com
+  clientConfig: {url: "https://127.0.0.1:1/validate"}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}]
+  objectSelector: {matchLabels: {polish-webhook: unreachable}}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  timeoutSeconds: 2
+`).Obj
+	if _, err := dyn.Resource(webhooks).Create(ctx, unreachable, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = dyn.Resource(webhooks).Delete(context.Background(), "polish-unreachable", metav1.DeleteOptions{})
+	})
+	labelled := obj(t, "hooked.yaml", 1, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: hooked, namespace: polish-webhook, labels: {polish-webhook: unreachable}}
+`)
+	// The server picks up a new webhook configuration in the background: the first replays may pass.
+	var sec *inventory.Rehearsal
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if sec, err = rehearsal.Replay(ctx, srv, []rehearsal.Object{labelled}, nil, rehearsal.Options{Target: "1.35"}); err != nil {
+			t.Fatal(err)
+		}
+		if sec.Accepted == 0 {
+			break
+		}
+	}
+	if len(sec.Rejections) != 0 || len(sec.NotReplayed) != 1 || sec.NotReplayed[0].Reason != rehearsal.ReasonServerError ||
+		!strings.Contains(sec.NotReplayed[0].Message, `failed calling webhook "unreachable.polish.example.com"`) {
+		t.Errorf("rejections %+v, not replayed %+v; want the ConfigMap not replayed for a server error naming the webhook", sec.Rejections, sec.NotReplayed)
+	}
+	if c := rehearsal.Capability(sec); !c.Partial || !strings.Contains(c.Reason, "1 server error") {
+		t.Errorf("capability %+v, want partial for 1 server error", c)
+	}
+}
+
+// Requests run concurrently and answer in any order: the section lists the refusals and what
+// was not replayed in one order, whatever the order of the objects and of the answers.
+func TestTheSectionIsTheSameWhateverTheOrderOfTheAnswers(t *testing.T) {
+	srv := binariesServer(t)
+	var objs []rehearsal.Object
+	for i := range 20 {
+		ns := "polish-order-" + strconv.Itoa(i%3)
+		bad := strings.ReplaceAll(strings.ReplaceAll(badServiceName, "Shop_1", "Shop_"+strconv.Itoa(i)), "rehearse-shop", ns)
+		live := obj(t, "", 0, strings.ReplaceAll(gadget, "name: g,", "name: g"+strconv.Itoa(i)+","))
+		live.Source = inventory.RehearsalSource{Live: true}
+		objs = append(objs, obj(t, "order.yaml", 1+i%4, bad), live, obj(t, "order.yaml", 100+i, strings.ReplaceAll(goodConfigMap, "rehearse-shop", ns)))
+	}
+	var sections []*inventory.Rehearsal
+	for _, order := range [][]rehearsal.Object{objs, reversed(objs)} {
+		sec, err := rehearsal.Replay(context.Background(), srv, order, nil, rehearsal.Options{Target: "1.35", Concurrency: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sections = append(sections, sec)
+	}
+	if sections[0].Accepted != 20 || len(sections[0].Rejections) != 20 || len(sections[0].NotReplayed) != 20 {
+		t.Fatalf("accepted %d, refused %d, not replayed %d; want 20 of each", sections[0].Accepted, len(sections[0].Rejections), len(sections[0].NotReplayed))
+	}
+	if !reflect.DeepEqual(sections[0], sections[1]) || !reflect.DeepEqual(rehearsal.Capability(sections[0]), rehearsal.Capability(sections[1])) {
+		t.Errorf("the section differs with the order of the objects:\n%+v\n%+v", sections[0], sections[1])
+	}
+}
+
+// reversed is objs in reverse order, each a copy, since a replay strips and sets them.
+func reversed(objs []rehearsal.Object) []rehearsal.Object {
+	out := make([]rehearsal.Object, len(objs))
+	for i, o := range objs {
+		o.Obj = o.Obj.DeepCopy()
+		out[len(objs)-1-i] = o
+	}
+	return out
 }

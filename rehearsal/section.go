@@ -72,7 +72,8 @@ func sortBounded(list []inventory.RehearsalObject) ([]inventory.RehearsalObject,
 }
 
 // compareRecords orders by source (file and line, release, application, live), then by
-// object, so a report lists them in the order of the files.
+// object, so a report lists them in the order of the files. It compares every field, so the
+// order does not depend on which of the concurrent requests answered first.
 func compareRecords(a, b inventory.RehearsalObject) int {
 	return cmp.Or(
 		cmp.Compare(a.Source.File, b.Source.File), cmp.Compare(a.Source.Line, b.Source.Line),
@@ -81,6 +82,7 @@ func compareRecords(a, b inventory.RehearsalObject) int {
 		cmp.Compare(fmt.Sprint(a.Source.Live), fmt.Sprint(b.Source.Live)),
 		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name),
 		cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Message, b.Message),
+		cmp.Compare(a.OriginalAPIVersion, b.OriginalAPIVersion), cmp.Compare(a.FieldManager, b.FieldManager),
 	)
 }
 

@@ -116,8 +116,8 @@ func NotCluster(uid string) ConnectOption {
 }
 
 // Connect uses the test cluster of kubeconfig's current context. The rehearsal writes to it
-// only the namespaces and CRDs the objects need and it lacks, labelled RehearsalLabel, and
-// Close deletes them.
+// only the namespaces, CRDs and pod classes the objects need and it lacks, labelled
+// RehearsalLabel, and Close deletes them; one someone else creates meanwhile is left alone.
 func Connect(ctx context.Context, kubeconfig string, opts ...ConnectOption) (*Server, error) {
 	var o connectOptions
 	for _, opt := range opts {

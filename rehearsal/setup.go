@@ -70,40 +70,54 @@ func (r *replayer) ensure(ctx context.Context, it *item, gvr schema.GroupVersion
 	name := it.obj.GetName()
 	fromSet := it.src.Obj != nil
 	_, err := r.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
-	if err == nil {
+	if apierrors.IsNotFound(err) {
+		err = r.create(ctx, it, gvr)
+		if err == nil {
+			if fromSet {
+				r.answer(it, nil)
+			}
+			if r.s.created != nil {
+				r.s.created.add(gvr, name)
+			}
+			return true
+		}
+	}
+	// Someone else's: there before the check, or created by another between the check and
+	// the create (AlreadyExists). It is judged as an update and never deleted.
+	if err == nil || apierrors.IsAlreadyExists(err) {
 		if fromSet {
 			r.dryRun(ctx, it)
 		}
 		return false
 	}
-	if apierrors.IsNotFound(err) {
-		obj := it.obj
-		if r.s.created != nil {
-			obj = obj.DeepCopy()
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[RehearsalLabel] = "true"
-			obj.SetLabels(labels)
-		}
-		err = r.apply(ctx, it, obj, false)
-	}
 	if fromSet {
 		r.answer(it, err)
 	}
-	if err != nil {
-		if gvr == namespacesGVR {
-			r.mu.Lock()
-			r.missingNamespaces[name] = fmt.Sprintf("namespace %s could not be created on the rehearsal's API server: %s", name, err)
-			r.mu.Unlock()
-		}
-		return false
+	if gvr == namespacesGVR {
+		r.mu.Lock()
+		r.missingNamespaces[name] = fmt.Sprintf("namespace %s could not be created on the rehearsal's API server: %s", name, err)
+		r.mu.Unlock()
 	}
+	return false
+}
+
+// create creates it for real, on a test cluster labelled RehearsalLabel. A plain create, not
+// a forced apply: one that exists by now fails AlreadyExists instead of being taken over.
+func (r *replayer) create(ctx context.Context, it *item, gvr schema.GroupVersionResource) error {
+	obj := it.obj
 	if r.s.created != nil {
-		r.s.created.add(gvr, name)
+		obj = obj.DeepCopy()
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[RehearsalLabel] = "true"
+		obj.SetLabels(labels)
 	}
-	return true
+	ctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
+	defer cancel()
+	_, err := r.dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager(it.src)})
+	return err
 }
 
 // podClasses are what admission looks up when a Pod is created: the Priority plugin its

@@ -29,7 +29,7 @@ type rehearseFlags struct {
 func (f *rehearseFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeBinaries, "kube-binaries", "", "directory holding etcd and kube-apiserver of the target (setup-envtest's layout); a throwaway API server is started on loopback and stopped after")
-	fl.StringVar(&f.kubeconfig, "rehearse-kubeconfig", "", "kubeconfig of a test cluster of the target to rehearse on instead (never the cluster being scanned); only the namespaces and CRDs it lacks are created, labelled "+rehearsal.RehearsalLabel+"=true, and deleted after")
+	fl.StringVar(&f.kubeconfig, "rehearse-kubeconfig", "", "kubeconfig of a test cluster of the target to rehearse on instead (never the cluster being scanned); only the namespaces, CRDs and PriorityClasses or RuntimeClasses it lacks are created, labelled "+rehearsal.RehearsalLabel+"=true, and deleted after")
 	fl.DurationVar(&f.timeout, "rehearse-timeout", rehearsal.DefaultTimeout, "time for the whole replay; objects not replayed by then make the verdict unknown")
 	fl.IntVar(&f.concurrency, "rehearse-concurrency", rehearsal.DefaultConcurrency, "requests to the rehearsal's API server in flight at once")
 	f.live.register(cmd)
