@@ -29,7 +29,7 @@ func FuzzPatchReadsAsTheConversion(f *testing.F) {
 		if err != nil || len(docs) < 3 {
 			return
 		}
-		d := docs[1]
+		d := docs[1].toDoc()
 		doc, err := parse(&d)
 		if err != nil || docRoot(doc) == nil || hasAnchors(doc) {
 			return // a document with aliases is listed for a person, never spliced
@@ -42,7 +42,7 @@ func FuzzPatchReadsAsTheConversion(f *testing.F) {
 			return
 		}
 		d.Outcome.Object = conv
-		f := File{Before: file, Docs: []Doc{docs[0], d, docs[len(docs)-1]}}
+		f := File{Before: file, Docs: []Doc{docs[0].toDoc(), d, docs[len(docs)-1].toDoc()}}
 		after := (&scanner{}).patchFile(&f)
 		if f.Docs[1].Skip != "" {
 			return // refused: listed for a person, the file untouched

@@ -24,6 +24,8 @@ func FuzzHeadReadsWhatAParseReads(f *testing.F) {
 		"apiVersion: \"ext\\x65nsions/v1beta1\"\nkind: Ingress\n",
 		"a: \"x\napiVersion: v1\"\nkind: Pod\napiVersion: extensions/v1beta1\n",
 		"apiVersion: v1 # served\nkind: 'Pod'\n",
+		"---\napiVersion: extensions/v1beta1\nkind: Ingress\n",
+		"---\n---\napiVersion: v1\nkind: Pod\n",
 	} {
 		f.Add(s)
 	}

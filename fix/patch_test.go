@@ -15,7 +15,7 @@ func rewritten(t *testing.T, text string, edit func(obj *yaml.Node)) string {
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("split: %v (%d documents)", err, len(docs))
 	}
-	d := docs[0]
+	d := docs[0].toDoc()
 	doc, err := parse(&d)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,12 @@ type Options struct {
 	// name an API the target serves unparsed (Object nil): fix needs only the others, and
 	// parsing is most of its time. Rehearsal, which replays every object, leaves it false.
 	SkipServed bool
+	// KeepObjects keeps every file's bytes and every document's parsed object and conversion
+	// (Doc.Object, Outcome.Object) in the Plan, as rehearsal replays them. Without it the Plan
+	// holds what its outputs need: a file's bytes only when it changes, only the documents the
+	// report names, and no parsed nodes, each dropped as soon as its file is converted, so
+	// that fix's memory follows what it changes rather than what it reads.
+	KeepObjects bool
 	// Workers read files in parallel; 0 means one per CPU.
 	Workers int
 }
@@ -48,11 +54,17 @@ type Plan struct {
 type File struct {
 	Path string
 	// Before is the file as read; After what it becomes, nil when nothing in it changes.
+	// Without Options.KeepObjects, Before is nil too when nothing changes.
 	Before, After []byte
-	Docs          []Doc
+	// Docs are its documents; without Options.KeepObjects, only those the target does not
+	// serve or that need a person.
+	Docs []Doc
 	// Abs is where the file is on disk, and Mode its permissions, kept when it is written.
 	Abs  string
 	Mode fs.FileMode
+
+	// pieces are the documents as read, until they are converted into Docs.
+	pieces []piece
 }
 
 // Doc is one document of a file, in order.
@@ -82,6 +94,9 @@ type Doc struct {
 	src source
 	// docNode is the parsed document around Object, whose comments a re-encoding keeps.
 	docNode *yaml.Node
+	// objectLine and converts are ObjectLine and Converts, kept when the nodes are dropped.
+	objectLine int
+	converts   bool
 }
 
 // Ref is an object's identity as a person reads it.
@@ -91,14 +106,25 @@ type Ref struct {
 
 // ObjectLine is the line of the object's first field (where scan names it), else Line.
 func (d *Doc) ObjectLine() int {
-	if d.Object != nil && d.Object.Line > 0 {
+	switch {
+	case d.Object != nil && d.Object.Line > 0:
 		return d.Object.Line
+	case d.objectLine > 0:
+		return d.objectLine
 	}
 	return d.Line
 }
 
 // Converts says whether the document is rewritten.
-func (d *Doc) Converts() bool { return d.Skip == "" && d.Outcome.Object != nil }
+func (d *Doc) Converts() bool { return d.Skip == "" && (d.Outcome.Object != nil || d.converts) }
+
+// release drops what only converting the document needed (its nodes, its text), keeping what
+// the plan's outputs read, and says whether they name it at all.
+func (d *Doc) release() (named bool) {
+	d.objectLine, d.converts = d.ObjectLine(), d.Converts()
+	d.Object, d.docNode, d.Outcome.Object, d.src = nil, nil, nil, source{}
+	return d.Outcome.From != d.Outcome.To || d.NeedsPerson() || d.converts
+}
 
 // NeedsPerson says whether the document is listed for a person and left untouched.
 func (d *Doc) NeedsPerson() bool { return d.Skip != "" || len(d.Outcome.Manual) > 0 }
@@ -117,15 +143,20 @@ func Scan(root string, opts Options) (*Plan, error) {
 	}
 	plan := &Plan{Root: root, Target: opts.Target, Warnings: skipped, Files: make([]File, len(paths))}
 	errs := make([]error, len(paths))
+	s := newScanner(opts)
+	lean := opts.SkipServed && !opts.KeepObjects
 	parallel(opts.Workers, len(paths), func(i int) {
-		plan.Files[i], errs[i] = readFile(paths[i], files.RelPath(base, paths[i]))
+		f, err := readFile(paths[i], files.RelPath(base, paths[i]))
+		if err == nil && lean && s.inert(&f) {
+			f.Before, f.pieces = nil, nil // nothing in it can change or need a person
+		}
+		plan.Files[i], errs[i] = f, err
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	s := newScanner(opts)
 	s.index(plan.Files)
 	parallel(opts.Workers, len(plan.Files), func(i int) { s.file(&plan.Files[i]) })
 	return plan, nil
@@ -143,9 +174,9 @@ func readFile(path, rel string) (File, error) {
 	}
 	f := File{Path: rel, Before: data, Abs: path, Mode: info.Mode().Perm()}
 	if files.IsJSON(data) {
-		f.Docs, err = splitJSON(data)
+		f.pieces, err = splitJSON(data)
 	} else {
-		f.Docs, err = splitYAML(data)
+		f.pieces, err = splitYAML(data)
 	}
 	if err != nil {
 		return File{}, fmt.Errorf("%s:%w", rel, err)

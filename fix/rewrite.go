@@ -16,36 +16,57 @@ import (
 // document that cannot be rewritten so that it reads back as its conversion is left as it
 // was and listed for a person.
 func (s *scanner) patchFile(f *File) []byte {
-	var out bytes.Buffer
-	at, changed := 0, false
+	p := patcher{before: f.Before}
 	for i := 0; i < len(f.Docs); {
 		j := i + 1
 		for j < len(f.Docs) && f.Docs[j].Start == f.Docs[i].Start && f.Docs[j].Item > 0 {
 			j++
 		}
-		group := f.Docs[i:j]
+		p.add(f.Docs[i:j])
 		i = j
-		if !anyConverts(group) {
-			continue
-		}
-		text, err := rewrite(group)
-		if err != nil {
-			for k := range group {
-				if group[k].Converts() {
-					group[k].Skip = "could not rewrite the document's text so that it reads as the conversion: " + err.Error()
-				}
-			}
-			continue
-		}
-		out.Write(f.Before[at:group[0].Start])
-		out.Write(text)
-		at, changed = group[0].End, true
 	}
-	if !changed {
+	return p.result()
+}
+
+// patcher writes a file's new bytes one document at a time, in order, so that a document's
+// nodes can be dropped as soon as its text is written.
+type patcher struct {
+	before  []byte
+	out     bytes.Buffer
+	at      int
+	changed bool
+}
+
+// add rewrites one document, or the items of one List (they share its bytes), when any of
+// them converts.
+func (p *patcher) add(group []Doc) {
+	if !anyConverts(group) {
+		return
+	}
+	text, err := rewrite(group)
+	if err != nil {
+		for k := range group {
+			if group[k].Converts() {
+				group[k].Skip = "could not rewrite the document's text so that it reads as the conversion: " + err.Error()
+			}
+		}
+		return
+	}
+	if !p.changed {
+		p.out.Grow(len(p.before) + len(p.before)/8) // a conversion seldom adds more: no copies
+	}
+	p.out.Write(p.before[p.at:group[0].Start])
+	p.out.Write(text)
+	p.at, p.changed = group[0].End, true
+}
+
+// result is the file's new bytes, or nil when no document changed.
+func (p *patcher) result() []byte {
+	if !p.changed {
 		return nil
 	}
-	out.Write(f.Before[at:])
-	return out.Bytes()
+	p.out.Write(p.before[p.at:])
+	return p.out.Bytes()
 }
 
 func anyConverts(docs []Doc) bool {

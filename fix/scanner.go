@@ -48,13 +48,19 @@ func readHead(src source) head {
 	}
 	var h head
 	seen := 0
+	// The separator that starts a stream is the reader's, kept in the first document's text:
+	// the mapping after it reads as it would without it.
+	text := src.text
+	if rest, ok := bytes.CutPrefix(text, []byte("---\n")); ok {
+		text = rest
+	}
 	// A mapping indented as a whole reads its column-0 lines otherwise, and YAML breaks lines
 	// at a lone "\r" too, where this scan does not.
-	if !startsAtColumnZero(src.text) || bytes.IndexByte(src.text, '\r') >= 0 {
+	if !startsAtColumnZero(text) || bytes.IndexByte(text, '\r') >= 0 {
 		return h
 	}
 	continued := false // the last key line read may go on, as a multi-line plain scalar
-	for line := range bytes.Lines(src.text) {
+	for line := range bytes.Lines(text) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -197,14 +203,60 @@ func refOf(obj *yaml.Node) Ref {
 	}
 }
 
-// file converts and patches one file's documents.
+// file converts and patches one file's documents, one at a time: without KeepObjects, a
+// document's nodes are dropped once its text is rewritten, and with them the documents the
+// plan's outputs do not name and the bytes of a file that does not change.
 func (s *scanner) file(f *File) {
+	p := patcher{before: f.Before}
 	var docs []Doc
-	for _, d := range f.Docs {
-		docs = append(docs, s.document(f, d)...)
+	for i := range f.pieces {
+		group := s.document(f, f.pieces[i].toDoc())
+		p.add(group)
+		for _, g := range group {
+			if s.o.KeepObjects || g.release() {
+				docs = append(docs, g)
+			}
+		}
 	}
-	f.Docs = docs
-	f.After = s.patchFile(f)
+	f.Docs, f.pieces = docs, nil
+	f.After = p.result()
+	if f.After == nil && !s.o.KeepObjects {
+		f.Before = nil
+	}
+}
+
+// inert says whether no document of a file can need work, by their top-level lines alone:
+// each is empty, or an object at an API the knowledge base knows and the target serves,
+// which no other document's conversion reads (no CRD, no GitOps source) and no List. Such a
+// file is dropped as soon as it is read, when the plan keeps only what its outputs need.
+func (s *scanner) inert(f *File) bool {
+	for i := range f.pieces {
+		src := f.pieces[i].src
+		if src.json {
+			return false
+		}
+		h := src.head
+		if !h.ok {
+			if !onlyComments(src.text) {
+				return false
+			}
+			continue
+		}
+		if known, served := s.served(h.apiVersion, h.kind); !known || !served || h.kind == "List" || indexed(h.apiVersion, h.kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyComments says whether a document's lines are all blank or comments.
+func onlyComments(text []byte) bool {
+	for line := range bytes.Lines(text) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // document converts one document: one Doc, or one per item of a v1 List.

@@ -26,20 +26,22 @@ func (s *scanner) index(fs []File) {
 	var found []gitopsObject
 	custom := s.customGroups(fs)
 	for i := range fs {
-		for j := range fs[i].Docs {
-			d := &fs[i].Docs[j]
-			if bytes := d.src.text; !d.src.json && containsTemplate(bytes) {
+		for j := range fs[i].pieces {
+			p := &fs[i].pieces[j]
+			if text := p.src.text; !p.src.json && containsTemplate(text) {
 				continue
 			}
-			h := d.src.head
-			if h.ok && (!indexed(h.apiVersion, h.kind) || h.kind == "CustomResourceDefinition" && !custom.mentioned(d.src.text)) {
+			h := p.src.head
+			if h.ok && (!indexed(h.apiVersion, h.kind) || h.kind == "CustomResourceDefinition" && !custom.mentioned(p.src.text)) {
 				continue
 			}
-			doc, err := parse(d)
+			d := p.toDoc()
+			doc, err := parse(&d)
 			if err != nil || docRoot(doc) == nil {
 				continue
 			}
 			d.Object, d.docNode = docRoot(doc), doc
+			p.doc = &d
 			r := refOf(d.Object)
 			switch g := groupOf(r.APIVersion); {
 			case g == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition":
@@ -48,7 +50,7 @@ func (s *scanner) index(fs []File) {
 				var m map[string]any
 				if d.Object.Decode(&m) == nil {
 					objs = append(objs, &unstructured.Unstructured{Object: m})
-					found = append(found, gitopsObject{file: fs[i].Path, doc: d})
+					found = append(found, gitopsObject{file: fs[i].Path, doc: p.doc})
 				}
 			}
 		}
@@ -65,8 +67,8 @@ type groups map[string]bool
 func (s *scanner) customGroups(fs []File) groups {
 	out := groups{}
 	for i := range fs {
-		for _, d := range fs[i].Docs {
-			h := d.src.head
+		for _, p := range fs[i].pieces {
+			h := p.src.head
 			if !h.ok {
 				out[""] = true // unknown: parse every CRD
 				continue

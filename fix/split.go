@@ -26,6 +26,24 @@ type source struct {
 	head head
 }
 
+// piece is a document as read, before it is converted: what the index and the conversion
+// read of it, a third of a Doc's size, since one file may hold hundreds of thousands.
+type piece struct {
+	src source
+	// line is the document's first line; start and end its bytes in the file.
+	line, start, end int
+	// doc is the document parsed by the index (a CRD, a GitOps source), nil otherwise.
+	doc *Doc
+}
+
+// toDoc is the document the piece is, as converting it begins.
+func (p *piece) toDoc() Doc {
+	if p.doc != nil {
+		return *p.doc
+	}
+	return Doc{Line: p.line, Start: p.start, End: p.end, src: p.src}
+}
+
 type layout int
 
 const (
@@ -39,9 +57,9 @@ const (
 // "\n", and drops the separator line that ends a document (one that starts the stream, or
 // follows another, is part of the next document's text): so a document is the next lines,
 // after the separator that ended the one before.
-func splitYAML(data []byte) ([]Doc, error) {
+func splitYAML(data []byte) ([]piece, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReaderSize(bytes.NewReader(data), 64<<10))
-	var docs []Doc
+	var docs []piece
 	pos, line := 0, 1
 	for {
 		text, err := r.Read()
@@ -67,7 +85,7 @@ func splitYAML(data []byte) ([]Doc, error) {
 			src.text = src.raw // one copy of the bytes, the file's, kept
 		}
 		src.head = readHead(src)
-		docs = append(docs, Doc{Line: first, Start: start, End: pos, src: src})
+		docs = append(docs, piece{line: first, start: start, end: pos, src: src})
 	}
 }
 
@@ -99,13 +117,13 @@ func layoutOf(raw, text []byte) layout {
 
 // splitJSON splits a stream of JSON values (pretty, adjacent or NDJSON) as the files
 // collector reads it, each value one document.
-func splitJSON(data []byte) ([]Doc, error) {
+func splitJSON(data []byte) ([]piece, error) {
 	skip := 0
 	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
 		skip = 3
 	}
 	dec := json.NewDecoder(bytes.NewReader(data[skip:]))
-	var docs []Doc
+	var docs []piece
 	for {
 		var raw json.RawMessage
 		off := skip + int(dec.InputOffset())
@@ -124,7 +142,7 @@ func splitJSON(data []byte) ([]Doc, error) {
 		start := end - len(raw)
 		src := source{text: data[start:end], raw: data[start:end], line: lineAt(data, start), json: true}
 		src.head = readHead(src)
-		docs = append(docs, Doc{Line: lineAt(data, start), Start: start, End: end, src: src})
+		docs = append(docs, piece{line: lineAt(data, start), start: start, end: end, src: src})
 	}
 }
 

@@ -26,7 +26,8 @@ const (
 // receive it (converted by fix when its API is not served, as written otherwise), with its
 // file and line. A document fix could not convert (a choice for a person, a template, an
 // object a GitOps tool renders) is skipped with fix's reasons; a kind: List is replayed item
-// by item, as kubectl apply sends it.
+// by item, as kubectl apply sends it. The plan must be scanned with fix.Options.KeepObjects,
+// or it holds no objects to replay.
 func FromPlan(plan *fix.Plan) ([]Object, []Skipped) {
 	var objs []Object
 	var skipped []Skipped

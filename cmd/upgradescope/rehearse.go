@@ -147,7 +147,7 @@ func rehearsalInputs(ctx context.Context, s streams, rep *progress.Reporter, eng
 		return nil, nil, nil, "", err
 	}
 	rep.Start("converting what " + target + " does not serve")
-	plan, err := fix.Scan(filesPath, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(fb.maxMiB) << 20})
+	plan, err := fix.Scan(filesPath, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(fb.maxMiB) << 20, KeepObjects: true})
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("convert the manifests for the rehearsal: %w", err)
 	}
