@@ -212,6 +212,9 @@ func TestEveryFixturesFixIsItsGoldenDiff(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.WriteText(&out)
+			if lean := leanDiff(t, path, target); lean != out.String() {
+				t.Errorf("the plan that keeps only the diff prints:\n%s\nwant as the one keeping everything:\n%s", lean, out.String())
+			}
 			golden := filepath.Join("testdata", "golden", name+".diff")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -251,13 +254,22 @@ func TestACustomResourceMovesToTheVersionItsCRDServes(t *testing.T) {
 }
 
 func TestWriteLeavesAFileThatChangedSinceItWasReadAndWritesTheOthers(t *testing.T) {
+	for _, retain := range []fix.Retain{fix.RetainAll, fix.RetainWrite} {
+		writeLeavesAFileThatChangedSinceItWasRead(t, retain)
+	}
+}
+
+func writeLeavesAFileThatChangedSinceItWasRead(t *testing.T, retain fix.Retain) {
 	dir := tree(t, map[string]string{"a.yaml": flowSchema, "b.yaml": flowSchema})
-	p := scan(t, dir, "1.37")
+	p, err := fix.Scan(dir, fix.Options{KB: builtinKB(t), Target: "1.37", Retain: retain})
+	if err != nil {
+		t.Fatal(err)
+	}
 	edited := flowSchema + "# edited meanwhile\n"
 	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(edited), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	err := p.Write()
+	err = p.Write()
 	if !errors.Is(err, fix.ErrChangedSinceRead) || !strings.Contains(err.Error(), "a.yaml") {
 		t.Errorf("Write: %v; want a.yaml named as changed since it was read", err)
 	}
@@ -281,4 +293,20 @@ func TestTwoWritesOfTheSamePlanBothSucceed(t *testing.T) {
 	if err := second.Write(); err != nil {
 		t.Errorf("the second write of the same conversion: %v; want none", err)
 	}
+}
+
+// leanDiff is what fix prints of path as the CLI plans it: unparsed served documents, and
+// only each changed file's diff kept.
+func leanDiff(t *testing.T, path, target string) string {
+	t.Helper()
+	p, err := fix.Scan(path, fix.Options{KB: builtinKB(t), Target: target, SkipServed: true, Retain: fix.RetainDiff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := p.WriteDiff(&out); err != nil {
+		t.Fatal(err)
+	}
+	p.WriteText(&out)
+	return out.String()
 }

@@ -2,6 +2,7 @@ package fix
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func (it Item) String() string {
 func (p *Plan) Changed() []*File {
 	var out []*File
 	for i := range p.Files {
-		if p.Files[i].After != nil {
+		if p.Files[i].changed {
 			out = append(out, &p.Files[i])
 		}
 	}
@@ -100,29 +101,81 @@ func objectName(r Ref) string {
 	return r.Namespace + "/" + r.Name
 }
 
+// ErrNotRetained says the plan was made without the bytes an output needs (Options.Retain).
+var ErrNotRetained = errors.New("the plan did not keep the bytes this output needs (see fix.Options.Retain)")
+
 // WriteDiff writes a unified diff of every changed file (3 lines of context, a/ and b/
-// paths as git writes them).
+// paths as git writes them). The plan must be made with RetainAll or RetainDiff.
 func (p *Plan) WriteDiff(w io.Writer) error {
 	for _, f := range p.Changed() {
-		diff := difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(f.Before)), B: difflib.SplitLines(string(f.After)),
-			FromFile: "a/" + f.Path, ToFile: "b/" + f.Path, Context: 3,
+		diff, err := f.unifiedDiff()
+		if err == nil {
+			_, err = w.Write(diff)
 		}
-		if err := difflib.WriteUnifiedDiff(w, diff); err != nil {
+		if err != nil {
 			return fmt.Errorf("write the diff of %s: %w", f.Path, err)
 		}
 	}
 	return nil
 }
 
+// unifiedDiff is the file's diff: kept (RetainDiff), or made from both versions (RetainAll).
+func (f *File) unifiedDiff() ([]byte, error) {
+	switch {
+	case f.diff != nil:
+		return f.diff, nil
+	case f.Before != nil && f.After != nil:
+		return unifiedDiff(f.Path, f.Before, f.After), nil
+	}
+	return nil, ErrNotRetained
+}
+
+// unifiedDiff is the one place a diff is made, as git writes it: 3 lines of context, a/ and
+// b/ paths.
+func unifiedDiff(path string, before, after []byte) []byte {
+	var out bytes.Buffer
+	diff := difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(before)), B: difflib.SplitLines(string(after)),
+		FromFile: "a/" + path, ToFile: "b/" + path, Context: 3,
+	}
+	_ = difflib.WriteUnifiedDiff(&out, diff) // its only errors are the writer's; a Buffer's writes do not fail
+	return out.Bytes()
+}
+
+// retain drops what mode does not keep of a changed file's bytes, once the file is patched.
+func (f *File) retain(mode Retain) {
+	if !f.changed {
+		return
+	}
+	switch mode {
+	case RetainDiff:
+		f.diff = unifiedDiff(f.Path, f.Before, f.After)
+		f.Before, f.After = nil, nil
+	case RetainWrite:
+		sum := sha256.Sum256(f.Before)
+		f.beforeSum, f.Before = &sum, nil
+	case RetainNone:
+		f.Before, f.After = nil, nil
+	}
+}
+
+// readAsBefore says whether data is the file as fix read it: its bytes, or their digest.
+func (f *File) readAsBefore(data []byte) bool {
+	if f.Before != nil {
+		return bytes.Equal(data, f.Before)
+	}
+	return f.beforeSum != nil && sha256.Sum256(data) == *f.beforeSum
+}
+
 // Write writes every changed file in place: a temporary file in the same directory, with the
 // file's permissions, renamed over it, so a reader never sees half a file. A file that is no
 // longer as fix read it (an editor, another fix) is not written, since the plan was made
-// from the old bytes; the others are, and the error names each file not written.
+// from the old bytes; the others are, and the error names each file not written. The plan
+// must be made with RetainAll or RetainWrite.
 func (p *Plan) Write() error {
 	var errs []error
 	for _, f := range p.Changed() {
-		if err := writeAtomic(f.Abs, f.Before, f.After, f.Mode); err != nil {
+		if err := writeAtomic(f); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", f.Path, err))
 		}
 	}
@@ -132,7 +185,11 @@ func (p *Plan) Write() error {
 // ErrChangedSinceRead says a file changed between fix reading it and writing it.
 var ErrChangedSinceRead = errors.New("the file changed since fix read it: not written; run fix again")
 
-func writeAtomic(path string, before, after []byte, mode os.FileMode) error {
+func writeAtomic(f *File) error {
+	if f.After == nil || f.Before == nil && f.beforeSum == nil {
+		return ErrNotRetained
+	}
+	path, after, mode := f.Abs, f.After, f.Mode
 	// A symlinked file is written where it points, so the link stays a link.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -160,7 +217,7 @@ func writeAtomic(path string, before, after []byte, mode os.FileMode) error {
 		return err
 	case bytes.Equal(now, after):
 		return nil // another fix wrote the same conversion
-	case !bytes.Equal(now, before):
+	case !f.readAsBefore(now):
 		return ErrChangedSinceRead
 	}
 	return os.Rename(tmp.Name(), path)

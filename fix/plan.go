@@ -4,6 +4,7 @@
 package fix
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
@@ -34,9 +35,29 @@ type Options struct {
 	// report names, and no parsed nodes, each dropped as soon as its file is converted, so
 	// that fix's memory follows what it changes rather than what it reads.
 	KeepObjects bool
+	// Retain says what a changed file keeps of its bytes once it is converted: all of them
+	// (the zero value), or only what one output reads, computed on the worker that converted
+	// it, so that the plan holds a changed file's diff or new bytes rather than both versions.
+	Retain Retain
 	// Workers read files in parallel; 0 means one per CPU.
 	Workers int
 }
+
+// Retain is what a changed file keeps of its bytes: what the output the plan is made for reads.
+type Retain int
+
+const (
+	// RetainAll keeps Before and After, from which every output is made.
+	RetainAll Retain = iota
+	// RetainDiff keeps the file's unified diff alone, for WriteDiff.
+	RetainDiff
+	// RetainWrite keeps After and a SHA-256 digest of Before, for Write, which compares the
+	// file on disk with the digest before it replaces it.
+	RetainWrite
+	// RetainNone keeps none of the bytes, for a plan whose output names the changed files
+	// only (Report).
+	RetainNone
+)
 
 // Plan is what fixing a directory would do: every file read, with its documents.
 type Plan struct {
@@ -54,7 +75,8 @@ type Plan struct {
 type File struct {
 	Path string
 	// Before is the file as read; After what it becomes, nil when nothing in it changes.
-	// Without Options.KeepObjects, Before is nil too when nothing changes.
+	// Without Options.KeepObjects, Before is nil too when nothing changes. For a file that
+	// changes, Options.Retain says which of them the plan keeps.
 	Before, After []byte
 	// Docs are its documents; without Options.KeepObjects, only those the target does not
 	// serve or that need a person.
@@ -65,6 +87,11 @@ type File struct {
 
 	// pieces are the documents as read, until they are converted into Docs.
 	pieces []piece
+	// changed says the fix rewrites the file, whatever of its bytes are kept; diff is its
+	// unified diff (RetainDiff), and beforeSum the digest of Before (RetainWrite).
+	changed   bool
+	diff      []byte
+	beforeSum *[sha256.Size]byte
 }
 
 // Doc is one document of a file, in order.

@@ -220,9 +220,11 @@ func (s *scanner) file(f *File) {
 	}
 	f.Docs, f.pieces = docs, nil
 	f.After = p.result()
-	if f.After == nil && !s.o.KeepObjects {
+	f.changed = f.After != nil
+	if !f.changed && !s.o.KeepObjects {
 		f.Before = nil
 	}
+	f.retain(s.o.Retain)
 }
 
 // inert says whether no document of a file can need work, by their top-level lines alone:

@@ -79,7 +79,7 @@ func runFix(cmd *cobra.Command, s streams, f *fixFlags) error {
 		return err
 	}
 	rep.Start("converting manifests in " + f.files)
-	plan, err := fix.Scan(f.files, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(f.budget.maxMiB) << 20, SkipServed: true})
+	plan, err := fix.Scan(f.files, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(f.budget.maxMiB) << 20, SkipServed: true, Retain: f.retain()})
 	if err != nil {
 		return err
 	}
@@ -97,6 +97,19 @@ func runFix(cmd *cobra.Command, s streams, f *fixFlags) error {
 		return err
 	}
 	return fixExit(plan, f.write)
+}
+
+// retain is what of a changed file's bytes the outputs the flags ask for read: --write its
+// new bytes (and a digest of the old, to leave a file edited meanwhile), the text output its
+// diff, -o json none.
+func (f *fixFlags) retain() fix.Retain {
+	switch {
+	case f.write:
+		return fix.RetainWrite
+	case f.output == "json":
+		return fix.RetainNone
+	}
+	return fix.RetainDiff
 }
 
 func renderFix(s streams, f *fixFlags, plan *fix.Plan) error {
