@@ -57,7 +57,7 @@ diff is printed, nothing written); 3 something needs a person (before 2); with -
 }
 
 func runFix(cmd *cobra.Command, s streams, f *fixFlags) error {
-	tuneGCForOneShot()
+	tuneGCForFix()
 	target, err := inventory.ParseTarget(f.target)
 	if err != nil {
 		return fmt.Errorf("--target: %w", err)
