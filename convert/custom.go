@@ -1,6 +1,9 @@
 package convert
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"reflect"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -96,4 +99,40 @@ func sameSchemaServed(versions, schema *yaml.Node) *yaml.Node {
 		return storage
 	}
 	return first
+}
+
+// CRDDigest is what CustomResource reads of a CustomResourceDefinition, each version's schema
+// replaced by a digest of its JSON value: two schemas are the same exactly when their digests
+// are, and a caller holding the CRDs of a large repository keeps a few lines of each instead
+// of its schemas, which are most of its bytes. CustomResource answers the same for a CRD and
+// its digest.
+func CRDDigest(crd *yaml.Node) *yaml.Node {
+	var versions []*yaml.Node
+	each(getPath(crd, "spec", "versions"), func(_ int, v *yaml.Node) {
+		d := mapping("name", str(scalarAt(v, "name")), "served", str(scalarAt(v, "served")), "storage", str(scalarAt(v, "storage")))
+		if schema := getPath(v, "schema", "openAPIV3Schema"); !isNull(schema) {
+			set(d, "schema", mapping("openAPIV3Schema", str(schemaDigest(schema))))
+		}
+		versions = append(versions, d)
+	})
+	spec := mapping("versions", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: versions})
+	if strategy := scalarAt(getPath(crd, "spec", "conversion"), "strategy"); strategy != "" {
+		set(spec, "conversion", mapping("strategy", str(strategy)))
+	}
+	return mapping("metadata", mapping("name", str(scalarAt(get(crd, "metadata"), "name"))), "spec", spec)
+}
+
+// schemaDigest is the sha256 of a schema's JSON value (map keys sorted), or of its YAML
+// error, which then equals nothing valid.
+func schemaDigest(schema *yaml.Node) string {
+	v, err := toValue(schema)
+	if err != nil {
+		return "undecodable: " + err.Error()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "unencodable: " + err.Error()
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -24,6 +24,10 @@ func FuzzHeadReadsWhatAParseReads(f *testing.F) {
 		"apiVersion: \"ext\\x65nsions/v1beta1\"\nkind: Ingress\n",
 		"a: \"x\napiVersion: v1\"\nkind: Pod\napiVersion: extensions/v1beta1\n",
 		"apiVersion: v1 # served\nkind: 'Pod'\n",
+		"subsets:\n- addresses: [{ip: 10.0.0.1}]\napiVersion: v1\nkind: Endpoints\n",
+		"kind: Pod\n...\napiVersion: extensions/v1beta1\n",
+		"description: don't 'quote' me\napiVersion: v1\nkind: ConfigMap\n",
+		"apiVersion: 61\nkind: true\n",
 		"---\napiVersion: extensions/v1beta1\nkind: Ingress\n",
 		"---\n---\napiVersion: v1\nkind: Pod\n",
 	} {

@@ -80,25 +80,85 @@ func readHead(src source) head {
 
 // mayContinue says whether a line may open what goes on past its end (a quoted scalar or a
 // flow collection left open) or, at column 0, is no plain key (a complex key, an anchor, a
-// sequence): then the lines after it may not be what they look like to a line scan.
+// sequence): then the lines after it may not be what they look like to a line scan. A quote
+// opens a scalar only where one starts (after the indentation, "key: ", "- "), so the
+// apostrophe of a plain "description: don't" opens nothing; a comment opens nothing.
 func mayContinue(line []byte) bool {
-	if strings.IndexByte("?-[{&*!|>%@`", line[0]) >= 0 {
+	// "- " at column 0 is an item of the key above it (compact style) and is read on; "..."
+	// ends the document for the YAML reader but not for this scan.
+	if strings.IndexByte("?[{&*!|>%@`", line[0]) >= 0 || bytes.HasPrefix(line, []byte("...")) ||
+		line[0] == '-' && !bytes.HasPrefix(line, []byte("- ")) {
 		return true
 	}
-	var double, single, flow int
-	for i, c := range line {
-		switch {
-		case c == '"' && (i == 0 || line[i-1] != '\\'):
-			double++
-		case c == '\'':
-			single++
-		case c == '[' || c == '{':
-			flow++
-		case c == ']' || c == '}':
-			flow--
+	rest := bytes.TrimLeft(line, " ")
+	for len(rest) > 0 {
+		for bytes.HasPrefix(rest, []byte("- ")) {
+			rest = bytes.TrimLeft(rest[2:], " ")
+		}
+		if len(rest) == 0 {
+			return false
+		}
+		switch rest[0] {
+		case '#':
+			return false
+		case '"', '\'':
+			end := closingQuote(rest)
+			if end < 0 {
+				return true
+			}
+			rest = rest[end+1:]
+			continue
+		case '[', '{':
+			return !closesOnTheLine(rest) // a flow collection left open goes on below
+		}
+		// a plain scalar or key: the next scalar starts after ": " or "- ", if anywhere
+		i := bytes.Index(rest, []byte(": "))
+		j := bytes.Index(rest, []byte(" #"))
+		if i < 0 || j >= 0 && j < i {
+			return false
+		}
+		rest = bytes.TrimLeft(rest[i+2:], " ")
+	}
+	return false
+}
+
+// closesOnTheLine says whether the flow collection s opens closes on this line, with its
+// quoted scalars closed too.
+func closesOnTheLine(s []byte) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\'':
+			end := closingQuote(s[i:])
+			if end < 0 {
+				return false
+			}
+			i += end
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
 		}
 	}
-	return double%2 != 0 || single%2 != 0 || flow != 0
+	return depth <= 0
+}
+
+// closingQuote is the index of the quote that closes the scalar s opens with, or -1 when it
+// does not close on this line: a double-quoted scalar escapes with a backslash, a single-quoted
+// one doubles its quote.
+func closingQuote(s []byte) int {
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch {
+		case q == '"' && s[i] == '\\':
+			i++
+		case s[i] == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			i++
+		case s[i] == q:
+			return i
+		}
+	}
+	return -1
 }
 
 // startsAtColumnZero says whether the document's first line of content (not blank, not a
@@ -122,8 +182,11 @@ func plainValue(v []byte) string {
 	if i := strings.Index(s, " #"); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+	quoted := len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0]
+	if quoted {
 		s = s[1 : len(s)-1]
+	} else if !plainString(s) {
+		return "" // YAML reads it as a number, a bool or null
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '/' || r == '-') {
@@ -131,6 +194,22 @@ func plainValue(v []byte) string {
 		}
 	}
 	return s
+}
+
+// plainString says whether an unquoted scalar of plainValue's characters reads as a string:
+// one with a slash, or one starting with a letter that is not true, false or null.
+func plainString(s string) bool {
+	if strings.Contains(s, "/") {
+		return true
+	}
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "true", "false", "null":
+		return false
+	}
+	return true
 }
 
 // served says whether the knowledge base knows the API and target serves it.

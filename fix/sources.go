@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -45,7 +46,10 @@ func (s *scanner) index(fs []File) {
 			r := refOf(d.Object)
 			switch g := groupOf(r.APIVersion); {
 			case g == "apiextensions.k8s.io" && r.Kind == "CustomResourceDefinition":
-				s.crds[scalar(d.Object, "spec", "group")+"/"+scalar(d.Object, "spec", "names", "kind")] = d.Object
+				s.crds[scalar(d.Object, "spec", "group")+"/"+scalar(d.Object, "spec", "names", "kind")] = convert.CRDDigest(d.Object)
+				if known, served := s.served(r.APIVersion, r.Kind); s.o.SkipServed && !s.o.KeepObjects && known && served {
+					p.doc = nil // nothing converts it: its schemas, most of a repository's bytes, can go
+				}
 			case indexed(r.APIVersion, r.Kind):
 				var m map[string]any
 				if d.Object.Decode(&m) == nil {
