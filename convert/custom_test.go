@@ -78,6 +78,23 @@ func TestCustomResourcesMoveOnlyBetweenIdenticalSchemas(t *testing.T) {
 	}
 }
 
+// A CRD's digest answers as the CRD does, for every case of the table above and the webhook.
+func TestACRDsDigestAnswersAsTheCRD(t *testing.T) {
+	crds := []string{widgetCRD, strings.Replace(widgetCRD, "  scope: Namespaced\n", "  scope: Namespaced\n  conversion:\n    strategy: Webhook\n", 1),
+		strings.Replace(widgetCRD, "name: v2\n      served: true", "name: v2\n      served: false", 1)}
+	for _, text := range crds {
+		crd := parseDoc(t, text)
+		for _, v := range []string{"v1alpha1", "v1beta1", "v1", "v2", "v0"} {
+			obj := parseDoc(t, "apiVersion: example.com/"+v+"\nkind: Widget\nspec:\n  size: 3\n")
+			full, digest := CustomResource(obj, crd, "1.37"), CustomResource(obj, CRDDigest(crd), "1.37")
+			if full.To != digest.To || len(full.Manual) != len(digest.Manual) || (full.Object == nil) != (digest.Object == nil) ||
+				len(full.Manual) > 0 && full.Manual[0].Message != digest.Manual[0].Message {
+				t.Errorf("%s: the CRD answers %+v, its digest %+v", v, full, digest)
+			}
+		}
+	}
+}
+
 func TestAVersionWithoutASchemaNeedsAPerson(t *testing.T) {
 	crd := parseDoc(t, strings.Replace(widgetCRD, "name: v2\n      served: true", "name: v2\n      served: false", 1))
 	out := CustomResource(parseDoc(t, "apiVersion: example.com/v2\nkind: Widget\n"), crd, "1.37")
