@@ -56,7 +56,7 @@ func fromDoc(file string, d fix.Doc) ([]Object, []Skipped) {
 	if d.Outcome.Object != nil {
 		node, original = d.Outcome.Object, d.Outcome.From.APIVersion()
 	}
-	obj, err := decode(node)
+	obj, err := Decode(node)
 	if err != nil {
 		return nil, []Skipped{skipOf(d, src, ReasonInvalid, err.Error())}
 	}
@@ -102,8 +102,10 @@ func itemLines(node *yaml.Node) []int {
 	return nil
 }
 
-// decode reads a YAML mapping node as the JSON object the API server receives.
-func decode(node *yaml.Node) (*unstructured.Unstructured, error) {
+// Decode reads a YAML mapping node as the JSON object the API server receives: JSON in
+// between gives the value types unstructured expects (int64, float64), which yaml.v3's int and
+// float are not.
+func Decode(node *yaml.Node) (*unstructured.Unstructured, error) {
 	var v any
 	if err := node.Decode(&v); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)

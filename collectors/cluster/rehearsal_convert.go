@@ -10,6 +10,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/kb"
+	"github.com/upgradescope/upgradescope/rehearsal"
 )
 
 // Reasons a collected object is not replayed (rehearsal.Skipped.Reason).
@@ -54,23 +55,5 @@ func convertNode(k *kb.KB, node *yaml.Node, target string) (*unstructured.Unstru
 		}
 		return nil, fmt.Errorf("%s cannot be converted for %s: %s", out.From, target, strings.Join(msgs, "; "))
 	}
-	return nodeObject(out.Object)
-}
-
-// nodeObject decodes a mapping node into an unstructured object; JSON in between gives the
-// value types unstructured expects (int64, float64), which yaml.v3's int and float are not.
-func nodeObject(node *yaml.Node) (*unstructured.Unstructured, error) {
-	var v any
-	if err := node.Decode(&v); err != nil {
-		return nil, fmt.Errorf("decode object: %w", err)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode object: %w", err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("decode object: %w", err)
-	}
-	return u, nil
+	return rehearsal.Decode(out.Object)
 }

@@ -161,7 +161,7 @@ func (m *manifestReader) document(namespace string, src inventory.RehearsalSourc
 	if len(node.Content) == 0 || node.Content[0].Kind != yaml.MappingNode {
 		return // only comments: a template that rendered nothing
 	}
-	obj, err := nodeObject(node.Content[0])
+	obj, err := rehearsal.Decode(node.Content[0])
 	if err != nil {
 		m.skip(rehearsal.Skipped{Source: src, Reason: SkipUnreadable, Message: fmt.Sprintf("manifest document %d: %v", n, err)})
 		return
