@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
-	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/convert"
@@ -211,26 +211,16 @@ func readFile(path, rel string) (File, error) {
 	return f, nil
 }
 
-// parallel calls fn for 0..n-1 on workers goroutines (0: one per CPU); each file is
+// parallel calls fn for 0..n-1, workers at a time (0: one per CPU); each file is
 // independent of the others once the index of CRDs and GitOps sources is built.
 func parallel(workers, n int, fn func(i int)) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range n {
-		next <- i
+		g.Go(func() error { fn(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // fn returns no error
 }

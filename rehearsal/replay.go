@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -218,22 +219,12 @@ func (r *replayer) unmapped(it *item, gvk schema.GroupVersionKind) inventory.Reh
 
 // run replays items with opts.Concurrency workers, each through do.
 func (r *replayer) run(ctx context.Context, items []*item, do func(context.Context, *item)) {
-	work := make(chan *item)
-	var wg sync.WaitGroup
-	for range min(r.opts.Concurrency, len(items)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range work {
-				do(ctx, it)
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(r.opts.Concurrency)
 	for _, it := range items {
-		work <- it
+		g.Go(func() error { do(ctx, it); return nil })
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait() // do records its own errors
 }
 
 // dryRun applies one object with dryRun=All and records the server's answer.

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -101,19 +102,16 @@ type configzResult struct {
 // each within ConfigzTimeout; results are in the order of nodes.
 func (c *Collector) readConfigz(ctx context.Context, nodes []string) []configzResult {
 	results := make([]configzResult, len(nodes))
-	sem := make(chan struct{}, configzConcurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(configzConcurrency)
 	for i, node := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			cfg, err := c.configz(ctx, node)
 			results[i] = configzResult{node: node, config: cfg, err: err}
-		}()
+			return nil // kept per node, as the result
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return results
 }
 
