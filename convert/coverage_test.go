@@ -1,6 +1,10 @@
 package convert
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
+)
 
 // Every pair the knowledge base lists with a replacement has a step, so fix converts every
 // object at an API it knows to be removed instead of listing it for a person. A new kb entry
@@ -14,7 +18,7 @@ func TestEveryReplacementTheKnowledgeBaseListsHasAStep(t *testing.T) {
 		"apps/v1beta2/Scale":              "a subresource's request body (autoscaling/v1 Scale), never written in manifests",
 		"core/v1/Endpoints":               "deprecated, never removed: EndpointSlices are other objects the control plane writes, not a new version of these",
 	}
-	k := builtinKBForSteps(t)
+	k := kbtest.Builtin(t)
 	for _, e := range k.APIs() {
 		if e.Replacement == "" {
 			continue

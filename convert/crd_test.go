@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 // TestCRDFixturesConvertAsTheAPIServerDoes is the oracle for CRDs, which kubectl-convert does
@@ -23,7 +25,7 @@ import (
 func TestCRDFixturesConvertAsTheAPIServerDoes(t *testing.T) {
 	scheme := runtime.NewScheme()
 	apiextinstall.Install(scheme)
-	k := builtinKBForSteps(t)
+	k := kbtest.Builtin(t)
 	paths, _ := filepath.Glob(filepath.Join("testdata", "fixtures", "apiextensions.k8s.io_v1beta1_*.yaml"))
 	if len(paths) == 0 {
 		t.Fatal("no CRD fixtures")

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 const widgetCRD = `
@@ -117,7 +119,7 @@ func TestTheExampleFlowSchemaConvertsToV1For137(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := strings.SplitN(string(raw), "\n---", 2)[0]
-	out := Object(builtinKBForSteps(t), parseDoc(t, first), "1.37")
+	out := Object(kbtest.Builtin(t), parseDoc(t, first), "1.37")
 	if out.Object == nil || out.To.APIVersion() != "flowcontrol.apiserver.k8s.io/v1" || len(out.Manual)+len(out.Notes) > 0 {
 		t.Fatalf("want a plain conversion to v1, got %+v", out)
 	}

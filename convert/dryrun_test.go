@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
@@ -51,7 +52,7 @@ func TestTheAPIServerAcceptsEveryConversion(t *testing.T) {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	ensureNamespace(t, dyn)
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			out := convertFixture(t, k, f)

@@ -8,10 +8,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
 )
 
 // fixture is one file of testdata/fixtures: one object at an API some target does not serve,
@@ -80,20 +78,6 @@ func convertFixture(t *testing.T, k *kb.KB, f fixture) convert.Outcome {
 		t.Fatalf("%s: %s is served by %s or unknown: nothing converted", f.path, out.From, f.target)
 	}
 	return out
-}
-
-// builtinKB is the knowledge base built into the binary.
-func builtinKB(t testing.TB) *kb.KB {
-	t.Helper()
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.FromData("built-in", b.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // marshal writes a converted object as a manifest.

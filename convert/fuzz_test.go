@@ -12,6 +12,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 // fuzzCRD seeds the fuzzer with a CustomResourceDefinition and one of its objects in a file:
@@ -42,7 +43,7 @@ const fuzzMaxDocs = 4
 // input must come back unchanged, and a converted object must encode and parse again, into
 // plain values too when the input does (no key written twice).
 func FuzzConvertNeverPanics(f *testing.F) {
-	k := builtinKB(f)
+	k := kbtest.Builtin(f)
 	paths, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*.yaml"))
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no fixtures: %v", err)

@@ -11,6 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/converted from the conversions")
@@ -19,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/converted from the con
 // it leaves to a person, in testdata/converted/<fixture>.yaml, to be read by hand; -update
 // rewrites them.
 func TestConversionsMatchTheirGoldens(t *testing.T) {
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			got := render(t, convertFixture(t, k, f))
@@ -68,7 +69,7 @@ func render(t *testing.T, out convert.Outcome) []byte {
 // TestEveryRemarkNamesALineOfItsFixture: fix lists remarks as file:line, so a remark about a
 // field a step adds names its parent's or the object's line, never 0.
 func TestEveryRemarkNamesALineOfItsFixture(t *testing.T) {
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, f := range fixtures(t) {
 		out := convertFixture(t, k, f)
 		for _, r := range append(out.Notes, out.Manual...) {

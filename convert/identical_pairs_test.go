@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -23,7 +24,7 @@ func TestEveryIdenticalPairChangesOnlyItsAPIVersion(t *testing.T) {
 // lastServing is 1.40, or the last minor that serves the replacement when a later one removed
 // it without a replacement of its own (policy/v1beta1 PodSecurityPolicy: 1.24).
 func lastServing(t *testing.T, key string) string {
-	e, ok := builtinKBForSteps(t).API(key)
+	e, ok := kbtest.Builtin(t).API(key)
 	if !ok || e.Removed == "" || e.Replacement != "" {
 		return "1.40"
 	}
@@ -36,7 +37,7 @@ func lastServing(t *testing.T, key string) string {
 
 // finalVersion is the apiVersion the route from from ends at for target.
 func finalVersion(t *testing.T, from GVK, target string) string {
-	chain, err := Route(builtinKBForSteps(t), from, target)
+	chain, err := Route(kbtest.Builtin(t), from, target)
 	if err != nil || len(chain) == 0 {
 		t.Fatalf("route of %s: %v %v", from, chain, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 )
 
@@ -53,7 +54,7 @@ var divergesFromKubectlConvert = map[string]struct {
 // serves a stored object.
 func TestConversionIsFieldEqualToKubectlConvert(t *testing.T) {
 	bin := filepath.Join(kubetest.Binaries(t), "kubectl-convert")
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			out := convertFixture(t, k, f)

@@ -6,26 +6,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/upgradescope/upgradescope/bundles"
-	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
-
-// builtinKBForSteps is the built-in knowledge base, read once per test binary.
-func builtinKBForSteps(t testing.TB) *kb.KB {
-	t.Helper()
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, _ := b.Data["upgradescope"].(map[string]any)
-	tree, _ := top["kb"].(map[string]any)
-	k, err := kb.Decode("built-in", tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // parseDoc reads one YAML document and returns its top mapping.
 func parseDoc(t testing.TB, src string) *yaml.Node {
@@ -61,7 +43,7 @@ type stepCase struct {
 }
 
 func runStepCases(t *testing.T, cases []stepCase) {
-	k := builtinKBForSteps(t)
+	k := kbtest.Builtin(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target := c.target

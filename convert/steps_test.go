@@ -7,6 +7,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 // stepCase converts in (a manifest) for target 1.37 and checks the result: every string of
@@ -23,7 +24,7 @@ type stepCase struct {
 
 func runSteps(t *testing.T, cases []stepCase) {
 	t.Helper()
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			var doc yaml.Node

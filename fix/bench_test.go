@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/fix"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 // BenchmarkScan plans a fix of the corpus in UPGRADESCOPE_FIX_CORPUS (make bench's
@@ -44,7 +45,7 @@ func BenchmarkScanOneBigFileOfConversions(b *testing.B) {
 }
 
 func benchScan(b *testing.B, path string) {
-	k := builtinKB(b)
+	k := kbtest.Builtin(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := fix.Scan(path, fix.Options{KB: k, Target: "1.37", SkipServed: true}); err != nil {

@@ -9,26 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/fix"
-	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from fix's output; read every line before committing")
-
-func builtinKB(t testing.TB) *kb.KB {
-	t.Helper()
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.FromData("built-in", b.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // tree writes files (name → content) under a new directory.
 func tree(t *testing.T, files map[string]string) string {
@@ -48,7 +33,7 @@ func tree(t *testing.T, files map[string]string) string {
 
 func scan(t *testing.T, root, target string) *fix.Plan {
 	t.Helper()
-	p, err := fix.Scan(root, fix.Options{KB: builtinKB(t), Target: target})
+	p, err := fix.Scan(root, fix.Options{KB: kbtest.Builtin(t), Target: target})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +174,7 @@ func TestEveryFixturesFixIsItsGoldenDiff(t *testing.T) {
 	if len(paths) == 0 {
 		t.Skip("no fixtures in convert/testdata/fixtures yet")
 	}
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
@@ -243,7 +228,7 @@ func TestACustomResourceMovesToTheVersionItsCRDServes(t *testing.T) {
 	dir := tree(t, map[string]string{"crd.yaml": crd, "w.yaml": cr})
 	want := strings.Replace(cr, "example.com/v1beta1", "example.com/v1", 1)
 	for _, skipServed := range []bool{false, true} {
-		p, err := fix.Scan(dir, fix.Options{KB: builtinKB(t), Target: "1.37", SkipServed: skipServed})
+		p, err := fix.Scan(dir, fix.Options{KB: kbtest.Builtin(t), Target: "1.37", SkipServed: skipServed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +246,7 @@ func TestWriteLeavesAFileThatChangedSinceItWasReadAndWritesTheOthers(t *testing.
 
 func writeLeavesAFileThatChangedSinceItWasRead(t *testing.T, retain fix.Retain) {
 	dir := tree(t, map[string]string{"a.yaml": flowSchema, "b.yaml": flowSchema})
-	p, err := fix.Scan(dir, fix.Options{KB: builtinKB(t), Target: "1.37", Retain: retain})
+	p, err := fix.Scan(dir, fix.Options{KB: kbtest.Builtin(t), Target: "1.37", Retain: retain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +284,7 @@ func TestTwoWritesOfTheSamePlanBothSucceed(t *testing.T) {
 // only each changed file's diff kept.
 func leanDiff(t *testing.T, path, target string) string {
 	t.Helper()
-	p, err := fix.Scan(path, fix.Options{KB: builtinKB(t), Target: target, SkipServed: true, Retain: fix.RetainDiff})
+	p, err := fix.Scan(path, fix.Options{KB: kbtest.Builtin(t), Target: target, SkipServed: true, Retain: fix.RetainDiff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/fix"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 )
 
 // retainTree is a directory of a changed file, a file left for a person, and an untouched one.
@@ -33,7 +34,7 @@ type outputs struct {
 func outputsOf(t *testing.T, retain fix.Retain) outputs {
 	t.Helper()
 	dir := retainTree(t)
-	p, err := fix.Scan(dir, fix.Options{KB: builtinKB(t), Target: "1.37", SkipServed: true, Retain: retain})
+	p, err := fix.Scan(dir, fix.Options{KB: kbtest.Builtin(t), Target: "1.37", SkipServed: true, Retain: retain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestEachRetainModeGivesItsOutputsAsAPlanKeepingEverythingDoes(t *testing.T)
 
 func TestAPlanKeepingOnlyTheDiffHoldsNeitherVersionOfAChangedFile(t *testing.T) {
 	for _, retain := range []fix.Retain{fix.RetainDiff, fix.RetainNone} {
-		p, err := fix.Scan(retainTree(t), fix.Options{KB: builtinKB(t), Target: "1.37", SkipServed: true, Retain: retain})
+		p, err := fix.Scan(retainTree(t), fix.Options{KB: kbtest.Builtin(t), Target: "1.37", SkipServed: true, Retain: retain})
 		if err != nil {
 			t.Fatal(err)
 		}

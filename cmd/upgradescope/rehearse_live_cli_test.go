@@ -29,12 +29,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -337,7 +335,7 @@ func TestRehearseLiveReplaysAClustersApplicationAndTheTargetAcceptsAllOfIt(t *te
 
 	t.Run("every object of the application is collected for the replay", func(t *testing.T) {
 		lf := &liveFlags{kubeconfig: kubeconfig, context: "admin", requestTimeout: cluster.DefaultRequestTimeout, timeout: time.Minute}
-		objs, skipped, err := lf.collectRehearsal(context.Background(), rehearseLiveFlags{maxObjects: cluster.DefaultRehearsalMaxObjects}, builtinKB(t), "1.35")
+		objs, skipped, err := lf.collectRehearsal(context.Background(), rehearseLiveFlags{maxObjects: cluster.DefaultRehearsalMaxObjects}, kbtest.Builtin(t), "1.35")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -596,17 +594,4 @@ func cleanLiveApp(c kubernetes.Interface, dyn dynamic.Interface, ns string, clus
 		got.Spec.Finalizers = nil
 		_, _ = c.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{})
 	}
-}
-
-func builtinKB(t *testing.T) *kb.KB {
-	t.Helper()
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.FromData("built-in", b.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }

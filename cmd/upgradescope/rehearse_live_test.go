@@ -14,11 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
-	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
 )
 
 // ingressRelease is a rendered release whose Ingress is at extensions/v1beta1.
@@ -59,14 +57,7 @@ func TestRehearsalReadsTheObjectsOfTheCurrentContextsClusterAndItsHelmReleases(t
 	if err := driver.NewSecrets(c.CoreV1().Secrets(ns)).Create("sh.helm.release.v1.web.v1", rel); err != nil {
 		t.Fatal(err)
 	}
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.FromData("built-in", b.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kbtest.Builtin(t)
 
 	lf := &liveFlags{kubeconfig: path, context: "admin", requestTimeout: cluster.DefaultRequestTimeout, timeout: time.Minute}
 	objs, skipped, err := lf.collectRehearsal(ctx, rehearseLiveFlags{maxObjects: cluster.DefaultRehearsalMaxObjects}, k, "1.35")

@@ -22,27 +22,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/internal/testenv/kbtest"
 	"github.com/upgradescope/upgradescope/kb"
-	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/rehearsal"
 )
-
-// builtinKB is the built-in knowledge base, which says what 1.35 serves.
-func builtinKB(t *testing.T) *kb.KB {
-	t.Helper()
-	b, err := bundles.ReadFS(policies.KB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kb.FromData("built-in", b.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // legacyDeployment is what `kubectl apply` last sent for the Deployment "legacy": an
 // extensions/v1beta1 Deployment, which 1.16 stopped serving.
@@ -209,7 +194,7 @@ func TestRehearsalCollectsTheClustersObjectsWithTheirSourcesAndReleases(t *testi
 	c := adminClient(t, envServer)
 	ns := sourcesNamespace(t, c)
 	seedSources(t, c, ns)
-	k := builtinKB(t)
+	k := kbtest.Builtin(t)
 	objects, skipped, err := collector(t, envServer, "admin").RehearsalObjects(context.Background(), cluster.RehearsalOptions{KB: k, Target: "1.35"})
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +360,7 @@ func TestRehearsalSkipsWhatIsPastItsBoundsAsBound(t *testing.T) {
 	}
 	for name, o := range opts {
 		t.Run(name, func(t *testing.T) {
-			o.KB, o.Target = builtinKB(t), "1.35"
+			o.KB, o.Target = kbtest.Builtin(t), "1.35"
 			objects, skipped, err := collector(t, envServer, "admin").RehearsalObjects(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -403,7 +388,7 @@ func TestRehearsalSkipsWhatIsPastItsBoundsAsBound(t *testing.T) {
 }
 
 func TestRehearsalForAnIdentityThatMayListNothingSkipsEachResourceOnceAsForbidden(t *testing.T) {
-	objects, skipped, err := collector(t, envServer, "viewer").RehearsalObjects(context.Background(), cluster.RehearsalOptions{KB: builtinKB(t), Target: "1.35"})
+	objects, skipped, err := collector(t, envServer, "viewer").RehearsalObjects(context.Background(), cluster.RehearsalOptions{KB: kbtest.Builtin(t), Target: "1.35"})
 	if err != nil {
 		t.Fatal(err)
 	}
