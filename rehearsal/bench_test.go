@@ -44,8 +44,7 @@ backend: {service: {name: %[1]s, port: {number: 80}}}}]}}]}}`, app, ns)
 
 // BenchmarkReplayNamespaceSet replays 5,000 objects of 50 namespaces into a server started
 // from $UPGRADESCOPE_KUBE_BINARIES (its start not timed) and reports the peak RSS of the
-// process. Last measured on the 2-core machine of docs/performance.md, shared with four other
-// builds: 5,000 objects in 7.9 s (8 workers), peak RSS 114 MiB; see docs/performance.md.
+// process; docs/performance.md has the current numbers.
 func BenchmarkReplayNamespaceSet(b *testing.B) {
 	srv := binariesServerB(b)
 	objs := namespaceSet(b, 5000)
