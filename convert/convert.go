@@ -137,6 +137,16 @@ func Served(e kb.APIEntry, target string) bool {
 	return true
 }
 
+// Lookup says whether the knowledge base describes apiVersion/kind, and whether target serves
+// it when it does: what fix and the rehearsal's live collection ask of every object.
+func Lookup(k *kb.KB, apiVersion, kind, target string) (known, served bool) {
+	e, ok := k.API(ParseGVK(apiVersion, kind).Key())
+	if !ok {
+		return false, false
+	}
+	return true, Served(e, target)
+}
+
 // Route is the chain of replacements the knowledge base lists from an API the target does not
 // serve to the first one it does: FlowSchema v1beta1 → v1beta3 → v1 for 1.37. It is empty when
 // target serves from (nothing to do), and an error when the chain ends without a served API

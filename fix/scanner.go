@@ -214,11 +214,7 @@ func plainString(s string) bool {
 
 // served says whether the knowledge base knows the API and target serves it.
 func (s *scanner) served(apiVersion, kind string) (known, served bool) {
-	e, ok := s.o.KB.API(convert.ParseGVK(apiVersion, kind).Key())
-	if !ok {
-		return false, false
-	}
-	return true, convert.Served(e, s.o.Target)
+	return convert.Lookup(s.o.KB, apiVersion, kind, s.o.Target)
 }
 
 // parse parses a document once, its node lines moved to the file's.

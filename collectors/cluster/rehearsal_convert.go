@@ -26,8 +26,8 @@ const (
 // describe (a custom resource, a built-in served by every target) counts as served: the
 // rehearsal server says otherwise if it must.
 func servedBy(k *kb.KB, apiVersion, kind, target string) bool {
-	e, ok := k.API(convert.ParseGVK(apiVersion, kind).Key())
-	return !ok || convert.Served(e, target)
+	known, served := convert.Lookup(k, apiVersion, kind, target)
+	return !known || served
 }
 
 // toTarget converts obj, written at an apiVersion the target does not serve, along the
