@@ -80,12 +80,12 @@ func TestSupportIsJudgedByDateAsTheAddonsRuleJudgesIt(t *testing.T) {
 		{"a supported add-on without a date", "supported", "unknown"},
 	}
 	days := map[string]time.Time{
-		"the day before the end of life":     eol.AddDate(0, 0, -1),
-		"the day of the end of life":         eol,
-		"the day after the end of life":      eol.AddDate(0, 0, 1),
-		"the first day of the warning":       eol.AddDate(0, 0, -90),
-		"the day before the warning":         eol.AddDate(0, 0, -91),
-		"the last second of the day before":  eol.Add(-time.Second),
+		"the day before the end of life":      eol.AddDate(0, 0, -1),
+		"the day of the end of life":          eol,
+		"the day after the end of life":       eol.AddDate(0, 0, 1),
+		"the first day of the warning":        eol.AddDate(0, 0, -90),
+		"the day before the warning":          eol.AddDate(0, 0, -91),
+		"the last second of the day before":   eol.Add(-time.Second),
 		"the last second of the day of e.o.l": eol.AddDate(0, 0, 1).Add(-time.Second),
 	}
 	for _, e := range entries {

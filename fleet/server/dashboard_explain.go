@@ -29,7 +29,7 @@ func (h *dashboardHandler) fillAgent(ctx context.Context, c store.Cluster, view 
 	} else if err != nil {
 		return err
 	}
-	view.AgentVersion = snap.AgentVersion
+	view.AgentVersion, view.AgentKB = snap.AgentVersion, snap.KBVersion
 	return nil
 }
 

@@ -82,6 +82,8 @@ type Cluster struct {
 	// AgentVersion is what the agent of the latest snapshot said it is ("" when unknown or
 	// not needed: the page names it only to fix probes the agent did not collect).
 	AgentVersion string
+	// AgentKB is the kb version the agent of the latest snapshot said it has.
+	AgentKB string
 	// Exports are the export formats the server offers for the page's target ("csv",
 	// "html"): none when the shown report is not stored, since exports never what-if.
 	Exports []string

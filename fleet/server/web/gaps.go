@@ -100,7 +100,7 @@ func (c *Cluster) probeFix(g GapGroup, bundle string) string {
 	case strings.HasPrefix(g.Reason, probeNotCollected):
 		return "This inventory was collected without " + of + c.agentSays(bundle) + ". Fix: upgrade the agent to a release whose " +
 			bundle + " is " + orDash(rev) + " or later, or let it fetch this server's bundles (--bundle-url …/bundles/" + bundle +
-			"); its next push is then judged in full. Until then " + plural(n, "check") + " cannot run."
+			"); its next push is then judged in full. Until then the checks that read these " + plural(n, "probe") + " cannot run."
 	case strings.HasPrefix(g.Reason, probeRedeclared):
 		return "The agent collected these probes as another revision of " + bundle + " declares them" + c.agentSays(bundle) +
 			". Fix: give the agent " + bundle + " " + orDash(rev) + " (upgrade it or let it fetch this server's bundles)."
@@ -115,10 +115,14 @@ func (c *Cluster) agentSays(bundle string) string {
 	if c.AgentVersion != "" {
 		parts = append(parts, "upgradescope "+c.AgentVersion)
 	}
+	named := false
 	for _, b := range c.AgentBundles {
 		if b.Name == bundle {
-			parts = append(parts, bundle+" "+b.Revision)
+			parts, named = append(parts, bundle+" "+b.Revision), true
 		}
+	}
+	if !named && bundle == "kb" && c.AgentKB != "" {
+		parts = append(parts, "kb "+c.AgentKB)
 	}
 	if len(parts) == 0 {
 		return ""
@@ -140,10 +144,11 @@ func (c *Cluster) gaps(d *doc, cause bool) {
 	}
 	groups := GroupGaps(c.Result.NotAssessed)
 	if cause {
-		required := 0
+		required, causes := 0, 0
 		for _, g := range groups {
 			if g.Required {
 				required += len(g.Capabilities)
+				causes++
 			}
 		}
 		verb := "were"
@@ -151,7 +156,7 @@ func (c *Cluster) gaps(d *doc, cause bool) {
 			verb = "was"
 		}
 		d.w(`<p id="unknown-cause">%s %s not assessed, from %s. The score and the findings cover only what was assessed: they do not mean ready.</p>`,
-			plural(required, "required input"), verb, plural(len(groups), "cause"))
+			plural(required, "required input"), verb, plural(causes, "cause"))
 	}
 	d.w(`<ul class="gaps">`)
 	for _, g := range groups {
