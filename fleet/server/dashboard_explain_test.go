@@ -176,4 +176,3 @@ func TestTheClusterPageLinksTheExportsOfAStoredEvaluation(t *testing.T) {
 		t.Errorf("a what-if report links exports, which never what-if")
 	}
 }
-

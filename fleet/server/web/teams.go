@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // ClusterRef is a cluster a page links to.
@@ -123,22 +125,24 @@ func (t *Teams) why(d *doc, r TeamRow) {
 
 // whyText says one cluster's part in team's verdict.
 func whyText(team string, w TeamWhy) string {
-	switch w.Kind {
-	case WhyOwn:
+	switch {
+	case w.Kind == WhyOwn && team == report.Unattributed:
+		return plural(w.Blockers, "blocker") + " no team owns"
+	case w.Kind == WhyOwn:
 		return plural(w.Blockers, "blocker") + " of its own"
-	case WhyUnowned:
+	case w.Kind == WhyUnowned:
 		n := "blockers"
 		if w.Blockers > 0 {
 			n = plural(w.Blockers, "blocker")
 		}
 		return "blocked by " + n + " no team owns (cluster-scoped or in unlabelled namespaces); they block every team on the cluster"
-	case WhyOthers:
+	case w.Kind == WhyOthers:
 		owners := make([]string, len(w.Teams))
 		for i, o := range w.Teams {
 			owners[i] = "<strong>" + esc(o) + "</strong>"
 		}
 		return "the cluster is blocked by " + strings.Join(owners, ", ") + " (" + plural(w.Blockers, "blocker") + "), none of them " + esc(team) + "'s"
-	case WhyUnknown:
+	case w.Kind == WhyUnknown:
 		return "unknown: a required input was not assessed"
 	}
 	return esc(w.Kind)
