@@ -142,6 +142,12 @@ func (h *dashboardHandler) cluster(r *http.Request, sc scope) ([]byte, error) {
 	if err := h.fillReport(r, sc, c, view); err != nil {
 		return nil, err
 	}
+	if err := h.fillAgent(r.Context(), c, view); err != nil {
+		return nil, err
+	}
+	if err := h.fillExports(r.Context(), c, sc, view); err != nil {
+		return nil, err
+	}
 	if view.Target != "" {
 		points, err := h.reads.history(r.Context(), c, sc, view.Target, defaultHistory)
 		if err != nil {
@@ -211,6 +217,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 		return nil, err
 	}
 	rolled, missing := rollTeams(v, sc, target)
+	whys := explainTeams(v, sc, target)
 	ids := map[string]int64{}
 	for _, c := range v.clusters {
 		ids[c.Name] = c.ID
@@ -218,7 +225,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 	t := &web.Teams{Frame: h.frame(sc), Target: target, Targets: h.plan.columns(v.clusters)}
 	for _, name := range slices.Sorted(maps.Keys(rolled)) {
 		roll := rolled[name]
-		row := web.TeamRow{Team: name, Verdict: roll.Verdict, WorstScore: roll.WorstScore, Blockers: roll.Blockers}
+		row := web.TeamRow{Team: name, Verdict: roll.Verdict, WorstScore: roll.WorstScore, Blockers: roll.Blockers, Why: whys[name]}
 		for _, c := range roll.Clusters {
 			row.Clusters = append(row.Clusters, web.ClusterRef{ID: ids[c], Name: c})
 		}
@@ -235,7 +242,8 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 // from, not an evaluation.
 func (h *dashboardHandler) knowledge(r *http.Request, sc scope) ([]byte, error) {
 	pol := h.policy.load()
-	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB()}
+	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB(),
+		Now: h.reads.now()}
 	for _, b := range sortedBundles(pol.bundles) {
 		k.Bundles = append(k.Bundles, web.Bundle{Name: b.Name, Revision: b.Revision})
 	}
