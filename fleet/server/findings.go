@@ -105,11 +105,12 @@ func addCluster(ff *api.FleetFinding, s standing, f findingSum, teams []string) 
 	}
 }
 
-// visibleTeams are the teams of teams the scope sees, never nil.
+// visibleTeams are the teams of teams the scope sees (and report.Unattributed: what no
+// team owns is every share's), never nil.
 func visibleTeams(teams []string, sc scope) []string {
 	out := make([]string, 0, len(teams))
 	for _, t := range teams {
-		if sc.sees(t) {
+		if t == report.Unattributed || sc.sees(t) {
 			out = append(out, t)
 		}
 	}

@@ -72,24 +72,27 @@ func (s *evalSummary) top() *findingSum {
 	return &s.findings[0]
 }
 
-// blockerTeams are the teams owning the summary's blockers, sorted; report.Unattributed
-// stands for blockers no team owns.
+// blockerTeams are the teams owning the summary's blockers, sorted, then
+// report.Unattributed when a blocker has no team: who must act, named teams first.
 func (s *evalSummary) blockerTeams() []string {
 	if s == nil {
 		return nil
 	}
 	var out []string
+	unowned := false
 	for _, f := range s.findings {
 		if f.Severity != report.SeverityBlocker {
 			break
 		}
-		if len(f.Teams) == 0 {
-			out = append(out, report.Unattributed)
-		}
+		unowned = unowned || len(f.Teams) == 0
 		out = append(out, f.Teams...)
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	if unowned {
+		out = append(out, report.Unattributed)
+	}
+	return out
 }
 
 // summaryOf is the summary of the report's result at target (the stored report of one
