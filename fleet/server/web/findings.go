@@ -71,8 +71,13 @@ type FindingCluster struct {
 	Teams                  []string
 }
 
-// maxClustersShown is how many clusters a finding's row names before the rest fold away.
-const maxClustersShown = 8
+// A finding's row names maxClustersShown clusters, folds away up to maxClustersListed in all,
+// and counts the rest, which the CSV lists: a finding blocking 1,000 clusters would otherwise
+// make a page of megabytes.
+const (
+	maxClustersShown  = 8
+	maxClustersListed = 50
+)
 
 // RenderFindings writes the findings fragment.
 func RenderFindings(f *Findings) []byte {
@@ -154,13 +159,16 @@ func (f *Findings) row(d *doc, r FindingRow) {
 		esc(r.Key), esc(r.Severity), esc(r.Title), esc(r.Key), esc(r.Category))
 	d.w(`<td data-label="Severity">%s</td><td class="num" data-label="Clusters blocked">%d</td><td class="num" data-label="Objects">%s</td><td data-label="Teams">%s</td><td data-label="Clusters">`,
 		severityWord(r.Severity), r.ClustersBlocked, thousands(r.Objects), teamList(r.Teams))
-	for i, c := range r.Clusters {
+	for i, c := range r.Clusters[:min(len(r.Clusters), maxClustersListed)] {
 		if i == maxClustersShown {
 			d.w(`<details><summary>%d more</summary>`, len(r.Clusters)-maxClustersShown)
 		}
 		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", c.ID), url.Values{"target": {c.Target}, "finding": {r.Key}})
 		d.w(`<a class="cluster" data-cluster="%s" href="%s">%s</a> <span class="muted">(%s, %s)</span> `, esc(c.Name), link, esc(c.Name),
 			plural(c.Objects, "object"), esc(c.Severity))
+	}
+	if n := len(r.Clusters) - maxClustersListed; n > 0 {
+		d.w(`<span class="muted">and %s more: the CSV lists every one</span>`, thousands(n))
 	}
 	if len(r.Clusters) > maxClustersShown {
 		d.w(`</details>`)
