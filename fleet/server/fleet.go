@@ -24,9 +24,14 @@ type fleetHandler struct {
 }
 
 // matrix is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
-// cell where there is none or the cluster already runs the target.
+// cell where there is none or the cluster already runs the target, and every cluster
+// counted where it stands at ?target= (each cluster's next minor when absent).
 func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) error {
 	asked, err := fleetTargets(r.URL.Query().Get("targets"))
+	if err != nil {
+		return err
+	}
+	at, err := targetQuery(r)
 	if err != nil {
 		return err
 	}
@@ -45,7 +50,8 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	}
 	pol := h.policy.load()
 	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": h.now().UTC(), "clusters": rows,
-		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)}})
+		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)},
+		"counts": countStandings(at, v.standings(at))})
 	return nil
 }
 
