@@ -81,13 +81,13 @@ func TestBaselineSemantics(t *testing.T) {
 			result("blocked", blocker("removed-api/a")), result("ready"), "became-ready"},
 		{"ready after a ready baseline announces nothing",
 			result("ready"), result("ready"), ""},
-		{"ready with a capability not assessed carries the baseline's blockers",
-			result("blocked", blocker("helm-chart/a")), gap(result("ready")), ""},
+		{"ready with an optional capability not assessed after a blocked baseline is became-ready",
+			result("blocked", blocker("helm-chart/a")), gap(result("ready")), "became-ready"},
 		{"ready with a gap after a ready baseline announces nothing",
 			result("ready"), gap(result("ready")), ""},
-		{"a blocker the baseline carried through its gap is not new",
+		{"a blocker a ready baseline of an earlier release carried through its gap is not new",
 			carrying(gap(result("ready")), "helm-chart/a"), result("blocked", blocker("helm-chart/a")), ""},
-		{"ready with everything assessed after a baseline that carried a blocker is became-ready",
+		{"ready after a ready baseline of an earlier release that carried a blocker is became-ready",
 			carrying(gap(result("ready")), "helm-chart/a"), result("ready"), "became-ready"},
 		{"a blocked baseline with a gap carries its baseline's blocker too",
 			carrying(gap(result("blocked", blocker("removed-api/b"))), "helm-chart/a", "removed-api/b"),
@@ -116,7 +116,7 @@ func TestBaselineSemantics(t *testing.T) {
 	}
 }
 
-func TestCarryKeepsTheBaselinesBlockersThroughAGap(t *testing.T) {
+func TestABlockedPassCarriesTheBaselinesBlockersThroughAGap(t *testing.T) {
 	base := &Baseline{Result: result("blocked", blocker("helm-chart/a")), Carried: []string{"helm-chart/a", "x/old"}}
 	for _, tc := range []struct {
 		name string
@@ -126,12 +126,13 @@ func TestCarryKeepsTheBaselinesBlockersThroughAGap(t *testing.T) {
 	}{
 		{"a pass with everything assessed carries its own blockers", base,
 			result("blocked", blocker("removed-api/b"), blocker("removed-api/b")), "[removed-api/b]"},
-		{"a ready pass with a gap carries the baseline's", base, gap(result("ready")), "[helm-chart/a x/old]"},
+		{"a ready pass with a gap carries nothing: it is ready, and became-ready said so", base, gap(result("ready")), "[]"},
 		{"a blocked pass with a gap carries both", base, gap(result("blocked", blocker("removed-api/b"))),
 			"[helm-chart/a removed-api/b x/old]"},
 		{"a baseline from before carried sets carries its own blockers",
-			&Baseline{Result: result("blocked", blocker("helm-chart/a"))}, gap(result("ready")), "[helm-chart/a]"},
-		{"without a baseline, a gap carries nothing more", nil, gap(result("ready")), "[]"},
+			&Baseline{Result: result("blocked", blocker("helm-chart/a"))}, gap(result("blocked", blocker("removed-api/b"))),
+			"[helm-chart/a removed-api/b]"},
+		{"without a baseline, a gap carries nothing more", nil, gap(result("blocked", blocker("removed-api/b"))), "[removed-api/b]"},
 		{"an unknown pass carries nothing", base, gap(result("unknown")), "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
