@@ -141,5 +141,5 @@ func fresh(fs []report.Finding, had map[string]bool, keep func(report.Finding) b
 
 func change(kind string, f report.Finding, target string) Change {
 	return Change{Kind: kind, Key: f.Key, Severity: f.Severity, Title: f.Title, Detail: f.Detail,
-		Targets: []string{target}}
+		Targets: []string{target}, Teams: union(nil, f.Teams)}
 }
