@@ -77,10 +77,10 @@ const newCluster = `{"id":2,"name":"dev","clusterUid":"","firstSeen":"2026-11-30
 var ndjsonHeader = http.Header{"Content-Type": {"application/x-ndjson"}}
 
 const dryRunLine = `{"cluster":"prod-eu","targets":[{"target":"1.37","before":null,` +
-	`"after":{"verdict":"blocked","score":75,"blockers":1,"warnings":0},"new":["fleet-gateway/ingress"],"changed":[],"resolved":[]}]}`
+	`"after":{"verdict":"blocked","score":75,"blockers":1,"warnings":0},"new":["fleet-gateway/ingress"],"changed":[],"resolved":[],"newBlockers":["fleet-gateway/ingress"]}]}`
 
 const dryRunSummary = `{"summary":{"clusters":2,"turnedBlocked":["prod-eu"],"turnedUnknown":[],"turnedReady":[],` +
-	`"changed":["prod-eu"],"candidateErrors":[],"unjudged":["dev"]}}`
+	`"changed":["prod-eu"],"newBlockers":["prod-eu"],"candidateErrors":[],"unjudged":["dev"]}}`
 
 const finding = `{"key":"removed-api/flowcontrol.apiserver.k8s.io/v1beta3","category":"removed-api",
 	"severity":"blocker","target":"1.37","title":"FlowSchema uses a removed API"}`
