@@ -27,7 +27,7 @@ LABEL org.opencontainers.image.title=upgradescope \
       org.opencontainers.image.source=https://github.com/upgradescope/upgradescope \
       org.opencontainers.image.version=$VERSION \
       org.opencontainers.image.revision=$COMMIT \
-      org.opencontainers.image.licenses=NOASSERTION
+      org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /out/upgradescope /upgradescope
 USER 65532:65532
 WORKDIR /home/nonroot

@@ -31,7 +31,7 @@ IMAGE_PLATFORMS   ?= linux/amd64 linux/arm64
 RELEASE_ENV        = VERSION=$(VERSION) COMMIT=$(COMMIT) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
 
 .PHONY: dist
-dist: ## release builds: linux and darwin × amd64 and arm64, SHA256SUMS and a CycloneDX SBOM in dist/
+dist: ## release builds: linux and darwin × amd64 and arm64 (PLATFORMS=linux/amd64 for one), SHA256SUMS and a CycloneDX SBOM in dist/
 	$(RELEASE_ENV) DIST_DIR=$(DIST_DIR) hack/dist.sh
 
 # One archive per platform, each loadable with `docker load -i` or `podman load -i` and tagged

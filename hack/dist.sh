@@ -13,7 +13,8 @@
 #   PLATFORMS          GOOS/GOARCH list (default linux/amd64 linux/arm64 darwin/amd64 darwin/arm64)
 #   VERSION, COMMIT    stamped into the binaries (defaults: see hack/build-static.sh)
 #   SOURCE_DATE_EPOCH  time of every archive entry (default: the last commit's time)
-#   SBOM               0 skips the SBOM (and the tool build it needs the first time)
+#   SBOM               0 skips the SBOM (and the tool build it needs the first time); the
+#                      SBOM names our own component's license, Apache-2.0 (LICENSE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,6 +80,8 @@ if [ "${SBOM:-1}" != 0 ]; then
 	sbom="upgradescope_${VERSION}.cdx.json"
 	go tool -modfile=tools/cyclonedx/go.mod cyclonedx-gomod bin -json -std -noserial -notimestamp \
 		-version "$VERSION" -output "$dir/$sbom" "$sbom_bin"
+	# Our own component's license (LICENSE): cyclonedx-gomod has no flag for it.
+	go run -C tools/cyclonedx ./license -id Apache-2.0 "$(cd "$dir" && pwd)/$sbom"
 	written+=("$sbom")
 fi
 

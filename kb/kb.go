@@ -34,6 +34,9 @@ type KB struct {
 	// charts are the Helm charts the add-on registry matches (kb.addonindex.charts).
 	charts map[string]bool
 	probes []probe.Declared
+	// approachingDays is kb.skew.approachingDays: how far ahead an end of life warns (0, as
+	// the rule reads a missing one, never).
+	approachingDays int
 }
 
 // FromData decodes the knowledge base in a bundle's data (a bundle reader's Data), found at
@@ -66,6 +69,13 @@ func Decode(origin string, tree map[string]any) (*KB, error) {
 	if err := k.readAddons(tree["addons"]); err != nil {
 		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
 	}
+	var skew struct {
+		ApproachingDays int `json:"approachingDays"`
+	}
+	if err := remarshal(tree["skew"], &skew); err != nil {
+		return nil, fmt.Errorf("kb bundle (%s): /upgradescope/kb/skew is not the skew policy: %w", origin, err)
+	}
+	k.approachingDays = skew.ApproachingDays
 	if err := k.readIndex(tree["addonindex"]); err != nil {
 		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
 	}

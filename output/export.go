@@ -26,13 +26,18 @@ type Export struct {
 	History []int
 }
 
-// csvHeader are the export's columns.
+// csvHeader are the export's columns; a new column goes last, so that readers of the
+// earlier ones by position keep working.
 var csvHeader = []string{"cluster", "target", "evaluatedAt", "kbVersion", "verdict", "score", "severity",
-	"category", "key", "title", "detail", "remediation", "teams", "namespaces", "citations"}
+	"category", "key", "title", "detail", "remediation", "teams", "namespaces", "citations", "objects"}
+
+// maxCSVObjects bounds the objects a finding's row names; the rest are counted.
+const maxCSVObjects = 20
 
 // WriteCSV writes the export as CSV: a summary row, a row per finding, most severe first, and
-// a row per capability not assessed. Multiple values are joined with ";". Every cell a
-// spreadsheet could take for a formula is defused (csvCell).
+// a row per capability not assessed. Multiple values are joined with ";"; a finding's
+// objects ("Kind namespace/name") are bounded at maxCSVObjects and "and N more". Every
+// cell a spreadsheet could take for a formula is defused (csvCell).
 func WriteCSV(w io.Writer, e Export) error {
 	cw := csv.NewWriter(w)
 	t := e.Result
@@ -47,12 +52,12 @@ func WriteCSV(w io.Writer, e Export) error {
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
-	if err := row("summary", "", "", counts(t), "", "", "", "", ""); err != nil {
+	if err := row("summary", "", "", counts(t), "", "", "", "", "", ""); err != nil {
 		return err
 	}
 	for _, f := range t.Findings {
 		if err := row(f.Severity, f.Category, f.Key, f.Title, f.Detail, f.Remediation,
-			strings.Join(f.Teams, ";"), strings.Join(f.Namespaces, ";"), strings.Join(f.Citations, ";")); err != nil {
+			strings.Join(f.Teams, ";"), strings.Join(f.Namespaces, ";"), strings.Join(f.Citations, ";"), csvObjects(f)); err != nil {
 			return err
 		}
 	}
@@ -61,12 +66,25 @@ func WriteCSV(w io.Writer, e Export) error {
 		if g.Required {
 			req = "required"
 		}
-		if err := row("not-assessed", g.Capability, "not-assessed/"+g.Capability, req, g.Reason, "", "", "", ""); err != nil {
+		if err := row("not-assessed", g.Capability, "not-assessed/"+g.Capability, req, g.Reason, "", "", "", "", ""); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvObjects is a finding's objects as one cell: the first maxCSVObjects, ";"-joined, and
+// how many more there are.
+func csvObjects(f report.Finding) string {
+	parts := make([]string, 0, min(len(f.Objects), maxCSVObjects)+1)
+	for _, o := range f.Objects[:min(len(f.Objects), maxCSVObjects)] {
+		parts = append(parts, objectLabel(o))
+	}
+	if more := len(f.Objects) - len(parts) + f.ObjectsOmitted; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(parts, ";")
 }
 
 // csvCell defuses a cell a spreadsheet would read as a formula: one starting with = + - @
@@ -184,6 +202,7 @@ func writeHTMLFindings(b *strings.Builder, findings []report.Finding) {
 			if len(f.Objects) > 0 {
 				fmt.Fprintf(b, "<p class=\"objects\">Objects: %s</p>\n", h(objectList(f)))
 			}
+			fmt.Fprintf(b, "<p class=\"owners\">Owners: %s</p>\n", h(owners(f)))
 			if f.Remediation != "" {
 				fmt.Fprintf(b, "<p><strong>Fix:</strong> %s</p>\n", h(f.Remediation))
 			}
@@ -193,6 +212,14 @@ func writeHTMLFindings(b *strings.Builder, findings []report.Finding) {
 			b.WriteString("</div>\n")
 		}
 	}
+}
+
+// owners says who must act on a finding: the teams owning its namespaces, or that none does.
+func owners(f report.Finding) string {
+	if len(f.Teams) == 0 {
+		return "no owning team"
+	}
+	return strings.Join(f.Teams, ", ")
 }
 
 func verdictClass(v string) string {

@@ -3,6 +3,7 @@ package output_test
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ func hostileExport() output.Export {
 			Detail: "  =HYPERLINK(\"https://evil.example\")", Remediation: "@SUM(A1)",
 			Teams: []string{"-payments", "a;=b"}, Namespaces: []string{"+shop", "web", "\u00a0=nbsp", "＝wide"},
 			Citations: []string{"https://kubernetes.io/docs/reference/using-api/deprecation-guide/"},
-			Objects:   []inventory.ObjectRef{{Namespace: "shop", Name: `<img src="https://evil.example/x.png">`, File: "a.yaml", Line: 3}}}
+			Objects: []inventory.ObjectRef{{Namespace: "shop", Name: `<img src="https://evil.example/x.png">`, File: "a.yaml", Line: 3},
+				{Name: "=HYPERLINK(1)", File: "b.yaml", Line: 1}}}
 	}
 	return output.Export{
 		Cluster: "=prod", Target: "1.37", EvaluatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), KBVersion: "2026-11-30.1",
@@ -46,7 +48,7 @@ func TestACSVExportDefusesFormulasAndReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("encoding/csv cannot read the export back: %v", err)
 	}
-	if got := strings.Join(rows[0], ","); got != "cluster,target,evaluatedAt,kbVersion,verdict,score,severity,category,key,title,detail,remediation,teams,namespaces,citations" {
+	if got := strings.Join(rows[0], ","); got != "cluster,target,evaluatedAt,kbVersion,verdict,score,severity,category,key,title,detail,remediation,teams,namespaces,citations,objects" {
 		t.Errorf("header %s", got)
 	}
 	if len(rows) != 1+1+3+1 {
@@ -66,8 +68,44 @@ func TestACSVExportDefusesFormulasAndReadsBack(t *testing.T) {
 		}
 	}
 	if rows[2][9] != "'=cmd|' /C calc'!A0" || rows[3][9] != "'\t+1" || rows[2][0] != "'=prod" ||
-		rows[2][13] != "'+shop;web;'\u00a0=nbsp;'＝wide" || rows[2][12] != "'-payments;a;'=b" {
-		t.Errorf("defused cells %q %q %q %q: want the text kept after a leading '", rows[2][9], rows[3][9], rows[2][0], rows[2][13])
+		rows[2][13] != "'+shop;web;'\u00a0=nbsp;'＝wide" || rows[2][12] != "'-payments;a;'=b" ||
+		rows[2][15] != `shop/<img src="https://evil.example/x.png"> (a.yaml:3);'=HYPERLINK(1) (b.yaml:1)` {
+		t.Errorf("defused cells %q %q %q %q %q: want the text kept after a leading '", rows[2][9], rows[3][9], rows[2][0], rows[2][13], rows[2][15])
+	}
+}
+
+func TestACSVExportNamesAFindingsObjectsUpToTwentyAndCountsTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		objects int
+		omitted int
+		want    string
+	}{
+		{"no objects", 0, 0, ""},
+		{"one object", 1, 0, "Ingress shop/o0"},
+		{"twenty objects, all named", 20, 0, "Ingress shop/o19"},
+		{"twenty-five objects", 25, 0, "Ingress shop/o19;and 5 more"},
+		{"objects the report already left out are counted", 2, 40, "Ingress shop/o1;and 40 more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := report.Finding{Key: "removed-api/x", Severity: report.SeverityBlocker, Title: "x", ObjectsOmitted: tc.omitted}
+			for i := range tc.objects {
+				f.Objects = append(f.Objects, inventory.ObjectRef{Kind: "Ingress", Namespace: "shop", Name: fmt.Sprintf("o%d", i)})
+			}
+			var b bytes.Buffer
+			e := output.Export{Cluster: "prod", Target: "1.37", Result: report.TargetResult{Findings: []report.Finding{f}}}
+			if err := output.WriteCSV(&b, e); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(&b).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cell := rows[2][15]
+			if !strings.HasSuffix(cell, tc.want) || strings.Count(cell, "Ingress ") != min(tc.objects, 20) {
+				t.Errorf("objects %q, want %d named, ending %q", cell, min(tc.objects, 20), tc.want)
+			}
+		})
 	}
 }
 
@@ -111,7 +149,7 @@ func TestAnHTMLExportIsOneSelfContainedPage(t *testing.T) {
 	walk(doc)
 	page := text.String()
 	for _, want := range []string{"Verdict: blocked", "Score 25/100", "Blockers (2)", "Infos (1)", "<script>alert(1)</script>",
-		"Fix: @SUM(A1)", "Sources: https://kubernetes.io/docs/reference/using-api/deprecation-guide/", "Not assessed (1)", "helm"} {
+		"Fix: @SUM(A1)", "Owners: -payments, a;=b", "Sources: https://kubernetes.io/docs/reference/using-api/deprecation-guide/", "Not assessed (1)", "helm"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page's text lacks %q", want)
 		}

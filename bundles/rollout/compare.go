@@ -18,7 +18,8 @@ func judgement(t report.TargetResult) outcome.Judgement {
 // Compare answers the delta from before (nil: none) to after at after's target. Only the
 // findings that count are compared: suppressed ones are out of the score on both sides.
 func Compare(before *report.TargetResult, after report.TargetResult) outcome.Delta {
-	d := outcome.Delta{Target: after.Target, After: judgement(after), New: []string{}, Changed: []string{}, Resolved: []string{}}
+	d := outcome.Delta{Target: after.Target, After: judgement(after), New: []string{}, Changed: []string{}, Resolved: []string{},
+		NewBlockers: []string{}}
 	was := map[string]string{}
 	if before != nil {
 		j := judgement(*before)
@@ -30,11 +31,15 @@ func Compare(before *report.TargetResult, after report.TargetResult) outcome.Del
 	is := map[string]string{}
 	for _, f := range after.Findings {
 		is[f.Key] = f.Severity
-		switch sev, ok := was[f.Key]; {
+		sev, ok := was[f.Key]
+		switch {
 		case !ok:
 			d.New = append(d.New, f.Key)
 		case sev != f.Severity:
 			d.Changed = append(d.Changed, f.Key)
+		}
+		if f.Severity == report.SeverityBlocker && sev != report.SeverityBlocker {
+			d.NewBlockers = append(d.NewBlockers, f.Key)
 		}
 	}
 	for key := range was {
@@ -42,9 +47,9 @@ func Compare(before *report.TargetResult, after report.TargetResult) outcome.Del
 			d.Resolved = append(d.Resolved, key)
 		}
 	}
-	for _, keys := range [][]string{d.New, d.Changed, d.Resolved} {
+	for _, keys := range [][]string{d.New, d.Changed, d.Resolved, d.NewBlockers} {
 		slices.Sort(keys)
 	}
-	d.New, d.Changed = slices.Compact(d.New), slices.Compact(d.Changed)
+	d.New, d.Changed, d.NewBlockers = slices.Compact(d.New), slices.Compact(d.Changed), slices.Compact(d.NewBlockers)
 	return d
 }

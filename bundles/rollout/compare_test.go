@@ -22,7 +22,7 @@ func TestCompareNamesWhatTheCandidateBringsChangesAndTakesAway(t *testing.T) {
 	d := Compare(before, after)
 	want := outcome.Delta{Target: "1.37", Before: &outcome.Judgement{Verdict: "ready", Score: 95, Warnings: 1},
 		After: outcome.Judgement{Verdict: "blocked", Score: 70, Blockers: 1, Warnings: 1},
-		New:   []string{"d/new"}, Changed: []string{"c/raised"}, Resolved: []string{"b/gone"}}
+		New:   []string{"d/new"}, Changed: []string{"c/raised"}, Resolved: []string{"b/gone"}, NewBlockers: []string{"c/raised"}}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("Compare = %+v, want %+v", d, want)
 	}
@@ -39,5 +39,30 @@ func TestATargetWithoutAJudgementBeforeTurnsToWhatItIsJudged(t *testing.T) {
 	same := Compare(&report.TargetResult{Verdict: report.VerdictReady}, report.TargetResult{Verdict: report.VerdictReady})
 	if same.Turned() != "" {
 		t.Errorf("a verdict that stays turned to %q", same.Turned())
+	}
+}
+
+func TestABlockedTargetThatGainsABlockerNamesIt(t *testing.T) {
+	blocked := func(fs ...report.Finding) report.TargetResult {
+		return report.TargetResult{Target: "1.37", Verdict: report.VerdictBlocked, Blockers: len(fs), Findings: fs}
+	}
+	before := blocked(finding("a/kept", report.SeverityBlocker))
+	for _, tc := range []struct {
+		name  string
+		after report.TargetResult
+		want  []string
+	}{
+		{"the same blockers gain nothing", blocked(finding("a/kept", report.SeverityBlocker)), []string{}},
+		{"a new blocker listed twice is named once", blocked(finding("a/kept", report.SeverityBlocker),
+			finding("e/new", report.SeverityBlocker), finding("e/new", report.SeverityBlocker)), []string{"e/new"}},
+		{"a new warning is no new blocker", blocked(finding("a/kept", report.SeverityBlocker),
+			finding("f/warn", report.SeverityWarning)), []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Compare(&before, tc.after)
+			if !reflect.DeepEqual(d.NewBlockers, tc.want) || d.Turned() != "" {
+				t.Errorf("NewBlockers %v, turned %q; want %v and the verdict kept", d.NewBlockers, d.Turned(), tc.want)
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ type dryRunFlags struct {
 	token       tokenFlag
 	targets     []string
 	failOn      string
+	changedOnly bool
 	output      string
 	workers     int
 	budget      time.Duration
@@ -44,9 +45,10 @@ and with the candidate in it (replacing the bundle of the same roots, or added a
 pack), at each cluster's next minor and every --target minor after it, and compare: verdict
 and score before and after, the finding keys the candidate brings, changes and resolves.
 
-Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold) and, at
-every threshold but never, when the candidate fails on a cluster or a cluster could not be
-judged.
+Exit code 2 when a cluster would turn blocked (--fail-on chooses the threshold: new-blocker
+also fails when a cluster already blocked gains a blocker it did not have) and, at every
+threshold but never, when the candidate fails on a cluster or a cluster could not be judged.
+--changed-only leaves out the clusters the candidate changes nothing on and says how many.
 
 --server sends the candidate, a bundle tarball signed with the key of the server's
 --verification-key, to a fleet server's POST /api/v1/bundles/dry-run instead: the server
@@ -55,6 +57,7 @@ candidate in its own bundle set, and compares with its stored evaluations. The t
 exit codes are the same; a progress line per cluster comes as the server judges it.`,
 		Example: `  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem
   upgradescope bundle dry-run ./policies/acme --inventories fleet/ --target 1.37 --fail-on changed
+  upgradescope bundle dry-run kb.tar.gz --inventories fleet/ --verification-key public.pem --changed-only --fail-on new-blocker
   upgradescope bundle dry-run kb.signed.tar.gz --server https://fleet.example.com --read-token-file read.token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,7 +76,8 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	fl.StringVar(&f.caFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
 	f.token.register(cmd, "read-token", "UPGRADESCOPE_READ_TOKEN", "with --server: a fleet-wide read token (or the admin token)")
 	fl.StringSliceVar(&f.targets, "target", nil, "minors to judge each cluster at besides its next one, e.g. 1.37,1.38 (repeatable)")
-	fl.StringVar(&f.failOn, "fail-on", outcome.FailOnBlocked, "exit 2 when a cluster would turn blocked, blocked or unknown (unknown), change at all (changed), or never")
+	fl.StringVar(&f.failOn, "fail-on", outcome.FailOnBlocked, "exit 2 when a cluster would turn blocked, turn blocked or gain a blocker though already blocked (new-blocker), turn blocked or unknown (unknown), change at all (changed), or never")
+	fl.BoolVar(&f.changedOnly, "changed-only", false, "show only the clusters the candidate changes (and those it could not judge), with a line counting the rest")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	fl.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "clusters judged at once")
 	fl.DurationVar(&f.budget, "budget", 10*time.Minute, "longest the whole dry run may take; clusters left are reported not judged (with --server: the server's default, 5m, at most 15m)")
@@ -81,7 +85,7 @@ exit codes are the same; a progress line per cluster comes as the server judges 
 	_ = fl.MarkHidden("now")
 	registerQuiet(cmd, &f.quiet)
 	f.bundles.register(cmd)
-	completeValues(cmd, "fail-on", outcome.FailOnBlocked, outcome.FailOnUnknown, outcome.FailOnChanged, outcome.FailOnNever)
+	completeValues(cmd, "fail-on", outcome.FailOnBlocked, outcome.FailOnNewBlocker, outcome.FailOnUnknown, outcome.FailOnChanged, outcome.FailOnNever)
 	completeValues(cmd, "output", "table", "json")
 	cmd.MarkFlagsMutuallyExclusive("inventories", "server")
 	cmd.MarkFlagsOneRequired("inventories", "server")
@@ -138,15 +142,20 @@ func runDryRun(ctx context.Context, s streams, candidate string, f *dryRunFlags)
 		}
 	}
 	results, summary := rollout.Run(ctx, clusters, withCandidate, opts)
-	if err := writeDryRun(s, f.output, results, summary); err != nil {
+	if err := writeDryRun(s, f, results, summary); err != nil {
 		return err
 	}
 	return dryRunGate(summary, f.failOn)
 }
 
 // dryRunGate ends a dry run with exit code 2 when the summary fails the threshold, saying
-// why; the reason names clusters, escaped (output.Escape).
+// why; the reason names clusters, escaped (output.Escape). A summary without new blockers
+// (from a server of an earlier release) cannot be judged at new-blocker: exit 1, never a
+// pass.
 func dryRunGate(summary outcome.Summary, failOn string) error {
+	if failOn == outcome.FailOnNewBlocker && summary.NewBlockers == nil {
+		return fmt.Errorf("--fail-on new-blocker: the answer does not report new blockers (a server of an earlier release); upgrade the server, or use --fail-on blocked or changed")
+	}
 	if reason := summary.Fails(failOn); reason != "" {
 		return &exitError{code: exitGate, msg: "dry run failed: " + output.Escape(reason)}
 	}
@@ -205,18 +214,31 @@ func resultWords(r outcome.Result) string {
 }
 
 // writeDryRun prints a dry run's results. The table shows what inventories and servers
-// wrote (cluster names, errors, finding keys) with every value escaped first.
-func writeDryRun(s streams, format string, results []outcome.Result, summary outcome.Summary) error {
-	if format == "table" {
+// wrote (cluster names, errors, finding keys) with every value escaped first. With
+// --changed-only, the JSON leaves the unchanged clusters' results out too and counts them
+// in unchangedOmitted; its summary, like the table's, counts every cluster.
+func writeDryRun(s streams, f *dryRunFlags, results []outcome.Result, summary outcome.Summary) error {
+	if f.output == "table" {
+		var opts []outcome.TableOption
+		if f.changedOnly {
+			opts = append(opts, outcome.ChangedOnly())
+		}
 		results, summary = escapedDryRun(results, summary)
-		return outcome.WriteTable(s.out, results, summary)
+		return outcome.WriteTable(s.out, results, summary, opts...)
+	}
+	var omitted *int
+	if f.changedOnly {
+		var n int
+		results, n = outcome.ChangedResults(results)
+		omitted = &n
 	}
 	enc := json.NewEncoder(s.out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Results []outcome.Result `json:"results"`
-		Summary outcome.Summary  `json:"summary"`
-	}{results, summary})
+		Results          []outcome.Result `json:"results"`
+		UnchangedOmitted *int             `json:"unchangedOmitted,omitempty"`
+		Summary          outcome.Summary  `json:"summary"`
+	}{results, omitted, summary})
 }
 
 // escapedDryRun is a copy of a dry run's results and summary with every string escaped
@@ -234,12 +256,13 @@ func escapedDryRun(results []outcome.Result, summary outcome.Summary) ([]outcome
 				d.Before = &before
 			}
 			d.New, d.Changed, d.Resolved = escapeAll(d.New), escapeAll(d.Changed), escapeAll(d.Resolved)
+			d.NewBlockers = escapeAll(d.NewBlockers)
 			targets[j] = d
 		}
 		r.Targets = targets
 		out[i] = r
 	}
-	for _, list := range []*[]string{&summary.TurnedBlocked, &summary.TurnedUnknown, &summary.TurnedReady, &summary.Changed,
+	for _, list := range []*[]string{&summary.TurnedBlocked, &summary.NewBlockers, &summary.TurnedUnknown, &summary.TurnedReady, &summary.Changed,
 		&summary.CandidateErrors, &summary.Unjudged, &summary.Skipped} {
 		*list = escapeAll(*list)
 	}

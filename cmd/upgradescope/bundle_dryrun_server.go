@@ -67,7 +67,7 @@ func runServerDryRun(cmd *cobra.Command, s streams, candidate string, f *dryRunF
 	if err != nil {
 		return err
 	}
-	if err := writeDryRun(s, f.output, results, summary); err != nil {
+	if err := writeDryRun(s, f, results, summary); err != nil {
 		return err
 	}
 	return dryRunGate(summary, f.failOn)

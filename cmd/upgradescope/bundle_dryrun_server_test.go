@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 )
 
@@ -70,5 +72,38 @@ func TestBundleDryRunAgainstARealServer(t *testing.T) {
 	if r := runBuilt(t, "bundle", "dry-run", signedCandidate(t, dir, "candidate", private), "--server", p.url, "--inventories", dir); r.code != exitErr ||
 		!strings.Contains(r.stderr, "[inventories server] were all set") {
 		t.Errorf("both --server and --inventories: exit %d, stderr %q; want 1", r.code, r.stderr)
+	}
+}
+
+// Against a real serve: the server's answer names the blockers a cluster already blocked
+// gains, so --fail-on new-blocker fails on it, and --changed-only leaves the unchanged
+// cluster out of the table.
+func TestBundleDryRunAgainstARealServerFailsOnANewBlockerAndShowsTheChangesOnly(t *testing.T) {
+	dir := t.TempDir()
+	private, public := bundletest.Keys(t, dir)
+	const ingest, read = "dry-run-ingest-token", "dry-run-read-token"
+	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--target", "1.37", "--verification-key", public,
+		"--ingest-token-file", writeSecret(t, dir, "ingest", ingest), "--read-token-file", writeSecret(t, dir, "read", read))
+	eng, err := engine.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushInventory(t, p.url, ingest, "teams", "teams")
+	pushDocument(t, p.url, ingest, "teams-gateway", gatewayDocument(t, eng))
+	candidate := signedCandidate(t, dir, "candidate", private)
+	tokenFile := writeSecret(t, dir, "read-client", read)
+	dryRun := func(args ...string) result {
+		return runBuilt(t, append([]string{"bundle", "dry-run", candidate, "--server", p.url, "--read-token-file", tokenFile, "-q"}, args...)...)
+	}
+	if r := dryRun(); r.code != exitOK {
+		t.Errorf("--fail-on blocked: exit %d, want 0 (nothing turns blocked): %s", r.code, r.stderr)
+	}
+	res := dryRun("--fail-on", "new-blocker", "--changed-only")
+	rows := regexp.MustCompile(`(?m)^teams-gateway +1\.(33|37) +blocked 50 +blocked 25 +1 +0 +0$`)
+	if res.code != exitGate || len(rows.FindAllString(res.stdout, -1)) != 2 || strings.Contains(res.stdout, "\nteams ") ||
+		!strings.Contains(res.stdout, "1 cluster without change omitted.") ||
+		!strings.Contains(res.stdout, "would gain a blocker: 1 (teams-gateway)") ||
+		!strings.Contains(res.stderr, "dry run failed: 1 cluster already blocked would gain a blocker (teams-gateway)") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2, teams-gateway's rows only and its new blocker named", res.code, res.stdout, res.stderr)
 	}
 }

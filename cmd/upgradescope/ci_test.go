@@ -173,6 +173,13 @@ type actionRun struct {
 // GITHUB_STEP_SUMMARY files, the freshly built binary first on PATH, from the checkout root.
 func runAction(t *testing.T, inputs map[string]string) actionRun {
 	t.Helper()
+	return runActionEnv(t, inputs)
+}
+
+// runActionEnv is runAction with extra environment variables, which win over the runner's
+// (PATH among them).
+func runActionEnv(t *testing.T, inputs map[string]string, extra ...string) actionRun {
+	t.Helper()
 	buildBinary(t)
 	a := readAction(t)
 	step := a.scriptStep(t)
@@ -205,6 +212,7 @@ func runAction(t *testing.T, inputs map[string]string) actionRun {
 		}
 		env = append(env, name+"="+v)
 	}
+	env = append(env, extra...)
 	cmd := exec.Command(step.Shell, "-e", "-c", step.Run)
 	cmd.Dir, cmd.Env = root, env
 	var stdout, stderr bytes.Buffer
@@ -350,8 +358,11 @@ func TestCIScriptRefusesBadInputsNamingThem(t *testing.T) {
 	}{
 		{"no path", map[string]string{"path": ""}, "path is required"},
 		{"no target", map[string]string{"target": ""}, "target is required"},
-		{"a version that is no release", map[string]string{"version": "v1;rm -rf /\n::error::x"}, `version "v1;rm -rf / ::error::x": want preinstalled, latest, a release such as v0.3.0 or a commit`},
+		{"a version that is no release", map[string]string{"version": "v1;rm -rf /\n::error::x"}, `version "v1;rm -rf / ::error::x": want preinstalled, latest, a release such as v0.3.0, a commit or a branch`},
 		{"a release followed by a second line", map[string]string{"version": "v0.3.0\n::error::injected"}, `version "v0.3.0 ::error::injected": want preinstalled`},
+		{"an Action ref that is no ref", map[string]string{"version": "", "github.action_ref": "main; curl evil"}, `the Action's ref "main; curl evil": want preinstalled`},
+		{"an install that is no way to install", map[string]string{"install": "fast"}, `install "fast": want auto, release or source`},
+		{"a release URL that is no URL", map[string]string{"release-url": "file:///etc"}, `release-url "file:///etc": want an http(s) URL`},
 		{"allow-incomplete not a bool", map[string]string{"allow-incomplete": "yes"}, `allow-incomplete "yes": want true or false`},
 		{"a cluster without a server", map[string]string{"cluster": "prod"}, `cluster "prod" needs server`},
 		{"a token without a server", map[string]string{"read-token": "secret-token"}, "read-token is set but server is not"},
@@ -372,29 +383,68 @@ func TestCIScriptRefusesBadInputsNamingThem(t *testing.T) {
 	}
 }
 
-// TestGitLabTemplateRunsTheCIScript: the template's variables are the script's, its reports
-// are the files the script writes, and its script, run as a job would, gates examples.
-func TestGitLabTemplateRunsTheCIScript(t *testing.T) {
-	buildBinary(t)
+// gitLabJob is the template's hidden job, as GitLab reads it.
+type gitLabJob struct {
+	Image     string            `yaml:"image"`
+	Variables map[string]string `yaml:"variables"`
+	Script    []string          `yaml:"script"`
+	Artifacts struct {
+		When    string            `yaml:"when"`
+		Reports map[string]string `yaml:"reports"`
+	} `yaml:"artifacts"`
+}
+
+func readGitLabJob(t *testing.T) gitLabJob {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "ci", "gitlab", "upgradescope.gitlab-ci.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tmpl map[string]struct {
-		Image     string            `yaml:"image"`
-		Variables map[string]string `yaml:"variables"`
-		Script    []string          `yaml:"script"`
-		Artifacts struct {
-			When    string            `yaml:"when"`
-			Reports map[string]string `yaml:"reports"`
-		} `yaml:"artifacts"`
-	}
+	var tmpl map[string]gitLabJob
 	if err := yaml.Unmarshal(data, &tmpl); err != nil {
 		t.Fatalf("upgradescope.gitlab-ci.yml: %v", err)
 	}
 	job, ok := tmpl[".upgradescope"]
 	if !ok {
 		t.Fatal("no .upgradescope job template")
+	}
+	return job
+}
+
+// runGitLabJob runs the job's script as the runner would, from a directory holding a copy of
+// the checkout's manifests as rendered/, with the job's variables, then extra (which win). It
+// answers the exit code, the combined output and the directory.
+func runGitLabJob(t *testing.T, job gitLabJob, extra ...string) (int, string, string) {
+	t.Helper()
+	work := t.TempDir()
+	if err := os.CopyFS(filepath.Join(work, "rendered"), os.DirFS(filepath.Join(repoRoot, "examples", "manifests"))); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs(repoRoot)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
+	for k, v := range job.Variables {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, "UPGRADESCOPE_PATH=rendered", "UPGRADESCOPE_TARGET=1.37",
+		"UPGRADESCOPE_CI_SCRIPT="+filepath.Join(root, ciScript))
+	env = append(env, extra...)
+	cmd := exec.Command("sh", "-e", "-c", strings.Join(job.Script, "\n"))
+	cmd.Dir, cmd.Env = work, env
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out), work
+}
+
+// The template's image: the Go image, by tag until the release process pins its digest.
+var gitLabGoImage = regexp.MustCompile(`^golang:1\.26(@sha256:[0-9a-f]{64})?$`)
+
+// TestGitLabTemplateRunsTheCIScript: the template's variables are the script's, its reports
+// are the files the script writes, and its script, run as a job would, gates examples.
+func TestGitLabTemplateRunsTheCIScript(t *testing.T) {
+	buildBinary(t)
+	job := readGitLabJob(t)
+	if job.Image != "$UPGRADESCOPE_GO_IMAGE" || !gitLabGoImage.MatchString(job.Variables["UPGRADESCOPE_GO_IMAGE"]) {
+		t.Errorf("image %q with UPGRADESCOPE_GO_IMAGE %q, want $UPGRADESCOPE_GO_IMAGE, golang:1.26 or golang:1.26@sha256:<digest>",
+			job.Image, job.Variables["UPGRADESCOPE_GO_IMAGE"])
 	}
 	script, err := os.ReadFile(filepath.Join(repoRoot, ciScript))
 	if err != nil {
@@ -405,7 +455,7 @@ func TestGitLabTemplateRunsTheCIScript(t *testing.T) {
 		read[m[1]] = true
 	}
 	for name := range job.Variables {
-		if !read[name] && name != "UPGRADESCOPE_CI_SCRIPT" {
+		if !read[name] && name != "UPGRADESCOPE_CI_SCRIPT" && name != "UPGRADESCOPE_GO_IMAGE" {
 			t.Errorf("variable %s is not the script's", name)
 		}
 	}
@@ -421,24 +471,18 @@ func TestGitLabTemplateRunsTheCIScript(t *testing.T) {
 		t.Errorf("artifacts %+v, want codequality and junit from %s, always", job.Artifacts, outDir)
 	}
 
-	// Run the job's script as the runner would, from a copy of the checkout's manifests.
-	work := t.TempDir()
-	if err := os.CopyFS(filepath.Join(work, "rendered"), os.DirFS(filepath.Join(repoRoot, "examples", "manifests"))); err != nil {
-		t.Fatal(err)
-	}
-	root, _ := filepath.Abs(repoRoot)
-	env := []string{"PATH=" + filepath.Dir(agentBin) + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + work}
-	for k, v := range job.Variables {
-		env = append(env, k+"="+v)
-	}
-	env = append(env, "UPGRADESCOPE_PATH=rendered", "UPGRADESCOPE_TARGET=1.37", "UPGRADESCOPE_VERSION=preinstalled",
-		"UPGRADESCOPE_CI_SCRIPT="+filepath.Join(root, ciScript))
-	cmd := exec.Command("sh", "-e", "-c", strings.Join(job.Script, "\n"))
-	cmd.Dir, cmd.Env = work, env
-	out, _ := cmd.CombinedOutput()
-	if code := cmd.ProcessState.ExitCode(); code != 2 {
+	code, out, work := runGitLabJob(t, job, "PATH="+filepath.Dir(agentBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"UPGRADESCOPE_VERSION=preinstalled")
+	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, out)
 	}
+	checkGitLabReports(t, job, work)
+}
+
+// checkGitLabReports asserts the reports a job that gated examples leaves: Code Quality
+// issues on rendered/ and a JUnit failure.
+func checkGitLabReports(t *testing.T, job gitLabJob, work string) {
+	t.Helper()
 	var issues []struct {
 		CheckName string `json:"check_name"`
 		Location  struct {

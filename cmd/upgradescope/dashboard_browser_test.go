@@ -107,14 +107,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 }
 
-// A read token through the prompt, then the fleet: the summary, one row per cluster with a
+// A read token through the prompt, then the fleet's per-minor matrix: the summary, one row per cluster with a
 // verdict word and score per target, search, verdict filter and sort kept in the address and
 // through a reload and the back button.
 func fleetIsFilteredAndSorted(t *testing.T, f *dashFleet) {
 	for _, vp := range viewports {
 		t.Run(vp.Name, func(t *testing.T) {
 			p := browsertest.Start(t, f.origin).Open(vp)
-			signIn(t, p, "/?target=1.37", dashReadToken, false, "table#fleet")
+			signIn(t, p, "/?target=1.37&view=matrix", dashReadToken, false, "table#fleet")
 			p.Accessible("fleet")
 			p.Publish("fleet")
 
@@ -181,7 +181,7 @@ func pollRows(t *testing.T, p *browsertest.Page, want []string, what string) {
 // Sorting by each key the headers offer orders the rows by it, in the direction the address says.
 func fleetSortsByNameAndScore(t *testing.T, f *dashFleet) {
 	p := browsertest.Start(t, f.origin).Open(browsertest.Desktop)
-	signIn(t, p, "/?target=1.37", dashReadToken, false, "table#fleet")
+	signIn(t, p, "/?target=1.37&view=matrix", dashReadToken, false, "table#fleet")
 	for _, key := range []string{"name", "score"} {
 		for range 2 { // a header clicked twice turns its order around
 			link := fmt.Sprintf(`a[data-sort="%s"], a[data-sort="-%s"]`, key, key)

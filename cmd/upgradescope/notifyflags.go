@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 )
 
@@ -12,6 +13,8 @@ import (
 // it may post), so each comes literally, from a file, or from the environment, as tokens do.
 type notifyFlags struct {
 	slack, webhook, secret tokenFlag
+	// publicURL is where people open the dashboard: messages link to a cluster's page.
+	publicURL string
 }
 
 func (f *notifyFlags) register(cmd *cobra.Command) {
@@ -21,6 +24,16 @@ func (f *notifyFlags) register(cmd *cobra.Command) {
 		"URL POSTed a JSON body (docs/webhook.schema.json) when a cluster's readiness changes", "file holding the webhook URL")
 	f.secret.registerSecret(cmd, "webhook-secret", "UPGRADESCOPE_WEBHOOK_SECRET",
 		"key signing --webhook bodies: X-Upgradescope-Signature: sha256=<HMAC-SHA256>", "file holding the webhook signing key")
+	cmd.Flags().StringVar(&f.publicURL, "public-url", "", "where people open the dashboard, as https://fleet.example.com: notifications link to each cluster's page under it (--path-prefix added when it names no path); without it they carry no link")
+}
+
+// dashboardURL is --public-url checked (server.NormalPublicURL), "" when not given.
+func (f *notifyFlags) dashboardURL() (string, error) {
+	u, err := server.NormalPublicURL(f.publicURL)
+	if err != nil {
+		return "", fmt.Errorf("--public-url: %w", err)
+	}
+	return u, nil
 }
 
 // registerSecret registers --name, --name-file and $env like register, with a file

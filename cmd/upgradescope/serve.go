@@ -184,6 +184,9 @@ func (f *serveFlags) check() (*serveConfig, error) {
 	if c.Sinks, err = f.notify.sinks(); err != nil {
 		return nil, err
 	}
+	if c.PublicURL, err = f.notify.dashboardURL(); err != nil {
+		return nil, err
+	}
 	c.HostCheck = sc.loopback
 	if f.teamMap != "" {
 		if c.TeamMap, err = server.LoadTeamMap(f.teamMap); err != nil {

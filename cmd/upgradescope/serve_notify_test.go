@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -114,7 +116,8 @@ func killedWhileDelivering(t *testing.T, dbFlag, dbValue string) {
 	dir := t.TempDir()
 	args := []string{dbFlag, dbValue, "--ingest-token-file", writeSecret(t, dir, "ingest", "ingest-secret"),
 		"--webhook-file", writeSecret(t, dir, "hook", hook.URL+"/hooks/T0/secret-path"),
-		"--webhook-secret-file", writeSecret(t, dir, "signing", "signing-key")}
+		"--webhook-secret-file", writeSecret(t, dir, "signing", "signing-key"),
+		"--public-url", "https://fleet.example.com/"}
 	p := startServe(t, args...)
 	for i, blocked := range []bool{false, true} { // ready (a first evaluation: silent), then blocked
 		if a := pushBody(p.url, "ingest-secret", judgedEnvelope(t, blocked, "step"+string(rune('a'+i))), "gzip"); a.status != http.StatusAccepted {
@@ -158,6 +161,10 @@ func killedWhileDelivering(t *testing.T, dbFlag, dbValue string) {
 	if err := json.Unmarshal(delivered.body, &b); err != nil || b.Cluster.Name != "prod" || len(b.Changes) != 2 ||
 		b.Changes[0].Kind != notify.KindNewBlocker {
 		t.Errorf("delivered %s (%v), want prod's two new blockers", delivered.body, err)
+	}
+	if want := fmt.Sprintf("https://fleet.example.com/clusters/%d", b.Cluster.ID); b.Cluster.URL != want ||
+		len(b.Changes) == 0 || !slices.Equal(b.Changes[0].Teams, []string{"payments"}) {
+		t.Errorf("delivered %s, want a link to %s and the Ingress's team, payments", delivered.body, want)
 	}
 	if strings.Contains(p.logs.String(), "secret-path") {
 		t.Errorf("the restarted serve logged the webhook URL's path:\n%s", p.logs.String())

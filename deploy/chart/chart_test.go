@@ -39,6 +39,29 @@ func TestTheChartShipsTheCRDManifest(t *testing.T) {
 	}
 }
 
+// The chart carries the repository's license: its text, and the SPDX identifier Artifact Hub
+// shows.
+func TestTheChartShipsTheLicenseAndNamesIt(t *testing.T) {
+	shipped, err := os.ReadFile(chartDir + "/LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shipped, source) {
+		t.Error("deploy/chart/upgradescope/LICENSE differs from LICENSE: cp LICENSE deploy/chart/upgradescope/")
+	}
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := chrt.Metadata.Annotations["artifacthub.io/license"]; got != "Apache-2.0" {
+		t.Errorf("Chart.yaml annotation artifacthub.io/license = %q, want Apache-2.0", got)
+	}
+}
+
 // renderChart renders the chart as `helm template` does: values checked against
 // values.schema.json, then every template. It answers the manifests by template name, empty
 // ones left out.

@@ -93,3 +93,55 @@ type FleetRow struct {
 	NotApplicable []string               `json:"notApplicable"`
 	Bundles       []AgentBundle          `json:"bundles"`
 }
+
+// FleetCounts counts every cluster a reader sees at one target in exactly one of five
+// buckets, so the buckets sum to Clusters: ready, blocked or unknown by its stored
+// evaluation there; AlreadyThere when it runs the target or a later minor; NotEvaluated
+// when no evaluation is stored there or, at each cluster's next minor, its version is
+// unknown. Target "" is each cluster's next minor.
+type FleetCounts struct {
+	Target       string `json:"target"`
+	Clusters     int    `json:"clusters"`
+	Ready        int    `json:"ready"`
+	Blocked      int    `json:"blocked"`
+	Unknown      int    `json:"unknown"`
+	AlreadyThere int    `json:"alreadyThere"`
+	NotEvaluated int    `json:"notEvaluated"`
+}
+
+// FleetFindings is GET /api/v1/fleet/findings: each finding key once across the clusters
+// the reader sees at a target, most clusters blocked first.
+type FleetFindings struct {
+	Target      string         `json:"target"`
+	GeneratedAt time.Time      `json:"generatedAt"`
+	Counts      FleetCounts    `json:"counts"`
+	Findings    []FleetFinding `json:"findings"`
+	// Unreadable names the clusters whose stored report at the target could not be read:
+	// their findings are missing here, which the reader is told rather than left to guess.
+	Unreadable []string `json:"unreadable"`
+}
+
+// FleetFinding is one finding key across the fleet: Severity is the worst any cluster has
+// it at, Title the first cluster's (by name; a title may count objects), Teams and Objects
+// the union and sum over Clusters.
+type FleetFinding struct {
+	Key             string           `json:"key"`
+	Title           string           `json:"title"`
+	Category        string           `json:"category"`
+	Severity        string           `json:"severity"`
+	ClustersBlocked int              `json:"clustersBlocked"`
+	Objects         int              `json:"objects"`
+	Teams           []string         `json:"teams"`
+	Clusters        []FindingCluster `json:"clusters"`
+}
+
+// FindingCluster is one cluster a fleet finding affects: blocks (severity blocker) or warns.
+type FindingCluster struct {
+	ClusterID     int64    `json:"clusterId"`
+	Name          string   `json:"name"`
+	ServerVersion string   `json:"serverVersion"`
+	Target        string   `json:"target"`
+	Severity      string   `json:"severity"`
+	Objects       int      `json:"objects"`
+	Teams         []string `json:"teams"`
+}

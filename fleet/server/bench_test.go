@@ -18,6 +18,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/server/notify"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/hack/corpus"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // BenchmarkIngestCluster500 pushes distinct 500-namespace inventories
@@ -104,9 +105,13 @@ func benchServer(b *testing.B, st store.Store, cfg server.Config) *httptest.Serv
 }
 
 // seedFleet stores clusters × history snapshots, each evaluated at targets, with small
-// reports and team rollups.
+// reports (two blockers and three warnings, owned by teams) and team rollups.
 func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []string) {
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	reports := map[string][]byte{}
+	for _, t := range targets {
+		reports[t] = benchReport(b, t)
+	}
 	for c := range clusters {
 		for h := range history {
 			in := store.Ingest{ClusterName: fmt.Sprintf("cluster-%04d", c), ClusterUID: fmt.Sprintf("uid-%d", c),
@@ -114,7 +119,7 @@ func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []st
 			for i, t := range targets {
 				in.Evaluations = append(in.Evaluations, store.Evaluation{Target: t, Verdict: "blocked", Score: 60 + i,
 					Blockers: 2, Warnings: 3, EvaluatedAt: at.Add(time.Duration(h) * time.Hour),
-					BundlesKey: "rules@1,kb@1", Report: []byte("{}"),
+					BundlesKey: "rules@1,kb@1", Report: reports[t],
 					Teams: map[string]store.TeamCell{fmt.Sprintf("team-%d", c%25): {Verdict: "blocked", Score: 70, Blockers: 1}}})
 			}
 			if _, err := st.Ingest(b.Context(), in); err != nil {
@@ -285,4 +290,24 @@ func copyFile(b *testing.B, from, to string) {
 	if err := os.WriteFile(to, data, 0o600); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// benchReport is a stored report at target of two blockers and three warnings, each owned
+// by a team and naming a few objects, gzipped as the server stores it.
+func benchReport(b *testing.B, target string) []byte {
+	tr := report.TargetResult{Target: target, Verdict: "blocked", Blockers: 2, Warnings: 3}
+	for i := range 5 {
+		sev := report.SeverityWarning
+		if i < 2 {
+			sev = report.SeverityBlocker
+		}
+		tr.Findings = append(tr.Findings, report.Finding{Key: fmt.Sprintf("removed-api/example.com/v1beta1/Kind%d", i), Category: "removed-api",
+			Severity: sev, Target: target, Title: fmt.Sprintf("example.com/v1beta1 Kind%d is removed in Kubernetes %s", i, target),
+			ObjectsOmitted: 3 + i, Teams: []string{fmt.Sprintf("team-%d", i%25)}})
+	}
+	data, err := json.Marshal(report.Report{SchemaVersion: 1, Targets: []report.TargetResult{tr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return gzipBytes(b, data)
 }

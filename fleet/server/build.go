@@ -35,7 +35,7 @@ func (s *Server) build() features {
 	shares := &shareJudge{admit: admit, snaps: s.snaps, policy: s.policy, teamMap: cfg.TeamMap, plan: s.plan,
 		now: cfg.Now, log: cfg.Logger}
 	reads := &fleetReads{store: cfg.Store, policy: s.policy, shares: shares, plan: s.plan, now: cfg.Now,
-		staleAfter: cfg.StaleAfter}
+		staleAfter: cfg.StaleAfter, admit: admit, snaps: s.snaps, log: cfg.Logger}
 	served := &servedReports{reads: reads, shares: shares, snaps: s.snaps, admit: admit, store: cfg.Store,
 		policy: s.policy, teamMap: cfg.TeamMap, now: cfg.Now}
 	eval := &evaluator{policy: s.policy, admit: admit, teamMap: cfg.TeamMap, now: cfg.Now, evaluated: cfg.Evaluated}

@@ -71,8 +71,10 @@ func (h *dashboardHandler) frame(sc scope) web.Frame {
 
 func badQuery(err error) error { return fail(http.StatusUnprocessableEntity, err.Error()) }
 
-// fleet is the fleet matrix of every cluster the reader sees, as GET /api/v1/fleet
-// builds it; the fragment filters, sorts and pages it.
+// fleet is every cluster the reader sees where it stands at ?target= (standAt, as
+// GET /api/v1/fleet counts it), with its top blocker and owners from the summaries of the
+// stored reports, and its cells at the fleet's targets for the matrix view; the fragment
+// filters, sorts and pages it.
 func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 	q, err := web.ParseFleetQuery(r.URL.Query())
 	if err != nil {
@@ -83,22 +85,56 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 		return nil, err
 	}
 	targets := h.plan.columns(v.clusters)
-	parsed := parseMinors(targets)
-	rows := make([]web.FleetRow, 0, len(v.clusters))
-	for _, c := range v.clusters {
-		rows = append(rows, dashRow(h.reads.fleetRow(c, v.cells[c.ID], targets, parsed), targets))
-	}
-	f := &web.Fleet{Frame: h.frame(sc), Targets: targets, Rows: rows, Query: q}
+	f := &web.Fleet{Frame: h.frame(sc), Targets: targets, Query: q}
 	if err := f.CheckTarget(); err != nil {
 		return nil, badQuery(err)
+	}
+	if err := h.reads.withSummaries(r.Context(), &v); err != nil {
+		return nil, err
+	}
+	parsed := parseMinors(targets)
+	f.Rows = make([]web.FleetRow, 0, len(v.clusters))
+	for _, c := range v.clusters {
+		row := dashRow(h.reads.fleetRow(c, v.cells[c.ID], targets, parsed), targets)
+		row.At = h.reads.dashStanding(v, standAt(c, v.cells[c.ID], q.Target), sc)
+		f.Rows = append(f.Rows, row)
 	}
 	return web.RenderFleet(f), nil
 }
 
-// dashRow is an API fleet row as the page shows it.
+// dashStanding is a standing as the fleet page shows it: the verdict's score, its blockers,
+// the top one and the teams that own them (with none, the cluster's teams).
+func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standing {
+	out := web.Standing{Target: s.target, Status: s.status}
+	if s.status == standNotEvaluated {
+		out.Status = web.StatusNone
+	}
+	if s.cell == nil {
+		return out
+	}
+	sum := fr.summary(s.cluster, *s.cell)
+	out.Score, out.Outdated, out.Blockers = sum.Score, sum.Outdated, s.cell.Blockers
+	es := v.summary(*s.cell)
+	if top := es.top(); top != nil {
+		out.Top = web.TopFinding{Key: top.Key, Title: top.Title}
+	}
+	if out.Blockers > 0 {
+		out.Teams = visibleTeams(es.blockerTeams(), sc)
+	}
+	if len(out.Teams) == 0 && out.Blockers == 0 {
+		for _, t := range slices.Sorted(maps.Keys(s.cell.Teams)) {
+			if sc.sees(t) {
+				out.Teams = append(out.Teams, t)
+			}
+		}
+	}
+	return out
+}
+
+// dashRow is an API fleet row as the page's matrix shows it.
 func dashRow(row api.FleetRow, targets []string) web.FleetRow {
 	out := web.FleetRow{ID: row.ClusterID, Name: row.Name, ServerVersion: row.ServerVersion, LastSeen: row.LastSeen,
-		Stale: row.Stale, Next: inventory.DefaultTarget(row.ServerVersion), Cells: make([]web.FleetCell, len(targets))}
+		Stale: row.Stale, Cells: make([]web.FleetCell, len(targets))}
 	for i, t := range targets {
 		cell := web.FleetCell{Target: t}
 		if sum := row.Cells[t]; sum != nil {
@@ -140,6 +176,12 @@ func (h *dashboardHandler) cluster(r *http.Request, sc scope) ([]byte, error) {
 	view.Query.Target = view.Target
 	view.Targets = h.clusterTargets(c, cells, view.Target)
 	if err := h.fillReport(r, sc, c, view); err != nil {
+		return nil, err
+	}
+	if err := h.fillAgent(r.Context(), c, view); err != nil {
+		return nil, err
+	}
+	if err := h.fillExports(r.Context(), c, sc, view); err != nil {
 		return nil, err
 	}
 	if view.Target != "" {
@@ -211,6 +253,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 		return nil, err
 	}
 	rolled, missing := rollTeams(v, sc, target)
+	whys := explainTeams(v, sc, target)
 	ids := map[string]int64{}
 	for _, c := range v.clusters {
 		ids[c.Name] = c.ID
@@ -218,7 +261,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 	t := &web.Teams{Frame: h.frame(sc), Target: target, Targets: h.plan.columns(v.clusters)}
 	for _, name := range slices.Sorted(maps.Keys(rolled)) {
 		roll := rolled[name]
-		row := web.TeamRow{Team: name, Verdict: roll.Verdict, WorstScore: roll.WorstScore, Blockers: roll.Blockers}
+		row := web.TeamRow{Team: name, Verdict: roll.Verdict, WorstScore: roll.WorstScore, Blockers: roll.Blockers, Why: whys[name]}
 		for _, c := range roll.Clusters {
 			row.Clusters = append(row.Clusters, web.ClusterRef{ID: ids[c], Name: c})
 		}
@@ -235,7 +278,8 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 // from, not an evaluation.
 func (h *dashboardHandler) knowledge(r *http.Request, sc scope) ([]byte, error) {
 	pol := h.policy.load()
-	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB()}
+	k := &web.Knowledge{Frame: h.frame(sc), Q: web.ParseKnowledgeQuery(r.URL.Query()), KB: pol.eng.KB(),
+		Now: h.reads.now()}
 	for _, b := range sortedBundles(pol.bundles) {
 		k.Bundles = append(k.Bundles, web.Bundle{Name: b.Name, Revision: b.Revision})
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func BenchmarkDashboardFleet(b *testing.B) {
 	seedFleet(b, st, 1000, 1, []string{"1.34", "1.35", "1.36", "1.37"})
 	ts := benchServer(b, st, server.Config{Targets: []string{"1.35", "1.36", "1.37"}})
 	static := firstVisitBytes(b, ts)
-	for _, query := range []string{"", "?sort=score", "?q=cluster-09", "?page=10"} {
+	for _, query := range []string{"", "?target=1.36", "?sort=score", "?q=cluster-09", "?page=10", "?view=matrix"} {
 		b.Run("fragment"+query, func(b *testing.B) {
 			var n int
 			for b.Loop() {
@@ -37,6 +38,38 @@ func BenchmarkDashboardFleet(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "fragment-B")
 			b.ReportMetric(float64(n+static), "page-B")
+		})
+	}
+}
+
+// BenchmarkFleetFindings reads the fleet's findings of 1,000 clusters × 4 targets (seedFleet:
+// each stored report two blockers and three warnings) warm, as the summaries of the stored
+// reports are kept by evaluation id: GET /api/v1/fleet/findings at each cluster's next minor
+// and at 1.36, its CSV, and the findings page's fragment. "cold" is the first read after the
+// server starts, decoding every report once.
+//
+// Measured with the numbers in docs/performance.md (Fleet findings).
+func BenchmarkFleetFindings(b *testing.B) {
+	st := benchStore(b)
+	seedFleet(b, st, 1000, 1, []string{"1.34", "1.35", "1.36", "1.37"})
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			ts := benchServer(b, st, server.Config{Targets: []string{"1.35", "1.36", "1.37"}})
+			b.StartTimer()
+			getBody(b, ts, "/api/v1/fleet/findings")
+		}
+	})
+	ts := benchServer(b, st, server.Config{Targets: []string{"1.35", "1.36", "1.37"}})
+	getBody(b, ts, "/api/v1/fleet/findings") // warm: every report summarized once
+	for _, path := range []string{"/api/v1/fleet/findings", "/api/v1/fleet/findings?target=1.36", "/api/v1/fleet/findings?target=1.36&format=csv",
+		"/ui/findings", "/ui/findings?target=1.36&severity=all"} {
+		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				n = len(getBody(b, ts, path))
+			}
+			b.ReportMetric(float64(n), "body-B")
 		})
 	}
 }

@@ -70,7 +70,7 @@ func TestTheNavLinksEachPageOnceByItsName(t *testing.T) {
 	for _, m := range navLink.FindAllStringSubmatch(string(ts.get("/", "").body), -1) {
 		got = append(got, m[3]+" "+m[1])
 	}
-	if want := "Fleet /,Teams /teams,Knowledge /knowledge"; strings.Join(got, ",") != want {
+	if want := "Fleet /,Findings /findings,Teams /teams,Knowledge /knowledge"; strings.Join(got, ",") != want {
 		t.Errorf("the nav links %q, want %q", strings.Join(got, ","), want)
 	}
 }
@@ -265,7 +265,7 @@ func count(t *testing.T, body, key string) string {
 func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 	ts := seededFleet(t, nil)
 	body := string(ts.get("/ui/fleet", "").body)
-	for key, want := range map[string]string{"ready": "63", "blocked": "63", "unknown": "62", "none": "62", "stale": "0"} {
+	for key, want := range map[string]string{"ready": "63", "blocked": "63", "unknown": "62", "already-there": "0", "none": "62", "stale": "0"} {
 		if got := count(t, body, key); got != want {
 			t.Errorf("summary %s = %s, want %s", key, got, want)
 		}
@@ -278,9 +278,15 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 		t.Errorf("page 1's pager: %s", body[strings.Index(body, `<nav class="pager"`):])
 	}
 	for _, want := range []string{`<select id="target" name="target">`, `<input id="q" name="q" type="search"`, `<select id="verdict-filter" name="verdict">`,
-		`data-target="1.34" data-verdict="ready">`, `data-target="1.35" data-verdict="none">`, `<a data-sort="score" href="/?sort=score">`} {
+		`<a data-sort="blockers" href="/?sort=blockers">`, `<a id="view-link" href="/?view=matrix">`, `<th scope="col" class="top">Top blocker</th>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the fleet fragment lacks %s", want)
+		}
+	}
+	matrix := string(ts.get("/ui/fleet?view=matrix", "").body)
+	for _, want := range []string{`data-target="1.34" data-verdict="ready">`, `data-target="1.35" data-verdict="none">`, `<a data-sort="score" href="/?sort=score&amp;view=matrix">`} {
+		if !strings.Contains(matrix, want) {
+			t.Errorf("the per-minor matrix lacks %s", want)
 		}
 	}
 
@@ -340,15 +346,15 @@ func TestTheFleetAndClusterFragmentsReadTheSameOnBothStores(t *testing.T) {
 	})
 }
 
-var countLink = regexp.MustCompile(`<a data-count="([a-z]+)" class="[^"]*" href="([^"]*)">([0-9,]+) `)
+var countLink = regexp.MustCompile(`<a data-count="([a-z-]+)" class="[^"]*" href="([^"]*)">([0-9,]+) `)
 
 func TestEachSummaryCountIsTheNumberOfRowsItsLinkLists(t *testing.T) {
 	ts := seededFleet(t, nil)
 	for _, query := range []string{"", "q=cluster-00", "q=CLUSTER-1&target=1.35", "q=nothing-matches"} {
 		body := string(ts.get("/ui/fleet?"+query, "").body)
 		links := countLink.FindAllStringSubmatch(body, -1)
-		if len(links) != 5 {
-			t.Fatalf("?%s: %d summary links, want 5", query, len(links))
+		if len(links) != 6 {
+			t.Fatalf("?%s: %d summary links, want the five standings and stale", query, len(links))
 		}
 		for _, m := range links {
 			linked := string(ts.get("/ui/fleet"+strings.TrimPrefix(html.UnescapeString(m[2]), "/"), "").body)
@@ -368,7 +374,7 @@ func TestTheFleetFragmentKeepsTheQueryInItsLinks(t *testing.T) {
 	body := string(ts.get("/ui/fleet?q=cluster-1&verdict=blocked&sort=-score&page=1", "").body)
 	for _, want := range []string{
 		`<a data-sort="name" href="/?q=cluster-1&amp;verdict=blocked">`,
-		`<a data-sort="score" href="/?q=cluster-1&amp;sort=score&amp;verdict=blocked">`,
+		`<a data-sort="blockers" href="/?q=cluster-1&amp;sort=blockers&amp;verdict=blocked">`,
 		`<select id="sort" name="sort">`,
 		`<option value="-score" selected>`,
 		`<option value="blocked" selected>`,
@@ -392,7 +398,7 @@ func TestTheFleetFragmentFlagsStaleClustersAndBundlesBehind(t *testing.T) {
 	if rows := rowsOf(string(ts.get("/ui/fleet?verdict=stale", "").body)); len(rows) != 100 {
 		t.Errorf("verdict=stale lists %d rows on page 1, want 100", len(rows))
 	}
-	behind := regexp.MustCompile(`<tr data-cluster="([^"]*)" data-behind=`).FindAllStringSubmatch(body, -1)
+	behind := regexp.MustCompile(`<tr data-cluster="([^"]*)"[^>]* data-behind=`).FindAllStringSubmatch(body, -1)
 	if len(behind) != 1 || behind[0][1] != "cluster-007" {
 		t.Errorf("rows marked behind: %v, want cluster-007 only", behind)
 	}

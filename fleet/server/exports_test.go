@@ -30,9 +30,25 @@ func TestAnExportIsTheStoredEvaluationAsAFile(t *testing.T) {
 	if findings := len(target["findings"].([]any)); len(rows) < 2+findings {
 		t.Errorf("%d rows for %d stored findings", len(rows), findings)
 	}
+	owned := map[string]string{}
+	for _, row := range rows[2:] {
+		owned[row[8]] = row[12] + " | " + row[15]
+	}
+	// An API's findings name their objects without a kind: the key says it.
+	if got := owned["removed-api/extensions/v1beta1/Ingress"]; got != "payments | shop/a" {
+		t.Errorf("the Ingress's teams and objects %q, want payments and shop/a", got)
+	}
+	if got := owned["removed-api/policy/v1beta1/PodSecurityPolicy"]; got != " | restricted" {
+		t.Errorf("the PodSecurityPolicy's teams and objects %q, want no team and restricted", got)
+	}
 	h := ts.get(base+"?target=1.33&format=html", "")
 	if h.status != 200 || h.header.Get("Content-Type") != "text/html; charset=utf-8" || !bytes.Contains(h.body, []byte("<svg class=\"spark\"")) {
 		t.Errorf("html export: %d %v", h.status, h.header)
+	}
+	for _, want := range []string{`<p class="owners">Owners: payments</p>`, `<p class="owners">Owners: no owning team</p>`} {
+		if !bytes.Contains(h.body, []byte(want)) {
+			t.Errorf("the html export lacks %s", want)
+		}
 	}
 	// A team-scoped reader's file holds its teams' share, like its reads.
 	scoped := ts.get(base+"?target=1.33&format=csv", ts.mintRead("payments"))

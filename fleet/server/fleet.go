@@ -24,9 +24,14 @@ type fleetHandler struct {
 }
 
 // matrix is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
-// cell where there is none or the cluster already runs the target.
+// cell where there is none or the cluster already runs the target, and every cluster
+// counted where it stands at ?target= (each cluster's next minor when absent).
 func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) error {
 	asked, err := fleetTargets(r.URL.Query().Get("targets"))
+	if err != nil {
+		return err
+	}
+	at, err := targetQuery(r)
 	if err != nil {
 		return err
 	}
@@ -45,7 +50,8 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	}
 	pol := h.policy.load()
 	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": h.now().UTC(), "clusters": rows,
-		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)}})
+		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)},
+		"counts": countStandings(at, v.standings(at))})
 	return nil
 }
 
@@ -141,7 +147,29 @@ func (h *fleetHandler) teams(w http.ResponseWriter, r *http.Request, sc scope) e
 // cluster's next minor), and answers the clusters with no stored evaluation there, by name.
 // Clusters that already run the target are left out of both.
 func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []store.Cluster) {
-	teams, missing := map[string]*teamRollup{}, []store.Cluster{}
+	teams := map[string]*teamRollup{}
+	judged, missing := judgedAt(v, target)
+	for _, j := range judged {
+		for name, cell := range j.row.Teams {
+			if sc.sees(name) {
+				teams[name] = roll(teams[name], cell, j.cluster.Name)
+			}
+		}
+	}
+	return teams, missing
+}
+
+// judgedCluster is a cluster and its fleet row at the target a team rollup judges it at.
+type judgedCluster struct {
+	cluster store.Cluster
+	row     store.FleetRow
+}
+
+// judgedAt is the clusters of v, by name, with their rows at target ("" is each cluster's
+// next minor), and those without one (missing). Clusters that already run the target are
+// left out of both: a team rollup and its explanation read the same cells.
+func judgedAt(v fleetView, target string) (judged []judgedCluster, missing []store.Cluster) {
+	missing = []store.Cluster{}
 	for _, c := range byName(v.clusters) {
 		t := target
 		if t == "" {
@@ -158,13 +186,9 @@ func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []
 			missing = append(missing, c)
 			continue
 		}
-		for name, cell := range v.cells[c.ID][i].Teams {
-			if sc.sees(name) {
-				teams[name] = roll(teams[name], cell, c.Name)
-			}
-		}
+		judged = append(judged, judgedCluster{cluster: c, row: v.cells[c.ID][i]})
 	}
-	return teams, missing
+	return judged, missing
 }
 
 func roll(acc *teamRollup, t store.TeamCell, cluster string) *teamRollup {

@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/api"
+	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -28,6 +30,12 @@ type fleetReads struct {
 	cellsMu      sync.Mutex
 	cells        map[int64][]store.FleetRow
 	cellsVersion string
+	// sums are the summaries of the reports fleet cells point at (summaries), decoded
+	// within admit's turns by snaps; log tells of a report that cannot be read.
+	sums  summaryCache
+	admit *admission.Turns
+	snaps *snapshots
+	log   *slog.Logger
 }
 
 // fleetView is one read of the store: every cluster and its fleet cells, with what the
@@ -35,6 +43,36 @@ type fleetReads struct {
 type fleetView struct {
 	clusters []store.Cluster
 	cells    map[int64][]store.FleetRow
+	// version is the store's FleetVersion the fleet's cells were read at.
+	version string
+	// sums are the fleet's cells' summaries by evaluation id (withSummaries); shared, a
+	// team-scoped reader's, by cluster id and target: its shares' cells have no id.
+	sums   map[int64]*evalSummary
+	shared map[int64]map[string]*evalSummary
+}
+
+// summary is the report summary of one of v's cells, nil when there is none.
+func (v fleetView) summary(cell store.FleetRow) *evalSummary {
+	if v.shared != nil {
+		return v.shared[cell.ClusterID][cell.Target]
+	}
+	return v.sums[cell.EvaluationID]
+}
+
+// withSummaries adds the summaries of v's cells (a team-scoped view has them already).
+func (fr *fleetReads) withSummaries(ctx context.Context, v *fleetView) error {
+	if v.shared != nil {
+		return nil
+	}
+	cells, version, err := fr.fleetCellsAt(ctx)
+	if err != nil {
+		return err
+	}
+	// The cells may have moved since v was read: the summaries of the newer cells hold
+	// every id v's cells point at unless those were replaced meanwhile, which leaves a
+	// cell without its top blocker on this read, never with another's.
+	v.sums, err = fr.summaries(ctx, cells, version)
+	return err
 }
 
 func (fr *fleetReads) loadFleet(ctx context.Context, sc scope) (fleetView, error) {
@@ -42,11 +80,11 @@ func (fr *fleetReads) loadFleet(ctx context.Context, sc scope) (fleetView, error
 	if err != nil {
 		return fleetView{}, err
 	}
-	cells, err := fr.fleetCells(ctx)
+	cells, version, err := fr.fleetCellsAt(ctx)
 	if err != nil {
 		return fleetView{}, err
 	}
-	v := fleetView{cells: cells}
+	v := fleetView{cells: cells, version: version}
 	for _, c := range clusters {
 		if inScope(sc, c, v.cells[c.ID]) {
 			v.clusters = append(v.clusters, c)
@@ -58,10 +96,13 @@ func (fr *fleetReads) loadFleet(ctx context.Context, sc scope) (fleetView, error
 	// A team-scoped reader sees its shares' cells, never the stored ones (which fr.cells
 	// keeps for every reader: it is not written to).
 	v.cells = make(map[int64][]store.FleetRow, len(v.clusters))
+	v.shared = make(map[int64]map[string]*evalSummary, len(v.clusters))
 	for _, c := range v.clusters {
-		if v.cells[c.ID], err = fr.shares.cells(ctx, c, sc, nil); err != nil {
+		judged, err := fr.shares.judged(ctx, c, sc, nil)
+		if err != nil {
 			return fleetView{}, err
 		}
+		v.cells[c.ID], v.shared[c.ID] = judged.rows, judged.sums
 	}
 	return v, nil
 }
@@ -70,25 +111,31 @@ func (fr *fleetReads) loadFleet(ctx context.Context, sc scope) (fleetView, error
 // store's fleet version is unchanged: a cheap query in place of reading every cell, checked
 // on every call, so each replica serves what the database holds.
 func (fr *fleetReads) fleetCells(ctx context.Context) (map[int64][]store.FleetRow, error) {
+	cells, _, err := fr.fleetCellsAt(ctx)
+	return cells, err
+}
+
+// fleetCellsAt is fleetCells with the fleet version the cells were read at.
+func (fr *fleetReads) fleetCellsAt(ctx context.Context) (map[int64][]store.FleetRow, string, error) {
 	version, err := fr.store.FleetVersion(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	fr.cellsMu.Lock()
 	defer fr.cellsMu.Unlock()
 	if fr.cellsVersion == version && fr.cells != nil {
-		return fr.cells, nil
+		return fr.cells, version, nil
 	}
 	rows, err := fr.store.Fleet(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cells := map[int64][]store.FleetRow{}
 	for _, r := range rows {
 		cells[r.ClusterID] = append(cells[r.ClusterID], r)
 	}
 	fr.cells, fr.cellsVersion = cells, version
-	return cells, nil
+	return cells, version, nil
 }
 
 // inScope answers whether a reader sees a cluster: the fleet sees every one, a team scope

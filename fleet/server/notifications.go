@@ -30,11 +30,13 @@ type notifications struct {
 	worker *notify.Worker
 	// sinks are the queues a message is enqueued to.
 	sinks []string
+	// base is where links to the dashboard start (Config.PublicURL), "" for no links.
+	base string
 }
 
 // newNotifications is the notifications of cfg's sinks, none without any.
 func newNotifications(cfg Config, snaps *snapshots) *notifications {
-	n := &notifications{store: cfg.Store, snaps: snaps, log: cfg.Logger, now: cfg.Now}
+	n := &notifications{store: cfg.Store, snaps: snaps, log: cfg.Logger, now: cfg.Now, base: cfg.PublicURL}
 	if len(cfg.Sinks) == 0 {
 		return n
 	}
@@ -91,7 +93,8 @@ func (n *notifications) notification(ctx context.Context, head store.ClusterHead
 	if head.ID == 0 {
 		return nil, baselines, nil
 	}
-	body := notify.NewBody(notify.Cluster{ID: head.ID, Name: name}, deltas, n.now())
+	cluster := notify.Cluster{ID: head.ID, Name: name, URL: clusterPage(n.base, head.ID)}
+	body := notify.NewBody(cluster, deltas, n.now())
 	if body == nil {
 		return nil, baselines, nil
 	}

@@ -44,6 +44,7 @@ func (s *Server) routes(f features) http.Handler {
 	handle("POST /api/v1/gate", "gate", reads(f.gate.serve))
 	handle("GET /api/v1/fleet", "fleet", reads(f.fleet.matrix))
 	handle("GET /api/v1/fleet/teams", "fleet-teams", reads(f.fleet.teams))
+	handle("GET /api/v1/fleet/findings", "fleet-findings", reads(f.fleet.findings))
 	handle("POST /api/v1/bundles/dry-run", "dry-run", read(fleetOnly(dryRunFleetOnly)(answering(log, f.dryRun.serve))))
 	if f.bundles.published == nil {
 		handle("GET /bundles/{name}", "bundles", http.HandlerFunc(noBundles))
@@ -52,7 +53,7 @@ func (s *Server) routes(f features) http.Handler {
 	}
 	// The dashboard: a shell per page that anyone may load, and fragments behind the read
 	// API's credentials.
-	for _, p := range []string{"GET /{$}", "GET /clusters/{id}", "GET /teams", "GET /knowledge"} {
+	for _, p := range []string{"GET /{$}", "GET /clusters/{id}", "GET /teams", "GET /knowledge", "GET /findings"} {
 		handle(p, "dashboard", http.HandlerFunc(f.dashboard.page))
 	}
 	handle("GET /assets/{file}", "dashboard-assets", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +63,7 @@ func (s *Server) routes(f features) http.Handler {
 	handle("GET /ui/clusters/{id}", "ui-cluster", fragment(f.dashboard.cluster))
 	handle("GET /ui/teams", "ui-teams", fragment(f.dashboard.teams))
 	handle("GET /ui/knowledge", "ui-knowledge", fragment(f.dashboard.knowledge))
+	handle("GET /ui/findings", "ui-findings", fragment(f.dashboard.findings))
 	// Catch-alls answer JSON: the exact operational paths (another method: 405, where
 	// ServeMux would redirect to the subtree) and every path under them and /api/. /api is
 	// exact too: ServeMux's redirect to /api/ would not know a path prefix and leave it.

@@ -164,12 +164,16 @@ var scopedReads = []read{
 	{"the fleet", "GET /api/v1/fleet", "GET", "/api/v1/fleet", "", nil},
 	{"the fleet at chosen targets", "GET /api/v1/fleet", "GET", "/api/v1/fleet?targets=1.33,1.34,1.35", "", nil},
 	{"the fleet's teams", "GET /api/v1/fleet/teams", "GET", "/api/v1/fleet/teams?target=1.33", "", nil},
+	{"the fleet's findings", "GET /api/v1/fleet/findings", "GET", "/api/v1/fleet/findings", "", nil},
+	{"the fleet's findings at a target, of a team", "GET /api/v1/fleet/findings", "GET", "/api/v1/fleet/findings?target=1.34&team=payments", "", nil},
+	{"the fleet's findings as CSV", "GET /api/v1/fleet/findings", "GET", "/api/v1/fleet/findings?target=1.33&format=csv", "", nil},
 	{"a dry run, refused", "POST /api/v1/bundles/dry-run", "POST", "/api/v1/bundles/dry-run", "x", nil},
 	{"a bundle download, refused", "GET /bundles/{name}", "GET", "/bundles/kb.tar.gz", "", nil},
 	{"the dashboard's fleet page", "GET /{$}", "GET", "/", "", nil},
 	{"the dashboard's cluster page", "GET /clusters/{id}", "GET", "/clusters/%d", "", nil},
 	{"the dashboard's teams page", "GET /teams", "GET", "/teams", "", nil},
 	{"the dashboard's knowledge page", "GET /knowledge", "GET", "/knowledge", "", nil},
+	{"the dashboard's findings page", "GET /findings", "GET", "/findings", "", nil},
 	{"an asset", "GET /assets/{file}", "GET", "/assets/app.js", "", nil},
 	{"the fleet fragment", "GET /ui/fleet", "GET", "/ui/fleet", "", nil},
 	{"the cluster fragment", "GET /ui/clusters/{id}", "GET", "/ui/clusters/%d", "", nil},
@@ -177,6 +181,8 @@ var scopedReads = []read{
 	{"the teams fragment", "GET /ui/teams", "GET", "/ui/teams", "", nil},
 	{"the teams fragment at a target", "GET /ui/teams", "GET", "/ui/teams?target=1.33", "", nil},
 	{"the knowledge fragment", "GET /ui/knowledge", "GET", "/ui/knowledge", "", nil},
+	{"the findings fragment", "GET /ui/findings", "GET", "/ui/findings", "", nil},
+	{"the findings fragment with warnings", "GET /ui/findings", "GET", "/ui/findings?severity=all&target=1.34", "", nil},
 }
 
 func ingressYAML(ns, name string) string {

@@ -93,6 +93,10 @@ type Config struct {
 	// PathPrefix, when set ("/upgradescope", see NormalPathPrefix), is where every route
 	// is served, the API and the dashboard alike; nothing answers outside it.
 	PathPrefix string
+	// PublicURL, when set, is the address at which people open the dashboard
+	// (NormalPublicURL): notifications link to a cluster's page under it. Without it they
+	// carry no link; one is never guessed from a request's Host.
+	PublicURL string
 	// PublishDir, when set, holds the signed bundles (*.tar.gz) GET /bundles/{name} serves
 	// to agents holding an ingest token.
 	PublishDir string
@@ -148,6 +152,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.PathPrefix = prefix
+	if cfg.PublicURL, err = dashboardBase(cfg.PublicURL, prefix); err != nil {
+		return nil, err
+	}
 	if cfg.MaxGateBytes <= 0 {
 		cfg.MaxGateBytes = DefaultMaxGateBytes
 	}

@@ -99,35 +99,48 @@ func (sj *shareJudge) served(ctx context.Context, c store.Cluster, sc scope, tar
 // fails to evaluate has no cells, as a stored evaluation that failed; only a busy server is
 // an error.
 func (sj *shareJudge) cells(ctx context.Context, c store.Cluster, sc scope, targets []string) ([]store.FleetRow, error) {
+	judged, err := sj.judged(ctx, c, sc, targets)
+	return judged.rows, err
+}
+
+// shareCells are a share's fleet cells and their report summaries by target.
+type shareCells struct {
+	rows []store.FleetRow
+	sums map[string]*evalSummary
+}
+
+// judged is cells with the summaries of the share's report at each target.
+func (sj *shareJudge) judged(ctx context.Context, c store.Cluster, sc scope, targets []string) (shareCells, error) {
 	if targets == nil {
 		targets = sj.plan.plan(c.ServerVersion)
 	}
 	if c.LatestSnapshotID == 0 || len(targets) == 0 {
-		return nil, nil
+		return shareCells{}, nil
 	}
 	pol := sj.policy.load()
 	key := shareKey{cluster: c.ID, snapshot: c.LatestSnapshotID, policy: pol.key, day: sj.now().UTC().Format(time.DateOnly),
 		teams: strings.Join(slices.Sorted(slices.Values(sc.teams)), ","), targets: strings.Join(targets, ",")}
-	if rows, ok := sj.cache.get(key); ok {
-		return rows, nil
+	if cached, ok := sj.cache.get(key); ok {
+		return cached, nil
 	}
 	rep, judged, err := sj.judge(ctx, c, sc, pol, targets)
 	switch {
 	case errors.Is(err, admission.ErrBusy) || ctx.Err() != nil:
-		return nil, err
+		return shareCells{}, err
 	case err != nil:
 		sj.log.Error("a team-scoped evaluation failed; its cells stay empty", "cluster", c.Name, "err", err)
-		return nil, nil
+		return shareCells{}, nil
 	}
-	rows := make([]store.FleetRow, 0, len(rep.Targets))
+	out := shareCells{rows: make([]store.FleetRow, 0, len(rep.Targets)), sums: make(map[string]*evalSummary, len(rep.Targets))}
 	at, _ := parseTime(rep.EvaluatedAt)
-	for _, tr := range rep.Targets {
-		rows = append(rows, store.FleetRow{ClusterID: c.ID, ClusterName: c.Name, Target: tr.Target, SnapshotID: judged.snapshot,
+	for i, tr := range rep.Targets {
+		out.rows = append(out.rows, store.FleetRow{ClusterID: c.ID, ClusterName: c.Name, Target: tr.Target, SnapshotID: judged.snapshot,
 			Verdict: tr.Verdict, Score: tr.Score, Blockers: tr.Blockers, Warnings: tr.Warnings, EvaluatedAt: at,
 			BundlesKey: pol.key, Teams: shareTeamCells(tr, judged.owners, sc)})
+		out.sums[tr.Target] = summarize(&rep.Targets[i])
 	}
-	sj.cache.put(key, rows)
-	return rows, nil
+	sj.cache.put(key, out)
+	return out, nil
 }
 
 // shareTeamCells are the scope's teams' cells of a share's target, one for each team owning
@@ -166,16 +179,17 @@ type shareKey struct {
 	policy, day, teams, targets string
 }
 
-// maxShareCells bounds the cached sets of cells: a few hundred bytes each.
+// maxShareCells bounds the cached sets of cells: a few hundred bytes each, and the
+// summaries of their blockers and warnings.
 const maxShareCells = 4096
 
 // shareCache holds the cells of shares already evaluated. Safe for concurrent use.
 type shareCache struct {
 	mu sync.Mutex
-	m  map[shareKey][]store.FleetRow
+	m  map[shareKey]shareCells
 }
 
-func (c *shareCache) get(k shareKey) ([]store.FleetRow, bool) {
+func (c *shareCache) get(k shareKey) (shareCells, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rows, ok := c.m[k]
@@ -184,11 +198,11 @@ func (c *shareCache) get(k shareKey) ([]store.FleetRow, bool) {
 
 // put stores rows under k; a full cache starts again empty: what it held is judged again
 // when read, and entries of past snapshots, bundle sets and days go with it.
-func (c *shareCache) put(k shareKey, rows []store.FleetRow) {
+func (c *shareCache) put(k shareKey, cells shareCells) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxShareCells {
-		c.m = map[shareKey][]store.FleetRow{}
+		c.m = map[shareKey]shareCells{}
 	}
-	c.m[k] = rows
+	c.m[k] = cells
 }

@@ -4,9 +4,11 @@ go 1.26.8
 
 tool github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 
+// license (./license) stamps the SBOM's own component with the repository's license.
+require github.com/CycloneDX/cyclonedx-go v0.9.3
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
-	github.com/CycloneDX/cyclonedx-go v0.9.3 // indirect
 	github.com/CycloneDX/cyclonedx-gomod v1.10.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect

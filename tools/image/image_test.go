@@ -94,7 +94,7 @@ func TestImageConfigRunsTheBinaryAsNonrootWithOCILabels(t *testing.T) {
 		"org.opencontainers.image.version":  testVersion,
 		"org.opencontainers.image.revision": testCommit,
 		"org.opencontainers.image.created":  "2023-11-14T22:13:20Z",
-		"org.opencontainers.image.licenses": "NOASSERTION",
+		"org.opencontainers.image.licenses": "Apache-2.0",
 	}
 	if !reflect.DeepEqual(c.Labels, want) {
 		t.Errorf("labels %v, want %v", c.Labels, want)
@@ -268,7 +268,7 @@ func TestDockerfileBuildsWhatMakeImageBuilds(t *testing.T) {
 			t.Errorf("Dockerfile has no line %q", want)
 		}
 	}
-	s := spec{source: "https://github.com/upgradescope/upgradescope", licenses: "NOASSERTION", version: "$VERSION", revision: "$COMMIT"}
+	s := spec{source: "https://github.com/upgradescope/upgradescope", licenses: "Apache-2.0", version: "$VERSION", revision: "$COMMIT"}
 	for k, v := range labels(s) {
 		if k == "org.opencontainers.image.created" {
 			continue // docker build sets its own

@@ -59,7 +59,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.caBundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "the PEM CA bundle to ship (Debian's ca-certificates, as distroless ships)")
 	fs.StringVar(&o.repository, "repository", "ghcr.io/upgradescope/upgradescope", "the repository the loaded image is tagged in")
 	fs.StringVar(&o.source, "source", "https://github.com/upgradescope/upgradescope", "the source label")
-	fs.StringVar(&o.licenses, "licenses", "NOASSERTION", "the licenses label, an SPDX expression")
+	fs.StringVar(&o.licenses, "licenses", "Apache-2.0", "the licenses label, an SPDX expression (LICENSE)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

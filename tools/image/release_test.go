@@ -107,7 +107,8 @@ func TestDistWritesTheArchiveTheSBOMAndSumsThatVerify(t *testing.T) {
 	}
 }
 
-// The SBOM names the release and the modules its binary links, read from the binary.
+// The SBOM names the release, its license and the modules its binary links, read from the
+// binary.
 func TestDistSBOMIsCycloneDXOfTheModulesTheBinaryLinks(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(sharedDist(t), "upgradescope_"+testVersion+".cdx.json"))
 	if err != nil {
@@ -116,7 +117,12 @@ func TestDistSBOMIsCycloneDXOfTheModulesTheBinaryLinks(t *testing.T) {
 	var bom struct {
 		BOMFormat string `json:"bomFormat"`
 		Metadata  struct {
-			Component struct{ Name, Version string } `json:"component"`
+			Component struct {
+				Name, Version string
+				Licenses      []struct {
+					License struct{ ID string } `json:"license"`
+				} `json:"licenses"`
+			} `json:"component"`
 		} `json:"metadata"`
 		Components []struct{ Name, Version string } `json:"components"`
 	}
@@ -126,6 +132,10 @@ func TestDistSBOMIsCycloneDXOfTheModulesTheBinaryLinks(t *testing.T) {
 	if bom.BOMFormat != "CycloneDX" || bom.Metadata.Component.Name != "github.com/upgradescope/upgradescope" || bom.Metadata.Component.Version != testVersion {
 		t.Errorf("SBOM format %q describes %s %s, want CycloneDX of github.com/upgradescope/upgradescope %s",
 			bom.BOMFormat, bom.Metadata.Component.Name, bom.Metadata.Component.Version, testVersion)
+	}
+	// Our own component carries LICENSE's identifier, not NOASSERTION.
+	if l := bom.Metadata.Component.Licenses; len(l) != 1 || l[0].License.ID != "Apache-2.0" {
+		t.Errorf("SBOM component licenses %+v, want one: Apache-2.0", l)
 	}
 	linked := map[string]bool{}
 	for _, c := range bom.Components {

@@ -23,6 +23,11 @@ type Delta struct {
 	New      []string `json:"new"`
 	Changed  []string `json:"changed"`
 	Resolved []string `json:"resolved"`
+	// NewBlockers are the keys of the blockers after that were not blockers before: new,
+	// or raised to blocker. A target already blocked that gains one shows it here though
+	// its verdict stays. Sorted; nil only in an answer of a server from before it was
+	// added.
+	NewBlockers []string `json:"newBlockers"`
 }
 
 // Turned answers the verdict the target turns to, or "" when the verdict stays: a target
@@ -32,6 +37,11 @@ func (d Delta) Turned() string {
 		return ""
 	}
 	return d.After.Verdict
+}
+
+// changed reports whether the candidate changes anything at d: its verdict, or a finding.
+func (d Delta) changed() bool {
+	return d.Turned() != "" || len(d.New)+len(d.Changed)+len(d.Resolved) > 0
 }
 
 // Result is one cluster's dry run. Error says why it has no deltas: the candidate failed
@@ -45,4 +55,28 @@ type Result struct {
 	// Skipped says why a cluster has nothing to compare: no target to judge it at. Such a
 	// cluster fails no threshold; nothing judges it with the current bundles either.
 	Skipped string `json:"skipped,omitempty"`
+}
+
+// Unchanged reports whether the candidate was judged on r and changes nothing at any of
+// its targets. A cluster not judged, or skipped, is not unchanged: nothing was compared.
+func (r Result) Unchanged() bool {
+	if r.Error != "" || r.Skipped != "" {
+		return false
+	}
+	for _, d := range r.Targets {
+		if d.changed() {
+			return false
+		}
+	}
+	return true
+}
+
+// gainsBlocker reports whether a target of r gains a blocker key (Delta.NewBlockers).
+func (r Result) gainsBlocker() bool {
+	for _, d := range r.Targets {
+		if len(d.NewBlockers) > 0 {
+			return true
+		}
+	}
+	return false
 }

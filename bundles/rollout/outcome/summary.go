@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/upgradescope/upgradescope/report"
@@ -16,6 +17,10 @@ type Summary struct {
 	TurnedReady   []string `json:"turnedReady"`
 	// Changed clusters have a verdict turned or a finding new, changed or resolved.
 	Changed []string `json:"changed"`
+	// NewBlockers are the clusters that gain a blocker key at some target
+	// (Delta.NewBlockers), blocked before or not. nil only in an answer of a server from
+	// before it was added.
+	NewBlockers []string `json:"newBlockers"`
 	// CandidateErrors are the clusters the candidate failed on; Unjudged those read or
 	// judged without it that failed, or that the budget left out.
 	CandidateErrors []string `json:"candidateErrors"`
@@ -27,7 +32,7 @@ type Summary struct {
 // Summarize sums results up, in their order.
 func Summarize(results []Result) Summary {
 	s := Summary{Clusters: len(results), TurnedBlocked: []string{}, TurnedUnknown: []string{}, TurnedReady: []string{},
-		Changed: []string{}, CandidateErrors: []string{}, Unjudged: []string{}}
+		Changed: []string{}, NewBlockers: []string{}, CandidateErrors: []string{}, Unjudged: []string{}}
 	for _, r := range results {
 		switch {
 		case r.Candidate:
@@ -41,12 +46,10 @@ func Summarize(results []Result) Summary {
 			continue
 		}
 		turned := map[string]bool{}
-		changed := false
 		for _, d := range r.Targets {
 			if v := d.Turned(); v != "" {
-				turned[v], changed = true, true
+				turned[v] = true
 			}
-			changed = changed || len(d.New)+len(d.Changed)+len(d.Resolved) > 0
 		}
 		for verdict, list := range map[string]*[]string{report.VerdictBlocked: &s.TurnedBlocked,
 			report.VerdictUnknown: &s.TurnedUnknown, report.VerdictReady: &s.TurnedReady} {
@@ -54,28 +57,34 @@ func Summarize(results []Result) Summary {
 				*list = append(*list, r.Cluster)
 			}
 		}
-		if changed {
+		if !r.Unchanged() {
 			s.Changed = append(s.Changed, r.Cluster)
+		}
+		if r.gainsBlocker() {
+			s.NewBlockers = append(s.NewBlockers, r.Cluster)
 		}
 	}
 	return s
 }
 
-// Thresholds a dry run fails its pipeline at: the least change that fails it.
+// Thresholds a dry run fails its pipeline at: the least change that fails it. blocked: a
+// cluster turns blocked; new-blocker: that, or a cluster already blocked gains a blocker
+// key; unknown: a cluster turns blocked or unknown; changed: anything changes.
 const (
-	FailOnBlocked = "blocked"
-	FailOnUnknown = "unknown"
-	FailOnChanged = "changed"
-	FailOnNever   = "never"
+	FailOnBlocked    = "blocked"
+	FailOnNewBlocker = "new-blocker"
+	FailOnUnknown    = "unknown"
+	FailOnChanged    = "changed"
+	FailOnNever      = "never"
 )
 
 // ParseFailOn validates a threshold.
 func ParseFailOn(s string) (string, error) {
 	switch s {
-	case FailOnBlocked, FailOnUnknown, FailOnChanged, FailOnNever:
+	case FailOnBlocked, FailOnUnknown, FailOnChanged, FailOnNewBlocker, FailOnNever:
 		return s, nil
 	}
-	return "", fmt.Errorf("unknown threshold %q: want blocked, unknown, changed or never", s)
+	return "", fmt.Errorf("unknown threshold %q: want blocked, new-blocker, unknown, changed or never", s)
 }
 
 // Fails says why the dry run fails at threshold, "" when it passes. A cluster the candidate
@@ -94,6 +103,9 @@ func (s Summary) Fails(threshold string) string {
 	add(s.CandidateErrors, "where the candidate fails")
 	add(s.Unjudged, "not judged")
 	add(s.TurnedBlocked, "would turn blocked")
+	if threshold == FailOnNewBlocker {
+		add(without(s.NewBlockers, s.TurnedBlocked), "already blocked would gain a blocker")
+	}
 	if threshold == FailOnUnknown || threshold == FailOnChanged {
 		add(s.TurnedUnknown, "would turn unknown")
 	}
@@ -104,6 +116,17 @@ func (s Summary) Fails(threshold string) string {
 }
 
 // names lists the first few names of a list, counting the rest.
+// without is list less the names in drop, in list's order.
+func without(list, drop []string) []string {
+	out := []string{}
+	for _, n := range list {
+		if !slices.Contains(drop, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func names(list []string) string {
 	const shown = 5
 	if len(list) <= shown {

@@ -77,10 +77,10 @@ const newCluster = `{"id":2,"name":"dev","clusterUid":"","firstSeen":"2026-11-30
 var ndjsonHeader = http.Header{"Content-Type": {"application/x-ndjson"}}
 
 const dryRunLine = `{"cluster":"prod-eu","targets":[{"target":"1.37","before":null,` +
-	`"after":{"verdict":"blocked","score":75,"blockers":1,"warnings":0},"new":["fleet-gateway/ingress"],"changed":[],"resolved":[]}]}`
+	`"after":{"verdict":"blocked","score":75,"blockers":1,"warnings":0},"new":["fleet-gateway/ingress"],"changed":[],"resolved":[],"newBlockers":["fleet-gateway/ingress"]}]}`
 
 const dryRunSummary = `{"summary":{"clusters":2,"turnedBlocked":["prod-eu"],"turnedUnknown":[],"turnedReady":[],` +
-	`"changed":["prod-eu"],"candidateErrors":[],"unjudged":["dev"]}}`
+	`"changed":["prod-eu"],"newBlockers":["prod-eu"],"candidateErrors":[],"unjudged":["dev"]}}`
 
 const finding = `{"key":"removed-api/flowcontrol.apiserver.k8s.io/v1beta3","category":"removed-api",
 	"severity":"blocker","target":"1.37","title":"FlowSchema uses a removed API"}`
@@ -379,12 +379,14 @@ func TestContractCoversAPIShapes(t *testing.T) {
 		"GET /api/v1/clusters/{id}/report", "GET /api/v1/clusters/{id}/findings",
 		"GET /api/v1/clusters/{id}/history", "GET /api/v1/clusters/{id}/teams",
 		"GET /api/v1/clusters/{id}/export", "POST /api/v1/gate",
-		"GET /api/v1/fleet", "GET /api/v1/fleet/teams",
+		"GET /api/v1/fleet", "GET /api/v1/fleet/teams", "GET /api/v1/fleet/findings",
 		"DELETE /api/v1/clusters/{id}", "PATCH /api/v1/clusters/{id}",
 		"GET /bundles/{name}", "POST /api/v1/bundles/dry-run",
 		// The dashboard (issue 18): HTML pages, assets and fragments.
 		"GET /", "GET /clusters/{id}", "GET /teams", "GET /knowledge", "GET /assets/{file}",
 		"GET /ui/fleet", "GET /ui/clusters/{id}", "GET /ui/teams", "GET /ui/knowledge",
+		// The fleet's findings (issue 34).
+		"GET /findings", "GET /ui/findings",
 	}
 	count := 0
 	for _, item := range spec.doc.Paths.Map() {

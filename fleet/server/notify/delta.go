@@ -44,15 +44,17 @@ func (b *Baseline) carried() map[string]bool {
 }
 
 // Carry answers the blockers cur carries, to store with it for when it is a baseline:
-// its own blockers and, when it could not assess a capability, every blocker base
-// carried, since what it could not see is carried, not resolved. Sorted; nil for an
-// unknown pass, which is never a baseline.
+// its own blockers and, when it is blocked and could not assess a capability, every
+// blocker base carried, since what a blocked pass could not see is carried, not resolved.
+// A ready pass carries nothing: its verdict is the report's, gaps or not, and became-ready
+// announced it (Compare), so a blocker seen again later is new. Sorted; nil for an unknown
+// pass, which is never a baseline.
 func Carry(base *Baseline, cur report.TargetResult) []string {
 	if !Decided(cur.Verdict) {
 		return nil
 	}
 	set := keys(cur.Findings, isBlocker)
-	if len(cur.NotAssessed) > 0 {
+	if cur.Verdict == report.VerdictBlocked && len(cur.NotAssessed) > 0 {
 		for k := range base.carried() {
 			set[k] = true
 		}
@@ -71,10 +73,11 @@ func Carry(base *Baseline, cur report.TargetResult) []string {
 //   - nothing when cur is unknown, or when there is no baseline (a new target or cluster);
 //   - new-blocker for each blocker whose key (its title when it has none) the baseline did
 //     not carry, once per key;
-//   - became-ready when the baseline carried a blocker and cur is ready with every
-//     capability assessed: a blocker that vanished because its evidence was not collected
-//     this pass is carried, not announced as resolved, and a pass that could not assess a
-//     capability carries its baseline's blockers on (Carry);
+//   - became-ready when the baseline carried a blocker and cur is ready. The stored
+//     verdict decides, as the dashboard and the gate show it: a ready pass may lack an
+//     optional capability (a required one makes it unknown, which is silent). A blocked
+//     pass that could not assess a capability carries its baseline's blockers on (Carry),
+//     so a blocker whose evidence was not collected is not announced again when it is;
 //   - eol-approaching for each eol-approaching warning the baseline did not have.
 func Compare(base *Baseline, cur report.TargetResult) []Change {
 	if base == nil || base.Result == nil || !Decided(cur.Verdict) {
@@ -85,7 +88,7 @@ func Compare(base *Baseline, cur report.TargetResult) []Change {
 	for _, f := range fresh(cur.Findings, had, isBlocker) {
 		out = append(out, change(KindNewBlocker, f, cur.Target))
 	}
-	if len(had) > 0 && cur.Verdict == report.VerdictReady && len(cur.NotAssessed) == 0 {
+	if len(had) > 0 && cur.Verdict == report.VerdictReady {
 		out = append(out, Change{Kind: KindBecameReady, Severity: report.SeverityInfo,
 			Title:  fmt.Sprintf("ready for %s: all blockers resolved", cur.Target),
 			Detail: fmt.Sprintf("score %d", cur.Score), Targets: []string{cur.Target}})
@@ -138,5 +141,5 @@ func fresh(fs []report.Finding, had map[string]bool, keep func(report.Finding) b
 
 func change(kind string, f report.Finding, target string) Change {
 	return Change{Kind: kind, Key: f.Key, Severity: f.Severity, Title: f.Title, Detail: f.Detail,
-		Targets: []string{target}}
+		Targets: []string{target}, Teams: union(nil, f.Teams)}
 }

@@ -81,13 +81,13 @@ func TestBaselineSemantics(t *testing.T) {
 			result("blocked", blocker("removed-api/a")), result("ready"), "became-ready"},
 		{"ready after a ready baseline announces nothing",
 			result("ready"), result("ready"), ""},
-		{"ready with a capability not assessed carries the baseline's blockers",
-			result("blocked", blocker("helm-chart/a")), gap(result("ready")), ""},
+		{"ready with an optional capability not assessed after a blocked baseline is became-ready",
+			result("blocked", blocker("helm-chart/a")), gap(result("ready")), "became-ready"},
 		{"ready with a gap after a ready baseline announces nothing",
 			result("ready"), gap(result("ready")), ""},
-		{"a blocker the baseline carried through its gap is not new",
+		{"a blocker a ready baseline of an earlier release carried through its gap is not new",
 			carrying(gap(result("ready")), "helm-chart/a"), result("blocked", blocker("helm-chart/a")), ""},
-		{"ready with everything assessed after a baseline that carried a blocker is became-ready",
+		{"ready after a ready baseline of an earlier release that carried a blocker is became-ready",
 			carrying(gap(result("ready")), "helm-chart/a"), result("ready"), "became-ready"},
 		{"a blocked baseline with a gap carries its baseline's blocker too",
 			carrying(gap(result("blocked", blocker("removed-api/b"))), "helm-chart/a", "removed-api/b"),
@@ -116,7 +116,7 @@ func TestBaselineSemantics(t *testing.T) {
 	}
 }
 
-func TestCarryKeepsTheBaselinesBlockersThroughAGap(t *testing.T) {
+func TestABlockedPassCarriesTheBaselinesBlockersThroughAGap(t *testing.T) {
 	base := &Baseline{Result: result("blocked", blocker("helm-chart/a")), Carried: []string{"helm-chart/a", "x/old"}}
 	for _, tc := range []struct {
 		name string
@@ -126,12 +126,13 @@ func TestCarryKeepsTheBaselinesBlockersThroughAGap(t *testing.T) {
 	}{
 		{"a pass with everything assessed carries its own blockers", base,
 			result("blocked", blocker("removed-api/b"), blocker("removed-api/b")), "[removed-api/b]"},
-		{"a ready pass with a gap carries the baseline's", base, gap(result("ready")), "[helm-chart/a x/old]"},
+		{"a ready pass with a gap carries nothing: it is ready, and became-ready said so", base, gap(result("ready")), "[]"},
 		{"a blocked pass with a gap carries both", base, gap(result("blocked", blocker("removed-api/b"))),
 			"[helm-chart/a removed-api/b x/old]"},
 		{"a baseline from before carried sets carries its own blockers",
-			&Baseline{Result: result("blocked", blocker("helm-chart/a"))}, gap(result("ready")), "[helm-chart/a]"},
-		{"without a baseline, a gap carries nothing more", nil, gap(result("ready")), "[]"},
+			&Baseline{Result: result("blocked", blocker("helm-chart/a"))}, gap(result("blocked", blocker("removed-api/b"))),
+			"[helm-chart/a removed-api/b]"},
+		{"without a baseline, a gap carries nothing more", nil, gap(result("blocked", blocker("removed-api/b"))), "[removed-api/b]"},
 		{"an unknown pass carries nothing", base, gap(result("unknown")), "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,14 +147,16 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 	var at32, at33 []Change
 	for i := range 7 {
 		f := blocker(fmt.Sprintf("removed-api/k%d", i))
+		f.Teams = []string{"payments"}
 		at33 = append(at33, change(KindNewBlocker, f, "1.33"))
 		if i < 2 {
 			f.Title += " (2 objects)" // a title may count; the key decides what is the same
+			f.Teams = []string{"payments", "data"}
 			at32 = append(at32, change(KindNewBlocker, f, "1.32"))
 		}
 	}
 	at32 = append(at32, Change{Kind: KindBecameReady, Severity: "info", Title: "ready for 1.32", Targets: []string{"1.32"}})
-	b := NewBody(Cluster{ID: 7, Name: "prod"}, []TargetDelta{
+	b := NewBody(Cluster{ID: 7, Name: "prod", URL: "https://fleet.example.com/upgradescope/clusters/7"}, []TargetDelta{
 		{Target: Target{Target: "1.32", Verdict: "ready", Score: 100}, Changes: at32},
 		{Target: Target{Target: "1.33", Verdict: "blocked", Score: 25, Blockers: 7}, Changes: at33},
 	}, time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600)))
@@ -162,6 +165,12 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 	}
 	if got := b.Changes[0].Targets; !slices.Equal(got, []string{"1.32", "1.33"}) {
 		t.Errorf("a blocker new at both targets lists %v, want both", got)
+	}
+	if got := b.Changes[0].Teams; !slices.Equal(got, []string{"data", "payments"}) {
+		t.Errorf("a blocker owned by other teams at each target lists teams %v, want both, sorted", got)
+	}
+	if b.Changes[5].Teams != nil {
+		t.Errorf("became-ready names teams %v, want none", b.Changes[5].Teams)
 	}
 	if b.Changes[5].Kind != KindBecameReady || b.Timestamp != "2026-11-30T11:00:00Z" || len(b.DeliveryID) != 32 {
 		t.Errorf("body %+v: want became-ready last, a UTC timestamp and a 32-digit delivery id", b)
@@ -202,13 +211,16 @@ func TestSlackTextIsOneLineForOneChangeElseAHeaderAndBullets(t *testing.T) {
 	if got, want := SlackText(one), "[upgradescope] prod&lt;1&gt; → 1.33: became-ready: ready for 1.33: all blockers resolved"; got != want {
 		t.Errorf("one change:\n%s\nwant\n%s", got, want)
 	}
-	many := &Body{Cluster: Cluster{Name: "prod"}, Changes: []Change{
-		{Kind: KindNewBlocker, Title: "Ingress extensions/v1beta1 & more", Targets: []string{"1.32", "1.33"}},
-		{Kind: KindEOLApproaching, Title: "cert-manager 1.14 reaches end of life", Targets: []string{"1.33"}},
+	many := &Body{Cluster: Cluster{Name: "prod", URL: "https://fleet.example.com/a|b&c/clusters/7"}, Changes: []Change{
+		{Kind: KindNewBlocker, Title: "Ingress extensions/v1beta1 & more", Targets: []string{"1.32", "1.33"},
+			Teams: []string{"data", "pay<ments>"}},
+		{Kind: KindNewBlocker, Title: "PodSecurityPolicy", Targets: []string{"1.33"}},
+		{Kind: KindEOLApproaching, Title: "cert-manager 1.14 reaches end of life", Targets: []string{"1.33"}, Teams: []string{"platform"}},
 	}, Omitted: map[string]int{KindNewBlocker: 3}}
-	want := "[upgradescope] prod: 5 readiness changes\n" +
-		"• new-blocker → 1.32, 1.33: Ingress extensions/v1beta1 &amp; more\n" +
-		"• eol-approaching → 1.33: cert-manager 1.14 reaches end of life\n" +
+	want := "[upgradescope] <https://fleet.example.com/a%7Cb&amp;c/clusters/7|prod>: 6 readiness changes\n" +
+		"• new-blocker → 1.32, 1.33: Ingress extensions/v1beta1 &amp; more (teams data, pay&lt;ments&gt;)\n" +
+		"• new-blocker → 1.33: PodSecurityPolicy (no owning team)\n" +
+		"• eol-approaching → 1.33: cert-manager 1.14 reaches end of life (team platform)\n" +
 		"• and 3 more new-blocker"
 	if got := SlackText(many); got != want {
 		t.Errorf("several changes:\n%s\nwant\n%s", got, want)

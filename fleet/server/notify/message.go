@@ -40,10 +40,12 @@ type Body struct {
 	Omitted       map[string]int `json:"omitted,omitempty"`
 }
 
-// Cluster names the cluster a body is about: its server id and name.
+// Cluster names the cluster a body is about: its server id and name, and its page in the
+// dashboard when the server knows its public URL.
 type Cluster struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
 }
 
 // Target is one target's new judgement.
@@ -62,6 +64,9 @@ type Change struct {
 	Title    string   `json:"title"`
 	Detail   string   `json:"detail,omitempty"`
 	Targets  []string `json:"targets"`
+	// Teams own the finding (its namespaces' teams), sorted; none for a finding no team
+	// owns and for became-ready.
+	Teams []string `json:"teams,omitempty"`
 }
 
 // same: one change by its key, or by its title when it has no key (a title may count
@@ -95,6 +100,7 @@ func NewBody(cluster Cluster, deltas []TargetDelta, now time.Time) *Body {
 				continue
 			}
 			all[i].Targets = append(all[i].Targets, c.Targets...)
+			all[i].Teams = union(all[i].Teams, c.Teams)
 		}
 	}
 	if len(all) == 0 {
@@ -125,6 +131,13 @@ func capPerKind(all []Change) ([]Change, map[string]int) {
 		}
 	}
 	return out, omitted
+}
+
+// union is the sorted teams of a and b, each once.
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // newDeliveryID is 32 random hex digits: the receiver's deduplication key.

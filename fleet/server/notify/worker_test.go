@@ -107,9 +107,9 @@ func TestEveryChangeReachesSinksThatFailHangRateLimitAndRedirectBeforeRecovering
 		}
 		slices.Sort(texts)
 		want := []string{
-			"[upgradescope] a → 1.33: new-blocker: first of a",
-			"[upgradescope] a → 1.33: new-blocker: second of a",
-			"[upgradescope] b → 1.33: new-blocker: only of b &lt;&amp;&gt;",
+			"[upgradescope] a → 1.33: new-blocker: first of a (no owning team)",
+			"[upgradescope] a → 1.33: new-blocker: second of a (no owning team)",
+			"[upgradescope] b → 1.33: new-blocker: only of b &lt;&amp;&gt; (no owning team)",
 		}
 		if !slices.Equal(texts, want) {
 			t.Errorf("slack got %q, want %q", texts, want)

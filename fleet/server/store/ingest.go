@@ -227,6 +227,9 @@ FROM clusters WHERE name = $1`
 	qLatestEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
 	evaluated_at, bundles, bundles_key, report, teams, carried
 FROM evaluations WHERE cluster_id = $1 AND target = $2 ORDER BY id DESC LIMIT 1`
+	qEvaluation = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
+	evaluated_at, bundles, bundles_key, report, teams, carried
+FROM evaluations WHERE id = $1`
 	// decided is the verdict filter of a notification baseline.
 	decided      = ` AND verdict IN ('ready', 'blocked')`
 	qLastDecided = `SELECT id, cluster_id, snapshot_id, target, verdict, score, blockers, warnings, infos,
@@ -283,6 +286,14 @@ func (s *sqlStore) LatestEvaluation(ctx context.Context, clusterID int64, target
 	return r, nil
 }
 
+func (s *sqlStore) Evaluation(ctx context.Context, id int64) (EvaluationRecord, error) {
+	r, err := s.evaluation(ctx, qEvaluation, id)
+	if err != nil {
+		return EvaluationRecord{}, fmt.Errorf("read evaluation %d: %w", id, err)
+	}
+	return r, nil
+}
+
 func (s *sqlStore) LastDecidedEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error) {
 	r, err := s.evaluation(ctx, qLastDecided, clusterID, target)
 	if err != nil {
@@ -291,8 +302,8 @@ func (s *sqlStore) LastDecidedEvaluation(ctx context.Context, clusterID int64, t
 	return r, nil
 }
 
-// evaluation reads the one evaluation q answers for (cluster, target).
-func (s *sqlStore) evaluation(ctx context.Context, q string, clusterID int64, target string) (EvaluationRecord, error) {
+// evaluation reads the one evaluation q answers for args: (cluster, target) or (id).
+func (s *sqlStore) evaluation(ctx context.Context, q string, args ...any) (EvaluationRecord, error) {
 	var (
 		r         EvaluationRecord
 		evaluated int64
@@ -300,7 +311,7 @@ func (s *sqlStore) evaluation(ctx context.Context, q string, clusterID int64, ta
 		teams     string
 		carried   sql.NullString
 	)
-	err := s.r.QueryRowContext(ctx, q, clusterID, target).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
+	err := s.r.QueryRowContext(ctx, q, args...).Scan(&r.ID, &r.ClusterID, &r.SnapshotID,
 		&r.Target, &r.Verdict, &r.Score, &r.Blockers, &r.Warnings, &r.Infos, &evaluated, &bundles, &r.BundlesKey,
 		&r.Report, &teams, &carried)
 	if err == nil {

@@ -119,6 +119,10 @@ type Store interface {
 	// report included. It may belong to an older snapshot than the latest when the latest
 	// was not evaluated at target (compare SnapshotID); ErrNotFound when there is none.
 	LatestEvaluation(ctx context.Context, clusterID int64, target string) (EvaluationRecord, error)
+	// Evaluation answers the stored evaluation id, report included; ErrNotFound when there
+	// is none (never stored, or pruned). An id is never reused, so what it answers for an
+	// id never changes: a reader may keep what it derives from it (the fleet's findings).
+	Evaluation(ctx context.Context, id int64) (EvaluationRecord, error)
 	// LastDecidedEvaluation answers the newest stored evaluation of the cluster at target
 	// whose verdict is decided (ready or blocked), report included: the baseline a new
 	// evaluation's notifications are computed against. ErrNotFound when there is none.

@@ -79,6 +79,14 @@ type Cluster struct {
 	ServerBundles []Bundle
 	AgentBundles  []Bundle
 	ReportBundles []report.BundleInfo
+	// AgentVersion is what the agent of the latest snapshot said it is ("" when unknown or
+	// not needed: the page names it only to fix probes the agent did not collect).
+	AgentVersion string
+	// AgentKB is the kb version the agent of the latest snapshot said it has.
+	AgentKB string
+	// Exports are the export formats the server offers for the page's target ("csv",
+	// "html"): none when the shown report is not stored, since exports never what-if.
+	Exports []string
 }
 
 // RenderCluster writes the cluster fragment.
@@ -94,8 +102,16 @@ func RenderCluster(c *Cluster) []byte {
 	d.w(`<p class="meta">Kubernetes %s · last push <time datetime="%s">%s</time>%s</p>`+"\n", esc(orDash(c.ServerVersion)),
 		c.LastSeen.UTC().Format(time.RFC3339), c.LastSeen.UTC().Format("2006-01-02 15:04 MST"), stale)
 	c.targets(&d)
+	// An unknown verdict's cause is what a reader needs first: the findings are only what
+	// could be judged.
+	unknown := c.Result != nil && c.Result.Verdict == report.VerdictUnknown
+	if unknown {
+		c.gaps(&d, true)
+	}
 	c.findings(&d)
-	c.gaps(&d)
+	if !unknown {
+		c.gaps(&d, false)
+	}
 	c.history(&d)
 	c.teams(&d)
 	c.bundles(&d)
@@ -122,7 +138,7 @@ func (c *Cluster) targets(d *doc) {
 		}
 		score := ""
 		if t.Verdict != "" {
-			score = " " + strconv.Itoa(t.Score)
+			score = " " + scoreText(t.Verdict, t.Score)
 		}
 		cur := ""
 		if t.Target == c.Target {
@@ -140,11 +156,36 @@ func (c *Cluster) targets(d *doc) {
 		if c.Outdated {
 			outdated = ` <span class="flag">outdated: judged with other bundles, or on an earlier day</span>`
 		}
-		d.w(`<p>At Kubernetes %s: %s score %d · %s, %s, %s · %s evaluation of <time datetime="%s">%s</time>%s</p>`,
-			esc(c.Target), verdict(r.Verdict), r.Score, plural(r.Blockers, "blocker"), plural(r.Warnings, "warning"), plural(r.Infos, "info"), esc(c.Source),
+		d.w(`<p id="verdict-line">At Kubernetes %s: %s score %s · %s, %s, %s · %s evaluation of <time datetime="%s">%s</time>%s</p>`,
+			esc(c.Target), verdict(r.Verdict), scoreText(r.Verdict, r.Score), plural(r.Blockers, "blocker"), plural(r.Warnings, "warning"), plural(r.Infos, "info"), esc(c.Source),
 			c.EvaluatedAt.UTC().Format(time.RFC3339), c.EvaluatedAt.UTC().Format("2006-01-02 15:04 MST"), outdated)
 	}
+	c.exports(d)
 	d.w("</section>\n")
+}
+
+// exports links the stored evaluation's exports. They are read routes: app.js downloads them
+// with the page's read token (an <a href> alone would carry none), and without app.js the
+// link still works where reads are open.
+func (c *Cluster) exports(d *doc) {
+	if len(c.Exports) == 0 {
+		return
+	}
+	d.w(`<p id="exports" class="exports">Download this evaluation:`)
+	for _, f := range c.Exports {
+		u := href(c.Prefix, "/api/v1/clusters/"+strconv.FormatInt(c.ID, 10)+"/export", url.Values{"format": {f}, "target": {c.Target}})
+		d.w(` <a class="button" data-export="%s" href="%s" download>%s</a>`, esc(f), u, esc(strings.ToUpper(f)))
+	}
+	d.w(` <span id="export-status" class="muted" role="status"></span></p>`)
+}
+
+// scoreText is a score as the page shows it: an unknown verdict's score counts only what
+// was assessed, so a 100 there would read as ready; it is shown as not assessed.
+func scoreText(v string, score int) string {
+	if v == report.VerdictUnknown {
+		return `<span class="na" title="the score counts only what was assessed">n/a (not assessed)</span>`
+	}
+	return strconv.Itoa(score)
 }
 
 // targetForm asks for a target when the page has none to offer: the cluster's version is
@@ -389,32 +430,6 @@ func hides(capability string) string {
 	return "the checks that read this capability"
 }
 
-func (c *Cluster) gaps(d *doc) {
-	d.w(`<section id="gaps" aria-labelledby="gaps-h"><h2 id="gaps-h">Not assessed</h2>`)
-	if c.Result == nil || len(c.Result.NotAssessed) == 0 {
-		d.w(`<p class="muted">Every capability was assessed.</p></section>` + "\n")
-		return
-	}
-	d.w(`<ul>`)
-	for _, g := range c.Result.NotAssessed {
-		kind := "optional: the verdict stands"
-		if g.Required {
-			kind = "required: the verdict is unknown without it"
-		}
-		partial := ""
-		if g.Partial {
-			partial = " (partial)"
-		}
-		d.w(`<li data-capability="%s"><strong>%s</strong>%s, %s. Hides %s. <span class="muted">Why: %s</span>`,
-			esc(g.Capability), esc(g.Capability), partial, kind, esc(hides(g.Capability)), esc(g.Reason))
-		if len(g.Skipped) > 0 {
-			d.w(` <span class="muted">Skipped: %s</span>`, esc(strings.Join(g.Skipped[:min(len(g.Skipped), 20)], ", ")))
-		}
-		d.w(`</li>`)
-	}
-	d.w("</ul></section>\n")
-}
-
 // history is the score chart at the page's target; without a target there is none to chart.
 func (c *Cluster) history(d *doc) {
 	if c.Target == "" {
@@ -437,8 +452,8 @@ func (c *Cluster) teams(d *doc) {
 		for _, name := range names {
 			t := c.Result.Teams[name]
 			q := ClusterQuery{Target: c.Target, Team: name}
-			d.w(`<tr data-team="%s"><th scope="row"><a href="%s">%s</a></th><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>`,
-				esc(name), c.link(q), esc(name), verdict(t.Verdict), t.Score, t.Blockers, t.Warnings, t.Infos)
+			d.w(`<tr data-team="%s"><th scope="row"><a href="%s">%s</a></th><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td></tr>`,
+				esc(name), c.link(q), esc(name), verdict(t.Verdict), scoreText(t.Verdict, t.Score), t.Blockers, t.Warnings, t.Infos)
 		}
 	}
 	d.w("</tbody></table></div></section>\n")

@@ -13,38 +13,52 @@ import (
 // PageSize is how many clusters one fleet page lists.
 const PageSize = 100
 
-// Fleet statuses a cluster is counted and filtered by ("stale" counts beside its verdict).
+// Where a cluster stands at the page's target: each cluster is counted in exactly one of
+// the first five; "stale" counts beside them.
 const (
 	StatusReady   = "ready"
 	StatusBlocked = "blocked"
 	StatusUnknown = "unknown"
-	StatusStale   = "stale"
-	StatusNone    = "none"
-	statusNA      = "n/a"
+	// StatusAlready is a cluster that runs the target or a later minor.
+	StatusAlready = "already-there"
+	// StatusNone is a cluster not evaluated there: nothing stored, or no version to go by.
+	StatusNone  = "none"
+	StatusStale = "stale"
+	statusNA    = "n/a"
 )
 
+// ViewMatrix is the fleet page's optional view: one column per target.
+const ViewMatrix = "matrix"
+
 var (
-	fleetStatuses = []string{"", StatusReady, StatusBlocked, StatusUnknown, StatusStale, StatusNone}
-	fleetSorts    = []string{"name", "-name", "score", "-score", "verdict", "updated"}
+	fleetStatuses = []string{"", StatusReady, StatusBlocked, StatusUnknown, StatusAlready, StatusNone, StatusStale}
+	fleetSorts    = []string{"name", "-name", "score", "-score", "verdict", "updated", "blockers"}
+	// standings are the five buckets every cluster is counted in, with their labels.
+	standings = []struct{ key, label string }{{StatusReady, "ready"}, {StatusBlocked, "blocked"},
+		{StatusUnknown, "unknown"}, {StatusAlready, "already there"}, {StatusNone, "not evaluated"}}
 )
 
 // FleetQuery is the fleet page's URL: q (a substring of the cluster name, any case),
-// verdict (a status), sort, target (the column the summary, filter and score sort read;
-// "" is each cluster's next minor) and page (from 1).
+// verdict (a status), sort, target (the minor the page judges at; "" is each cluster's
+// next minor), view ("" one target, or ViewMatrix) and page (from 1).
 type FleetQuery struct {
-	Q, Verdict, Sort, Target string
-	Page                     int
+	Q, Verdict, Sort, Target, View string
+	Page                           int
 }
 
 // ParseFleetQuery reads and checks the fleet page's parameters; the error names the
 // parameter and what it accepts.
 func ParseFleetQuery(v url.Values) (FleetQuery, error) {
-	q := FleetQuery{Q: strings.TrimSpace(v.Get("q")), Verdict: v.Get("verdict"), Sort: v.Get("sort"), Target: v.Get("target"), Page: 1}
+	q := FleetQuery{Q: strings.TrimSpace(v.Get("q")), Verdict: v.Get("verdict"), Sort: v.Get("sort"), Target: v.Get("target"),
+		View: v.Get("view"), Page: 1}
 	if len(q.Q) > 256 {
 		return q, fmt.Errorf("q: at most 256 bytes")
 	}
 	if !slices.Contains(fleetStatuses, q.Verdict) {
-		return q, fmt.Errorf("verdict %q: want ready, blocked, unknown, stale or none", q.Verdict)
+		return q, fmt.Errorf("verdict %q: want ready, blocked, unknown, already-there, none or stale", q.Verdict)
+	}
+	if q.View != "" && q.View != ViewMatrix {
+		return q, fmt.Errorf("view %q: want matrix, or leave it out for one target", q.View)
 	}
 	if q.Sort == "" {
 		q.Sort = "name"
@@ -64,7 +78,7 @@ func ParseFleetQuery(v url.Values) (FleetQuery, error) {
 
 // values is q as URL parameters, defaults left out.
 func (q FleetQuery) values() url.Values {
-	v := url.Values{"q": {q.Q}, "verdict": {q.Verdict}, "target": {q.Target}}
+	v := url.Values{"q": {q.Q}, "verdict": {q.Verdict}, "target": {q.Target}, "view": {q.View}}
 	if q.Sort != "name" {
 		v.Set("sort", q.Sort)
 	}
@@ -83,7 +97,8 @@ type FleetCell struct {
 	Outdated bool
 }
 
-// FleetRow is one cluster of the fleet matrix, its cells in the fleet's column order.
+// FleetRow is one cluster of the fleet: where it stands at the page's target (At), and
+// its cells in the fleet's column order for the matrix view.
 type FleetRow struct {
 	ID            int64
 	Name          string
@@ -93,31 +108,37 @@ type FleetRow struct {
 	// Behind names the bundles its agent evaluates with at another revision than the
 	// server's ("name@revision").
 	Behind []string
-	// Next is its next minor, the target the summary reads when the query names none.
-	Next  string
-	Cells []FleetCell
+	At     Standing
+	Cells  []FleetCell
 }
 
-// focus is the cell the query's target selects, or the row's next minor's.
-func (r *FleetRow) focus(target string) FleetCell {
-	if target == "" {
-		target = r.Next
-	}
-	for _, c := range r.Cells {
-		if c.Target == target {
-			return c
-		}
-	}
-	return FleetCell{Target: target}
+// Standing is a cluster at the page's target.
+type Standing struct {
+	// Target is the minor judged: the page's, or the cluster's next minor ("" when its
+	// version is unknown).
+	Target string
+	// Status is one of the five standings (StatusReady … StatusNone).
+	Status   string
+	Score    int
+	Outdated bool
+	Blockers int
+	// Top is the highest-ranked blocker (severity, then objects, then key); zero when none
+	// or its report could not be read.
+	Top TopFinding
+	// Teams own its blockers ("(unattributed)": a blocker no team owns), or, with none,
+	// the teams with namespaces in the cluster.
+	Teams []string
 }
 
-// status is the row's verdict at the focused target, "none" without an evaluation.
-func (r *FleetRow) status(target string) string {
-	c := r.focus(target)
-	if c.Verdict == "" {
-		return StatusNone
-	}
-	return c.Verdict
+// TopFinding names a finding by key and title.
+type TopFinding struct{ Key, Title string }
+
+// status is where the row stands at the page's target.
+func (r *FleetRow) status() string { return r.At.Status }
+
+// scored answers whether the row has a score at the page's target.
+func (r *FleetRow) scored() bool {
+	return r.At.Status == StatusReady || r.At.Status == StatusBlocked || r.At.Status == StatusUnknown
 }
 
 // Fleet is the fleet page's data: every cluster the reader sees and the fleet's columns.
@@ -136,23 +157,23 @@ func (f *Fleet) CheckTarget() error {
 	return nil
 }
 
-// counts is how many of the clusters q keeps have each status at the focused target: each
-// count's link keeps q, so it lists as many rows as the count says.
-func (f *Fleet) counts() map[string]int {
-	out := map[string]int{}
+// counts is how many of the clusters q's name keeps stand where at the page's target, and
+// how many there are: each count's link keeps q, so it lists as many rows as the count
+// says, and the five standings sum to the clusters named (stale counts beside them).
+func (f *Fleet) counts() (map[string]int, int) {
+	out, named := map[string]int{}, 0
 	for i := range f.Rows {
 		r := &f.Rows[i]
 		if !f.named(r) {
 			continue
 		}
-		if s := r.status(f.Query.Target); s != statusNA {
-			out[s]++
-		}
+		named++
+		out[r.status()]++
 		if r.Stale {
 			out[StatusStale]++
 		}
 	}
-	return out
+	return out, named
 }
 
 // named answers whether the row's name contains the query's q, in any case.
@@ -175,7 +196,7 @@ func (f *Fleet) selected() []*FleetRow {
 				continue
 			}
 		default:
-			if r.status(f.Query.Target) != f.Query.Verdict {
+			if r.status() != f.Query.Verdict {
 				continue
 			}
 		}
@@ -185,17 +206,13 @@ func (f *Fleet) selected() []*FleetRow {
 	return out
 }
 
-// statusRank orders verdicts worst first for sort=verdict.
-var statusRank = map[string]int{StatusBlocked: 0, StatusUnknown: 1, StatusNone: 2, StatusReady: 3, statusNA: 4}
+// statusRank orders standings worst first for sort=verdict.
+var statusRank = map[string]int{StatusBlocked: 0, StatusUnknown: 1, StatusNone: 2, StatusReady: 3, StatusAlready: 4}
 
 // order is the query's sort; ties fall back to the name, so a page is always the same.
 func (f *Fleet) order() func(a, b *FleetRow) int {
-	t := f.Query.Target
 	// Clusters without a score sort after every score, both ways.
-	scored := func(r *FleetRow) (int, bool) {
-		c := r.focus(t)
-		return c.Score, c.Verdict != "" && c.Verdict != statusNA
-	}
+	scored := func(r *FleetRow) (int, bool) { return r.At.Score, r.scored() }
 	byScore := func(a, b *FleetRow, desc bool) int {
 		sa, oka := scored(a)
 		sb, okb := scored(b)
@@ -219,7 +236,9 @@ func (f *Fleet) order() func(a, b *FleetRow) int {
 	case "-score":
 		key = func(a, b *FleetRow) int { return byScore(a, b, true) }
 	case "verdict":
-		key = func(a, b *FleetRow) int { return cmp.Compare(statusRank[a.status(t)], statusRank[b.status(t)]) }
+		key = func(a, b *FleetRow) int { return cmp.Compare(statusRank[a.status()], statusRank[b.status()]) }
+	case "blockers":
+		key = func(a, b *FleetRow) int { return cmp.Compare(b.At.Blockers, a.At.Blockers) }
 	case "updated":
 		key = func(a, b *FleetRow) int { return b.LastSeen.Compare(a.LastSeen) }
 	default:
@@ -228,7 +247,8 @@ func (f *Fleet) order() func(a, b *FleetRow) int {
 	return func(a, b *FleetRow) int { return cmp.Or(key(a, b), cmp.Compare(a.Name, b.Name)) }
 }
 
-// RenderFleet writes the fleet fragment: summary strip, controls, one page of the matrix.
+// RenderFleet writes the fleet fragment: the counts at the target, controls, one page of
+// clusters at the target (or, with view=matrix, at every target).
 func RenderFleet(f *Fleet) []byte {
 	var d doc
 	d.Grow(64 << 10)
@@ -239,58 +259,80 @@ func RenderFleet(f *Fleet) []byte {
 	rows := f.selected()
 	from := min((f.Query.Page-1)*PageSize, len(rows))
 	to := min(from+PageSize, len(rows))
-	f.table(&d, rows[from:to])
+	if f.Query.View == ViewMatrix {
+		f.matrix(&d, rows[from:to])
+	} else {
+		f.table(&d, rows[from:to])
+	}
 	f.pager(&d, from, to, len(rows))
 	return []byte(d.String())
 }
 
-func (f *Fleet) summary(d *doc) {
-	counts := f.counts()
-	at := "each cluster's next minor"
-	if f.Query.Target != "" {
-		at = "Kubernetes " + esc(f.Query.Target)
+// at names the page's target for a heading.
+func (f *Fleet) at() string {
+	if f.Query.Target == "" {
+		return "each cluster's next minor"
 	}
+	return "Kubernetes " + esc(f.Query.Target)
+}
+
+func (f *Fleet) summary(d *doc) {
+	counts, named := f.counts()
+	at := f.at()
 	if f.Query.Q != "" {
 		at += " of the clusters matching “" + esc(f.Query.Q) + "”"
 	}
-	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary at %s</h2><div class="summary">`, at)
-	for _, s := range []struct{ key, label string }{{StatusReady, "ready"}, {StatusBlocked, "blocked"},
-		{StatusUnknown, "unknown"}, {StatusStale, "stale"}, {StatusNone, "no stored evaluation"}} {
+	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary at %s</h2>`, at)
+	d.w(`<p id="summary-total" class="muted" data-total="%d">%s clusters, each counted once:</p><div class="summary">`, named, thousands(named))
+	for _, s := range standings {
 		q := f.Query
 		q.Verdict, q.Page = s.key, 1
 		cls := "v-" + s.key
-		if s.key == StatusStale || s.key == StatusNone {
+		if s.key == StatusAlready || s.key == StatusNone {
 			cls = "v-none"
 		}
 		d.w(`<a data-count="%s" class="%s" href="%s">%s %s</a>`, s.key, cls, href(f.Prefix, "/", q.values()), thousands(counts[s.key]), s.label)
 	}
-	d.w("</div></section>\n")
+	q := f.Query
+	q.Verdict, q.Page = StatusStale, 1
+	d.w(`</div><p class="muted">Of them <a data-count="stale" class="v-none" href="%s">%s stale</a> (no push for a while; counted above by where they stand). `,
+		href(f.Prefix, "/", q.values()), thousands(counts[StatusStale]))
+	fq := url.Values{"target": {f.Query.Target}}
+	d.w(`<a id="findings-link" href="%s">What blocks them: the fleet's findings at %s</a>.</p></section>`+"\n", href(f.Prefix, "/findings", fq), at)
 }
 
 func (f *Fleet) controls(d *doc) {
 	d.w(`<form id="fleet-controls" class="controls" method="get" action="%s/" role="search" aria-label="Filter clusters">`, esc(f.Prefix))
+	if f.Query.View != "" {
+		d.w(`<input type="hidden" name="view" value="%s">`, esc(f.Query.View))
+	}
 	d.w(`<label for="q">Cluster name<input id="q" name="q" type="search" value="%s" autocomplete="off"></label>`, esc(f.Query.Q))
-	d.w(`<label for="verdict-filter">Show<select id="verdict-filter" name="verdict">`)
-	for _, s := range []struct{ v, label string }{{"", "all clusters"}, {StatusReady, "ready"}, {StatusBlocked, "blocked"},
-		{StatusUnknown, "unknown"}, {StatusStale, "stale"}, {StatusNone, "no stored evaluation"}} {
-		d.w(`<option value="%s"%s>%s</option>`, s.v, selectedAttr(s.v == f.Query.Verdict), s.label)
+	d.w(`<label for="verdict-filter">Show<select id="verdict-filter" name="verdict"><option value=""%s>all clusters</option>`, selectedAttr(f.Query.Verdict == ""))
+	for _, s := range append(standings, struct{ key, label string }{StatusStale, "stale"}) {
+		d.w(`<option value="%s"%s>%s</option>`, s.key, selectedAttr(s.key == f.Query.Verdict), s.label)
 	}
 	d.w(`</select></label>`)
-	if len(f.Targets) > 1 {
-		d.w(`<label for="target">Judge at<select id="target" name="target"><option value=""%s>each cluster's next minor</option>`, selectedAttr(f.Query.Target == ""))
-		for _, t := range f.Targets {
-			d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(t), selectedAttr(t == f.Query.Target), esc(t))
-		}
-		d.w(`</select></label>`)
+	d.w(`<label for="target">Judge at<select id="target" name="target"><option value=""%s>each cluster's next minor</option>`, selectedAttr(f.Query.Target == ""))
+	for _, t := range f.Targets {
+		d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(t), selectedAttr(t == f.Query.Target), esc(t))
 	}
-	// The column headers sort too, but a phone shows each cluster as a card without them.
+	d.w(`</select></label>`)
 	d.w(`<label for="sort">Sort by<select id="sort" name="sort">`)
-	for _, s := range []struct{ v, label string }{{"name", "name"}, {"-name", "name, Z to A"}, {"score", "score, worst first"},
-		{"-score", "score, best first"}, {"verdict", "verdict, blocked first"}, {"updated", "latest push first"}} {
+	for _, s := range []struct{ v, label string }{{"name", "name"}, {"-name", "name, Z to A"}, {"verdict", "verdict, blocked first"},
+		{"blockers", "blockers, most first"}, {"score", "score, worst first"}, {"-score", "score, best first"}, {"updated", "latest push first"}} {
 		d.w(`<option value="%s"%s>%s</option>`, s.v, selectedAttr(s.v == f.Query.Sort), s.label)
 	}
 	d.w(`</select></label>`)
 	d.w(`<button type="submit">Apply</button></form>` + "\n")
+	other := f.Query
+	other.Page = 1
+	if f.Query.View == ViewMatrix {
+		other.View = ""
+		d.w(`<p><a id="view-link" href="%s">One target: verdict, blockers and owners at %s</a></p>`+"\n", href(f.Prefix, "/", other.values()), f.at())
+	} else {
+		other.View = ViewMatrix
+		d.w(`<p><a id="view-link" href="%s">Per-minor matrix: every cluster at every target</a></p>`+"\n", href(f.Prefix, "/", other.values()))
+	}
 }
 
 func selectedAttr(on bool) string {
@@ -302,7 +344,7 @@ func selectedAttr(on bool) string {
 
 // sortHeader is a column header whose link (a[data-sort=key]) sorts by key, or by its
 // reverse when key is already the sort.
-func (f *Fleet) sortHeader(d *doc, label, key, reverse string) {
+func (f *Fleet) sortHeader(d *doc, class, label, key, reverse string) {
 	q := f.Query
 	q.Page = 1
 	aria := ""
@@ -316,19 +358,22 @@ func (f *Fleet) sortHeader(d *doc, label, key, reverse string) {
 	default:
 		q.Sort = key
 	}
-	d.w(`<th scope="col"%s><a data-sort="%s" href="%s">%s</a></th>`, aria, key, href(f.Prefix, "/", q.values()), label)
+	if class != "" {
+		class = ` class="` + class + `"`
+	}
+	d.w(`<th scope="col"%s%s><a data-sort="%s" href="%s">%s</a></th>`, class, aria, key, href(f.Prefix, "/", q.values()), label)
 }
 
+// table is the fleet at the page's target: one row a cluster, its name kept in view
+// (position: sticky) when the table scrolls sideways on a narrow screen.
 func (f *Fleet) table(d *doc, rows []*FleetRow) {
-	d.w(`<div class="table-wrap" tabindex="0"><table id="fleet"><caption class="muted">Clusters × targets: each cell the stored verdict and score</caption><thead><tr>`)
-	f.sortHeader(d, "Cluster", "name", "-name")
-	d.w(`<th scope="col" class="wide">Version</th>`)
-	for _, t := range f.Targets {
-		d.w(`<th scope="col">%s</th>`, esc(t))
-	}
-	f.sortHeader(d, "Score", "score", "-score")
-	f.sortHeader(d, "Verdict", "verdict", "verdict")
-	f.sortHeader(d, `<span class="wide">Last push</span><span class="narrow">Pushed</span>`, "updated", "updated")
+	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Clusters at %s"><table id="fleet" class="at-target"><caption class="muted">Each cluster at %s: where it stands, its blockers, the top one and the teams that own them</caption><thead><tr>`, f.at(), f.at())
+	f.sortHeader(d, "name", "Cluster", "name", "-name")
+	d.w(`<th scope="col">Version</th>`)
+	f.sortHeader(d, "", "Verdict", "verdict", "verdict")
+	f.sortHeader(d, "num", "Blockers", "blockers", "blockers")
+	d.w(`<th scope="col" class="top">Top blocker</th><th scope="col">Owning teams</th>`)
+	f.sortHeader(d, "", "Last push", "updated", "updated")
 	d.w("</tr></thead>\n<tbody>\n")
 	for _, r := range rows {
 		f.row(d, r)
@@ -339,31 +384,124 @@ func (f *Fleet) table(d *doc, rows []*FleetRow) {
 	}
 }
 
-func (f *Fleet) row(d *doc, r *FleetRow) {
+// nameCell is a row's sticky header cell: the cluster's name, linked, and its flags.
+func (f *Fleet) nameCell(d *doc, r *FleetRow, target string) {
 	behind := ""
 	if len(r.Behind) > 0 {
 		behind = ` data-behind="` + esc(strings.Join(r.Behind, " ")) + `"`
 	}
 	name := esc(r.Name)
-	d.w(`<tr data-cluster="%s"%s><th scope="row" class="name"><a href="%s/clusters/%d">%s</a>`, name, behind, esc(f.Prefix), r.ID, name)
+	link := href(f.Prefix, fmt.Sprintf("/clusters/%d", r.ID), url.Values{"target": {target}})
+	d.w(`<tr data-cluster="%s" data-status="%s"%s><th scope="row" class="name"><a href="%s">%s</a>`, name, esc(r.status()), behind, link, name)
 	if r.Stale {
 		d.w(` <span class="flag">stale</span>`)
 	}
 	if len(r.Behind) > 0 {
 		d.w(` <span class="flag" title="bundles behind the server's: %s">bundles behind</span>`, esc(strings.Join(r.Behind, ", ")))
 	}
-	d.w(`</th><td class="wide">%s</td>`, esc(r.ServerVersion))
-	for _, c := range r.Cells {
-		f.cell(d, c)
+	d.w(`</th>`)
+}
+
+func (f *Fleet) row(d *doc, r *FleetRow) {
+	at := r.At
+	target := at.Target
+	if at.Status == StatusAlready { // the cluster page refuses a target already reached
+		target = ""
 	}
-	focus := r.focus(f.Query.Target)
-	score := "–"
-	if focus.Verdict != "" && focus.Verdict != statusNA {
-		score = strconv.Itoa(focus.Score)
+	f.nameCell(d, r, target)
+	d.w(`<td>%s</td><td data-label="Verdict">%s</td>`, esc(r.ServerVersion), f.standing(at))
+	if at.Status == StatusReady || at.Status == StatusBlocked || at.Status == StatusUnknown {
+		d.w(`<td class="num" data-label="Blockers">%d</td>`, at.Blockers)
+	} else {
+		d.w(`<td class="num" data-label="Blockers">–</td>`)
 	}
-	// data-label names a cell where a phone lays the row out as a card, without the headers.
-	d.w(`<td data-label="Score">%s</td><td data-label="Verdict">%s</td><td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n", score, verdict(r.status(f.Query.Target)),
+	d.w(`<td class="top" data-label="Top blocker">`)
+	if at.Top.Key != "" {
+		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", r.ID), url.Values{"target": {at.Target}, "finding": {at.Top.Key}})
+		d.w(`<a href="%s" data-key="%s">%s</a>`, link, esc(at.Top.Key), esc(at.Top.Title))
+	} else if at.Blockers > 0 {
+		d.w(`<span class="muted">not read</span>`)
+	}
+	d.w(`</td><td data-label="Owning teams">%s</td>`, teamList(at.Teams))
+	d.w(`<td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
 		r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
+}
+
+// maxTeamsShown is how many owning teams a row names before "+N more".
+const maxTeamsShown = 4
+
+// teamList names teams, the first maxTeamsShown of them.
+func teamList(teams []string) string {
+	if len(teams) == 0 {
+		return `<span class="muted">–</span>`
+	}
+	shown := make([]string, 0, maxTeamsShown)
+	for _, t := range teams[:min(len(teams), maxTeamsShown)] {
+		if t == "(unattributed)" {
+			shown = append(shown, `<span class="team muted">no team</span>`)
+		} else {
+			shown = append(shown, `<span class="team">`+esc(t)+`</span>`)
+		}
+	}
+	out := strings.Join(shown, ", ")
+	if n := len(teams) - maxTeamsShown; n > 0 {
+		out += fmt.Sprintf(` <span class="muted" title="%s">+%d more</span>`, esc(strings.Join(teams, ", ")), n)
+	}
+	return out
+}
+
+// standing is where a cluster stands as a word: a verdict (with its score when it is
+// decided) or why there is none.
+func (f *Fleet) standing(at Standing) string {
+	out := ""
+	switch at.Status {
+	case StatusAlready:
+		return `<span class="v v-na">already there</span>`
+	case StatusNone:
+		return `<span class="v v-none">not evaluated</span>`
+	case StatusReady, StatusBlocked:
+		out = fmt.Sprintf(`%s <span class="score">%d</span>`, verdict(at.Status), at.Score)
+	default:
+		out = verdict(at.Status)
+	}
+	if f.Query.Target == "" && at.Target != "" {
+		out += ` <span class="muted">at ` + esc(at.Target) + `</span>`
+	}
+	if at.Outdated {
+		out += ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
+	}
+	return out
+}
+
+// matrix is the optional per-minor view: every cluster at every target of the fleet.
+func (f *Fleet) matrix(d *doc, rows []*FleetRow) {
+	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Clusters × targets"><table id="fleet" class="matrix"><caption class="muted">Clusters × targets: each cell the stored verdict and score</caption><thead><tr>`)
+	f.sortHeader(d, "name", "Cluster", "name", "-name")
+	d.w(`<th scope="col">Version</th>`)
+	for _, t := range f.Targets {
+		d.w(`<th scope="col">%s</th>`, esc(t))
+	}
+	f.sortHeader(d, "", "Score", "score", "-score")
+	f.sortHeader(d, "", "Verdict", "verdict", "verdict")
+	f.sortHeader(d, "", "Last push", "updated", "updated")
+	d.w("</tr></thead>\n<tbody>\n")
+	for _, r := range rows {
+		f.nameCell(d, r, "")
+		d.w(`<td>%s</td>`, esc(r.ServerVersion))
+		for _, c := range r.Cells {
+			f.cell(d, c)
+		}
+		score := "–"
+		if r.scored() {
+			score = strconv.Itoa(r.At.Score)
+		}
+		d.w(`<td data-label="Score">%s</td><td data-label="Verdict">%s</td><td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
+			score, f.standing(r.At), r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
+	}
+	d.w("</tbody></table></div>\n")
+	if len(rows) == 0 {
+		d.w(`<p class="muted">No cluster matches.</p>` + "\n")
+	}
 }
 
 func (f *Fleet) cell(d *doc, c FleetCell) {

@@ -3,6 +3,7 @@ package web
 import (
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/upgradescope/upgradescope/kb"
 )
@@ -15,6 +16,8 @@ type Knowledge struct {
 	Q       string
 	KB      *kb.KB
 	Bundles []Bundle
+	// Now is the server's clock: support is judged on its UTC day, as the rules judge it.
+	Now time.Time
 }
 
 // ParseKnowledgeQuery reads ?q=.
@@ -66,15 +69,21 @@ func (k *Knowledge) addons(d *doc) {
 			continue
 		}
 		n++
-		d.w(`<tr data-addon="%s"><th scope="row">%s<br><span class="key">%s</span></th><td data-label="Support">%s`, esc(a.ID), esc(a.Name), esc(a.ID), esc(a.Support.Status))
-		if a.Support.EOL != "" {
-			d.w(`<br>end of life %s`, esc(a.Support.EOL))
-		}
+		sup := k.KB.AddonSupport(a, k.Now)
+		d.w(`<tr data-addon="%s" data-support="%s"><th scope="row">%s<br><span class="key">%s</span></th><td data-label="Support">%s`,
+			esc(a.ID), sup.State, esc(a.Name), esc(a.ID), supportText(a.Support.Status, a.Support.EOL, sup))
 		if a.Support.ExtendedEOL != "" {
-			d.w(`<br>extended to %s`, esc(a.Support.ExtendedEOL))
+			extended := "ended"
+			if k.KB.ExtendedActive(a, k.Now) {
+				extended = "until"
+			}
+			d.w(`<br>extended support %s %s`, extended, esc(a.Support.ExtendedEOL))
+			if a.Support.ExtendedCondition != "" {
+				d.w(` if %s`, esc(a.Support.ExtendedCondition))
+			}
 		}
 		d.w(`</td><td data-label="Release lines">`)
-		writeLines(d, a)
+		k.writeLines(d, a)
 		d.w(`</td><td data-label="Recommendation">%s</td><td data-label="Sources">`, esc(a.Recommendation))
 		d.citations(a.Support.Citations)
 		d.w("</td></tr>\n")
@@ -88,14 +97,15 @@ func (k *Knowledge) addons(d *doc) {
 
 // writeLines lists an add-on's release lines (with end of life and Kubernetes range) and
 // its version intervals' Kubernetes ranges.
-func writeLines(d *doc, a *kb.Addon) {
+func (k *Knowledge) writeLines(d *doc, a *kb.Addon) {
 	if len(a.Lines) == 0 && len(a.Compat) == 0 {
 		d.w("–")
 		return
 	}
 	d.w("<ul>")
 	for _, l := range a.Lines {
-		d.w(`<li>%s: end of life %s%s`, esc(l.Line), esc(orDash(l.EOL)), kubeRange(l.Kubernetes))
+		sup := k.KB.LineSupport(&l, k.Now)
+		d.w(`<li data-line="%s" data-support="%s">%s: %s%s`, esc(l.Line), sup.State, esc(l.Line), lineText(l.EOL, sup), kubeRange(l.Kubernetes))
 		if len(l.Citations) > 0 {
 			d.w(` (`)
 			d.citations(l.Citations)
@@ -114,6 +124,38 @@ func writeLines(d *doc, a *kb.Addon) {
 		d.w(`</li>`)
 	}
 	d.w("</ul>")
+}
+
+// supportText is an add-on's support as the rules judge it today: the registry's word
+// ("supported") holds only until its end of life, which the addons rule reports from that
+// very day (kb.AddonSupport).
+func supportText(status, eol string, s kb.Support) string {
+	switch {
+	case s.State == kb.SupportEnded && s.Date != "":
+		return `<span class="v v-blocked">end of life</span> since ` + esc(s.Date)
+	case s.State == kb.SupportEnded:
+		return `<span class="v v-blocked">retired</span>`
+	case s.State == kb.SupportEnding:
+		return `<span class="v v-unknown">ending</span> end of life on ` + esc(s.Date)
+	case s.Date != "":
+		return esc(status) + `<br>end of life ` + esc(s.Date)
+	case eol != "":
+		return esc(status) + `<br>end of life ` + esc(eol)
+	}
+	return esc(status)
+}
+
+// lineText is a release line's end of life as the rules judge it today (kb.LineSupport).
+func lineText(eol string, s kb.Support) string {
+	switch {
+	case s.State == kb.SupportEnded && s.Date != "":
+		return "ended on " + esc(s.Date)
+	case s.State == kb.SupportEnded:
+		return "ended"
+	case s.State == kb.SupportEnding:
+		return "ends on " + esc(s.Date)
+	}
+	return "end of life " + esc(orDash(eol))
 }
 
 func kubeRange(r *kb.KubeRange) string {

@@ -7,6 +7,7 @@ import (
 // Pages of the dashboard, as nav names them.
 var pages = []struct{ id, path, label string }{
 	{"fleet", "/", "Fleet"},
+	{"findings", "/findings", "Findings"},
 	{"teams", "/teams", "Teams"},
 	{"knowledge", "/knowledge", "Knowledge"},
 }

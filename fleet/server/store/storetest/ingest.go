@@ -91,6 +91,17 @@ func testFirstIngest(t *testing.T, open Opener) {
 			t.Errorf("LatestEvaluation %s = %+v, want %s of snapshot %d", e.Target, got, evalString(e), res.SnapshotID)
 		}
 	}
+	for _, e := range in.Evaluations {
+		latest, _ := s.LatestEvaluation(ctx, res.ClusterID, e.Target)
+		got, err := s.Evaluation(ctx, latest.ID)
+		if err != nil || got.ID != latest.ID || got.Target != e.Target || !bytes.Equal(got.Report, latest.Report) ||
+			evalString(got.Evaluation) != evalString(e) {
+			t.Errorf("Evaluation(%d) = %+v, %v; want the evaluation LatestEvaluation answers at %s", latest.ID, got, err, e.Target)
+		}
+	}
+	if _, err := s.Evaluation(ctx, 1<<40); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Evaluation(unknown id) error = %v, want ErrNotFound", err)
+	}
 	if _, err := s.LatestEvaluation(ctx, res.ClusterID, "1.40"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("LatestEvaluation(unevaluated target) error = %v, want ErrNotFound", err)
 	}

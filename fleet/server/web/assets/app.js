@@ -151,6 +151,45 @@
     go(url);
   });
 
+  // Exports are read routes: a plain link would carry no token, so the file is fetched with
+  // it and handed to the browser as a download (a blob: URL, same document, no CSP source).
+  function fileName(resp, fallback) {
+    var m = /filename="([^"]+)"/.exec(resp.headers.get("Content-Disposition") || "");
+    return m ? m[1] : fallback;
+  }
+  function download(a) {
+    var status = document.getElementById("export-status");
+    var say = function (text) { if (status) { status.textContent = text; } };
+    var headers = {};
+    var t = token();
+    if (t) { headers.Authorization = "Bearer " + t; }
+    say("Downloading " + a.textContent + "…");
+    fetch(a.href, { headers: headers, credentials: "omit", cache: "no-store" })
+      .then(function (resp) {
+        if (!resp.ok) { return messageOf(resp).then(function (m) { say("Download failed: " + m); }); }
+        var name = fileName(resp, "upgradescope-export." + a.getAttribute("data-export"));
+        return resp.blob().then(function (blob) {
+          var url = URL.createObjectURL(blob);
+          var tmp = document.createElement("a");
+          tmp.href = url;
+          tmp.download = name;
+          tmp.hidden = true;
+          document.body.appendChild(tmp);
+          tmp.click();
+          tmp.remove();
+          setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+          say("Downloaded " + name + " (" + blob.size + " bytes).");
+        });
+      })
+      .catch(function (err) { say("Download failed: " + err.message); });
+  }
+  view.addEventListener("click", function (e) {
+    var a = e.target.closest && e.target.closest("a[data-export]");
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) { return; }
+    e.preventDefault();
+    download(a);
+  });
+
   // GET forms of the view become URLs: empty fields are left out so links stay short.
   view.addEventListener("submit", function (e) {
     var f = e.target;

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// The fleet page's top blocker and the fleet's findings read what each fleet cell's report
+// holds, while a cell holds counts only. Decoding every report on every read would cost a
+// fleet of 1,000 clusters × 4 targets seconds; instead each evaluation's report is decoded
+// once into an evalSummary kept by evaluation id. An id is never reused and a stored
+// evaluation never changes, so a summary never goes stale: when the store's FleetVersion
+// moves, only the cells pointing at new ids are decoded, and ids no cell points at any more
+// are dropped. A team-scoped reader's cells are its share's, judged now (shareJudge); their
+// summaries are made from the share's report and cached with its cells.
+
+// findingSum is one blocker or warning of an evaluation, as the fleet's reads need it.
+type findingSum struct {
+	Key, Title, Category, Severity string
+	// Objects is how many objects the finding names, those past its list included.
+	Objects int
+	// Teams own the finding's namespaces (sorted); none when no team owns them.
+	Teams []string
+}
+
+// evalSummary is an evaluation's blockers and warnings, ranked (rankFindings). Read-only
+// once made: shared by concurrent reads.
+type evalSummary struct {
+	findings []findingSum
+	// unreadable: the stored report could not be decoded; its findings are not known.
+	unreadable bool
+}
+
+// summarize is tr's blockers and warnings, ranked; infos say nothing about an upgrade.
+func summarize(tr *report.TargetResult) *evalSummary {
+	s := &evalSummary{}
+	for _, f := range tr.Findings {
+		if f.Severity != report.SeverityBlocker && f.Severity != report.SeverityWarning {
+			continue
+		}
+		teams := slices.Clone(f.Teams)
+		slices.Sort(teams)
+		s.findings = append(s.findings, findingSum{Key: f.Key, Title: f.Title, Category: f.Category,
+			Severity: f.Severity, Objects: len(f.Objects) + f.ObjectsOmitted, Teams: slices.Compact(teams)})
+	}
+	slices.SortFunc(s.findings, rankFindings)
+	return s
+}
+
+// severityRank orders severities worst first.
+var severityRank = map[string]int{report.SeverityBlocker: 0, report.SeverityWarning: 1, report.SeverityInfo: 2}
+
+// rankFindings orders an evaluation's findings: worst severity, then most objects, then key,
+// so the top blocker is the same on every read.
+func rankFindings(a, b findingSum) int {
+	return cmp.Or(cmp.Compare(severityRank[a.Severity], severityRank[b.Severity]), cmp.Compare(b.Objects, a.Objects),
+		strings.Compare(a.Key, b.Key))
+}
+
+// top is the highest-ranked blocker, nil when there is none (or the summary is nil).
+func (s *evalSummary) top() *findingSum {
+	if s == nil || len(s.findings) == 0 || s.findings[0].Severity != report.SeverityBlocker {
+		return nil
+	}
+	return &s.findings[0]
+}
+
+// blockerTeams are the teams owning the summary's blockers, sorted, then
+// report.Unattributed when a blocker has no team: who must act, named teams first.
+func (s *evalSummary) blockerTeams() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	unowned := false
+	for _, f := range s.findings {
+		if f.Severity != report.SeverityBlocker {
+			break
+		}
+		unowned = unowned || len(f.Teams) == 0
+		out = append(out, f.Teams...)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if unowned {
+		out = append(out, report.Unattributed)
+	}
+	return out
+}
+
+// summaryOf is the summary of the report's result at target (the stored report of one
+// target holds that target alone).
+func summaryOf(rep *report.Report, target string) *evalSummary {
+	for i := range rep.Targets {
+		if rep.Targets[i].Target == target {
+			return summarize(&rep.Targets[i])
+		}
+	}
+	return &evalSummary{}
+}
+
+// summaryCache is the summaries of the evaluations the fleet cells of version point at.
+type summaryCache struct {
+	// mu is held through a fill, so concurrent reads after a move decode each report once.
+	mu      sync.Mutex
+	version string
+	byID    map[int64]*evalSummary
+}
+
+// summaries answers the summaries of every fleet cell's evaluation by evaluation id, as of
+// cells at version (fleetCells). A report that cannot be read gives an unreadable summary;
+// an evaluation pruned meanwhile gives none.
+func (fr *fleetReads) summaries(ctx context.Context, cells map[int64][]store.FleetRow, version string) (map[int64]*evalSummary, error) {
+	fr.sums.mu.Lock()
+	defer fr.sums.mu.Unlock()
+	if fr.sums.byID != nil && fr.sums.version == version {
+		return fr.sums.byID, nil
+	}
+	next := make(map[int64]*evalSummary, len(fr.sums.byID))
+	var missing []store.FleetRow
+	for _, rows := range cells {
+		for _, r := range rows {
+			if s, ok := fr.sums.byID[r.EvaluationID]; ok {
+				next[r.EvaluationID] = s
+			} else {
+				missing = append(missing, r)
+			}
+		}
+	}
+	if err := fr.decodeSummaries(ctx, missing, next); err != nil {
+		return nil, err
+	}
+	fr.sums.byID, fr.sums.version = next, version
+	return next, nil
+}
+
+// decodeSummaries reads and summarizes the reports of rows into into, within one turn of
+// decoding reports (each may be tens of megabytes).
+func (fr *fleetReads) decodeSummaries(ctx context.Context, rows []store.FleetRow, into map[int64]*evalSummary) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	turn, err := fr.admit.Report(ctx)
+	if err != nil {
+		return err
+	}
+	defer turn()
+	for _, r := range rows {
+		ev, err := fr.store.Evaluation(ctx, r.EvaluationID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		rep, err := fr.snaps.report(ev)
+		if err != nil {
+			fr.log.Error("a stored report cannot be read; its findings are left out of the fleet's", "cluster", r.ClusterName, "target", r.Target, "err", err)
+			into[r.EvaluationID] = &evalSummary{unreadable: true}
+			continue
+		}
+		into[r.EvaluationID] = summaryOf(rep, r.Target)
+	}
+	return nil
+}
