@@ -155,6 +155,36 @@ func TestAnExcludedPathIsNotReadAndIsListedWithItsPattern(t *testing.T) {
 	}
 }
 
+func TestAnExcludedSymlinkedDirectoryIsListedInsteadOfWarnedAbout(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ok.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		glob     string
+		excluded int
+		warnings int
+	}{
+		{glob: "linked", excluded: 1},
+		{glob: "linked/", warnings: 1}, // a symlink is not a directory to a pattern
+	} {
+		ex, err := NewExclude([]Pattern{{Glob: tc.glob, Origin: "--exclude"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := testOptions()
+		opts.Exclude = ex
+		res, err := Collect(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Excluded) != tc.excluded || len(res.Warnings) != tc.warnings {
+			t.Errorf("%q: excluded %+v, warnings %v; want %d and %d", tc.glob, res.Excluded, res.Warnings, tc.excluded, tc.warnings)
+		}
+	}
+}
+
 func TestExcludedPathsPastTheBoundAreCounted(t *testing.T) {
 	dir := t.TempDir()
 	n := inventory.MaxExcludedPaths + 7

@@ -316,14 +316,16 @@ func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
 }
 
 // excludes says whether an exclusion pattern leaves path out, and lists it when the walk
-// would otherwise have walked or read it: a directory the walk enters, a manifest file.
+// would otherwise have walked, read or warned about it: a directory the walk enters, a
+// symlink, a manifest file. A symlink is matched as a file: "dir/" does not match one.
 func (l *lister) excludes(path string, d fs.DirEntry) bool {
 	if l.exclude == nil {
 		return false
 	}
 	rel := relPath(l.root, path)
 	p, ok := l.exclude.Match(rel, d.IsDir())
-	if ok && ((d.IsDir() && !skipDirs[d.Name()]) || (!d.IsDir() && manifestExt(d.Name()))) {
+	noticed := d.IsDir() && !skipDirs[d.Name()] || d.Type()&fs.ModeSymlink != 0 || !d.IsDir() && manifestExt(d.Name())
+	if ok && noticed {
 		l.excluded.add(rel, p)
 	}
 	return ok
