@@ -136,10 +136,13 @@ type TopFinding struct{ Key, Title string }
 // status is where the row stands at the page's target.
 func (r *FleetRow) status() string { return r.At.Status }
 
-// scored answers whether the row has a score at the page's target.
-func (r *FleetRow) scored() bool {
-	return r.At.Status == StatusReady || r.At.Status == StatusBlocked || r.At.Status == StatusUnknown
-}
+// scored answers whether the row has a score at the page's target. An unknown verdict's
+// score counts only what was assessed (100 when nothing was): shown or sorted as a number
+// it would read as ready, so it has none, as on the cluster page.
+func (r *FleetRow) scored() bool { return decided(r.At.Status) }
+
+// decided answers whether a verdict is one a score means something for: ready or blocked.
+func decided(verdict string) bool { return verdict == StatusReady || verdict == StatusBlocked }
 
 // Fleet is the fleet page's data: every cluster the reader sees and the fleet's columns.
 type Fleet struct {
@@ -221,6 +224,9 @@ func (f *Fleet) order() func(a, b *FleetRow) int {
 				return -1
 			}
 			return 1
+		}
+		if !oka { // neither has a score: an unknown one's number must not order it
+			return 0
 		}
 		if desc {
 			return cmp.Compare(sb, sa)
@@ -492,8 +498,11 @@ func (f *Fleet) matrix(d *doc, rows []*FleetRow) {
 			f.cell(d, c)
 		}
 		score := "–"
-		if r.scored() {
+		switch {
+		case r.scored():
 			score = strconv.Itoa(r.At.Score)
+		case r.At.Status == StatusUnknown:
+			score = scoreText(StatusUnknown, r.At.Score)
 		}
 		d.w(`<td data-label="Score">%s</td><td data-label="Verdict">%s</td><td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
 			score, f.standing(r.At), r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
@@ -512,11 +521,14 @@ func (f *Fleet) cell(d *doc, c FleetCell) {
 	case statusNA:
 		d.w(`<td data-target="%s" data-verdict="n/a">%s</td>`, esc(c.Target), verdict(statusNA))
 	default:
-		out := ""
-		if c.Outdated {
-			out = ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
+		out := verdict(v)
+		if decided(v) { // any other verdict reads unknown and has no score (scored)
+			out += " " + strconv.Itoa(c.Score)
 		}
-		d.w(`<td data-target="%s" data-verdict="%s">%s %d%s</td>`, esc(c.Target), esc(v), verdict(v), c.Score, out)
+		if c.Outdated {
+			out += ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
+		}
+		d.w(`<td data-target="%s" data-verdict="%s">%s</td>`, esc(c.Target), esc(v), out)
 	}
 }
 
