@@ -289,7 +289,7 @@ func (f *Fleet) summary(d *doc) {
 		at += " of the clusters matching “" + esc(f.Query.Q) + "”"
 	}
 	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary at %s</h2>`, at)
-	d.w(`<p id="summary-total" class="muted" data-total="%d">%s clusters, each counted once:</p><div class="summary">`, named, thousands(named))
+	d.w(`<p id="summary-total" class="muted" data-total="%d">%s, each counted once:</p><div class="summary">`, named, plural(named, "cluster"))
 	for _, s := range standings {
 		q := f.Query
 		q.Verdict, q.Page = s.key, 1
@@ -303,8 +303,9 @@ func (f *Fleet) summary(d *doc) {
 	q.Verdict, q.Page = StatusStale, 1
 	d.w(`</div><p class="muted">Of them <a data-count="stale" class="v-none" href="%s">%s stale</a> (no push for a while; counted above by where they stand). `,
 		href(f.Prefix, "/", q.values()), thousands(counts[StatusStale]))
+	// the findings page has no name search: its link names the whole fleet, not q's clusters
 	fq := url.Values{"target": {f.Query.Target}}
-	d.w(`<a id="findings-link" href="%s">What blocks them: the fleet's findings at %s</a>.</p></section>`+"\n", href(f.Prefix, "/findings", fq), at)
+	d.w(`<a id="findings-link" href="%s">What blocks them: the fleet's findings at %s</a>.</p></section>`+"\n", href(f.Prefix, "/findings", fq), f.at())
 }
 
 func (f *Fleet) controls(d *doc) {

@@ -116,3 +116,25 @@ func TestTheScriptDecodesAHashAndSettlesAViewWithoutThrowing(t *testing.T) {
 		}
 	}
 }
+
+// Who must act on a finding: its teams, and "no team" when some cluster's objects of it are
+// in no team's namespaces; never an empty cell that reads as nobody.
+func TestTheFindingsPageNamesNoTeamForWhatNoTeamOwns(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		row  FindingRow
+		want string
+	}{
+		{"owned on one cluster, unowned on another", FindingRow{Teams: []string{"payments"},
+			Clusters: []FindingCluster{{Teams: []string{"payments"}}, {}}}, `<span class="team">payments</span>, <span class="team muted">no team</span>`},
+		{"owned by no team anywhere", FindingRow{Teams: []string{}, Clusters: []FindingCluster{{}}}, `<td data-label="Teams"><span class="team muted">no team</span></td>`},
+		{"owned everywhere", FindingRow{Teams: []string{"data"}, Clusters: []FindingCluster{{Teams: []string{"data"}}}}, `<td data-label="Teams"><span class="team">data</span></td>`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.row.Key, tt.row.Severity = "removed-api/x", "blocker"
+			if got := string(RenderFindings(&Findings{Rows: []FindingRow{tt.row}})); !strings.Contains(got, tt.want) {
+				t.Errorf("the row lacks %s:\n%s", tt.want, got)
+			}
+		})
+	}
+}
