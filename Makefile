@@ -182,7 +182,7 @@ bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventor
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse ./convert:FuzzConvertNeverPanics ./fix:FuzzPatchReadsAsTheConversion ./fix:FuzzHeadReadsWhatAParseReads
+FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./collectors/files:FuzzExcludeMatchesAsPathMatch ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse ./convert:FuzzConvertNeverPanics ./fix:FuzzPatchReadsAsTheConversion ./fix:FuzzHeadReadsWhatAParseReads
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files, conversions

@@ -284,17 +284,19 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 	}
 	attributeTeams(r.Targets, inv)
 	return &report.Report{
-		SchemaVersion:  report.SchemaVersion,
-		ToolVersion:    e.toolVersion,
-		EvaluatedAt:    now.UTC().Format(time.RFC3339),
-		Source:         inv.Source,
-		ClusterID:      inv.ClusterID,
-		ServerVersion:  inv.ServerVersion,
-		FilesBase:      inv.FilesBase,
-		Bundles:        e.Bundles(),
-		KB:             e.kb.Meta(),
-		Targets:        r.Targets,
-		Plan:           r.Plan,
-		ExpiredIgnores: r.ExpiredIgnores,
+		SchemaVersion:        report.SchemaVersion,
+		ToolVersion:          e.toolVersion,
+		EvaluatedAt:          now.UTC().Format(time.RFC3339),
+		Source:               inv.Source,
+		ClusterID:            inv.ClusterID,
+		ServerVersion:        inv.ServerVersion,
+		FilesBase:            inv.FilesBase,
+		FilesExcluded:        inv.FilesExcluded,
+		FilesExcludedOmitted: inv.FilesExcludedOmitted,
+		Bundles:              e.Bundles(),
+		KB:                   e.kb.Meta(),
+		Targets:              r.Targets,
+		Plan:                 r.Plan,
+		ExpiredIgnores:       r.ExpiredIgnores,
 	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // Item is one line of what a plan lists: a document for a person, or a note.
@@ -232,6 +233,9 @@ type Report struct {
 	Manual    []Item      `json:"manual"`
 	Notes     []Item      `json:"notes"`
 	Warnings  []string    `json:"warnings,omitempty"`
+	// Excluded are the paths an exclusion pattern left unread, as scan's report lists them.
+	Excluded        []inventory.ExcludedPath `json:"excluded,omitempty"`
+	ExcludedOmitted int                      `json:"excludedOmitted,omitempty"`
 }
 
 // DocReport is one document the target does not serve.
@@ -253,7 +257,8 @@ type DocReport struct {
 
 // Report summarises the plan: every document at an API the target does not serve.
 func (p *Plan) Report() Report {
-	r := Report{Target: p.Target, Changed: []string{}, Documents: []DocReport{}, Manual: p.Manual(), Notes: p.Notes()}
+	r := Report{Target: p.Target, Changed: []string{}, Documents: []DocReport{}, Manual: p.Manual(), Notes: p.Notes(),
+		Excluded: p.Excluded, ExcludedOmitted: p.ExcludedOmitted}
 	for _, f := range p.Changed() {
 		r.Changed = append(r.Changed, f.Path)
 	}
@@ -300,6 +305,15 @@ func (p *Plan) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "\nNotes (%d):\n", len(n))
 		for _, it := range n {
 			fmt.Fprintln(w, "  "+it.String())
+		}
+	}
+	if n := len(p.Excluded) + p.ExcludedOmitted; n > 0 {
+		fmt.Fprintf(w, "\nExcluded (%d, not read):\n", n)
+		for _, x := range p.Excluded {
+			fmt.Fprintf(w, "  %s (%s, %s)\n", x.Path, x.Pattern, x.Origin)
+		}
+		if p.ExcludedOmitted > 0 {
+			fmt.Fprintf(w, "  and %d more\n", p.ExcludedOmitted)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/convert"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb"
 )
 
@@ -41,6 +42,8 @@ type Options struct {
 	Retain Retain
 	// Workers read files in parallel; 0 means one per CPU.
 	Workers int
+	// Exclude leaves out the paths it matches, as scan --files leaves them out.
+	Exclude *files.Exclude
 }
 
 // Retain is what a changed file keeps of its bytes: what the output the plan is made for reads.
@@ -69,6 +72,10 @@ type Plan struct {
 	// Warnings name the paths the walk did not read (a symlinked directory, a named pipe, a
 	// file past the byte budget), as scan --files names them.
 	Warnings []files.Warning
+	// Excluded are the paths an exclusion pattern left unread (Options.Exclude), listed as
+	// scan lists them; ExcludedOmitted counts those past their bound.
+	Excluded        []inventory.ExcludedPath
+	ExcludedOmitted int
 }
 
 // File is one file read.
@@ -164,11 +171,13 @@ func Scan(root string, opts Options) (*Plan, error) {
 	if opts.KB == nil {
 		return nil, fmt.Errorf("fix: no knowledge base")
 	}
-	paths, base, skipped, err := files.List(root, opts.MaxBytes)
+	listing, err := files.List(root, opts.MaxBytes, opts.Exclude)
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Root: root, Target: opts.Target, Warnings: skipped, Files: make([]File, len(paths))}
+	paths, base := listing.Paths, listing.Base
+	plan := &Plan{Root: root, Target: opts.Target, Warnings: listing.Skipped, Files: make([]File, len(paths)),
+		Excluded: listing.Excluded, ExcludedOmitted: listing.ExcludedOmitted}
 	errs := make([]error, len(paths))
 	s := newScanner(opts)
 	lean := opts.SkipServed && !opts.KeepObjects

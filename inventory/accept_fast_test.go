@@ -90,6 +90,7 @@ func fullDocument() *Document {
 	}
 	d := validDocument()
 	d.ServerVersion, d.EmulatedVersion, d.Provider, d.FilesBase = "v1.33.2", "1.32", "eks", "/srv/manifests"
+	d.FilesExcluded, d.FilesExcludedOmitted = []ExcludedPath{{Path: "samples/ratings_data.json", Pattern: "**/ratings_data.json", Origin: "--exclude"}}, 3
 	d.Capabilities[CapHelm] = Capability{Available: false, Partial: true, Reason: "forbidden", Skipped: []string{"ns/a"}}
 	d.APIUsage = []APIUsage{usage}
 	d.APIAuthorshipUnknown = []APIUsage{usage}

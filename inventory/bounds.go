@@ -21,6 +21,9 @@ const (
 	// MaxListItems bounds the other lists: releases, charts, images, CRDs, nodes groups,
 	// control-plane components, ingress classes and deprecated-call rows.
 	MaxListItems = 10000
+	// MaxExcludedPaths is how many excluded paths a files inventory lists; the rest are
+	// counted in FilesExcludedOmitted.
+	MaxExcludedPaths = 1000
 	// MaxNamespaces is how many namespaces the namespaces list names.
 	MaxNamespaces = 50000
 	// MaxImageVersions is how many versions of one repository are listed, and

@@ -25,6 +25,7 @@ func Overlay(cluster, manifests *Document) *Document {
 	rewritten := objectsOf(manifests)
 	out := *cluster
 	out.FilesBase = manifests.FilesBase // where the manifests' file:line evidence is relative to
+	out.FilesExcluded, out.FilesExcludedOmitted = manifests.FilesExcluded, manifests.FilesExcludedOmitted
 	out.APIUsage = mergeUsage(manifests.APIUsage, without(cluster.APIUsage, rewritten))
 	out.APIAuthorshipUnknown = mergeUsage(manifests.APIAuthorshipUnknown, without(cluster.APIAuthorshipUnknown, rewritten))
 	out.Probes = mergeProbes(cluster.Probes, manifests.Probes, rewritten)

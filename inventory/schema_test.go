@@ -254,6 +254,7 @@ func TestSchemaStatesTheGoBounds(t *testing.T) {
 		{"/properties/controlPlane/maxItems", MaxListItems},
 		{"/properties/crds/maxItems", MaxListItems},
 		{"/properties/namespaces/maxItems", MaxNamespaces},
+		{"/properties/filesExcluded/maxItems", MaxExcludedPaths},
 		{"/$defs/workloadImage/properties/versions/maxItems", MaxImageVersions},
 		{"/$defs/imageVersion/properties/namespaces/maxItems", MaxImageNamespaces},
 		{"/$defs/imageVersion/properties/labelSets/maxItems", MaxLabelSets},

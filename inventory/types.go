@@ -54,10 +54,15 @@ type Document struct {
 	// behaves as that minor and is judged as it.
 	EmulatedVersion string `json:"emulatedVersion,omitempty"`
 	// Provider is eks, gke, aks or other for a live cluster.
-	Provider     string                `json:"provider,omitempty"`
-	FilesBase    string                `json:"filesBase,omitempty"`
-	Capabilities map[string]Capability `json:"capabilities"`
-	APIUsage     []APIUsage            `json:"apiUsage"`
+	Provider  string `json:"provider,omitempty"`
+	FilesBase string `json:"filesBase,omitempty"`
+	// FilesExcluded are the paths a walk of FilesBase left out because an exclusion pattern
+	// (--exclude, .upgradescopeignore) matched them: listed so an exclusion is never silent.
+	// FilesExcludedOmitted counts those past MaxExcludedPaths.
+	FilesExcluded        []ExcludedPath        `json:"filesExcluded,omitempty"`
+	FilesExcludedOmitted int                   `json:"filesExcludedOmitted,omitempty"`
+	Capabilities         map[string]Capability `json:"capabilities"`
+	APIUsage             []APIUsage            `json:"apiUsage"`
 	// APIAuthorshipUnknown holds objects of flagged kinds no writer can be attributed to:
 	// no managedFields and no last-applied-configuration.
 	APIAuthorshipUnknown []APIUsage `json:"apiAuthorshipUnknown,omitempty"`
@@ -90,6 +95,15 @@ type Document struct {
 	// Rehearsal is what an API server of the target refused when the objects were replayed
 	// into it (rehearsal.go); only upgradescope rehearse writes it.
 	Rehearsal *Rehearsal `json:"rehearsal,omitempty"`
+}
+
+// ExcludedPath is a file or directory a walk of manifests did not read because a pattern
+// excluded it: the path relative to the walk's root, the pattern, and where the pattern was
+// written ("--exclude", ".upgradescopeignore:3"). An excluded directory was not walked.
+type ExcludedPath struct {
+	Path    string `json:"path"`
+	Pattern string `json:"pattern"`
+	Origin  string `json:"origin,omitempty"`
 }
 
 // Capability says whether a collector step saw everything it looked for.

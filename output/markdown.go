@@ -27,6 +27,9 @@ func (markdownRenderer) Render(w io.Writer, r *report.Report) error {
 	var b strings.Builder
 	b.WriteString("## upgradescope\n\n")
 	b.WriteString(markdownSource(r) + "\n")
+	if line := excludedLine(r); line != "" {
+		b.WriteString("\nExcluded: " + md(line) + "\n")
+	}
 	for _, t := range r.Targets {
 		writeMarkdownTarget(&b, t)
 	}

@@ -94,6 +94,9 @@ func writeHeader(w io.Writer, r *report.Report) {
 		source += " (" + r.FilesBase + ")"
 	}
 	fmt.Fprintf(tw, "Source:\t%s\n", esc(source))
+	if line := excludedLine(r); line != "" {
+		fmt.Fprintf(tw, "Excluded:\t%s\n", esc(line))
+	}
 	if r.KubeContext != "" {
 		fmt.Fprintf(tw, "Context:\t%s\n", esc(r.KubeContext))
 	}
@@ -113,6 +116,27 @@ func writeHeader(w io.Writer, r *report.Report) {
 	}
 	fmt.Fprintf(tw, "Bundles:\t%s\n", esc(strings.Join(bundles, ", ")))
 	_ = tw.Flush()
+}
+
+// maxExcludedShown is how many excluded paths the header names; -o json lists them all.
+const maxExcludedShown = 5
+
+// excludedLine names the paths exclusion patterns left unread, "" when none was: an
+// exclusion changes what is judged, so it is never silent.
+func excludedLine(r *report.Report) string {
+	total := len(r.FilesExcluded) + r.FilesExcludedOmitted
+	if total == 0 {
+		return ""
+	}
+	var shown []string
+	for _, x := range r.FilesExcluded[:min(len(r.FilesExcluded), maxExcludedShown)] {
+		shown = append(shown, fmt.Sprintf("%s (%s)", x.Path, x.Pattern))
+	}
+	line := fmt.Sprintf("%s not read: %s", report.Count(total, "path"), strings.Join(shown, ", "))
+	if more := total - len(shown); more > 0 {
+		line += fmt.Sprintf(", and %d more (-o json lists them)", more)
+	}
+	return line
 }
 
 // bundleLine names a bundle's revision, where it came from and, for a signed bundle, whether

@@ -28,6 +28,10 @@ type Report struct {
 	ClusterID     string `json:"clusterId,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	FilesBase     string `json:"filesBase,omitempty"`
+	// FilesExcluded are the paths under FilesBase an exclusion pattern left unread (the
+	// inventory's list, as it is), FilesExcludedOmitted those past its bound.
+	FilesExcluded        []inventory.ExcludedPath `json:"filesExcluded,omitempty"`
+	FilesExcludedOmitted int                      `json:"filesExcludedOmitted,omitempty"`
 	// KubeContext and APIServer (scheme, host and port; never credentials) name the live
 	// cluster a scan read; the CLI sets them.
 	KubeContext string         `json:"kubeContext,omitempty"`

@@ -20,6 +20,7 @@ type fixFlags struct {
 	write, quiet          bool
 	bundles               bundleFlags
 	budget                filesBudget
+	exclude               excludeFlags
 }
 
 func newFixCommand(s streams) *cobra.Command {
@@ -48,6 +49,7 @@ diff is printed, nothing written); 3 something needs a person (before 2); with -
 	fl.BoolVar(&f.write, "write", false, "write the converted files in place instead of printing the diff")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text (the diff, then what needs a person) or json (the plan)")
 	registerFilesBudget(cmd, &f.budget)
+	f.exclude.register(cmd)
 	f.bundles.register(cmd)
 	registerQuiet(cmd, &f.quiet)
 	_ = cmd.MarkFlagRequired("files")
@@ -68,6 +70,10 @@ func runFix(cmd *cobra.Command, s streams, f *fixFlags) error {
 	if f.budget.maxMiB < 0 {
 		return fmt.Errorf("--files-max-mib %d: must not be negative", f.budget.maxMiB)
 	}
+	ex, err := f.exclude.forFiles(f.files, "")
+	if err != nil {
+		return err
+	}
 	rep := newProgress(s, f.quiet)
 	defer rep.Close()
 	opts, err := f.bundles.engineOptions(cmd.Context())
@@ -79,7 +85,7 @@ func runFix(cmd *cobra.Command, s streams, f *fixFlags) error {
 		return err
 	}
 	rep.Start("converting manifests in " + f.files)
-	plan, err := fix.Scan(f.files, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(f.budget.maxMiB) << 20, SkipServed: true, Retain: f.retain()})
+	plan, err := fix.Scan(f.files, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(f.budget.maxMiB) << 20, SkipServed: true, Retain: f.retain(), Exclude: ex})
 	if err != nil {
 		return err
 	}

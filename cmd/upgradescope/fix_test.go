@@ -16,6 +16,7 @@ var fixGoldenCases = []goldenCase{
 	{name: "fix-examples-json", cmd: "fix --files ../../examples/manifests --target 1.37 -o json"},
 	{name: "fix-examples-served", cmd: "fix --files ../../examples/manifests/flowcontrol.yaml --target 1.28"},
 	{name: "fix-target-missing", cmd: "fix --files ../../examples/manifests"},
+	{name: "fix-exclude-ignorefile", cmd: "fix --files testdata/exclude/bookinfo-ignorefile --target 1.37"},
 }
 
 func TestFixGolden(t *testing.T) {

@@ -41,6 +41,7 @@ type gateFlags struct {
 	timeout         time.Duration
 	teamLabel       string
 	bundles         bundleFlags
+	exclude         excludeFlags
 	quiet           bool
 }
 
@@ -89,6 +90,7 @@ asked again after its Retry-After, up to three times.`,
 	fl.DurationVar(&f.timeout, "timeout", defaultGateTimeout, "longest each request may take, waiting for a turn on a busy server included (a busy server is asked at most three times)")
 	fl.StringVar(&f.teamLabel, "team-label", "team", "with --files: Namespace label whose value names the team that owns it")
 	f.bundles.register(cmd)
+	f.exclude.register(cmd)
 	registerQuiet(cmd, &f.quiet)
 	_ = cmd.MarkFlagRequired("server")
 	_ = cmd.MarkFlagRequired("target")
@@ -161,6 +163,10 @@ func runGate(ctx context.Context, s streams, f *gateFlags) error {
 func (f *gateFlags) inventoryBody(ctx context.Context, s streams) ([]byte, string, error) {
 	var doc *inventory.Document
 	var dir string
+	ex, err := f.exclude.forFiles(f.filesPath, f.configPath)
+	if err != nil {
+		return nil, "", err
+	}
 	if f.inventoryPath != "" {
 		d, err := inventory.ReadFile(f.inventoryPath)
 		if err != nil {
@@ -179,7 +185,7 @@ func (f *gateFlags) inventoryBody(ctx context.Context, s streams) ([]byte, strin
 		if err != nil {
 			return nil, "", err
 		}
-		if doc, err = collectFiles(s, rep, eng, f.filesPath, f.teamLabel, time.Now().UTC()); err != nil {
+		if doc, err = collectFiles(s, rep, eng, f.filesPath, f.teamLabel, time.Now().UTC(), ex); err != nil {
 			return nil, "", err
 		}
 		dir = configDir(f.filesPath)

@@ -40,6 +40,11 @@ var goldenCases = []goldenCase{
 	{name: "version-flag", cmd: "--version"},
 	{name: "usage-unknown-flag", cmd: "scan --frobnicate"},
 	{name: "usage-target-missing", cmd: "scan --files ../../examples/manifests"},
+	// istio's samples: a MongoDB seed file that is not JSON makes the verdict unknown until
+	// it is excluded, and an excluded path is listed, never silent.
+	{name: "scan-exclude-none-unknown", cmd: "scan --files testdata/exclude/bookinfo --target 1.37 " + pinned},
+	{name: "scan-exclude-flag-ready", cmd: "scan --files testdata/exclude/bookinfo --exclude **/ratings_data.json --target 1.37 " + pinned},
+	{name: "scan-exclude-ignorefile-json", cmd: "scan --files testdata/exclude/bookinfo-ignorefile --target 1.37 -o json " + pinned},
 }
 
 func TestCLIGolden(t *testing.T) {

@@ -73,6 +73,15 @@ func TestKeyAndTokenFlagsRefuseEndlessFiles(t *testing.T) {
 		{"agent --server-ca-file", func(f string) []string {
 			return []string{"agent", "--server", "https://127.0.0.1:1", "--ingest-token", "t0k", "--server-ca-file", f}
 		}},
+		{"push --inventory", func(f string) []string {
+			return []string{"push", "--inventory", f, "--server", "https://127.0.0.1:1", "--ingest-token", "t0k", "--cluster-name", "c"}
+		}},
+		{"push --ingest-token-file", func(f string) []string {
+			return []string{"push", "--inventory", inv, "--server", "https://127.0.0.1:1", "--ingest-token-file", f, "--cluster-name", "c"}
+		}},
+		{"push --server-ca-file", func(f string) []string {
+			return []string{"push", "--inventory", inv, "--server", "https://127.0.0.1:1", "--ingest-token", "t0k", "--server-ca-file", f, "--cluster-name", "c"}
+		}},
 	}
 	files := []struct{ name, path, want string }{
 		{"/dev/zero", "/dev/zero", "not a regular file"},

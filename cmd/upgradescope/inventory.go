@@ -16,6 +16,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	var lf liveFlags
 	var fb filesBudget
 	var bf bundleFlags
+	var ef excludeFlags
 	cmd := &cobra.Command{
 		Use:   "inventory [--files PATH]",
 		Short: "Collect the inventory document (a live cluster, or manifests) and print it as JSON",
@@ -27,6 +28,10 @@ func newInventoryCommand(s streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tuneGCForOneShot()
 			clock, err := parseNow(now)
+			if err != nil {
+				return err
+			}
+			ex, err := ef.forFiles(filesPath, "")
 			if err != nil {
 				return err
 			}
@@ -49,7 +54,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if filesPath == "" {
 				doc, _, err = lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, clock)
 			} else {
-				doc, err = collectFilesWithin(s, rep, eng, filesPath, teamLabel, clock, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout})
+				doc, err = collectFilesWithin(s, rep, eng, filesPath, teamLabel, clock, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex})
 			}
 			if err != nil {
 				return err
@@ -67,6 +72,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&now, "now", "", "collection time as RFC 3339 (default: the current time)")
 	_ = cmd.Flags().MarkHidden("now")
 	registerFilesBudget(cmd, &fb)
+	ef.register(cmd)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	bf.register(cmd)

@@ -55,6 +55,7 @@ func newRehearseCommand(s streams) *cobra.Command {
 	var rf rehearseFlags
 	var lf liveFlags
 	var fb filesBudget
+	var ef excludeFlags
 	var filesPath, teamLabel string
 	cmd := &cobra.Command{
 		Use:   "rehearse [--files PATH] --target 1.N (--kube-binaries DIR | --rehearse-kubeconfig FILE)",
@@ -68,7 +69,7 @@ the server's message; an object that could not be replayed makes the verdict unk
   upgradescope rehearse --context prod --target 1.35 --rehearse-kubeconfig ./test-cluster.kubeconfig -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimitFlag(runRehearse(cmd, s, &jf, &rf, &lf, filesPath, teamLabel, fb))
+			return withLimitFlag(runRehearse(cmd, s, &jf, &rf, &lf, filesPath, teamLabel, fb, &ef))
 		},
 	}
 	jf.register(cmd)
@@ -76,13 +77,14 @@ the server's message; an object that could not be replayed makes the verdict unk
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	registerFilesBudget(cmd, &fb)
+	ef.register(cmd)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	return cmd
 }
 
 // runRehearse collects as scan does, replays, puts the rehearsal in the inventory and judges it.
-func runRehearse(cmd *cobra.Command, s streams, jf *judgeFlags, rf *rehearseFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget) error {
+func runRehearse(cmd *cobra.Command, s streams, jf *judgeFlags, rf *rehearseFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags) error {
 	tuneGCForOneShot()
 	j, err := jf.validate()
 	if err != nil {
@@ -96,6 +98,9 @@ func runRehearse(cmd *cobra.Command, s streams, jf *judgeFlags, rf *rehearseFlag
 	}
 	if filesPath != "" && (cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")) {
 		return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
+	}
+	if fb.exclude, err = ef.forFiles(filesPath, jf.configPath); err != nil {
+		return err
 	}
 	// ctrl-C ends the replay and still stops the server (or cleans the test cluster).
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -142,12 +147,12 @@ func rehearsalInputs(ctx context.Context, s streams, rep *progress.Reporter, eng
 		rep.Done(report.Count(len(objs), "object"))
 		return doc, objs, skipped, ".", nil
 	}
-	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout})
+	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: fb.exclude})
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	rep.Start("converting what " + target + " does not serve")
-	plan, err := fix.Scan(filesPath, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(fb.maxMiB) << 20, KeepObjects: true})
+	plan, err := fix.Scan(filesPath, fix.Options{KB: eng.KB(), Target: target, MaxBytes: int64(fb.maxMiB) << 20, KeepObjects: true, Exclude: fb.exclude})
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("convert the manifests for the rehearsal: %w", err)
 	}

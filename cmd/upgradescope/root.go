@@ -78,6 +78,7 @@ fix: 0 nothing to change, 1 error, 2 files would change, 3 something needs a per
 		newInventoryCommand(s),
 		newEvalCommand(s),
 		newGateCommand(s),
+		newPushCommand(s),
 		newRenderCommand(s),
 		newPolicyCommand(s),
 		newVersionCommand(s),

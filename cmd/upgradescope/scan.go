@@ -20,29 +20,32 @@ func newScanCommand(s streams) *cobra.Command {
 	var filesPath, teamLabel string
 	var lf liveFlags
 	var fb filesBudget
+	var ef excludeFlags
 	cmd := &cobra.Command{
 		Use:   "scan [--files PATH] --target 1.37",
 		Short: "Collect an inventory (the current kubeconfig context's cluster, or manifests) and judge it",
 		Example: `  upgradescope scan --target 1.37
   upgradescope scan --context prod --target 1.36,1.37 --output json
   upgradescope scan --files ./rendered --target 1.37
+  upgradescope scan --files . --exclude '**/testdata/' --target 1.37
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb))
+			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb, &ef))
 		},
 	}
 	jf.register(cmd)
 	cmd.Flags().StringVar(&filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
 	cmd.Flags().StringVar(&teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	registerFilesBudget(cmd, &fb)
+	ef.register(cmd)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	return cmd
 }
 
 // runScan collects and judges; newScanCommand names the flag of a bound it crosses.
-func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget) error {
+func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags) error {
 	tuneGCForOneShot()
 	j, err := jf.validate()
 	if err != nil {
@@ -50,6 +53,10 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 	}
 	if filesPath != "" && (cmd.Flags().Changed("kubeconfig") || cmd.Flags().Changed("context")) {
 		return fmt.Errorf("--files reads manifests: --kubeconfig and --context do not apply")
+	}
+	ex, err := ef.forFiles(filesPath, jf.configPath)
+	if err != nil {
+		return err
 	}
 	rep := newProgress(s, jf.quiet)
 	defer rep.Close()
@@ -65,7 +72,7 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 		j.kubeContext, j.apiServer = target.context, target.server
 		return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
 	}
-	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout})
+	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex})
 	if err != nil {
 		return err
 	}
@@ -74,9 +81,11 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 
 // filesBudget is what a walk of manifests may spend: bytes read in all (--files-max-mib) and
 // time (--timeout). Past either, what was not read is reported and the verdict is unknown.
+// exclude is what the walk leaves out (--exclude, .upgradescopeignore), listed, never judged.
 type filesBudget struct {
 	maxMiB  int
 	timeout time.Duration
+	exclude *files.Exclude
 }
 
 // registerFilesBudget adds --files-max-mib; --timeout is the live collection's flag.
@@ -85,8 +94,8 @@ func registerFilesBudget(cmd *cobra.Command, b *filesBudget) {
 }
 
 // collectFiles walks manifests into an inventory within the default budget.
-func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, teamLabel string, now time.Time) (*inventory.Document, error) {
-	return collectFilesWithin(s, rep, eng, path, teamLabel, now, filesBudget{timeout: 5 * time.Minute})
+func collectFiles(s streams, rep *progress.Reporter, eng *engine.Engine, path, teamLabel string, now time.Time, ex *files.Exclude) (*inventory.Document, error) {
+	return collectFilesWithin(s, rep, eng, path, teamLabel, now, filesBudget{timeout: 5 * time.Minute, exclude: ex})
 }
 
 // collectFilesWithin walks manifests into an inventory, printing each warning with its
@@ -97,7 +106,7 @@ func collectFilesWithin(s streams, rep *progress.Reporter, eng *engine.Engine, p
 		return nil, fmt.Errorf("--files-max-mib %d: must not be negative", b.maxMiB)
 	}
 	opts := files.Options{
-		Observe: eng.Observe(), TeamLabel: teamLabel, MaxBytes: int64(b.maxMiB) << 20,
+		Observe: eng.Observe(), TeamLabel: teamLabel, MaxBytes: int64(b.maxMiB) << 20, Exclude: b.exclude,
 	}
 	if b.timeout > 0 {
 		opts.Deadline = time.Now().Add(b.timeout)
@@ -110,6 +119,9 @@ func collectFilesWithin(s streams, rep *progress.Reporter, eng *engine.Engine, p
 	rep.Done(report.Count(res.Objects, "object") + " in " + report.Count(res.Files, "file"))
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)
+	}
+	if n := len(res.Excluded) + res.ExcludedOmitted; n > 0 {
+		fmt.Fprintf(s.err, "note: %s excluded, not read (listed in the report)\n", report.Count(n, "path"))
 	}
 	if res.Objects == 0 {
 		return nil, fmt.Errorf("no Kubernetes objects found in %s (%d manifest files read)", path, res.Files)

@@ -53,6 +53,9 @@ type Options struct {
 	// Deadline ends the walk: files it did not reach, and the rest of a file being read, are
 	// not read and are reported. The zero time sets none.
 	Deadline time.Time
+	// Exclude names the paths a walk leaves out (--exclude, .upgradescopeignore): an excluded
+	// directory is not walked, an excluded file not read, and each is listed in the Result.
+	Exclude *Exclude
 
 	// observer is the walk's probe observation: each file's is a Fork of it, so the bounds on
 	// probe work hold for the walk, not for each file.
@@ -120,18 +123,22 @@ type Result struct {
 	// when no object of a kind it reads was found.
 	Preflight *inventory.Preflight
 	Warnings  []Warning
-	Files     int
-	Documents int
-	Objects   int
+	// Excluded are the paths Options.Exclude left out, in walk order; ExcludedOmitted counts
+	// those past inventory.MaxExcludedPaths.
+	Excluded        []inventory.ExcludedPath
+	ExcludedOmitted int
+	Files           int
+	Documents       int
+	Objects         int
 }
 
 // Collect walks root (a directory or one file) in lexical order.
 func Collect(root string, opts Options) (*Result, error) {
-	paths, base, skipped, err := listFiles(root)
+	l, err := listFiles(root, opts.Exclude)
 	if err != nil {
 		return nil, err
 	}
-	return collectFrom(osFiles{}, paths, base, skipped, opts), nil
+	return collectFrom(osFiles{}, l, opts), nil
 }
 
 // CollectFS walks fsys from its root in lexical order, as Collect walks a directory: the same
@@ -139,7 +146,7 @@ func Collect(root string, opts Options) (*Result, error) {
 // Result's Base is empty. fsys must not block an open (an in-memory tree, an archive): a
 // directory on disk goes through Collect, which guards against a named pipe swapped in.
 func CollectFS(fsys fs.FS, opts Options) (*Result, error) {
-	l := lister{root: "", stat: func(p string) (fs.FileInfo, error) { return fs.Stat(fsys, p) }}
+	l := lister{root: "", stat: func(p string) (fs.FileInfo, error) { return fs.Stat(fsys, p) }, exclude: opts.Exclude}
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", path, err)
@@ -149,7 +156,7 @@ func CollectFS(fsys fs.FS, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read manifests: %w", err)
 	}
-	return collectFrom(fsFiles{fsys}, l.paths, "", l.skipped, opts), nil
+	return collectFrom(fsFiles{fsys}, &l, opts), nil
 }
 
 // source is where a walk's files are: the OS or an fs.FS. Both walks share everything else.
@@ -174,8 +181,9 @@ func (s fsFiles) decode(path, rel string, opts Options) fileResult {
 }
 
 // collectFrom reads the listed files within the walk's bounds and merges what they hold.
-func collectFrom(src source, paths []string, base string, skipped []Warning, opts Options) *Result {
-	paths, skipped = withinBudget(src, paths, base, opts.maxBytes(), skipped)
+func collectFrom(src source, l *lister, opts Options) *Result {
+	base := l.root
+	paths, skipped := withinBudget(src, l.paths, base, opts.maxBytes(), l.skipped)
 	opts.drops = narrowing(opts.Probes)
 	opts.dropsArgs = keepingArgs(opts.drops)
 	agg, custom, images := newAggregator(), newAggregator(), inventory.NewImageSet(opts.Images)
@@ -183,7 +191,8 @@ func collectFrom(src source, paths []string, base string, skipped []Warning, opt
 	opts.observer = probes
 	pre := preflight.NewRecorder(preflight.FromManifests())
 	crds := map[string]bool{}
-	res := &Result{Base: base, Files: len(paths), Warnings: skipped}
+	res := &Result{Base: base, Files: len(paths), Warnings: skipped,
+		Excluded: l.excluded.paths, ExcludedOmitted: l.excluded.omitted}
 	late := 0
 	decodeAll(src, paths, base, opts, func(fr fileResult) {
 		if fr.late {
@@ -233,42 +242,53 @@ func collectFrom(src source, paths []string, base string, skipped []Warning, opt
 // directory is not walked (it may loop or leave the tree) and is reported as a partial
 // warning, so what it holds is never silently missing from the verdict. A root that is itself
 // a symlink to a directory is walked.
-func listFiles(root string) (paths []string, base string, skipped []Warning, err error) {
+//
+// ex leaves out what it matches, below the root: a root given as one file is read.
+func listFiles(root string, ex *Exclude) (*lister, error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("read manifests: %w", err)
+		return nil, fmt.Errorf("read manifests: %w", err)
 	}
 	if !info.IsDir() && !info.Mode().IsRegular() {
-		return nil, "", nil, fmt.Errorf("read manifests: %s is not a regular file or a directory", root)
+		return nil, fmt.Errorf("read manifests: %s is not a regular file or a directory", root)
 	}
 	if !info.IsDir() {
-		return []string{root}, filepath.Dir(root), nil, nil
+		return &lister{root: filepath.Dir(root), paths: []string{root}}, nil
 	}
 	walkRoot := root
 	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir follows a root given as "link/"
 	}
-	l := lister{root: root, stat: os.Stat}
+	l := &lister{root: root, stat: os.Stat, exclude: ex}
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", path, err)
 		}
 		return l.visit(path, d, path == walkRoot)
 	})
-	return l.paths, root, l.skipped, err
+	return l, err
 }
 
 // lister keeps what a walk reads and names what it does not; the OS walk and the fs.FS walk
 // share it, so both read the same files.
 type lister struct {
-	root    string // what skipped paths are named relative to
-	stat    func(path string) (fs.FileInfo, error)
-	paths   []string
-	skipped []Warning
+	root     string // what skipped paths are named relative to
+	stat     func(path string) (fs.FileInfo, error)
+	exclude  *Exclude
+	paths    []string
+	skipped  []Warning
+	excluded excludedList
 }
 
-// visit is the walk's step at path; top is the walk's root.
+// visit is the walk's step at path; top is the walk's root. Exclusion comes first, so an
+// excluded directory is not walked and an excluded file is neither read nor warned about.
 func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
+	if !top && l.excludes(path, d) {
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
 	switch {
 	case d.IsDir():
 		if !top && skipDirs[d.Name()] {
@@ -293,6 +313,22 @@ func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
 		l.skip(path, smallfile.Kind(d.Type())+": not read")
 	}
 	return nil
+}
+
+// excludes says whether an exclusion pattern leaves path out, and lists it when the walk
+// would otherwise have walked, read or warned about it: a directory the walk enters, a
+// symlink, a manifest file. A symlink is matched as a file: "dir/" does not match one.
+func (l *lister) excludes(path string, d fs.DirEntry) bool {
+	if l.exclude == nil {
+		return false
+	}
+	rel := relPath(l.root, path)
+	p, ok := l.exclude.Match(rel, d.IsDir())
+	noticed := d.IsDir() && !skipDirs[d.Name()] || d.Type()&fs.ModeSymlink != 0 || !d.IsDir() && manifestExt(d.Name())
+	if ok && noticed {
+		l.excluded.add(rel, p)
+	}
+	return ok
 }
 
 func (l *lister) skip(path, msg string) {
@@ -401,6 +437,8 @@ func Inventory(res *Result, collectedAt time.Time) *inventory.Document {
 		ClusterID:             "files",
 		CollectedAt:           collectedAt.UTC().Truncate(time.Second),
 		FilesBase:             filepath.ToSlash(res.Base),
+		FilesExcluded:         res.Excluded,
+		FilesExcludedOmitted:  res.ExcludedOmitted,
 		APIUsage:              res.APIUsage,
 		WorkloadImages:        res.WorkloadImages,
 		WorkloadImagesOmitted: res.ImagesOmitted,

@@ -3,6 +3,7 @@ package push
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,7 +144,7 @@ func (c *Client) Retry(ctx context.Context) (Result, error) {
 
 func (c *Client) attempt(ctx context.Context) (Result, error) {
 	p := c.pending
-	err := c.send(ctx, p.body)
+	_, err := c.send(ctx, p.body)
 	var perm *permanentError
 	switch {
 	case err == nil:
@@ -179,31 +180,39 @@ type busyError struct {
 
 func (e *busyError) Error() string { return e.msg }
 
-func (c *Client) send(ctx context.Context, body []byte) error {
+// send posts one encoded envelope and answers the body of a 200 or 202.
+func (c *Client) send(ctx context.Context, body []byte) ([]byte, error) {
 	token, err := c.opts.Token()
 	if err != nil {
-		return fmt.Errorf("read the server token: %w", err)
+		return nil, fmt.Errorf("read the server token: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", ContentType)
 	req.Header.Set("Content-Encoding", "gzip")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("push to %s: %w", c.endpoint, err)
+		return nil, fmt.Errorf("push to %s: %w", c.endpoint, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted {
+		return msg, nil
+	}
+	return nil, c.refusal(resp, serverMessage(msg))
+}
+
+// refusal is the error of an answer other than 200 or 202: permanent when retrying cannot
+// help, busy when the server said when to try again, else transient. msg is the server's.
+func (c *Client) refusal(resp *http.Response, msg string) error {
 	switch {
-	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusAccepted:
-		return nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return &permanentError{fmt.Sprintf("push refused (%s): check the server token", resp.Status)}
+		return &permanentError{fmt.Sprintf("push refused (%s): %scheck the server token", resp.Status, prefixed(msg))}
 	case resp.StatusCode == http.StatusUnprocessableEntity:
-		return &permanentError{fmt.Sprintf("push refused (%s): the server could not accept this inventory: %s", resp.Status, bytes.TrimSpace(msg))}
+		return &permanentError{fmt.Sprintf("push refused (%s): the server could not accept this inventory: %s", resp.Status, msg)}
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return &permanentError{fmt.Sprintf("push refused (%s): redirected to %s; point the server URL at the final address", resp.Status, resp.Header.Get("Location"))}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
@@ -213,9 +222,75 @@ func (c *Client) send(ctx context.Context, body []byte) error {
 	case resp.StatusCode == http.StatusRequestTimeout:
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		// Any other refusal (409: the name is bound to another cluster) is the same on retry.
-		return &permanentError{fmt.Sprintf("push refused (%s): %s", resp.Status, bytes.TrimSpace(msg))}
+		return &permanentError{fmt.Sprintf("push refused (%s): %s", resp.Status, msg)}
 	}
 	return fmt.Errorf("push to %s: %s", c.endpoint, resp.Status)
+}
+
+// serverMessage is what a refusal's body says: the "error" of the server's JSON answer, else
+// the body as sent, trimmed.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	return string(bytes.TrimSpace(body))
+}
+
+// prefixed is msg followed by "; ", or nothing when the server said nothing.
+func prefixed(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return msg + "; "
+}
+
+// Answer is what a server answers a push it took: a new snapshot (202), evaluated at the
+// targets Evaluated names, or a duplicate of the cluster's latest (200), stored once.
+type Answer struct {
+	ClusterID  int64    `json:"clusterId"`
+	SnapshotID int64    `json:"snapshotId"`
+	Duplicate  bool     `json:"duplicate"`
+	Evaluated  []string `json:"evaluated,omitempty"`
+}
+
+// Send pushes doc once, now, whether or not it changed, and answers what the server said:
+// upgradescope push delivers an inventory exported elsewhere with it. The envelope, headers
+// and refusals are the agent's; nothing is kept pending and nothing is retried here. A busy
+// server's refusal says when to try again (BusyFor).
+func (c *Client) Send(ctx context.Context, doc *inventory.Document) (Answer, error) {
+	kb, bundles := c.versions()
+	body, err := c.encode(doc, kb, bundles)
+	if err != nil {
+		return Answer{}, err
+	}
+	data, err := c.send(ctx, body)
+	if err != nil {
+		return Answer{}, err
+	}
+	var a Answer
+	if err := json.Unmarshal(data, &a); err != nil {
+		return Answer{}, fmt.Errorf("read the server's answer from %s: %w", c.endpoint, err)
+	}
+	return a, nil
+}
+
+// BusyFor answers how long a busy server (429 or 503 with Retry-After) asked to wait.
+func BusyFor(err error) (time.Duration, bool) {
+	var busy *busyError
+	if errors.As(err, &busy) {
+		return busy.after, true
+	}
+	return 0, false
+}
+
+// Permanent says whether err is a refusal that retrying cannot change (a bad token, an
+// inventory the server will not take, a name bound to another cluster).
+func Permanent(err error) bool {
+	var perm *permanentError
+	return errors.As(err, &perm)
 }
 
 func (c *Client) encode(doc *inventory.Document, kb string, bundles []Bundle) ([]byte, error) {

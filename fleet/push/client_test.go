@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -282,5 +283,59 @@ func TestANewBundleRevisionIsPushedWithTheBundles(t *testing.T) {
 	if n := srv.count(); n != 2 || BundlesKey(srv.received[1].Bundles) != "|kb=2026-12-01.1" ||
 		srv.received[1].KBVersion != "k8s.io/api v0.37.2" {
 		t.Errorf("%d pushes, the last with %+v", n, srv.received[n-1].Bundles)
+	}
+}
+
+func TestSendAnswersWhatTheServerSaidOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, retryAfter string
+		code                   int
+		want                   Answer
+		wantErr                string
+		busy, permanent        bool
+	}{
+		{name: "a new snapshot names the targets it was evaluated at", code: http.StatusAccepted,
+			body: `{"clusterId":3,"snapshotId":9,"duplicate":false,"evaluated":["1.36","1.37"]}`,
+			want: Answer{ClusterID: 3, SnapshotID: 9, Evaluated: []string{"1.36", "1.37"}}},
+		{name: "a duplicate says so", code: http.StatusOK, body: `{"clusterId":3,"snapshotId":9,"duplicate":true}`,
+			want: Answer{ClusterID: 3, SnapshotID: 9, Duplicate: true}},
+		{name: "a refusal carries the server's message, not its JSON", code: http.StatusForbidden,
+			body: `{"error":"this token pushes only as cluster \"a\", not \"b\""}`, permanent: true,
+			wantErr: `push refused (403 Forbidden): this token pushes only as cluster "a", not "b"; check the server token`},
+		{name: "a refusal without a body still says what to check", code: http.StatusUnauthorized, permanent: true,
+			wantErr: "push refused (401 Unauthorized): check the server token"},
+		{name: "a busy server says when to try again", code: http.StatusServiceUnavailable, retryAfter: "2", busy: true,
+			wantErr: "503 Service Unavailable, retry after 2s"},
+		{name: "an answer that is not JSON is an error", code: http.StatusAccepted, body: "ok", wantErr: "read the server's answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				if _, err := Decode(r.Body, r.Header.Get("Content-Encoding")); err != nil {
+					t.Errorf("Send sent an envelope Decode refuses: %v", err)
+				}
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(tc.code)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer ts.Close()
+			c := newClient(t, ts.URL, &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)})
+			got, err := c.Send(context.Background(), doc("v1.35.0"))
+			if tc.wantErr == "" && (err != nil || !reflect.DeepEqual(got, tc.want)) {
+				t.Errorf("Send = %+v, %v; want %+v", got, err, tc.want)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("Send error = %v, want %q", err, tc.wantErr)
+			}
+			if _, busy := BusyFor(err); busy != tc.busy || Permanent(err) != tc.permanent {
+				t.Errorf("busy %v permanent %v, want %v and %v", busy, Permanent(err), tc.busy, tc.permanent)
+			}
+			if _, pending := c.NextRetry(); pending || calls != 1 {
+				t.Errorf("Send made %d calls and left a push pending (%v); want one call and none", calls, pending)
+			}
+		})
 	}
 }

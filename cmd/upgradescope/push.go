@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/internal/token"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// pushFlags are push's flags, spelt as the agent's.
+type pushFlags struct {
+	inventoryPath                                                      string
+	serverURL, serverToken, serverTokenFile, serverCAFile, clusterName string
+	output                                                             string
+	timeout                                                            time.Duration
+}
+
+// pushBusyTries is how many times push asks a busy server (429 or 503 with Retry-After).
+const pushBusyTries = 3
+
+func newPushCommand(s streams) *cobra.Command {
+	var f pushFlags
+	cmd := &cobra.Command{
+		Use:   "push --inventory FILE --server URL --ingest-token-file FILE --cluster-name NAME",
+		Short: "Push an exported inventory to a fleet server, as the agent pushes one",
+		Long: `push sends an inventory written by ` + "`upgradescope inventory`" + ` (a cluster's, or manifests') to a
+fleet server's POST /api/v1/snapshots in the envelope the agent sends, with the agent's client:
+for CI jobs and air-gapped clusters that export an inventory instead of running the agent. The
+inventory is checked against the schema first; an error names the file and the JSON pointer.
+It prints what the server answered: the snapshot, whether it was a duplicate of the cluster's
+latest, and the targets it was evaluated at. A refusal is printed with the server's message.
+
+The name is bound to the UID of its first push (the inventory's clusterId, "files" for
+manifests): push a cluster's inventory under the name its agent uses, never another's.
+
+Exit codes: 0 the server took it (new or duplicate), 1 an error or a refusal.`,
+		Example: `  upgradescope inventory --context prod-eu-1 > prod-eu-1.json
+  upgradescope push --inventory prod-eu-1.json --server https://fleet.example.com --ingest-token-file prod-eu-1.token --cluster-name prod-eu-1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPush(cmd.Context(), s, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.inventoryPath, "inventory", "", "an inventory JSON written by `upgradescope inventory` (required)")
+	fl.StringVar(&f.serverURL, "server", "", "fleet server's http(s) URL (required)")
+	fl.StringVar(&f.serverToken, "ingest-token", "", "ingest token (default $UPGRADESCOPE_SERVER_TOKEN); prefer --ingest-token-file")
+	fl.StringVar(&f.serverTokenFile, "ingest-token-file", "", "file holding the ingest token")
+	fl.StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
+	fl.StringVar(&f.clusterName, "cluster-name", "", "name the snapshot is stored under, an RFC 1123 subdomain (required)")
+	fl.StringVarP(&f.output, "output", "o", "text", "text, or json (the server's answer)")
+	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "longest the push may take, waiting on a busy server included")
+	_ = cmd.MarkFlagRequired("inventory")
+	_ = cmd.MarkFlagRequired("server")
+	_ = cmd.MarkFlagRequired("cluster-name")
+	completeValues(cmd, "output", "text", "json")
+	deprecatedAlias(cmd, "server-url", "server")
+	deprecatedAlias(cmd, "server-token", "ingest-token")
+	deprecatedAlias(cmd, "server-token-file", "ingest-token-file")
+	return cmd
+}
+
+// runPush checks every flag and the inventory before anything is sent.
+func runPush(ctx context.Context, s streams, f *pushFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output %q: want text or json", f.output)
+	}
+	if err := push.CheckClusterName(f.clusterName); err != nil {
+		return fmt.Errorf("--cluster-name: %w", err)
+	}
+	doc, err := inventory.ReadFile(f.inventoryPath)
+	if err != nil {
+		return err
+	}
+	tokens := token.Source{File: f.serverTokenFile, Literal: f.serverToken, Env: "UPGRADESCOPE_SERVER_TOKEN"}
+	if _, err := tokens.Token(); err != nil {
+		return fmt.Errorf("--server needs a token without spaces: --ingest-token-file, --ingest-token or $UPGRADESCOPE_SERVER_TOKEN (%w)", err)
+	}
+	// The kb and bundles that shaped the inventory are the collecting binary's, which the
+	// file does not name: the envelope leaves them out rather than name this binary's.
+	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile,
+		ClusterName: f.clusterName, AgentVersion: version})
+	if err != nil {
+		return fmt.Errorf("--server/--server-ca-file: %w", err)
+	}
+	if c.Warning != "" {
+		fmt.Fprintln(s.err, "warning:", c.Warning)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	answer, err := sendPatiently(ctx, s, c, doc)
+	if err != nil {
+		return err
+	}
+	return printPushAnswer(s, f, answer)
+}
+
+// sendPatiently sends once, and again after a busy server's Retry-After, pushBusyTries
+// times at most.
+func sendPatiently(ctx context.Context, s streams, c *push.Client, doc *inventory.Document) (push.Answer, error) {
+	for try := 1; ; try++ {
+		answer, err := c.Send(ctx, doc)
+		wait, busy := push.BusyFor(err)
+		if !busy || try == pushBusyTries {
+			if ctx.Err() != nil && err != nil {
+				return answer, fmt.Errorf("%w (past --timeout)", err)
+			}
+			return answer, err
+		}
+		fmt.Fprintf(s.err, "the server is busy: asking again in %s\n", wait)
+		select {
+		case <-ctx.Done():
+			return push.Answer{}, fmt.Errorf("%w; gave up waiting (past --timeout)", err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// printPushAnswer prints the server's answer: JSON as the server sent it, or one line.
+func printPushAnswer(s streams, f *pushFlags, a push.Answer) error {
+	if f.output == "json" {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(a)
+	}
+	if a.Duplicate {
+		fmt.Fprintf(s.out, "cluster %s: snapshot %d unchanged (a duplicate of its latest; nothing new stored)\n", f.clusterName, a.SnapshotID)
+		return nil
+	}
+	evaluated := "at no target"
+	if len(a.Evaluated) > 0 {
+		evaluated = "at " + strings.Join(a.Evaluated, ", ")
+	}
+	fmt.Fprintf(s.out, "cluster %s: snapshot %d stored, evaluated %s\n", f.clusterName, a.SnapshotID, evaluated)
+	return nil
+}
