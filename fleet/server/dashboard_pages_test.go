@@ -136,7 +136,7 @@ func TestATeamTokensClusterPageShowsItsShareOnly(t *testing.T) {
 	if strings.Contains(body, "secret-release") || !strings.Contains(body, "withheld from team-scoped readers") {
 		t.Errorf("a gap's reason is not withheld from a team-scoped reader")
 	}
-	if strings.Contains(body, `<tr data-team="payments">`) {
+	if strings.Contains(body, `<tr data-team="payments"`) {
 		t.Errorf("data sees payments' rollup")
 	}
 }
