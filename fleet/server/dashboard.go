@@ -10,6 +10,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // The dashboard (docs/dashboard.md): a shell per page that anyone may load, and HTML
@@ -215,7 +216,26 @@ func (h *dashboardHandler) fillReport(r *http.Request, sc scope, c store.Cluster
 	tr := sv.result()
 	view.Result, view.Source, view.EvaluatedAt, view.Outdated = tr, sv.source, sv.evaluatedAt, sv.outdated
 	view.ReportBundles = sv.report.Bundles
+	view.TeamVerdicts, view.Unowned = clusterTeams(sv, sc)
 	return nil
+}
+
+// clusterTeams are the served target's teams as the cluster page lists them: each team the
+// reader sees with a namespace or a finding there, as GET /api/v1/clusters/{id}/teams
+// answers them, and the findings no team owns, which the page counts apart.
+func clusterTeams(sv *served, sc scope) ([]web.ClusterTeam, web.Unowned) {
+	cells, tr := sv.teams(sc), sv.result()
+	out := make([]web.ClusterTeam, 0, len(cells))
+	for _, name := range slices.Sorted(maps.Keys(cells)) {
+		if name == report.Unattributed {
+			continue
+		}
+		c := cells[name]
+		out = append(out, web.ClusterTeam{Team: name, Verdict: c.Verdict, Score: c.Score, Blockers: c.Blockers,
+			Warnings: c.Warnings, Infos: tr.Teams[name].Infos})
+	}
+	b, w := summarize(tr).unowned()
+	return out, web.Unowned{Blockers: b, Warnings: w}
 }
 
 // clusterTargets are the cluster's planned targets (and the one asked for) with their cells.

@@ -23,7 +23,8 @@ const explainReadToken = "explain-read-token-0123456789abcdef"
 var explainViewports = []browsertest.Viewport{{Name: "desktop-1440", Width: 1440, Height: 900}, browsertest.Phone}
 
 // explainFleet is pushed(t) behind a read token, with old-agent (unknown: its agent
-// collected none of the kb's probes) and shared (blocked by payments' blocker alone).
+// collected none of the kb's probes), shared (blocked by payments' blocker alone) and
+// only-unowned (blocked by a PodSecurityPolicy alone: no finding names a team).
 func explainFleet(t *testing.T) (*testServer, map[string]int) {
 	t.Helper()
 	ts := pushed(t, func(c *server.Config) { c.ReadToken = explainReadToken })
@@ -32,13 +33,18 @@ func explainFleet(t *testing.T) (*testServer, map[string]int) {
 	if r := ts.push("shared", envelope(t, "shared", doc)); r.status != 202 {
 		t.Fatalf("push shared: %d %s", r.status, r.body)
 	}
+	unowned := teamsInventory(t)
+	unowned.ClusterID, unowned.APIUsage = "only-unowned-uid", unowned.APIUsage[2:]
+	if r := ts.push("shared", envelope(t, "only-unowned", unowned)); r.status != 202 {
+		t.Fatalf("push only-unowned: %d %s", r.status, r.body)
+	}
 	old := scenario(t, "clean-is-ready", false)
 	old.ServerVersion, old.ClusterID = "v1.36.1", "old-agent-uid"
 	if r := ts.push("shared", envelope(t, "old-agent", old)); r.status != 202 {
 		t.Fatalf("push old-agent: %d %s", r.status, r.body)
 	}
 	ids := map[string]int{}
-	for _, name := range []string{"prod", "shared", "old-agent"} {
+	for _, name := range []string{"prod", "shared", "old-agent", "only-unowned"} {
 		ids[name] = ts.idAs(explainReadToken, name)
 	}
 	return ts, ids
@@ -72,6 +78,7 @@ func TestExplainedPagesInABrowser(t *testing.T) {
 			unknownClusterOpensWithItsCause(t, p, ids["old-agent"], vp)
 			exportsDownloadWithTheToken(t, p, ids["prod"])
 			teamsSayWhy(t, p, vp)
+			clusterTeamsBlockedByWhatNoTeamOwns(t, p, ids["only-unowned"], vp)
 			knowledgeJudgesByDate(t, p, vp)
 		})
 	}
@@ -129,9 +136,31 @@ func teamsSayWhy(t *testing.T, p *browsertest.Page, vp browsertest.Viewport) {
 			t.Errorf("data's why reads %q, want %q", why, want)
 		}
 	}
+	unattributed := `table#teams tr[data-team="(unattributed)"]`
+	if got := p.Attrs(unattributed+` li[data-why]`, "data-cluster"); strings.Join(got, ",") != "only-unowned,prod" {
+		t.Errorf("(unattributed)'s clusters are %v, want the two with a blocker no team owns", got)
+	}
+	if text := p.Text(unattributed); strings.Contains(text, "(unattributed)'s") || strings.Contains(text, "shared") {
+		t.Errorf("(unattributed)'s row names another team's blockers: %q", text)
+	}
 	p.Accessible("teams")
 	p.Shot("teams " + vp.Name)
 	fitsTheWindow(t, p, "teams")
+}
+
+// clusterTeamsBlockedByWhatNoTeamOwns opens a cluster where no finding names a team: its
+// Teams table still lists its teams, blocked by the blocker no team owns, and says why.
+func clusterTeamsBlockedByWhatNoTeamOwns(t *testing.T, p *browsertest.Page, id int, vp browsertest.Viewport) {
+	p.Goto(fmt.Sprintf("/clusters/%d", id), "section#cluster-teams")
+	if got := p.Attrs(`#teams-table tr[data-team]`, "data-verdict"); strings.Join(got, ",") != "blocked,blocked" {
+		t.Errorf("only-unowned's teams read %v, want data and payments blocked", got)
+	}
+	if text := p.Text("#teams-unowned"); !strings.Contains(text, "No finding names a team. 1 blocker no team owns") {
+		t.Errorf("only-unowned's teams line reads %q", text)
+	}
+	p.Accessible("cluster teams")
+	p.Shot("cluster teams " + vp.Name)
+	fitsTheWindow(t, p, "cluster teams")
 }
 
 func knowledgeJudgesByDate(t *testing.T, p *browsertest.Page, vp browsertest.Viewport) {
@@ -143,6 +172,9 @@ func knowledgeJudgesByDate(t *testing.T, p *browsertest.Page, vp browsertest.Vie
 	}
 	if text := p.Text(row); !strings.Contains(text, "end of life since 2026-11-30") || strings.Contains(text, "supported") {
 		t.Errorf("aks-app-routing-nginx reads %q on its end-of-life day", text)
+	}
+	if text := p.Text(`table#addons tr[data-addon="rke2-ingress-nginx"] li[data-compat]`); !strings.HasPrefix(text, "any version; Kubernetes up to 1.36") {
+		t.Errorf("rke2-ingress-nginx's open interval reads %q", text)
 	}
 	p.Accessible("knowledge")
 	p.Shot("knowledge " + vp.Name)

@@ -157,6 +157,21 @@ func TestTheKnowledgePageJudgesEndOfLifeByDateAsTheRuleDoes(t *testing.T) {
 	}
 }
 
+// rke2-ingress-nginx's only interval is open at both ends it can be: every version
+// (from "0.0.0"), up to Kubernetes 1.36 with no lower bound.
+func TestTheKnowledgePageReadsAnOpenRangeAsOpen(t *testing.T) {
+	ts := pushed(t, nil)
+	row := regexp.MustCompile(`(?s)<tr data-addon="rke2-ingress-nginx".*?</tr>`).FindString(string(ts.get("/ui/knowledge?q=rke2-ingress", "").body))
+	if !strings.Contains(row, `<li data-compat="">any version; Kubernetes up to 1.36`) {
+		t.Errorf("rke2-ingress-nginx's interval does not read as any version up to 1.36: %s", row)
+	}
+	for _, bad := range []string{"0.0.0", "before –", "––", "– "} {
+		if strings.Contains(row, bad) {
+			t.Errorf("rke2-ingress-nginx's row shows %q: %s", bad, row)
+		}
+	}
+}
+
 func TestTheClusterPageLinksTheExportsOfAStoredEvaluation(t *testing.T) {
 	ts := pushed(t, nil)
 	prod := ts.idOf("prod")
@@ -174,5 +189,33 @@ func TestTheClusterPageLinksTheExportsOfAStoredEvaluation(t *testing.T) {
 	whatIf := string(ts.get(fmt.Sprintf("/ui/clusters/%d?target=1.35", prod), "").body)
 	if strings.Contains(whatIf, `data-export=`) {
 		t.Errorf("a what-if report links exports, which never what-if")
+	}
+}
+
+// A team-scoped reader's page is its share judged now (a what-if of the stored
+// evaluation's snapshot), and so is its export: the page offers it and says so.
+func TestATeamScopedClusterPageSaysItsExportIsItsShareJudgedWhenDownloaded(t *testing.T) {
+	ts := pushed(t, func(c *server.Config) { c.ReadToken = "fleet-read" })
+	tok := ts.mintRead("data")
+	id := ts.idAs(tok, "prod")
+	page := string(ts.get(fmt.Sprintf("/ui/clusters/%d", id), tok).body)
+	if !strings.Contains(page, "what-if evaluation of") {
+		t.Fatalf("the scoped page does not say it is judged now: %s", page)
+	}
+	exports := regexp.MustCompile(`(?s)<p id="exports" class="exports" data-scoped="">Download your teams' share of this cluster, judged from the stored evaluation's snapshot when you download it, as this page is \(the file's evaluatedAt is that time\):(.*?)</p>`).FindStringSubmatch(page)
+	if exports == nil {
+		t.Fatalf("the scoped page's exports do not say what they hold: %s", page)
+	}
+	links := regexp.MustCompile(`data-export="([a-z]+)" href="([^"]+)"`).FindAllStringSubmatch(exports[1], -1)
+	if len(links) < 2 {
+		t.Fatalf("%d export links on the scoped page", len(links))
+	}
+	for _, l := range links {
+		if r := ts.get(strings.ReplaceAll(l[2], "&amp;", "&"), tok); r.status != 200 {
+			t.Errorf("the scoped %s export answers %d: %s", l[1], r.status, r.body)
+		}
+	}
+	if fleet := string(ts.get(fmt.Sprintf("/ui/clusters/%d", ts.idAs("fleet-read", "prod")), "fleet-read").body); !strings.Contains(fleet, `<p id="exports" class="exports">Download this evaluation:`) {
+		t.Errorf("a fleet reader's page lost its plain export line")
 	}
 }

@@ -33,3 +33,28 @@ func (s *Server) RunReevaluation(ctx context.Context)                  { s.runRe
 func (s *Server) RunNotifications(ctx context.Context)                 { s.runNotifications(ctx) }
 func (s *Server) RunRetention(ctx context.Context, keep time.Duration) { s.runRetention(ctx, keep) }
 func (s *Server) Swap(eng *engine.Engine)                              { s.swap(eng) }
+
+// UnownedTwoWays answers each judged cluster's blockers and warnings no team owns at target,
+// as the fleet's stored cells tell them and as its reports' summaries do: unownedOn reads
+// either, so the two must agree.
+func UnownedTwoWays(ctx context.Context, s *Server, target string) (cells, sums map[string][2]int, err error) {
+	fr := s.reeval.reads
+	v, err := fr.loadFleet(ctx, fleetScope)
+	if err != nil {
+		return nil, nil, err
+	}
+	cells, sums = map[string][2]int{}, map[string][2]int{}
+	judged, _ := judgedAt(v, target)
+	for _, j := range judged {
+		u, _ := unownedOn(v, j, fleetScope)
+		cells[j.cluster.Name] = [2]int{u.Blockers, u.Warnings}
+	}
+	if err := fr.withSummaries(ctx, &v); err != nil {
+		return nil, nil, err
+	}
+	for _, j := range judged {
+		u, _ := unownedOn(v, j, fleetScope)
+		sums[j.cluster.Name] = [2]int{u.Blockers, u.Warnings}
+	}
+	return cells, sums, nil
+}

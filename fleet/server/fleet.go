@@ -146,14 +146,27 @@ func (h *fleetHandler) teams(w http.ResponseWriter, r *http.Request, sc scope) e
 // rollTeams rolls each team the scope sees up across the fleet view at target ("" is each
 // cluster's next minor), and answers the clusters with no stored evaluation there, by name.
 // Clusters that already run the target are left out of both.
+//
+// report.Unattributed, which only the fleet sees, is the blockers no team owns: the
+// clusters having some, their sum, blocked; absent when there are none. A cell's
+// (unattributed) team is the report's, which counts every finding without a team (so it
+// sits, ready, on clusters with an unowned warning) and is left out of a report where no
+// finding names a team (where every blocker is no team's): neither answers "what blocks
+// every team", so the row is made from unownedOn instead.
 func rollTeams(v fleetView, sc scope, target string) (map[string]*teamRollup, []store.Cluster) {
 	teams := map[string]*teamRollup{}
 	judged, missing := judgedAt(v, target)
 	for _, j := range judged {
 		for name, cell := range j.row.Teams {
-			if sc.sees(name) {
+			if name != report.Unattributed && sc.sees(name) {
 				teams[name] = roll(teams[name], cell, j.cluster.Name)
 			}
+		}
+		if !sc.sees(report.Unattributed) {
+			continue
+		}
+		if u, ok := unownedOn(v, j, sc); ok && u.Blockers > 0 {
+			teams[report.Unattributed] = roll(teams[report.Unattributed], u, j.cluster.Name)
 		}
 	}
 	return teams, missing

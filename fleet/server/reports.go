@@ -30,6 +30,10 @@ type served struct {
 	evaluatedAt time.Time
 	outdated    bool
 	report      *report.Report
+	// owners maps namespaces to the teams owning them (teamCells reads its values): the
+	// judged inventory's; for a stored evaluation, the teams of its stored cells, each
+	// under its own name.
+	owners map[string]string
 }
 
 // targetParam is ?target=, defaulting to the cluster's next minor. A target the cluster
@@ -97,7 +101,8 @@ func (sr *servedReports) serve(r *http.Request, sc scope) (*served, error) {
 			return nil, err
 		}
 		return &served{cluster: c, target: target, source: sourceStored, snapshotID: ev.SnapshotID,
-			evaluatedAt: ev.EvaluatedAt, outdated: sr.reads.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep}, nil
+			evaluatedAt: ev.EvaluatedAt, outdated: sr.reads.outdated(ev.BundlesKey, ev.SnapshotID, c.LatestSnapshotID, ev.EvaluatedAt), report: rep,
+			owners: storedOwners(ev.Teams)}, nil
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, err
 	}
@@ -115,12 +120,14 @@ func (sr *servedReports) whatIf(ctx context.Context, c store.Cluster, target str
 	if err != nil {
 		return nil, err
 	}
-	rep, err := sr.policy.load().eng.Evaluate(ctx, sr.teamMap.apply(doc), []string{target}, sr.now().UTC())
+	mapped := sr.teamMap.apply(doc)
+	rep, err := sr.policy.load().eng.Evaluate(ctx, mapped, []string{target}, sr.now().UTC())
 	if err != nil {
 		return nil, fmt.Errorf("what-if evaluation of cluster %d at %s: %w", c.ID, target, err)
 	}
 	at, _ := parseTime(rep.EvaluatedAt)
-	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at, report: rep}, nil
+	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: snapID, evaluatedAt: at, report: rep,
+		owners: namespaceTeams(mapped)}, nil
 }
 
 // stored is a stored evaluation of c as served, decoded within a turn of decoding
@@ -136,7 +143,19 @@ func (sr *servedReports) stored(ctx context.Context, c store.Cluster, ev store.E
 		return nil, err
 	}
 	return &served{cluster: c, target: ev.Target, source: sourceStored, snapshotID: ev.SnapshotID,
-		evaluatedAt: ev.EvaluatedAt, report: rep}, nil
+		evaluatedAt: ev.EvaluatedAt, report: rep, owners: storedOwners(ev.Teams)}, nil
+}
+
+// storedOwners are the teams of a stored evaluation's cells (teamCells stored one for every
+// team owning a namespace), each under its own name, as served.owners holds them.
+func storedOwners(cells map[string]store.TeamCell) map[string]string {
+	out := make(map[string]string, len(cells))
+	for team := range cells {
+		if team != report.Unattributed {
+			out[team] = team
+		}
+	}
+	return out
 }
 
 // namespaceTeams maps each namespace with a team to it.
@@ -151,6 +170,17 @@ func namespaceTeams(doc *inventory.Document) map[string]string {
 }
 
 func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// teams are the served target's team cells the scope sees, as the fleet's cells hold them
+// (teamCells): the report's rollup, which has teams only when a finding names one, and a
+// cell for every team owning a namespace, blocked by what no team owns. Never nil.
+func (sv *served) teams(sc scope) map[string]store.TeamCell {
+	cells := shareTeamCells(*sv.result(), sv.owners, sc)
+	if cells == nil {
+		cells = map[string]store.TeamCell{}
+	}
+	return cells
+}
 
 // result is the served report's only target.
 func (sv *served) result() *report.TargetResult {
@@ -204,14 +234,9 @@ func (h *reportsHandler) teams(w http.ResponseWriter, r *http.Request, sc scope)
 	if err != nil {
 		return err
 	}
-	teams := map[string]store.TeamCell{}
-	for name, t := range sv.result().Teams {
-		if sc.sees(name) {
-			teams[name] = store.TeamCell{Verdict: t.Verdict, Score: t.Score, Blockers: t.Blockers, Warnings: t.Warnings}
-		}
-	}
+	unowned, _ := summarize(sv.result()).unowned()
 	writeJSON(w, http.StatusOK, map[string]any{"clusterId": sv.cluster.ID, "target": sv.target,
-		"source": sv.source, "teams": teams})
+		"source": sv.source, "teams": sv.teams(sc), "unownedBlockers": unowned})
 	return nil
 }
 

@@ -91,7 +91,8 @@ func (sj *shareJudge) served(ctx context.Context, c store.Cluster, sc scope, tar
 		return nil, err
 	}
 	at, _ := parseTime(rep.EvaluatedAt)
-	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: judged.snapshot, evaluatedAt: at, report: rep}, nil
+	return &served{cluster: c, target: target, source: sourceWhatIf, snapshotID: judged.snapshot, evaluatedAt: at, report: rep,
+		owners: judged.owners}, nil
 }
 
 // cells are the fleet cells of the scope's share of c at targets (its planned targets
@@ -145,7 +146,8 @@ func (sj *shareJudge) judged(ctx context.Context, c store.Cluster, sc scope, tar
 
 // shareTeamCells are the scope's teams' cells of a share's target, one for each team owning
 // a namespace of the share (owners), as teamCells makes them.
-// Teams are judged without othersGap, as the engine judged those with findings.
+// Teams are judged without othersGap, as the engine judged those with findings. A fleet
+// scope's target has no othersGap and sees every team: its cells are teamCells'.
 func shareTeamCells(tr report.TargetResult, owners map[string]string, sc scope) map[string]store.TeamCell {
 	tr.NotAssessed = slices.DeleteFunc(slices.Clone(tr.NotAssessed), func(g report.Gap) bool {
 		return g.Capability == othersGap.Capability && g.Reason == othersGap.Reason

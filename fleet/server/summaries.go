@@ -95,6 +95,22 @@ func (s *evalSummary) blockerTeams() []string {
 	return out
 }
 
+// unowned counts the summary's blockers and warnings no team owns: what the report's
+// report.Unattributed team counts, which it leaves out when no finding names a team.
+func (s *evalSummary) unowned() (blockers, warnings int) {
+	for _, f := range s.findings {
+		if len(f.Teams) > 0 {
+			continue
+		}
+		if f.Severity == report.SeverityBlocker {
+			blockers++
+		} else {
+			warnings++
+		}
+	}
+	return blockers, warnings
+}
+
 // summaryOf is the summary of the report's result at target (the stored report of one
 // target holds that target alone).
 func summaryOf(rep *report.Report, target string) *evalSummary {

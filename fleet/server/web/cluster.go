@@ -87,6 +87,10 @@ type Cluster struct {
 	// Exports are the export formats the server offers for the page's target ("csv",
 	// "html"): none when the shown report is not stored, since exports never what-if.
 	Exports []string
+	// TeamVerdicts are the teams the reader sees with a namespace on the cluster or a finding,
+	// sorted, each judged as a team is; Unowned counts what no team owns.
+	TeamVerdicts []ClusterTeam
+	Unowned      Unowned
 }
 
 // RenderCluster writes the cluster fragment.
@@ -171,7 +175,13 @@ func (c *Cluster) exports(d *doc) {
 	if len(c.Exports) == 0 {
 		return
 	}
-	d.w(`<p id="exports" class="exports">Download this evaluation:`)
+	// A team-scoped reader's export is its share judged as it downloads (exportHandler), as
+	// its page is: a what-if of the stored evaluation's snapshot, which the page says.
+	if len(c.Frame.Teams) > 0 {
+		d.w(`<p id="exports" class="exports" data-scoped="">Download your teams' share of this cluster, judged from the stored evaluation's snapshot when you download it, as this page is (the file's evaluatedAt is that time):`)
+	} else {
+		d.w(`<p id="exports" class="exports">Download this evaluation:`)
+	}
 	for _, f := range c.Exports {
 		u := href(c.Prefix, "/api/v1/clusters/"+strconv.FormatInt(c.ID, 10)+"/export", url.Values{"format": {f}, "target": {c.Target}})
 		d.w(` <a class="button" data-export="%s" href="%s" download>%s</a>`, esc(f), u, esc(strings.ToUpper(f)))
@@ -202,7 +212,8 @@ func (q ClusterQuery) matches(f *report.Finding) bool {
 	if q.Category != "" && f.Category != q.Category || q.Severity != "" && f.Severity != q.Severity {
 		return false
 	}
-	if q.Team != "" && !slices.Contains(f.Teams, q.Team) {
+	// report.Unattributed keeps what no team owns, as the fleet's findings filter it.
+	if q.Team != "" && !slices.Contains(f.Teams, q.Team) && (q.Team != report.Unattributed || len(f.Teams) > 0) {
 		return false
 	}
 	if q.Q == "" {
@@ -440,23 +451,74 @@ func (c *Cluster) history(d *doc) {
 	d.w("</section>\n")
 }
 
+// ClusterTeam is one team's verdict on the cluster at the page's target.
+type ClusterTeam struct {
+	Team, Verdict                    string
+	Score, Blockers, Warnings, Infos int
+}
+
+// Unowned counts the shown report's findings no team owns.
+type Unowned struct{ Blockers, Warnings int }
+
+// teams is every team with a namespace on the cluster (or a finding), judged as a team is:
+// by its own blockers or by any no team owns, which the sentence under the table counts.
+// A report where no finding names a team still has its teams: each blocked, or not, by
+// what no team owns.
 func (c *Cluster) teams(d *doc) {
-	d.w(`<section aria-labelledby="teams-h"><h2 id="teams-h">Teams</h2><div class="table-wrap" tabindex="0"><table id="teams-table"><thead><tr>` +
-		`<th scope="col">Team</th><th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Blockers</th><th scope="col">Warnings</th><th scope="col">Infos</th></tr></thead><tbody>`)
-	if c.Result != nil {
-		names := make([]string, 0, len(c.Result.Teams))
-		for name := range c.Result.Teams {
-			names = append(names, name)
+	d.w(`<section id="cluster-teams" aria-labelledby="teams-h"><h2 id="teams-h">Teams</h2>`)
+	if len(c.TeamVerdicts) > 0 {
+		d.w(`<div class="table-wrap" tabindex="0"><table id="teams-table"><thead><tr>` +
+			`<th scope="col">Team</th><th scope="col">Verdict</th><th scope="col">Score</th><th scope="col">Blockers</th><th scope="col">Warnings</th><th scope="col">Infos</th></tr></thead><tbody>`)
+		for _, t := range c.TeamVerdicts {
+			q := ClusterQuery{Target: c.Target, Team: t.Team}
+			d.w(`<tr data-team="%s" data-verdict="%s"><th scope="row"><a href="%s">%s</a></th><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td></tr>`,
+				esc(t.Team), esc(t.Verdict), c.link(q), esc(t.Team), verdict(t.Verdict), scoreText(t.Verdict, t.Score), t.Blockers, t.Warnings, t.Infos)
 		}
-		slices.Sort(names)
-		for _, name := range names {
-			t := c.Result.Teams[name]
-			q := ClusterQuery{Target: c.Target, Team: name}
-			d.w(`<tr data-team="%s"><th scope="row"><a href="%s">%s</a></th><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%d</td></tr>`,
-				esc(name), c.link(q), esc(name), verdict(t.Verdict), scoreText(t.Verdict, t.Score), t.Blockers, t.Warnings, t.Infos)
-		}
+		d.w("</tbody></table></div>")
+	} else if c.Result != nil {
+		d.w(`<p class="muted" id="teams-none">No namespace of this cluster belongs to a team (a namespace label or the server's --team-map names one).</p>`)
 	}
-	d.w("</tbody></table></div></section>\n")
+	if c.Result != nil {
+		c.unowned(d)
+	}
+	d.w("</section>\n")
+}
+
+// unowned says what no team owns and that its blockers block every team.
+func (c *Cluster) unowned(d *doc) {
+	u := c.Unowned
+	if u.Blockers == 0 && u.Warnings == 0 {
+		return
+	}
+	named := slices.ContainsFunc(c.TeamVerdicts, func(t ClusterTeam) bool { return t.Blockers+t.Warnings+t.Infos > 0 })
+	d.w(`<p id="teams-unowned" data-blockers="%d">`, u.Blockers)
+	if len(c.TeamVerdicts) > 0 && !named {
+		d.w("No finding names a team. ")
+	}
+	what := plural(u.Blockers, "blocker")
+	switch {
+	case u.Blockers == 0:
+		what = plural(u.Warnings, "warning")
+	case u.Warnings > 0:
+		what += " and " + plural(u.Warnings, "warning")
+	}
+	d.w("%s no team owns (cluster-scoped objects, or namespaces without a team)", what)
+	switch {
+	case u.Blockers > 0 && len(c.TeamVerdicts) > 0:
+		d.w(": %s every team here, whatever its own findings.", pick(u.Blockers == 1, "that blocker blocks", "those blockers block"))
+	case u.Blockers > 0:
+		d.w(": %s the cluster.", pick(u.Blockers == 1, "it blocks", "they block"))
+	default:
+		d.w(".")
+	}
+	d.w("</p>")
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func (c *Cluster) bundles(d *doc) {

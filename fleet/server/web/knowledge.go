@@ -114,8 +114,7 @@ func (k *Knowledge) writeLines(d *doc, a *kb.Addon) {
 		d.w(`</li>`)
 	}
 	for _, c := range a.Compat {
-		from, before := c.Versions["from"], c.Versions["before"]
-		d.w(`<li>versions %s to before %s%s`, esc(orDash(from)), esc(orDash(before)), kubeRange(c.Kubernetes))
+		d.w(`<li data-compat="">%s%s`, versionRange(c.Versions), kubeRange(c.Kubernetes))
 		if len(c.Citations) > 0 {
 			d.w(` (`)
 			d.citations(c.Citations)
@@ -158,11 +157,37 @@ func lineText(eol string, s kb.Support) string {
 	return "end of life " + esc(orDash(eol))
 }
 
-func kubeRange(r *kb.KubeRange) string {
-	if r == nil || r.Min == "" && r.Max == "" {
-		return ""
+// versionRange is a compat interval's add-on versions, from (inclusive) before (exclusive),
+// either end open: the registry writes an interval open below as from "0.0.0" or without
+// from, one open above without before.
+func versionRange(v map[string]string) string {
+	from, before := v["from"], v["before"]
+	if from == "0.0.0" {
+		from = ""
 	}
-	return "; Kubernetes " + esc(orDash(r.Min)) + "–" + esc(orDash(r.Max))
+	switch {
+	case from == "" && before == "":
+		return "any version"
+	case before == "":
+		return "versions " + esc(from) + " and later"
+	case from == "":
+		return "versions before " + esc(before)
+	}
+	return "versions " + esc(from) + " to before " + esc(before)
+}
+
+// kubeRange is the Kubernetes minors of a line or interval, both ends inclusive, either
+// open.
+func kubeRange(r *kb.KubeRange) string {
+	switch {
+	case r == nil || r.Min == "" && r.Max == "":
+		return ""
+	case r.Min == "":
+		return "; Kubernetes up to " + esc(r.Max)
+	case r.Max == "":
+		return "; Kubernetes " + esc(r.Min) + " and later"
+	}
+	return "; Kubernetes " + esc(r.Min) + "–" + esc(r.Max)
 }
 
 func (k *Knowledge) apis(d *doc) {

@@ -131,11 +131,14 @@ func whyText(team string, w TeamWhy) string {
 	case w.Kind == WhyOwn:
 		return plural(w.Blockers, "blocker") + " of its own"
 	case w.Kind == WhyUnowned:
-		n := "blockers"
+		n, they := "blockers", "they block"
 		if w.Blockers > 0 {
 			n = plural(w.Blockers, "blocker")
 		}
-		return "blocked by " + n + " no team owns (cluster-scoped or in unlabelled namespaces); they block every team on the cluster"
+		if w.Blockers == 1 {
+			they = "it blocks"
+		}
+		return "blocked by " + n + " no team owns (cluster-scoped or in unlabelled namespaces); " + they + " every team on the cluster"
 	case w.Kind == WhyOthers:
 		owners := make([]string, len(w.Teams))
 		for i, o := range w.Teams {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upgradescope/upgradescope/kb"
 )
 
 func TestThousandsSeparatesWithCommas(t *testing.T) {
@@ -136,5 +138,24 @@ func TestTheFindingsPageNamesNoTeamForWhatNoTeamOwns(t *testing.T) {
 				t.Errorf("the row lacks %s:\n%s", tt.want, got)
 			}
 		})
+	}
+}
+
+func TestAnIntervalOrKubernetesRangeOpenAtAnEndSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		versions map[string]string
+		kube     *kb.KubeRange
+		want     string
+	}{
+		{map[string]string{"from": "0.0.0"}, &kb.KubeRange{Max: "1.36"}, "any version; Kubernetes up to 1.36"},
+		{nil, nil, "any version"},
+		{map[string]string{"from": "0.10.0", "before": "0.18.0"}, &kb.KubeRange{Min: "1.19", Max: "1.32"}, "versions 0.10.0 to before 0.18.0; Kubernetes 1.19–1.32"},
+		{map[string]string{"from": "2.0.0"}, &kb.KubeRange{Min: "1.30"}, "versions 2.0.0 and later; Kubernetes 1.30 and later"},
+		{map[string]string{"before": "1.0.0"}, &kb.KubeRange{}, "versions before 1.0.0"},
+		{map[string]string{"from": "0.0.0", "before": "1.0.0"}, nil, "versions before 1.0.0"},
+	} {
+		if got := versionRange(tc.versions) + kubeRange(tc.kube); got != tc.want {
+			t.Errorf("%v %v reads %q, want %q", tc.versions, tc.kube, got, tc.want)
+		}
 	}
 }
