@@ -173,8 +173,8 @@ func unknownExport() output.Export {
 	gaps = append(gaps, report.Gap{Capability: "helm", Reason: "forbidden: secrets"})
 	return output.Export{
 		Cluster: "data-lake-2", Target: "1.36", EvaluatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), KBVersion: "2026-11-30.1",
-		History: []int{100, 100},
-		Bundles: []report.BundleInfo{{Name: "rules", Revision: "2026-11-30.4"}, {Name: "kb", Revision: "2026-11-30.1"}},
+		History:   []int{100, 100},
+		Bundles:   []report.BundleInfo{{Name: "rules", Revision: "2026-11-30.4"}, {Name: "kb", Revision: "2026-11-30.1"}},
 		Collector: report.Collector{Version: "v0.8.0", KB: "2026-06-01.1"},
 		Result: report.TargetResult{Target: "1.36", Verdict: report.VerdictUnknown, Score: 95, Warnings: 1,
 			Findings: []report.Finding{{Key: "deprecated-api/x", Category: "deprecated-api", Severity: report.SeverityWarning,
