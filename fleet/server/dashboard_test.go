@@ -289,6 +289,12 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 			t.Errorf("the per-minor matrix lacks %s", want)
 		}
 	}
+	// cluster-002 is unknown with a score of 80: no cell or column shows the number
+	unknownRow := regexp.MustCompile(`<tr data-cluster="cluster-002".*</tr>`).FindString(matrix)
+	if strings.Contains(unknownRow, "80") || !strings.Contains(unknownRow, `data-verdict="unknown"><span class="v v-unknown">unknown</span></td>`) ||
+		!strings.Contains(unknownRow, "n/a (not assessed)") {
+		t.Errorf("an unknown cluster's matrix row shows a score or no not-assessed score: %s", unknownRow)
+	}
 
 	cases := []struct {
 		name, query string
@@ -301,7 +307,8 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 		{"none keeps clusters without a stored evaluation", "verdict=none", []string{"cluster-003", "cluster-007"}, "1–62 of 62"},
 		{"name descending", "sort=-name", []string{"cluster-249", "cluster-248"}, "1–100 of 250"},
 		{"score ascending puts the worst first", "sort=score&verdict=blocked", []string{"cluster-001", "cluster-101"}, "1–63 of 63"},
-		{"score descending puts the best first, unscored last", "sort=-score&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008", "cluster-002", "cluster-006", "cluster-009", "cluster-005", "cluster-001", "cluster-003", "cluster-007"}, "1–10 of 10"},
+		{"score descending puts the best first, unscored (unknown too) last", "sort=-score&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008", "cluster-009", "cluster-005", "cluster-001", "cluster-002", "cluster-003", "cluster-006", "cluster-007"}, "1–10 of 10"},
+		{"score ascending sorts an unknown verdict's score with no score, never as its number", "sort=score&q=cluster-00", []string{"cluster-001", "cluster-005", "cluster-009", "cluster-000", "cluster-004", "cluster-008", "cluster-002", "cluster-003", "cluster-006", "cluster-007"}, "1–10 of 10"},
 		{"verdict puts blocked first, then unknown, none and ready", "sort=verdict&q=cluster-00", []string{"cluster-001", "cluster-005", "cluster-009", "cluster-002", "cluster-006", "cluster-003", "cluster-007", "cluster-000", "cluster-004", "cluster-008"}, "1–10 of 10"},
 		{"a target column selects the verdicts read", "target=1.35&verdict=ready&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008"}, "1–3 of 3"},
 		{"a page past the last is empty", "page=9", nil, "past the last page; 250 clusters"},

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // Findings is the fleet's findings page: each finding key once across the clusters the
@@ -90,7 +92,7 @@ func RenderFindings(f *Findings) []byte {
 	}
 	d.w("<h1>Findings across the fleet</h1>\n")
 	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Clusters at %s</h2>`, at)
-	d.w(`<p id="summary-total" class="muted" data-total="%d">%s clusters, each counted once:</p><div class="summary">`, f.Clusters, thousands(f.Clusters))
+	d.w(`<p id="summary-total" class="muted" data-total="%d">%s, each counted once:</p><div class="summary">`, f.Clusters, plural(f.Clusters, "cluster"))
 	for _, s := range standings {
 		d.w(`<a data-count="%s" class="v-none" href="%s">%s %s</a>`, s.key, href(f.Prefix, "/", url.Values{"target": {f.Query.Target}, "verdict": {s.key}}),
 			thousands(f.Counts[s.key]), s.label)
@@ -134,7 +136,7 @@ func (f *Findings) choice(d *doc, name, label, every string, options []string, v
 	}
 	for _, o := range options {
 		text := esc(o)
-		if o == "(unattributed)" {
+		if o == report.Unattributed {
 			text = "no team (unattributed)"
 		}
 		d.w(`<option value="%s"%s>%s</option>`, esc(o), selectedAttr(o == value), text)
@@ -158,7 +160,7 @@ func (f *Findings) row(d *doc, r FindingRow) {
 	d.w(`<tr data-key="%s" data-severity="%s"><th scope="row" class="name">%s<br><span class="key">%s</span> <span class="muted">%s</span></th>`,
 		esc(r.Key), esc(r.Severity), esc(r.Title), esc(r.Key), esc(r.Category))
 	d.w(`<td data-label="Severity">%s</td><td class="num" data-label="Clusters blocked">%d</td><td class="num" data-label="Objects">%s</td><td data-label="Teams">%s</td><td data-label="Clusters">`,
-		severityWord(r.Severity), r.ClustersBlocked, thousands(r.Objects), teamList(r.Teams))
+		severityWord(r.Severity), r.ClustersBlocked, thousands(r.Objects), teamList(r.owners()))
 	for i, c := range r.Clusters[:min(len(r.Clusters), maxClustersListed)] {
 		if i == maxClustersShown {
 			d.w(`<details><summary>%d more</summary>`, len(r.Clusters)-maxClustersShown)
@@ -174,6 +176,19 @@ func (f *Findings) row(d *doc, r FindingRow) {
 		d.w(`</details>`)
 	}
 	d.w("</td></tr>\n")
+}
+
+// owners are the teams owning the finding and, when some cluster's objects of it are in no
+// team's namespaces, report.Unattributed ("no team") after them, as the fleet page's owning
+// teams are: an empty list would read as nobody having to act.
+func (r FindingRow) owners() []string {
+	out := r.Teams
+	for _, c := range r.Clusters {
+		if len(c.Teams) == 0 && !slices.Contains(out, report.Unattributed) {
+			out = append(slices.Clip(out), report.Unattributed)
+		}
+	}
+	return out
 }
 
 // severityWord is a severity as a word in its colour.

@@ -136,10 +136,13 @@ type TopFinding struct{ Key, Title string }
 // status is where the row stands at the page's target.
 func (r *FleetRow) status() string { return r.At.Status }
 
-// scored answers whether the row has a score at the page's target.
-func (r *FleetRow) scored() bool {
-	return r.At.Status == StatusReady || r.At.Status == StatusBlocked || r.At.Status == StatusUnknown
-}
+// scored answers whether the row has a score at the page's target. An unknown verdict's
+// score counts only what was assessed (100 when nothing was): shown or sorted as a number
+// it would read as ready, so it has none, as on the cluster page.
+func (r *FleetRow) scored() bool { return decided(r.At.Status) }
+
+// decided answers whether a verdict is one a score means something for: ready or blocked.
+func decided(verdict string) bool { return verdict == StatusReady || verdict == StatusBlocked }
 
 // Fleet is the fleet page's data: every cluster the reader sees and the fleet's columns.
 type Fleet struct {
@@ -222,6 +225,9 @@ func (f *Fleet) order() func(a, b *FleetRow) int {
 			}
 			return 1
 		}
+		if !oka { // neither has a score: an unknown one's number must not order it
+			return 0
+		}
 		if desc {
 			return cmp.Compare(sb, sa)
 		}
@@ -283,7 +289,7 @@ func (f *Fleet) summary(d *doc) {
 		at += " of the clusters matching “" + esc(f.Query.Q) + "”"
 	}
 	d.w(`<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary at %s</h2>`, at)
-	d.w(`<p id="summary-total" class="muted" data-total="%d">%s clusters, each counted once:</p><div class="summary">`, named, thousands(named))
+	d.w(`<p id="summary-total" class="muted" data-total="%d">%s, each counted once:</p><div class="summary">`, named, plural(named, "cluster"))
 	for _, s := range standings {
 		q := f.Query
 		q.Verdict, q.Page = s.key, 1
@@ -297,8 +303,9 @@ func (f *Fleet) summary(d *doc) {
 	q.Verdict, q.Page = StatusStale, 1
 	d.w(`</div><p class="muted">Of them <a data-count="stale" class="v-none" href="%s">%s stale</a> (no push for a while; counted above by where they stand). `,
 		href(f.Prefix, "/", q.values()), thousands(counts[StatusStale]))
+	// the findings page has no name search: its link names the whole fleet, not q's clusters
 	fq := url.Values{"target": {f.Query.Target}}
-	d.w(`<a id="findings-link" href="%s">What blocks them: the fleet's findings at %s</a>.</p></section>`+"\n", href(f.Prefix, "/findings", fq), at)
+	d.w(`<a id="findings-link" href="%s">What blocks them: the fleet's findings at %s</a>.</p></section>`+"\n", href(f.Prefix, "/findings", fq), f.at())
 }
 
 func (f *Fleet) controls(d *doc) {
@@ -492,8 +499,11 @@ func (f *Fleet) matrix(d *doc, rows []*FleetRow) {
 			f.cell(d, c)
 		}
 		score := "–"
-		if r.scored() {
+		switch {
+		case r.scored():
 			score = strconv.Itoa(r.At.Score)
+		case r.At.Status == StatusUnknown:
+			score = scoreText(StatusUnknown, r.At.Score)
 		}
 		d.w(`<td data-label="Score">%s</td><td data-label="Verdict">%s</td><td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
 			score, f.standing(r.At), r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
@@ -512,11 +522,14 @@ func (f *Fleet) cell(d *doc, c FleetCell) {
 	case statusNA:
 		d.w(`<td data-target="%s" data-verdict="n/a">%s</td>`, esc(c.Target), verdict(statusNA))
 	default:
-		out := ""
-		if c.Outdated {
-			out = ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
+		out := verdict(v)
+		if decided(v) { // any other verdict reads unknown and has no score (scored)
+			out += " " + strconv.Itoa(c.Score)
 		}
-		d.w(`<td data-target="%s" data-verdict="%s">%s %d%s</td>`, esc(c.Target), esc(v), verdict(v), c.Score, out)
+		if c.Outdated {
+			out += ` <span class="flag" title="judged with other bundles, of an older snapshot, or on an earlier day">outdated</span>`
+		}
+		d.w(`<td data-target="%s" data-verdict="%s">%s</td>`, esc(c.Target), esc(v), out)
 	}
 }
 

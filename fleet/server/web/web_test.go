@@ -70,6 +70,28 @@ func TestTheScoreChartDrawsOnePointPerEvaluation(t *testing.T) {
 	}
 }
 
+// An unknown evaluation's score counts only what was assessed: plotted it would sit at 100
+// and read as ready. It is a gap in the line, marked and titled as not assessed.
+func TestTheScoreChartMarksAnUnknownEvaluationAsNotAssessed(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	svg := ScoreChart([]HistoryPoint{{At: at, Score: 40, Verdict: "blocked"}, {At: at.Add(time.Hour), Score: 100, Verdict: "unknown"},
+		{At: at.Add(2 * time.Hour), Score: 100, Verdict: "ready"}}, "1.34")
+	for _, want := range []string{"over 3 evaluations, from 40 to 100, 1 not assessed (no score) (latest ready)",
+		`<line class="chart-na" x1="332.0"`, "<title>2026-11-01 01:00:00: unknown, score not assessed</title>", ">dashed: not assessed</text>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %s: %s", want, svg)
+		}
+	}
+	if strings.Count(svg, "<circle") != 2 || strings.Count(svg, "<polyline") != 2 || strings.Contains(svg, "unknown, score 100") {
+		t.Errorf("want dots and line pieces for the two assessed evaluations only, none at the unknown one's 100: %s", svg)
+	}
+	only := ScoreChart([]HistoryPoint{{At: at, Score: 100, Verdict: "unknown"}}, "1.34")
+	if !strings.Contains(only, "over 1 evaluation, 1 not assessed (no score) (latest unknown: not assessed)") || strings.Contains(only, "<circle") ||
+		strings.Contains(only, "<polyline") {
+		t.Errorf("a history of one unknown evaluation: %s", only)
+	}
+}
+
 func TestTheClusterQueryNamesTheSameTooLongParameterEveryTime(t *testing.T) {
 	long := strings.Repeat("x", 513)
 	v := url.Values{"q": {long}, "category": {long}, "team": {long}, "finding": {long}}
@@ -92,5 +114,27 @@ func TestTheScriptDecodesAHashAndSettlesAViewWithoutThrowing(t *testing.T) {
 		if (decodes || settles) && !strings.Contains(line, "try {") {
 			t.Errorf("app.js:%d: %s outside a try", i+1, trimmed)
 		}
+	}
+}
+
+// Who must act on a finding: its teams, and "no team" when some cluster's objects of it are
+// in no team's namespaces; never an empty cell that reads as nobody.
+func TestTheFindingsPageNamesNoTeamForWhatNoTeamOwns(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		row  FindingRow
+		want string
+	}{
+		{"owned on one cluster, unowned on another", FindingRow{Teams: []string{"payments"},
+			Clusters: []FindingCluster{{Teams: []string{"payments"}}, {}}}, `<span class="team">payments</span>, <span class="team muted">no team</span>`},
+		{"owned by no team anywhere", FindingRow{Teams: []string{}, Clusters: []FindingCluster{{}}}, `<td data-label="Teams"><span class="team muted">no team</span></td>`},
+		{"owned everywhere", FindingRow{Teams: []string{"data"}, Clusters: []FindingCluster{{Teams: []string{"data"}}}}, `<td data-label="Teams"><span class="team">data</span></td>`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.row.Key, tt.row.Severity = "removed-api/x", "blocker"
+			if got := string(RenderFindings(&Findings{Rows: []FindingRow{tt.row}})); !strings.Contains(got, tt.want) {
+				t.Errorf("the row lacks %s:\n%s", tt.want, got)
+			}
+		})
 	}
 }
