@@ -24,6 +24,10 @@ type Export struct {
 	KBVersion   string
 	// History is the target's scores, oldest first, for the HTML sparkline.
 	History []int
+	// Bundles judged the report, and Collector is what the agent that collected its inventory
+	// said it collects with: a probe gap's fix names both (report.ProbeFix).
+	Bundles   []report.BundleInfo
+	Collector report.Collector
 }
 
 // csvHeader are the export's columns; a new column goes last, so that readers of the
@@ -160,26 +164,24 @@ func WriteHTML(w io.Writer, e Export) error {
 <p class="meta">Evaluated %s · knowledge base %s</p>
 <div class="badges">
 <span class="badge %s">Verdict: %s</span>
-<span class="badge %s">Score %d/100</span>
+%s
 <span>%s</span>
 `, h(title), exportCSS, h(e.Cluster), h(e.Target), e.EvaluatedAt.UTC().Format(time.RFC3339), h(e.KBVersion),
-		verdictClass(t.Verdict), h(t.Verdict), scoreClass(t.Score), t.Score, h(counts(t)))
+		verdictClass(t.Verdict), h(t.Verdict), scoreBadge(t), h(counts(t)))
 	if spark := sparkline(lastN(e.History, 100), 260, 48); spark != "" {
 		fmt.Fprintf(&b, `<svg class="spark" width="260" height="48" viewBox="0 0 260 48" role="img" aria-label="Score history, oldest to newest"><polyline fill="none" stroke="#0969da" stroke-width="2" points="%s"/></svg>
 `, spark)
 	}
 	b.WriteString("</div>\n")
+	// An unknown verdict's cause is what the reader needs first: above the findings, which
+	// cover only what was assessed.
+	unknown := t.Verdict == report.VerdictUnknown
+	if unknown {
+		writeHTMLGaps(&b, e, true)
+	}
 	writeHTMLFindings(&b, t.Findings)
-	if len(t.NotAssessed) > 0 {
-		fmt.Fprintf(&b, "<h2>Not assessed (%d)</h2>\n<ul>\n", len(t.NotAssessed))
-		for _, g := range t.NotAssessed {
-			req := "optional"
-			if g.Required {
-				req = "required"
-			}
-			fmt.Fprintf(&b, "<li><strong>%s</strong> (%s): %s</li>\n", h(g.Capability), req, h(g.Reason))
-		}
-		b.WriteString("</ul>\n")
+	if !unknown {
+		writeHTMLGaps(&b, e, false)
 	}
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
@@ -212,6 +214,70 @@ func writeHTMLFindings(b *strings.Builder, findings []report.Finding) {
 			b.WriteString("</div>\n")
 		}
 	}
+}
+
+// scoreBadge is the score as a badge: an unknown verdict's is not assessed, in no verdict's
+// colour, since its number counts only what was assessed and would read as ready.
+func scoreBadge(t report.TargetResult) string {
+	if t.Verdict == report.VerdictUnknown {
+		return `<span class="badge na" title="the score counts only what was assessed">Score n/a (not assessed)</span>`
+	}
+	return fmt.Sprintf(`<span class="badge %s">Score %d/100</span>`, scoreClass(t.Score), t.Score)
+}
+
+// writeHTMLGaps writes what was not assessed, grouped by cause (report.GroupGaps) with a
+// probe group's fix, as the dashboard's cluster page shows it. As an unknown verdict's
+// cause (cause true) it says so and how many required inputs are missing.
+func writeHTMLGaps(b *strings.Builder, e Export, cause bool) {
+	h := html.EscapeString
+	gaps := e.Result.NotAssessed
+	if len(gaps) == 0 {
+		return
+	}
+	groups := report.GroupGaps(gaps)
+	if !cause {
+		fmt.Fprintf(b, "<h2>Not assessed (%d)</h2>\n", len(gaps))
+	} else {
+		required, causes := 0, 0
+		for _, g := range groups {
+			if g.Required {
+				required, causes = required+len(g.Capabilities), causes+1
+			}
+		}
+		verb := "were"
+		if required == 1 {
+			verb = "was"
+		}
+		fmt.Fprintf(b, "<h2>Why the verdict is unknown</h2>\n<p class=\"cause\">%s %s not assessed, from %s. The score and the findings cover only what was assessed: they do not mean ready.</p>\n",
+			report.Count(required, "required input"), verb, report.Count(causes, "cause"))
+	}
+	b.WriteString("<ul class=\"gaps\">\n")
+	for _, g := range groups {
+		kind := "optional"
+		if g.Required {
+			kind = "required"
+		}
+		if g.Partial {
+			kind += ", partial"
+		}
+		bundle, probes := g.Probes()
+		if probes && len(g.Capabilities) > 1 {
+			fmt.Fprintf(b, "<li><strong>%d probes of %s</strong> (%s): %s", len(g.Capabilities), h(bundle), kind, h(g.Reason))
+		} else {
+			fmt.Fprintf(b, "<li><strong>%s</strong> (%s): %s", h(g.Capabilities[0]), kind, h(g.Reason))
+		}
+		if fix := report.ProbeFix(g, e.Bundles, e.Collector); fix != "" {
+			fmt.Fprintf(b, "\n<p class=\"fix\">%s</p>", h(fix))
+		}
+		if len(g.Skipped) > 0 {
+			fmt.Fprintf(b, "\n<p class=\"objects\">Skipped: %s</p>", h(strings.Join(g.Skipped, ", ")))
+		}
+		if probes && len(g.Capabilities) > 1 {
+			fmt.Fprintf(b, "\n<p class=\"objects\">The probes: %s</p>", h(strings.Join(g.Capabilities, ", ")))
+		}
+		b.WriteString("</li>\n")
+	}
+	b.WriteString("</ul>\n")
 }
 
 // owners says who must act on a finding: the teams owning its namespaces, or that none does.

@@ -161,3 +161,66 @@ func TestAnHTMLExportIsOneSelfContainedPage(t *testing.T) {
 		t.Error("no print style")
 	}
 }
+
+// unknownExport is a cluster whose agent predates the server's kb: sixty kb probes not
+// collected (required), one optional capability forbidden, and one warning.
+func unknownExport() output.Export {
+	notCollected := "not collected: the inventory holds no observation of this probe; collect it again with the loaded bundles"
+	var gaps []report.Gap
+	for i := range 60 {
+		gaps = append(gaps, report.Gap{Capability: fmt.Sprintf("probes/kb/p%02d", i), Required: true, Reason: notCollected})
+	}
+	gaps = append(gaps, report.Gap{Capability: "helm", Reason: "forbidden: secrets"})
+	return output.Export{
+		Cluster: "data-lake-2", Target: "1.36", EvaluatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), KBVersion: "2026-11-30.1",
+		History:   []int{100, 100},
+		Bundles:   []report.BundleInfo{{Name: "rules", Revision: "2026-11-30.4"}, {Name: "kb", Revision: "2026-11-30.1"}},
+		Collector: report.Collector{Version: "v0.8.0", KB: "2026-06-01.1"},
+		Result: report.TargetResult{Target: "1.36", Verdict: report.VerdictUnknown, Score: 95, Warnings: 1,
+			Findings: []report.Finding{{Key: "deprecated-api/x", Category: "deprecated-api", Severity: report.SeverityWarning,
+				Target: "1.36", Title: "x is deprecated", Teams: []string{"data"}}},
+			NotAssessed: gaps},
+	}
+}
+
+func TestAnUnknownVerdictsHTMLExportPutsItsCauseFirstAndReadsNoScore(t *testing.T) {
+	var b bytes.Buffer
+	if err := output.WriteHTML(&b, unknownExport()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	matchesGolden(t, "export-unknown.html", b.Bytes())
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"the score is not assessed, in no verdict's colour", strings.Contains(page, `<span class="badge na" title="the score counts only what was assessed">Score n/a (not assessed)</span>`)},
+		{"no number is shown as the score", !strings.Contains(page, "Score 95") && !strings.Contains(page, "/100")},
+		{"nothing is coloured ready", !strings.Contains(page, `class="badge ok"`)},
+		{"the cause comes before the findings", strings.Index(page, "Why the verdict is unknown") < strings.Index(page, "Warnings (1)")},
+		{"the cause counts the required inputs and their causes", strings.Contains(page, "60 required inputs were not assessed, from 1 cause.")},
+		{"sixty probe gaps are one line", strings.Count(page, "<li>") == 2 && strings.Contains(page, "<strong>60 probes of kb</strong> (required)")},
+		{"with one fix naming the kb that judged and the agent", strings.Count(page, `class="fix"`) == 1 &&
+			strings.Contains(page, "the agent (upgradescope v0.8.0, kb 2026-06-01.1) predates them. Fix: upgrade the agent to a release whose kb is 2026-11-30.1 or later")},
+	} {
+		if !tc.ok {
+			t.Errorf("%s: it does not, in\n%s", tc.name, page)
+		}
+	}
+}
+
+func TestAnUnknownVerdictsCSVSummarySaysUnknown(t *testing.T) {
+	var b bytes.Buffer
+	if err := output.WriteCSV(&b, unknownExport()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The score column stays a number for readers by position; the verdict beside it
+	// says it is not ready. Gaps stay a row each: the CSV is data, not a summary.
+	if rows[1][4] != "unknown" || rows[1][6] != "summary" || len(rows) != 1+1+1+61 {
+		t.Errorf("summary %q and %d rows; want verdict unknown and a row per gap", rows[1], len(rows))
+	}
+}

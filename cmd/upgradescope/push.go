@@ -12,6 +12,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/internal/token"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // pushFlags are push's flags, spelt as the agent's.
@@ -35,12 +36,14 @@ fleet server's POST /api/v1/snapshots in the envelope the agent sends, with the 
 for CI jobs and air-gapped clusters that export an inventory instead of running the agent. The
 inventory is checked against the schema first; an error names the file and the JSON pointer.
 It prints what the server answered: the snapshot, whether it was a duplicate of the cluster's
-latest, and the targets it was evaluated at. A refusal is printed with the server's message.
+latest, and each target it was evaluated at with its verdict. A refusal is printed with the
+server's message.
 
 The name is bound to the UID of its first push (the inventory's clusterId, "files" for
 manifests): push a cluster's inventory under the name its agent uses, never another's.
 
-Exit codes: 0 the server took it (new or duplicate), 1 an error or a refusal.`,
+Exit codes: 0 the server took it (new or duplicate), whatever the verdict: push delivers,
+it does not gate (` + "`upgradescope eval --inventory`" + ` and ` + "`upgradescope gate`" + ` do); 1 an error or a refusal.`,
 		Example: `  upgradescope inventory --context prod-eu-1 > prod-eu-1.json
   upgradescope push --inventory prod-eu-1.json --server https://fleet.example.com --ingest-token-file prod-eu-1.token --cluster-name prod-eu-1`,
 		Args: cobra.NoArgs,
@@ -132,10 +135,34 @@ func printPushAnswer(s streams, f *pushFlags, a push.Answer) error {
 		fmt.Fprintf(s.out, "cluster %s: snapshot %d unchanged (a duplicate of its latest; nothing new stored)\n", f.clusterName, a.SnapshotID)
 		return nil
 	}
-	evaluated := "at no target"
-	if len(a.Evaluated) > 0 {
-		evaluated = "at " + strings.Join(a.Evaluated, ", ")
-	}
-	fmt.Fprintf(s.out, "cluster %s: snapshot %d stored, evaluated %s\n", f.clusterName, a.SnapshotID, evaluated)
+	fmt.Fprintf(s.out, "cluster %s: snapshot %d stored%s\n", f.clusterName, a.SnapshotID, judged(a))
 	return nil
+}
+
+// judged says what the server judged a new snapshot: each target's verdict, or, from a
+// server that answers no verdicts, the targets alone.
+func judged(a push.Answer) string {
+	if len(a.Verdicts) == 0 {
+		if len(a.Evaluated) == 0 {
+			return ", evaluated at no target"
+		}
+		return ", evaluated at " + strings.Join(a.Evaluated, ", ")
+	}
+	parts := make([]string, 0, len(a.Verdicts))
+	for _, v := range a.Verdicts {
+		parts = append(parts, v.Target+" "+v.Verdict+" ("+verdictDetail(v)+")")
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
+// verdictDetail backs a verdict: a blocked target's blockers and score, a ready one's
+// score; an unknown one has no score to give, since it counts only what was assessed.
+func verdictDetail(v push.Verdict) string {
+	switch v.Verdict {
+	case report.VerdictBlocked:
+		return fmt.Sprintf("%s, score %d", report.Count(v.Blockers, "blocker"), v.Score)
+	case report.VerdictReady:
+		return fmt.Sprintf("score %d", v.Score)
+	}
+	return "score n/a: a required check was not assessed"
 }

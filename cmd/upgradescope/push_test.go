@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/upgradescope/upgradescope/fleet/push"
 )
 
 // exportInventory writes the inventory `upgradescope inventory --files` makes of the
@@ -48,7 +50,7 @@ func TestPushDeliversAnExportedInventoryToARealServe(t *testing.T) {
 		json   bool
 	}{
 		{name: "a new inventory is stored and evaluated at the server's targets", args: base("--cluster-name", "ci-bookinfo"),
-			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 stored, evaluated at 1.37\n"},
+			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 stored; 1.37 ready (score 100)\n"},
 		{name: "the same inventory again is a duplicate and says so", args: base("--cluster-name", "ci-bookinfo"),
 			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 unchanged (a duplicate of its latest; nothing new stored)\n"},
 		{name: "json prints the server's answer", args: base("--cluster-name", "ci-bookinfo", "-o", "json"),
@@ -178,7 +180,8 @@ func TestTheServerDocsPushExampleIsWhatPushSendsAndServeAnswers(t *testing.T) {
 			defer mu.Unlock()
 			got, body = r, readGzip(t, r.Body)
 			w.WriteHeader(http.StatusAccepted)
-			_, _ = io.WriteString(w, `{"clusterId":1,"snapshotId":1,"duplicate":false,"evaluated":["1.36"]}`)
+			_, _ = io.WriteString(w, `{"clusterId":1,"snapshotId":1,"duplicate":false,"evaluated":["1.36"],`+
+				`"verdicts":[{"target":"1.36","verdict":"unknown","score":100,"blockers":0}]}`)
 		}))
 		defer capture.Close()
 		if r := runCLI(t, withFlag(args, "--server", capture.URL)...); r.code != 0 || r.stdout != ex.printed {
@@ -223,4 +226,33 @@ func readGzip(t *testing.T, r io.Reader) []byte {
 		t.Error(err)
 	}
 	return buf.Bytes()
+}
+
+func TestPushSaysEachTargetsVerdictAndNoScoreForAnUnknownOne(t *testing.T) {
+	v := func(target, verdict string, score, blockers int) push.Verdict {
+		return push.Verdict{Target: target, Verdict: verdict, Score: score, Blockers: blockers}
+	}
+	for _, tc := range []struct {
+		name string
+		a    push.Answer
+		want string
+	}{
+		{"a blocked target gives its blockers and score", push.Answer{SnapshotID: 1, Evaluated: []string{"1.37"},
+			Verdicts: []push.Verdict{v("1.37", "blocked", 50, 2)}}, "cluster c: snapshot 1 stored; 1.37 blocked (2 blockers, score 50)\n"},
+		{"one blocker", push.Answer{SnapshotID: 1, Evaluated: []string{"1.37"},
+			Verdicts: []push.Verdict{v("1.37", "blocked", 75, 1)}}, "cluster c: snapshot 1 stored; 1.37 blocked (1 blocker, score 75)\n"},
+		{"several targets, an unknown one without a score", push.Answer{SnapshotID: 4, Evaluated: []string{"1.36", "1.37"},
+			Verdicts: []push.Verdict{v("1.36", "ready", 95, 0), v("1.37", "unknown", 100, 0)}},
+			"cluster c: snapshot 4 stored; 1.36 ready (score 95), 1.37 unknown (score n/a: a required check was not assessed)\n"},
+		{"a server that answers no verdicts: the targets", push.Answer{SnapshotID: 1, Evaluated: []string{"1.36", "1.37"}},
+			"cluster c: snapshot 1 stored, evaluated at 1.36, 1.37\n"},
+		{"an evaluation that failed", push.Answer{SnapshotID: 1}, "cluster c: snapshot 1 stored, evaluated at no target\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := printPushAnswer(streams{out: &out}, &pushFlags{clusterName: "c", output: "text"}, tc.a); err != nil || out.String() != tc.want {
+				t.Errorf("printed %q, %v; want %q", out.String(), err, tc.want)
+			}
+		})
+	}
 }

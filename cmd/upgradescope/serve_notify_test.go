@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -162,9 +163,14 @@ func killedWhileDelivering(t *testing.T, dbFlag, dbValue string) {
 		b.Changes[0].Kind != notify.KindNewBlocker {
 		t.Errorf("delivered %s (%v), want prod's two new blockers", delivered.body, err)
 	}
-	if want := fmt.Sprintf("https://fleet.example.com/clusters/%d", b.Cluster.ID); b.Cluster.URL != want ||
-		len(b.Changes) == 0 || !slices.Equal(b.Changes[0].Teams, []string{"payments"}) {
-		t.Errorf("delivered %s, want a link to %s and the Ingress's team, payments", delivered.body, want)
+	if len(b.Changes) == 0 {
+		t.Fatalf("delivered %s, want changes", delivered.body)
+	}
+	// The links open the page at the target that changed, the finding open.
+	page := fmt.Sprintf("https://fleet.example.com/clusters/%d?target=%s", b.Cluster.ID, b.Changes[0].Targets[0])
+	if b.Cluster.URL != page || b.Changes[0].URL != page+"&finding="+url.QueryEscape(b.Changes[0].Key) ||
+		!slices.Equal(b.Changes[0].Teams, []string{"payments"}) {
+		t.Errorf("delivered %s, want a link to %s, the finding's below it, and the Ingress's team, payments", delivered.body, page)
 	}
 	if strings.Contains(p.logs.String(), "secret-path") {
 		t.Errorf("the restarted serve logged the webhook URL's path:\n%s", p.logs.String())

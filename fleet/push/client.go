@@ -247,13 +247,46 @@ func prefixed(msg string) string {
 	return msg + "; "
 }
 
-// Answer is what a server answers a push it took: a new snapshot (202), evaluated at the
-// targets Evaluated names, or a duplicate of the cluster's latest (200), stored once.
+// Answer is what a server answers a push it took (POST /api/v1/snapshots, the server's
+// own type too): a new snapshot (202), evaluated at the targets Evaluated names with each
+// one's judgement in Verdicts, or a duplicate of the cluster's latest (200), stored once.
+// A server older than Verdicts leaves it out; readers ignore members they do not know.
 type Answer struct {
-	ClusterID  int64    `json:"clusterId"`
-	SnapshotID int64    `json:"snapshotId"`
-	Duplicate  bool     `json:"duplicate"`
-	Evaluated  []string `json:"evaluated,omitempty"`
+	ClusterID  int64     `json:"clusterId"`
+	SnapshotID int64     `json:"snapshotId"`
+	Duplicate  bool      `json:"duplicate"`
+	Evaluated  []string  `json:"evaluated,omitempty"`
+	Verdicts   []Verdict `json:"verdicts,omitempty"`
+}
+
+// Verdict is one evaluated target's judgement, as the server stored it.
+type Verdict struct {
+	Target   string `json:"target"`
+	Verdict  string `json:"verdict"`
+	Score    int    `json:"score"`
+	Blockers int    `json:"blockers"`
+}
+
+// MarshalJSON writes a new snapshot's evaluated and verdicts even when it was evaluated at
+// no target ([]: an evaluation that failed), and leaves both out of a duplicate's answer.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type plain Answer
+	w := struct {
+		plain
+		Evaluated *[]string  `json:"evaluated,omitempty"`
+		Verdicts  *[]Verdict `json:"verdicts,omitempty"`
+	}{plain: plain(a)}
+	if !a.Duplicate {
+		evaluated, verdicts := a.Evaluated, a.Verdicts
+		if evaluated == nil {
+			evaluated = []string{}
+		}
+		if verdicts == nil {
+			verdicts = []Verdict{}
+		}
+		w.Evaluated, w.Verdicts = &evaluated, &verdicts
+	}
+	return json.Marshal(w)
 }
 
 // Send pushes doc once, now, whether or not it changed, and answers what the server said:

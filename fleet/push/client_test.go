@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -297,6 +298,11 @@ func TestSendAnswersWhatTheServerSaidOnce(t *testing.T) {
 		{name: "a new snapshot names the targets it was evaluated at", code: http.StatusAccepted,
 			body: `{"clusterId":3,"snapshotId":9,"duplicate":false,"evaluated":["1.36","1.37"]}`,
 			want: Answer{ClusterID: 3, SnapshotID: 9, Evaluated: []string{"1.36", "1.37"}}},
+		{name: "a new snapshot judges each target, and members added later are ignored", code: http.StatusAccepted,
+			body: `{"clusterId":3,"snapshotId":9,"duplicate":false,"evaluated":["1.37"],"later":{"x":1},
+				"verdicts":[{"target":"1.37","verdict":"blocked","score":50,"blockers":2,"warnings":1}]}`,
+			want: Answer{ClusterID: 3, SnapshotID: 9, Evaluated: []string{"1.37"},
+				Verdicts: []Verdict{{Target: "1.37", Verdict: "blocked", Score: 50, Blockers: 2}}}},
 		{name: "a duplicate says so", code: http.StatusOK, body: `{"clusterId":3,"snapshotId":9,"duplicate":true}`,
 			want: Answer{ClusterID: 3, SnapshotID: 9, Duplicate: true}},
 		{name: "a refusal carries the server's message, not its JSON", code: http.StatusForbidden,
@@ -335,6 +341,28 @@ func TestSendAnswersWhatTheServerSaidOnce(t *testing.T) {
 			}
 			if _, pending := c.NextRetry(); pending || calls != 1 {
 				t.Errorf("Send made %d calls and left a push pending (%v); want one call and none", calls, pending)
+			}
+		})
+	}
+}
+
+func TestAnAnswerNamesANewSnapshotsTargetsEvenWhenNoneAndADuplicatesNever(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    Answer
+		want string
+	}{
+		{"a new snapshot evaluated at no target", Answer{ClusterID: 1, SnapshotID: 2},
+			`{"clusterId":1,"snapshotId":2,"duplicate":false,"evaluated":[],"verdicts":[]}`},
+		{"a new snapshot evaluated at one", Answer{ClusterID: 1, SnapshotID: 2, Evaluated: []string{"1.37"},
+			Verdicts: []Verdict{{Target: "1.37", Verdict: "ready", Score: 100}}},
+			`{"clusterId":1,"snapshotId":2,"duplicate":false,"evaluated":["1.37"],"verdicts":[{"target":"1.37","verdict":"ready","score":100,"blockers":0}]}`},
+		{"a duplicate", Answer{ClusterID: 1, SnapshotID: 2, Duplicate: true}, `{"clusterId":1,"snapshotId":2,"duplicate":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := json.Marshal(tc.a)
+			if err != nil || string(got) != tc.want {
+				t.Errorf("Marshal = %s, %v; want %s", got, err, tc.want)
 			}
 		})
 	}

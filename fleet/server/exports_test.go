@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,5 +102,37 @@ func TestATeamScopedExportOfAnOlderSnapshotIsRefused(t *testing.T) {
 	}
 	if r := ts.get(base, ts.mintRead("payments")); r.status != 404 {
 		t.Errorf("a payments reader's export of an older snapshot's evaluation: %d %s", r.status, r.body)
+	}
+}
+
+// TestAnUnknownClustersHTMLExportGivesTheDashboardsCauseAndFix holds the export to the
+// cluster page: the same one line and one fix for the agent's missing probes, first, and no
+// score that reads as ready.
+func TestAnUnknownClustersHTMLExportGivesTheDashboardsCauseAndFix(t *testing.T) {
+	ts := pushed(t, nil)
+	id := oldAgentCluster(t, ts)
+	page := ts.get(fmt.Sprintf("/ui/clusters/%d?target=1.37", id), "").body
+	fix := regexp.MustCompile(`<span class="fix">([^<]*)</span>`).FindSubmatch(page)
+	r := ts.get(fmt.Sprintf("/api/v1/clusters/%d/export?target=1.37&format=html", id), "")
+	if r.status != 200 || fix == nil {
+		t.Fatalf("export: %d; the page's fix %q", r.status, fix)
+	}
+	body := string(r.body)
+	if !strings.Contains(body, `<p class="fix">`+string(fix[1])+`</p>`) || strings.Count(body, `class="fix"`) != 1 {
+		t.Errorf("the export does not give the page's one fix %q:\n%s", fix[1], body)
+	}
+	if !strings.Contains(body, "the agent (upgradescope test, kb kb-test) predates them") {
+		t.Errorf("the export does not name the agent that collected the inventory")
+	}
+	if cause, findings := strings.Index(body, "Why the verdict is unknown"), strings.Index(body, "No findings."); cause < 0 || cause > findings {
+		t.Errorf("the cause (at %d) does not come before the findings (at %d)", cause, findings)
+	}
+	if strings.Contains(body, "/100</span>") || !strings.Contains(body, "Score n/a (not assessed)") {
+		t.Errorf("an unknown verdict's export shows a score")
+	}
+	group := regexp.MustCompile(`data-gaps="(\d+)"`).FindSubmatch(page)
+	if n := strings.Count(body, "<li><strong>probes/"); n != 0 || group == nil ||
+		!strings.Contains(body, "<li><strong>"+string(group[1])+" probes of kb</strong> (required)") {
+		t.Errorf("%d lines of single probes, want one line for the kb's as the page's %q: %s", n, group, body)
 	}
 }

@@ -41,14 +41,6 @@ type ingestHandler struct {
 	bodyTimeout time.Duration
 }
 
-// accepted is the 202 answer to a push, and without Evaluated the 200 to a duplicate.
-type accepted struct {
-	ClusterID  int64     `json:"clusterId"`
-	SnapshotID int64     `json:"snapshotId"`
-	Duplicate  bool      `json:"duplicate"`
-	Evaluated  *[]string `json:"evaluated,omitempty"`
-}
-
 // ServeHTTP takes a push. Checks run cheapest first, and nothing is written before every
 // one has passed: token (the middleware), encoding, size, body, envelope and inventory, the
 // token's cluster, then the name's binding in the store's own transaction.
@@ -67,31 +59,31 @@ func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, res)
 }
 
-func (h *ingestHandler) accept(w http.ResponseWriter, r *http.Request) (accepted, error) {
+func (h *ingestHandler) accept(w http.ResponseWriter, r *http.Request) (push.Answer, error) {
 	who, ok := pusherOf(r)
 	if !ok {
-		return accepted{}, errNoIngestCredential
+		return push.Answer{}, errNoIngestCredential
 	}
 	if err := h.checkHeaders(r); err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	// The body's time runs from here, so waiting for a turn counts against it too: a client
 	// sending slowly holds its turn for BodyTimeout at most. Without a deadline nothing would
 	// bound it, so a connection that cannot take one is refused.
 	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
-		return accepted{}, fmt.Errorf("bound the push body's time: %w", err)
+		return push.Answer{}, fmt.Errorf("bound the push body's time: %w", err)
 	}
 	release, err := h.admit.Push(r.Context(), who.tokenHash)
 	if err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	defer release()
 	env, stored, err := h.readPush(w, r)
 	if err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	if who.cluster != "" && who.cluster != env.ClusterName {
-		return accepted{}, fail(http.StatusForbidden, fmt.Sprintf("this token pushes only as cluster %q, not %q", who.cluster, env.ClusterName))
+		return push.Answer{}, fail(http.StatusForbidden, fmt.Sprintf("this token pushes only as cluster %q, not %q", who.cluster, env.ClusterName))
 	}
 	ctx, cancel := context.WithTimeout(h.work, ingestTimeout)
 	defer cancel()
@@ -191,15 +183,15 @@ func readLimited(r io.Reader, limit int) ([]byte, error) {
 // snapshot is answered without evaluating (unless that snapshot lacks an evaluation); a
 // name bound to another UID is refused before evaluating, and again by the store's
 // transaction, which decides.
-func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (accepted, error) {
+func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored []byte, who pusher) (push.Answer, error) {
 	doc := env.Inventory
 	hash, err := inventory.HashJSON(env.InventoryJSON)
 	if err != nil {
-		return accepted{}, fmt.Errorf("hash inventory: %w", err)
+		return push.Answer{}, fmt.Errorf("hash inventory: %w", err)
 	}
 	head, err := h.head(ctx, env.ClusterName, doc.ClusterID)
 	if err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	// The version a cluster is judged from (its emulated minor when it has one) is the one
 	// stored: reads derive default targets from it.
@@ -208,10 +200,10 @@ func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored [
 		AgentBundles: storedBundles(env.Bundles), ServerVersion: currentVersion(doc, ""), TokenHash: who.tokenHash}
 	var results map[string]*report.TargetResult
 	if in.Evaluations, results, err = h.judge(ctx, env.ClusterName, doc, head, hash); err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	if err := h.notes.forIngest(ctx, &in, results, head, env.ClusterName); err != nil {
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	in.Inventory = stored
 	res, err := h.store.Ingest(ctx, in)
@@ -226,24 +218,23 @@ func (h *ingestHandler) commit(ctx context.Context, env *push.Envelope, stored [
 	}
 	switch {
 	case errors.Is(err, store.ErrRevoked):
-		return accepted{}, fail(http.StatusUnauthorized, "the ingest token was revoked")
+		return push.Answer{}, fail(http.StatusUnauthorized, "the ingest token was revoked")
 	case errors.Is(err, store.ErrConflict):
-		return accepted{}, conflictError(conflictReason(err), env.ClusterName)
+		return push.Answer{}, conflictError(conflictReason(err), env.ClusterName)
 	case errors.Is(err, store.ErrBaselineMoved):
-		return accepted{}, admission.ErrBusy
+		return push.Answer{}, admission.ErrBusy
 	case err != nil:
-		return accepted{}, err
+		return push.Answer{}, err
 	}
 	if in.Notification != nil {
 		h.notes.wake()
 	}
-	out := accepted{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
+	out := push.Answer{ClusterID: res.ClusterID, SnapshotID: res.SnapshotID, Duplicate: res.Duplicate}
 	if !res.Duplicate {
-		evaluated := []string{}
 		for _, ev := range in.Evaluations {
-			evaluated = append(evaluated, ev.Target)
+			out.Evaluated = append(out.Evaluated, ev.Target)
+			out.Verdicts = append(out.Verdicts, push.Verdict{Target: ev.Target, Verdict: ev.Verdict, Score: ev.Score, Blockers: ev.Blockers})
 		}
-		out.Evaluated = &evaluated
 	}
 	return out, nil
 }

@@ -94,10 +94,23 @@ func TestAFirstPushIsStoredAndEvaluatedAndTheSameInventoryAgainIsADuplicate(t *t
 	if ev, _ := got["evaluated"].([]any); len(ev) != 2 || ev[0] != "1.33" || ev[1] != "1.34" {
 		t.Errorf("evaluated %v, want [1.33 1.34]: the next minor after v1.32.4 and --targets", got["evaluated"])
 	}
+	// The answer judges each evaluated target as the store keeps it: what the reads show.
+	id := int(got["clusterId"].(float64))
+	for i, v := range got["verdicts"].([]any) {
+		v := v.(map[string]any)
+		cell := ts.get(fmt.Sprintf("/api/v1/clusters/%d/report?target=%s", id, v["target"]), "").json(t)
+		tr := cell["report"].(map[string]any)["targets"].([]any)[0].(map[string]any)
+		if v["target"] != got["evaluated"].([]any)[i] || v["verdict"] != tr["verdict"] || v["score"] != tr["score"] || v["blockers"] != tr["blockers"] {
+			t.Errorf("verdicts[%d] %v, want the stored %v %v score %v, %v blockers", i, v, tr["target"], tr["verdict"], tr["score"], tr["blockers"])
+		}
+	}
+	if v, _ := got["verdicts"].([]any); len(v) != 2 {
+		t.Errorf("verdicts %v, want one per evaluated target", got["verdicts"])
+	}
 
 	doc.CollectedAt = doc.CollectedAt.Add(3600e9) // a later collection of the same state
 	again := ts.push(tok, envelope(t, "prod", doc))
-	if again.status != http.StatusOK || again.json(t)["duplicate"] != true {
+	if again.status != http.StatusOK || again.json(t)["duplicate"] != true || again.json(t)["verdicts"] != nil {
 		t.Fatalf("same inventory again: %d %s, want 200 duplicate", again.status, again.body)
 	}
 	if again.json(t)["snapshotId"] != got["snapshotId"] {

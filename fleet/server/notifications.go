@@ -93,8 +93,8 @@ func (n *notifications) notification(ctx context.Context, head store.ClusterHead
 	if head.ID == 0 {
 		return nil, baselines, nil
 	}
-	cluster := notify.Cluster{ID: head.ID, Name: name, URL: clusterPage(n.base, head.ID)}
-	body := notify.NewBody(cluster, deltas, n.now())
+	cluster := notify.Cluster{ID: head.ID, Name: name}
+	body := notify.NewBody(cluster, clusterPage(n.base, head.ID), deltas, n.now())
 	if body == nil {
 		return nil, baselines, nil
 	}

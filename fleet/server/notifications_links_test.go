@@ -61,10 +61,16 @@ func TestANotificationLinksTheClusterPageUnderThePublicURLAndNamesTheOwners(t *t
 			b := queuedBody(t, ts, tc.prefix)
 			want := tc.want
 			if want != "" {
-				want = fmt.Sprintf(tc.want, b.Cluster.ID)
+				// At the target that changed, not the page's default (the next minor).
+				want = fmt.Sprintf(tc.want, b.Cluster.ID) + "?target=1.33"
 			}
 			if b.Cluster.URL != want {
 				t.Errorf("cluster.url %q, want %q", b.Cluster.URL, want)
+			}
+			for _, c := range b.Changes {
+				if link := want + "&finding=" + url.QueryEscape(c.Key); want != "" && c.URL != link || want == "" && c.URL != "" {
+					t.Errorf("change %s links %q, want %q", c.Key, c.URL, link)
+				}
 			}
 			var owners []string
 			for _, c := range b.Changes {
@@ -85,6 +91,17 @@ func TestANotificationLinksTheClusterPageUnderThePublicURLAndNamesTheOwners(t *t
 			}
 			if r := ts.under(tc.prefix, "GET", "/ui"+page, "", nil, nil); !strings.Contains(string(r.body), "<h1>prod</h1>") {
 				t.Errorf("GET %s/ui%s: %d, want prod's page", tc.prefix, page, r.status)
+			}
+			if tc.prefix != "" {
+				return
+			}
+			// A change's link opens its finding at its target.
+			c := b.Changes[0]
+			f, _ := url.Parse(c.URL)
+			body := string(ts.get("/ui"+page+"?"+f.RawQuery, "").body)
+			if !strings.Contains(body, `data-key="`+c.Key+`"`) || strings.Contains(body, "is not among the findings shown") ||
+				!strings.Contains(body, "At Kubernetes 1.33") {
+				t.Errorf("GET %s: the page does not open the finding %s at 1.33", c.URL, c.Key)
 			}
 		})
 	}

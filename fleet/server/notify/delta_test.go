@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 		}
 	}
 	at32 = append(at32, Change{Kind: KindBecameReady, Severity: "info", Title: "ready for 1.32", Targets: []string{"1.32"}})
-	b := NewBody(Cluster{ID: 7, Name: "prod", URL: "https://fleet.example.com/upgradescope/clusters/7"}, []TargetDelta{
+	b := NewBody(Cluster{ID: 7, Name: "prod"}, "https://fleet.example.com/upgradescope/clusters/7", []TargetDelta{
 		{Target: Target{Target: "1.32", Verdict: "ready", Score: 100}, Changes: at32},
 		{Target: Target{Target: "1.33", Verdict: "blocked", Score: 25, Blockers: 7}, Changes: at33},
 	}, time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600)))
@@ -175,16 +176,32 @@ func TestABodyMergesTargetsAndCapsEachKindAtFive(t *testing.T) {
 	if b.Changes[5].Kind != KindBecameReady || b.Timestamp != "2026-11-30T11:00:00Z" || len(b.DeliveryID) != 32 {
 		t.Errorf("body %+v: want became-ready last, a UTC timestamp and a 32-digit delivery id", b)
 	}
+	// The links open the page at the change's own target, not the cluster's next minor.
+	page := "https://fleet.example.com/upgradescope/clusters/7"
+	if b.Cluster.URL != page+"?target=1.32" {
+		t.Errorf("cluster.url %q, want the page at the first change's first target, 1.32", b.Cluster.URL)
+	}
+	for _, c := range b.Changes {
+		want := page + "?target=" + c.Targets[0]
+		if c.Key != "" {
+			want += "&finding=" + url.QueryEscape(c.Key)
+		}
+		if c.URL != want {
+			t.Errorf("change %s links %q, want %q", c.Key, c.URL, want)
+		}
+	}
 	raw, _ := json.Marshal(b)
 	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err := webhookSchema(t).Validate(v); err != nil {
 		t.Errorf("body does not validate: %v\n%s", err, raw)
 	}
-	if NewBody(Cluster{ID: 7, Name: "prod"}, []TargetDelta{{Target: Target{Target: "1.33"}}}, time.Now()) != nil {
+	if NewBody(Cluster{ID: 7, Name: "prod"}, "", []TargetDelta{{Target: Target{Target: "1.33"}}}, time.Now()) != nil {
 		t.Error("a pass without changes built a body, want none")
 	}
-	if other := NewBody(b.Cluster, []TargetDelta{{Changes: at33}}, time.Now()); other.DeliveryID == b.DeliveryID {
+	if other := NewBody(Cluster{ID: 7, Name: "prod"}, "", []TargetDelta{{Changes: at33}}, time.Now()); other.DeliveryID == b.DeliveryID {
 		t.Error("two bodies share a delivery id")
+	} else if other.Cluster.URL != "" || other.Changes[0].URL != "" {
+		t.Errorf("a body without a page links %q and %q, want nothing", other.Cluster.URL, other.Changes[0].URL)
 	}
 }
 
@@ -224,6 +241,22 @@ func TestSlackTextIsOneLineForOneChangeElseAHeaderAndBullets(t *testing.T) {
 		"• and 3 more new-blocker"
 	if got := SlackText(many); got != want {
 		t.Errorf("several changes:\n%s\nwant\n%s", got, want)
+	}
+	linked := &Body{Cluster: Cluster{Name: "prod", URL: "https://f.example/clusters/7?target=1.36"}, Changes: []Change{
+		{Kind: KindNewBlocker, Title: "PSP <removed>", Targets: []string{"1.36"},
+			URL: "https://f.example/clusters/7?target=1.36&finding=removed-api%2Fpolicy%2Fv1beta1%2FPodSecurityPolicy"},
+		{Kind: KindBecameReady, Title: "ready for 1.37", Targets: []string{"1.37"}, URL: "https://f.example/clusters/7?target=1.37"},
+	}}
+	want = "[upgradescope] <https://f.example/clusters/7?target=1.36|prod>: 2 readiness changes\n" +
+		"• new-blocker → 1.36: <https://f.example/clusters/7?target=1.36&amp;finding=removed-api%2Fpolicy%2Fv1beta1%2FPodSecurityPolicy|PSP &lt;removed&gt;> (no owning team)\n" +
+		"• became-ready → 1.37: <https://f.example/clusters/7?target=1.37|ready for 1.37>"
+	if got := SlackText(linked); got != want {
+		t.Errorf("linked changes:\n%s\nwant\n%s", got, want)
+	}
+	linked.Changes = linked.Changes[:1]
+	if got, want := SlackText(linked), "[upgradescope] <https://f.example/clusters/7?target=1.36|prod> → 1.36: new-blocker: "+
+		"<https://f.example/clusters/7?target=1.36&amp;finding=removed-api%2Fpolicy%2Fv1beta1%2FPodSecurityPolicy|PSP &lt;removed&gt;> (no owning team)"; got != want {
+		t.Errorf("one linked change:\n%s\nwant\n%s", got, want)
 	}
 }
 

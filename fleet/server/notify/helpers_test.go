@@ -71,7 +71,7 @@ func (c *clock) Advance(d time.Duration) {
 func enqueue(t *testing.T, s store.Store, name, h, title string, sinks ...string) *Body {
 	t.Helper()
 	head, _ := s.Head(t.Context(), name) // zero before the cluster's first push
-	b := NewBody(Cluster{ID: max(head.ID, 1), Name: name}, []TargetDelta{{
+	b := NewBody(Cluster{ID: max(head.ID, 1), Name: name}, "", []TargetDelta{{
 		Target:  Target{Target: "1.33", Verdict: "blocked", Score: 75, Blockers: 1},
 		Changes: []Change{{Kind: KindNewBlocker, Key: "removed-api/" + title, Severity: "blocker", Title: title, Targets: []string{"1.33"}}},
 	}}, time.Now())

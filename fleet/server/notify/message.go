@@ -10,6 +10,7 @@ package notify
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"slices"
 	"time"
 )
@@ -41,7 +42,9 @@ type Body struct {
 }
 
 // Cluster names the cluster a body is about: its server id and name, and its page in the
-// dashboard when the server knows its public URL.
+// dashboard at the body's first change's first target when the server knows its public URL
+// (the page alone would open at the cluster's next minor, which may not be the one that
+// changed).
 type Cluster struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
@@ -67,6 +70,9 @@ type Change struct {
 	// Teams own the finding (its namespaces' teams), sorted; none for a finding no team
 	// owns and for became-ready.
 	Teams []string `json:"teams,omitempty"`
+	// URL opens the cluster's dashboard page at the change's first target with its finding
+	// open (the cluster at that target for became-ready); "" without a public URL.
+	URL string `json:"url,omitempty"`
 }
 
 // same: one change by its key, or by its title when it has no key (a title may count
@@ -86,8 +92,10 @@ type TargetDelta struct {
 
 // NewBody merges the deltas of one pass (targets in ascending order) into a body, or
 // answers nil when nothing changed. A change found at several targets is listed once with
-// all of them; each kind keeps its first MaxPerKind changes.
-func NewBody(cluster Cluster, deltas []TargetDelta, now time.Time) *Body {
+// all of them; each kind keeps its first MaxPerKind changes. page is the cluster's
+// dashboard page, which the body links at its targets (Cluster.URL, Change.URL), or "" for
+// no links.
+func NewBody(cluster Cluster, page string, deltas []TargetDelta, now time.Time) *Body {
 	b := &Body{SchemaVersion: 1, DeliveryID: newDeliveryID(), Type: EventType,
 		Timestamp: now.UTC().Format(time.RFC3339), Cluster: cluster, Targets: []Target{}}
 	var all []Change
@@ -107,7 +115,30 @@ func NewBody(cluster Cluster, deltas []TargetDelta, now time.Time) *Body {
 		return nil
 	}
 	b.Changes, b.Omitted = capPerKind(all)
+	b.link(page)
 	return b
+}
+
+// link points the body at the cluster's page: the cluster at its first change's first
+// target (changes come most pressing first), each change at its own first target with its
+// finding open (the page's ?finding=).
+func (b *Body) link(page string) {
+	if page == "" {
+		return
+	}
+	b.Cluster.URL = pageAt(page, b.Changes[0].Targets[0], "")
+	for i := range b.Changes {
+		b.Changes[i].URL = pageAt(page, b.Changes[i].Targets[0], b.Changes[i].Key)
+	}
+}
+
+// pageAt is the cluster's page at target, with the finding key open when there is one.
+func pageAt(page, target, key string) string {
+	u := page + "?target=" + url.QueryEscape(target)
+	if key != "" {
+		u += "&finding=" + url.QueryEscape(key)
+	}
+	return u
 }
 
 // capPerKind orders changes by kind (stable within one) and keeps MaxPerKind of each.

@@ -15,15 +15,13 @@ var slackURLEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
 
 // SlackText is a body as one Slack message: one line for a single change, else a header
 // line and a bullet per change, and one per kind with omitted changes. The cluster's name
-// links to its dashboard page when the body has one, and every finding says who owns it.
+// links to its dashboard page when the body has one, each change's title to the page at its
+// target with its finding open, and every finding says who owns it.
 func SlackText(b *Body) string {
-	cluster := slackEscape.Replace(b.Cluster.Name)
-	if b.Cluster.URL != "" {
-		cluster = "<" + slackURLEscape.Replace(b.Cluster.URL) + "|" + cluster + ">"
-	}
+	cluster := slackLink(b.Cluster.URL, b.Cluster.Name)
 	if len(b.Changes) == 1 && len(b.Omitted) == 0 {
 		c := b.Changes[0]
-		return fmt.Sprintf("[upgradescope] %s → %s: %s: %s%s", cluster, targets(c), c.Kind, slackEscape.Replace(c.Title), owners(c))
+		return fmt.Sprintf("[upgradescope] %s → %s: %s: %s%s", cluster, targets(c), c.Kind, slackLink(c.URL, c.Title), owners(c))
 	}
 	total := len(b.Changes)
 	for _, n := range b.Omitted {
@@ -31,7 +29,7 @@ func SlackText(b *Body) string {
 	}
 	lines := []string{fmt.Sprintf("[upgradescope] %s: %d readiness changes", cluster, total)}
 	for _, c := range b.Changes {
-		lines = append(lines, fmt.Sprintf("• %s → %s: %s%s", c.Kind, targets(c), slackEscape.Replace(c.Title), owners(c)))
+		lines = append(lines, fmt.Sprintf("• %s → %s: %s%s", c.Kind, targets(c), slackLink(c.URL, c.Title), owners(c)))
 	}
 	for _, kind := range []string{KindNewBlocker, KindBecameReady, KindEOLApproaching} {
 		if n := b.Omitted[kind]; n > 0 {
@@ -39,6 +37,14 @@ func SlackText(b *Body) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// slackLink is text as a Slack link to url, or the text alone without one, escaped.
+func slackLink(url, text string) string {
+	if url == "" {
+		return slackEscape.Replace(text)
+	}
+	return "<" + slackURLEscape.Replace(url) + "|" + slackEscape.Replace(text) + ">"
 }
 
 func targets(c Change) string { return slackEscape.Replace(strings.Join(c.Targets, ", ")) }
