@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -81,15 +80,17 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 	if err != nil {
 		return nil, badQuery(err)
 	}
+	// Any minor is a target here, as in GET /api/v1/fleet and on the findings and teams
+	// pages: one the fleet has no column for reads as not evaluated (web.TargetMenu).
+	if q.Target, err = targetQuery(r); err != nil {
+		return nil, err
+	}
 	v, err := h.reads.loadFleet(r.Context(), sc)
 	if err != nil {
 		return nil, err
 	}
 	targets := h.plan.columns(v.clusters)
 	f := &web.Fleet{Frame: h.frame(sc), Targets: targets, Query: q}
-	if err := f.CheckTarget(); err != nil {
-		return nil, badQuery(err)
-	}
 	if err := h.reads.withSummaries(r.Context(), &v); err != nil {
 		return nil, err
 	}
@@ -104,7 +105,8 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 }
 
 // dashStanding is a standing as the fleet page shows it: the verdict's score, its blockers,
-// the top one and the teams that own them (with none, the cluster's teams).
+// the top one and the teams that own them (with none, the teams with namespaces in the
+// cluster), and for an unknown verdict its cause.
 func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standing {
 	out := web.Standing{Target: s.target, Status: s.status}
 	if s.status == standNotEvaluated {
@@ -119,16 +121,21 @@ func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standi
 	if top := es.top(); top != nil {
 		out.Top = web.TopFinding{Key: top.Key, Title: top.Title}
 	}
-	if out.Blockers > 0 {
-		out.Teams = visibleTeams(es.blockerTeams(), sc)
+	if es != nil && s.status == standUnknown {
+		out.Cause = es.cause
 	}
-	if len(out.Teams) == 0 && out.Blockers == 0 {
-		for _, t := range slices.Sorted(maps.Keys(s.cell.Teams)) {
-			if sc.sees(t) {
-				out.Teams = append(out.Teams, t)
-			}
+	if out.Blockers > 0 {
+		out.Teams = ownerOrder(visibleTeams(es.blockerTeams(), sc))
+		return out
+	}
+	// No blocker: the teams with namespaces in the cluster. "(unattributed)" is the
+	// report's row for what no team owns, not a namespace's team.
+	for t := range s.cell.Teams {
+		if t != report.Unattributed && sc.sees(t) {
+			out.Teams = append(out.Teams, t)
 		}
 	}
+	out.Teams = ownerOrder(out.Teams)
 	return out
 }
 
@@ -261,12 +268,9 @@ func (h *dashboardHandler) clusterTargets(c store.Cluster, cells []store.FleetRo
 // teams is each team's worst verdict across the clusters the reader sees, at ?target=
 // (each cluster's next minor when absent).
 func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
-	target := r.URL.Query().Get("target")
-	if target != "" {
-		minor, err := inventory.ParseTarget(target)
-		if err != nil || minor != target {
-			return nil, fail(http.StatusUnprocessableEntity, fmt.Sprintf("target %q: write a minor as 1.NN", target))
-		}
+	target, err := targetQuery(r)
+	if err != nil {
+		return nil, err
 	}
 	v, err := h.reads.loadFleet(r.Context(), sc)
 	if err != nil {
@@ -278,7 +282,7 @@ func (h *dashboardHandler) teams(r *http.Request, sc scope) ([]byte, error) {
 	for _, c := range v.clusters {
 		ids[c.Name] = c.ID
 	}
-	t := &web.Teams{Frame: h.frame(sc), Target: target, Targets: h.plan.columns(v.clusters)}
+	t := &web.Teams{Frame: h.frame(sc), Target: target, Targets: web.TargetMenu(h.plan.columns(v.clusters), target)}
 	for _, name := range slices.Sorted(maps.Keys(rolled)) {
 		roll := rolled[name]
 		row := web.TeamRow{Team: name, Verdict: roll.Verdict, WorstScore: roll.WorstScore, Blockers: roll.Blockers, Why: whys[name]}

@@ -63,7 +63,7 @@ func BenchmarkFleetFindings(b *testing.B) {
 	ts := benchServer(b, st, server.Config{Targets: []string{"1.35", "1.36", "1.37"}})
 	getBody(b, ts, "/api/v1/fleet/findings") // warm: every report summarized once
 	for _, path := range []string{"/api/v1/fleet/findings", "/api/v1/fleet/findings?target=1.36", "/api/v1/fleet/findings?target=1.36&format=csv",
-		"/ui/findings", "/ui/findings?target=1.36&severity=all"} {
+		"/ui/findings", "/ui/findings?target=1.36&severity=all", "/ui/findings?target=1.36&team=team-1"} {
 		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
 			var n int
 			for b.Loop() {

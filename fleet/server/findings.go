@@ -35,19 +35,27 @@ func parseFindingsQuery(r *http.Request) (findingsQuery, error) {
 	if len(fq.Team) > 256 || len(fq.Category) > 256 {
 		return fq, fail(http.StatusUnprocessableEntity, "team and category: at most 256 bytes each")
 	}
-	if fq.Severity != "" && fq.Severity != report.SeverityBlocker && fq.Severity != report.SeverityWarning {
-		return fq, fail(http.StatusUnprocessableEntity, fmt.Sprintf("severity %q: want blocker or warning, or leave it out for both", fq.Severity))
+	switch fq.Severity {
+	case "", report.SeverityBlocker, report.SeverityWarning:
+	case severityAll: // the findings page's word for both: its address works here too
+		fq.Severity = ""
+	default:
+		return fq, fail(http.StatusUnprocessableEntity, fmt.Sprintf("severity %q: want blocker, warning or all (the same as leaving it out)", fq.Severity))
 	}
 	return fq, nil
 }
 
+// severityAll asks for blockers and warnings both, as an absent severity does.
+const severityAll = web.SeverityAll
+
 // fleetFindings gathers each finding key once across the standings' evaluated cells, with
 // the clusters it affects, as q filters them: most clusters blocked first, then key; in a
-// finding, the clusters it blocks first, then by name. A team-scoped view's summaries are
-// its shares', so it sees its teams' objects and what no team owns, never another team's.
+// finding, the clusters it blocks first, then by name. Its title is its first cluster's by
+// name without that cluster's count (fleetTitle). A team-scoped view's summaries are its
+// shares', so it sees its teams' objects and what no team owns, never another team's.
 func fleetFindings(v fleetView, ss []standing, q findingsQuery, sc scope) (findings []api.FleetFinding, unreadable []string) {
 	byKey := map[string]*api.FleetFinding{}
-	// By name: a finding's title is its first cluster's (a title may count objects).
+	// By name: a finding's title is its first cluster's.
 	ss = slices.SortedFunc(slices.Values(ss), func(a, b standing) int { return strings.Compare(a.cluster.Name, b.cluster.Name) })
 	for _, s := range ss {
 		if s.cell == nil {
@@ -68,7 +76,7 @@ func fleetFindings(v fleetView, ss []standing, q findingsQuery, sc scope) (findi
 			}
 			ff := byKey[f.Key]
 			if ff == nil {
-				ff = &api.FleetFinding{Key: f.Key, Title: f.Title, Category: f.Category, Severity: f.Severity, Teams: []string{}}
+				ff = &api.FleetFinding{Key: f.Key, Title: fleetTitle(f.Title), Category: f.Category, Severity: f.Severity, Teams: []string{}}
 				byKey[f.Key] = ff
 			}
 			addCluster(ff, s, f, teams)
@@ -79,8 +87,7 @@ func fleetFindings(v fleetView, ss []standing, q findingsQuery, sc scope) (findi
 		slices.SortFunc(ff.Clusters, func(a, b api.FindingCluster) int {
 			return cmp.Or(cmp.Compare(severityRank[a.Severity], severityRank[b.Severity]), strings.Compare(a.Name, b.Name))
 		})
-		slices.Sort(ff.Teams)
-		ff.Teams = slices.Compact(ff.Teams)
+		ff.Teams = ownerOrder(ff.Teams)
 		findings = append(findings, *ff)
 	}
 	slices.SortFunc(findings, func(a, b api.FleetFinding) int {
@@ -94,7 +101,7 @@ func fleetFindings(v fleetView, ss []standing, q findingsQuery, sc scope) (findi
 func addCluster(ff *api.FleetFinding, s standing, f findingSum, teams []string) {
 	c := s.cluster
 	ff.Clusters = append(ff.Clusters, api.FindingCluster{ClusterID: c.ID, Name: c.Name, ServerVersion: c.ServerVersion,
-		Target: s.target, Severity: f.Severity, Objects: f.Objects, Teams: teams})
+		Target: s.target, Severity: f.Severity, Objects: f.Objects, Teams: ownerOrder(teams)})
 	ff.Objects += f.Objects
 	ff.Teams = append(ff.Teams, teams...)
 	if f.Severity == report.SeverityBlocker {
@@ -215,7 +222,8 @@ func findingsCSV(findings []api.FleetFinding) ([]byte, error) {
 }
 
 // findings is the dashboard's findings page: GET /api/v1/fleet/findings's answer with the
-// filters' choices (the teams and categories at the target before filtering).
+// filters' choices (the teams the reader sees, the categories at the target before
+// filtering) and, for a team, the clusters it is blocked on by blockers no team owns.
 func (h *dashboardHandler) findings(r *http.Request, sc scope) ([]byte, error) {
 	pq, err := web.ParseFindingsQuery(r.URL.Query())
 	if err != nil {
@@ -240,7 +248,10 @@ func (h *dashboardHandler) findings(r *http.Request, sc scope) ([]byte, error) {
 		Counts: map[string]int{web.StatusReady: counts.Ready, web.StatusBlocked: counts.Blocked, web.StatusUnknown: counts.Unknown,
 			web.StatusAlready: counts.AlreadyThere, web.StatusNone: counts.NotEvaluated},
 		Unreadable: unreadable}
-	page.Teams, page.Categories = findingChoices(all)
+	page.Teams, page.Categories = findingChoices(all, fleetTeams(v, sc))
+	if pq.Team != "" && pq.Team != report.Unattributed {
+		page.BlockedByUnowned = blockedByUnowned(v, sc, target, pq.Team)
+	}
 	for _, f := range kept {
 		row := web.FindingRow{Key: f.Key, Title: f.Title, Category: f.Category, Severity: f.Severity,
 			ClustersBlocked: f.ClustersBlocked, Objects: f.Objects, Teams: f.Teams}
@@ -253,19 +264,54 @@ func (h *dashboardHandler) findings(r *http.Request, sc scope) ([]byte, error) {
 	return web.RenderFindings(page), nil
 }
 
-// findingChoices are the teams (report.Unattributed when a finding has none) and the
+// findingChoices are the teams a findings page offers (every team of teams, and
+// report.Unattributed when some cluster's objects of a finding have none) and the
 // categories of findings, each sorted.
-func findingChoices(findings []api.FleetFinding) (teams, categories []string) {
+func findingChoices(findings []api.FleetFinding, teams []string) (choices, categories []string) {
+	choices = slices.Clone(teams)
 	for _, f := range findings {
 		categories = append(categories, f.Category)
 		for _, c := range f.Clusters {
 			if len(c.Teams) == 0 {
-				teams = append(teams, report.Unattributed)
+				choices = append(choices, report.Unattributed)
 			}
-			teams = append(teams, c.Teams...)
+			choices = append(choices, c.Teams...)
 		}
 	}
-	slices.Sort(teams)
 	slices.Sort(categories)
-	return slices.Compact(teams), slices.Compact(categories)
+	return ownerOrder(choices), slices.Compact(categories)
+}
+
+// fleetTeams are the teams the reader sees with namespaces in the fleet: those its
+// clusters' evaluations of their latest snapshots name (as inScope reads them), sorted. A
+// team owning no finding is one of them: blockers no team owns may block it still.
+func fleetTeams(v fleetView, sc scope) []string {
+	var out []string
+	for _, c := range v.clusters {
+		for _, cell := range v.cells[c.ID] {
+			if cell.SnapshotID != c.LatestSnapshotID {
+				continue
+			}
+			for team := range cell.Teams {
+				if team != report.Unattributed && sc.sees(team) {
+					out = append(out, team)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// blockedByUnowned are the clusters where team is blocked at target by blockers no team
+// owns (none of its own): the Teams page's reason (explainTeams, web.WhyUnowned), which
+// the team's filter alone would hide, since those findings are no team's.
+func blockedByUnowned(v fleetView, sc scope, target, team string) []web.ClusterRef {
+	var out []web.ClusterRef
+	for _, why := range explainTeams(v, sc, target)[team] {
+		if why.Kind == web.WhyUnowned {
+			out = append(out, why.Cluster)
+		}
+	}
+	return out
 }

@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -34,6 +37,10 @@ type findingSum struct {
 // once made: shared by concurrent reads.
 type evalSummary struct {
 	findings []findingSum
+	// cause is what was not assessed, briefly, when a required input was not: why a verdict
+	// is unknown ("60 probes of kb", and how many other causes). "" when every required
+	// input was assessed.
+	cause string
 	// unreadable: the stored report could not be decoded; its findings are not known.
 	unreadable bool
 }
@@ -51,7 +58,64 @@ func summarize(tr *report.TargetResult) *evalSummary {
 			Severity: f.Severity, Objects: len(f.Objects) + f.ObjectsOmitted, Teams: slices.Compact(teams)})
 	}
 	slices.SortFunc(s.findings, rankFindings)
+	s.cause = gapCause(tr.NotAssessed)
 	return s
+}
+
+// gapCause names the first required group of gaps (web.GroupGaps, as the cluster page
+// groups them) and counts the other required groups: a fleet row's cue to why its cluster
+// is unknown, the cluster page saying the rest.
+func gapCause(gaps []report.Gap) string {
+	var required []web.GapGroup
+	for _, g := range web.GroupGaps(gaps) {
+		if g.Required {
+			required = append(required, g)
+		}
+	}
+	if len(required) == 0 {
+		return ""
+	}
+	g := required[0]
+	out := g.Capabilities[0]
+	if bundle, probes := g.Probes(); probes && len(g.Capabilities) > 1 {
+		out = fmt.Sprintf("%d probes of %s", len(g.Capabilities), bundle)
+	}
+	switch n := len(required) - 1; n {
+	case 0:
+	case 1:
+		out += " and 1 more cause"
+	default:
+		out += fmt.Sprintf(" and %d more causes", n)
+	}
+	return out
+}
+
+// titleCount is the count of objects, nodes, pods or manifests a rule puts in a finding's
+// title, in parentheses ("… removed in 1.25 (1 object)"): one cluster's, wrong beside the
+// fleet's total. TestFleetTitlesLeaveNoRulesCount holds it to every title the rules' tests
+// and the goldens spell.
+var titleCount = regexp.MustCompile(` \(\d+ (?:object|node|pod|manifest)s?\)`)
+
+// fleetTitle is a finding's title across clusters: its title without the per-cluster count
+// the rules put in parentheses. A rule that words a count otherwise ("3 nodes are not
+// Ready") keeps it: its title is the first cluster's by name.
+func fleetTitle(title string) string { return titleCount.ReplaceAllString(title, "") }
+
+// ownerOrder is teams as every owner list reads them: sorted, report.Unattributed ("no
+// team") last, each once.
+func ownerOrder(teams []string) []string {
+	out := slices.Clone(teams)
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(boolRank(a == report.Unattributed), boolRank(b == report.Unattributed)), strings.Compare(a, b))
+	})
+	return slices.Compact(out)
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // severityRank orders severities worst first.

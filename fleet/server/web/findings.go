@@ -22,10 +22,14 @@ type Findings struct {
 	Clusters   int
 	Rows       []FindingRow
 	Unreadable []string
+	// BlockedByUnowned are, for the query's team, the clusters it is blocked on by blockers
+	// no team owns: none of them its findings, so its filter alone would not show them.
+	BlockedByUnowned []ClusterRef
 }
 
 // FindingsQuery is the findings page's URL: target ("" each cluster's next minor), team,
-// category and severity ("" blockers, "warning", or "all").
+// category and severity ("" or "blocker" blockers, "warning", or "all"). GET
+// /api/v1/fleet/findings takes the same parameters; its default severity is both.
 type FindingsQuery struct {
 	Target, Team, Category, Severity string
 }
@@ -99,6 +103,8 @@ func RenderFindings(f *Findings) []byte {
 	}
 	d.w("</div></section>\n")
 	f.controls(&d)
+	offTarget(&d, f.Targets, f.Query.Target)
+	f.unownedNote(&d)
 	if len(f.Unreadable) > 0 {
 		d.w(`<p class="banner" role="status">The stored reports of %s could not be read: their findings are missing here.</p>`+"\n", esc(strings.Join(f.Unreadable, ", ")))
 	}
@@ -108,16 +114,20 @@ func RenderFindings(f *Findings) []byte {
 
 func (f *Findings) controls(d *doc) {
 	d.w(`<form id="findings-controls" class="controls" method="get" action="%s/findings" role="search" aria-label="Filter findings">`, esc(f.Prefix))
-	d.w(`<label for="target">Judge at<select id="target" name="target"><option value=""%s>each cluster's next minor</option>`, selectedAttr(f.Query.Target == ""))
-	for _, t := range f.Targets {
-		d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(t), selectedAttr(t == f.Query.Target), esc(t))
-	}
+	d.w(`<label for="target">Judge at<select id="target" name="target">`)
+	targetOptions(d, f.Targets, f.Query.Target)
 	d.w(`</select></label>`)
 	f.choice(d, "team", "Team", "every team", f.Teams, f.Query.Team)
 	f.choice(d, "category", "Category", "every category", f.Categories, f.Query.Category)
 	d.w(`<label for="severity">Severity<select id="severity" name="severity">`)
-	for _, s := range []struct{ v, label string }{{"", "blockers"}, {"warning", "warnings"}, {SeverityAll, "blockers and warnings"}} {
-		d.w(`<option value="%s"%s>%s</option>`, s.v, selectedAttr(s.v == f.Query.Severity), s.label)
+	// The blockers' option is spelled out, so the address the form makes means the same to
+	// GET /api/v1/fleet/findings, whose default is both.
+	shown := f.Query.Severity
+	if shown == "" {
+		shown = "blocker"
+	}
+	for _, s := range []struct{ v, label string }{{"blocker", "blockers"}, {"warning", "warnings"}, {SeverityAll, "blockers and warnings"}} {
+		d.w(`<option value="%s"%s>%s</option>`, s.v, selectedAttr(s.v == shown), s.label)
 	}
 	d.w(`</select></label><button type="submit">Apply</button></form>` + "\n")
 	api := f.Query.values()
@@ -166,8 +176,8 @@ func (f *Findings) row(d *doc, r FindingRow) {
 			d.w(`<details><summary>%d more</summary>`, len(r.Clusters)-maxClustersShown)
 		}
 		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", c.ID), url.Values{"target": {c.Target}, "finding": {r.Key}})
-		d.w(`<a class="cluster" data-cluster="%s" href="%s">%s</a> <span class="muted">(%s, %s)</span> `, esc(c.Name), link, esc(c.Name),
-			plural(c.Objects, "object"), esc(c.Severity))
+		d.w(`<span class="affected"><a class="cluster" data-cluster="%s" href="%s">%s</a> (%s) <span class="muted">%s, %s</span></span> `,
+			esc(c.Name), link, esc(c.Name), teamList(c.owners()), plural(c.Objects, "object"), esc(c.Severity))
 	}
 	if n := len(r.Clusters) - maxClustersListed; n > 0 {
 		d.w(`<span class="muted">and %s more: the CSV lists every one</span>`, thousands(n))
@@ -176,6 +186,34 @@ func (f *Findings) row(d *doc, r FindingRow) {
 		d.w(`</details>`)
 	}
 	d.w("</td></tr>\n")
+}
+
+// owners are the teams owning the finding's objects on the cluster, report.Unattributed
+// ("no team") when they are in no team's namespaces.
+func (c FindingCluster) owners() []string {
+	if len(c.Teams) == 0 {
+		return []string{report.Unattributed}
+	}
+	return c.Teams
+}
+
+// unownedNote says, for a team, on which clusters blockers no team owns block it, with a
+// link to them: its own filter lists none of them.
+func (f *Findings) unownedNote(d *doc) {
+	if len(f.BlockedByUnowned) == 0 {
+		return
+	}
+	q := f.Query
+	q.Team, q.Category, q.Severity = report.Unattributed, "", "blocker"
+	d.w(`<p id="unowned-note" class="banner" role="status">%s is blocked on %s by blockers no team owns, which this list of %s's findings leaves out: `,
+		esc(f.Query.Team), plural(len(f.BlockedByUnowned), "cluster"), esc(f.Query.Team))
+	for i, c := range f.BlockedByUnowned {
+		if i > 0 {
+			d.w(", ")
+		}
+		d.w(`<a href="%s">%s</a>`, href(f.Prefix, fmt.Sprintf("/clusters/%d", c.ID), url.Values{"target": {f.Query.Target}}), esc(c.Name))
+	}
+	d.w(`. <a id="unowned-link" href="%s">See the blockers no team owns</a>.</p>`+"\n", href(f.Prefix, "/findings", q.values()))
 }
 
 // owners are the teams owning the finding and, when some cluster's objects of it are in no

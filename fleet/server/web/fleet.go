@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // PageSize is how many clusters one fleet page lists.
@@ -125,8 +127,11 @@ type Standing struct {
 	// Top is the highest-ranked blocker (severity, then objects, then key); zero when none
 	// or its report could not be read.
 	Top TopFinding
-	// Teams own its blockers ("(unattributed)": a blocker no team owns), or, with none,
-	// the teams with namespaces in the cluster.
+	// Cause is, for an unknown verdict, what was not assessed, briefly ("60 probes of kb");
+	// the cluster page's gaps say it in full.
+	Cause string
+	// Teams own its blockers ("(unattributed)", last: a blocker no team owns), or, with
+	// none, the teams with namespaces in the cluster; sorted.
 	Teams []string
 }
 
@@ -152,12 +157,37 @@ type Fleet struct {
 	Query   FleetQuery
 }
 
-// CheckTarget refuses a target that is not one of the fleet's columns.
-func (f *Fleet) CheckTarget() error {
-	if f.Query.Target != "" && !slices.Contains(f.Targets, f.Query.Target) {
-		return fmt.Errorf("target %q: not a column of this fleet (%s)", f.Query.Target, strings.Join(f.Targets, ", "))
+// TargetMenu is the targets a "Judge at" control offers: the fleet's columns and, when the
+// page asks for another minor, that one too, so the control shows what the address says
+// (and not "each cluster's next minor"). Every page takes any minor (targetQuery): one the
+// fleet has no column for reads as not evaluated, with offTarget saying why.
+func TargetMenu(columns []string, target string) []string {
+	if target == "" || slices.Contains(columns, target) {
+		return columns
 	}
-	return nil
+	return inventory.SortMinors(append(slices.Clone(columns), target))
+}
+
+// targetOptions writes the options of a "Judge at" select: each cluster's next minor, then
+// TargetMenu's targets.
+func targetOptions(d *doc, columns []string, target string) {
+	d.w(`<option value=""%s>each cluster's next minor</option>`, selectedAttr(target == ""))
+	for _, t := range TargetMenu(columns, target) {
+		d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(t), selectedAttr(t == target), esc(t))
+	}
+}
+
+// offTarget says, for a target the fleet has no column for, that no cluster is evaluated
+// there and which minors are.
+func offTarget(d *doc, columns []string, target string) {
+	if target == "" || slices.Contains(columns, target) {
+		return
+	}
+	among := "none yet"
+	if len(columns) > 0 {
+		among = esc(strings.Join(columns, ", "))
+	}
+	d.w(`<p id="off-target" class="banner" role="status">Kubernetes %s is not a target this fleet evaluates (%s): no cluster has an evaluation there, so each is counted where it stands without one.</p>`+"\n", esc(target), among)
 }
 
 // counts is how many of the clusters q's name keeps stand where at the page's target, and
@@ -262,6 +292,7 @@ func RenderFleet(f *Fleet) []byte {
 	d.w("<h1>Fleet</h1>\n")
 	f.summary(&d)
 	f.controls(&d)
+	offTarget(&d, f.Targets, f.Query.Target)
 	rows := f.selected()
 	from := min((f.Query.Page-1)*PageSize, len(rows))
 	to := min(from+PageSize, len(rows))
@@ -319,10 +350,8 @@ func (f *Fleet) controls(d *doc) {
 		d.w(`<option value="%s"%s>%s</option>`, s.key, selectedAttr(s.key == f.Query.Verdict), s.label)
 	}
 	d.w(`</select></label>`)
-	d.w(`<label for="target">Judge at<select id="target" name="target"><option value=""%s>each cluster's next minor</option>`, selectedAttr(f.Query.Target == ""))
-	for _, t := range f.Targets {
-		d.w(`<option value="%s"%s>Kubernetes %s</option>`, esc(t), selectedAttr(t == f.Query.Target), esc(t))
-	}
+	d.w(`<label for="target">Judge at<select id="target" name="target">`)
+	targetOptions(d, f.Targets, f.Query.Target)
 	d.w(`</select></label>`)
 	d.w(`<label for="sort">Sort by<select id="sort" name="sort">`)
 	for _, s := range []struct{ v, label string }{{"name", "name"}, {"-name", "name, Z to A"}, {"verdict", "verdict, blocked first"},
@@ -423,15 +452,29 @@ func (f *Fleet) row(d *doc, r *FleetRow) {
 		d.w(`<td class="num" data-label="Blockers">–</td>`)
 	}
 	d.w(`<td class="top" data-label="Top blocker">`)
+	f.topCell(d, r)
+	d.w(`</td><td data-label="Owning teams">%s</td>`, teamList(at.Teams))
+	d.w(`<td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
+		r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
+}
+
+// topCell is a row's top blocker, linked to it on the cluster page; for an unknown verdict
+// first its cause, linked to the cluster page's gaps: an empty cell would hide why.
+func (f *Fleet) topCell(d *doc, r *FleetRow) {
+	at := r.At
+	if at.Status == StatusUnknown && at.Cause != "" {
+		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", r.ID), url.Values{"target": {at.Target}}) + "#gaps"
+		d.w(`<a class="cause" href="%s">not assessed: %s</a>`, link, esc(at.Cause))
+		if at.Top.Key != "" {
+			d.w(`<br>`)
+		}
+	}
 	if at.Top.Key != "" {
 		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", r.ID), url.Values{"target": {at.Target}, "finding": {at.Top.Key}})
 		d.w(`<a href="%s" data-key="%s">%s</a>`, link, esc(at.Top.Key), esc(at.Top.Title))
 	} else if at.Blockers > 0 {
 		d.w(`<span class="muted">not read</span>`)
 	}
-	d.w(`</td><td data-label="Owning teams">%s</td>`, teamList(at.Teams))
-	d.w(`<td data-label="Last push"><time datetime="%s">%s</time></td></tr>`+"\n",
-		r.LastSeen.UTC().Format(time.RFC3339), r.LastSeen.UTC().Format("2006-01-02 15:04"))
 }
 
 // maxTeamsShown is how many owning teams a row names before "+N more".
