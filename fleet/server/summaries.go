@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
-	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -62,12 +61,12 @@ func summarize(tr *report.TargetResult) *evalSummary {
 	return s
 }
 
-// gapCause names the first required group of gaps (web.GroupGaps, as the cluster page
+// gapCause names the first required group of gaps (report.GroupGaps, as the cluster page
 // groups them) and counts the other required groups: a fleet row's cue to why its cluster
 // is unknown, the cluster page saying the rest.
 func gapCause(gaps []report.Gap) string {
-	var required []web.GapGroup
-	for _, g := range web.GroupGaps(gaps) {
+	var required []report.GapGroup
+	for _, g := range report.GroupGaps(gaps) {
 		if g.Required {
 			required = append(required, g)
 		}
