@@ -67,12 +67,22 @@ func markdownSource(r *report.Report) string {
 
 var verdictMarks = map[string]string{report.VerdictReady: "✅", report.VerdictBlocked: "⛔", report.VerdictUnknown: "❔"}
 
+// markdownScore is a verdict's score as a reader of a pull request's summary should take it:
+// an unknown verdict's score counts only what was assessed, so it is not shown as a number
+// that reads as ready (the dashboard and the HTML export say the same).
+func markdownScore(verdict string, score int) string {
+	if verdict == report.VerdictUnknown {
+		return "score n/a (not assessed)"
+	}
+	return fmt.Sprintf("score %d/100", score)
+}
+
 func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
-	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, score %d/100\n\n", verdictMarks[t.Verdict], md(t.Target), md(strings.ToUpper(t.Verdict)), t.Score)
+	fmt.Fprintf(b, "\n### %s Kubernetes %s: %s, %s\n\n", verdictMarks[t.Verdict], md(t.Target), md(strings.ToUpper(t.Verdict)), markdownScore(t.Verdict, t.Score))
 	fmt.Fprintf(b, "%s.\n", counts(t))
 	if c := t.Cluster; c != nil {
-		fmt.Fprintf(b, "\nThe findings marked *cluster* were already in cluster %s; with these manifests applied it is %s, score %d/100 (%s, %s).\n",
-			md(c.Name), md(strings.ToUpper(c.Verdict)), c.Score, report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
+		fmt.Fprintf(b, "\nThe findings marked *cluster* were already in cluster %s; with these manifests applied it is %s, %s (%s, %s).\n",
+			md(c.Name), md(strings.ToUpper(c.Verdict)), markdownScore(c.Verdict, c.Score), report.Count(c.Blockers, "blocker"), report.Count(c.Warnings, "warning"))
 	}
 	if len(t.Findings) > 0 {
 		b.WriteString("\n| severity | finding | objects | fix |\n|---|---|---|---|\n")
