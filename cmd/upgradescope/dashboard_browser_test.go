@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
 	"github.com/upgradescope/upgradescope/internal/testenv/browsertest"
 )
 
@@ -43,16 +44,6 @@ func signIn(t *testing.T, p *browsertest.Page, path, token string, remember bool
 		p.Do("tick remember", chromedp.Click(chromedp.CSS("#token-remember")))
 	}
 	p.Follow("submit the token", chromedp.Click(chromedp.CSS("button#token-submit")), ready)
-}
-
-// submitWith sets the form field sel to value and submits its form, as choosing an option
-// and pressing the form's button does.
-func submitWith(sel, value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
-		const e = document.querySelector(%q);
-		e.value = %q;
-		e.form.requestSubmit();
-	})()`, sel, value))
 }
 
 // typeAndEnter replaces what the text field sel holds with text and presses Enter.
@@ -149,7 +140,7 @@ func fleetIsFilteredAndSorted(t *testing.T, f *dashFleet) {
 				}
 			}
 
-			p.Follow("filter blocked", submitWith("select#verdict-filter", "blocked"), "table#fleet")
+			p.Follow("filter blocked", browsertest.SubmitWith("select#verdict-filter", "blocked"), "table#fleet")
 			if q := query(t, p); q.Get("verdict") != "blocked" || q.Get("target") != "1.37" {
 				t.Errorf("after filtering the address is %s, want verdict=blocked and target=1.37", p.Path())
 			}
@@ -502,7 +493,7 @@ func filterFindings(t *testing.T, p *browsertest.Page) {
 		{"by category", "select#f-category", "category", categories[0], "data-category"},
 		{"by severity", "select#f-severity", "severity", severities[len(severities)-1], "data-severity"},
 	} {
-		p.Follow("filter "+tt.name, submitWith(tt.field, tt.value), "#finding-filters")
+		p.Follow("filter "+tt.name, browsertest.SubmitWith(tt.field, tt.value), "#finding-filters")
 		if got := query(t, p); got.Get(tt.param) != tt.value || got.Get("target") != "1.33" {
 			t.Errorf("filtered %s: the address is %s, want %s=%s and the target kept", tt.name, p.Path(), tt.param, tt.value)
 		}
@@ -510,7 +501,7 @@ func filterFindings(t *testing.T, p *browsertest.Page) {
 		if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != tt.value }) {
 			t.Errorf("filtered %s=%s: findings with %s %v", tt.param, tt.value, tt.attr, got)
 		}
-		p.Follow("clear the filter", submitWith(tt.field, ""), "article.finding")
+		p.Follow("clear the filter", browsertest.SubmitWith(tt.field, ""), "article.finding")
 		if n := p.Count("article.finding"); n != all {
 			t.Errorf("without the %s filter %d findings show, want %d", tt.param, n, all)
 		}
@@ -521,7 +512,7 @@ func filterFindings(t *testing.T, p *browsertest.Page) {
 		slices.ContainsFunc(texts, func(s string) bool { return !strings.Contains(s, "PodSecurityPolicy") }) {
 		t.Errorf("searching PodSecurityPolicy at %s shows %d of %d findings: %q", p.Path(), len(texts), all, texts)
 	}
-	p.Follow("team payments", submitWith("select#f-team", "payments"), "#finding-filters")
+	p.Follow("team payments", browsertest.SubmitWith("select#f-team", "payments"), "#finding-filters")
 	if query(t, p).Get("team") != "payments" {
 		t.Errorf("the team filter is not in the address: %s", p.Path())
 	}

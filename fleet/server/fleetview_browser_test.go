@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/testenv/browsertest"
@@ -145,20 +143,11 @@ func TestTheFleetAndFindingsPagesInABrowser(t *testing.T) {
 			if bare := p.Count("table#findings tbody .affected:not(:has(.team))"); bare > 0 || p.Count("table#findings tbody .affected") == 0 {
 				t.Errorf("%d of the findings' clusters do not name their teams, want each to", bare)
 			}
-			p.Follow("show warnings too", chooseAndSubmit("select#severity", "all"), "table#findings")
+			p.Follow("show warnings too", browsertest.SubmitWith("select#severity", "all"), "table#findings")
 			if got := p.Attrs("table#findings tbody tr", "data-severity"); !strings.Contains(strings.Join(got, ","), "warning") {
 				t.Errorf("severity=all lists %v, want the warning after the blockers", got)
 			}
 			p.Accessible("findings with warnings")
 		})
 	}
-}
-
-// chooseAndSubmit sets the select sel to value and submits its form, as a person does.
-func chooseAndSubmit(sel, value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
-		const e = document.querySelector(%q);
-		e.value = %q;
-		e.form.requestSubmit();
-	})()`, sel, value))
 }

@@ -221,3 +221,13 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// SubmitWith sets the form field sel to value and submits its form, as choosing an option
+// and pressing the form's button does.
+func SubmitWith(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q);
+		e.value = %q;
+		e.form.requestSubmit();
+	})()`, sel, value))
+}
