@@ -45,7 +45,7 @@ func TestServeUnderAPathPrefixShowsAPushedClusterOnTheDashboard(t *testing.T) {
 		t.Errorf("the fleet fragment without the read token: %d, want 401", status)
 	}
 	status, fleet := get(p.url+"/ui/fleet", read)
-	if status != 200 || !strings.Contains(fleet, `<tr data-cluster="prod">`) || !strings.Contains(fleet, `data-verdict="blocked"`) {
+	if status != 200 || !strings.Contains(fleet, `<tr data-cluster="prod" data-status="blocked">`) {
 		t.Errorf("the fleet fragment does not show prod blocked: %d %s", status, fleet)
 	}
 	root := strings.TrimSuffix(p.url, "/upgradescope")
