@@ -45,6 +45,9 @@ var goldenCases = []goldenCase{
 	{name: "scan-exclude-none-unknown", cmd: "scan --files testdata/exclude/bookinfo --target 1.37 " + pinned},
 	{name: "scan-exclude-flag-ready", cmd: "scan --files testdata/exclude/bookinfo --exclude **/ratings_data.json --target 1.37 " + pinned},
 	{name: "scan-exclude-ignorefile-json", cmd: "scan --files testdata/exclude/bookinfo-ignorefile --target 1.37 -o json " + pinned},
+	// istio's sample apps live under docker.io/istio with Istio-like tags, yet are no install:
+	// only Istio's own component images identify Istio.
+	{name: "scan-istio-sample-is-not-istio", cmd: "scan --files testdata/istio-samples --target 1.36 " + pinned},
 }
 
 func TestCLIGolden(t *testing.T) {

@@ -50,8 +50,12 @@ type Entry struct {
 	Recommendation string   `yaml:"recommendation" json:"recommendation,omitempty"`
 }
 
-// Match says what identifies the add-on. Images are repository prefixes (a mirror matches
-// by path suffix) with an optional ":tag-glob"; charts are chart names; labels are
+// Match says what identifies the add-on. Images are repositories with an optional
+// ":tag-glob", matched by path without the registry: an image matches when the matcher's
+// path is a run of whole segments of its path, so docker.io/istio/pilot matches the mirror
+// harbor.corp/mirror/istio/pilot but not docker.io/istio/examples-bookinfo-details-v1. A
+// bare organisation (docker.io/istio) would match every image the organisation publishes,
+// its samples included: list the product's repositories. Charts are chart names; labels are
 // app.kubernetes.io/name values; ingressControllers are IngressClass spec.controller values;
 // runtimes are node container runtime names (the part of containerRuntimeVersion before "://").
 type Match struct {

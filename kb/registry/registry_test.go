@@ -91,3 +91,31 @@ func TestProviderCalendarsLoadAndBadOnesAreRefusedNamingTheField(t *testing.T) {
 		})
 	}
 }
+
+// A matcher whose path is one segment on a registry of namespace/name repositories names an
+// organisation: it claims every image the organisation publishes, its samples and other
+// products included (docker.io/istio claimed Istio's bookinfo sample as Istio 1.20). Only the
+// entries below may, each for its reason.
+func TestNoEntryClaimsAWholeOrganisationUnlessListed(t *testing.T) {
+	allowed := map[string]string{
+		// Calico's organisations publish Calico's components; a component list is pending.
+		"calico docker.io/calico": "pending",
+		"calico quay.io/calico":   "pending",
+		// Traefik's chart writes docker.io/traefik, which the rules read as path "traefik",
+		// not docker.io/library/traefik: the matcher is the official image, not the organisation.
+		"traefik docker.io/traefik": "official image spelt without library/",
+	}
+	entries, err := Load(Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, e := range entries {
+		for _, img := range e.Match.Images {
+			host, path, _ := strings.Cut(img, "/")
+			namespaced := host == "docker.io" || host == "ghcr.io" || host == "quay.io" || host == "gcr.io"
+			if namespaced && !strings.Contains(path, "/") && allowed[id+" "+img] == "" {
+				t.Errorf("%s.yaml: match.images %q names an organisation, not a repository: list the product's repositories", id, img)
+			}
+		}
+	}
+}

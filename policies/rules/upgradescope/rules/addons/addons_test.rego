@@ -248,6 +248,21 @@ test_unmatched_images_find_nothing if {
 	count(judge({"workloadImages": [image("nginx:1.25", "web"), image("controller", "x")]}, "1.30")) == 0
 }
 
+# An organisation publishes more than its product (samples, demos, other products under
+# Istio-like tags): a repository matcher claims whole path segments only.
+test_a_repository_matcher_claims_no_other_repository_of_its_organisation if {
+	inv := {"workloadImages": [
+		image("docker.io/lined/examples-bookinfo-details-v1:3.1.0", "samples"),
+		image("docker.io/lined/controller-demo:3.1.0", "samples"),
+		image("docker.io/lined:3.1.0", "samples"),
+		image("harbor.example/mirror/lined/controller:3.4.1", "lined"),
+	]}
+	ds := addons.detections with input as input_of(inv, ["1.30"])
+		with data.upgradescope.kb.addons as registry
+		with data.upgradescope.kb.addonindex as index
+	{[d.id, d.version, d.evidence] | some d in ds} == {["lined", "3.4.1", "harbor.example/mirror/lined/controller:3.4.1"]}
+}
+
 test_a_single_segment_matcher_matches_the_last_path_segment if {
 	one := json.patch(registry, [{"op": "add", "path": "/quiet/match/images", "value": ["registry.k8s.io/etcd"]}])
 	idx := json.patch(index, [
