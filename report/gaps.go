@@ -94,6 +94,8 @@ type Collector struct {
 // bundle declares and the agent did not collect is fixed by an agent that has that bundle's
 // revision; the server does not know which agent release embeds which revision, so the fix
 // names the revision (judged: the bundles that judged the report), not a release number.
+// When the collector named nothing (an inventory exported and sent by `upgradescope push`,
+// which cannot know what collected it), the fix is to collect again, by whatever means.
 func ProbeFix(g GapGroup, judged []BundleInfo, by Collector) string {
 	bundle, ok := g.Probes()
 	if !ok {
@@ -111,14 +113,32 @@ func ProbeFix(g GapGroup, judged []BundleInfo, by Collector) string {
 	}
 	switch {
 	case strings.HasPrefix(g.Reason, probeNotCollected):
-		return "This inventory was collected without " + of + by.says(bundle) + ". Fix: upgrade the agent to a release whose " +
-			bundle + " is " + atRev + " or later, or let it fetch this server's bundles (--bundle-url …/bundles/" + bundle +
-			"); its next push is then judged in full. Until then the checks that read " + theseProbes(len(g.Capabilities)) + " cannot run."
+		return "This inventory was collected without " + of + by.says(bundle) + ". Fix: " + by.recollect(bundle, atRev) +
+			"; its next push is then judged in full. Until then the checks that read " + theseProbes(len(g.Capabilities)) + " cannot run."
+	case strings.HasPrefix(g.Reason, probeRedeclared) && by.unknown():
+		return "These probes were collected as another revision of " + bundle + " declares them. Fix: collect the inventory again with " +
+			bundle + " " + atRev + " (an agent: upgrade it or let it fetch this server's bundles)."
 	case strings.HasPrefix(g.Reason, probeRedeclared):
 		return "The agent collected these probes as another revision of " + bundle + " declares them" + by.says(bundle) +
 			". Fix: give the agent " + bundle + " " + atRev + " (upgrade it or let it fetch this server's bundles)."
 	}
 	return ""
+}
+
+// recollect is the fix for probes not collected: upgrade the agent that named itself, or,
+// for a collector that did not, collect again with a release that has the bundle.
+func (c Collector) recollect(bundle, atRev string) string {
+	if c.unknown() {
+		return "collect the inventory again with a release whose " + bundle + " is " + atRev + " or later (an agent: upgrade it, " +
+			"or let it fetch this server's bundles with --bundle-url …/bundles/" + bundle + ")"
+	}
+	return "upgrade the agent to a release whose " + bundle + " is " + atRev + " or later, or let it fetch this server's bundles " +
+		"(--bundle-url …/bundles/" + bundle + ")"
+}
+
+// unknown answers whether the collector named nothing: an agent always names its release.
+func (c Collector) unknown() bool {
+	return c.Version == "" && c.KB == "" && len(c.Bundles) == 0
 }
 
 // says is what the agent said it collects bundle with, as a clause: "" when it named nothing.

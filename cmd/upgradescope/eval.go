@@ -23,7 +23,7 @@ func newEvalCommand(s streams) *cobra.Command {
 		},
 	}
 	jf.register(cmd)
-	cmd.Flags().StringVar(&path, "inventory", "", "inventory JSON written by `upgradescope inventory` (required)")
+	cmd.Flags().StringVar(&path, "inventory", "", "inventory JSON `FILE`, as upgradescope inventory writes it (required)")
 	_ = cmd.MarkFlagRequired("inventory")
 	return cmd
 }

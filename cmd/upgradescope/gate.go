@@ -81,7 +81,7 @@ asked again after its Retry-After, up to three times.`,
 	fl.StringVar(&f.cluster, "cluster", "", "judge against this stored cluster (id or name) instead of the manifests alone")
 	fl.StringVar(&f.target, "target", "", "the target Kubernetes minor, e.g. 1.37 (required)")
 	fl.StringVar(&f.filesPath, "files", "", "rendered manifests: a directory (walked) or one file")
-	fl.StringVar(&f.inventoryPath, "inventory", "", "an inventory JSON written by `upgradescope inventory`, instead of --files")
+	fl.StringVar(&f.inventoryPath, "inventory", "", "inventory JSON `FILE`, as upgradescope inventory writes it, instead of --files")
 	fl.StringVarP(&f.output, "output", "o", output.FormatTable, "output format, rendered by the server: "+strings.Join(output.Formats(), ", "))
 	fl.StringVar(&f.failOn, "fail-on", report.FailOnBlocker, "exit 2 on: blocker, warning or never")
 	fl.BoolVar(&f.allowIncomplete, "allow-incomplete", false, "do not fail the gate when the verdict is unknown")

@@ -36,8 +36,9 @@ fleet server's POST /api/v1/snapshots in the envelope the agent sends, with the 
 for CI jobs and air-gapped clusters that export an inventory instead of running the agent. The
 inventory is checked against the schema first; an error names the file and the JSON pointer.
 It prints what the server answered: the snapshot, whether it was a duplicate of the cluster's
-latest, and each target it was evaluated at with its verdict. A refusal is printed with the
-server's message.
+latest, and each target it was evaluated at with its verdict. A duplicate's answer has no
+verdicts: push names GET /api/v1/clusters/{id}, where the stored ones are read. A refusal is
+printed with the server's message.
 
 The name is bound to the UID of its first push (the inventory's clusterId, "files" for
 manifests): push a cluster's inventory under the name its agent uses, never another's.
@@ -50,13 +51,13 @@ it does not gate (` + "`upgradescope eval --inventory`" + ` and ` + "`upgradesco
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPush(cmd.Context(), s, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.inventoryPath, "inventory", "", "an inventory JSON written by `upgradescope inventory` (required)")
-	fl.StringVar(&f.serverURL, "server", "", "fleet server's http(s) URL (required)")
-	fl.StringVar(&f.serverToken, "ingest-token", "", "ingest token (default $UPGRADESCOPE_SERVER_TOKEN); prefer --ingest-token-file")
-	fl.StringVar(&f.serverTokenFile, "ingest-token-file", "", "file holding the ingest token")
-	fl.StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
-	fl.StringVar(&f.clusterName, "cluster-name", "", "name the snapshot is stored under, an RFC 1123 subdomain (required)")
-	fl.StringVarP(&f.output, "output", "o", "text", "text, or json (the server's answer)")
+	fl.StringVar(&f.inventoryPath, "inventory", "", "inventory JSON `FILE`, as upgradescope inventory writes it (required)")
+	fl.StringVar(&f.serverURL, "server", "", "fleet server's http(s) `URL` (required)")
+	fl.StringVar(&f.serverToken, "ingest-token", "", "ingest `TOKEN` (default $UPGRADESCOPE_SERVER_TOKEN); prefer --ingest-token-file")
+	fl.StringVar(&f.serverTokenFile, "ingest-token-file", "", "`FILE` holding the ingest token")
+	fl.StringVar(&f.serverCAFile, "server-ca-file", "", "PEM bundle `FILE` trusted for an https --server, besides the system roots")
+	fl.StringVar(&f.clusterName, "cluster-name", "", "`NAME` the snapshot is stored under, an RFC 1123 subdomain (required)")
+	fl.StringVarP(&f.output, "output", "o", "text", "`FORMAT`: text, or json (the server's answer)")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "longest the push may take, waiting on a busy server included")
 	_ = cmd.MarkFlagRequired("inventory")
 	_ = cmd.MarkFlagRequired("server")
@@ -84,10 +85,11 @@ func runPush(ctx context.Context, s streams, f *pushFlags) error {
 	if _, err := tokens.Token(); err != nil {
 		return fmt.Errorf("--server needs a token without spaces: --ingest-token-file, --ingest-token or $UPGRADESCOPE_SERVER_TOKEN (%w)", err)
 	}
-	// The kb and bundles that shaped the inventory are the collecting binary's, which the
-	// file does not name: the envelope leaves them out rather than name this binary's.
+	// The envelope's agentVersion, kbVersion and bundles name the binary that collected the
+	// inventory, which the file does not name: push leaves them empty rather than name
+	// itself, so the server's fix for missing probes does not blame this binary.
 	c, err := push.New(push.Options{URL: f.serverURL, Token: tokens.Token, CAFile: f.serverCAFile,
-		ClusterName: f.clusterName, AgentVersion: version})
+		ClusterName: f.clusterName})
 	if err != nil {
 		return fmt.Errorf("--server/--server-ca-file: %w", err)
 	}
@@ -132,7 +134,10 @@ func printPushAnswer(s streams, f *pushFlags, a push.Answer) error {
 		return enc.Encode(a)
 	}
 	if a.Duplicate {
-		fmt.Fprintf(s.out, "cluster %s: snapshot %d unchanged (a duplicate of its latest; nothing new stored)\n", f.clusterName, a.SnapshotID)
+		// A duplicate's answer carries no verdicts (the server may still have filled in a
+		// target added since): say where the stored ones are read.
+		fmt.Fprintf(s.out, "cluster %s: snapshot %d unchanged (a duplicate of its latest; nothing new stored); its stored verdicts: GET %s/api/v1/clusters/%d\n",
+			f.clusterName, a.SnapshotID, strings.TrimRight(f.serverURL, "/"), a.ClusterID)
 		return nil
 	}
 	fmt.Fprintf(s.out, "cluster %s: snapshot %d stored%s\n", f.clusterName, a.SnapshotID, judged(a))

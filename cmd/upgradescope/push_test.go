@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,8 +52,9 @@ func TestPushDeliversAnExportedInventoryToARealServe(t *testing.T) {
 	}{
 		{name: "a new inventory is stored and evaluated at the server's targets", args: base("--cluster-name", "ci-bookinfo"),
 			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 stored; 1.37 ready (score 100)\n"},
-		{name: "the same inventory again is a duplicate and says so", args: base("--cluster-name", "ci-bookinfo"),
-			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 unchanged (a duplicate of its latest; nothing new stored)\n"},
+		{name: "the same inventory again is a duplicate and says where its verdicts are read", args: base("--cluster-name", "ci-bookinfo"),
+			code: 0, stdout: "cluster ci-bookinfo: snapshot 1 unchanged (a duplicate of its latest; nothing new stored); its stored verdicts: GET " +
+				p.url + "/api/v1/clusters/1\n"},
 		{name: "json prints the server's answer", args: base("--cluster-name", "ci-bookinfo", "-o", "json"),
 			code: 0, json: true},
 		{name: "the agent's old flag spellings work, with a warning", args: []string{"push", "--inventory", inv, "--server-url", p.url,
@@ -88,12 +90,9 @@ func TestPushDeliversAnExportedInventoryToARealServe(t *testing.T) {
 				t.Error("the output shows the token")
 			}
 			if step.json {
-				var a struct {
-					ClusterID, SnapshotID int64
-					Duplicate             bool
-				}
-				if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.SnapshotID != 1 || !a.Duplicate || a.ClusterID == 0 {
-					t.Errorf("json answer %q (%v), want snapshot 1, a duplicate", r.stdout, err)
+				var a map[string]any
+				if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a["snapshotId"] != 1.0 || a["duplicate"] != true || a["clusterId"] == 0.0 || len(a) != 3 {
+					t.Errorf("json answer %q (%v), want snapshot 1, a duplicate, and no evaluated or verdicts (docs/server.md)", r.stdout, err)
 				}
 			}
 		})
@@ -193,7 +192,6 @@ func TestTheServerDocsPushExampleIsWhatPushSendsAndServeAnswers(t *testing.T) {
 		if err := json.Unmarshal(body, &sent); err != nil {
 			t.Fatal(err)
 		}
-		sent["agentVersion"] = ex.envelope["agentVersion"] // the docs show a release's
 		if !reflect.DeepEqual(sent, ex.envelope) {
 			t.Errorf("push sent %s\nthe docs show %v", body, ex.envelope)
 		}
@@ -255,4 +253,67 @@ func TestPushSaysEachTargetsVerdictAndNoScoreForAnUnknownOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An inventory push sends does not say what collected it, so a real serve must not name the
+// pushing binary as its agent: the API shows no agent version, and the cluster's page and its
+// HTML export fix the missing kb probes by collecting again, naming no agent.
+func TestAPushedInventoryIsNotBlamedOnThePushingBinary(t *testing.T) {
+	ex := readServerDocsPush(t)
+	dir := t.TempDir()
+	inv, err := json.Marshal(ex.envelope["inventory"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "fleet.db")
+	ingest := writeSecret(t, dir, "ingest.token", mintIngestToken(t, "prod-eu-1", "--db", db))
+	const read = "push-collector-read-token"
+	p := startServe(t, "--db", db, "--target", "1.36", "--read-token-file", writeSecret(t, dir, "read.token", read))
+	r := runCLI(t, "push", "--inventory", write(t, dir, "inventory.json", string(inv)), "--server", p.url,
+		"--ingest-token-file", ingest, "--cluster-name", "prod-eu-1", "-o", "json")
+	var a push.Answer
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &a) != nil {
+		t.Fatalf("push: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	var cluster struct {
+		Snapshot struct {
+			AgentVersion *string `json:"agentVersion"`
+		} `json:"snapshot"`
+	}
+	id := fmt.Sprint(a.ClusterID)
+	if code := getJSON(t, p.url, "/api/v1/clusters/"+id, read, &cluster); code != http.StatusOK ||
+		cluster.Snapshot.AgentVersion == nil || *cluster.Snapshot.AgentVersion != "" {
+		t.Errorf("GET /api/v1/clusters/%s = %d, agentVersion %v; want \"\" (push does not know the collector)", id, code, cluster.Snapshot.AgentVersion)
+	}
+	const fix = "Fix: collect the inventory again with a release whose kb is "
+	for _, path := range []string{"/ui/clusters/" + id + "?target=1.36", "/api/v1/clusters/" + id + "/export?format=html&target=1.36"} {
+		t.Run(path, func(t *testing.T) {
+			code, body := getBody(t, p.url+path, read)
+			if code != http.StatusOK || !strings.Contains(body, fix) {
+				t.Errorf("GET %s = %d; want the fix %q in:\n%.3000s", path, code, fix, body)
+			}
+			for _, blame := range []string{"the agent (", "upgradescope " + version, "upgrade the agent"} {
+				if strings.Contains(body, blame) {
+					t.Errorf("GET %s names the pushing binary as the collector (%q)", path, blame)
+				}
+			}
+		})
+	}
+}
+
+// getBody GETs url with a bearer token and answers the status and the body.
+func getBody(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, string(body)
 }

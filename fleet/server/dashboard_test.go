@@ -278,7 +278,8 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 		t.Errorf("page 1's pager: %s", body[strings.Index(body, `<nav class="pager"`):])
 	}
 	for _, want := range []string{`<select id="target" name="target">`, `<input id="q" name="q" type="search"`, `<select id="verdict-filter" name="verdict">`,
-		`<a data-sort="blockers" href="/?sort=blockers">`, `<a id="view-link" href="/?view=matrix">`, `<th scope="col" class="top">Top blocker</th>`} {
+		`<a data-sort="blockers" href="/?sort=blockers">`, `<a id="view-link" href="/?view=matrix">`, `<th scope="col" class="top">Top blocker</th>`,
+		`<caption class="muted">Each cluster at its next minor: where it stands`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the fleet fragment lacks %s", want)
 		}
@@ -311,7 +312,7 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 		{"score ascending sorts an unknown verdict's score with no score, never as its number", "sort=score&q=cluster-00", []string{"cluster-001", "cluster-005", "cluster-009", "cluster-000", "cluster-004", "cluster-008", "cluster-002", "cluster-003", "cluster-006", "cluster-007"}, "1–10 of 10"},
 		{"verdict puts blocked first, then unknown, none and ready", "sort=verdict&q=cluster-00", []string{"cluster-001", "cluster-005", "cluster-009", "cluster-002", "cluster-006", "cluster-003", "cluster-007", "cluster-000", "cluster-004", "cluster-008"}, "1–10 of 10"},
 		{"a target column selects the verdicts read", "target=1.35&verdict=ready&q=cluster-00", []string{"cluster-000", "cluster-004", "cluster-008"}, "1–3 of 3"},
-		{"a page past the last is empty", "page=9", nil, "past the last page; 250 clusters"},
+		{"a page past the last is empty and says which is the last", "page=9", nil, "Page 9 is past the last page, page 3 (250 clusters)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -322,6 +323,10 @@ func TestTheFleetFragmentCountsFiltersSortsAndPages(t *testing.T) {
 			}
 			if !strings.Contains(body, `<span id="page-info">`+tc.total+`</span>`) {
 				t.Errorf("?%s: page info is not %q", tc.query, tc.total)
+			}
+			if past := tc.rows == nil; past != strings.Contains(body, `<a id="last-page" href="/?page=3">Go to the last page</a>`) ||
+				past && strings.Contains(body, `id="prev-page"`) {
+				t.Errorf("?%s: a page past the last links the last page (and no previous one), and only it does:\n%s", tc.query, body[strings.Index(body, `<nav class="pager"`):])
 			}
 		})
 	}

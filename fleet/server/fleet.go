@@ -122,13 +122,14 @@ var verdictRank = map[string]int{report.VerdictReady: 0, report.VerdictUnknown: 
 // fleetTeams is GET /api/v1/fleet/teams?target=: each team's worst verdict and score, and
 // its blockers summed, across the stored evaluations the reader sees.
 func (h *fleetHandler) teams(w http.ResponseWriter, r *http.Request, sc scope) error {
-	raw := r.URL.Query().Get("target")
-	if raw == "" {
-		return fail(http.StatusUnprocessableEntity, "target is required: ?target=1.NN")
-	}
-	target, err := inventory.ParseTarget(raw)
-	if err != nil {
-		return fail(http.StatusUnprocessableEntity, "target: "+err.Error())
+	// Without a target each cluster is judged at its next minor, as fleet/findings and the
+	// dashboard's pages judge it.
+	target := ""
+	if raw := r.URL.Query().Get("target"); raw != "" {
+		var err error
+		if target, err = inventory.ParseTarget(raw); err != nil {
+			return fail(http.StatusUnprocessableEntity, "target: "+err.Error())
+		}
 	}
 	v, err := h.reads.loadFleet(r.Context(), sc)
 	if err != nil {

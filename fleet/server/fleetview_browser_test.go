@@ -143,6 +143,19 @@ func TestTheFleetAndFindingsPagesInABrowser(t *testing.T) {
 			if bare := p.Count("table#findings tbody .affected:not(:has(.team))"); bare > 0 || p.Count("table#findings tbody .affected") == 0 {
 				t.Errorf("%d of the findings' clusters do not name their teams, want each to", bare)
 			}
+			// Each cluster a finding affects is a list item of its own line, never run into the next.
+			if inline := browsertest.Eval[int](p, `Array.from(document.querySelectorAll("table#findings tbody .affected")).filter(e =>
+				e.tagName !== "LI" || getComputedStyle(e).display !== "list-item" || (e.previousElementSibling &&
+				e.previousElementSibling.getBoundingClientRect().bottom > e.getBoundingClientRect().top + 1)).length`); inline > 0 {
+				t.Errorf("%d of the findings' clusters are not list items on lines of their own", inline)
+			}
+			// Teams past the first four are behind a summary anyone can open, not a mouse's title.
+			more := browsertest.Eval[[]string](p, `(() => { const d = document.querySelector("table#findings tbody td[data-label=Teams] details.more");
+				if (!d) return []; d.open = true; const shown = d.getBoundingClientRect().height;
+				return [d.querySelector("summary").textContent, String(shown > 0), String(d.querySelectorAll(".team").length)]; })()`)
+			if len(more) != 3 || !strings.HasPrefix(more[0], "and ") || !strings.HasSuffix(more[0], " more") || more[1] != "true" || more[2] == "0" {
+				t.Errorf("a finding's teams past the first four: %q, want an \"and N more\" summary that opens to their names", more)
+			}
 			p.Follow("show warnings too", browsertest.SubmitWith("select#severity", "all"), "table#findings")
 			if got := p.Attrs("table#findings tbody tr", "data-severity"); !strings.Contains(strings.Join(got, ","), "warning") {
 				t.Errorf("severity=all lists %v, want the warning after the blockers", got)

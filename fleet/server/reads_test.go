@@ -193,8 +193,10 @@ func TestTheFleetServesStoredEvaluationsOnly(t *testing.T) {
 
 func TestFleetTeamsRollUpEachTeamsWorstVerdict(t *testing.T) {
 	ts := pushed(t, nil)
-	if r := ts.get("/api/v1/fleet/teams", ""); r.status != 422 {
-		t.Errorf("fleet/teams without a target: %d, want 422", r.status)
+	for _, bad := range []string{"banana", "1.x"} {
+		if r := ts.get("/api/v1/fleet/teams?target="+bad, ""); r.status != 422 {
+			t.Errorf("fleet/teams?target=%s: %d, want 422", bad, r.status)
+		}
 	}
 	got := ts.get("/api/v1/fleet/teams?target=1.33", "").json(t)
 	teams := got["teams"].(map[string]any)
@@ -208,6 +210,28 @@ func TestFleetTeamsRollUpEachTeamsWorstVerdict(t *testing.T) {
 	later := ts.get("/api/v1/fleet/teams?target=1.35", "").json(t)
 	if fmt.Sprint(later["missing"]) != "[ops prod]" {
 		t.Errorf("missing at 1.35 %v, want [ops prod]: neither was evaluated there", later["missing"])
+	}
+}
+
+// Without a target each cluster is rolled up at its next minor, as fleet/findings and the
+// dashboard's pages read it, not refused.
+func TestFleetTeamsWithoutATargetReadEachClusterAtItsNextMinor(t *testing.T) {
+	ts := pushed(t, nil)
+	r := ts.get("/api/v1/fleet/teams", "")
+	if r.status != 200 {
+		t.Fatalf("fleet/teams without a target: %d %s, want 200", r.status, r.body)
+	}
+	got := r.json(t)
+	findings := ts.get("/api/v1/fleet/findings", "").json(t)
+	if got["target"] != "" || findings["target"] != "" {
+		t.Errorf("target %q (findings %q), want \"\" for each cluster's next minor", got["target"], findings["target"])
+	}
+	// prod (1.32) and ops (1.33) are judged at their own next minors, 1.33 and 1.34.
+	for _, tc := range []struct{ team, target string }{{"payments", "1.33"}, {"platform", "1.34"}} {
+		at := ts.get("/api/v1/fleet/teams?target="+tc.target, "").json(t)["teams"].(map[string]any)[tc.team]
+		if mine := got["teams"].(map[string]any)[tc.team]; at == nil || fmt.Sprint(mine) != fmt.Sprint(at) {
+			t.Errorf("%s without a target: %v, want its rollup at %s %v", tc.team, mine, tc.target, at)
+		}
 	}
 }
 

@@ -113,3 +113,32 @@ e: no target
 		})
 	}
 }
+
+// An unknown verdict's score counts only what was assessed: the table shows none for it,
+// before or after, and a score for every other verdict.
+func TestTheTableShowsNoScoreForAnUnknownVerdict(t *testing.T) {
+	delta := func(cluster string, before *Judgement, after Judgement) Result {
+		return Result{Cluster: cluster, Targets: []Delta{{Target: "1.22", Before: before, After: after, New: []string{"x/y"}}}}
+	}
+	results := []Result{
+		delta("legacy-batch", &Judgement{Verdict: "unknown", Score: 100}, Judgement{Verdict: "blocked", Score: 75}),
+		delta("new-one", nil, Judgement{Verdict: "unknown", Score: 90}),
+	}
+	var b strings.Builder
+	s := Summarize(results)
+	if err := WriteTable(&b, results, s); err != nil {
+		t.Fatal(err)
+	}
+	want := `CLUSTER       TARGET  BEFORE   AFTER       NEW  CHANGED  RESOLVED
+legacy-batch  1.22    unknown  blocked 75  1    0        0
+new-one       1.22    (none)   unknown     1    0        0
+
+legacy-batch 1.22 new: x/y
+
+new-one 1.22 new: x/y
+
+` + s.String() + "\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
+	}
+}

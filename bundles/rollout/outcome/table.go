@@ -81,7 +81,14 @@ func before(d Delta) string {
 	return show(*d.Before)
 }
 
-func show(j Judgement) string { return fmt.Sprintf("%s %d", j.Verdict, j.Score) }
+// show is a verdict and its score. An unknown verdict's score counts only what was
+// assessed, so it is left out rather than read as ready, as the dashboard and the exports do.
+func show(j Judgement) string {
+	if j.Verdict == report.VerdictUnknown {
+		return j.Verdict
+	}
+	return fmt.Sprintf("%s %d", j.Verdict, j.Score)
+}
 
 // writeDetail lists what the candidate does to one cluster, beneath the table.
 func writeDetail(w io.Writer, r Result) {

@@ -171,16 +171,20 @@ func (f *Findings) row(d *doc, r FindingRow) {
 		esc(r.Key), esc(r.Severity), esc(r.Title), esc(r.Key), esc(r.Category))
 	d.w(`<td data-label="Severity">%s</td><td class="num" data-label="Clusters blocked">%d</td><td class="num" data-label="Objects">%s</td><td data-label="Teams">%s</td><td data-label="Clusters">`,
 		severityWord(r.Severity), r.ClustersBlocked, thousands(r.Objects), teamList(r.owners()))
+	// One list item a cluster, so entries never run together; past maxClustersShown the rest
+	// fold into a details of their own list.
+	d.w(`<ul class="affected-list">`)
 	for i, c := range r.Clusters[:min(len(r.Clusters), maxClustersListed)] {
 		if i == maxClustersShown {
-			d.w(`<details><summary>%d more</summary>`, len(r.Clusters)-maxClustersShown)
+			d.w(`</ul><details><summary>%d more</summary><ul class="affected-list">`, len(r.Clusters)-maxClustersShown)
 		}
 		link := href(f.Prefix, fmt.Sprintf("/clusters/%d", c.ID), url.Values{"target": {c.Target}, "finding": {r.Key}})
-		d.w(`<span class="affected"><a class="cluster" data-cluster="%s" href="%s">%s</a> (%s) <span class="muted">%s, %s</span></span> `,
+		d.w(`<li class="affected"><a class="cluster" data-cluster="%s" href="%s">%s</a> (%s) <span class="muted">%s, %s</span></li>`,
 			esc(c.Name), link, esc(c.Name), teamList(c.owners()), plural(c.Objects, "object"), esc(c.Severity))
 	}
+	d.w(`</ul>`)
 	if n := len(r.Clusters) - maxClustersListed; n > 0 {
-		d.w(`<span class="muted">and %s more: the CSV lists every one</span>`, thousands(n))
+		d.w(`<p class="muted">and %s more: the CSV lists every one</p>`, thousands(n))
 	}
 	if len(r.Clusters) > maxClustersShown {
 		d.w(`</details>`)

@@ -313,6 +313,14 @@ func (f *Fleet) at() string {
 	return "Kubernetes " + esc(f.Query.Target)
 }
 
+// eachAt names the page's target after "Each cluster at".
+func (f *Fleet) eachAt() string {
+	if f.Query.Target == "" {
+		return "its next minor"
+	}
+	return f.at()
+}
+
 func (f *Fleet) summary(d *doc) {
 	counts, named := f.counts()
 	at := f.at()
@@ -403,7 +411,7 @@ func (f *Fleet) sortHeader(d *doc, class, label, key, reverse string) {
 // table is the fleet at the page's target: one row a cluster, its name kept in view
 // (position: sticky) when the table scrolls sideways on a narrow screen.
 func (f *Fleet) table(d *doc, rows []*FleetRow) {
-	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Clusters at %s"><table id="fleet" class="at-target"><caption class="muted">Each cluster at %s: where it stands, its blockers, the top one and the teams that own them</caption><thead><tr>`, f.at(), f.at())
+	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Clusters at %s"><table id="fleet" class="at-target"><caption class="muted">Each cluster at %s: where it stands, its blockers, the top one and the teams that own them</caption><thead><tr>`, f.at(), f.eachAt())
 	f.sortHeader(d, "name", "Cluster", "name", "-name")
 	d.w(`<th scope="col">Version</th>`)
 	f.sortHeader(d, "", "Verdict", "verdict", "verdict")
@@ -477,27 +485,31 @@ func (f *Fleet) topCell(d *doc, r *FleetRow) {
 	}
 }
 
-// maxTeamsShown is how many owning teams a row names before "+N more".
+// maxTeamsShown is how many owning teams a row names before "and N more".
 const maxTeamsShown = 4
 
-// teamList names teams, the first maxTeamsShown of them.
+// teamList names teams, the first maxTeamsShown of them and the rest behind "and N more".
 func teamList(teams []string) string {
 	if len(teams) == 0 {
 		return `<span class="muted">–</span>`
 	}
-	shown := make([]string, 0, maxTeamsShown)
-	for _, t := range teams[:min(len(teams), maxTeamsShown)] {
-		if t == "(unattributed)" {
-			shown = append(shown, `<span class="team muted">no team</span>`)
-		} else {
-			shown = append(shown, `<span class="team">`+esc(t)+`</span>`)
+	names := func(teams []string) string {
+		out := make([]string, 0, len(teams))
+		for _, t := range teams {
+			if t == "(unattributed)" {
+				out = append(out, `<span class="team muted">no team</span>`)
+			} else {
+				out = append(out, `<span class="team">`+esc(t)+`</span>`)
+			}
 		}
+		return strings.Join(out, ", ")
 	}
-	out := strings.Join(shown, ", ")
-	if n := len(teams) - maxTeamsShown; n > 0 {
-		out += fmt.Sprintf(` <span class="muted" title="%s">+%d more</span>`, esc(strings.Join(teams, ", ")), n)
+	if len(teams) <= maxTeamsShown {
+		return names(teams)
 	}
-	return out
+	// The rest fold into a details anyone can open (a title shows only to a mouse).
+	return fmt.Sprintf(`%s <details class="more"><summary>and %d more</summary>%s</details>`,
+		names(teams[:maxTeamsShown]), len(teams)-maxTeamsShown, names(teams[maxTeamsShown:]))
 }
 
 // standing is where a cluster stands as a word: a verdict (with its score when it is
@@ -578,16 +590,23 @@ func (f *Fleet) cell(d *doc, c FleetCell) {
 
 func (f *Fleet) pager(d *doc, from, to, total int) {
 	d.w(`<nav class="pager" aria-label="Pages">`)
+	last := max(1, (total+PageSize-1)/PageSize)
+	if f.Query.Page > last {
+		// A page past the last says so and links the last, never "Previous" to another empty page.
+		q := f.Query
+		q.Page = last
+		d.w(`<span id="page-info">Page %s is past the last page, page %s (%s)</span> <a id="last-page" href="%s">Go to the last page</a></nav>`+"\n",
+			thousands(f.Query.Page), thousands(last), plural(total, "cluster"), href(f.Prefix, "/", q.values()))
+		return
+	}
 	if f.Query.Page > 1 {
 		q := f.Query
 		q.Page--
 		d.w(`<a id="prev-page" href="%s">Previous %d</a>`, href(f.Prefix, "/", q.values()), PageSize)
 	}
 	info := "0 of 0"
-	if total > 0 && to > from {
+	if total > 0 {
 		info = fmt.Sprintf("%s–%s of %s", thousands(from+1), thousands(to), thousands(total))
-	} else if total > 0 {
-		info = fmt.Sprintf("past the last page; %s clusters", thousands(total))
 	}
 	d.w(`<span id="page-info">%s</span>`, info)
 	if to < total {
