@@ -107,11 +107,16 @@ func benchServer(b *testing.B, st store.Store, cfg server.Config) *httptest.Serv
 // seedFleet stores clusters × history snapshots, each evaluated at targets, with small
 // reports (two blockers and three warnings, owned by teams) and team rollups.
 func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []string) {
-	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	reports := map[string][]byte{}
 	for _, t := range targets {
 		reports[t] = benchReport(b, t)
 	}
+	seedFleetWith(b, st, clusters, history, targets, func(_ int, t string) []byte { return reports[t] })
+}
+
+// seedFleetWith is seedFleet with each cluster's report at a target from reportOf.
+func seedFleetWith(b *testing.B, st store.Store, clusters, history int, targets []string, reportOf func(cluster int, target string) []byte) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for c := range clusters {
 		for h := range history {
 			in := store.Ingest{ClusterName: fmt.Sprintf("cluster-%04d", c), ClusterUID: fmt.Sprintf("uid-%d", c),
@@ -119,7 +124,7 @@ func seedFleet(b *testing.B, st store.Store, clusters, history int, targets []st
 			for i, t := range targets {
 				in.Evaluations = append(in.Evaluations, store.Evaluation{Target: t, Verdict: "blocked", Score: 60 + i,
 					Blockers: 2, Warnings: 3, EvaluatedAt: at.Add(time.Duration(h) * time.Hour),
-					BundlesKey: "rules@1,kb@1", Report: reports[t],
+					BundlesKey: "rules@1,kb@1", Report: reportOf(c, t),
 					Teams: map[string]store.TeamCell{fmt.Sprintf("team-%d", c%25): {Verdict: "blocked", Score: 70, Blockers: 1}}})
 			}
 			if _, err := st.Ingest(b.Context(), in); err != nil {
@@ -294,6 +299,29 @@ func copyFile(b *testing.B, from, to string) {
 
 // benchReport is a stored report at target of two blockers and three warnings, each owned
 // by a team and naming a few objects, gzipped as the server stores it.
+// variedReport is cluster c's report at target in a fleet whose clusters differ: 40
+// findings (8 blockers, 32 warnings) of a pool of 400 keys, a window that moves with c, so
+// neighbouring clusters share most keys and the fleet holds every one; 1 to 20 objects and
+// a team each.
+func variedReport(b *testing.B, c int, target string) []byte {
+	tr := report.TargetResult{Target: target, Verdict: "blocked", Blockers: 8, Warnings: 32}
+	for i := range 40 {
+		k := (c*7 + i) % 400
+		sev := report.SeverityWarning
+		if i < 8 {
+			sev = report.SeverityBlocker
+		}
+		tr.Findings = append(tr.Findings, report.Finding{Key: fmt.Sprintf("removed-api/example.com/v1beta1/Kind%03d", k), Category: "removed-api",
+			Severity: sev, Target: target, Title: fmt.Sprintf("example.com/v1beta1 Kind%03d is removed in Kubernetes %s (%d objects)", k, target, 1+(c+i)%20),
+			ObjectsOmitted: 1 + (c+i)%20, Teams: []string{fmt.Sprintf("team-%d", (c+i)%25)}})
+	}
+	data, err := json.Marshal(report.Report{SchemaVersion: 1, Targets: []report.TargetResult{tr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return gzipBytes(b, data)
+}
+
 func benchReport(b *testing.B, target string) []byte {
 	tr := report.TargetResult{Target: target, Verdict: "blocked", Blockers: 2, Warnings: 3}
 	for i := range 5 {

@@ -52,6 +52,19 @@ func BenchmarkDashboardFleet(b *testing.B) {
 func BenchmarkFleetFindings(b *testing.B) {
 	st := benchStore(b)
 	seedFleet(b, st, 1000, 1, []string{"1.34", "1.35", "1.36", "1.37"})
+	benchFleetFindings(b, st)
+}
+
+// BenchmarkFleetFindingsVaried is BenchmarkFleetFindings on a fleet whose clusters differ
+// (variedReport: 40 findings a cluster and target, of 400 keys), the worse shape: 400 rows
+// in place of 5, each naming clusters with their own counts and teams.
+func BenchmarkFleetFindingsVaried(b *testing.B) {
+	st := benchStore(b)
+	seedFleetWith(b, st, 1000, 1, []string{"1.34", "1.35", "1.36", "1.37"}, func(c int, t string) []byte { return variedReport(b, c, t) })
+	benchFleetFindings(b, st)
+}
+
+func benchFleetFindings(b *testing.B, st store.Store) {
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()

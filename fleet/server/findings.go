@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -241,14 +242,13 @@ func (h *dashboardHandler) findings(r *http.Request, sc scope) ([]byte, error) {
 		return nil, err
 	}
 	ss := v.standings(target)
-	all, unreadable := fleetFindings(v, ss, findingsQuery{Target: target}, sc)
-	kept, _ := fleetFindings(v, ss, findingsQuery{Target: target, Team: pq.Team, Category: pq.Category, Severity: pq.APISeverity()}, sc)
+	kept, unreadable := fleetFindings(v, ss, findingsQuery{Target: target, Team: pq.Team, Category: pq.Category, Severity: pq.APISeverity()}, sc)
 	counts := countStandings(target, ss)
 	page := &web.Findings{Frame: h.frame(sc), Query: pq, Targets: h.plan.columns(v.clusters), Clusters: counts.Clusters,
 		Counts: map[string]int{web.StatusReady: counts.Ready, web.StatusBlocked: counts.Blocked, web.StatusUnknown: counts.Unknown,
 			web.StatusAlready: counts.AlreadyThere, web.StatusNone: counts.NotEvaluated},
 		Unreadable: unreadable}
-	page.Teams, page.Categories = findingChoices(all, fleetTeams(v, sc))
+	page.Teams, page.Categories = findingChoices(v, ss, sc, fleetTeams(v, sc))
 	if pq.Team != "" && pq.Team != report.Unattributed {
 		page.BlockedByUnowned = blockedByUnowned(v, sc, target, pq.Team)
 	}
@@ -266,20 +266,33 @@ func (h *dashboardHandler) findings(r *http.Request, sc scope) ([]byte, error) {
 
 // findingChoices are the teams a findings page offers (every team of teams, and
 // report.Unattributed when some cluster's objects of a finding have none) and the
-// categories of findings, each sorted.
-func findingChoices(findings []api.FleetFinding, teams []string) (choices, categories []string) {
-	choices = slices.Clone(teams)
-	for _, f := range findings {
-		categories = append(categories, f.Category)
-		for _, c := range f.Clusters {
-			if len(c.Teams) == 0 {
-				choices = append(choices, report.Unattributed)
+// categories of the findings at the standings' cells, each sorted: what the unfiltered
+// findings hold, read from the summaries without gathering them by key.
+func findingChoices(v fleetView, ss []standing, sc scope, teams []string) (choices, categories []string) {
+	owners, cats := map[string]bool{}, map[string]bool{}
+	for _, t := range teams {
+		owners[t] = true
+	}
+	for _, s := range ss {
+		if s.cell == nil {
+			continue
+		}
+		sum := v.summary(*s.cell)
+		if sum == nil || sum.unreadable {
+			continue
+		}
+		for _, f := range sum.findings {
+			cats[f.Category] = true
+			visible := visibleTeams(f.Teams, sc)
+			if len(visible) == 0 {
+				owners[report.Unattributed] = true
 			}
-			choices = append(choices, c.Teams...)
+			for _, t := range visible {
+				owners[t] = true
+			}
 		}
 	}
-	slices.Sort(categories)
-	return ownerOrder(choices), slices.Compact(categories)
+	return ownerOrder(slices.Collect(maps.Keys(owners))), slices.Sorted(maps.Keys(cats))
 }
 
 // fleetTeams are the teams the reader sees with namespaces in the fleet: those its

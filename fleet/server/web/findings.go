@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/upgradescope/upgradescope/report"
@@ -28,22 +29,30 @@ type Findings struct {
 }
 
 // FindingsQuery is the findings page's URL: target ("" each cluster's next minor), team,
-// category and severity ("" or "blocker" blockers, "warning", or "all"). GET
-// /api/v1/fleet/findings takes the same parameters; its default severity is both.
+// category and severity ("" or "blocker" blockers, "warning", or "all"), and page (from 1,
+// FindingsPageSize findings a page). GET /api/v1/fleet/findings takes the same filters and
+// answers every finding; its default severity is both.
 type FindingsQuery struct {
 	Target, Team, Category, Severity string
+	Page                             int
 }
+
+// FindingsPageSize is how many findings one findings page lists: a fleet whose clusters
+// differ holds hundreds of keys, and the page's weight and time grow with the rows shown.
+const FindingsPageSize = 50
 
 // SeverityAll asks the findings page for blockers and warnings both.
 const SeverityAll = "all"
 
 // ParseFindingsQuery reads the findings page's parameters; the error names the one refused.
 func ParseFindingsQuery(v url.Values) (FindingsQuery, error) {
-	q := FindingsQuery{Target: v.Get("target"), Team: v.Get("team"), Category: v.Get("category"), Severity: v.Get("severity")}
+	q := FindingsQuery{Target: v.Get("target"), Team: v.Get("team"), Category: v.Get("category"), Severity: v.Get("severity"), Page: 1}
 	if !slices.Contains([]string{"", "blocker", "warning", SeverityAll}, q.Severity) {
 		return q, fmt.Errorf("severity %q: want blocker, warning or all", q.Severity)
 	}
-	return q, nil
+	var err error
+	q.Page, err = parsePage(v.Get("page"))
+	return q, err
 }
 
 // APISeverity is the severity filter GET /api/v1/fleet/findings takes for the page's.
@@ -57,8 +66,19 @@ func (q FindingsQuery) APISeverity() string {
 	return q.Severity
 }
 
+// values are the query's filters, without the page: the CSV link and the controls ask for
+// every finding, and a changed filter starts at page 1.
 func (q FindingsQuery) values() url.Values {
 	return url.Values{"target": {q.Target}, "team": {q.Team}, "category": {q.Category}, "severity": {q.Severity}}
+}
+
+// pageValues are values with page n.
+func (q FindingsQuery) pageValues(n int) url.Values {
+	v := q.values()
+	if n > 1 {
+		v.Set("page", strconv.Itoa(n))
+	}
+	return v
 }
 
 // FindingRow is one finding key across the fleet.
@@ -154,16 +174,44 @@ func (f *Findings) choice(d *doc, name, label, every string, options []string, v
 	d.w(`</select></label>`)
 }
 
+// findingsPager is the findings page's pager: as the fleet page's, over findings.
+func (f *Findings) pager(d *doc, from, to, total int) {
+	d.w(`<nav class="pager" aria-label="Pages">`)
+	last := max(1, (total+FindingsPageSize-1)/FindingsPageSize)
+	if f.Query.Page > last {
+		d.w(`<span id="page-info">Page %s is past the last page, page %s (%s)</span> <a id="last-page" href="%s">Go to the last page</a></nav>`+"\n",
+			thousands(f.Query.Page), thousands(last), plural(total, "finding"), href(f.Prefix, "/findings", f.Query.pageValues(last)))
+		return
+	}
+	if f.Query.Page > 1 {
+		d.w(`<a id="prev-page" href="%s">Previous %d</a>`, href(f.Prefix, "/findings", f.Query.pageValues(f.Query.Page-1)), FindingsPageSize)
+	}
+	info := "0 of 0"
+	if total > 0 {
+		info = fmt.Sprintf("%s–%s of %s", thousands(from+1), thousands(to), plural(total, "finding"))
+	}
+	d.w(`<span id="page-info">%s</span>`, info)
+	if to < total {
+		d.w(`<a id="next-page" href="%s">Next %d</a>`, href(f.Prefix, "/findings", f.Query.pageValues(f.Query.Page+1)), FindingsPageSize)
+	}
+	d.w("</nav>\n")
+}
+
 func (f *Findings) table(d *doc) {
 	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Findings"><table id="findings"><caption class="muted">Each finding once, most clusters blocked first: the clusters it affects, their teams and objects</caption><thead><tr>`)
 	d.w(`<th scope="col" class="name">Finding</th><th scope="col">Severity</th><th scope="col" class="num">Clusters blocked</th><th scope="col" class="num">Objects</th><th scope="col">Teams</th><th scope="col">Clusters</th></tr></thead>` + "\n<tbody>\n")
-	for _, r := range f.Rows {
+	f.Query.Page = max(f.Query.Page, 1) // a query not parsed from a URL asks for the first
+	from := min((f.Query.Page-1)*FindingsPageSize, len(f.Rows))
+	to := min(from+FindingsPageSize, len(f.Rows))
+	for _, r := range f.Rows[from:to] {
 		f.row(d, r)
 	}
 	d.w("</tbody></table></div>\n")
 	if len(f.Rows) == 0 {
 		d.w(`<p class="muted">No finding matches.</p>` + "\n")
+		return
 	}
+	f.pager(d, from, to, len(f.Rows))
 }
 
 func (f *Findings) row(d *doc, r FindingRow) {

@@ -68,14 +68,21 @@ func ParseFleetQuery(v url.Values) (FleetQuery, error) {
 	if !slices.Contains(fleetSorts, q.Sort) {
 		return q, fmt.Errorf("sort %q: want one of %s", q.Sort, strings.Join(fleetSorts, ", "))
 	}
-	if raw := v.Get("page"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return q, fmt.Errorf("page %q: want a whole number from 1", raw)
-		}
-		q.Page = n
+	var err error
+	q.Page, err = parsePage(v.Get("page"))
+	return q, err
+}
+
+// parsePage reads a page's ?page= (1 when absent); the error names the parameter.
+func parsePage(raw string) (int, error) {
+	if raw == "" {
+		return 1, nil
 	}
-	return q, nil
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > 1_000_000 {
+		return 1, fmt.Errorf("page %q: want a whole number from 1", raw)
+	}
+	return n, nil
 }
 
 // values is q as URL parameters, defaults left out.

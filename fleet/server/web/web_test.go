@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -157,5 +158,52 @@ func TestAnIntervalOrKubernetesRangeOpenAtAnEndSaysSo(t *testing.T) {
 		if got := versionRange(tc.versions) + kubeRange(tc.kube); got != tc.want {
 			t.Errorf("%v %v reads %q, want %q", tc.versions, tc.kube, got, tc.want)
 		}
+	}
+}
+
+// A fleet whose clusters differ holds hundreds of finding keys: the page lists
+// FindingsPageSize of them and pages through the rest, with the filters kept.
+func TestTheFindingsPageListsFiftyFindingsAPageWithTheFiltersKept(t *testing.T) {
+	rows := make([]FindingRow, 120)
+	for i := range rows {
+		rows[i] = FindingRow{Key: fmt.Sprintf("removed-api/k%03d", i), Severity: "blocker"}
+	}
+	for _, tt := range []struct {
+		name             string
+		page, rows       int
+		first, last      string
+		info             string
+		prev, next, past bool
+	}{
+		{"the first page", 1, 50, "k000", "k049", "1–50 of 120 findings", false, true, false},
+		{"a middle page", 2, 50, "k050", "k099", "51–100 of 120 findings", true, true, false},
+		{"the last page", 3, 20, "k100", "k119", "101–120 of 120 findings", true, false, false},
+		{"a page past the last", 4, 0, "", "", "Page 4 is past the last page, page 3 (120 findings)", false, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(RenderFindings(&Findings{Rows: rows, Query: FindingsQuery{Team: "data", Page: tt.page}}))
+			if n := strings.Count(got, "<tr data-key="); n != tt.rows {
+				t.Errorf("page %d lists %d findings, want %d", tt.page, n, tt.rows)
+			}
+			for _, key := range []string{tt.first, tt.last} {
+				if key != "" && !strings.Contains(got, `data-key="removed-api/`+key+`"`) {
+					t.Errorf("page %d lacks %s", tt.page, key)
+				}
+			}
+			if !strings.Contains(got, tt.info) {
+				t.Errorf("page %d does not say %q:\n%s", tt.page, tt.info, got)
+			}
+			for _, link := range []struct {
+				id   string
+				want bool
+			}{{`id="prev-page"`, tt.prev}, {`id="next-page"`, tt.next}, {`id="last-page"`, tt.past}} {
+				if strings.Contains(got, link.id) != link.want {
+					t.Errorf("page %d: %s shown %v, want %v", tt.page, link.id, !link.want, link.want)
+				}
+			}
+			if tt.next && !strings.Contains(got, fmt.Sprintf("page=%d", tt.page+1)) || (tt.next || tt.prev) && !strings.Contains(got, "team=data") {
+				t.Errorf("page %d's links do not keep the team filter or name the next page:\n%s", tt.page, got)
+			}
+		})
 	}
 }
