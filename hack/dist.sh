@@ -66,9 +66,13 @@ for p in $platforms; do
 	name="upgradescope_${VERSION}_${os}_${arch}"
 	mkdir -p "$work/$name"
 	GOOS=$os GOARCH=$arch hack/build-static.sh "$work/$name/upgradescope"
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mode='a=rx,u+w' \
+	# The archive carries the license it is distributed under (Apache-2.0, section 4(a)).
+	cp LICENSE "$work/$name/LICENSE"
+	chmod 0755 "$work/$name/upgradescope"
+	chmod 0644 "$work/$name/LICENSE"
+	tar --sort=name --owner=0 --group=0 --numeric-owner \
 		--mtime="@$SOURCE_DATE_EPOCH" --format=ustar \
-		-C "$work/$name" -cf - upgradescope | gzip -9 -n >"$dir/$name.tar.gz"
+		-C "$work/$name" -cf - LICENSE upgradescope | gzip -9 -n >"$dir/$name.tar.gz"
 	written+=("$name.tar.gz")
 done
 

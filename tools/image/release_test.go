@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -148,23 +149,37 @@ func TestDistSBOMIsCycloneDXOfTheModulesTheBinaryLinks(t *testing.T) {
 	}
 }
 
-func TestDistArchiveHoldsOnlyTheBinaryOwnedByRootAtTheCommitTime(t *testing.T) {
+func TestDistArchiveHoldsTheBinaryAndTheLicenseOwnedByRootAtTheCommitTime(t *testing.T) {
 	entries := readTarGz(t, filepath.Join(sharedDist(t), "upgradescope_"+testVersion+"_linux_amd64.tar.gz"))
-	if len(entries) != 1 || entries[0].hdr.Name != "upgradescope" {
-		t.Fatalf("archive holds %v, want only upgradescope", names(entries))
+	if got := names(entries); !slices.Equal(got, []string{"LICENSE", "upgradescope"}) {
+		t.Fatalf("archive holds %v, want LICENSE and upgradescope", got)
 	}
-	h := entries[0].hdr
-	if h.Mode != 0o755 || h.Uid != 0 || h.Gid != 0 || h.Uname != "" || !h.ModTime.Equal(epochTime(t)) {
-		t.Errorf("upgradescope: mode %o uid %d gid %d uname %q mtime %v; want 755, 0, 0, none, %v",
-			h.Mode, h.Uid, h.Gid, h.Uname, h.ModTime, epochTime(t))
+	license, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(entries[0].data, license) {
+		t.Error("the archive's LICENSE is not the repository's")
+	}
+	for i, mode := range []int64{0o644, 0o755} {
+		h := entries[i].hdr
+		if h.Mode != mode || h.Uid != 0 || h.Gid != 0 || h.Uname != "" || !h.ModTime.Equal(epochTime(t)) {
+			t.Errorf("%s: mode %o uid %d gid %d uname %q mtime %v; want %o, 0, 0, none, %v",
+				h.Name, h.Mode, h.Uid, h.Gid, h.Uname, h.ModTime, mode, epochTime(t))
+		}
 	}
 }
 
 // distBinary is the linux/amd64 binary from the shared release archive.
 func distBinary(t *testing.T) []byte {
 	t.Helper()
-	entries := readTarGz(t, filepath.Join(sharedDist(t), "upgradescope_"+testVersion+"_linux_amd64.tar.gz"))
-	return entries[0].data
+	for _, e := range readTarGz(t, filepath.Join(sharedDist(t), "upgradescope_"+testVersion+"_linux_amd64.tar.gz")) {
+		if e.hdr.Name == "upgradescope" {
+			return e.data
+		}
+	}
+	t.Fatal("the release archive holds no upgradescope")
+	return nil
 }
 
 type tarEntry struct {
