@@ -186,9 +186,6 @@ func (h *dashboardHandler) cluster(r *http.Request, sc scope) ([]byte, error) {
 	if err := h.fillReport(r, sc, c, view); err != nil {
 		return nil, err
 	}
-	if err := h.fillAgent(r.Context(), c, view); err != nil {
-		return nil, err
-	}
 	if err := h.fillExports(r.Context(), c, sc, view); err != nil {
 		return nil, err
 	}
@@ -224,7 +221,8 @@ func (h *dashboardHandler) fillReport(r *http.Request, sc scope, c store.Cluster
 	view.Result, view.Source, view.EvaluatedAt, view.Outdated = tr, sv.source, sv.evaluatedAt, sv.outdated
 	view.ReportBundles = sv.report.Bundles
 	view.TeamVerdicts, view.Unowned = clusterTeams(sv, sc)
-	return nil
+	view.Collector, err = probeCollector(r.Context(), h.reads.store, c, sv.snapshotID, tr.NotAssessed)
+	return err
 }
 
 // clusterTeams are the served target's teams as the cluster page lists them: each team the

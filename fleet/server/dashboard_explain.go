@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,22 +16,27 @@ import (
 // What the cluster page adds to explain a report: the agent behind a probe gap, and the
 // exports the page may link.
 
-// fillAgent names the agent of the latest snapshot when the report has probe gaps: their fix
-// is a newer agent, and the page says which one collected the inventory.
-func (h *dashboardHandler) fillAgent(ctx context.Context, c store.Cluster, view *web.Cluster) error {
-	if view.Result == nil || !slices.ContainsFunc(view.Result.NotAssessed, func(g report.Gap) bool {
+// probeCollector is what the agent that collected snapshot said it collects with, for the
+// fix of a probe gap in gaps: read only when there is one, and only for the cluster's latest
+// snapshot, the one whose agent the cluster's record holds. The cluster page and the HTML
+// export both name it.
+func probeCollector(ctx context.Context, st store.Store, c store.Cluster, snapshot int64, gaps []report.Gap) (report.Collector, error) {
+	if snapshot != c.LatestSnapshotID || !slices.ContainsFunc(gaps, func(g report.Gap) bool {
 		return strings.HasPrefix(g.Capability, "probes/")
 	}) {
-		return nil
+		return report.Collector{}, nil
 	}
-	snap, err := h.reads.store.LatestSnapshot(ctx, c.ID)
+	snap, err := st.LatestSnapshot(ctx, c.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return report.Collector{}, nil
 	} else if err != nil {
-		return err
+		return report.Collector{}, fmt.Errorf("read the agent of cluster %d: %w", c.ID, err)
 	}
-	view.AgentVersion, view.AgentKB = snap.AgentVersion, snap.KBVersion
-	return nil
+	by := report.Collector{Version: snap.AgentVersion, KB: snap.KBVersion, Bundles: map[string]string{}}
+	for _, b := range c.AgentBundles {
+		by.Bundles[b.Name] = b.Revision
+	}
+	return by, nil
 }
 
 // fillExports lists the export formats when GET /api/v1/clusters/{id}/export would answer

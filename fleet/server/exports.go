@@ -2,13 +2,11 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -103,32 +101,10 @@ func (h *exportHandler) export(r *http.Request, sc scope, c store.Cluster, targe
 	}
 	e := output.Export{Cluster: c.Name, Target: target, EvaluatedAt: sv.evaluatedAt, Result: *sv.result(),
 		KBVersion: kbRevision(sv.report.Bundles), History: scores, Bundles: sv.report.Bundles}
-	if e.Collector, err = h.collector(ctx, c, ev.SnapshotID, e.Result.NotAssessed); err != nil {
+	if e.Collector, err = probeCollector(ctx, h.store, c, ev.SnapshotID, e.Result.NotAssessed); err != nil {
 		return output.Export{}, err
 	}
 	return e, nil
-}
-
-// collector is what the agent that collected the evaluated snapshot said it collects with,
-// read only when a probe gap's fix would name it and only for the latest snapshot, the
-// one whose agent the cluster's record holds.
-func (h *exportHandler) collector(ctx context.Context, c store.Cluster, snapshot int64, gaps []report.Gap) (report.Collector, error) {
-	if snapshot != c.LatestSnapshotID || !slices.ContainsFunc(gaps, func(g report.Gap) bool {
-		return strings.HasPrefix(g.Capability, "probes/")
-	}) {
-		return report.Collector{}, nil
-	}
-	snap, err := h.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return report.Collector{}, nil
-	} else if err != nil {
-		return report.Collector{}, fmt.Errorf("read the agent of cluster %d: %w", c.ID, err)
-	}
-	by := report.Collector{Version: snap.AgentVersion, KB: snap.KBVersion, Bundles: map[string]string{}}
-	for _, b := range c.AgentBundles {
-		by.Bundles[b.Name] = b.Revision
-	}
-	return by, nil
 }
 
 // kbRevision is the revision of the kb bundle that judged a report.

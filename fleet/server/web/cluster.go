@@ -79,11 +79,9 @@ type Cluster struct {
 	ServerBundles []Bundle
 	AgentBundles  []Bundle
 	ReportBundles []report.BundleInfo
-	// AgentVersion is what the agent of the latest snapshot said it is ("" when unknown or
-	// not needed: the page names it only to fix probes the agent did not collect).
-	AgentVersion string
-	// AgentKB is the kb version the agent of the latest snapshot said it has.
-	AgentKB string
+	// Collector is what the agent of the served snapshot said it collects with (empty when
+	// unknown or not needed: the page names it only to fix probes the agent did not collect).
+	Collector report.Collector
 	// Exports are the export formats the server offers for the page's target ("csv",
 	// "html"): none when the shown report is not stored, since exports never what-if.
 	Exports []string

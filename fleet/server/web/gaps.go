@@ -6,15 +6,6 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// collector is what the cluster's agent said it collects with, for a probe gap's fix.
-func (c *Cluster) collector() report.Collector {
-	by := report.Collector{Version: c.AgentVersion, KB: c.AgentKB, Bundles: map[string]string{}}
-	for _, b := range c.AgentBundles {
-		by.Bundles[b.Name] = b.Revision
-	}
-	return by
-}
-
 // gaps writes the report's gaps grouped by cause. When the verdict is unknown they are its
 // cause and come first, above the findings (cause true); otherwise they follow them.
 func (c *Cluster) gaps(d *doc, cause bool) {
@@ -70,7 +61,7 @@ func (c *Cluster) gapGroup(d *doc, g report.GapGroup) {
 		d.w(`<li data-capability="%s" data-gaps="%d"><strong>%s probes of %s</strong>%s, %s. <span class="muted">Why: %s</span>`,
 			esc(g.Family), len(g.Capabilities), thousands(len(g.Capabilities)), esc(bundle), partial, kind, esc(g.Reason))
 	}
-	if fix := report.ProbeFix(g, c.ReportBundles, c.collector()); fix != "" {
+	if fix := report.ProbeFix(g, c.ReportBundles, c.Collector); fix != "" {
 		d.w(` <span class="fix">%s</span>`, esc(fix))
 	}
 	if len(g.Skipped) > 0 {
