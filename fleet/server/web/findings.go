@@ -174,29 +174,6 @@ func (f *Findings) choice(d *doc, name, label, every string, options []string, v
 	d.w(`</select></label>`)
 }
 
-// findingsPager is the findings page's pager: as the fleet page's, over findings.
-func (f *Findings) pager(d *doc, from, to, total int) {
-	d.w(`<nav class="pager" aria-label="Pages">`)
-	last := max(1, (total+FindingsPageSize-1)/FindingsPageSize)
-	if f.Query.Page > last {
-		d.w(`<span id="page-info">Page %s is past the last page, page %s (%s)</span> <a id="last-page" href="%s">Go to the last page</a></nav>`+"\n",
-			thousands(f.Query.Page), thousands(last), plural(total, "finding"), href(f.Prefix, "/findings", f.Query.pageValues(last)))
-		return
-	}
-	if f.Query.Page > 1 {
-		d.w(`<a id="prev-page" href="%s">Previous %d</a>`, href(f.Prefix, "/findings", f.Query.pageValues(f.Query.Page-1)), FindingsPageSize)
-	}
-	info := "0 of 0"
-	if total > 0 {
-		info = fmt.Sprintf("%s–%s of %s", thousands(from+1), thousands(to), plural(total, "finding"))
-	}
-	d.w(`<span id="page-info">%s</span>`, info)
-	if to < total {
-		d.w(`<a id="next-page" href="%s">Next %d</a>`, href(f.Prefix, "/findings", f.Query.pageValues(f.Query.Page+1)), FindingsPageSize)
-	}
-	d.w("</nav>\n")
-}
-
 func (f *Findings) table(d *doc) {
 	d.w(`<div class="table-wrap" tabindex="0" role="region" aria-label="Findings"><table id="findings"><caption class="muted">Each finding once, most clusters blocked first: the clusters it affects, their teams and objects</caption><thead><tr>`)
 	d.w(`<th scope="col" class="name">Finding</th><th scope="col">Severity</th><th scope="col" class="num">Clusters blocked</th><th scope="col" class="num">Objects</th><th scope="col">Teams</th><th scope="col">Clusters</th></tr></thead>` + "\n<tbody>\n")
@@ -211,7 +188,7 @@ func (f *Findings) table(d *doc) {
 		d.w(`<p class="muted">No finding matches.</p>` + "\n")
 		return
 	}
-	f.pager(d, from, to, len(f.Rows))
+	pager{prefix: f.Prefix, path: "/findings", page: f.Query.Page, size: FindingsPageSize, noun: "finding", at: f.Query.pageValues}.write(d, from, to, len(f.Rows))
 }
 
 func (f *Findings) row(d *doc, r FindingRow) {

@@ -596,20 +596,31 @@ func (f *Fleet) cell(d *doc, c FleetCell) {
 }
 
 func (f *Fleet) pager(d *doc, from, to, total int) {
-	d.w(`<nav class="pager" aria-label="Pages">`)
-	last := max(1, (total+PageSize-1)/PageSize)
-	if f.Query.Page > last {
-		// A page past the last says so and links the last, never "Previous" to another empty page.
+	pager{prefix: f.Prefix, path: "/", page: f.Query.Page, size: PageSize, noun: "cluster", at: func(n int) url.Values {
 		q := f.Query
-		q.Page = last
+		q.Page = n
+		return q.values()
+	}}.write(d, from, to, total)
+}
+
+// pager is a list page's pager: page of size rows, at(n) page n's query.
+type pager struct {
+	prefix, path, noun string
+	page, size         int
+	at                 func(n int) url.Values
+}
+
+func (p pager) write(d *doc, from, to, total int) {
+	d.w(`<nav class="pager" aria-label="Pages">`)
+	last := max(1, (total+p.size-1)/p.size)
+	if p.page > last {
+		// A page past the last says so and links the last, never "Previous" to another empty page.
 		d.w(`<span id="page-info">Page %s is past the last page, page %s (%s)</span> <a id="last-page" href="%s">Go to the last page</a></nav>`+"\n",
-			thousands(f.Query.Page), thousands(last), plural(total, "cluster"), href(f.Prefix, "/", q.values()))
+			thousands(p.page), thousands(last), plural(total, p.noun), href(p.prefix, p.path, p.at(last)))
 		return
 	}
-	if f.Query.Page > 1 {
-		q := f.Query
-		q.Page--
-		d.w(`<a id="prev-page" href="%s">Previous %d</a>`, href(f.Prefix, "/", q.values()), PageSize)
+	if p.page > 1 {
+		d.w(`<a id="prev-page" href="%s">Previous %d</a>`, href(p.prefix, p.path, p.at(p.page-1)), p.size)
 	}
 	info := "0 of 0"
 	if total > 0 {
@@ -617,9 +628,7 @@ func (f *Fleet) pager(d *doc, from, to, total int) {
 	}
 	d.w(`<span id="page-info">%s</span>`, info)
 	if to < total {
-		q := f.Query
-		q.Page++
-		d.w(`<a id="next-page" href="%s">Next %d</a>`, href(f.Prefix, "/", q.values()), PageSize)
+		d.w(`<a id="next-page" href="%s">Next %d</a>`, href(p.prefix, p.path, p.at(p.page+1)), p.size)
 	}
 	d.w("</nav>\n")
 }

@@ -175,9 +175,9 @@ func TestTheFindingsPageListsFiftyFindingsAPageWithTheFiltersKept(t *testing.T) 
 		info             string
 		prev, next, past bool
 	}{
-		{"the first page", 1, 50, "k000", "k049", "1–50 of 120 findings", false, true, false},
-		{"a middle page", 2, 50, "k050", "k099", "51–100 of 120 findings", true, true, false},
-		{"the last page", 3, 20, "k100", "k119", "101–120 of 120 findings", true, false, false},
+		{"the first page", 1, 50, "k000", "k049", "1–50 of 120", false, true, false},
+		{"a middle page", 2, 50, "k050", "k099", "51–100 of 120", true, true, false},
+		{"the last page", 3, 20, "k100", "k119", "101–120 of 120", true, false, false},
 		{"a page past the last", 4, 0, "", "", "Page 4 is past the last page, page 3 (120 findings)", false, false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
