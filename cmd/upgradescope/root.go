@@ -87,6 +87,7 @@ fix: 0 nothing to change, 1 error, 2 files would change, 3 something needs a per
 		newTokensCommand(s),
 		newClustersCommand(s),
 		newServeCommand(s),
+		newMCPCommand(s),
 	)
 	plainBools(cmd)
 	return cmd

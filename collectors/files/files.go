@@ -56,6 +56,9 @@ type Options struct {
 	// Exclude names the paths a walk leaves out (--exclude, .upgradescopeignore): an excluded
 	// directory is not walked, an excluded file not read, and each is listed in the Result.
 	Exclude *Exclude
+	// Confine is a directory (absolute, symlinks resolved) no symlink may lead out of: a
+	// symlinked file whose target lies outside is not read, and is named. "" confines nothing.
+	Confine string
 
 	// observer is the walk's probe observation: each file's is a Fork of it, so the bounds on
 	// probe work hold for the walk, not for each file.
@@ -134,7 +137,7 @@ type Result struct {
 
 // Collect walks root (a directory or one file) in lexical order.
 func Collect(root string, opts Options) (*Result, error) {
-	l, err := listFiles(root, opts.Exclude)
+	l, err := listFiles(root, opts.Exclude, opts.Confine)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +247,7 @@ func collectFrom(src source, l *lister, opts Options) *Result {
 // a symlink to a directory is walked.
 //
 // ex leaves out what it matches, below the root: a root given as one file is read.
-func listFiles(root string, ex *Exclude) (*lister, error) {
+func listFiles(root string, ex *Exclude, confine string) (*lister, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("read manifests: %w", err)
@@ -259,7 +262,7 @@ func listFiles(root string, ex *Exclude) (*lister, error) {
 	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir follows a root given as "link/"
 	}
-	l := &lister{root: root, stat: os.Stat, exclude: ex}
+	l := &lister{root: root, stat: os.Stat, exclude: ex, confine: confine}
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("walk %s: %w", path, err)
@@ -275,6 +278,7 @@ type lister struct {
 	root     string // what skipped paths are named relative to
 	stat     func(path string) (fs.FileInfo, error)
 	exclude  *Exclude
+	confine  string // Options.Confine; the OS walk only
 	paths    []string
 	skipped  []Warning
 	excluded excludedList
@@ -297,6 +301,8 @@ func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
 	case d.Type()&fs.ModeSymlink != 0:
 		target, err := l.stat(path)
 		switch {
+		case err == nil && l.leaves(path):
+			l.skip(path, "symlink out of "+l.confine+": not read")
 		case err == nil && target.IsDir():
 			l.skip(path, "symlinked directory not walked")
 		case err == nil && target.Mode().IsRegular() && manifestExt(d.Name()):
@@ -313,6 +319,19 @@ func (l *lister) visit(path string, d fs.DirEntry, top bool) error {
 		l.skip(path, smallfile.Kind(d.Type())+": not read")
 	}
 	return nil
+}
+
+// leaves reports whether the symlink at path resolves outside l.confine.
+func (l *lister) leaves(path string) bool {
+	if l.confine == "" {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return true
+	}
+	prefix := strings.TrimSuffix(l.confine, string(filepath.Separator)) + string(filepath.Separator)
+	return real != l.confine && !strings.HasPrefix(real, prefix)
 }
 
 // excludes says whether an exclusion pattern leaves path out, and lists it when the walk

@@ -24,7 +24,7 @@ type Listing struct {
 // DefaultMaxBytes), leaving out what ex excludes, as Collect does. upgradescope fix reads
 // the same files a scan judges through it.
 func List(root string, maxBytes int64, ex *Exclude) (Listing, error) {
-	l, err := listFiles(root, ex)
+	l, err := listFiles(root, ex, "")
 	if err != nil {
 		return Listing{}, err
 	}

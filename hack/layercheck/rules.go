@@ -27,7 +27,7 @@ var upgradescopeRules = rules{
 	// conversions of `fix` (convert, fix): rewriting a manifest never depends on a rule.
 	noOPA: []string{
 		"kb", "engine/facts", "collectors/preflight", "output", "report", "crd", "config",
-		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback",
+		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback", "internal/hostcheck",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 		"convert", "fix",
 	},

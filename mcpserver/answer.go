@@ -1,0 +1,118 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxAnswer is the most bytes one tool answer takes: the tools/call result as sent, its
+// structured content and the JSON text the SDK puts beside it (for clients that read only
+// text) together. An assistant's context holds the first answer whole; the rest is paged.
+const MaxAnswer = 4096
+
+// maxLine is the longest one-line string (a title, a reason) an answer carries.
+const maxLine = 200
+
+// readOnly marks every tool: none changes anything, so a client need not ask before calling.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+
+// addTool registers h as t: read-only, one of MaxConcurrent calls at a time, and an error
+// answered to the assistant as a tool error it can read and act on.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (Out, error)) {
+	t.Annotations = readOnly
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		case <-ctx.Done():
+			return nil, zero, fmt.Errorf("%s: not started: %w", t.Name, ctx.Err())
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, zero, errors.New(clip(err.Error(), MaxAnswer/2))
+		}
+		return nil, out, nil
+	})
+}
+
+// answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.
+func answerSize(out any) int {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return MaxAnswer + 1
+	}
+	res := mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	rb, err := json.Marshal(&res)
+	if err != nil {
+		return MaxAnswer + 1
+	}
+	return len(rb)
+}
+
+// fit is the most of items (at least one, when there is any) that build shows within
+// MaxAnswer; build makes the answer holding the first n. Sizes grow with n, so a binary
+// search finds it.
+func fit[T any](items []T, build func(n int) any) int {
+	if len(items) == 0 {
+		return 0
+	}
+	n := sort.Search(len(items), func(n int) bool { return answerSize(build(n+1)) > MaxAnswer })
+	return max(n, 1)
+}
+
+// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// encodeCursor makes the opaque "next" of a paged answer: the query it pages and where the
+// next page starts, so the assistant passes it back alone.
+func encodeCursor[Q any](q Q, at int) string {
+	b, _ := json.Marshal(struct {
+		Q  Q   `json:"q"`
+		At int `json:"at"`
+	}{q, at})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads a cursor encodeCursor made; anything else is an error naming it.
+func decodeCursor[Q any](s string) (Q, int, error) {
+	var c struct {
+		Q  Q   `json:"q"`
+		At int `json:"at"`
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.At < 0 {
+		return c.Q, 0, fmt.Errorf("cursor %q: not one this server gave; pass the \"next\" of an answer unchanged", clip(s, 40))
+	}
+	return c.Q, c.At, nil
+}
+
+// schemaFor is In's JSON schema, inferred as the SDK would, for a tool to narrow.
+func schemaFor[In any](narrow func(*jsonschema.Schema)) *jsonschema.Schema {
+	sch, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(In), err))
+	}
+	narrow(sch)
+	return sch
+}

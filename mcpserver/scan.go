@@ -1,0 +1,231 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// maxTargets is how many minors one scan judges, as the issue of the tool set it.
+const maxTargets = 4
+
+// topShown is how many blockers a scan's first answer names.
+const topShown = 5
+
+// Source is what a scan reads: exactly one of a manifest path, an inventory file, or the
+// cluster of the kubeconfig context fixed at start.
+type Source struct {
+	Path      string `json:"path,omitempty" jsonschema:"rendered manifests under the server's root: a directory (walked) or one file, relative to the root"`
+	Inventory string `json:"inventory,omitempty" jsonschema:"an inventory JSON file under the server's root, as upgradescope inventory writes it"`
+	Cluster   bool   `json:"cluster,omitempty" jsonschema:"read the cluster of the kubeconfig context the server was started with"`
+}
+
+// ScanInput is the scan tool's input.
+type ScanInput struct {
+	Source
+	Targets []string `json:"targets" jsonschema:"the Kubernetes minors to judge against, 1 to 4, e.g. [\"1.37\"]"`
+}
+
+// ScanAnswer is a scan's first answer: the verdict at each target, the counts and the top
+// blockers; list_findings and explain_finding read the rest by the scan's id.
+type ScanAnswer struct {
+	Scan         string          `json:"scan" jsonschema:"id of this scan, for list_findings and explain_finding"`
+	Source       string          `json:"source" jsonschema:"what was read"`
+	JudgedWith   []string        `json:"judgedWith" jsonschema:"the bundles and their revisions the verdicts come from"`
+	Suppressions string          `json:"suppressions,omitempty" jsonschema:"the file whose ignore rules were applied"`
+	Targets      []TargetSummary `json:"targets"`
+	TopBlockers  []FindingLine   `json:"topBlockers" jsonschema:"the first blockers, one line each"`
+	Findings     int             `json:"findings" jsonschema:"findings in all, over every target"`
+	Next         string          `json:"next,omitempty" jsonschema:"what to call for the rest"`
+}
+
+// TargetSummary is one target's verdict and counts. Score is absent when the verdict is
+// unknown: a score would read as if the cluster had been assessed.
+type TargetSummary struct {
+	Target      string   `json:"target"`
+	Verdict     string   `json:"verdict" jsonschema:"ready, blocked or unknown (something could not be assessed)"`
+	Score       *int     `json:"score,omitempty"`
+	Blockers    int      `json:"blockers"`
+	Warnings    int      `json:"warnings"`
+	Infos       int      `json:"infos"`
+	Suppressed  int      `json:"suppressed,omitempty"`
+	NotAssessed []string `json:"notAssessed,omitempty" jsonschema:"what could not be assessed, the reason the verdict is unknown"`
+}
+
+// FindingLine is a finding in one line.
+type FindingLine struct {
+	Target   string   `json:"target"`
+	Key      string   `json:"key" jsonschema:"the finding's key, for explain_finding"`
+	Severity string   `json:"severity"`
+	Title    string   `json:"title"`
+	Objects  int      `json:"objects,omitempty"`
+	Teams    []string `json:"teams,omitempty"`
+}
+
+var scanTool = &mcp.Tool{
+	Name:  "scan",
+	Title: "Judge upgrade readiness",
+	Description: "Judge rendered manifests, an inventory file, or the configured cluster against 1 to 4 target Kubernetes minors. " +
+		"Answers the verdict per target (ready, blocked, unknown), counts and the top blockers; read the rest with list_findings and explain_finding.",
+	InputSchema: schemaFor[ScanInput](func(s *jsonschema.Schema) {
+		t := s.Properties["targets"]
+		t.MinItems, t.MaxItems = new(1), new(maxTargets)
+	}),
+}
+
+// scan collects the source, judges it and keeps the report for the tools that page it.
+func (s *Server) scan(ctx context.Context, in ScanInput) (ScanAnswer, error) {
+	targets, err := parseTargets(in.Targets)
+	if err != nil {
+		return ScanAnswer{}, err
+	}
+	sc, err := s.judge(ctx, in.Source, targets)
+	if err != nil {
+		return ScanAnswer{}, err
+	}
+	s.scans.add(sc)
+	return s.scanAnswer(sc), nil
+}
+
+// judge collects src and evaluates it at targets with the suppressions and any options.
+func (s *Server) judge(ctx context.Context, src Source, targets []string, opts ...engine.EvalOption) (*scanned, error) {
+	doc, sc, err := s.collect(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	opts = append([]engine.EvalOption{engine.WithIgnore(s.cfg.Ignore)}, opts...)
+	rep, err := s.cfg.Engine.Evaluate(ctx, doc, targets, s.cfg.Now().UTC(), opts...)
+	if err != nil {
+		return nil, err
+	}
+	sc.rep = rep
+	return sc, nil
+}
+
+// collect reads src into an inventory, naming what it read.
+func (s *Server) collect(ctx context.Context, src Source) (*inventory.Document, *scanned, error) {
+	n := 0
+	for _, set := range []bool{src.Path != "", src.Inventory != "", src.Cluster} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, nil, errors.New("name exactly one source: path (manifests), inventory (a file) or cluster: true")
+	}
+	switch {
+	case src.Cluster:
+		if s.cfg.Cluster == nil {
+			return nil, nil, errors.New("no cluster: the server was started without one (--cluster); scan a path or an inventory file")
+		}
+		doc, err := s.cfg.Cluster(ctx)
+		return doc, &scanned{source: "cluster " + s.cfg.ClusterName}, err
+	case src.Inventory != "":
+		abs, err := s.within(src.Inventory)
+		if err != nil {
+			return nil, nil, err
+		}
+		doc, err := s.readInventory(abs)
+		return doc, &scanned{source: "inventory " + s.shown(abs)}, err
+	default:
+		abs, err := s.within(src.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		doc, err := s.collectFiles(ctx, abs)
+		return doc, &scanned{source: "files " + s.shown(abs), files: abs}, err
+	}
+}
+
+// parseTargets checks 1 to maxTargets minors, as --target reads each.
+func parseTargets(in []string) ([]string, error) {
+	if len(in) == 0 || len(in) > maxTargets {
+		return nil, fmt.Errorf("targets: give 1 to %d minors, e.g. [\"1.37\"]", maxTargets)
+	}
+	out := make([]string, 0, len(in))
+	for _, t := range in {
+		minor, err := inventory.ParseTarget(strings.TrimSpace(t))
+		if err != nil {
+			return nil, fmt.Errorf("targets: %w", err)
+		}
+		out = append(out, minor)
+	}
+	return out, nil
+}
+
+// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit.
+func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
+	a := ScanAnswer{Scan: sc.id, Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep), Suppressions: s.suppressions()}
+	var blockers []FindingLine
+	for _, t := range sc.rep.Targets {
+		a.Targets = append(a.Targets, summarize(t))
+		a.Findings += len(t.Findings)
+		for _, f := range t.Findings {
+			if f.Severity == "blocker" {
+				blockers = append(blockers, line(f))
+			}
+		}
+	}
+	if a.Findings > 0 {
+		a.Next = fmt.Sprintf("list_findings {\"scan\": %q} for all %d; explain_finding for one", sc.id, a.Findings)
+	}
+	top := blockers[:min(len(blockers), topShown)]
+	n := fit(top, func(n int) any { b := a; b.TopBlockers = top[:n]; return b })
+	a.TopBlockers = top[:n]
+	if a.TopBlockers == nil {
+		a.TopBlockers = []FindingLine{}
+	}
+	return a
+}
+
+// suppressions names the ignore file applied, "" when none was.
+func (s *Server) suppressions() string {
+	if len(s.cfg.Ignore) == 0 {
+		return ""
+	}
+	return s.cfg.IgnoreSource
+}
+
+// judgedWith names each bundle with its revision: "rules 2026-12-01.6".
+func judgedWith(r *report.Report) []string {
+	out := make([]string, 0, len(r.Bundles))
+	for _, b := range r.Bundles {
+		out = append(out, clip(b.Name+" "+b.Revision, maxLine))
+	}
+	return out
+}
+
+func summarize(t report.TargetResult) TargetSummary {
+	ts := TargetSummary{Target: t.Target, Verdict: t.Verdict, Blockers: t.Blockers, Warnings: t.Warnings, Infos: t.Infos, Suppressed: t.SuppressedCount}
+	if t.Verdict != report.VerdictUnknown {
+		ts.Score = new(t.Score)
+	}
+	for i, g := range t.NotAssessed {
+		if !g.Required {
+			continue
+		}
+		if i == 3 {
+			ts.NotAssessed = append(ts.NotAssessed, fmt.Sprintf("and %d more (list_findings)", len(t.NotAssessed)-i))
+			break
+		}
+		ts.NotAssessed = append(ts.NotAssessed, clip(g.Capability+": "+g.Reason, maxLine))
+	}
+	return ts
+}
+
+func line(f report.Finding) FindingLine {
+	teams := f.Teams
+	if len(teams) > 3 {
+		teams = append(append([]string{}, teams[:3]...), fmt.Sprintf("+%d", len(teams)-3))
+	}
+	return FindingLine{Target: f.Target, Key: clip(f.Key, maxLine), Severity: f.Severity, Title: clip(f.Title, maxLine),
+		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: teams}
+}
