@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -44,18 +45,28 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (O
 	})
 }
 
+// maxVersion is the longest version the server names itself with (implementation clips it).
+const maxVersion = 64
+
+// envelope is what the SDK sends in every tools/call result beside the answer (protocol
+// 2026-07-28, SEP-2575): the server's implementation in _meta, here at the longest version,
+// and "resultType":"complete", which a result marshalled here cannot set.
+var envelope = mcp.Meta{mcp.MetaKeyServerInfo: implementation(strings.Repeat("v", maxVersion))}
+
+const resultTypeBytes = len(`,"resultType":"complete"`)
+
 // answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.
 func answerSize(out any) int {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	res := mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	res := mcp.CallToolResult{Meta: envelope, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 	rb, err := json.Marshal(&res)
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	return len(rb)
+	return len(rb) + resultTypeBytes
 }
 
 // fit is the most of items (at least one, when there is any) that build shows within

@@ -79,8 +79,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions})
+	s.mcp = mcp.NewServer(implementation(cfg.Version), &mcp.ServerOptions{Instructions: instructions})
 	s.register()
 	return s, nil
 }
@@ -88,6 +87,13 @@ func New(cfg Config) (*Server, error) {
 const instructions = `upgradescope judges whether a Kubernetes cluster can move to a target minor version. ` +
 	`Start with scan (manifests, an inventory file or the configured cluster), then list_findings and explain_finding ` +
 	`to read the rest; plan_upgrade walks one minor at a time. Every answer is small and paged: follow "next".`
+
+// implementation is how the server names itself: in the handshake and, from protocol
+// 2026-07-28 on, in every result's _meta, so its version is clipped to maxVersion, the
+// length answerSize reserves for it.
+func implementation(version string) *mcp.Implementation {
+	return &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(version, maxVersion)}
+}
 
 // MCP is the SDK server, for a transport to run.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
