@@ -80,16 +80,61 @@ func fit[T any](items []T, build func(n int) any) int {
 	return max(n, 1)
 }
 
-// clip shortens s to at most n bytes, on a rune boundary, marking the cut.
+// clip shortens s to at most n bytes as an answer's JSON carries it, on a rune boundary,
+// marking the cut. A character JSON escapes counts as its escape (< is \u003c): a title of
+// markup from a custom pack is then no longer than one of letters, and so one line of any
+// strings always fits in an answer.
 func clip(s string, n int) string {
-	if len(s) <= n {
+	if len(s) <= n && plain(s) || jsonLen(s) <= n {
 		return s
 	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	used := len("…")
+	for i := 0; i < len(s); {
+		w, size := jsonRune(s[i:])
+		if used += w; used > n {
+			return s[:i] + "…"
+		}
+		i += size
 	}
-	return s[:cut] + "…"
+	return s
+}
+
+// plain reports whether JSON carries s byte for byte: ASCII that needs no escape.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonLen is the bytes encoding/json writes for s inside a string.
+func jsonLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		w, size := jsonRune(s[i:])
+		n, i = n+w, i+size
+	}
+	return n
+}
+
+// jsonRune is the bytes encoding/json writes for s's first rune, and the rune's length in s.
+func jsonRune(s string) (int, int) {
+	if c := s[0]; c < utf8.RuneSelf {
+		switch {
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			return 2, 1
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			return 6, 1
+		}
+		return 1, 1
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+		return 6, size // an invalid byte is written \ufffd
+	}
+	return size, size
 }
 
 // encodeCursor makes the opaque "next" of a paged answer: the query it pages and where the
