@@ -70,14 +70,19 @@ func answerSize(out any) int {
 }
 
 // fit is the most of items (at least one, when there is any) that build shows within
-// MaxAnswer; build makes the answer holding the first n. Sizes grow with n, so a binary
-// search finds it.
+// MaxAnswer; build makes the answer holding the first n. Sizes grow with n, so a search
+// finds it: doubling from one item until an answer is too large, then halving between the
+// last two counts. A page holds tens of items and a report thousands; a binary search over
+// them all marshalled half the report first, 25 ms a page of 1,432 findings.
 func fit[T any](items []T, build func(n int) any) int {
-	if len(items) == 0 {
-		return 0
+	over := func(n int) bool { return answerSize(build(n)) > MaxAnswer }
+	lo, hi := 0, 1 // the first lo items fit; hi is the next count tried
+	for hi <= len(items) && !over(hi) {
+		lo, hi = hi, 2*hi
 	}
-	n := sort.Search(len(items), func(n int) bool { return answerSize(build(n+1)) > MaxAnswer })
-	return max(n, 1)
+	hi = min(hi, len(items)+1)
+	n := lo + sort.Search(hi-lo-1, func(i int) bool { return over(lo + i + 1) })
+	return max(n, min(len(items), 1))
 }
 
 // clip shortens s to at most n bytes as an answer's JSON carries it, on a rune boundary,

@@ -2,10 +2,50 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+// fitByCounting is fit's reference: the largest count whose answer fits, tried one by one.
+func fitByCounting[T any](items []T, build func(n int) any) int {
+	n := 0
+	for n < len(items) && answerSize(build(n+1)) <= MaxAnswer {
+		n++
+	}
+	return max(n, min(len(items), 1))
+}
+
+func TestFitFindsTheMostItemsThatFitAsCountingDoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	tests := []struct {
+		name  string
+		items int
+		size  func() int // bytes of one item
+	}{
+		{name: "no item", items: 0, size: func() int { return 10 }},
+		{name: "one small item", items: 1, size: func() int { return 10 }},
+		{name: "one item past the bound alone", items: 1, size: func() int { return 2 * MaxAnswer }},
+		{name: "items past the bound alone", items: 5, size: func() int { return 2 * MaxAnswer }},
+		{name: "all fit", items: 7, size: func() int { return 100 }},
+		{name: "thousands of lines of a report", items: 1432, size: func() int { return 80 + rng.IntN(200) }},
+		{name: "exactly a power of two fits", items: 64, size: func() int { return 20 }},
+		{name: "sizes of every kind", items: 300, size: func() int { return rng.IntN(1500) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			items := make([]string, tt.items)
+			for i := range items {
+				items[i] = strings.Repeat("x", tt.size())
+			}
+			build := func(n int) any { return struct{ Items []string }{items[:n]} }
+			if got, want := fit(items, build), fitByCounting(items, build); got != want {
+				t.Errorf("fit = %d, counting = %d", got, want)
+			}
+		})
+	}
+}
 
 // FuzzClipBoundsWhatJSONWrites holds clip to encoding/json, the reference for what an
 // answer carries: a clipped string takes at most n bytes as JSON writes it, is s when s
