@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -161,12 +162,22 @@ func parseTargets(in []string) ([]string, error) {
 	return out, nil
 }
 
-// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit.
+// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit. Why a
+// target was not assessed is said once (a target with the reasons of the one before says
+// "as at" it); where the reasons would still crowd out every blocker, as with four targets
+// of a cluster whose reads were refused, they name the capabilities only.
 func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 	a := ScanAnswer{Scan: sc.id, Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep), Suppressions: s.suppressions()}
 	var blockers []FindingLine
+	var prev TargetSummary
 	for _, t := range sc.rep.Targets {
-		a.Targets = append(a.Targets, summarize(t))
+		ts := summarize(t)
+		if ts.NotAssessed != nil && slices.Equal(ts.NotAssessed, prev.NotAssessed) {
+			ts.NotAssessed = []string{"as at " + prev.Target}
+		} else {
+			prev = ts
+		}
+		a.Targets = append(a.Targets, ts)
 		a.Findings += len(t.Findings)
 		for _, f := range t.Findings {
 			if f.Severity == "blocker" {
@@ -178,7 +189,15 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 		a.Next = fmt.Sprintf("list_findings {\"scan\": %q} for all %d; explain_finding for one", sc.id, a.Findings)
 	}
 	top := blockers[:min(len(blockers), topShown)]
-	n := fit(top, func(n int) any { b := a; b.TopBlockers = top[:n]; return b })
+	with := func(n int) any { b := a; b.TopBlockers = top[:n]; return b }
+	if answerSize(with(min(len(top), 1))) > MaxAnswer {
+		for i := range a.Targets {
+			for j, gap := range a.Targets[i].NotAssessed {
+				a.Targets[i].NotAssessed[j], _, _ = strings.Cut(gap, ": ")
+			}
+		}
+	}
+	n := fit(top, with)
 	a.TopBlockers = top[:n]
 	if a.TopBlockers == nil {
 		a.TopBlockers = []FindingLine{}
@@ -221,10 +240,18 @@ func summarize(t report.TargetResult) TargetSummary {
 	return ts
 }
 
+// maxTeam is the longest team name a line shows: a team is a namespace label's value, at most
+// 63 characters in Kubernetes; a longer one came from a hostile or broken inventory.
+const maxTeam = 63
+
 func line(f report.Finding) FindingLine {
-	teams := f.Teams
-	if len(teams) > 3 {
-		teams = append(append([]string{}, teams[:3]...), fmt.Sprintf("+%d", len(teams)-3))
+	var teams []string
+	for i, t := range f.Teams {
+		if i == 3 {
+			teams = append(teams, fmt.Sprintf("+%d", len(f.Teams)-3))
+			break
+		}
+		teams = append(teams, clip(t, maxTeam))
 	}
 	return FindingLine{Target: f.Target, Key: clip(f.Key, maxLine), Severity: f.Severity, Title: clip(f.Title, maxLine),
 		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: teams}
