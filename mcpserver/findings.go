@@ -55,19 +55,23 @@ func (s *Server) listFindings(ctx context.Context, in ListFindingsInput) (Findin
 	if err != nil {
 		return FindingsAnswer{}, err
 	}
-	var all []FindingLine
+	var all []*report.Finding
 	for _, t := range sc.rep.Targets {
-		for _, f := range t.Findings {
-			if q.matches(f) {
-				all = append(all, line(f))
+		for i := range t.Findings {
+			if q.matches(t.Findings[i]) {
+				all = append(all, &t.Findings[i])
 			}
 		}
 	}
 	a := FindingsAnswer{Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep), Total: len(all), From: min(at, len(all))}
 	rest := all[a.From:]
+	var lines []FindingLine // made as fit asks for them: a page's worth, not the report's
 	page := func(n int) FindingsAnswer {
+		for len(lines) < n {
+			lines = append(lines, line(*rest[len(lines)]))
+		}
 		b := a
-		b.Findings = rest[:n]
+		b.Findings = lines[:n]
 		if a.From+n < len(all) {
 			b.Next = encodeCursor(q, a.From+n)
 		}
