@@ -186,11 +186,14 @@ func readEveryPage(t *testing.T, cs *mcp.ClientSession, wire *wireSizes, scan mc
 	t.Helper()
 	var lines []mcpserver.FindingLine
 	args := map[string]any{"scan": scan.Scan}
-	for pages := 0; ; pages++ {
+	pages, largest := 0, 0
+	defer func() { t.Logf("list_findings: %d pages, the largest %d bytes", pages, largest) }()
+	for {
 		if pages > scan.Findings {
 			t.Fatalf("%d pages for %d findings: next never ends", pages, scan.Findings)
 		}
 		page := callWire[mcpserver.FindingsAnswer](t, cs, wire, "list_findings", args)
+		pages, largest = pages+1, max(largest, wire.last())
 		if page.Total != scan.Findings || page.From != len(lines) {
 			t.Fatalf("page %d: from %d of %d, want from %d of %d (the scan's findings, no gap or overlap)",
 				pages, page.From, page.Total, len(lines), scan.Findings)
