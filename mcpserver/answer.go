@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -55,8 +56,27 @@ func answerSize(out any) int {
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	return len(rb)
+	return len(rb) + envelope
 }
+
+// maxVersion is the longest version string the handshake and every answer carry.
+const maxVersion = 64
+
+// envelope is what the SDK adds to every result for a client of the newer protocol: the
+// server's name and version in "_meta" (SEP-2575) and "resultType", counted for the longest
+// version, since answerSize does not see the server.
+var envelope = func() int {
+	impl := &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: strings.Repeat("v", maxVersion)}
+	with, err := json.Marshal(&mcp.CallToolResult{Meta: mcp.Meta{mcp.MetaKeyServerInfo: impl}})
+	if err != nil {
+		panic(err)
+	}
+	without, err := json.Marshal(&mcp.CallToolResult{})
+	if err != nil {
+		panic(err)
+	}
+	return len(with) - len(without) + len(`,"resultType":"complete"`)
+}()
 
 // fit is the most of items (at least one, when there is any) that build shows within
 // MaxAnswer; build makes the answer holding the first n. Sizes grow with n, so a binary

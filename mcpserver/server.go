@@ -79,7 +79,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: cfg.Version},
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(cfg.Version, maxVersion)},
 		&mcp.ServerOptions{Instructions: instructions})
 	s.register()
 	return s, nil
