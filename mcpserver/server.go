@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -70,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	root, err := realDir(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("--root: %w", err)
+		return nil, fmt.Errorf("--root %w", err)
 	}
 	if cfg.MaxConcurrent <= 0 {
 		return nil, fmt.Errorf("--max-concurrent %d: want at least 1", cfg.MaxConcurrent)
@@ -118,8 +119,14 @@ func realDir(dir string) (string, error) {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(abs)
+	if os.IsNotExist(err) {
+		return "", fmt.Errorf("%s: no such directory", dir)
+	}
 	if err != nil {
 		return "", err
+	}
+	if info, err := os.Stat(real); err != nil || !info.IsDir() {
+		return "", fmt.Errorf("%s: not a directory", dir)
 	}
 	return real, nil
 }
