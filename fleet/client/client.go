@@ -156,6 +156,11 @@ func (c *Client) request(ctx context.Context, method string, body io.Reader, que
 // do sends one request (body as JSON when not nil) and decodes a want answer into out
 // (when not nil); any other answer is an *Error.
 func (c *Client) do(ctx context.Context, method string, body any, want int, out any, path ...string) error {
+	return c.doQuery(ctx, method, body, nil, want, out, path...)
+}
+
+// doQuery is do with a query.
+func (c *Client) doQuery(ctx context.Context, method string, body any, query url.Values, want int, out any, path ...string) error {
 	endpoint := c.endpoint(path...)
 	var rd io.Reader
 	if body != nil {
@@ -165,7 +170,7 @@ func (c *Client) do(ctx context.Context, method string, body any, want int, out 
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := c.request(ctx, method, rd, nil, path...)
+	req, err := c.request(ctx, method, rd, query, path...)
 	if err != nil {
 		return err
 	}
