@@ -45,11 +45,11 @@ const (
 // already at 1.35. At 1.35 no cluster is evaluated. Enough clusters that fleet_summary's
 // first answer cannot hold them all.
 var fleetClusters = map[string]string{
-	"late-a": "featuregates-live-kubelets-removed-at-target",
 	"teams-a": "teams", "teams-b": "teams", "teams-c": "teams", "teams-d": "teams", "teams-e": "teams", "teams-f": "teams",
 	"teams-g": "teams", "teams-h": "teams", "teams-i": "teams", "teams-j": "teams",
 	"clean-a": "clean-is-ready", "clean-b": "clean-is-ready",
 	"gap-a": "missing-capability-is-unknown", "gap-b": "missing-capability-is-unknown",
+	"late-a": "featuregates-live-kubelets-removed-at-target",
 }
 
 // fleet is a running fleet server: its URL, its store (to mint scoped read tokens) and the
