@@ -1,8 +1,8 @@
 // Package client is the fleet server's API as Go calls, the way fleet/push is the agent's
-// client: list, read, delete and rename clusters, have manifests gated, and run a candidate
-// bundle's dry run. It reads and writes the wire types of fleet/api, which the server
-// writes, and links no OPA: the CLI's --server commands use it, and so can any other
-// caller (MCP).
+// client: list, read, delete and rename clusters, read a cluster's report, the fleet at a
+// target and its findings, have manifests gated, and run a candidate bundle's dry run. It
+// reads and writes the wire types of fleet/api, which the server writes, and links no OPA:
+// the CLI's --server commands and upgradescope mcp's fleet tools use it.
 //
 //	c, err := client.New("https://fleet.example.com", client.WithToken(tok), client.WithCAFile("ca.pem"))
 //	clusters, err := c.Clusters(ctx)
