@@ -62,6 +62,8 @@ type Server struct {
 	mcp   *mcp.Server
 	slots chan struct{}
 	scans *scans
+	// dryRuns keeps the last dry runs for their pages.
+	dryRuns dryRuns
 }
 
 // New checks cfg and registers the tools.
@@ -107,6 +109,9 @@ func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteClo
 func (s *Server) register() {
 	addTool(s, scanTool, s.scan)
 	addTool(s, listFindingsTool, s.listFindings)
+	addTool(s, fleetSummaryTool, s.fleetSummary)
+	addTool(s, fleetFindingsTool, s.fleetFindings)
+	addTool(s, dryRunTool, s.dryRunBundle)
 }
 
 // realDir is dir made absolute with symlinks resolved, and checked to be a directory.

@@ -145,3 +145,30 @@ type FindingCluster struct {
 	Objects       int      `json:"objects"`
 	Teams         []string `json:"teams"`
 }
+
+// Fleet is GET /api/v1/fleet: the clusters the reader sees by name, each with a cell per
+// target of Targets, and Counts, every cluster where it stands at the ?target= asked for
+// (each cluster's next minor when none was). Clusters is never null.
+type Fleet struct {
+	Targets     []string   `json:"targets"`
+	GeneratedAt time.Time  `json:"generatedAt"`
+	Clusters    []FleetRow `json:"clusters"`
+	// Bundles are the set the server evaluates with now, by name: a stored evaluation made
+	// with another set is outdated until the background re-evaluation reaches it.
+	Bundles      []Bundle     `json:"bundles"`
+	Reevaluation Reevaluation `json:"reevaluation"`
+	Counts       FleetCounts  `json:"counts"`
+}
+
+// Bundle is a bundle the server evaluates with, by name and revision.
+type Bundle struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+}
+
+// Reevaluation is the background re-evaluation's progress: Pending counts the clusters in
+// scope whose latest snapshot is not yet judged with the current set, today (UTC), at every
+// target it is planned at.
+type Reevaluation struct {
+	Pending int `json:"pending"`
+}
