@@ -64,7 +64,7 @@ func copyTree(t *testing.T, src, dst string) {
 
 // validCalls are, for each tool, inputs it answers (not a refusal), covering what it reads:
 // scan reads a directory, a file, an inventory; list_findings reads a kept scan, filtered
-// and paged. A tool the server lists without a row here fails the test: add its calls.
+// and paged, and a fleet cluster; the fleet tools read the test fleet (startFleet). A tool the server lists without a row here fails the test: add its calls.
 func validCalls(t *testing.T, cs *mcp.ClientSession) map[string][]map[string]any {
 	one := []string{"1.37"}
 	return map[string][]map[string]any{
@@ -79,7 +79,11 @@ func validCalls(t *testing.T, cs *mcp.ClientSession) map[string][]map[string]any
 			{"severity": "blocker", "target": "1.37"},
 			{"category": "removed-api", "team": "shop"},
 			{"cursor": firstNext(t, cs)},
+			{"cluster": "teams-a", "target": "1.37"},
 		},
+		"fleet_summary":  {{}, {"target": "1.37"}},
+		"fleet_findings": {{}, {"target": "1.37", "severity": "blocker"}},
+		"dry_run_bundle": {{"bundle": "candidate.tar.gz"}},
 	}
 }
 
@@ -114,9 +118,11 @@ func TestNoToolWritesAnything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := startFleet(t)
+	writeCandidate(t, root, "candidate.tar.gz", f.privateKey)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	s := newServer(t, root)
+	s := f.mcpServer(t, root, fleetReadToken)
 
 	beforeRoot, beforeCwd := snapshot(t, root), snapshot(t, cwd)
 	for _, tr := range transports {
