@@ -116,53 +116,9 @@ func serverBundles(bs []api.Bundle) []string {
 	return out
 }
 
-// Where a cluster stands at a target, as the fleet server's counts put it.
-const (
-	standBlocked      = report.VerdictBlocked
-	standUnknown      = report.VerdictUnknown
-	standReady        = report.VerdictReady
-	standAlreadyThere = "already-there"
-	standNotEvaluated = "not-evaluated"
-)
-
 // standingOrder lists clusters who must act first: blocked, then unknown.
-var standingOrder = map[string]int{standBlocked: 0, standUnknown: 1, standNotEvaluated: 2, standReady: 3, standAlreadyThere: 4}
-
-// standAt is where row stands at target ("" its next minor) and the minor that is, as the
-// server's standAt (fleet/server/standing.go) decides it for its counts: already there when
-// it runs the target or a later minor, else by its cell (a verdict the server does not know
-// is unknown, never ready), not evaluated without one. The API answers counts, not each
-// cluster's standing; TestFleetSummaryCountsTheClustersAsTheFleetAPIDoes holds this copy
-// to the server's counts.
-func standAt(row api.FleetRow, target string) (minor, standing string, cell *api.Evaluation) {
-	if minor = target; minor == "" {
-		if minor = inventory.DefaultTarget(row.ServerVersion); minor == "" {
-			return "", standNotEvaluated, nil
-		}
-	}
-	if !after(minor, row.ServerVersion) {
-		return minor, standAlreadyThere, nil
-	}
-	if cell = row.Cells[minor]; cell == nil {
-		return minor, standNotEvaluated, nil
-	}
-	switch cell.Verdict {
-	case report.VerdictReady, report.VerdictBlocked:
-		return minor, cell.Verdict, cell
-	}
-	return minor, standUnknown, cell
-}
-
-// after reports whether target is a later minor than version (true when either does not
-// parse): a target already reached says nothing about upgrading.
-func after(target, version string) bool {
-	current, err := inventory.ParseVersion(version)
-	if err != nil {
-		return true
-	}
-	tv, err := inventory.ParseVersion(target)
-	return err != nil || tv.LaterMinor(current)
-}
+var standingOrder = map[string]int{api.StandingBlocked: 0, api.StandingUnknown: 1, api.StandingNotEvaluated: 2,
+	api.StandingReady: 3, api.StandingAlreadyThere: 4}
 
 // FleetSummaryInput is fleet_summary's input.
 type FleetSummaryInput struct {
@@ -227,7 +183,7 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 	if err != nil {
 		return FleetSummary{}, fmt.Errorf("read the fleet's blockers: %w", err)
 	}
-	all := clusterLines(f.Clusters, target, blockersOf(ff.Findings))
+	all := clusterLines(f.Clusters, blockersOf(ff.Findings))
 	a := FleetSummary{Source: fleetAt(target), JudgedWith: serverBundles(f.Bundles), Counts: f.Counts,
 		Pending: f.Reevaluation.Pending, From: min(at, len(all))}
 	rest := all[a.From:]
@@ -246,16 +202,16 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 	return a, nil
 }
 
-// clusterLines are the fleet's rows at target, one line each, those who must act first.
-func clusterLines(rows []api.FleetRow, target string, blockers map[string]*clusterBlockers) []ClusterLine {
+// clusterLines are the fleet's rows where the server counts them, one line each, those who must act first.
+func clusterLines(rows []api.FleetRow, blockers map[string]*clusterBlockers) []ClusterLine {
 	out := make([]ClusterLine, 0, len(rows))
 	for _, row := range rows {
-		minor, standing, cell := standAt(row, target)
-		l := ClusterLine{Name: clip(row.Name, maxLine), Version: clip(row.ServerVersion, 40), Target: minor, Standing: standing, Stale: row.Stale}
-		if cell != nil {
+		st := row.Standing
+		l := ClusterLine{Name: clip(row.Name, maxLine), Version: clip(row.ServerVersion, 40), Target: st.Target, Standing: st.Status, Stale: row.Stale}
+		if cell := row.Cells[st.Target]; cell != nil {
 			l.Blockers, l.Outdated = cell.Blockers, cell.Outdated
 		}
-		if b := blockers[row.Name]; b != nil && standing == standBlocked {
+		if b := blockers[row.Name]; b != nil && st.Status == api.StandingBlocked {
 			l.TopBlocker, l.Teams = clip(b.top.Title, maxLine), firstThree(b.teams())
 		}
 		out = append(out, l)

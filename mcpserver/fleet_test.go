@@ -217,8 +217,8 @@ func TestFleetSummaryCountsTheClustersAsTheFleetAPIDoes(t *testing.T) {
 				if !slices.Equal(names, all) {
 					t.Errorf("clusters %v, the server's %v", names, all)
 				}
-				// Each cluster's standing is the summary's own reading of the matrix: it must
-				// add up to the server's counts.
+				// Each cluster's standing is the server's row standing: it must add up to the
+				// server's counts.
 				for standing, key := range map[string]string{"blocked": "blocked", "unknown": "unknown", "ready": "ready",
 					"not-evaluated": "notEvaluated", "already-there": "alreadyThere"} {
 					if float64(tally[standing]) != want.Counts[key] {

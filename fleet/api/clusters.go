@@ -92,6 +92,25 @@ type FleetRow struct {
 	Cells         map[string]*Evaluation `json:"cells"`
 	NotApplicable []string               `json:"notApplicable"`
 	Bundles       []AgentBundle          `json:"bundles"`
+	// Standing is where the cluster is counted in the answer's Counts.
+	Standing Standing `json:"standing"`
+}
+
+// Where a cluster stands at a target: the bucket FleetCounts counts it in.
+const (
+	StandingReady        = "ready"
+	StandingBlocked      = "blocked"
+	StandingUnknown      = "unknown"
+	StandingAlreadyThere = "already-there"
+	StandingNotEvaluated = "not-evaluated"
+)
+
+// Standing is one cluster at the counts' target: Status is one of the Standing constants,
+// Target the minor judged (the one asked for, or the cluster's next minor; "" when its
+// version is unknown).
+type Standing struct {
+	Target string `json:"target"`
+	Status string `json:"status"`
 }
 
 // FleetCounts counts every cluster a reader sees at one target in exactly one of five

@@ -46,7 +46,10 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	rows := make([]api.FleetRow, 0, len(v.clusters))
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
-		rows = append(rows, h.reads.fleetRow(c, v.cells[c.ID], targets, parsed))
+		row := h.reads.fleetRow(c, v.cells[c.ID], targets, parsed)
+		st := standAt(c, v.cells[c.ID], at)
+		row.Standing = api.Standing{Target: st.target, Status: st.status}
+		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, api.Fleet{Targets: targets, GeneratedAt: h.now().UTC(), Clusters: rows,
 		Bundles: wireBundles(h.policy.load().bundles), Reevaluation: api.Reevaluation{Pending: h.pending(v)},
