@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -61,6 +62,8 @@ type Server struct {
 	mcp   *mcp.Server
 	slots chan struct{}
 	scans *scans
+	// dryRuns keeps the last dry runs for their pages.
+	dryRuns dryRuns
 }
 
 // New checks cfg and registers the tools.
@@ -70,7 +73,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	root, err := realDir(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("--root: %w", err)
+		return nil, fmt.Errorf("--root %w", err)
 	}
 	if cfg.MaxConcurrent <= 0 {
 		return nil, fmt.Errorf("--max-concurrent %d: want at least 1", cfg.MaxConcurrent)
@@ -79,7 +82,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
-	s.mcp = mcp.NewServer(implementation(cfg.Version), &mcp.ServerOptions{Instructions: instructions})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(cfg.Version, maxVersion)},
+		&mcp.ServerOptions{Instructions: instructions})
 	s.register()
 	return s, nil
 }
@@ -87,13 +91,6 @@ func New(cfg Config) (*Server, error) {
 const instructions = `upgradescope judges whether a Kubernetes cluster can move to a target minor version. ` +
 	`Start with scan (manifests, an inventory file or the configured cluster), then list_findings and explain_finding ` +
 	`to read the rest; plan_upgrade walks one minor at a time. Every answer is small and paged: follow "next".`
-
-// implementation is how the server names itself: in the handshake and, from protocol
-// 2026-07-28 on, in every result's _meta, so its version is clipped to maxVersion, the
-// length answerSize reserves for it.
-func implementation(version string) *mcp.Implementation {
-	return &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(version, maxVersion)}
-}
 
 // MCP is the SDK server, for a transport to run.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -112,6 +109,9 @@ func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteClo
 func (s *Server) register() {
 	addTool(s, scanTool, s.scan)
 	addTool(s, listFindingsTool, s.listFindings)
+	addTool(s, fleetSummaryTool, s.fleetSummary)
+	addTool(s, fleetFindingsTool, s.fleetFindings)
+	addTool(s, dryRunTool, s.dryRunBundle)
 }
 
 // realDir is dir made absolute with symlinks resolved, and checked to be a directory.
@@ -124,8 +124,14 @@ func realDir(dir string) (string, error) {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(abs)
+	if os.IsNotExist(err) {
+		return "", fmt.Errorf("%s: no such directory", dir)
+	}
 	if err != nil {
 		return "", err
+	}
+	if info, err := os.Stat(real); err != nil || !info.IsDir() {
+		return "", fmt.Errorf("%s: not a directory", dir)
 	}
 	return real, nil
 }
