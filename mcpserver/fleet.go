@@ -212,7 +212,7 @@ func clusterLines(rows []api.FleetRow, blockers map[string]*clusterBlockers) []C
 			l.Blockers, l.Outdated = cell.Blockers, cell.Outdated
 		}
 		if b := blockers[row.Name]; b != nil && st.Status == api.StandingBlocked {
-			l.TopBlocker, l.Teams = clip(b.top.Title, maxLine), firstThree(b.teams())
+			l.TopBlocker, l.Teams = clip(b.top.Title, maxLine), shownTeams(b.teams())
 		}
 		out = append(out, l)
 	}

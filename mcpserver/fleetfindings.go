@@ -115,7 +115,7 @@ func fleetLine(f api.FleetFinding) FleetFindingLine {
 		names = append(names, clip(c.Name, maxLine))
 	}
 	return FleetFindingLine{Key: clip(f.Key, maxLine), Title: clip(f.Title, maxLine), Category: clip(f.Category, maxLine),
-		Severity: f.Severity, ClustersBlocked: f.ClustersBlocked, Clusters: firstThree(names), Objects: f.Objects, Teams: firstThree(f.Teams)}
+		Severity: f.Severity, ClustersBlocked: f.ClustersBlocked, Clusters: firstThree(names), Objects: f.Objects, Teams: shownTeams(f.Teams)}
 }
 
 // shortNames is names, the first five and the rest counted; nil when there are none.

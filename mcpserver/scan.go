@@ -244,15 +244,20 @@ func summarize(t report.TargetResult) TargetSummary {
 // 63 characters in Kubernetes; a longer one came from a hostile or broken inventory.
 const maxTeam = 63
 
-func line(f report.Finding) FindingLine {
-	var teams []string
-	for i, t := range f.Teams {
+// shownTeams is teams as a line shows them: the first three, each cut to maxTeam, and the
+// rest counted.
+func shownTeams(teams []string) []string {
+	var out []string
+	for i, t := range teams {
 		if i == 3 {
-			teams = append(teams, fmt.Sprintf("+%d", len(f.Teams)-3))
-			break
+			return append(out, fmt.Sprintf("+%d", len(teams)-3))
 		}
-		teams = append(teams, clip(t, maxTeam))
+		out = append(out, clip(t, maxTeam))
 	}
+	return out
+}
+
+func line(f report.Finding) FindingLine {
 	return FindingLine{Target: f.Target, Key: clip(f.Key, maxLine), Severity: f.Severity, Title: clip(f.Title, maxLine),
-		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: teams}
+		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: shownTeams(f.Teams)}
 }

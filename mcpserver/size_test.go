@@ -4,19 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/fleet/client"
+	"github.com/upgradescope/upgradescope/fleet/push"
+	"github.com/upgradescope/upgradescope/fleet/server"
+	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/hack/corpus"
+	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/mcpserver"
 	"github.com/upgradescope/upgradescope/report"
@@ -34,6 +42,8 @@ type worstShape struct {
 	want func(t *testing.T, root string, eng *engine.Engine, targets []string) *report.Report
 	// check asserts what the shape is about on the report the pages added up to.
 	check func(t *testing.T, scan mcpserver.ScanAnswer, lines []mcpserver.FindingLine)
+	// fleet pushes the shape's inventory to a fleet the server reads (worstFleet).
+	fleet bool
 }
 
 // scannedShape is a worst shape after scan answered: what a tool's first question is made
@@ -41,6 +51,9 @@ type worstShape struct {
 type scannedShape struct {
 	scan  mcpserver.ScanAnswer
 	lines []mcpserver.FindingLine // every finding, as list_findings paged them
+	// fleet says the server reads a fleet holding the shape's inventory as worstFleet
+	// pushed it, and a signed candidate bundle is under the root.
+	fleet bool
 }
 
 // mostObjects is the finding with the most objects, the worst for a tool that lists them.
@@ -55,12 +68,25 @@ func (w scannedShape) mostObjects() mcpserver.FindingLine {
 // explain_finding, the highest target for plan_upgrade; a fleet tool needs the shape pushed
 // to a fleet server in its config edit).
 var firstQuestions = map[string]func(w scannedShape) map[string]any{
-	"scan":          nil, // asked first, with the shape's own source
-	"list_findings": func(w scannedShape) map[string]any { return map[string]any{"scan": w.scan.Scan} },
+	"scan":           nil, // asked first, with the shape's own source
+	"list_findings":  func(w scannedShape) map[string]any { return map[string]any{"scan": w.scan.Scan} },
+	"fleet_summary":  ifFleet(map[string]any{}),
+	"fleet_findings": ifFleet(map[string]any{}),
+	"dry_run_bundle": ifFleet(map[string]any{"bundle": worstCandidate}),
+}
+
+// ifFleet asks args of a shape held in a fleet, nothing of the others.
+func ifFleet(args map[string]any) func(scannedShape) map[string]any {
+	return func(w scannedShape) map[string]any {
+		if !w.fleet {
+			return nil
+		}
+		return args
+	}
 }
 
 // worstShapes are the inputs of the size bound (issue 35): the two manifest corpora of make
-// bench (100k objects there, 20k in make test), a neglected cluster with over 500 findings
+// bench (100k objects there, 5,000 in make test), a neglected cluster with over 500 findings
 // at one target, the same read by an identity refused every read (four targets, each saying
 // why it could not be assessed), and the hostile ones: a custom pack's 10 KB titles and
 // 1,000 objects a finding, and an inventory whose namespaces and teams are as long as its
@@ -73,6 +99,7 @@ var worstShapes = []worstShape{
 		prepare: inventoryShape(neglectedCluster),
 		targets: []string{"1.36", "1.37"},
 		want:    judgedInventory,
+		fleet:   true,
 		check: func(t *testing.T, scan mcpserver.ScanAnswer, lines []mcpserver.FindingLine) {
 			for _, ts := range scan.Targets {
 				if n := ts.Blockers + ts.Warnings + ts.Infos; ts.Target == "1.37" && n < 500 {
@@ -123,6 +150,7 @@ var worstShapes = []worstShape{
 		prepare: inventoryShape(longNamesCluster),
 		targets: []string{"1.36", "1.37"},
 		want:    judgedInventory,
+		fleet:   true,
 		check: func(t *testing.T, _ mcpserver.ScanAnswer, lines []mcpserver.FindingLine) {
 			for _, l := range lines {
 				for _, team := range l.Teams {
@@ -140,10 +168,16 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 		t.Run(sh.name, func(t *testing.T) {
 			root := t.TempDir()
 			source, edit := sh.prepare(t, root)
+			var held func(*mcpserver.Config)
+			if sh.fleet {
+				held = worstFleet(t, root)
+			}
 			var eng *engine.Engine
 			s := newServer(t, root, func(c *mcpserver.Config) {
-				if edit != nil {
-					edit(c)
+				for _, e := range []func(*mcpserver.Config){edit, held} {
+					if e != nil {
+						e(c)
+					}
 				}
 				eng = c.Engine
 			})
@@ -160,7 +194,7 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 			if sh.check != nil {
 				sh.check(t, scan, lines)
 			}
-			w := scannedShape{scan: scan, lines: lines}
+			w := scannedShape{scan: scan, lines: lines, fleet: sh.fleet}
 			for _, name := range listedTools(t, cs) {
 				ask, ok := firstQuestions[name]
 				if !ok {
@@ -347,13 +381,15 @@ func corpusShape(shape corpus.Shape) worstShape {
 }
 
 // corpusObjectsEnv sets the size of the manifest corpora; make bench sets it to 100000,
-// the issue's bound. Generating and scanning both corpora at 100k takes 10 to 15 s on two
-// shared cores, so make test scans 20k objects: the same shapes and findings (the corpora
-// judge the same APIs and add-ons at every size, with more objects each).
+// the issue's bound. Generating and scanning both corpora at 100k takes 10 s on two shared
+// cores, so make test scans 5,000 objects: the same shapes and the same findings (32 and
+// 36 at four targets from 2,000 objects to 100,000: the corpora hold the same judged APIs
+// and add-ons at every size, with more objects each), answers a few bytes shorter (the
+// counts of objects have fewer digits).
 const corpusObjectsEnv = "UPGRADESCOPE_MCP_CORPUS_OBJECTS"
 
 func corpusObjects(t testing.TB) int {
-	n := 20_000
+	n := 5_000
 	if v := os.Getenv(corpusObjectsEnv); v != "" {
 		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
 			t.Fatalf("%s=%q: want a number of objects", corpusObjectsEnv, v)
@@ -370,6 +406,60 @@ func inventoryShape(doc func(t testing.TB) []byte) func(*testing.T, string) (map
 		}
 		return map[string]any{"inventory": "cluster.json"}, nil
 	}
+}
+
+// worstCandidate is the signed candidate bundle worstFleet writes under the root.
+const worstCandidate = "candidate.tar.gz"
+
+// worstFleet starts a fleet server as startFleet does, holding the shape's cluster.json
+// pushed as four clusters with the longest names a fleet shows whole (63 characters), so
+// every finding names more clusters than a line lists; it writes a candidate bundle signed
+// for it under root, and answers the config edit that reads the fleet with the read token.
+func worstFleet(t *testing.T, root string) func(*mcpserver.Config) {
+	t.Helper()
+	eng := builtinEngine(t)
+	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "fleet.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	private, public := bundletest.Keys(t, t.TempDir())
+	vc, err := bundles.VerificationFromFile(public, "RS256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Engine: eng, HostCheck: true, ReadToken: fleetReadToken,
+		IngestToken: fleetIngestToken, Targets: []string{"1.37"}, Verification: vc,
+		WithCandidate: func(ctx context.Context, c *bundles.Fetched) (*engine.Engine, error) {
+			return engine.New(ctx, engine.WithBundle(c.Source, c.Bundle, c.Signature))
+		},
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	doc, err := inventory.ReadFile(filepath.Join(root, "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		name := fmt.Sprintf("eu-west-1-payments-settlement-production-blue-green-cluster-%03d", i)
+		agent, err := push.New(push.Options{URL: hs.URL, Token: func() (string, error) { return fleetIngestToken, nil },
+			ClusterName: name, AgentVersion: "test", KBVersion: "kb-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := agent.Offer(t.Context(), doc); res != push.Delivered {
+			t.Fatalf("push %s: %s: %v", name, res, err)
+		}
+	}
+	writeCandidate(t, root, worstCandidate, private)
+	fc, err := client.New(hs.URL, client.WithToken(fleetReadToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *mcpserver.Config) { c.Fleet = fc }
 }
 
 // judgedInventory is cluster.json judged by the server's engine, as scan judges it.
