@@ -49,8 +49,10 @@ type worstShape struct {
 // scannedShape is a worst shape after scan answered: what a tool's first question is made
 // of.
 type scannedShape struct {
-	scan  mcpserver.ScanAnswer
-	lines []mcpserver.FindingLine // every finding, as list_findings paged them
+	source  map[string]any // scan's source: path or inventory
+	targets []string
+	scan    mcpserver.ScanAnswer
+	lines   []mcpserver.FindingLine // every finding, as list_findings paged them
 	// fleet says the server reads a fleet holding the shape's inventory as worstFleet
 	// pushed it, and a signed candidate bundle is under the root.
 	fleet bool
@@ -73,6 +75,22 @@ var firstQuestions = map[string]func(w scannedShape) map[string]any{
 	"fleet_summary":  ifFleet(map[string]any{}),
 	"fleet_findings": ifFleet(map[string]any{}),
 	"dry_run_bundle": ifFleet(map[string]any{"bundle": worstCandidate}),
+	// Written against i35-explain's inputs before it merged: check them when it does.
+	"explain_finding": func(w scannedShape) map[string]any {
+		f := w.mostObjects()
+		return map[string]any{"scan": w.scan.Scan, "target": f.Target, "key": f.Key}
+	},
+	"plan_upgrade": func(w scannedShape) map[string]any {
+		args := map[string]any{"target": w.targets[len(w.targets)-1]}
+		if _, files := w.source["path"]; files {
+			args["from"] = "1.33" // manifests name no version: the longest plan the corpora's targets allow
+		}
+		for k, v := range w.source {
+			args[k] = v
+		}
+		return args
+	},
+	"registry_lookup": func(scannedShape) map[string]any { return map[string]any{"query": "v1beta1"} }, // a version: the most APIs
 }
 
 // ifFleet asks args of a shape held in a fleet, nothing of the others.
@@ -194,7 +212,7 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 			if sh.check != nil {
 				sh.check(t, scan, lines)
 			}
-			w := scannedShape{scan: scan, lines: lines, fleet: sh.fleet}
+			w := scannedShape{source: source, targets: sh.targets, scan: scan, lines: lines, fleet: sh.fleet}
 			for _, name := range listedTools(t, cs) {
 				ask, ok := firstQuestions[name]
 				if !ok {
