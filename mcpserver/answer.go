@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -44,18 +45,25 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (O
 	})
 }
 
+// maxVersion is the longest tool version the handshake and every result name (New clips it).
+const maxVersion = 64
+
+// sdkResultMeta is what the SDK adds to every result beside the answer: the server's
+// implementation under _meta, its version counted at its longest, and a resultType.
+var sdkResultMeta = mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: strings.Repeat("v", maxVersion)}}
+
 // answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.
 func answerSize(out any) int {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	res := mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	res := mcp.CallToolResult{Meta: sdkResultMeta, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 	rb, err := json.Marshal(&res)
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	return len(rb)
+	return len(rb) + len(`,"resultType":"input_required"`)
 }
 
 // fit is the most of items (at least one, when there is any) that build shows within

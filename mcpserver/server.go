@@ -79,7 +79,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: cfg.Version},
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(cfg.Version, maxVersion)},
 		&mcp.ServerOptions{Instructions: instructions})
 	s.register()
 	return s, nil
@@ -106,6 +106,9 @@ func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteClo
 func (s *Server) register() {
 	addTool(s, scanTool, s.scan)
 	addTool(s, listFindingsTool, s.listFindings)
+	addTool(s, explainFindingTool, s.explainFinding)
+	addTool(s, planUpgradeTool, s.planUpgrade)
+	addTool(s, registryLookupTool, s.registryLookup)
 }
 
 // realDir is dir made absolute with symlinks resolved, and checked to be a directory.
