@@ -365,3 +365,17 @@ func TestExplainFindingRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestExplainFindingReadsNoFileOutsideTheRootToPlanTheFix(t *testing.T) {
+	outside := writeFiles(t, map[string]string{"secret.yaml": ingress})
+	root := writeFiles(t, map[string]string{"apps.yaml": flowSchema})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(root, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, newServer(t, root), pipes)
+	scanned(t, cs, ".", "1.37")
+	a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "removed-api/flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema"})
+	if a.Fix == nil || !strings.Contains(a.Fix.Changes, "link.yaml leads out of the root") || a.Fix.Diff != "" {
+		t.Errorf("fix = %+v, want it not planned, naming the symlink fix would follow", a.Fix)
+	}
+}

@@ -18,7 +18,7 @@ import (
 
 // linesShown is how many release lines (and compatibility intervals) of an add-on a match
 // shows, newest first as the registry lists them; the rest are counted.
-const linesShown = 4
+const linesShown = 8
 
 // nearShown is how many near names an answer without a match suggests.
 const nearShown = 5
@@ -63,7 +63,7 @@ type AddonMatch struct {
 	Recommendation string      `json:"recommendation,omitempty"`
 	Lines          []LineMatch `json:"lines,omitempty" jsonschema:"release lines, newest first, with the Kubernetes minors each supports"`
 	Compat         []LineMatch `json:"compat,omitempty" jsonschema:"version intervals and the Kubernetes minors each supports"`
-	More           int         `json:"more,omitempty" jsonschema:"lines and intervals not shown"`
+	More           int         `json:"more,omitempty" jsonschema:"lines and intervals past the first, older ones, not shown"`
 	Citations      []string    `json:"citations"`
 	LineCitations  []string    `json:"lineCitations,omitempty" jsonschema:"the sources of the lines and intervals shown"`
 }
