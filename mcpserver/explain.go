@@ -197,24 +197,23 @@ func objectsPage(a ExplainAnswer, objects []string, q ExplainQuery, at int) Expl
 	return a
 }
 
-// budget bounds the first page's text: each long field to text bytes, each list to items.
+// budget bounds part of the first page: each long text to text bytes, each list to items.
 type budget struct{ text, items int }
 
-// budgets are tried in turn until the finding and its first object fit in MaxAnswer.
+// budgets are tried in turn, largest first, until the page fits in MaxAnswer.
 var budgets = []budget{{800, 5}, {500, 4}, {320, 3}, {200, 2}, {100, 1}, {40, 1}}
 
-// firstPage is the finding in full within MaxAnswer: its fields under the first budget that
-// fits, its first objects, then as much of fix's diff as the room left holds.
+// firstPage is the finding in full within MaxAnswer. What gives way first is fix's diff, which
+// takes the room left, then fix's lists, then the finding's own text: the first pair of
+// budgets (the finding's, fix's) whose page fits with its first object; then its other first
+// objects, then as much of the diff as the room left holds.
 func firstPage(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, objects []string, q ExplainQuery) ExplainAnswer {
 	first := objects[:min(len(objects), objectsFirstShown)]
-	var base ExplainAnswer
-	for _, b := range budgets {
-		base = detailed(a, f, rule, fc, b)
-		base.Objects = first[:min(len(first), 1)]
-		if answerSize(base) <= MaxAnswer {
-			break
-		}
-	}
+	base := choose(func(fb, xb budget) (ExplainAnswer, bool) {
+		c := detailed(a, f, rule, fc, fb, xb)
+		c.Objects = first[:min(len(first), 1)]
+		return c, answerSize(c) <= MaxAnswer
+	})
 	page := func(n int) ExplainAnswer {
 		c := base
 		c.Objects = first[:n]
@@ -233,8 +232,25 @@ func firstPage(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned
 	return out
 }
 
-// detailed is a with f's fields, the rule and fix's summary under b, naming what was clipped.
-func detailed(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, b budget) ExplainAnswer {
+// choose is the first page try builds that fits, the finding's budget giving way only after
+// fix's is at its smallest.
+func choose(try func(finding, fix budget) (ExplainAnswer, bool)) ExplainAnswer {
+	var last ExplainAnswer
+	for _, fb := range budgets {
+		for _, xb := range budgets {
+			c, ok := try(fb, xb)
+			if ok {
+				return c
+			}
+			last = c
+		}
+	}
+	return last // even the smallest budgets overflow: the page as small as it gets
+}
+
+// detailed is a with f's fields and the rule under fb, and fix's summary under xb, naming what
+// was clipped.
+func detailed(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, fb, xb budget) ExplainAnswer {
 	var clipped []string
 	text := func(name, s string, n int) string {
 		if len(s) > n {
@@ -242,16 +258,15 @@ func detailed(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned,
 		}
 		return clip(s, n)
 	}
-	list := func(name string, xs []string, n int) []string {
-		if len(xs) <= n {
-			n = len(xs)
-		} else {
+	list := func(name string, xs []string, b budget) []string {
+		n := len(xs)
+		if n > b.items {
 			clipped = append(clipped, name)
-			n = max(n-1, 0)
+			n = b.items - 1
 		}
 		out := make([]string, 0, n+1)
 		for _, x := range xs[:n] {
-			out = append(out, text(name, x, min(b.text, maxLine)))
+			out = append(out, text(name, x, min(b.text, 2*maxLine)))
 		}
 		if n < len(xs) {
 			out = append(out, fmt.Sprintf("and %d more", len(xs)-n))
@@ -259,19 +274,19 @@ func detailed(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned,
 		return out
 	}
 	a.Severity, a.Category = f.Severity, f.Category
-	a.Title = text("title", f.Title, min(b.text, maxLine))
-	a.Detail = text("detail", f.Detail, b.text)
-	a.Remediation = text("remediation", f.Remediation, b.text)
-	a.Citations = list("citations", f.Citations, b.items)
-	a.Teams = list("teams", f.Teams, b.items)
+	a.Title = text("title", f.Title, min(fb.text, maxLine))
+	a.Detail = text("detail", f.Detail, fb.text)
+	a.Remediation = text("remediation", f.Remediation, fb.text)
+	a.Citations = list("citations", f.Citations, fb)
+	a.Teams = list("teams", f.Teams, fb)
 	a.Suppressed = suppressedBy(f.Suppression)
 	r := rule
-	r.Title, r.Note = text("rule", r.Title, min(b.text, maxLine)), text("rule", r.Note, min(b.text, maxLine))
+	r.Title, r.Note = text("rule", r.Title, min(fb.text, maxLine)), text("rule", r.Note, min(fb.text, maxLine))
 	a.Rule = &r
 	if fc != nil {
-		a.Fix = &FixChange{Command: fc.command, Changes: text("fix", fc.changes, max(b.text, maxLine)),
-			Files: list("fix", fc.files, b.items), Objects: list("fix", fc.objects, b.items),
-			Manual: list("fix", fc.manual, b.items), Notes: list("fix", fc.notes, b.items)}
+		a.Fix = &FixChange{Command: fc.command, Changes: text("fix", fc.changes, max(xb.text, maxLine)),
+			Files: list("fix", fc.files, xb), Objects: list("fix", fc.objects, xb),
+			Manual: list("fix", fc.manual, xb), Notes: list("fix", fc.notes, xb)}
 		if len(fc.hunks) > 0 {
 			a.Fix.DiffNote = "left out to stay within 4 KB: run the command to see it"
 		}

@@ -3,11 +3,13 @@ package mcpserver
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/fix"
@@ -56,15 +58,22 @@ func withDiff(a *ExplainAnswer, fc *fixPlanned) {
 	// The first hunk alone is too long: the longest clip of it at a line end that fits.
 	note := "the first hunk clipped to fit 4 KB: run the command for the whole diff"
 	first := fc.hunks[0]
-	cut := sort.Search(len(first), func(n int) bool {
-		_, ok := with(clip(first, n+1), note)
+	if len(first) <= minDiff {
+		return
+	}
+	atLine := func(n int) string {
+		diff := clip(first, n)
+		if i := strings.LastIndexByte(diff, '\n'); i >= 0 {
+			diff = diff[:i+1] + "…"
+		}
+		return diff
+	}
+	// Sizes grow with n; past minDiff, as a clip shorter than that is not worth showing.
+	n := minDiff + sort.Search(len(first)-minDiff, func(n int) bool {
+		_, ok := with(atLine(minDiff+n+1), note)
 		return !ok
 	})
-	diff := clip(first, cut)
-	if i := strings.LastIndexByte(diff, '\n'); i >= 0 {
-		diff = diff[:i+1] + "…"
-	}
-	if b, ok := with(diff, note); ok && len(diff) >= minDiff {
+	if b, ok := with(atLine(n), note); ok && len(b.Fix.Diff) >= minDiff {
 		*a = b
 	}
 }
@@ -82,7 +91,7 @@ type fixPlanned struct {
 // and keeps what concerns f's objects. Nothing is written.
 func (s *Server) fixFor(sc *scanned, f report.Finding) *fixPlanned {
 	fp := &fixPlanned{command: fmt.Sprintf("upgradescope fix --files %s --target %s", s.shown(sc.files), f.Target)}
-	plan, err := s.planFix(sc.files, f.Target)
+	plan, err := s.fixes.plan(sc, f.Target, s.planFix)
 	if err != nil {
 		fp.changes = "not planned: " + err.Error()
 		return fp
@@ -128,17 +137,46 @@ func (s *Server) fixFor(sc *scanned, f report.Finding) *fixPlanned {
 		}
 		fp.objects = append(fp.objects, line)
 	}
-	for _, it := range rep.Manual {
-		fp.manual = append(fp.manual, it.String())
-	}
-	for _, it := range rep.Notes {
-		fp.notes = append(fp.notes, it.String())
-	}
+	fp.manual, fp.notes = byLines(rep.Manual), byLines(rep.Notes)
 	fp.changes = fixSentence(f, len(rep.Documents), converted, len(fp.files), len(rep.Manual))
 	if shared {
 		fp.diffNote = "a hunk shown also changes another finding's object near this one"
 	}
 	return fp
+}
+
+// groupedLines is how many lines one grouped item names before counting the rest.
+const groupedLines = 5
+
+// byLines spells items as fix prints them, one line for each that differ only in their
+// line: a conversion writes the same note at every path of an Ingress, and sixty copies
+// would leave no room for anything else.
+func byLines(items []fix.Item) []string {
+	var order []fix.Item
+	lines := map[fix.Item][]int{}
+	for _, it := range items {
+		line := it.Line
+		it.Line = 0
+		if _, seen := lines[it]; !seen {
+			order = append(order, it)
+		}
+		lines[it] = append(lines[it], line)
+	}
+	out := make([]string, 0, len(order))
+	for _, it := range order {
+		ls := lines[it]
+		at := make([]string, 0, groupedLines)
+		for _, l := range ls[:min(len(ls), groupedLines)] {
+			at = append(at, strconv.Itoa(l))
+		}
+		more := ""
+		if len(ls) > groupedLines {
+			more = fmt.Sprintf(" (+%d more)", len(ls)-groupedLines)
+		}
+		rest := strings.TrimPrefix(it.String(), it.File+":0") // Item.String is "file:line: …"
+		out = append(out, it.File+":"+strings.Join(at, ",")+more+rest)
+	}
+	return out
 }
 
 // fixSentence says what fix does for f: docs of its objects fix names, converted of them in
@@ -164,6 +202,36 @@ func fixSentence(f report.Finding, docs, converted, files, manual int) string {
 	return s
 }
 
+// fixCache keeps the last fix plan explain_finding made, by scan and target: an assistant
+// explains several findings of one scan in a row, and a plan over a large tree takes seconds.
+// It keeps the files with a document fix names, which the answers read, and no others.
+type fixCache struct {
+	mu     sync.Mutex
+	sc     *scanned
+	target string
+	last   *fix.Plan
+}
+
+// plan is the plan of sc's files at target: the kept one, or build's, kept. Plans are read,
+// never changed, so one is shared by concurrent calls.
+func (c *fixCache) plan(sc *scanned, target string, build func(abs, target string) (*fix.Plan, error)) (*fix.Plan, error) {
+	c.mu.Lock()
+	if c.sc == sc && c.target == target {
+		defer c.mu.Unlock()
+		return c.last, nil
+	}
+	c.mu.Unlock()
+	p, err := build(sc.files, target)
+	if err != nil {
+		return nil, err
+	}
+	p.Files = slices.DeleteFunc(p.Files, func(f fix.File) bool { return len(f.Docs) == 0 })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sc, c.target, c.last = sc, target, p
+	return p, nil
+}
+
 // planFix plans fix over abs, a path the scan read under the root, as upgradescope fix
 // --files abs --target target plans it: the same files, exclusions and byte budget, the
 // engine's knowledge base. fix's walk follows a symlinked file wherever it leads, so a file
@@ -177,7 +245,16 @@ func (s *Server) planFix(abs, target string) (*fix.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The walk enters no symlinked directory and abs is resolved, so only a file itself can
+	// be a link: one lstat each, and the link resolved alone.
 	for _, p := range listing.Paths {
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil, err
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return nil, err

@@ -379,3 +379,67 @@ func TestExplainFindingReadsNoFileOutsideTheRootToPlanTheFix(t *testing.T) {
 		t.Errorf("fix = %+v, want it not planned, naming the symlink fix would follow", a.Fix)
 	}
 }
+
+func TestExplainFindingClipsAHunkTooLongForTheAnswerAtALine(t *testing.T) {
+	var paths strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&paths, "          - path: /p%d\n            backend:\n              serviceName: svc-%d\n              servicePort: 80\n", i, i)
+	}
+	// The default backend's change joins the apiVersion's and the first path's: one hunk.
+	root := writeFiles(t, map[string]string{"big.yaml": `apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: big
+spec:
+  backend:
+    serviceName: default
+    servicePort: 80
+  rules:
+    - host: shop.example.com
+      http:
+        paths:
+` + paths.String()})
+	whole := fileDiff(t, cliFix(t, root, "1.37"), "big.yaml")
+	cs := connect(t, newServer(t, root), pipes)
+	scanned(t, cs, ".", "1.37")
+	a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress"})
+	d, ok := strings.CutSuffix(a.Fix.Diff, "\n…")
+	if strings.Count(whole, "\n@@ ") != 1 {
+		t.Fatalf("the CLI's diff has more than one hunk, want one too long for an answer:\n%s", whole)
+	}
+	if !ok || !strings.HasPrefix(whole, d+"\n") || len(d) < 160 || !strings.Contains(a.Fix.DiffNote, "clipped") {
+		t.Errorf("diff of %d bytes (%s), want the start of the CLI's %d, cut after a line and marked", len(a.Fix.Diff), a.Fix.DiffNote, len(whole))
+	}
+}
+
+func TestExplainFindingPlansTheFixAtTheFindingsTarget(t *testing.T) {
+	// storage.k8s.io/v1beta1 VolumeAttributesClass is served by 1.36 and removed in 1.37.
+	root := writeFiles(t, map[string]string{"vac.yaml": `apiVersion: storage.k8s.io/v1beta1
+kind: VolumeAttributesClass
+metadata:
+  name: gold
+driverName: pd.csi.storage.gke.io
+parameters:
+  iops: "3000"
+`})
+	cs := connect(t, newServer(t, root), pipes)
+	scanned(t, cs, ".", "1.36", "1.37")
+	l, _ := call[mcpserver.FindingsAnswer](t, cs, "list_findings", map[string]any{"target": "1.36"})
+	if len(l.Findings) == 0 {
+		t.Fatal("no finding at 1.36, want the deprecated VolumeAttributesClass")
+	}
+	// In turn, so a plan kept for one target must not answer for the other.
+	for _, tc := range []struct {
+		target, key string
+		converts    bool
+	}{
+		{"1.37", "removed-api/storage.k8s.io/v1beta1/VolumeAttributesClass", true},
+		{"1.36", l.Findings[0].Key, false},
+		{"1.37", "removed-api/storage.k8s.io/v1beta1/VolumeAttributesClass", true},
+	} {
+		a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": tc.key, "target": tc.target})
+		if converts := len(a.Fix.Files) == 1 && a.Fix.Diff != ""; converts != tc.converts || !strings.HasSuffix(a.Fix.Command, "--target "+tc.target) {
+			t.Errorf("%s at %s: fix %+v, want a conversion: %v", tc.key, tc.target, a.Fix, tc.converts)
+		}
+	}
+}

@@ -61,6 +61,7 @@ type Server struct {
 	mcp   *mcp.Server
 	slots chan struct{}
 	scans *scans
+	fixes fixCache
 }
 
 // New checks cfg and registers the tools.
