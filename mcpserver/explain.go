@@ -128,7 +128,7 @@ func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
 	if len(found) == 0 {
 		slices.Sort(keys)
 		return report.Finding{}, fmt.Errorf("key %q: %s has no such finding; nearest keys: %s (list_findings lists them all)",
-			clip(q.Key, maxLine), sc.id, strings.Join(near(q.Key, slices.Compact(keys), nearShown), ", "))
+			clip(q.Key, maxLine), reportName(sc), strings.Join(near(q.Key, slices.Compact(keys), nearShown), ", "))
 	}
 	where := make([]string, len(found))
 	for i, f := range found {
@@ -145,7 +145,7 @@ func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
 		return report.Finding{}, fmt.Errorf("target: %w", err)
 	}
 	if !slices.Contains(targets, minor) {
-		return report.Finding{}, fmt.Errorf("target %s: %s judged %s; name one of them", minor, sc.id, strings.Join(targets, ", "))
+		return report.Finding{}, fmt.Errorf("target %s: %s judged %s; name one of them", minor, reportName(sc), strings.Join(targets, ", "))
 	}
 	for _, f := range found {
 		if f.Target == minor {
@@ -153,6 +153,15 @@ func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
 		}
 	}
 	return report.Finding{}, fmt.Errorf("key %q is not at %s; it is at %s", clip(q.Key, maxLine), minor, strings.Join(where, ", "))
+}
+
+// reportName is how an error names sc: its scan id, or what it is of (a fleet cluster's
+// report is kept under no id).
+func reportName(sc *scanned) string {
+	if sc.id != "" {
+		return sc.id
+	}
+	return clip(sc.source, maxLine)
 }
 
 // objectLine is an object as "file:line Kind namespace/name (rendered from …)".

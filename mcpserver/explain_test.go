@@ -16,19 +16,26 @@ import (
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fix"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/mcpserver"
 	"github.com/upgradescope/upgradescope/policies"
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// cliReport judges dir with eng as scan --files does, for answers to be held to.
-func cliReport(t *testing.T, eng *engine.Engine, dir string, targets []string, opts ...engine.EvalOption) *report.Report {
+// cliInventory collects dir as scan --files does.
+func cliInventory(t *testing.T, eng *engine.Engine, dir string) *inventory.Document {
 	t.Helper()
 	res, err := files.Collect(dir, files.Options{Observe: eng.Observe(), TeamLabel: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := eng.Evaluate(context.Background(), files.Inventory(res, now), targets, now, opts...)
+	return files.Inventory(res, now)
+}
+
+// cliReport judges dir with eng as scan --files does, for answers to be held to.
+func cliReport(t *testing.T, eng *engine.Engine, dir string, targets []string, opts ...engine.EvalOption) *report.Report {
+	t.Helper()
+	rep, err := eng.Evaluate(context.Background(), cliInventory(t, eng, dir), targets, now, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +95,7 @@ func TestExplainFindingAnswersTheFindingAndTheFixTheCLIReports(t *testing.T) {
 	dir := filepath.Join(root, "examples", "manifests")
 	const key = "removed-api/extensions/v1beta1/Ingress"
 	want := cliFinding(t, cliReport(t, builtinEngine(t), dir, []string{"1.37"}), "1.37", key)
+	made := packagesOfKeys(t, cliInventory(t, builtinEngine(t), dir), []string{"1.37"})
 	plan := cliFix(t, dir, "1.37")
 	var wantNotes []string
 	for _, it := range plan.Notes() {
@@ -110,10 +118,9 @@ func TestExplainFindingAnswersTheFindingAndTheFixTheCLIReports(t *testing.T) {
 			if len(a.Objects) != 1 || !strings.HasPrefix(a.Objects[0], fmt.Sprintf("%s:%d ", want.Objects[0].File, want.Objects[0].Line)) || a.ObjectsTotal != 1 || a.Next != "" {
 				t.Errorf("objects = %v (total %d), want %s:%d alone", a.Objects, a.ObjectsTotal, want.Objects[0].File, want.Objects[0].Line)
 			}
-			rule := mcpserver.RuleFired{Bundle: "rules " + policies.RulesRevision, Packages: []string{"data.upgradescope.rules.apis", "data.upgradescope.rules.helm"},
-				Note: a.Rule.Note}
-			if a.Rule == nil || !equalRule(*a.Rule, rule) || a.Rule.Note == "" {
-				t.Errorf("rule = %+v, want %+v with a note that both packages make removed-api findings", a.Rule, rule)
+			rule := mcpserver.RuleFired{Bundle: "rules " + policies.RulesRevision, Packages: made[key], Title: a.Rule.Title}
+			if a.Rule == nil || !equalRule(*a.Rule, rule) || a.Rule.Title == "" {
+				t.Errorf("rule = %+v, want %+v, the package whose findings rule makes the key, with its title", a.Rule, rule)
 			}
 			if a.Fix == nil {
 				t.Fatal("no fix, want what upgradescope fix changes in ingress.yaml")
@@ -151,16 +158,6 @@ func TestExplainFindingShowsTheWholeDiffWhenItFits(t *testing.T) {
 
 func equalRule(a, b mcpserver.RuleFired) bool {
 	return a.Bundle == b.Bundle && a.Pack == b.Pack && slices.Equal(a.Packages, b.Packages) && a.Title == b.Title && a.Note == b.Note
-}
-
-func TestExplainFindingNamesTheOnePackageOfItsCategory(t *testing.T) {
-	cs := connect(t, newServer(t, repoRoot(t)), pipes)
-	scanned(t, cs, "examples/manifests", "1.37")
-	a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "drain/pdb-no-disruption/prod-shop/checkout"})
-	want := mcpserver.RuleFired{Bundle: "rules " + policies.RulesRevision, Packages: []string{"data.upgradescope.rules.drain"}, Title: a.Rule.Title}
-	if !equalRule(*a.Rule, want) || a.Rule.Title == "" {
-		t.Errorf("rule = %+v, want %+v with the package's title", a.Rule, want)
-	}
 }
 
 // writeFiles writes name → content under a new directory and returns it.
