@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/upgradescope/upgradescope/engine"
 )
 
 // MaxAnswer is the most bytes one tool answer takes: the tools/call result as sent, its
@@ -39,18 +41,26 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (O
 		}
 		out, err := h(ctx, in)
 		if err != nil {
-			return nil, zero, errors.New(clip(err.Error(), MaxAnswer/2))
+			return nil, zero, errors.New(clip(withLimitFlag(err).Error(), MaxAnswer/2))
 		}
 		return nil, out, nil
 	})
 }
 
-// maxVersion is the longest tool version the handshake and every result name (New clips it).
-const maxVersion = 64
-
-// sdkResultMeta is what the SDK adds to every result beside the answer: the server's
-// implementation under _meta, its version counted at its longest, and a resultType.
-var sdkResultMeta = mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: strings.Repeat("v", maxVersion)}}
+// withLimitFlag names the flag that raises the bound a policy evaluation crossed, as the
+// CLI's errors do (cmd/upgradescope withLimitFlag): the assistant can tell the user what to
+// change.
+func withLimitFlag(err error) error {
+	var le *engine.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	flag := "--policy-timeout"
+	if le.Limit == engine.LimitMemory {
+		flag = "--policy-memory"
+	}
+	return fmt.Errorf("%w (%s)", err, flag)
+}
 
 // answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.
 func answerSize(out any) int {
@@ -58,13 +68,32 @@ func answerSize(out any) int {
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	res := mcp.CallToolResult{Meta: sdkResultMeta, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	res := mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 	rb, err := json.Marshal(&res)
 	if err != nil {
 		return MaxAnswer + 1
 	}
-	return len(rb) + len(`,"resultType":"input_required"`)
+	return len(rb) + envelope
 }
+
+// maxVersion is the longest version string the handshake and every answer carry.
+const maxVersion = 64
+
+// envelope is what the SDK adds to every result for a client of the newer protocol: the
+// server's name and version in "_meta" (SEP-2575) and "resultType", counted for the longest
+// version, since answerSize does not see the server.
+var envelope = func() int {
+	impl := &mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: strings.Repeat("v", maxVersion)}
+	with, err := json.Marshal(&mcp.CallToolResult{Meta: mcp.Meta{mcp.MetaKeyServerInfo: impl}})
+	if err != nil {
+		panic(err)
+	}
+	without, err := json.Marshal(&mcp.CallToolResult{})
+	if err != nil {
+		panic(err)
+	}
+	return len(with) - len(without) + len(`,"resultType":"complete"`)
+}()
 
 // fit is the most of items (at least one, when there is any) that build shows within
 // MaxAnswer; build makes the answer holding the first n. Sizes grow with n, so a binary

@@ -50,7 +50,13 @@ func (s *Server) exclusions(abs string) (*files.Exclude, error) {
 	for _, d := range []string{dir, s.root} {
 		p := filepath.Join(d, files.IgnoreFileName)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			patterns, err := files.ReadIgnoreFile(p)
+			// A link leading out of the root is refused, not skipped: its patterns would
+			// change the verdict, and not applying them would too, silently.
+			real, err := s.within(s.shown(p))
+			if err != nil {
+				return nil, err
+			}
+			patterns, err := files.ReadIgnoreFile(real)
 			if err != nil {
 				return nil, err
 			}

@@ -81,7 +81,7 @@ func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAn
 	if q.Key == "" {
 		return ExplainAnswer{}, errors.New("key: name the finding, as scan and list_findings name it, e.g. \"removed-api/extensions/v1beta1/Ingress\"")
 	}
-	sc, err := s.reportFor(ctx, q.Scan, q.Cluster)
+	sc, err := s.reportAt(ctx, q.Scan, q.Cluster, q.Target)
 	if err != nil {
 		return ExplainAnswer{}, err
 	}

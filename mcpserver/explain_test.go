@@ -440,3 +440,40 @@ parameters:
 		}
 	}
 }
+
+func TestExplainFindingOfAFleetClusterAnswersTheServersFinding(t *testing.T) {
+	f := startFleet(t)
+	var clusters struct {
+		Clusters []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"clusters"`
+	}
+	f.get(t, fleetReadToken, "/api/v1/clusters", &clusters)
+	i := slices.IndexFunc(clusters.Clusters, func(c struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}) bool {
+		return c.Name == "teams-a"
+	})
+	var want struct {
+		Report report.Report `json:"report"`
+	}
+	f.get(t, fleetReadToken, fmt.Sprintf("/api/v1/clusters/%d/report?target=1.37", clusters.Clusters[i].ID), &want)
+	findings := want.Report.Targets[0].Findings
+	if len(findings) == 0 {
+		t.Fatal("the server's report of teams-a at 1.37 has no finding")
+	}
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) {
+			cs := connect(t, f.mcpServer(t, t.TempDir(), fleetReadToken), tr)
+			for _, w := range findings[:min(len(findings), 3)] {
+				a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"cluster": "teams-a", "target": "1.37", "key": w.Key})
+				if a.Key != w.Key || a.Title != w.Title || a.Severity != w.Severity || !slices.Equal(a.Citations, w.Citations) ||
+					a.ObjectsTotal != len(w.Objects)+w.ObjectsOmitted || a.Fix != nil || !strings.HasPrefix(a.Source, "fleet cluster teams-a") {
+					t.Errorf("%s = %+v, the server's %+v, without a fix (no files)", w.Key, a, w)
+				}
+			}
+		})
+	}
+}

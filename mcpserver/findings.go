@@ -51,7 +51,7 @@ func (s *Server) listFindings(ctx context.Context, in ListFindingsInput) (Findin
 			return FindingsAnswer{}, err
 		}
 	}
-	sc, err := s.reportFor(ctx, q.Scan, q.Cluster)
+	sc, err := s.reportAt(ctx, q.Scan, q.Cluster, q.Target)
 	if err != nil {
 		return FindingsAnswer{}, err
 	}

@@ -37,8 +37,11 @@ const maxRequestBody = 1 << 20
 // Host check serve applies (421), cross-origin browser requests refused (403), and the
 // bearer token (401).
 func (s *Server) Handler(o HTTPOptions) http.Handler {
+	// The SDK's own rebinding guard is off: it refuses every name but loopback on a loopback
+	// listener, so --allowed-host (a local proxy's name) could never be answered; the Host
+	// check below is serve's rule, which covers it and every other listener too.
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: sessionIdle, MaxRequestBodyBytes: maxRequestBody})
+		&mcp.StreamableHTTPOptions{SessionTimeout: sessionIdle, MaxRequestBodyBytes: maxRequestBody, DisableLocalhostProtection: true})
 	mux := http.NewServeMux()
 	mux.Handle(Path, bearer(o.Token, h))
 	hosts := hostcheck.New(o.Hosts)

@@ -19,16 +19,36 @@ func (s *Server) within(rel string) (string, error) {
 		p = filepath.Join(s.root, p)
 	}
 	real, err := filepath.EvalSymlinks(p)
+	if err == nil && !inside(s.root, real) || err != nil && !inside(s.root, nearestReal(p)) {
+		// A path outside is refused the same way whether it exists or not, so answers tell
+		// nothing of what is outside the root.
+		return "", fmt.Errorf("%s is outside the root %s: the server reads nothing else (restart it with --root to widen it)", clip(rel, maxLine), s.root)
+	}
 	if err != nil {
 		if os.IsNotExist(err) {
 			return "", fmt.Errorf("%s: no such file or directory under the root %s", clip(rel, maxLine), s.root)
 		}
 		return "", fmt.Errorf("%s: %w", clip(rel, maxLine), err)
 	}
-	if !inside(s.root, real) {
-		return "", fmt.Errorf("%s is outside the root %s: the server reads nothing else (restart it with --root to widen it)", clip(rel, maxLine), s.root)
-	}
 	return real, nil
+}
+
+// nearestReal is the absolute path p with the symlinks of its longest existing prefix
+// resolved and the rest as written: where p would be, were it created.
+func nearestReal(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // inside reports whether path is root or below it; both are clean absolute paths.

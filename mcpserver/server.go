@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -61,6 +62,9 @@ type Server struct {
 	mcp   *mcp.Server
 	slots chan struct{}
 	scans *scans
+	// dryRuns keeps the last dry runs for their pages.
+	dryRuns dryRuns
+	// fixes keeps the last fix plan explain_finding made.
 	fixes fixCache
 }
 
@@ -71,7 +75,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	root, err := realDir(cfg.Root)
 	if err != nil {
-		return nil, fmt.Errorf("--root: %w", err)
+		return nil, fmt.Errorf("--root %w", err)
 	}
 	if cfg.MaxConcurrent <= 0 {
 		return nil, fmt.Errorf("--max-concurrent %d: want at least 1", cfg.MaxConcurrent)
@@ -110,6 +114,9 @@ func (s *Server) register() {
 	addTool(s, explainFindingTool, s.explainFinding)
 	addTool(s, planUpgradeTool, s.planUpgrade)
 	addTool(s, registryLookupTool, s.registryLookup)
+	addTool(s, fleetSummaryTool, s.fleetSummary)
+	addTool(s, fleetFindingsTool, s.fleetFindings)
+	addTool(s, dryRunTool, s.dryRunBundle)
 }
 
 // realDir is dir made absolute with symlinks resolved, and checked to be a directory.
@@ -122,8 +129,14 @@ func realDir(dir string) (string, error) {
 		return "", err
 	}
 	real, err := filepath.EvalSymlinks(abs)
+	if os.IsNotExist(err) {
+		return "", fmt.Errorf("%s: no such directory", dir)
+	}
 	if err != nil {
 		return "", err
+	}
+	if info, err := os.Stat(real); err != nil || !info.IsDir() {
+		return "", fmt.Errorf("%s: not a directory", dir)
 	}
 	return real, nil
 }

@@ -1,6 +1,6 @@
 // Package api is the fleet server's wire format: the JSON bodies its API answers and the
 // request bodies and headers it reads, declared once for the server (fleet/server), which
-// writes them, and its clients (fleet/client, the CLI, later MCP), which read them.
+// writes them, and its clients (fleet/client, the CLI, upgradescope mcp), which read them.
 // docs/openapi.yaml publishes the same shapes; the server's contract tests hold the two
 // together. The package holds declarations only and links no evaluator.
 package api

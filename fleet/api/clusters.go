@@ -92,6 +92,25 @@ type FleetRow struct {
 	Cells         map[string]*Evaluation `json:"cells"`
 	NotApplicable []string               `json:"notApplicable"`
 	Bundles       []AgentBundle          `json:"bundles"`
+	// Standing is where the cluster is counted in the answer's Counts.
+	Standing Standing `json:"standing"`
+}
+
+// Where a cluster stands at a target: the bucket FleetCounts counts it in.
+const (
+	StandingReady        = "ready"
+	StandingBlocked      = "blocked"
+	StandingUnknown      = "unknown"
+	StandingAlreadyThere = "already-there"
+	StandingNotEvaluated = "not-evaluated"
+)
+
+// Standing is one cluster at the counts' target: Status is one of the Standing constants,
+// Target the minor judged (the one asked for, or the cluster's next minor; "" when its
+// version is unknown).
+type Standing struct {
+	Target string `json:"target"`
+	Status string `json:"status"`
 }
 
 // FleetCounts counts every cluster a reader sees at one target in exactly one of five
@@ -144,4 +163,31 @@ type FindingCluster struct {
 	Severity      string   `json:"severity"`
 	Objects       int      `json:"objects"`
 	Teams         []string `json:"teams"`
+}
+
+// Fleet is GET /api/v1/fleet: the clusters the reader sees by name, each with a cell per
+// target of Targets, and Counts, every cluster where it stands at the ?target= asked for
+// (each cluster's next minor when none was). Clusters is never null.
+type Fleet struct {
+	Targets     []string   `json:"targets"`
+	GeneratedAt time.Time  `json:"generatedAt"`
+	Clusters    []FleetRow `json:"clusters"`
+	// Bundles are the set the server evaluates with now, by name: a stored evaluation made
+	// with another set is outdated until the background re-evaluation reaches it.
+	Bundles      []Bundle     `json:"bundles"`
+	Reevaluation Reevaluation `json:"reevaluation"`
+	Counts       FleetCounts  `json:"counts"`
+}
+
+// Bundle is a bundle the server evaluates with, by name and revision.
+type Bundle struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+}
+
+// Reevaluation is the background re-evaluation's progress: Pending counts the clusters in
+// scope whose latest snapshot is not yet judged with the current set, today (UTC), at every
+// target it is planned at.
+type Reevaluation struct {
+	Pending int `json:"pending"`
 }

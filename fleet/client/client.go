@@ -1,8 +1,8 @@
 // Package client is the fleet server's API as Go calls, the way fleet/push is the agent's
-// client: list, read, delete and rename clusters, have manifests gated, and run a candidate
-// bundle's dry run. It reads and writes the wire types of fleet/api, which the server
-// writes, and links no OPA: the CLI's --server commands use it, and so can any other
-// caller (MCP).
+// client: list, read, delete and rename clusters, read a cluster's report, the fleet at a
+// target and its findings, have manifests gated, and run a candidate bundle's dry run. It
+// reads and writes the wire types of fleet/api, which the server writes, and links no OPA:
+// the CLI's --server commands and upgradescope mcp's fleet tools use it.
 //
 //	c, err := client.New("https://fleet.example.com", client.WithToken(tok), client.WithCAFile("ca.pem"))
 //	clusters, err := c.Clusters(ctx)
@@ -156,6 +156,11 @@ func (c *Client) request(ctx context.Context, method string, body io.Reader, que
 // do sends one request (body as JSON when not nil) and decodes a want answer into out
 // (when not nil); any other answer is an *Error.
 func (c *Client) do(ctx context.Context, method string, body any, want int, out any, path ...string) error {
+	return c.doQuery(ctx, method, body, nil, want, out, path...)
+}
+
+// doQuery is do with a query.
+func (c *Client) doQuery(ctx context.Context, method string, body any, query url.Values, want int, out any, path ...string) error {
 	endpoint := c.endpoint(path...)
 	var rd io.Reader
 	if body != nil {
@@ -165,7 +170,7 @@ func (c *Client) do(ctx context.Context, method string, body any, want int, out 
 		}
 		rd = bytes.NewReader(data)
 	}
-	req, err := c.request(ctx, method, rd, nil, path...)
+	req, err := c.request(ctx, method, rd, query, path...)
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,12 @@ var sharedEngine = sync.OnceValues(func() (*engine.Engine, error) {
 	return engine.New(context.Background(), engine.WithToolVersion("test"))
 })
 
-// fleetServer is a running server's base URL and the signing key its dry runs verify with.
+// fleetServer is a running server's base URL, the signing key its dry runs verify with,
+// and its store (for read tokens scoped to teams).
 type fleetServer struct {
 	url        string
 	privateKey string
+	store      store.Store
 }
 
 // startFleet starts a server with read, admin and ingest tokens and dry runs on, holding
@@ -77,7 +79,7 @@ func startFleet(t *testing.T, scenarios ...string) fleetServer {
 	for _, name := range scenarios {
 		pushScenario(t, hs.URL, name, eng)
 	}
-	return fleetServer{url: hs.URL, privateKey: private}
+	return fleetServer{url: hs.URL, privateKey: private, store: st}
 }
 
 // pushScenario pushes testdata/<name> as the agent does, its probes observed as finding

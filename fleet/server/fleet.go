@@ -46,13 +46,24 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	rows := make([]api.FleetRow, 0, len(v.clusters))
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
-		rows = append(rows, h.reads.fleetRow(c, v.cells[c.ID], targets, parsed))
+		row := h.reads.fleetRow(c, v.cells[c.ID], targets, parsed)
+		st := standAt(c, v.cells[c.ID], at)
+		row.Standing = api.Standing{Target: st.target, Status: st.status}
+		rows = append(rows, row)
 	}
-	pol := h.policy.load()
-	writeJSON(w, http.StatusOK, map[string]any{"targets": targets, "generatedAt": h.now().UTC(), "clusters": rows,
-		"bundles": sortedBundles(pol.bundles), "reevaluation": map[string]int{"pending": h.pending(v)},
-		"counts": countStandings(at, v.standings(at))})
+	writeJSON(w, http.StatusOK, api.Fleet{Targets: targets, GeneratedAt: h.now().UTC(), Clusters: rows,
+		Bundles: wireBundles(h.policy.load().bundles), Reevaluation: api.Reevaluation{Pending: h.pending(v)},
+		Counts: countStandings(at, v.standings(at))})
 	return nil
+}
+
+// wireBundles is bundles by name as the API answers them, never nil.
+func wireBundles(bundles []store.Bundle) []api.Bundle {
+	out := []api.Bundle{}
+	for _, b := range sortedBundles(bundles) {
+		out = append(out, api.Bundle{Name: b.Name, Revision: b.Revision})
+	}
+	return out
 }
 
 // sortedBundles is bundles by name, never nil.

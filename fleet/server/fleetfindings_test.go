@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strings"
@@ -106,9 +107,19 @@ func storedEvaluation(t testing.TB, target, verdict, key string, findings []repo
 func TestEveryClusterIsCountedInExactlyOneStandingAtATarget(t *testing.T) {
 	ts := standingFleet(t)
 	want := api.FleetCounts{Target: "1.35", Clusters: 7, Ready: 1, Blocked: 2, Unknown: 1, AlreadyThere: 1, NotEvaluated: 2}
-	var fleet struct{ Counts api.FleetCounts }
+	var fleet api.Fleet
 	if err := json.Unmarshal(ts.get("/api/v1/fleet?target=1.35", "").body, &fleet); err != nil || fleet.Counts != want {
 		t.Errorf("GET /api/v1/fleet?target=1.35 counts %+v (%v), want %+v", fleet.Counts, err, want)
+	}
+	// Each row says where it is counted: the rows' standings are the counts, one by one.
+	rows := map[string]string{}
+	for _, r := range fleet.Clusters {
+		rows[r.Name] = r.Standing.Status + "@" + r.Standing.Target
+	}
+	wantRows := map[string]string{"a-ready": "ready@1.35", "b-blocked": "blocked@1.35", "c-blocked": "blocked@1.35",
+		"d-unknown": "unknown@1.35", "e-there": "already-there@1.35", "f-none": "not-evaluated@1.35", "g-noversion": "not-evaluated@1.35"}
+	if !maps.Equal(rows, wantRows) {
+		t.Errorf("row standings %v, want %v", rows, wantRows)
 	}
 	body := string(ts.get("/ui/fleet?target=1.35", "").body)
 	sum := 0

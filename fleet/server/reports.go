@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -17,8 +18,8 @@ import (
 
 // Where a per-cluster read's report came from.
 const (
-	sourceStored = "stored"
-	sourceWhatIf = "what-if"
+	sourceStored = api.SourceStored
+	sourceWhatIf = api.SourceWhatIf
 )
 
 // served is one target's report for a per-cluster read, stored or what-if.
@@ -202,9 +203,9 @@ func (h *reportsHandler) report(w http.ResponseWriter, r *http.Request, sc scope
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schemaVersion": 1, "clusterId": sv.cluster.ID,
-		"clusterName": sv.cluster.Name, "target": sv.target, "source": sv.source, "snapshotId": sv.snapshotID,
-		"evaluatedAt": sv.evaluatedAt.UTC(), "outdated": sv.outdated, "report": sv.report})
+	writeJSON(w, http.StatusOK, api.ClusterReport{SchemaVersion: api.ClusterReportSchema, ClusterID: sv.cluster.ID,
+		ClusterName: sv.cluster.Name, Target: sv.target, Source: sv.source, SnapshotID: sv.snapshotID,
+		EvaluatedAt: sv.evaluatedAt.UTC(), Outdated: sv.outdated, Report: sv.report})
 	return nil
 }
 

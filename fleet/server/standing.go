@@ -13,11 +13,11 @@ import (
 // Where a cluster stands at a target: exactly one of these, so the fleet's counts add up
 // to the clusters the reader sees (issue 34: clusters already there used to go uncounted).
 const (
-	standReady        = report.VerdictReady
-	standBlocked      = report.VerdictBlocked
-	standUnknown      = report.VerdictUnknown
-	standAlreadyThere = "already-there"
-	standNotEvaluated = "not-evaluated"
+	standReady        = api.StandingReady
+	standBlocked      = api.StandingBlocked
+	standUnknown      = api.StandingUnknown
+	standAlreadyThere = api.StandingAlreadyThere
+	standNotEvaluated = api.StandingNotEvaluated
 )
 
 // standing is one cluster at one target: where it stands and, when evaluated, its cell.

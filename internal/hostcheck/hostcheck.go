@@ -29,7 +29,8 @@ func (h Hosts) Allow(r *http.Request) bool {
 	host := Only(r.Host)
 	// loopback.Is reads the header as it came: given Only's result it would strip a port a
 	// second time, and "[127.0.0.1:80]:80" would pass.
-	return h[host] || loopback.Is(r.Host) || host == localAddr(r)
+	// An unknown arrival address ("") must not match an empty Host.
+	return h[host] || loopback.Is(r.Host) || host != "" && host == localAddr(r)
 }
 
 // Only strips the port and brackets from a Host header and lowercases it.
