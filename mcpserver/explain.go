@@ -218,20 +218,18 @@ var budgets = []budget{{800, 5}, {500, 4}, {320, 3}, {200, 2}, {100, 1}, {40, 1}
 // objects, then as much of the diff as the room left holds.
 func firstPage(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, objects []string, q ExplainQuery) ExplainAnswer {
 	first := objects[:min(len(objects), objectsFirstShown)]
-	base := choose(func(fb, xb budget) (ExplainAnswer, bool) {
-		c := detailed(a, f, rule, fc, fb, xb)
-		c.Objects = first[:min(len(first), 1)]
-		return c, answerSize(c) <= MaxAnswer
-	})
-	page := func(n int) ExplainAnswer {
-		c := base
+	page := func(c ExplainAnswer, n int) ExplainAnswer {
 		c.Objects = first[:n]
 		if n < len(objects) {
 			c.Next = encodeCursor(q, n)
 		}
 		return c
 	}
-	out := page(fit(first, func(n int) any { return page(n) }))
+	base := choose(func(fb, xb budget) (ExplainAnswer, bool) {
+		c := detailed(a, f, rule, fc, fb, xb)
+		return c, answerSize(page(c, min(len(first), 1))) <= MaxAnswer
+	})
+	out := page(base, fit(first, func(n int) any { return page(base, n) }))
 	if out.Objects == nil {
 		out.Objects = []string{}
 	}

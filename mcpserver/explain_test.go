@@ -477,3 +477,21 @@ func TestExplainFindingOfAFleetClusterAnswersTheServersFinding(t *testing.T) {
 		})
 	}
 }
+
+func TestExplainFindingsFirstPageFitsWhateverTheLengthOfItsNames(t *testing.T) {
+	// Names from short to long move the first page's size across MaxAnswer's edge, where
+	// its cursor, the fix summary and the first object must all be counted.
+	for n := 8; n <= 200; n += 12 {
+		fs := map[string]string{}
+		for i := range 12 {
+			name := fmt.Sprintf("%s-%02d", strings.Repeat("n", n), i)
+			fs[fmt.Sprintf("%02d-%s.yaml", i, name[:min(len(name), 100)])] = strings.Replace(ingress, "name: shop\n", "name: "+name+"\n", 1)
+		}
+		cs := connect(t, newServer(t, writeFiles(t, fs)), pipes)
+		scanned(t, cs, ".", "1.37")
+		// call fails the test for a page past MaxAnswer.
+		if a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress"}); a.Next == "" {
+			t.Errorf("names of %d bytes: all %d objects on the first page, want it paged", n, a.ObjectsTotal)
+		}
+	}
+}
