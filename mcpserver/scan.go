@@ -102,6 +102,11 @@ func (s *Server) judge(ctx context.Context, src Source, targets []string, opts .
 	if err != nil {
 		return nil, err
 	}
+	return s.evaluate(ctx, doc, sc, targets, opts...)
+}
+
+// evaluate judges doc, collected as sc, at targets with the suppressions and any options.
+func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, sc *scanned, targets []string, opts ...engine.EvalOption) (*scanned, error) {
 	opts = append([]engine.EvalOption{engine.WithIgnore(s.cfg.Ignore)}, opts...)
 	rep, err := s.cfg.Engine.Evaluate(ctx, doc, targets, s.cfg.Now().UTC(), opts...)
 	if err != nil {

@@ -64,7 +64,8 @@ func copyTree(t *testing.T, src, dst string) {
 
 // validCalls are, for each tool, inputs it answers (not a refusal), covering what it reads:
 // scan reads a directory, a file, an inventory; list_findings reads a kept scan, filtered
-// and paged, and a fleet cluster; the fleet tools read the test fleet (startFleet). A tool the server lists without a row here fails the test: add its calls.
+// and paged, and a fleet cluster; explain_finding plans fix over the scanned manifests;
+// plan_upgrade reads a directory and an inventory; the fleet tools read the test fleet (startFleet). A tool the server lists without a row here fails the test: add its calls.
 func validCalls(t *testing.T, cs *mcp.ClientSession) map[string][]map[string]any {
 	one := []string{"1.37"}
 	return map[string][]map[string]any{
@@ -81,9 +82,18 @@ func validCalls(t *testing.T, cs *mcp.ClientSession) map[string][]map[string]any
 			{"cursor": firstNext(t, cs)},
 			{"cluster": "teams-a", "target": "1.37"},
 		},
-		"fleet_summary":  {{}, {"target": "1.37"}},
-		"fleet_findings": {{}, {"target": "1.37", "severity": "blocker"}},
-		"dry_run_bundle": {{"bundle": "candidate.tar.gz"}},
+		"explain_finding": {
+			{"key": "removed-api/extensions/v1beta1/Ingress", "target": "1.37"},
+			{"key": "drain/pdb-no-disruption/prod-shop/checkout", "target": "1.36"},
+		},
+		"plan_upgrade": {
+			{"path": "manifests", "from": "1.33", "target": "1.37"},
+			{"inventory": "inventory.json", "from": "1.35", "target": "1.37"},
+		},
+		"registry_lookup": {{"query": "ingress-nginx"}, {"query": "v1beta1 Ingress"}},
+		"fleet_summary":   {{}, {"target": "1.37"}},
+		"fleet_findings":  {{}, {"target": "1.37", "severity": "blocker"}},
+		"dry_run_bundle":  {{"bundle": "candidate.tar.gz"}},
 	}
 }
 

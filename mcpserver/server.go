@@ -64,6 +64,8 @@ type Server struct {
 	scans *scans
 	// dryRuns keeps the last dry runs for their pages.
 	dryRuns dryRuns
+	// fixes keeps the last fix plan explain_finding made.
+	fixes fixCache
 }
 
 // New checks cfg and registers the tools.
@@ -109,6 +111,9 @@ func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteClo
 func (s *Server) register() {
 	addTool(s, scanTool, s.scan)
 	addTool(s, listFindingsTool, s.listFindings)
+	addTool(s, explainFindingTool, s.explainFinding)
+	addTool(s, planUpgradeTool, s.planUpgrade)
+	addTool(s, registryLookupTool, s.registryLookup)
 	addTool(s, fleetSummaryTool, s.fleetSummary)
 	addTool(s, fleetFindingsTool, s.fleetFindings)
 	addTool(s, dryRunTool, s.dryRunBundle)
