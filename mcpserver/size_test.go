@@ -58,9 +58,12 @@ type scannedShape struct {
 	fleet bool
 }
 
-// mostObjects is the finding with the most objects, the worst for a tool that lists them.
+// mostObjects is the finding with the most objects, the worst for a tool that lists them,
+// among those whose key a line shows whole: explain_finding does not find a finding by a
+// key cut short (the custom pack's 400-byte keys), a limit of its own.
 func (w scannedShape) mostObjects() mcpserver.FindingLine {
-	return slices.MaxFunc(w.lines, func(a, b mcpserver.FindingLine) int { return a.Objects - b.Objects })
+	whole := slices.DeleteFunc(slices.Clone(w.lines), func(l mcpserver.FindingLine) bool { return clipped(l.Key) })
+	return slices.MaxFunc(whole, func(a, b mcpserver.FindingLine) int { return a.Objects - b.Objects })
 }
 
 // firstQuestions is, for every tool tools/list names, its first question at a worst shape
@@ -75,7 +78,6 @@ var firstQuestions = map[string]func(w scannedShape) map[string]any{
 	"fleet_summary":  ifFleet(map[string]any{}),
 	"fleet_findings": ifFleet(map[string]any{}),
 	"dry_run_bundle": ifFleet(map[string]any{"bundle": worstCandidate}),
-	// Written against i35-explain's inputs before it merged: check them when it does.
 	"explain_finding": func(w scannedShape) map[string]any {
 		f := w.mostObjects()
 		return map[string]any{"scan": w.scan.Scan, "target": f.Target, "key": f.Key}
@@ -224,7 +226,7 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 				}
 				if a := ask(w); a != nil {
 					callWire[map[string]any](t, cs, wire, name, a)
-					t.Logf("%s: %d bytes", name, wire.last())
+					t.Logf("%s %.100v: %d bytes", name, a, wire.last())
 				}
 			}
 		})
@@ -607,19 +609,19 @@ const (
 )
 
 // hostilePack is a custom pack at its worst for an answer's size: every finding's title is
-// 10 KB, its key holds 400 bytes of it, and it names 1,000 objects; every other title is
-// markup, whose every character JSON escapes (< as \u003c in the answer, \\u003c in the text
-// beside it), so a string cut to a number of bytes would take several times that. The rule
-// is what a user's --policy may hold.
+// 10 KB and it names 1,000 objects; half the titles are markup, whose every character JSON
+// escapes (< as \u003c in the answer, \\u003c in the text beside it), so a string cut to a
+// number of bytes would take several times that; half the keys hold 400 bytes of the title.
+// The rule is what a user's --policy may hold.
 var hostilePack = fmt.Sprintf(`package upgradescope.custom.hostile
 
 findings contains f if {
 	some t in input.targets
 	some i in numbers.range(1, %d)
-	unit := ["0123456789", "<\"&>\\<\"&>\\"][i %% 2]
+	unit := ["0123456789", "<\"&>\\<\"&>\\", "<\"&>\\<\"&>\\", "0123456789"][i %% 4]
 	title := concat("", [sprintf("%%d ", [i]), concat("", [s | some _ in numbers.range(1, 1024); s := unit])])
 	f := {
-		"key": sprintf("hostile/finding-%%03d %%s", [i, substring(title, 0, 400)]),
+		"key": [sprintf("hostile/finding-%%03d", [i]), sprintf("hostile/finding-%%03d %%s", [i, substring(title, 0, 400)])][i %% 2],
 		"category": "hostile",
 		"severity": "blocker",
 		"target": t,
