@@ -206,8 +206,9 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 			for k, v := range source {
 				args[k] = v
 			}
+			start := time.Now()
 			scan := callWire[mcpserver.ScanAnswer](t, cs, wire, "scan", args)
-			t.Logf("scan: %d bytes, %d findings", wire.last(), scan.Findings)
+			t.Logf("scan: %d bytes, %d findings (%s)", wire.last(), scan.Findings, time.Since(start).Round(time.Millisecond))
 
 			lines := readEveryPage(t, cs, wire, scan)
 			sameFindings(t, lines, sh.want(t, root, eng, sh.targets))
@@ -225,8 +226,9 @@ func TestEveryToolsFirstAnswerFitsAtTheWorstShapes(t *testing.T) {
 					continue
 				}
 				if a := ask(w); a != nil {
+					start := time.Now()
 					callWire[map[string]any](t, cs, wire, name, a)
-					t.Logf("%s %.100v: %d bytes", name, a, wire.last())
+					t.Logf("%s %.100v: %d bytes (%s)", name, a, wire.last(), time.Since(start).Round(time.Millisecond))
 				}
 			}
 		})
