@@ -403,11 +403,12 @@ func corpusShape(shape corpus.Shape) worstShape {
 }
 
 // corpusObjectsEnv sets the size of the manifest corpora; make bench sets it to 100000,
-// the bound. Generating and scanning both corpora at 100k takes 10 s on two shared
-// cores, so make test scans 5,000 objects: the same shapes and the same findings (32 and
-// 36 at four targets from 2,000 objects to 100,000: the corpora hold the same judged APIs
-// and add-ons at every size, with more objects each), answers a few bytes shorter (the
-// counts of objects have fewer digits).
+// the bound. Both corpora at 100k take 37 s on two shared cores (generated, scanned,
+// judged again, and asked every tool's question: explain_finding plans fix over the whole
+// corpus, plan_upgrade scans it again), so make test scans 5,000 objects (3.6 s): the same
+// shapes and the same findings (32 and 36 at four targets from 2,000 objects to 100,000:
+// the corpora hold the same judged APIs and add-ons at every size, with more objects each),
+// answers a few bytes shorter (the counts of objects have fewer digits).
 const corpusObjectsEnv = "UPGRADESCOPE_MCP_CORPUS_OBJECTS"
 
 func corpusObjects(t testing.TB) int {
