@@ -589,8 +589,9 @@ func TestMCPAppliesTheSuppressionsAtItsRootAndNoneFromTheWorkingDirectory(t *tes
 
 	// A root without one applies none, though the working directory holds one.
 	bare := startStdio(t, &stderr, "--root", manifests, "--no-cluster")
-	bare.call(t, "scan", map[string]any{"path": ".", "targets": []string{"1.37"}}, &a)
-	if a.Suppressions != "" || a.Targets[0].Suppressed != 0 {
-		t.Errorf("with no suppression file at --root: suppressions %q, %d suppressed; want none", a.Suppressions, a.Targets[0].Suppressed)
+	var b mcpserver.ScanAnswer
+	bare.call(t, "scan", map[string]any{"path": ".", "targets": []string{"1.37"}}, &b)
+	if b.Suppressions != "" || b.Targets[0].Suppressed != 0 {
+		t.Errorf("with no suppression file at --root: suppressions %q, %d suppressed; want none", b.Suppressions, b.Targets[0].Suppressed)
 	}
 }
