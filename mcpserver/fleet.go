@@ -14,7 +14,6 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/api"
 	"github.com/upgradescope/upgradescope/fleet/client"
 	"github.com/upgradescope/upgradescope/inventory"
-	"github.com/upgradescope/upgradescope/report"
 )
 
 // The fleet tools read a fleet server through its API (fleet/client) with the read token
@@ -146,6 +145,7 @@ type ClusterLine struct {
 	Standing   string   `json:"standing" jsonschema:"blocked, unknown (something could not be assessed), not-evaluated, ready or already-there"`
 	Blockers   int      `json:"blockers,omitempty"`
 	TopBlocker string   `json:"topBlocker,omitempty" jsonschema:"the title of its blocker naming the most objects"`
+	Cause      string   `json:"cause,omitempty" jsonschema:"for an unknown verdict, what was not assessed"`
 	Teams      []string `json:"teams,omitempty" jsonschema:"the teams owning its blockers; (unattributed) when some blocker is no team's"`
 	Stale      bool     `json:"stale,omitempty" jsonschema:"its agent has not pushed lately"`
 	Outdated   bool     `json:"outdated,omitempty" jsonschema:"its evaluation is not its judgement now (other bundles, or an older snapshot)"`
@@ -179,11 +179,7 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 	if err != nil {
 		return FleetSummary{}, fmt.Errorf("read the fleet: %w", err)
 	}
-	ff, err := fc.FleetFindings(ctx, client.FindingsQuery{Target: target, Severity: report.SeverityBlocker})
-	if err != nil {
-		return FleetSummary{}, fmt.Errorf("read the fleet's blockers: %w", err)
-	}
-	all := clusterLines(f.Clusters, blockersOf(ff.Findings))
+	all := clusterLines(f.Clusters)
 	a := FleetSummary{Source: fleetAt(target), JudgedWith: serverBundles(f.Bundles), Counts: f.Counts,
 		Pending: f.Reevaluation.Pending, From: min(at, len(all))}
 	rest := all[a.From:]
@@ -202,71 +198,26 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 	return a, nil
 }
 
-// clusterLines are the fleet's rows where the server counts them, one line each, those who must act first.
-func clusterLines(rows []api.FleetRow, blockers map[string]*clusterBlockers) []ClusterLine {
+// clusterLines are the fleet's rows where the server counts them (each row's standing, as
+// the fleet page shows it), one line each, those who must act first.
+func clusterLines(rows []api.FleetRow) []ClusterLine {
 	out := make([]ClusterLine, 0, len(rows))
 	for _, row := range rows {
 		st := row.Standing
-		l := ClusterLine{Name: clip(row.Name, maxLine), Version: clip(row.ServerVersion, 40), Target: st.Target, Standing: st.Status, Stale: row.Stale}
+		l := ClusterLine{Name: clip(row.Name, maxLine), Version: clip(row.ServerVersion, 40), Target: st.Target, Standing: st.Status,
+			Blockers: st.Blockers, Cause: clip(st.Cause, maxLine), Stale: row.Stale}
 		if cell := row.Cells[st.Target]; cell != nil {
-			l.Blockers, l.Outdated = cell.Blockers, cell.Outdated
+			l.Outdated = cell.Outdated
 		}
-		if b := blockers[row.Name]; b != nil && st.Status == api.StandingBlocked {
-			l.TopBlocker, l.Teams = clip(b.top.Title, maxLine), shownTeams(b.teams())
+		if st.TopBlocker != nil {
+			l.TopBlocker = clip(st.TopBlocker.Title, maxLine)
+		}
+		if st.Status == api.StandingBlocked {
+			l.Teams = shownTeams(st.Teams)
 		}
 		out = append(out, l)
 	}
 	slices.SortStableFunc(out, func(a, b ClusterLine) int { return cmp.Compare(standingOrder[a.Standing], standingOrder[b.Standing]) })
-	return out
-}
-
-// clusterBlockers are one cluster's blockers as the fleet's findings name them.
-type clusterBlockers struct {
-	top     blockerOn
-	owners  []string
-	unowned bool
-}
-
-// blockerOn is one blocker on one cluster.
-type blockerOn struct {
-	Key, Title string
-	Objects    int
-}
-
-// blockersOf gathers each cluster's blockers from the fleet's findings: its top blocker
-// ranked as the fleet page ranks a cluster's (most objects, then key) and the teams owning
-// them.
-func blockersOf(findings []api.FleetFinding) map[string]*clusterBlockers {
-	out := map[string]*clusterBlockers{}
-	for _, f := range findings {
-		for _, c := range f.Clusters {
-			if c.Severity != report.SeverityBlocker {
-				continue
-			}
-			b := out[c.Name]
-			on := blockerOn{Key: f.Key, Title: f.Title, Objects: c.Objects}
-			if b == nil {
-				b = &clusterBlockers{top: on}
-				out[c.Name] = b
-			} else if cmp.Or(cmp.Compare(on.Objects, b.top.Objects), strings.Compare(b.top.Key, on.Key)) > 0 {
-				b.top = on
-			}
-			b.owners = append(b.owners, c.Teams...)
-			b.unowned = b.unowned || len(c.Teams) == 0
-		}
-	}
-	return out
-}
-
-// teams are the teams owning the cluster's blockers, sorted, then report.Unattributed when
-// a blocker is no team's: who must act, named teams first.
-func (b *clusterBlockers) teams() []string {
-	out := slices.Clone(b.owners)
-	slices.Sort(out)
-	out = slices.Compact(slices.DeleteFunc(out, func(t string) bool { return t == report.Unattributed }))
-	if b.unowned {
-		out = append(out, report.Unattributed)
-	}
 	return out
 }
 

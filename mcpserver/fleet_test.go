@@ -64,6 +64,12 @@ type fleet struct {
 // a read and an ingest token and dry runs on, holding fleetClusters.
 func startFleet(t *testing.T) fleet {
 	t.Helper()
+	return startFleetOf(t, fleetClusters)
+}
+
+// startFleetOf is startFleet holding clusters (name → scenario) instead.
+func startFleetOf(t *testing.T, clusters map[string]string) fleet {
+	t.Helper()
 	eng := builtinEngine(t)
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "fleet.db"))
 	if err != nil {
@@ -86,7 +92,7 @@ func startFleet(t *testing.T) fleet {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	for name, scenario := range fleetClusters {
+	for name, scenario := range clusters {
 		agent, err := push.New(push.Options{URL: hs.URL, Token: func() (string, error) { return fleetIngestToken, nil },
 			ClusterName: name, AgentVersion: "test", KBVersion: "kb-test"})
 		if err != nil {

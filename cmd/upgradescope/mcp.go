@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -15,10 +16,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/config"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/loopback"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/mcpserver"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // mcpFlags are upgradescope mcp's flags: what the tools may read, fixed at start.
@@ -158,7 +161,7 @@ func (f *mcpFlags) config(ctx context.Context, s streams) (mcpserver.Config, err
 	if err != nil {
 		return mcpserver.Config{}, withLimitFlag(err)
 	}
-	rules, source, err := jf.ignoreRules(f.root)
+	rules, source, err := f.suppressions()
 	if err != nil {
 		return mcpserver.Config{}, err
 	}
@@ -206,6 +209,24 @@ func (f *mcpFlags) cluster(s streams, eng *engine.Engine, clock func() time.Time
 		return doc, err
 	}
 	return collect, live.context, nil
+}
+
+// suppressions loads --config, else the .upgradescope.yaml at --root, once, at start. Unlike
+// scan it does not look in the working directory, which may lie outside --root.
+func (f *mcpFlags) suppressions() ([]report.IgnoreRule, string, error) {
+	path := f.configPath
+	if path == "" {
+		p, ok := config.Discover(f.root)
+		if !ok {
+			return nil, "", nil
+		}
+		path = p
+	}
+	c, err := config.Load(filepath.Clean(path))
+	if err != nil {
+		return nil, "", err
+	}
+	return c.Ignore, c.Path, nil
 }
 
 // serveMCP listens on addr and serves h until ctx ends, then drains for up to 10 s.

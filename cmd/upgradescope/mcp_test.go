@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -558,4 +559,39 @@ func TestMCPScansTheContextFixedAtStart(t *testing.T) {
 		return
 	}
 	t.Skip("the shared server changed during every attempt")
+}
+
+// Suppressions are read once, at start: --config, else the .upgradescope.yaml at --root,
+// never one in the working directory (which may lie outside --root). The scan's answer
+// names the file and counts what it suppressed, as scan --config does.
+func TestMCPAppliesTheSuppressionsAtItsRootAndNoneFromTheWorkingDirectory(t *testing.T) {
+	root := t.TempDir()
+	manifests := filepath.Join(root, "manifests")
+	if err := os.CopyFS(manifests, os.DirFS("../../examples/manifests")); err != nil {
+		t.Fatal(err)
+	}
+	atRoot := write(t, root, ".upgradescope.yaml", "ignore:\n  - key: removed-api/extensions/v1beta1/Ingress\n    reason: retired in Q1\n")
+	cwd := t.TempDir()
+	write(t, cwd, ".upgradescope.yaml", "ignore:\n  - category: eol-addon\n    reason: not ours\n")
+	t.Chdir(cwd)
+
+	var stderr syncbuf.Buffer
+	m := startStdio(t, &stderr, "--root", root, "--no-cluster")
+	var a mcpserver.ScanAnswer
+	m.call(t, "scan", map[string]any{"path": "manifests", "targets": []string{"1.37"}}, &a)
+	rep := cliReport(t, "scan", "--files", manifests, "--config", atRoot, "--target", "1.37")
+	tr := rep.Targets[0]
+	if a.Suppressions != atRoot || a.Targets[0].Suppressed != tr.SuppressedCount || tr.SuppressedCount != 1 ||
+		a.Targets[0].Blockers != tr.Blockers || a.Targets[0].Verdict != tr.Verdict {
+		t.Errorf("answered suppressions %q, %+v; scan --config %s suppressed %d, %d blockers, %s",
+			a.Suppressions, a.Targets[0], atRoot, tr.SuppressedCount, tr.Blockers, tr.Verdict)
+	}
+
+	// A root without one applies none, though the working directory holds one.
+	bare := startStdio(t, &stderr, "--root", manifests, "--no-cluster")
+	var b mcpserver.ScanAnswer
+	bare.call(t, "scan", map[string]any{"path": ".", "targets": []string{"1.37"}}, &b)
+	if b.Suppressions != "" || b.Targets[0].Suppressed != 0 {
+		t.Errorf("with no suppression file at --root: suppressions %q, %d suppressed; want none", b.Suppressions, b.Targets[0].Suppressed)
+	}
 }

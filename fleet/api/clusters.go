@@ -105,12 +105,25 @@ const (
 	StandingNotEvaluated = "not-evaluated"
 )
 
-// Standing is one cluster at the counts' target: Status is one of the Standing constants,
-// Target the minor judged (the one asked for, or the cluster's next minor; "" when its
-// version is unknown).
+// Standing is one cluster at the counts' target, as the fleet page shows it: Status is one
+// of the Standing constants, Target the minor judged (the one asked for, or the cluster's
+// next minor; "" when its version is unknown). Blockers, TopBlocker (the highest-ranked:
+// most objects, then key) and Teams (who owns the blockers, "(unattributed)" last; with
+// none, the teams with namespaces in the cluster) come from its evaluation there; Cause says
+// briefly, for an unknown verdict, what was not assessed ("60 probes of kb").
 type Standing struct {
-	Target string `json:"target"`
-	Status string `json:"status"`
+	Target     string      `json:"target"`
+	Status     string      `json:"status"`
+	Blockers   int         `json:"blockers"`
+	TopBlocker *FindingRef `json:"topBlocker,omitempty"`
+	Teams      []string    `json:"teams,omitempty"`
+	Cause      string      `json:"cause,omitempty"`
+}
+
+// FindingRef names a finding by key and title.
+type FindingRef struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
 }
 
 // FleetCounts counts every cluster a reader sees at one target in exactly one of five

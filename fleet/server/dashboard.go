@@ -104,22 +104,19 @@ func (h *dashboardHandler) fleet(r *http.Request, sc scope) ([]byte, error) {
 	return web.RenderFleet(f), nil
 }
 
-// dashStanding is a standing as the fleet page shows it: the verdict's score, its blockers,
-// the top one and the teams that own them (with none, the teams with namespaces in the
-// cluster), and for an unknown verdict its cause.
-func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standing {
-	out := web.Standing{Target: s.target, Status: s.status}
-	if s.status == standNotEvaluated {
-		out.Status = web.StatusNone
-	}
+// standingOf is where s puts its cluster, as GET /api/v1/fleet's rows and the fleet page
+// say it: its blockers, the top one and the teams that own them (with none, the teams with
+// namespaces in the cluster), and for an unknown verdict its cause. v must hold its
+// summaries (withSummaries).
+func (fr *fleetReads) standingOf(v fleetView, s standing, sc scope) api.Standing {
+	out := api.Standing{Target: s.target, Status: s.status}
 	if s.cell == nil {
 		return out
 	}
-	sum := fr.summary(s.cluster, *s.cell)
-	out.Score, out.Outdated, out.Blockers = sum.Score, sum.Outdated, s.cell.Blockers
+	out.Blockers = s.cell.Blockers
 	es := v.summary(*s.cell)
 	if top := es.top(); top != nil {
-		out.Top = web.TopFinding{Key: top.Key, Title: top.Title}
+		out.TopBlocker = &api.FindingRef{Key: top.Key, Title: top.Title}
 	}
 	if es != nil && s.status == standUnknown {
 		out.Cause = es.cause
@@ -136,6 +133,24 @@ func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standi
 		}
 	}
 	out.Teams = ownerOrder(out.Teams)
+	return out
+}
+
+// dashStanding is a standing as the fleet page shows it: standingOf with the verdict's
+// score.
+func (fr *fleetReads) dashStanding(v fleetView, s standing, sc scope) web.Standing {
+	a := fr.standingOf(v, s, sc)
+	out := web.Standing{Target: a.Target, Status: a.Status, Blockers: a.Blockers, Cause: a.Cause, Teams: a.Teams}
+	if out.Status == standNotEvaluated {
+		out.Status = web.StatusNone
+	}
+	if a.TopBlocker != nil {
+		out.Top = web.TopFinding{Key: a.TopBlocker.Key, Title: a.TopBlocker.Title}
+	}
+	if s.cell != nil {
+		sum := fr.summary(s.cluster, *s.cell)
+		out.Score, out.Outdated = sum.Score, sum.Outdated
+	}
 	return out
 }
 

@@ -25,7 +25,8 @@ type fleetHandler struct {
 
 // matrix is GET /api/v1/fleet: clusters × targets from stored evaluations only, a null
 // cell where there is none or the cluster already runs the target, and every cluster
-// counted where it stands at ?target= (each cluster's next minor when absent).
+// counted where it stands at ?target= (each cluster's next minor when absent), its row
+// saying where and why as the fleet page does (standingOf).
 func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) error {
 	asked, err := fleetTargets(r.URL.Query().Get("targets"))
 	if err != nil {
@@ -39,6 +40,9 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	if err != nil {
 		return err
 	}
+	if err := h.reads.withSummaries(r.Context(), &v); err != nil {
+		return err
+	}
 	targets := asked
 	if targets == nil {
 		targets = h.plan.columns(v.clusters)
@@ -47,8 +51,7 @@ func (h *fleetHandler) matrix(w http.ResponseWriter, r *http.Request, sc scope) 
 	parsed := parseMinors(targets)
 	for _, c := range byName(v.clusters) {
 		row := h.reads.fleetRow(c, v.cells[c.ID], targets, parsed)
-		st := standAt(c, v.cells[c.ID], at)
-		row.Standing = api.Standing{Target: st.target, Status: st.status}
+		row.Standing = h.reads.standingOf(v, standAt(c, v.cells[c.ID], at), sc)
 		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, api.Fleet{Targets: targets, GeneratedAt: h.now().UTC(), Clusters: rows,
