@@ -117,13 +117,24 @@ func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
 	var found []report.Finding
 	for _, t := range sc.rep.Targets {
 		targets = append(targets, t.Target)
+		// A key as a line shows it, clipped, names its finding too: an assistant passes on
+		// what it was shown.
+		var at []report.Finding
 		for _, f := range slices.Concat(t.Findings, t.Suppressed) {
 			keys = append(keys, f.Key)
 			if f.Key == q.Key {
-				found = append(found, f)
+				at = []report.Finding{f}
 				break
 			}
+			if clip(f.Key, maxLine) == q.Key {
+				at = append(at, f)
+			}
 		}
+		if len(at) > 1 {
+			return report.Finding{}, fmt.Errorf("key %q was cut short and names %d findings at %s: their keys differ past the %d bytes an answer shows",
+				clip(q.Key, maxLine), len(at), t.Target, maxLine)
+		}
+		found = append(found, at...)
 	}
 	if len(found) == 0 {
 		slices.Sort(keys)

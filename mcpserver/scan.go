@@ -232,12 +232,15 @@ func summarize(t report.TargetResult) TargetSummary {
 	if t.Verdict != report.VerdictUnknown {
 		ts.Score = new(t.Score)
 	}
-	for i, g := range t.NotAssessed {
-		if !g.Required {
-			continue
+	var required []report.Gap
+	for _, g := range t.NotAssessed {
+		if g.Required {
+			required = append(required, g)
 		}
+	}
+	for i, g := range required {
 		if i == 3 {
-			ts.NotAssessed = append(ts.NotAssessed, fmt.Sprintf("and %d more (list_findings)", len(t.NotAssessed)-i))
+			ts.NotAssessed = append(ts.NotAssessed, fmt.Sprintf("and %d more", len(required)-i))
 			break
 		}
 		ts.NotAssessed = append(ts.NotAssessed, clip(g.Capability+": "+g.Reason, maxLine))

@@ -58,12 +58,11 @@ type scannedShape struct {
 	fleet bool
 }
 
-// mostObjects is the finding with the most objects, the worst for a tool that lists them,
-// among those whose key a line shows whole: explain_finding does not find a finding by a
-// key cut short (the custom pack's 400-byte keys), a limit of its own.
+// mostObjects is the finding with the most objects, the worst for a tool that lists them;
+// its key as the line shows it, cut short or not (the custom pack's 400-byte keys), is what
+// explain_finding is asked about.
 func (w scannedShape) mostObjects() mcpserver.FindingLine {
-	whole := slices.DeleteFunc(slices.Clone(w.lines), func(l mcpserver.FindingLine) bool { return clipped(l.Key) })
-	return slices.MaxFunc(whole, func(a, b mcpserver.FindingLine) int { return a.Objects - b.Objects })
+	return slices.MaxFunc(w.lines, func(a, b mcpserver.FindingLine) int { return a.Objects - b.Objects })
 }
 
 // firstQuestions is, for every tool tools/list names, its first question at a worst shape
