@@ -69,6 +69,21 @@ type LimitError struct {
 	Input *LargeInput
 }
 
+// WithLimitFlag adds to err, when it is an evaluation stopped at a bound, the flag that
+// raises that bound: every command that evaluates (scan, eval, agent, serve, mcp) takes the
+// same two, --policy-timeout and --policy-memory. Any other error is returned as it is.
+func WithLimitFlag(err error) error {
+	var le *LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	flag := "--policy-timeout"
+	if le.Limit == LimitMemory {
+		flag = "--policy-memory"
+	}
+	return fmt.Errorf("%w (%s)", err, flag)
+}
+
 func (e *LimitError) Error() string {
 	who := "built-in rules"
 	if e.Pack != "" {

@@ -41,25 +41,10 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (O
 		}
 		out, err := h(ctx, in)
 		if err != nil {
-			return nil, zero, errors.New(clip(withLimitFlag(err).Error(), MaxAnswer/2))
+			return nil, zero, errors.New(clip(engine.WithLimitFlag(err).Error(), MaxAnswer/2))
 		}
 		return nil, out, nil
 	})
-}
-
-// withLimitFlag names the flag that raises the bound a policy evaluation crossed, as the
-// CLI's errors do (cmd/upgradescope withLimitFlag): the assistant can tell the user what to
-// change.
-func withLimitFlag(err error) error {
-	var le *engine.LimitError
-	if !errors.As(err, &le) {
-		return err
-	}
-	flag := "--policy-timeout"
-	if le.Limit == engine.LimitMemory {
-		flag = "--policy-memory"
-	}
-	return fmt.Errorf("%w (%s)", err, flag)
 }
 
 // answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.

@@ -26,6 +26,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/mcpserver"
 )
 
@@ -70,7 +71,17 @@ func startFleet(t *testing.T) fleet {
 // startFleetOf is startFleet holding clusters (name → scenario) instead.
 func startFleetOf(t *testing.T, clusters map[string]string) fleet {
 	t.Helper()
-	eng := builtinEngine(t)
+	f := serveFleet(t, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	for name, scenario := range clusters {
+		f.push(t, name, probetest.Scenario(t, repoRoot(t), scenario, builtinEngine(t).Observe().Probes))
+	}
+	return f
+}
+
+// serveFleet starts an empty fleet server on loopback at the clock now, judging at 1.37
+// besides each cluster's next minor, with the read and ingest tokens and dry runs on.
+func serveFleet(t *testing.T, now time.Time) fleet {
+	t.Helper()
 	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "fleet.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -81,28 +92,31 @@ func startFleetOf(t *testing.T, clusters map[string]string) fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Engine: eng, HostCheck: true, ReadToken: fleetReadToken,
+	srv, err := server.New(server.Config{Store: st, Engine: builtinEngine(t), HostCheck: true, ReadToken: fleetReadToken,
 		IngestToken: fleetIngestToken, Targets: []string{"1.37"}, Verification: vc,
 		WithCandidate: func(ctx context.Context, c *bundles.Fetched) (*engine.Engine, error) {
 			return engine.New(ctx, engine.WithBundle(c.Source, c.Bundle, c.Signature))
 		},
-		Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }})
+		Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	for name, scenario := range clusters {
-		agent, err := push.New(push.Options{URL: hs.URL, Token: func() (string, error) { return fleetIngestToken, nil },
-			ClusterName: name, AgentVersion: "test", KBVersion: "kb-test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res, err := agent.Offer(t.Context(), probetest.Scenario(t, repoRoot(t), scenario, eng.Observe().Probes)); res != push.Delivered {
-			t.Fatalf("push %s: %s: %v", name, res, err)
-		}
-	}
 	return fleet{url: hs.URL, store: st, privateKey: private}
+}
+
+// push delivers doc as cluster name, as an agent pushes it.
+func (f fleet) push(t *testing.T, name string, doc *inventory.Document) {
+	t.Helper()
+	agent, err := push.New(push.Options{URL: f.url, Token: func() (string, error) { return fleetIngestToken, nil },
+		ClusterName: name, AgentVersion: "test", KBVersion: "kb-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := agent.Offer(t.Context(), doc); res != push.Delivered {
+		t.Fatalf("push %s: %s: %v", name, res, err)
+	}
 }
 
 // mintRead stores a read token scoped to teams, as tokens create --read does.

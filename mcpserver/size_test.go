@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,15 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/upgradescope/upgradescope/bundles"
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/fleet/client"
-	"github.com/upgradescope/upgradescope/fleet/push"
-	"github.com/upgradescope/upgradescope/fleet/server"
-	"github.com/upgradescope/upgradescope/fleet/server/store"
 	"github.com/upgradescope/upgradescope/hack/corpus"
-	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/mcpserver"
 	"github.com/upgradescope/upgradescope/report"
@@ -439,45 +433,16 @@ const worstCandidate = "candidate.tar.gz"
 // for it under root, and answers the config edit that reads the fleet with the read token.
 func worstFleet(t *testing.T, root string) func(*mcpserver.Config) {
 	t.Helper()
-	eng := builtinEngine(t)
-	st, err := store.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "fleet.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	private, public := bundletest.Keys(t, t.TempDir())
-	vc, err := bundles.VerificationFromFile(public, "RS256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Engine: eng, HostCheck: true, ReadToken: fleetReadToken,
-		IngestToken: fleetIngestToken, Targets: []string{"1.37"}, Verification: vc,
-		WithCandidate: func(ctx context.Context, c *bundles.Fetched) (*engine.Engine, error) {
-			return engine.New(ctx, engine.WithBundle(c.Source, c.Bundle, c.Signature))
-		},
-		Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	f := serveFleet(t, now)
 	doc, err := inventory.ReadFile(filepath.Join(root, "cluster.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 4 {
-		name := fmt.Sprintf("eu-west-1-payments-settlement-production-blue-green-cluster-%03d", i)
-		agent, err := push.New(push.Options{URL: hs.URL, Token: func() (string, error) { return fleetIngestToken, nil },
-			ClusterName: name, AgentVersion: "test", KBVersion: "kb-test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res, err := agent.Offer(t.Context(), doc); res != push.Delivered {
-			t.Fatalf("push %s: %s: %v", name, res, err)
-		}
+		f.push(t, fmt.Sprintf("eu-west-1-payments-settlement-production-blue-green-cluster-%03d", i), doc)
 	}
-	writeCandidate(t, root, worstCandidate, private)
-	fc, err := client.New(hs.URL, client.WithToken(fleetReadToken))
+	writeCandidate(t, root, worstCandidate, f.privateKey)
+	fc, err := client.New(f.url, client.WithToken(fleetReadToken))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -48,17 +47,7 @@ func (l *limitFlags) engineOption() (engine.Option, error) {
 }
 
 // withLimitFlag names the flag that raises the bound an evaluation crossed.
-func withLimitFlag(err error) error {
-	var le *engine.LimitError
-	if !errors.As(err, &le) {
-		return err
-	}
-	flag := "--policy-timeout"
-	if le.Limit == engine.LimitMemory {
-		flag = "--policy-memory"
-	}
-	return fmt.Errorf("%w (%s)", err, flag)
-}
+func withLimitFlag(err error) error { return engine.WithLimitFlag(err) }
 
 // register adds the flags to cmd. The key flags are spelled as OPA spells them (opa run, opa
 // build) and as bundle sign and verify spell them: --verification-key, --signing-alg.
