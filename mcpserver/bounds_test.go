@@ -137,3 +137,37 @@ func TestEveryPageFitsWithTheLongestVersion(t *testing.T) {
 		})
 	}
 }
+
+// A refusal is bounded like an answer, whoever refuses: the SDK's schema check quotes the
+// input it refuses, and a 200 KB argument must not come back as a 200 KB answer.
+func TestARefusalOfAHugeInputStaysWithinTheBound(t *testing.T) {
+	huge := strings.Repeat("x", 200<<10)
+	for _, tr := range transports {
+		cs := connect(t, newServer(t, t.TempDir()), tr)
+		for _, tc := range []struct {
+			name string
+			tool string
+			args map[string]any
+		}{
+			{"an unknown argument named by 200 KB", "scan", map[string]any{"path": "m", "targets": []string{"1.37"}, huge: 1}},
+			{"a target list that is a 200 KB string", "scan", map[string]any{"path": "m", "targets": huge}},
+			{"a path that is 200 KB", "scan", map[string]any{"path": huge, "targets": []string{"1.37"}}},
+			{"a severity that is 200 KB", "list_findings", map[string]any{"severity": huge}},
+			{"a query that is an object", "registry_lookup", map[string]any{"query": map[string]any{huge: huge}}},
+		} {
+			t.Run(string(tr)+": "+tc.name, func(t *testing.T) {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					if len(err.Error()) > mcpserver.MaxAnswer {
+						t.Errorf("a protocol error of %d bytes", len(err.Error()))
+					}
+					return
+				}
+				raw, _ := json.Marshal(res)
+				if !res.IsError || len(raw) > mcpserver.MaxAnswer {
+					t.Errorf("answer of %d bytes (error %v), want a refusal within %d", len(raw), res.IsError, mcpserver.MaxAnswer)
+				}
+			})
+		}
+	}
+}

@@ -86,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(cfg.Version, maxVersion)},
 		&mcp.ServerOptions{Instructions: instructions})
+	s.mcp.AddReceivingMiddleware(boundErrors)
 	s.register()
 	return s, nil
 }
