@@ -93,6 +93,10 @@ func (f *mcpFlags) run(ctx context.Context, s streams) error {
 	if err != nil {
 		return err
 	}
+	if token == "" && f.httpToken.file != "" {
+		// An unmounted Secret must not turn the check off.
+		return fmt.Errorf("--http-token-file %s holds no token", f.httpToken.file)
+	}
 	if addr != "" && !loopback.Is(addr) && token == "" {
 		return fmt.Errorf("--http %s is reachable from other machines: pass --http-token-file with a bearer token", f.http)
 	}

@@ -35,6 +35,7 @@ const mcpNow = "2026-12-01T12:00:00Z"
 // naming the flag to change, and never a listening line.
 func TestMCPRefusesBadFlagsAtStart(t *testing.T) {
 	t.Setenv("UPGRADESCOPE_MCP_TOKEN", "")
+	empty := write(t, t.TempDir(), "empty.token", "\n")
 	tests := []struct {
 		name string
 		args []string
@@ -45,6 +46,7 @@ func TestMCPRefusesBadFlagsAtStart(t *testing.T) {
 		{"an empty host with a port is every interface, not loopback", []string{"--http", "[::]:8765"}, []string{"--allow-remote"}},
 		{"a remote address allowed but without a token", []string{"--http", "0.0.0.0:8765", "--allow-remote"}, []string{"reachable from other machines", "--http-token-file"}},
 		{"--allow-remote without --http", []string{"--allow-remote"}, []string{"--allow-remote applies to --http"}},
+		{"a token file that holds no token, as an unmounted Secret", []string{"--http", "0", "--http-token-file", empty}, []string{"--http-token-file " + empty + " holds no token"}},
 		{"an address that is no address", []string{"--http", "here"}, []string{`--http "here": want a port or HOST:PORT`}},
 		{"a port that is no number", []string{"--http", "127.0.0.1:http"}, []string{"the port must be a number"}},
 		{"a root that does not exist", []string{"--root", "/nonexistent/upgradescope"}, []string{"--root /nonexistent/upgradescope: no such directory"}},
