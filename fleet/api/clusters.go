@@ -151,6 +151,8 @@ type FleetFindings struct {
 	// Unreadable names the clusters whose stored report at the target could not be read:
 	// their findings are missing here, which the reader is told rather than left to guess.
 	Unreadable []string `json:"unreadable"`
+	// Bundles are the set the server judges with, read with the findings, as Fleet's.
+	Bundles []Bundle `json:"bundles"`
 }
 
 // FleetFinding is one finding key across the fleet: Severity is the worst any cluster has

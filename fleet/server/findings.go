@@ -181,6 +181,7 @@ func (h *fleetHandler) findings(w http.ResponseWriter, r *http.Request, sc scope
 
 // findings is the fleet's findings answer for the scope, q applied, before generatedAt.
 func (fr *fleetReads) findings(r *http.Request, sc scope, q findingsQuery) (api.FleetFindings, error) {
+	bundles := wireBundles(fr.policy.load().bundles)
 	v, err := fr.loadFleet(r.Context(), sc)
 	if err != nil {
 		return api.FleetFindings{}, err
@@ -191,7 +192,7 @@ func (fr *fleetReads) findings(r *http.Request, sc scope, q findingsQuery) (api.
 	ss := v.standings(q.Target)
 	findings, unreadable := fleetFindings(v, ss, q, sc)
 	return api.FleetFindings{Target: q.Target, Counts: countStandings(q.Target, ss), Findings: findings,
-		Unreadable: append([]string{}, unreadable...)}, nil
+		Unreadable: append([]string{}, unreadable...), Bundles: bundles}, nil
 }
 
 // findingsCSVHeader are the CSV's columns: one row per finding and cluster.

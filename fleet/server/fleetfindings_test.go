@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,20 @@ func TestTheFleetsFindingsListEachKeyOnceMostClustersBlockedFirst(t *testing.T) 
 	}
 	if f := fleetFindingsAt(t, ts, "target=1.35", "").Findings[0]; f.Title != "Ingress removed" || f.Severity != "blocker" || f.Category != "removed-api" {
 		t.Errorf("the first finding reads %q, %s, %s; want b-blocked's title (first by name) without its count, blocker, removed-api", f.Title, f.Severity, f.Category)
+	}
+}
+
+// The findings name the bundles they were judged with in the same answer, so a reader
+// does not pair them with another moment's GET /api/v1/fleet.
+func TestTheFleetsFindingsNameTheBundlesTheServerJudgesWith(t *testing.T) {
+	ts := standingFleet(t)
+	var fleet api.Fleet
+	if r := ts.get("/api/v1/fleet", ""); r.status != 200 || json.Unmarshal(r.body, &fleet) != nil {
+		t.Fatalf("GET /api/v1/fleet: %d %s", r.status, r.body)
+	}
+	got := fleetFindingsAt(t, ts, "target=1.35", "").Bundles
+	if len(got) == 0 || !slices.Equal(got, fleet.Bundles) {
+		t.Errorf("the findings' bundles %v, the fleet's %v", got, fleet.Bundles)
 	}
 }
 
