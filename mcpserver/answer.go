@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -32,7 +35,8 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 // answered to the assistant as a tool error it can read and act on.
 func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (Out, error)) {
 	t.Annotations = readOnly
-	mcp.AddTool(s.mcp, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		ctx = withSession(ctx, req.Session.ID())
 		var zero Out
 		select {
 		case s.slots <- struct{}{}:
@@ -206,6 +210,58 @@ func decodeCursor[Q any](s string) (Q, int, error) {
 		return c.Q, 0, fmt.Errorf("cursor %q: not one this server gave; pass the \"next\" of an answer unchanged", clip(s, 40))
 	}
 	return c.Q, c.At, nil
+}
+
+// pageOf is the page of items from from on, as many as fit in MaxAnswer (at least one,
+// when there is any): build makes the answer showing shown (never nil), with next the
+// cursor of the page after it, q and where that page starts, or "" at the end.
+func pageOf[T, Q, A any](items []T, from int, q Q, build func(shown []T, next string) A) A {
+	from = min(from, len(items))
+	rest := items[from:]
+	page := func(n int) A {
+		next := ""
+		if from+n < len(items) {
+			next = encodeCursor(q, from+n)
+		}
+		shown := rest[:n:n]
+		if shown == nil {
+			shown = []T{}
+		}
+		return build(shown, next)
+	}
+	return page(fit(rest, func(n int) any { return page(n) }))
+}
+
+// listState is a fingerprint of a list a paged answer pages, whole and in order: a cursor
+// of a list read anew for each page (the fleet's) carries it, so a page of a list that
+// changed in between is refused rather than skipping or repeating what moved. id is what
+// of an item counts.
+func listState[T any](items []T, id func(T) string) string {
+	h := fnv.New64a()
+	for _, it := range items {
+		_, _ = io.WriteString(h, id(it))
+		_, _ = h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// jsonOf is v as JSON, for listState to count every field of a line.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// firstFew is names as a line shows them: the first n, each clipped to width, and "+k"
+// counting the rest; nil when there are none.
+func firstFew(names []string, n, width int) []string {
+	var out []string
+	for i, name := range names {
+		if i == n {
+			return append(out, fmt.Sprintf("+%d", len(names)-n))
+		}
+		out = append(out, clip(name, width))
+	}
+	return out
 }
 
 // schemaFor is In's JSON schema, inferred as the SDK would, for a tool to narrow.

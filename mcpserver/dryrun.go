@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,9 +29,11 @@ const (
 	// dryRunSlack is how long past its budget the answer may take, as bundle dry-run
 	// --server waits: the upload, the clusters in flight when it ran out, the summary.
 	dryRunSlack = 2 * time.Minute
-	// maxDryRunsKept is how many dry runs a cursor can still page: a dry run judges the
-	// whole fleet, so paging never runs it again.
-	maxDryRunsKept = 4
+	// maxDryRunsKept is how many dry runs of a session a cursor can still page: a dry run
+	// judges the whole fleet, so paging never runs it again; maxDryRunsInAll bounds those
+	// of every session.
+	maxDryRunsKept  = 4
+	maxDryRunsInAll = 16
 )
 
 // DryRunInput is dry_run_bundle's input: a candidate, or the cursor of a previous page.
@@ -50,7 +51,7 @@ type DryRunAnswer struct {
 	Summary     DryRunCounts   `json:"summary"`
 	NewBlockers []string       `json:"newBlockers" jsonschema:"clusters gaining a blocker at some target, blocked before or not; past five, counted"`
 	Total       int            `json:"total" jsonschema:"changes in all"`
-	From        int            `json:"from" jsonschema:"index of the first change shown"`
+	First       int            `json:"first" jsonschema:"index of the first change shown"`
 	Changes     []DryRunChange `json:"changes" jsonschema:"clusters the candidate fails on or could not judge first, then those turning blocked, gaining a blocker, turning unknown, changing otherwise, turning ready"`
 	Next        string         `json:"next,omitempty" jsonschema:"cursor of the next page"`
 }
@@ -102,7 +103,7 @@ func (s *Server) dryRunBundle(ctx context.Context, in DryRunInput) (DryRunAnswer
 		if err != nil {
 			return DryRunAnswer{}, err
 		}
-		run, err := s.dryRuns.get(p.Run)
+		run, err := s.dryRuns.get(ctx, p.Run)
 		if err != nil {
 			return DryRunAnswer{}, err
 		}
@@ -127,11 +128,11 @@ func (s *Server) dryRunBundle(ctx context.Context, in DryRunInput) (DryRunAnswer
 		return DryRunAnswer{}, fmt.Errorf("read the fleet's bundles: %w", err)
 	}
 	run := &dryRun{head: DryRunAnswer{Candidate: clip(name, maxLine), JudgedWith: serverBundles(f.Bundles),
-		Summary: countsOf(summary), NewBlockers: shortNames(summary.NewBlockers)}, changes: changesOf(results)}
+		Summary: countsOf(summary), NewBlockers: firstFew(summary.NewBlockers, 5, maxLine)}, changes: changesOf(results)}
 	if run.head.NewBlockers == nil {
 		run.head.NewBlockers = []string{}
 	}
-	s.dryRuns.add(run)
+	s.dryRuns.add(ctx, run)
 	return run.page(0), nil
 }
 
@@ -191,9 +192,7 @@ func changesOf(results []outcome.Result) []DryRunChange {
 			if d.Before != nil {
 				c.From = d.Before.Verdict
 			}
-			for _, k := range firstThree(d.NewBlockers) {
-				c.NewBlockers = append(c.NewBlockers, clip(k, maxLine))
-			}
+			c.NewBlockers = firstFew(d.NewBlockers, 3, maxLine)
 			out = append(out, c)
 		}
 	}
@@ -230,53 +229,31 @@ type dryRun struct {
 	changes []DryRunChange
 }
 
+func (r *dryRun) keptAs(id string) { r.head.Run = id }
+
 // page is the answer holding the changes from at on, as many as fit.
 func (r *dryRun) page(at int) DryRunAnswer {
 	a := r.head
-	a.Total, a.From = len(r.changes), min(at, len(r.changes))
-	rest := r.changes[a.From:]
-	build := func(n int) DryRunAnswer {
+	a.Total, a.First = len(r.changes), min(at, len(r.changes))
+	return pageOf(r.changes, a.First, dryRunPage{Run: a.Run}, func(shown []DryRunChange, next string) DryRunAnswer {
 		b := a
-		b.Changes = rest[:n]
-		if a.From+n < len(r.changes) {
-			b.Next = encodeCursor(dryRunPage{Run: a.Run}, a.From+n)
-		}
+		b.Changes, b.Next = shown, next
 		return b
-	}
-	a = build(fit(rest, func(n int) any { return build(n) }))
-	if a.Changes == nil {
-		a.Changes = []DryRunChange{}
-	}
-	return a
+	})
 }
 
-// dryRuns keeps the last few dry runs of every session, by id, oldest dropped first.
-type dryRuns struct {
-	mu   sync.Mutex
-	next int
-	kept []*dryRun
-}
+// dryRuns keeps the last dry runs of every session by id.
+type dryRuns struct{ kept lastKept[*dryRun] }
 
-// add keeps r under a new id.
-func (d *dryRuns) add(r *dryRun) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.next++
-	r.head.Run = fmt.Sprintf("dry-run-%d", d.next)
-	d.kept = append(d.kept, r)
-	if len(d.kept) > maxDryRunsKept {
-		d.kept = d.kept[len(d.kept)-maxDryRunsKept:]
-	}
-}
+var dryRunsKept = keepBounds{prefix: "dry-run", perSession: maxDryRunsKept, all: maxDryRunsInAll}
 
-// get is the dry run id names.
-func (d *dryRuns) get(id string) (*dryRun, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, r := range d.kept {
-		if r.head.Run == id {
-			return r, nil
-		}
+// add keeps r for ctx's session under a new id.
+func (d *dryRuns) add(ctx context.Context, r *dryRun) { d.kept.add(ctx, r, dryRunsKept) }
+
+// get is the dry run of ctx's session id names.
+func (d *dryRuns) get(ctx context.Context, id string) (*dryRun, error) {
+	if r, ok := d.kept.get(ctx, id); ok && id != "" {
+		return r, nil
 	}
-	return nil, fmt.Errorf("dry run %q is not kept (the last %d are): run dry_run_bundle again", clip(id, 40), maxDryRunsKept)
+	return nil, fmt.Errorf("dry run %q is not kept in this session (its last %d are): run dry_run_bundle again", clip(id, 40), maxDryRunsKept)
 }

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,5 +108,24 @@ func TestDryRunBundleRefusesWhatTheServerWouldNotJudge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A dry run's pages are its session's: over --http another client naming the run in a
+// cursor is refused, while the session that ran it pages it.
+func TestADryRunIsPagedByItsOwnSessionOnly(t *testing.T) {
+	f := startFleet(t)
+	root := t.TempDir()
+	writeCandidate(t, root, "candidate.tar.gz", f.privateKey)
+	base := serveHTTP(t, f.mcpServer(t, root, fleetReadToken), mcpserver.HTTPOptions{})
+	mine, theirs := connectHTTP(t, base), connectHTTP(t, base)
+	a, _ := call[mcpserver.DryRunAnswer](t, mine, "dry_run_bundle", map[string]any{"bundle": "candidate.tar.gz"})
+	// A cursor naming the run, as an assistant of another session could write one.
+	cursor := base64.RawURLEncoding.EncodeToString([]byte(`{"q":{"run":"` + a.Run + `"},"at":0}`))
+	if page, _ := call[mcpserver.DryRunAnswer](t, mine, "dry_run_bundle", map[string]any{"cursor": cursor}); page.Run != a.Run || page.Total != a.Total {
+		t.Errorf("the session that ran %s pages %s of %d changes, want its own of %d", a.Run, page.Run, page.Total, a.Total)
+	}
+	if msg := callError(t, theirs, "dry_run_bundle", map[string]any{"cursor": cursor}); !strings.Contains(msg, "is not kept in this session (its last 4 are)") {
+		t.Errorf("another session paging %s: %q, want it refused", a.Run, msg)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -32,29 +33,19 @@ func (s *Server) fleet() (*client.Client, error) {
 	return s.cfg.Fleet, nil
 }
 
-// clusterReport is a fleet cluster's report at its next minor, read with the read token.
-func (s *Server) clusterReport(ctx context.Context, name string) (*scanned, error) {
-	return s.clusterReportAt(ctx, name, "")
-}
+// errFleetChanged answers a page of a fleet read whose list is not the first page's: the
+// fleet is read again for each page, and paging on would skip or repeat what moved.
+var errFleetChanged = errors.New("the fleet changed since the first page (a push or a re-evaluation): ask again without cursor")
 
-// reportAt is reportFor with a fleet cluster's report read at target ("" its next minor):
-// a scan holds every target it judged, a cluster's report only the one asked for.
-func (s *Server) reportAt(ctx context.Context, scan, cluster, target string) (*scanned, error) {
-	if cluster == "" || scan != "" {
-		return s.reportFor(ctx, scan, cluster)
-	}
-	return s.clusterReportAt(ctx, cluster, target)
-}
-
-// clusterReportAt is the report of the fleet cluster named name at target ("" its next
+// clusterReport is the report of the fleet cluster named name at target ("" its next
 // minor): the server's stored evaluation of its latest snapshot, or one it makes for the
 // read (a team-scoped token's always is, holding its teams' objects only).
-func (s *Server) clusterReportAt(ctx context.Context, name, target string) (*scanned, error) {
+func (s *Server) clusterReport(ctx context.Context, name, target string) (*scanned, error) {
 	fc, err := s.fleet()
 	if err != nil {
 		return nil, err
 	}
-	if target, err = fleetTarget(target); err != nil {
+	if target, err = targetInput(target); err != nil {
 		return nil, err
 	}
 	clusters, err := fc.Clusters(ctx)
@@ -66,10 +57,44 @@ func (s *Server) clusterReportAt(ctx context.Context, name, target string) (*sca
 		return nil, fmt.Errorf("no fleet cluster named %q that the read token sees: fleet_summary lists them", clip(name, maxLine))
 	}
 	r, err := fc.Report(ctx, clusters[i].ID, target)
+	var refused *client.Error
+	if errors.As(err, &refused) && refused.StatusCode == http.StatusUnprocessableEntity {
+		d, _ := fc.Cluster(ctx, clusters[i].ID) // for the targets to offer; without, none are
+		return nil, targetRefused(clusters[i], target, d)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read the report of fleet cluster %s: %w", clip(name, maxLine), err)
 	}
 	return &scanned{source: reportSource(r), rep: r.Report}, nil
+}
+
+// targetRefused says, in the tool's input, what target to give for cluster c, whose report
+// the server refused at target ("" its next minor): the server's own words name its query
+// parameter. d is the cluster's detail, for the targets the fleet judges it at; nil when
+// it could not be read.
+func targetRefused(c api.Cluster, target string, d *api.ClusterDetail) error {
+	current, err := inventory.ParseVersion(c.ServerVersion)
+	known := err == nil
+	why := "cannot be judged at " + target
+	switch {
+	case target == "":
+		why = "has no next minor: its agent reported no Kubernetes version"
+	case known:
+		why = fmt.Sprintf("runs %s: %s is no later minor", current.MinorString(), target)
+	}
+	var offered []string
+	if d != nil {
+		for _, t := range d.Targets {
+			if v, err := inventory.ParseVersion(t); err == nil && (!known || v.LaterMinor(current)) {
+				offered = append(offered, t)
+			}
+		}
+	}
+	give := `give the minor to judge it at, as "target": "1.NN"`
+	if len(offered) > 0 {
+		give = fmt.Sprintf(`give the minor to judge it at, e.g. "target": %q (the fleet judges it at %s)`, offered[0], strings.Join(offered, ", "))
+	}
+	return fmt.Errorf("fleet cluster %s %s; %s", clip(c.Name, maxLine), why, give)
 }
 
 // reportSource names a fleet report: the cluster, the snapshot, when it was judged, and
@@ -85,9 +110,8 @@ func reportSource(r *api.ClusterReport) string {
 	return s + ")"
 }
 
-// fleetTarget checks a target an assistant gave as the server reads one, "" each
-// cluster's next minor.
-func fleetTarget(t string) (string, error) {
+// targetInput is a target an assistant gave, as the minor it names; "" when none was.
+func targetInput(t string) (string, error) {
 	if t = strings.TrimSpace(t); t == "" {
 		return "", nil
 	}
@@ -125,6 +149,13 @@ type FleetSummaryInput struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next of a previous answer; the target travels in it"`
 }
 
+// fleetSummaryCursor is what fleet_summary's next carries: the target and the state of
+// the clusters paged.
+type fleetSummaryCursor struct {
+	Target string `json:"target,omitempty"`
+	State  string `json:"state"`
+}
+
 // FleetSummary is the fleet at one target: every cluster counted where it stands, then the
 // clusters one line each, those who must act first.
 type FleetSummary struct {
@@ -132,23 +163,24 @@ type FleetSummary struct {
 	JudgedWith []string        `json:"judgedWith" jsonschema:"the bundles and their revisions the server judges with"`
 	Counts     api.FleetCounts `json:"counts" jsonschema:"every cluster the read token sees, in exactly one of ready, blocked, unknown, alreadyThere and notEvaluated"`
 	Pending    int             `json:"reevaluationPending,omitempty" jsonschema:"clusters the server has not yet judged again with its current bundles"`
-	From       int             `json:"from" jsonschema:"index of the first cluster shown"`
+	First      int             `json:"first" jsonschema:"index of the first cluster shown"`
 	Clusters   []ClusterLine   `json:"clusters" jsonschema:"blocked clusters first, then unknown, not evaluated, ready and already there; by name within each"`
 	Next       string          `json:"next,omitempty" jsonschema:"cursor of the next page"`
 }
 
 // ClusterLine is a fleet cluster in one line.
 type ClusterLine struct {
-	Name       string   `json:"name"`
-	Version    string   `json:"version,omitempty" jsonschema:"the Kubernetes version it runs; absent when its agent did not say"`
-	Target     string   `json:"target,omitempty" jsonschema:"the minor it is judged at"`
-	Standing   string   `json:"standing" jsonschema:"blocked, unknown (something could not be assessed), not-evaluated, ready or already-there"`
-	Blockers   int      `json:"blockers,omitempty"`
-	TopBlocker string   `json:"topBlocker,omitempty" jsonschema:"the title of its blocker naming the most objects"`
-	Cause      string   `json:"cause,omitempty" jsonschema:"for an unknown verdict, what was not assessed"`
-	Teams      []string `json:"teams,omitempty" jsonschema:"the teams owning its blockers; (unattributed) when some blocker is no team's"`
-	Stale      bool     `json:"stale,omitempty" jsonschema:"its agent has not pushed lately"`
-	Outdated   bool     `json:"outdated,omitempty" jsonschema:"its evaluation is not its judgement now (other bundles, or an older snapshot)"`
+	Name          string   `json:"name"`
+	Version       string   `json:"version,omitempty" jsonschema:"the Kubernetes version it runs; absent when its agent did not say"`
+	Target        string   `json:"target,omitempty" jsonschema:"the minor it is judged at"`
+	Standing      string   `json:"standing" jsonschema:"blocked, unknown (something could not be assessed), not-evaluated, ready or already-there"`
+	Blockers      int      `json:"blockers,omitempty"`
+	TopBlocker    string   `json:"topBlocker,omitempty" jsonschema:"the title of its blocker naming the most objects"`
+	TopBlockerKey string   `json:"topBlockerKey,omitempty" jsonschema:"that blocker's key, for explain_finding with this cluster and target"`
+	Cause         string   `json:"cause,omitempty" jsonschema:"for an unknown verdict, what was not assessed"`
+	Teams         []string `json:"teams,omitempty" jsonschema:"the teams owning its blockers; (unattributed) when some blocker is no team's"`
+	Stale         bool     `json:"stale,omitempty" jsonschema:"its agent has not pushed lately"`
+	Outdated      bool     `json:"outdated,omitempty" jsonschema:"its evaluation is not its judgement now (other bundles, or an older snapshot)"`
 }
 
 var fleetSummaryTool = &mcp.Tool{
@@ -160,10 +192,10 @@ var fleetSummaryTool = &mcp.Tool{
 }
 
 func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetSummary, error) {
-	q, at := in, 0
+	c, at := fleetSummaryCursor{Target: in.Target}, 0
 	if in.Cursor != "" {
 		var err error
-		if q, at, err = decodeCursor[FleetSummaryInput](in.Cursor); err != nil {
+		if c, at, err = decodeCursor[fleetSummaryCursor](in.Cursor); err != nil {
 			return FleetSummary{}, err
 		}
 	}
@@ -171,7 +203,7 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 	if err != nil {
 		return FleetSummary{}, err
 	}
-	target, err := fleetTarget(q.Target)
+	target, err := targetInput(c.Target)
 	if err != nil {
 		return FleetSummary{}, err
 	}
@@ -180,22 +212,17 @@ func (s *Server) fleetSummary(ctx context.Context, in FleetSummaryInput) (FleetS
 		return FleetSummary{}, fmt.Errorf("read the fleet: %w", err)
 	}
 	all := clusterLines(f.Clusters)
+	next := fleetSummaryCursor{Target: target, State: listState(all, func(l ClusterLine) string { return jsonOf(l) })}
+	if in.Cursor != "" && c.State != next.State {
+		return FleetSummary{}, errFleetChanged
+	}
 	a := FleetSummary{Source: fleetAt(target), JudgedWith: serverBundles(f.Bundles), Counts: f.Counts,
-		Pending: f.Reevaluation.Pending, From: min(at, len(all))}
-	rest := all[a.From:]
-	page := func(n int) FleetSummary {
+		Pending: f.Reevaluation.Pending, First: min(at, len(all))}
+	return pageOf(all, a.First, next, func(shown []ClusterLine, next string) FleetSummary {
 		b := a
-		b.Clusters = rest[:n]
-		if a.From+n < len(all) {
-			b.Next = encodeCursor(FleetSummaryInput{Target: target}, a.From+n)
-		}
+		b.Clusters, b.Next = shown, next
 		return b
-	}
-	a = page(fit(rest, func(n int) any { return page(n) }))
-	if a.Clusters == nil {
-		a.Clusters = []ClusterLine{}
-	}
-	return a, nil
+	}), nil
 }
 
 // clusterLines are the fleet's rows where the server counts them (each row's standing, as
@@ -210,21 +237,13 @@ func clusterLines(rows []api.FleetRow) []ClusterLine {
 			l.Outdated = cell.Outdated
 		}
 		if st.TopBlocker != nil {
-			l.TopBlocker = clip(st.TopBlocker.Title, maxLine)
+			l.TopBlocker, l.TopBlockerKey = clip(st.TopBlocker.Title, maxLine), clip(st.TopBlocker.Key, maxLine)
 		}
 		if st.Status == api.StandingBlocked {
-			l.Teams = shownTeams(st.Teams)
+			l.Teams = firstFew(st.Teams, 3, maxTeam)
 		}
 		out = append(out, l)
 	}
 	slices.SortStableFunc(out, func(a, b ClusterLine) int { return cmp.Compare(standingOrder[a.Standing], standingOrder[b.Standing]) })
 	return out
-}
-
-// firstThree is names, the first three named and the rest counted.
-func firstThree(names []string) []string {
-	if len(names) <= 3 {
-		return names
-	}
-	return append(slices.Clone(names[:3]), fmt.Sprintf("+%d", len(names)-3))
 }

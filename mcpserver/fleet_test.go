@@ -24,6 +24,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/hack/corpus"
 	"github.com/upgradescope/upgradescope/internal/testenv/bundletest"
 	"github.com/upgradescope/upgradescope/internal/testenv/probetest"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -477,4 +478,89 @@ func equalMaps(a, b map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// The fleet is read again for each page: a push between two pages moves what the next page
+// would hold, so the next page is refused rather than skipping or repeating what moved.
+func TestAPushBetweenPagesIsAToolErrorNotASkip(t *testing.T) {
+	f := startFleet(t)
+	// A cluster of the fleet bench's corpus has findings enough for two pages of them.
+	f.push(t, "corpus-a", corpus.Cluster(40, 1))
+	cs := connect(t, f.mcpServer(t, t.TempDir(), fleetReadToken), pipes)
+	teams := func() *inventory.Document {
+		return probetest.Scenario(t, repoRoot(t), "teams", builtinEngine(t).Observe().Probes)
+	}
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		push func()
+	}{
+		{"fleet_summary", map[string]any{"target": "1.37"}, func() { f.push(t, "teams-new", teams()) }},
+		{"fleet_findings", map[string]any{}, func() { f.push(t, "teams-newer", teams()) }},
+		{"list_findings", map[string]any{"cluster": "corpus-a"}, func() {
+			doc := corpus.Cluster(40, 1)
+			doc.HelmReleases = doc.HelmReleases[len(doc.HelmReleases)/2:] // half its releases uninstalled
+			f.push(t, "corpus-a", doc)
+		}},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			first, _ := call[struct{ Next string }](t, cs, tt.tool, tt.args)
+			if first.Next == "" {
+				t.Fatalf("%s %v answers in one page: the test needs two", tt.tool, tt.args)
+			}
+			call[struct{ Next string }](t, cs, tt.tool, map[string]any{"cursor": first.Next}) // nothing pushed yet: the next page reads
+			tt.push()
+			if msg := callError(t, cs, tt.tool, map[string]any{"cursor": first.Next}); !strings.Contains(msg,
+				"the fleet changed since the first page (a push or a re-evaluation): ask again without cursor") {
+				t.Errorf("the next page after a push: %q, want it refused as the fleet changed", msg)
+			}
+			call[struct{ Next string }](t, cs, tt.tool, tt.args) // asked again, it reads
+		})
+	}
+}
+
+// A cluster the server cannot judge at the target asked (none: its version is unknown; one
+// it runs already) is refused in the tool's words, naming the targets to give instead.
+func TestAClusterReportRefusedAtATargetSaysWhichTargetToGive(t *testing.T) {
+	f := startFleet(t)
+	cs := connect(t, f.mcpServer(t, t.TempDir(), fleetReadToken), pipes)
+	for _, tt := range []struct {
+		name, tool string
+		args       map[string]any
+		says       []string
+	}{
+		{"a cluster of no known version at its next minor", "list_findings", map[string]any{"cluster": "gap-a"},
+			[]string{"fleet cluster gap-a has no next minor: its agent reported no Kubernetes version", `"target": "1.37" (the fleet judges it at 1.37)`}},
+		{"the same, explained", "explain_finding", map[string]any{"cluster": "gap-a", "key": "removed-api/extensions/v1beta1/Ingress"},
+			[]string{"fleet cluster gap-a has no next minor", `"target": "1.37"`}},
+		{"a cluster at a minor it runs already", "list_findings", map[string]any{"cluster": "late-a", "target": "1.35"},
+			[]string{"fleet cluster late-a runs 1.36: 1.35 is no later minor", `"target": "1.37" (the fleet judges it at 1.37)`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := callError(t, cs, tt.tool, tt.args)
+			for _, s := range tt.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("%s %v: %q, want it saying %q", tt.tool, tt.args, msg, s)
+				}
+			}
+			if strings.Contains(msg, "?target") || strings.Contains(msg, "422") {
+				t.Errorf("%s %v: %q names the server's query parameter, not the tool's input", tt.tool, tt.args, msg)
+			}
+		})
+	}
+}
+
+// A blocked cluster's line names its top blocker by key too, for explain_finding to read.
+func TestAFleetClustersTopBlockerKeyIsOneExplainFindingReads(t *testing.T) {
+	f := startFleet(t)
+	cs := connect(t, f.mcpServer(t, t.TempDir(), fleetReadToken), pipes)
+	a, _ := call[mcpserver.FleetSummary](t, cs, "fleet_summary", map[string]any{"target": "1.37"})
+	l := a.Clusters[0]
+	if l.Standing != "blocked" || l.TopBlockerKey == "" {
+		t.Fatalf("the first cluster %+v: want a blocked one naming its top blocker's key", l)
+	}
+	e, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"cluster": l.Name, "target": l.Target, "key": l.TopBlockerKey})
+	if e.Key != l.TopBlockerKey || e.Title != l.TopBlocker || e.Severity != "blocker" {
+		t.Errorf("explain_finding answers %s %q (%s), want the top blocker %s %q", e.Key, e.Title, e.Severity, l.TopBlockerKey, l.TopBlocker)
+	}
 }

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,13 +26,20 @@ type FleetFindingsInput struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next of a previous answer; the query travels in it"`
 }
 
+// fleetFindingsCursor is what fleet_findings' next carries: the query and the state of the
+// findings paged.
+type fleetFindingsCursor struct {
+	FleetFindingsQuery
+	State string `json:"state"`
+}
+
 // FleetFindingsAnswer is one page of the fleet's findings, each key once, one line each.
 type FleetFindingsAnswer struct {
 	Source     string             `json:"source"`
 	JudgedWith []string           `json:"judgedWith" jsonschema:"the bundles and their revisions the server judges with"`
 	Counts     api.FleetCounts    `json:"counts" jsonschema:"every cluster the read token sees, where it stands at the target"`
 	Total      int                `json:"total" jsonschema:"finding keys matching the query"`
-	From       int                `json:"from" jsonschema:"index of the first finding shown"`
+	First      int                `json:"first" jsonschema:"index of the first finding shown"`
 	Findings   []FleetFindingLine `json:"findings" jsonschema:"most clusters blocked first"`
 	Unreadable []string           `json:"unreadable,omitempty" jsonschema:"clusters whose stored report could not be read: their findings are missing here"`
 	Next       string             `json:"next,omitempty" jsonschema:"cursor of the next page"`
@@ -64,71 +70,48 @@ var fleetFindingsTool = &mcp.Tool{
 }
 
 func (s *Server) fleetFindings(ctx context.Context, in FleetFindingsInput) (FleetFindingsAnswer, error) {
-	q, at := in.FleetFindingsQuery, 0
+	c, at := fleetFindingsCursor{FleetFindingsQuery: in.FleetFindingsQuery}, 0
 	if in.Cursor != "" {
 		var err error
-		if q, at, err = decodeCursor[FleetFindingsQuery](in.Cursor); err != nil {
+		if c, at, err = decodeCursor[fleetFindingsCursor](in.Cursor); err != nil {
 			return FleetFindingsAnswer{}, err
 		}
 	}
+	q := c.FleetFindingsQuery
 	fc, err := s.fleet()
 	if err != nil {
 		return FleetFindingsAnswer{}, err
 	}
-	if q.Target, err = fleetTarget(q.Target); err != nil {
+	if q.Target, err = targetInput(q.Target); err != nil {
 		return FleetFindingsAnswer{}, err
 	}
 	ff, err := fc.FleetFindings(ctx, client.FindingsQuery{Target: q.Target, Team: q.Team, Category: q.Category, Severity: q.Severity})
 	if err != nil {
 		return FleetFindingsAnswer{}, fmt.Errorf("read the fleet's findings: %w", err)
 	}
-	// The findings answer names no bundles; the fleet's does.
-	f, err := fc.Fleet(ctx, q.Target)
-	if err != nil {
-		return FleetFindingsAnswer{}, fmt.Errorf("read the fleet: %w", err)
-	}
 	all := make([]FleetFindingLine, 0, len(ff.Findings))
 	for _, x := range ff.Findings {
 		all = append(all, fleetLine(x))
 	}
-	a := FleetFindingsAnswer{Source: fleetAt(q.Target), JudgedWith: serverBundles(f.Bundles), Counts: ff.Counts,
-		Total: len(all), From: min(at, len(all)), Unreadable: shortNames(ff.Unreadable)}
-	rest := all[a.From:]
-	page := func(n int) FleetFindingsAnswer {
+	next := fleetFindingsCursor{FleetFindingsQuery: q, State: listState(all, func(l FleetFindingLine) string { return jsonOf(l) })}
+	if in.Cursor != "" && c.State != next.State {
+		return FleetFindingsAnswer{}, errFleetChanged
+	}
+	a := FleetFindingsAnswer{Source: fleetAt(q.Target), JudgedWith: serverBundles(ff.Bundles), Counts: ff.Counts,
+		Total: len(all), First: min(at, len(all)), Unreadable: firstFew(ff.Unreadable, 5, maxLine)}
+	return pageOf(all, a.First, next, func(shown []FleetFindingLine, next string) FleetFindingsAnswer {
 		b := a
-		b.Findings = rest[:n]
-		if a.From+n < len(all) {
-			b.Next = encodeCursor(q, a.From+n)
-		}
+		b.Findings, b.Next = shown, next
 		return b
-	}
-	a = page(fit(rest, func(n int) any { return page(n) }))
-	if a.Findings == nil {
-		a.Findings = []FleetFindingLine{}
-	}
-	return a, nil
+	}), nil
 }
 
 func fleetLine(f api.FleetFinding) FleetFindingLine {
 	names := make([]string, 0, len(f.Clusters))
 	for _, c := range f.Clusters {
-		names = append(names, clip(c.Name, maxLine))
+		names = append(names, c.Name)
 	}
 	return FleetFindingLine{Key: clip(f.Key, maxLine), Title: clip(f.Title, maxLine), Category: clip(f.Category, maxLine),
-		Severity: f.Severity, ClustersBlocked: f.ClustersBlocked, Clusters: firstThree(names), Objects: f.Objects, Teams: shownTeams(f.Teams)}
-}
-
-// shortNames is names, the first five and the rest counted; nil when there are none.
-func shortNames(names []string) []string {
-	if len(names) == 0 {
-		return nil
-	}
-	out := make([]string, 0, 6)
-	for i, n := range names {
-		if i == 5 {
-			return append(out, fmt.Sprintf("and %d more", len(names)-i))
-		}
-		out = append(out, clip(strings.TrimSpace(n), maxLine))
-	}
-	return out
+		Severity: f.Severity, ClustersBlocked: f.ClustersBlocked, Clusters: firstFew(names, 3, maxLine), Objects: f.Objects,
+		Teams: firstFew(f.Teams, 3, maxTeam)}
 }

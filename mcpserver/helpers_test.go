@@ -71,22 +71,30 @@ var transports = []transport{pipes, loopback}
 // connect opens an SDK client session to s over tr; it closes with the test.
 func connect(t testing.TB, s *mcpserver.Server, tr transport) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	var ct mcp.Transport
-	switch tr {
-	case pipes:
-		st, c := mcp.NewInMemoryTransports()
-		ss, err := s.MCP().Connect(ctx, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = ss.Close() })
-		ct = c
-	case loopback:
-		ct = &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, s, mcpserver.HTTPOptions{}) + mcpserver.Path, MaxRetries: -1}
+	if tr == loopback {
+		return connectHTTP(t, serveHTTP(t, s, mcpserver.HTTPOptions{}))
 	}
-	cs, err := client.Connect(ctx, ct, nil)
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// connectHTTP opens an SDK client session, a session of its own, to the server serveHTTP
+// serves at base; it closes with the test.
+func connectHTTP(t testing.TB, base string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + mcpserver.Path, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,8 +170,8 @@ func allKeys(t *testing.T, cs *mcp.ClientSession, scan string) []string {
 	args := map[string]any{"scan": scan}
 	for {
 		page, _ := call[mcpserver.FindingsAnswer](t, cs, "list_findings", args)
-		if page.From != len(keys) {
-			t.Fatalf("page from %d, want %d: a page skipped or repeated findings", page.From, len(keys))
+		if page.First != len(keys) {
+			t.Fatalf("page from %d, want %d: a page skipped or repeated findings", page.First, len(keys))
 		}
 		for _, f := range page.Findings {
 			keys = append(keys, f.Target+" "+f.Key)

@@ -75,7 +75,7 @@ func (s *Server) planUpgrade(ctx context.Context, in PlanInput) (PlanAnswer, err
 		if err != nil {
 			return PlanAnswer{}, err
 		}
-		sc, err := s.scans.get(q.Scan)
+		sc, err := s.scans.get(ctx, q.Scan)
 		if err != nil {
 			return PlanAnswer{}, err
 		}
@@ -102,7 +102,7 @@ func (s *Server) planUpgrade(ctx context.Context, in PlanInput) (PlanAnswer, err
 	if sc, err = s.evaluate(ctx, doc, sc, hops, engine.WithPlan(from)); err != nil {
 		return PlanAnswer{}, err
 	}
-	s.scans.add(sc)
+	s.scans.add(ctx, sc)
 	return planAnswer(sc, 0), nil
 }
 

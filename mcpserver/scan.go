@@ -92,7 +92,7 @@ func (s *Server) scan(ctx context.Context, in ScanInput) (ScanAnswer, error) {
 	if err != nil {
 		return ScanAnswer{}, err
 	}
-	s.scans.add(sc)
+	s.scans.add(ctx, sc)
 	return s.scanAnswer(sc), nil
 }
 

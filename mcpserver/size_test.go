@@ -243,9 +243,9 @@ func readEveryPage(t *testing.T, cs *mcp.ClientSession, wire *wireSizes, scan mc
 		}
 		page := callWire[mcpserver.FindingsAnswer](t, cs, wire, "list_findings", args)
 		pages, largest = pages+1, max(largest, wire.last())
-		if page.Total != scan.Findings || page.From != len(lines) {
+		if page.Total != scan.Findings || page.First != len(lines) {
 			t.Fatalf("page %d: from %d of %d, want from %d of %d (the scan's findings, no gap or overlap)",
-				pages, page.From, page.Total, len(lines), scan.Findings)
+				pages, page.First, page.Total, len(lines), scan.Findings)
 		}
 		if len(page.JudgedWith) == 0 {
 			t.Errorf("page %d names no bundle revision", pages)
