@@ -175,7 +175,8 @@ func parseTargets(in []string) ([]string, error) {
 	return out, nil
 }
 
-// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit. Why a
+// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit, the
+// furthest target's first. Why a
 // target was not assessed is said once (a target with the reasons of the one before says
 // "as at" it); where the reasons would still crowd out every blocker, as with four targets
 // of a cluster whose reads were refused, they name the capabilities only.
@@ -192,8 +193,14 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 		}
 		a.Targets = append(a.Targets, ts)
 		a.Findings += len(t.Findings)
+	}
+	// The furthest target's blockers first, each key once: "can we get to 1.37?" is
+	// answered by what blocks 1.37, and what blocks 1.34 too blocks it there again.
+	seen := map[string]bool{}
+	for _, t := range slices.Backward(sc.rep.Targets) {
 		for _, f := range t.Findings {
-			if f.Severity == "blocker" {
+			if f.Severity == report.SeverityBlocker && !seen[f.Key] {
+				seen[f.Key] = true
 				blockers = append(blockers, line(f))
 			}
 		}
