@@ -54,6 +54,12 @@ func TestTheFilesBudgetBoundsAScan(t *testing.T) {
 	if b.Targets[0].Verdict != "ready" {
 		t.Errorf("unbounded target %+v, want ready: the test proves nothing", b.Targets[0])
 	}
+	// A budget that leaves nothing read says why nothing was found.
+	none := func(c *mcpserver.Config) { c.Files.MaxBytes = 16 }
+	if msg := callError(t, connect(t, newServer(t, root, none), pipes), "scan", scan); !strings.Contains(msg, "no Kubernetes objects found") ||
+		!strings.Contains(msg, "a-api.yaml") {
+		t.Errorf("a scan that read nothing: %q, want it to name the file the budget left unread", msg)
+	}
 }
 
 // A cursor this server did not give is a tool error the assistant can read and act on,

@@ -29,9 +29,13 @@ type Config struct {
 	// Root is the directory manifests and inventory files are read under; nothing outside
 	// it is read, a symlink leading out included.
 	Root string
-	// Ignore are the suppression rules loaded at start, and IgnoreSource the file they came from.
+	// Ignore are the suppression rules of --config, loaded at start, and IgnoreSource the
+	// file they came from. Without them, FindIgnore looks for .upgradescope.yaml beside what
+	// each scan reads, else at the root, as scan looks beside its input and then in the
+	// working directory.
 	Ignore       []report.IgnoreRule
 	IgnoreSource string
+	FindIgnore   bool
 	// Files bounds a walk of manifests as scan --files is bounded.
 	Files FilesBudget
 	// Cluster collects the cluster of the kubeconfig context chosen at start; nil when there
