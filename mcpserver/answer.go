@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/upgradescope/upgradescope/engine"
@@ -45,6 +46,34 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, In) (O
 		}
 		return nil, out, nil
 	})
+}
+
+// boundErrors clips what a refusal says, whoever made it: the SDK answers a tool's input
+// that fails its schema with a tool error quoting the input, and an unknown method or a
+// malformed request with a protocol error that may quote it too, neither through addTool.
+// A 200 KB argument must not come back as a 200 KB answer.
+func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var wire *jsonrpc.Error
+		switch {
+		case errors.As(err, &wire):
+			clipped := *wire
+			clipped.Message = clip(wire.Message, MaxAnswer/2)
+			clipped.Data = nil
+			return res, &clipped
+		case err != nil:
+			return res, errors.New(clip(err.Error(), MaxAnswer/2))
+		}
+		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+			for _, c := range r.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					t.Text = clip(t.Text, MaxAnswer/2)
+				}
+			}
+		}
+		return res, nil
+	}
 }
 
 // answerSize is the bytes out takes in a tools/call result, as addTool's SDK sends it.

@@ -54,6 +54,12 @@ func TestTheFilesBudgetBoundsAScan(t *testing.T) {
 	if b.Targets[0].Verdict != "ready" {
 		t.Errorf("unbounded target %+v, want ready: the test proves nothing", b.Targets[0])
 	}
+	// A budget that leaves nothing read says why nothing was found.
+	none := func(c *mcpserver.Config) { c.Files.MaxBytes = 16 }
+	if msg := callError(t, connect(t, newServer(t, root, none), pipes), "scan", scan); !strings.Contains(msg, "no Kubernetes objects found") ||
+		!strings.Contains(msg, "a-api.yaml") {
+		t.Errorf("a scan that read nothing: %q, want it to name the file the budget left unread", msg)
+	}
 }
 
 // A cursor this server did not give is a tool error the assistant can read and act on,
@@ -135,5 +141,39 @@ func TestEveryPageFitsWithTheLongestVersion(t *testing.T) {
 				t.Errorf("%d findings: too few to fill a page, the test proves nothing", len(keys))
 			}
 		})
+	}
+}
+
+// A refusal is bounded like an answer, whoever refuses: the SDK's schema check quotes the
+// input it refuses, and a 200 KB argument must not come back as a 200 KB answer.
+func TestARefusalOfAHugeInputStaysWithinTheBound(t *testing.T) {
+	huge := strings.Repeat("x", 200<<10)
+	for _, tr := range transports {
+		cs := connect(t, newServer(t, t.TempDir()), tr)
+		for _, tc := range []struct {
+			name string
+			tool string
+			args map[string]any
+		}{
+			{"an unknown argument named by 200 KB", "scan", map[string]any{"path": "m", "targets": []string{"1.37"}, huge: 1}},
+			{"a target list that is a 200 KB string", "scan", map[string]any{"path": "m", "targets": huge}},
+			{"a path that is 200 KB", "scan", map[string]any{"path": huge, "targets": []string{"1.37"}}},
+			{"a severity that is 200 KB", "list_findings", map[string]any{"severity": huge}},
+			{"a query that is an object", "registry_lookup", map[string]any{"query": map[string]any{huge: huge}}},
+		} {
+			t.Run(string(tr)+": "+tc.name, func(t *testing.T) {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					if len(err.Error()) > mcpserver.MaxAnswer {
+						t.Errorf("a protocol error of %d bytes", len(err.Error()))
+					}
+					return
+				}
+				raw, _ := json.Marshal(res)
+				if !res.IsError || len(raw) > mcpserver.MaxAnswer {
+					t.Errorf("answer of %d bytes (error %v), want a refusal within %d", len(raw), res.IsError, mcpserver.MaxAnswer)
+				}
+			})
+		}
 	}
 }

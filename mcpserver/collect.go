@@ -9,6 +9,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/files"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // collectFiles walks the manifests at abs (under the root) as scan --files does: the
@@ -33,7 +34,12 @@ func (s *Server) collectFiles(ctx context.Context, abs string) (*inventory.Docum
 		return nil, err
 	}
 	if res.Objects == 0 {
-		return nil, fmt.Errorf("no Kubernetes objects found in %s (%d manifest files read)", s.shown(abs), res.Files)
+		err := fmt.Errorf("no Kubernetes objects found in %s (%d manifest files read)", s.shown(abs), res.Files)
+		if len(res.Warnings) > 0 {
+			// What was not read is the likely why: a file past the budget, a link out.
+			err = fmt.Errorf("%w; %s, the first: %s", err, report.Count(len(res.Warnings), "warning"), clip(res.Warnings[0].String(), maxLine))
+		}
+		return nil, err
 	}
 	doc := files.Inventory(res, s.cfg.Now())
 	doc.FilesBase = s.shown(abs)

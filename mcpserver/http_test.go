@@ -176,6 +176,11 @@ func TestHTTPWithATokenAnswersOnlyRequestsThatCarryIt(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the token under a scheme in any case", func(t *testing.T) {
+		if got := rawRequest(t, base, http.MethodPost, "", map[string]string{"Authorization": "bearer s3cret"}); got == http.StatusUnauthorized {
+			t.Errorf("Authorization: bearer s3cret answered 401: the scheme is case-insensitive")
+		}
+	})
 	t.Run("the token", func(t *testing.T) {
 		cs, err := sdkClient(base, &headerTransport{header: map[string]string{"Authorization": "Bearer s3cret"}})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -107,7 +108,14 @@ func (s *Server) judge(ctx context.Context, src Source, targets []string, opts .
 
 // evaluate judges doc, collected as sc, at targets with the suppressions and any options.
 func (s *Server) evaluate(ctx context.Context, doc *inventory.Document, sc *scanned, targets []string, opts ...engine.EvalOption) (*scanned, error) {
-	opts = append([]engine.EvalOption{engine.WithIgnore(s.cfg.Ignore)}, opts...)
+	rules, source, err := s.ignoreFor(sc.beside)
+	if err != nil {
+		return nil, err
+	}
+	if len(rules) > 0 {
+		sc.suppressions = source
+	}
+	opts = append([]engine.EvalOption{engine.WithIgnore(rules)}, opts...)
 	rep, err := s.cfg.Engine.Evaluate(ctx, doc, targets, s.cfg.Now().UTC(), opts...)
 	if err != nil {
 		return nil, err
@@ -130,7 +138,7 @@ func (s *Server) collect(ctx context.Context, src Source) (*inventory.Document, 
 	switch {
 	case src.Cluster:
 		if s.cfg.Cluster == nil {
-			return nil, nil, errors.New("no cluster: the server was started without one (--cluster); scan a path or an inventory file")
+			return nil, nil, errors.New("no cluster: the server was started with --no-cluster or found no kubeconfig; scan a path or an inventory file, or restart it with --kubeconfig and --context")
 		}
 		doc, err := s.cfg.Cluster(ctx)
 		return doc, &scanned{source: "cluster " + s.cfg.ClusterName}, err
@@ -140,14 +148,14 @@ func (s *Server) collect(ctx context.Context, src Source) (*inventory.Document, 
 			return nil, nil, err
 		}
 		doc, err := s.readInventory(abs)
-		return doc, &scanned{source: "inventory " + s.shown(abs)}, err
+		return doc, &scanned{source: "inventory " + s.shown(abs), beside: filepath.Dir(abs)}, err
 	default:
 		abs, err := s.within(src.Path)
 		if err != nil {
 			return nil, nil, err
 		}
 		doc, err := s.collectFiles(ctx, abs)
-		return doc, &scanned{source: "files " + s.shown(abs), files: abs}, err
+		return doc, &scanned{source: "files " + s.shown(abs), files: abs, beside: dirOf(abs)}, err
 	}
 }
 
@@ -167,12 +175,13 @@ func parseTargets(in []string) ([]string, error) {
 	return out, nil
 }
 
-// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit. Why a
+// scanAnswer is sc's first answer within MaxAnswer: as many top blockers as fit, the
+// furthest target's first. Why a
 // target was not assessed is said once (a target with the reasons of the one before says
 // "as at" it); where the reasons would still crowd out every blocker, as with four targets
 // of a cluster whose reads were refused, they name the capabilities only.
 func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
-	a := ScanAnswer{Scan: sc.id, Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep), Suppressions: s.suppressions()}
+	a := ScanAnswer{Scan: sc.id, Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep), Suppressions: sc.suppressions}
 	var blockers []FindingLine
 	var prev TargetSummary
 	for _, t := range sc.rep.Targets {
@@ -184,8 +193,14 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 		}
 		a.Targets = append(a.Targets, ts)
 		a.Findings += len(t.Findings)
+	}
+	// The furthest target's blockers first, each key once: "can we get to 1.37?" is
+	// answered by what blocks 1.37, and what blocks 1.34 too blocks it there again.
+	seen := map[string]bool{}
+	for _, t := range slices.Backward(sc.rep.Targets) {
 		for _, f := range t.Findings {
-			if f.Severity == "blocker" {
+			if f.Severity == report.SeverityBlocker && !seen[f.Key] {
+				seen[f.Key] = true
 				blockers = append(blockers, line(f))
 			}
 		}
@@ -208,14 +223,6 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 		a.TopBlockers = []FindingLine{}
 	}
 	return a
-}
-
-// suppressions names the ignore file applied, "" when none was.
-func (s *Server) suppressions() string {
-	if len(s.cfg.Ignore) == 0 {
-		return ""
-	}
-	return s.cfg.IgnoreSource
 }
 
 // judgedWith names each bundle with its revision: "rules 2026-12-01.6".

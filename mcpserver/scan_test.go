@@ -49,3 +49,23 @@ func TestScanAnswersTheVerdictTheCLIReaches(t *testing.T) {
 		})
 	}
 }
+
+// The top blockers answer "can we get to the last target?": its blockers come first, each
+// key once, so a blocker only the last target has (the feature gate kube-apiserver will not
+// start with at 1.37) is not crowded out by the same blockers at every earlier target.
+func TestScanNamesTheFurthestTargetsBlockersFirstEachOnce(t *testing.T) {
+	cs := connect(t, newServer(t, repoRoot(t)), pipes)
+	a, _ := call[mcpserver.ScanAnswer](t, cs, "scan", map[string]any{"path": "examples/manifests", "targets": []string{"1.34", "1.35", "1.36", "1.37"}})
+	seen := map[string]bool{}
+	var gate bool
+	for _, b := range a.TopBlockers {
+		if seen[b.Key] {
+			t.Errorf("%s named twice", b.Key)
+		}
+		seen[b.Key] = true
+		gate = gate || b.Key == "feature-gates/removed/kube-apiserver/StructuredAuthenticationConfiguration"
+	}
+	if len(a.TopBlockers) == 0 || a.TopBlockers[0].Target != "1.37" || !gate {
+		t.Errorf("top blockers %+v: want 1.37's first, the removed feature gate among them", a.TopBlockers)
+	}
+}

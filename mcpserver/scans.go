@@ -18,7 +18,12 @@ type scanned struct {
 	// files is the directory or file a files scan read (absolute, under the root), for
 	// explain_finding to show what fix would change; "" for an inventory or the cluster.
 	files string
-	rep   *report.Report
+	// beside is where the suppression file is looked for first (FindIgnore): the directory
+	// of what was read, "" for the cluster.
+	beside string
+	// suppressions names the ignore file applied, "" when none was.
+	suppressions string
+	rep          *report.Report
 }
 
 // scans keeps the last few scans of every session, by id, oldest dropped first.

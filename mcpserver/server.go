@@ -29,9 +29,13 @@ type Config struct {
 	// Root is the directory manifests and inventory files are read under; nothing outside
 	// it is read, a symlink leading out included.
 	Root string
-	// Ignore are the suppression rules loaded at start, and IgnoreSource the file they came from.
+	// Ignore are the suppression rules of --config, loaded at start, and IgnoreSource the
+	// file they came from. Without them, FindIgnore looks for .upgradescope.yaml beside what
+	// each scan reads, else at the root, as scan looks beside its input and then in the
+	// working directory.
 	Ignore       []report.IgnoreRule
 	IgnoreSource string
+	FindIgnore   bool
 	// Files bounds a walk of manifests as scan --files is bounded.
 	Files FilesBudget
 	// Cluster collects the cluster of the kubeconfig context chosen at start; nil when there
@@ -86,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, root: root, slots: make(chan struct{}, cfg.MaxConcurrent), scans: newScans(maxScansKept)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "upgradescope", Title: "upgradescope", Version: clip(cfg.Version, maxVersion)},
 		&mcp.ServerOptions{Instructions: instructions})
+	s.mcp.AddReceivingMiddleware(boundErrors)
 	s.register()
 	return s, nil
 }

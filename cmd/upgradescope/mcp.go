@@ -73,7 +73,7 @@ revisions it was judged with; the rest is paged. See docs/mcp.md.`,
 	fl.StringVar(&f.teamLabel, "team-label", "team", "Namespace label whose value names the team that owns it")
 	fl.IntVar(&f.filesMaxMiB, "files-max-mib", files.DefaultMaxBytes>>20, "MiB of manifests one scan reads in all; files past it are not read and the verdict is unknown")
 	fl.StringArrayVar(&f.policies, "policy", nil, "custom rule pack: a directory or bundle .tar.gz rooted at upgradescope/custom/<name> (repeatable)")
-	fl.StringVar(&f.configPath, "config", "", "suppression file applied to every scan (default: .upgradescope.yaml at --root, read at start)")
+	fl.StringVar(&f.configPath, "config", "", "suppression file applied to every scan, read at start (default: .upgradescope.yaml beside what a scan reads, else at --root)")
 	f.bundles.register(cmd)
 	fl.StringVar(&f.server, "server", "", "a fleet server's http(s) URL, for fleet_summary, fleet_findings, dry_run_bundle and fleet clusters")
 	fl.StringVar(&f.serverCA, "server-ca-file", "", "PEM bundle trusted for an https --server, besides the system roots")
@@ -92,6 +92,10 @@ func (f *mcpFlags) run(ctx context.Context, s streams) error {
 	token, err := f.httpToken.value("http-token")
 	if err != nil {
 		return err
+	}
+	if token == "" && f.httpToken.file != "" {
+		// An unmounted Secret must not turn the check off.
+		return fmt.Errorf("--http-token-file %s holds no token", f.httpToken.file)
 	}
 	if addr != "" && !loopback.Is(addr) && token == "" {
 		return fmt.Errorf("--http %s is reachable from other machines: pass --http-token-file with a bearer token", f.http)
@@ -166,7 +170,7 @@ func (f *mcpFlags) config(ctx context.Context, s streams) (mcpserver.Config, err
 		return mcpserver.Config{}, err
 	}
 	cfg := mcpserver.Config{
-		Engine: eng, Root: f.root, Ignore: rules, IgnoreSource: source,
+		Engine: eng, Root: f.root, Ignore: rules, IgnoreSource: source, FindIgnore: f.configPath == "",
 		Files:         mcpserver.FilesBudget{MaxBytes: int64(f.filesMaxMiB) << 20, Timeout: f.live.timeout, TeamLabel: f.teamLabel},
 		MaxConcurrent: f.maxConcurrent, Now: clock, Version: version,
 	}
@@ -211,18 +215,13 @@ func (f *mcpFlags) cluster(s streams, eng *engine.Engine, clock func() time.Time
 	return collect, live.context, nil
 }
 
-// suppressions loads --config, else the .upgradescope.yaml at --root, once, at start. Unlike
-// scan it does not look in the working directory, which may lie outside --root.
+// suppressions loads --config, once, at start; without it the server looks for
+// .upgradescope.yaml beside what each scan reads, else at --root (Config.FindIgnore).
 func (f *mcpFlags) suppressions() ([]report.IgnoreRule, string, error) {
-	path := f.configPath
-	if path == "" {
-		p, ok := config.Discover(f.root)
-		if !ok {
-			return nil, "", nil
-		}
-		path = p
+	if f.configPath == "" {
+		return nil, "", nil
 	}
-	c, err := config.Load(filepath.Clean(path))
+	c, err := config.Load(filepath.Clean(f.configPath))
 	if err != nil {
 		return nil, "", err
 	}

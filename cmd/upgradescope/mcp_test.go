@@ -35,6 +35,7 @@ const mcpNow = "2026-12-01T12:00:00Z"
 // naming the flag to change, and never a listening line.
 func TestMCPRefusesBadFlagsAtStart(t *testing.T) {
 	t.Setenv("UPGRADESCOPE_MCP_TOKEN", "")
+	empty := write(t, t.TempDir(), "empty.token", "\n")
 	tests := []struct {
 		name string
 		args []string
@@ -45,6 +46,7 @@ func TestMCPRefusesBadFlagsAtStart(t *testing.T) {
 		{"an empty host with a port is every interface, not loopback", []string{"--http", "[::]:8765"}, []string{"--allow-remote"}},
 		{"a remote address allowed but without a token", []string{"--http", "0.0.0.0:8765", "--allow-remote"}, []string{"reachable from other machines", "--http-token-file"}},
 		{"--allow-remote without --http", []string{"--allow-remote"}, []string{"--allow-remote applies to --http"}},
+		{"a token file that holds no token, as an unmounted Secret", []string{"--http", "0", "--http-token-file", empty}, []string{"--http-token-file " + empty + " holds no token"}},
 		{"an address that is no address", []string{"--http", "here"}, []string{`--http "here": want a port or HOST:PORT`}},
 		{"a port that is no number", []string{"--http", "127.0.0.1:http"}, []string{"the port must be a number"}},
 		{"a root that does not exist", []string{"--root", "/nonexistent/upgradescope"}, []string{"--root /nonexistent/upgradescope: no such directory"}},
@@ -561,37 +563,56 @@ func TestMCPScansTheContextFixedAtStart(t *testing.T) {
 	t.Skip("the shared server changed during every attempt")
 }
 
-// Suppressions are read once, at start: --config, else the .upgradescope.yaml at --root,
-// never one in the working directory (which may lie outside --root). The scan's answer
-// names the file and counts what it suppressed, as scan --config does.
-func TestMCPAppliesTheSuppressionsAtItsRootAndNoneFromTheWorkingDirectory(t *testing.T) {
+// Suppressions are found as scan finds them, with --root in the working directory's place:
+// the .upgradescope.yaml beside what a scan reads, else the one at --root, never one in the
+// working directory (which may lie outside --root); --config replaces both. Each scan's
+// answer names the file and counts what it suppressed, as scan with that file does.
+func TestMCPFindsTheSuppressionsAsScanDoesWithinItsRoot(t *testing.T) {
 	root := t.TempDir()
-	manifests := filepath.Join(root, "manifests")
-	if err := os.CopyFS(manifests, os.DirFS("../../examples/manifests")); err != nil {
+	app := filepath.Join(root, "app")
+	if err := os.CopyFS(app, os.DirFS("../../examples/manifests")); err != nil {
 		t.Fatal(err)
 	}
 	atRoot := write(t, root, ".upgradescope.yaml", "ignore:\n  - key: removed-api/extensions/v1beta1/Ingress\n    reason: retired in Q1\n")
 	cwd := t.TempDir()
 	write(t, cwd, ".upgradescope.yaml", "ignore:\n  - category: eol-addon\n    reason: not ours\n")
 	t.Chdir(cwd)
-
 	var stderr syncbuf.Buffer
-	m := startStdio(t, &stderr, "--root", root, "--no-cluster")
-	var a mcpserver.ScanAnswer
-	m.call(t, "scan", map[string]any{"path": "manifests", "targets": []string{"1.37"}}, &a)
-	rep := cliReport(t, "scan", "--files", manifests, "--config", atRoot, "--target", "1.37")
-	tr := rep.Targets[0]
-	if a.Suppressions != atRoot || a.Targets[0].Suppressed != tr.SuppressedCount || tr.SuppressedCount != 1 ||
-		a.Targets[0].Blockers != tr.Blockers || a.Targets[0].Verdict != tr.Verdict {
-		t.Errorf("answered suppressions %q, %+v; scan --config %s suppressed %d, %d blockers, %s",
-			a.Suppressions, a.Targets[0], atRoot, tr.SuppressedCount, tr.Blockers, tr.Verdict)
+	scanWith := func(t *testing.T, args ...string) mcpserver.ScanAnswer {
+		m := startStdio(t, &stderr, append([]string{"--root", root, "--no-cluster"}, args...)...)
+		var a mcpserver.ScanAnswer
+		m.call(t, "scan", map[string]any{"path": "app", "targets": []string{"1.37"}}, &a)
+		return a
+	}
+	same := func(t *testing.T, a mcpserver.ScanAnswer, shown, config string) {
+		t.Helper()
+		tr := cliReport(t, "scan", "--files", app, "--config", config, "--target", "1.37").Targets[0]
+		if a.Suppressions != shown || a.Targets[0].Suppressed != tr.SuppressedCount || tr.SuppressedCount == 0 ||
+			a.Targets[0].Blockers != tr.Blockers || a.Targets[0].Verdict != tr.Verdict {
+			t.Errorf("answered suppressions %q, %+v; scan --config %s suppressed %d, %d blockers, %s",
+				a.Suppressions, a.Targets[0], config, tr.SuppressedCount, tr.Blockers, tr.Verdict)
+		}
 	}
 
-	// A root without one applies none, though the working directory holds one.
-	bare := startStdio(t, &stderr, "--root", manifests, "--no-cluster")
-	var b mcpserver.ScanAnswer
-	bare.call(t, "scan", map[string]any{"path": ".", "targets": []string{"1.37"}}, &b)
-	if b.Suppressions != "" || b.Targets[0].Suppressed != 0 {
-		t.Errorf("with no suppression file at --root: suppressions %q, %d suppressed; want none", b.Suppressions, b.Targets[0].Suppressed)
-	}
+	t.Run("the root's, with none beside the manifests", func(t *testing.T) {
+		same(t, scanWith(t), ".upgradescope.yaml", atRoot)
+	})
+	beside := write(t, app, ".upgradescope.yaml", "ignore:\n  - category: removed-api\n    reason: the app team converts them\n")
+	t.Run("the one beside the manifests before the root's", func(t *testing.T) {
+		same(t, scanWith(t), "app/.upgradescope.yaml", beside)
+	})
+	t.Run("--config's in place of both", func(t *testing.T) {
+		same(t, scanWith(t, "--config", atRoot), atRoot, atRoot)
+	})
+	t.Run("none from the working directory", func(t *testing.T) {
+		m := startStdio(t, &stderr, "--root", app, "--no-cluster")
+		if err := os.Remove(beside); err != nil {
+			t.Fatal(err)
+		}
+		var b mcpserver.ScanAnswer
+		m.call(t, "scan", map[string]any{"path": ".", "targets": []string{"1.37"}}, &b)
+		if b.Suppressions != "" || b.Targets[0].Suppressed != 0 {
+			t.Errorf("with no suppression file under --root: suppressions %q, %d suppressed; want none", b.Suppressions, b.Targets[0].Suppressed)
+		}
+	})
 }
