@@ -231,18 +231,23 @@ func TestRegistryLookupRefusesAQueryLongerThanAnyNameBeforeSearching(t *testing.
 	for _, tc := range []struct {
 		name string
 		args map[string]any
-		// short says the tool refuses, in a line; the SDK's refusal by the schema quotes
-		// the query whole, and only addTool could bound it.
-		short bool
+		// want are what the refusal says; the SDK's by the schema quotes the query, clipped
+		// as every refusal is, before it says the bound.
+		want   []string
+		atMost int
 	}{
-		{"a megabyte of letters, which the schema refuses", map[string]any{"query": strings.Repeat("ingress", 150_000)}, false},
-		{"150 two-byte letters, within the schema's 200 characters but past 200 bytes", map[string]any{"query": strings.Repeat("é", 150)}, true},
-		{"a cursor carrying 300 bytes of query", map[string]any{"cursor": cursor}, true},
+		{"a megabyte of letters, which the schema refuses", map[string]any{"query": strings.Repeat("ingress", 150_000)},
+			[]string{"/properties/query", "maxLength"}, mcpserver.MaxAnswer / 2},
+		{"150 two-byte letters, within the schema's 200 characters but past 200 bytes", map[string]any{"query": strings.Repeat("é", 150)},
+			[]string{"query: 300 bytes", "200"}, 200},
+		{"a cursor carrying 300 bytes of query", map[string]any{"cursor": cursor}, []string{"query: 300 bytes", "200"}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := callError(t, cs, "registry_lookup", tc.args)
-			if !strings.Contains(msg, "query") || !strings.Contains(msg, "200") || tc.short && len(msg) > 200 {
-				t.Errorf("error of %d bytes %.300q, want one naming the query and its bound of 200 (short: %v)", len(msg), msg, tc.short)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) || len(msg) > tc.atMost {
+					t.Errorf("error of %d bytes %.300q, want at most %d saying %q", len(msg), msg, tc.atMost, w)
+				}
 			}
 		})
 	}
