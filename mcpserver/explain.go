@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -36,24 +39,24 @@ type ExplainInput struct {
 // it, what upgradescope fix would change and its first objects; the next pages (cursor) hold
 // its other objects only.
 type ExplainAnswer struct {
-	Source      string     `json:"source"`
-	Scan        string     `json:"scan,omitempty" jsonschema:"the scan the finding is of"`
-	JudgedWith  []string   `json:"judgedWith" jsonschema:"the bundles and their revisions the finding comes from"`
-	Key         string     `json:"key"`
-	Target      string     `json:"target"`
-	Severity    string     `json:"severity,omitempty"`
-	Category    string     `json:"category,omitempty"`
-	Title       string     `json:"title,omitempty"`
-	Detail      string     `json:"detail,omitempty"`
-	Remediation string     `json:"remediation,omitempty"`
-	Citations   []string   `json:"citations,omitempty"`
-	Teams       []string   `json:"teams,omitempty"`
-	Suppressed  string     `json:"suppressed,omitempty" jsonschema:"the rule that took the finding out of the score, with its reason"`
-	Rule        *RuleFired `json:"rule,omitempty"`
-	Fix         *FixChange `json:"fix,omitempty" jsonschema:"what upgradescope fix would change for this finding; absent when the scan read no files"`
-	Clipped     []string   `json:"clipped,omitempty" jsonschema:"fields shortened to fit the answer; upgradescope scan -o json has them whole"`
-	Objects     []string   `json:"objects" jsonschema:"the finding's objects as file:line kind namespace/name"`
-	ObjectsFrom int        `json:"objectsFrom" jsonschema:"index of the first object shown"`
+	Source       string     `json:"source"`
+	Scan         string     `json:"scan,omitempty" jsonschema:"the scan the finding is of"`
+	JudgedWith   []string   `json:"judgedWith" jsonschema:"the bundles and their revisions the finding comes from"`
+	Key          string     `json:"key"`
+	Target       string     `json:"target"`
+	Severity     string     `json:"severity,omitempty"`
+	Category     string     `json:"category,omitempty"`
+	Title        string     `json:"title,omitempty"`
+	Detail       string     `json:"detail,omitempty"`
+	Remediation  string     `json:"remediation,omitempty"`
+	Citations    []string   `json:"citations,omitempty"`
+	Teams        []string   `json:"teams,omitempty"`
+	Suppressed   string     `json:"suppressed,omitempty" jsonschema:"the rule that took the finding out of the score, with its reason"`
+	Rule         *RuleFired `json:"rule,omitempty"`
+	Fix          *FixChange `json:"fix,omitempty" jsonschema:"what upgradescope fix would change for this finding; absent when the scan read no files"`
+	Clipped      []string   `json:"clipped,omitempty" jsonschema:"fields shortened to fit the answer; upgradescope scan -o json has them whole"`
+	Objects      []string   `json:"objects" jsonschema:"the finding's objects as file:line Kind namespace/name, the kind the API's when the finding is about one"`
+	ObjectsFirst int        `json:"objectsFirst" jsonschema:"index of the first object shown"`
 	// ObjectsTotal counts the objects the report omitted too: those it lists can be paged,
 	// the omitted ones only counted.
 	ObjectsTotal   int    `json:"objectsTotal" jsonschema:"the finding's objects in all, those the report omitted included"`
@@ -71,15 +74,9 @@ var explainFindingTool = &mcp.Tool{
 
 // explainFinding answers the finding q names: in full on the first page, its objects on the next.
 func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAnswer, error) {
-	q, at := in.ExplainQuery, 0
-	if in.Cursor != "" {
-		var err error
-		if q, at, err = decodeCursor[ExplainQuery](in.Cursor); err != nil {
-			return ExplainAnswer{}, err
-		}
-	}
-	if q.Key == "" {
-		return ExplainAnswer{}, errors.New("key: name the finding, as scan and list_findings name it, e.g. \"removed-api/extensions/v1beta1/Ingress\"")
+	q, at, err := explainQuery(in)
+	if err != nil {
+		return ExplainAnswer{}, err
 	}
 	sc, err := s.reportAt(ctx, q.Scan, q.Cluster, q.Target)
 	if err != nil {
@@ -96,58 +93,103 @@ func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAn
 	q.Target = f.Target
 	a := ExplainAnswer{Source: clip(sc.source, maxLine), Scan: sc.id, JudgedWith: judgedWith(sc.rep), Key: clip(f.Key, maxLine),
 		Target: f.Target, ObjectsTotal: len(f.Objects) + f.ObjectsOmitted, ObjectsOmitted: f.ObjectsOmitted}
+	api, _ := findingAPI(s.cfg.Engine.KB(), f)
 	objects := make([]string, len(f.Objects))
 	for i, o := range f.Objects {
-		objects[i] = objectLine(o)
+		objects[i] = objectLine(o, api.Kind)
 	}
 	if at > 0 {
 		return objectsPage(a, objects, q, at), nil
 	}
-	var fc *fixPlanned
+	e := explained{finding: f, rule: ruleFired(sc.rep, f)}
 	if sc.files != "" {
-		fc = s.fixFor(sc, f)
+		e.fix = s.fixFor(sc, f)
 	}
-	return firstPage(a, f, ruleFired(sc.rep, f), fc, objects, q), nil
+	return firstPage(a, e, objects, q), nil
+}
+
+// explainQuery is the query in asks, from its cursor when it has one, and the index of the
+// first object to show.
+func explainQuery(in ExplainInput) (ExplainQuery, int, error) {
+	q, at := in.ExplainQuery, 0
+	if in.Cursor != "" {
+		var err error
+		if q, at, err = decodeCursor[ExplainQuery](in.Cursor); err != nil {
+			return q, 0, err
+		}
+	}
+	if q.Key == "" {
+		return q, 0, errors.New("key: name the finding, as scan and list_findings name it, e.g. \"removed-api/extensions/v1beta1/Ingress\"")
+	}
+	return q, at, nil
+}
+
+// explained is what the first page tells of a finding, whole; the page bounds it.
+type explained struct {
+	finding report.Finding
+	rule    RuleFired
+	fix     *fixPlanned // nil when the scan read no files
 }
 
 // findFinding is the finding q names in sc: among the findings and the suppressed ones, at
 // q's target or at the only target that has it.
 func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
-	var targets, keys []string
 	var found []report.Finding
 	for _, t := range sc.rep.Targets {
-		targets = append(targets, t.Target)
-		// A key as a line shows it, clipped, names its finding too: an assistant passes on
-		// what it was shown.
-		var at []report.Finding
-		for _, f := range slices.Concat(t.Findings, t.Suppressed) {
-			keys = append(keys, f.Key)
-			if f.Key == q.Key {
-				at = []report.Finding{f}
-				break
-			}
-			if clip(f.Key, maxLine) == q.Key {
-				at = append(at, f)
-			}
-		}
-		if len(at) > 1 {
-			return report.Finding{}, fmt.Errorf("key %q was cut short and names %d findings at %s: their keys differ past the %d bytes an answer shows",
-				clip(q.Key, maxLine), len(at), t.Target, maxLine)
+		at, err := keyedAt(t, q.Key)
+		if err != nil {
+			return report.Finding{}, err
 		}
 		found = append(found, at...)
 	}
 	if len(found) == 0 {
-		slices.Sort(keys)
-		return report.Finding{}, fmt.Errorf("key %q: %s has no such finding; nearest keys: %s (list_findings lists them all)",
-			clip(q.Key, maxLine), reportName(sc), strings.Join(near(q.Key, slices.Compact(keys), nearShown), ", "))
+		return report.Finding{}, noSuchKey(sc, q.Key)
 	}
+	return atTarget(sc, q, found)
+}
+
+// keyedAt is the finding of t whose key is key, else those whose key as a line shows it,
+// clipped, is key: an assistant passes on what it was shown.
+func keyedAt(t report.TargetResult, key string) ([]report.Finding, error) {
+	var shown []report.Finding
+	for _, f := range slices.Concat(t.Findings, t.Suppressed) {
+		if f.Key == key {
+			return []report.Finding{f}, nil
+		}
+		if clip(f.Key, maxLine) == key {
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) > 1 {
+		return nil, fmt.Errorf("key %q was cut short and names %d findings at %s: their keys differ past the %d bytes an answer shows; "+
+			"pass a whole key, as upgradescope scan -o json names it", clip(key, maxLine), len(shown), t.Target, maxLine)
+	}
+	return shown, nil
+}
+
+// noSuchKey is the error for a key sc has at no target, naming the nearest keys it has.
+func noSuchKey(sc *scanned, key string) error {
+	var keys []string
+	for _, t := range sc.rep.Targets {
+		for _, f := range slices.Concat(t.Findings, t.Suppressed) {
+			keys = append(keys, f.Key)
+		}
+	}
+	slices.Sort(keys)
+	return fmt.Errorf("key %q: %s has no such finding; nearest keys: %s (list_findings lists them all)",
+		clip(key, maxLine), reportName(sc), strings.Join(near(key, slices.Compact(keys), nearShown), ", "))
+}
+
+// atTarget is the one of found, the findings of q's key, at q's target, or the only one when
+// q names no target.
+func atTarget(sc *scanned, q ExplainQuery, found []report.Finding) (report.Finding, error) {
 	where := make([]string, len(found))
 	for i, f := range found {
 		where[i] = f.Target
 	}
 	if q.Target == "" {
 		if len(found) > 1 {
-			return report.Finding{}, fmt.Errorf("key %q is at %s: name the target", clip(q.Key, maxLine), strings.Join(where, " and "))
+			return report.Finding{}, fmt.Errorf("key %q is at %s: name one of them as target", clip(q.Key, maxLine), strings.Join(where, " and "))
 		}
 		return found[0], nil
 	}
@@ -155,15 +197,17 @@ func findFinding(sc *scanned, q ExplainQuery) (report.Finding, error) {
 	if err != nil {
 		return report.Finding{}, fmt.Errorf("target: %w", err)
 	}
-	if !slices.Contains(targets, minor) {
-		return report.Finding{}, fmt.Errorf("target %s: %s judged %s; name one of them", minor, reportName(sc), strings.Join(targets, ", "))
+	var judged []string
+	for _, t := range sc.rep.Targets {
+		judged = append(judged, t.Target)
 	}
-	for _, f := range found {
-		if f.Target == minor {
-			return f, nil
-		}
+	if !slices.Contains(judged, minor) {
+		return report.Finding{}, fmt.Errorf("target %s: %s judged %s; name one of them", minor, reportName(sc), strings.Join(judged, ", "))
 	}
-	return report.Finding{}, fmt.Errorf("key %q is not at %s; it is at %s", clip(q.Key, maxLine), minor, strings.Join(where, ", "))
+	if i := slices.Index(where, minor); i >= 0 {
+		return found[i], nil
+	}
+	return report.Finding{}, fmt.Errorf("key %q is not at %s; it is at %s: name that target", clip(q.Key, maxLine), minor, strings.Join(where, ", "))
 }
 
 // reportName is how an error names sc: its scan id, or what it is of (a fleet cluster's
@@ -175,8 +219,39 @@ func reportName(sc *scanned) string {
 	return clip(sc.source, maxLine)
 }
 
-// objectLine is an object as "file:line Kind namespace/name (rendered from …)".
-func objectLine(o inventory.ObjectRef) string {
+// findingAPI is the API version f's objects are written at, when its key names one: the
+// knowledge base's group/version/Kind of a removed-api or deprecated-api finding
+// ("removed-api/extensions/v1beta1/Ingress", ".../unserved" for one the target does not serve
+// yet), or a custom resource's of a crd-version finding
+// ("crd-version/unserved/example.com/v1alpha1/Widget"). Other findings are about something
+// else their objects hold (an annotation, a feature gate, a budget). A Helm release's
+// removed-api finding names a release, not an API the knowledge base knows.
+func findingAPI(k *kb.KB, f report.Finding) (convert.GVK, bool) {
+	rest, ok := strings.CutPrefix(f.Key, f.Category+"/")
+	if !ok {
+		return convert.GVK{}, false
+	}
+	switch f.Category {
+	case "removed-api", "deprecated-api":
+		parts := strings.SplitN(rest, "/", 4)
+		if len(parts) < 3 {
+			return convert.GVK{}, false
+		}
+		e, ok := k.API(strings.Join(parts[:3], "/"))
+		return convert.GVK{Group: e.Group, Version: e.Version, Kind: e.Kind}, ok
+	case "crd-version":
+		parts := strings.Split(rest, "/")
+		if len(parts) != 4 || parts[0] != "unserved" && parts[0] != "deprecated" {
+			return convert.GVK{}, false
+		}
+		return convert.GVK{Group: parts[1], Version: parts[2], Kind: parts[3]}, true
+	}
+	return convert.GVK{}, false
+}
+
+// objectLine is an object as "file:line Kind namespace/name (rendered from …)"; kind is the
+// object's when the report names none, as a removed-api finding's key names it for them all.
+func objectLine(o inventory.ObjectRef, kind string) string {
 	var b strings.Builder
 	if o.File != "" {
 		b.WriteString(o.File)
@@ -185,8 +260,8 @@ func objectLine(o inventory.ObjectRef) string {
 		}
 		b.WriteString(" ")
 	}
-	if o.Kind != "" {
-		b.WriteString(o.Kind + " ")
+	if k := cmp.Or(o.Kind, kind); k != "" {
+		b.WriteString(k + " ")
 	}
 	if o.Namespace != "" {
 		b.WriteString(o.Namespace + "/")
@@ -200,13 +275,13 @@ func objectLine(o inventory.ObjectRef) string {
 
 // objectsPage is a later page: the objects from at, as many as fit.
 func objectsPage(a ExplainAnswer, objects []string, q ExplainQuery, at int) ExplainAnswer {
-	a.ObjectsFrom = min(at, len(objects))
-	rest := objects[a.ObjectsFrom:]
+	a.ObjectsFirst = min(at, len(objects))
+	rest := objects[a.ObjectsFirst:]
 	page := func(n int) ExplainAnswer {
 		b := a
 		b.Objects = rest[:n]
-		if a.ObjectsFrom+n < len(objects) {
-			b.Next = encodeCursor(q, a.ObjectsFrom+n)
+		if a.ObjectsFirst+n < len(objects) {
+			b.Next = encodeCursor(q, a.ObjectsFirst+n)
 		}
 		return b
 	}
@@ -220,14 +295,29 @@ func objectsPage(a ExplainAnswer, objects []string, q ExplainQuery, at int) Expl
 // budget bounds part of the first page: each long text to text bytes, each list to items.
 type budget struct{ text, items int }
 
-// budgets are tried in turn, largest first, until the page fits in MaxAnswer.
+// budgets are a part's budgets, largest first.
 var budgets = []budget{{800, 5}, {500, 4}, {320, 3}, {200, 2}, {100, 1}, {40, 1}}
 
+// pageBudget bounds the first page: the finding's own text, and fix's summary.
+type pageBudget struct{ finding, fix budget }
+
+// pageBudgets are tried in turn until a first page fits: fix's budget gives way first, down
+// to its smallest; only then the finding's by one step, fix's starting from its largest again.
+var pageBudgets = func() []pageBudget {
+	var out []pageBudget
+	for _, finding := range budgets {
+		for _, fix := range budgets {
+			out = append(out, pageBudget{finding, fix})
+		}
+	}
+	return out
+}()
+
 // firstPage is the finding in full within MaxAnswer. What gives way first is fix's diff, which
-// takes the room left, then fix's lists, then the finding's own text: the first pair of
-// budgets (the finding's, fix's) whose page fits with its first object; then its other first
-// objects, then as much of the diff as the room left holds.
-func firstPage(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, objects []string, q ExplainQuery) ExplainAnswer {
+// takes the room left, then fix's lists, then the finding's own text: the first pageBudgets
+// whose page fits with its first object; then its other first objects, then as much of the
+// diff as the room left holds.
+func firstPage(a ExplainAnswer, e explained, objects []string, q ExplainQuery) ExplainAnswer {
 	first := objects[:min(len(objects), objectsFirstShown)]
 	page := func(c ExplainAnswer, n int) ExplainAnswer {
 		c.Objects = first[:n]
@@ -236,82 +326,84 @@ func firstPage(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned
 		}
 		return c
 	}
-	base := choose(func(fb, xb budget) (ExplainAnswer, bool) {
-		c := detailed(a, f, rule, fc, fb, xb)
-		return c, answerSize(page(c, min(len(first), 1))) <= MaxAnswer
-	})
+	base := largestFitting(a, e, func(c ExplainAnswer) bool { return answerSize(page(c, min(len(first), 1))) <= MaxAnswer })
 	out := page(base, fit(first, func(n int) any { return page(base, n) }))
 	if out.Objects == nil {
 		out.Objects = []string{}
 	}
-	if fc != nil && len(fc.hunks) > 0 {
-		withDiff(&out, fc)
+	if e.fix != nil && len(e.fix.hunks) > 0 {
+		withDiff(&out, e.fix)
 	}
 	return out
 }
 
-// choose is the first page try builds that fits, the finding's budget giving way only after
-// fix's is at its smallest.
-func choose(try func(finding, fix budget) (ExplainAnswer, bool)) ExplainAnswer {
-	var last ExplainAnswer
-	for _, fb := range budgets {
-		for _, xb := range budgets {
-			c, ok := try(fb, xb)
-			if ok {
-				return c
-			}
-			last = c
+// largestFitting is a with e in detail under the first pageBudgets that fits, or under the
+// smallest when none does (the page as small as it gets).
+func largestFitting(a ExplainAnswer, e explained, fits func(ExplainAnswer) bool) ExplainAnswer {
+	var c ExplainAnswer
+	for _, b := range pageBudgets {
+		if c = detailed(a, e, b); fits(c) {
+			break
 		}
 	}
-	return last // even the smallest budgets overflow: the page as small as it gets
+	return c
 }
 
-// detailed is a with f's fields and the rule under fb, and fix's summary under xb, naming what
-// was clipped.
-func detailed(a ExplainAnswer, f report.Finding, rule RuleFired, fc *fixPlanned, fb, xb budget) ExplainAnswer {
-	var clipped []string
-	text := func(name, s string, n int) string {
-		if len(s) > n {
-			clipped = append(clipped, name)
-		}
-		return clip(s, n)
-	}
-	list := func(name string, xs []string, b budget) []string {
-		n := len(xs)
-		if n > b.items {
-			clipped = append(clipped, name)
-			n = b.items - 1
-		}
-		out := make([]string, 0, n+1)
-		for _, x := range xs[:n] {
-			out = append(out, text(name, x, min(b.text, 2*maxLine)))
-		}
-		if n < len(xs) {
-			out = append(out, fmt.Sprintf("and %d more", len(xs)-n))
-		}
-		return out
-	}
+// detailed is a with e's finding and rule under b.finding, and fix's summary under b.fix,
+// naming what was clipped.
+func detailed(a ExplainAnswer, e explained, b pageBudget) ExplainAnswer {
+	var c clipper
+	f, fb := e.finding, b.finding
 	a.Severity, a.Category = f.Severity, f.Category
-	a.Title = text("title", f.Title, min(fb.text, maxLine))
-	a.Detail = text("detail", f.Detail, fb.text)
-	a.Remediation = text("remediation", f.Remediation, fb.text)
-	a.Citations = list("citations", f.Citations, fb)
-	a.Teams = list("teams", f.Teams, fb)
+	a.Title = c.text("title", f.Title, min(fb.text, maxLine))
+	a.Detail = c.text("detail", f.Detail, fb.text)
+	a.Remediation = c.text("remediation", f.Remediation, fb.text)
+	a.Citations = c.list("citations", f.Citations, fb)
+	a.Teams = c.list("teams", f.Teams, fb)
 	a.Suppressed = suppressedBy(f.Suppression)
-	r := rule
-	r.Title, r.Note = text("rule", r.Title, min(fb.text, maxLine)), text("rule", r.Note, min(fb.text, maxLine))
+	r := e.rule
+	r.Title, r.Note = c.text("rule", r.Title, min(fb.text, maxLine)), c.text("rule", r.Note, min(fb.text, maxLine))
 	a.Rule = &r
-	if fc != nil {
-		a.Fix = &FixChange{Command: fc.command, Changes: text("fix", fc.changes, max(xb.text, maxLine)),
-			Files: list("fix", fc.files, xb), Objects: list("fix", fc.objects, xb),
-			Manual: list("fix", fc.manual, xb), Notes: list("fix", fc.notes, xb)}
-		if len(fc.hunks) > 0 {
-			a.Fix.DiffNote = "left out to stay within 4 KB: run the command to see it"
-		}
+	if e.fix != nil {
+		a.Fix = e.fix.summary(&c, b.fix)
 	}
-	slices.Sort(clipped)
-	a.Clipped = slices.Compact(clipped)
+	a.Clipped = c.names()
 	return a
+}
+
+// clipper clips an answer's fields to a budget and names those it shortened.
+type clipper struct{ clipped []string }
+
+// text is s within n bytes; name is the field, named when s is shortened.
+func (c *clipper) text(name, s string, n int) string {
+	if len(s) > n {
+		c.clipped = append(c.clipped, name)
+	}
+	return clip(s, n)
+}
+
+// list is xs within b: at most b.items, the last saying how many more there are, each
+// within b.text.
+func (c *clipper) list(name string, xs []string, b budget) []string {
+	n := len(xs)
+	if n > b.items {
+		c.clipped = append(c.clipped, name)
+		n = b.items - 1
+	}
+	out := make([]string, 0, n+1)
+	for _, x := range xs[:n] {
+		out = append(out, c.text(name, x, min(b.text, 2*maxLine)))
+	}
+	if n < len(xs) {
+		out = append(out, fmt.Sprintf("and %d more", len(xs)-n))
+	}
+	return out
+}
+
+// names are the fields shortened, sorted, each once.
+func (c *clipper) names() []string {
+	slices.Sort(c.clipped)
+	return slices.Compact(c.clipped)
 }
 
 // suppressedBy is how an answer names the rule that suppressed a finding.

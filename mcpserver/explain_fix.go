@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,10 @@ import (
 	"sync"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/convert"
 	"github.com/upgradescope/upgradescope/fix"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -20,18 +24,32 @@ import (
 // to see it instead.
 const minDiff = 160
 
-// FixChange is what upgradescope fix would do for this finding's objects alone: the
-// conversions, what needs a person, the notes and the diff of the lines they change.
-// Nothing is written.
+// FixChange is what upgradescope fix would do about this finding. fix converts objects
+// written at an API version the target does not serve: for a finding about such a version, the
+// conversions of its objects, what needs a person, the notes and the diff of the lines they
+// change; for a finding about anything else, nothing, and the findings that what fix does to
+// its objects is for. Nothing is written.
 type FixChange struct {
-	Command  string   `json:"command" jsonschema:"the command that shows or writes the whole fix"`
-	Changes  string   `json:"changes" jsonschema:"what fix would do for this finding, in a sentence"`
-	Files    []string `json:"files,omitempty" jsonschema:"files fix would rewrite for this finding"`
-	Objects  []string `json:"objects,omitempty" jsonschema:"per object: file:line kind name: apiVersion before → after, or why a person must"`
-	Manual   []string `json:"manual,omitempty" jsonschema:"what needs a person, left untouched"`
-	Notes    []string `json:"notes,omitempty" jsonschema:"what a reader of the rewritten files must know"`
-	Diff     string   `json:"diff,omitempty" jsonschema:"unified diff of the hunks that change this finding's objects"`
-	DiffNote string   `json:"diffNote,omitempty"`
+	Command      string   `json:"command" jsonschema:"the command that shows or writes the whole fix"`
+	Changes      string   `json:"changes" jsonschema:"what fix would do for this finding, in a sentence"`
+	Files        []string `json:"files,omitempty" jsonschema:"files fix would rewrite for this finding"`
+	Objects      []string `json:"objects,omitempty" jsonschema:"per object: file:line Kind namespace/name: apiVersion before → after, or why a person must"`
+	Manual       []string `json:"manual,omitempty" jsonschema:"what needs a person, left untouched"`
+	Notes        []string `json:"notes,omitempty" jsonschema:"what a reader of the rewritten files must know"`
+	ConvertedFor []string `json:"convertedFor,omitempty" jsonschema:"for a finding about something fix does not change: the findings what fix does to its objects is for; explain one of them for that diff"`
+	Diff         string   `json:"diff,omitempty" jsonschema:"unified diff of the hunks that change this finding's objects"`
+	DiffNote     string   `json:"diffNote,omitempty"`
+}
+
+// summary is fp within b, the fields it shortened named in c.
+func (fp *fixPlanned) summary(c *clipper, b budget) *FixChange {
+	fx := &FixChange{Command: fp.command, Changes: c.text("fix", fp.changes, max(b.text, maxLine)),
+		Files: c.list("fix", fp.files, b), Objects: c.list("fix", fp.objects, b), Manual: c.list("fix", fp.manual, b),
+		Notes: c.list("fix", fp.notes, b), ConvertedFor: c.list("fix", fp.convertedFor, b)}
+	if len(fp.hunks) > 0 {
+		fx.DiffNote = "left out to stay within 4 KB: run the command to see it"
+	}
+	return fx
 }
 
 // withDiff puts as much of fc's diff into a as fits: whole, else its first hunks, else the
@@ -55,40 +73,47 @@ func withDiff(a *ExplainAnswer, fc *fixPlanned) {
 		*a, _ = firstHunks(n)
 		return
 	}
-	// The first hunk alone is too long: the longest clip of it at a line end that fits.
 	note := "the first hunk clipped to fit 4 KB: run the command for the whole diff"
-	first := fc.hunks[0]
-	if len(first) <= minDiff {
-		return
+	if b, ok := withClipped(fc.hunks[0], func(diff string) (ExplainAnswer, bool) { return with(diff, note) }); ok {
+		*a = b
+	}
+}
+
+// withClipped is the answer with the longest clip of hunk, alone too long, at a line end that
+// fits, if one of at least minDiff bytes does: a clip shorter than that is not worth showing.
+func withClipped(hunk string, with func(diff string) (ExplainAnswer, bool)) (ExplainAnswer, bool) {
+	if len(hunk) <= minDiff {
+		return ExplainAnswer{}, false
 	}
 	atLine := func(n int) string {
-		diff := clip(first, n)
+		diff := clip(hunk, n)
 		if i := strings.LastIndexByte(diff, '\n'); i >= 0 {
 			diff = diff[:i+1] + "…"
 		}
 		return diff
 	}
-	// Sizes grow with n; past minDiff, as a clip shorter than that is not worth showing.
-	n := minDiff + sort.Search(len(first)-minDiff, func(n int) bool {
-		_, ok := with(atLine(minDiff+n+1), note)
+	// Sizes grow with n.
+	n := minDiff + sort.Search(len(hunk)-minDiff, func(n int) bool {
+		_, ok := with(atLine(minDiff + n + 1))
 		return !ok
 	})
-	if b, ok := with(atLine(n), note); ok && len(b.Fix.Diff) >= minDiff {
-		*a = b
-	}
+	b, ok := with(atLine(n))
+	return b, ok && len(b.Fix.Diff) >= minDiff
 }
 
 // fixPlanned is what fix would do for one finding, whole; the answer bounds it.
 type fixPlanned struct {
 	command, changes              string
 	files, objects, manual, notes []string
+	convertedFor                  []string
 	// hunks are the diff's, the first of each file with its header.
 	hunks    []string
 	diffNote string
 }
 
 // fixFor plans upgradescope fix over the files sc read, at f's target, as the CLI plans it,
-// and keeps what concerns f's objects. Nothing is written.
+// and keeps what it does about f: to the documents of f's objects at the API version f is
+// about. Nothing is written.
 func (s *Server) fixFor(sc *scanned, f report.Finding) *fixPlanned {
 	fp := &fixPlanned{command: fmt.Sprintf("upgradescope fix --files %s --target %s", s.shown(sc.files), f.Target)}
 	plan, err := s.fixes.plan(sc, f.Target, s.planFix)
@@ -96,53 +121,135 @@ func (s *Server) fixFor(sc *scanned, f report.Finding) *fixPlanned {
 		fp.changes = "not planned: " + err.Error()
 		return fp
 	}
-	mine := map[string]bool{}
-	for _, o := range f.Objects {
+	k := s.cfg.Engine.KB()
+	api, about := findingAPI(k, f)
+	mine, others := docsAt(plan, f.Objects, func(d fix.Doc) bool { return about && docAPI(d) == api })
+	rep := fp.add(plan, mine)
+	if !about {
+		fp.convertedFor = convertedFor(k, sc.rep, f, others)
+		fp.changes = notAboutSentence(f, len(others), fp.convertedFor)
+		return fp
+	}
+	fp.changes = fixSentence(f, rep, len(fp.files))
+	return fp
+}
+
+// fileDocs are documents of one file of a plan.
+type fileDocs struct {
+	file fix.File  // as planned: its diff, and all its documents
+	docs []fix.Doc // those of one finding
+}
+
+// placedDoc is a document of a plan and the file it is in.
+type placedDoc struct {
+	file string
+	doc  fix.Doc
+}
+
+// docsAt are the documents of plan at objects: those ours says the finding is about, by file,
+// and the others.
+func docsAt(plan *fix.Plan, objects []inventory.ObjectRef, ours func(fix.Doc) bool) ([]fileDocs, []placedDoc) {
+	at := map[string]bool{}
+	for _, o := range objects {
 		if o.File != "" {
-			mine[o.File+":"+strconv.Itoa(o.Line)] = true
+			at[o.File+":"+strconv.Itoa(o.Line)] = true
 		}
 	}
-	shared := false
-	sub := &fix.Plan{Root: plan.Root, Target: plan.Target}
+	var mine []fileDocs
+	var others []placedDoc
 	for _, file := range plan.Files {
 		var docs []fix.Doc
 		for _, d := range file.Docs {
-			if mine[file.Path+":"+strconv.Itoa(d.ObjectLine())] {
+			switch {
+			case !at[file.Path+":"+strconv.Itoa(d.ObjectLine())]:
+			case ours(d):
 				docs = append(docs, d)
+			default:
+				others = append(others, placedDoc{file.Path, d})
 			}
 		}
-		if len(docs) == 0 {
-			continue
+		if len(docs) > 0 {
+			mine = append(mine, fileDocs{file, docs})
 		}
-		hunks, sh := findingHunks(file, docs)
+	}
+	return mine, others
+}
+
+// docAPI is the API version a document is written at.
+func docAPI(d fix.Doc) convert.GVK { return convert.ParseGVK(d.Ref.APIVersion, d.Ref.Kind) }
+
+// add puts what fix does to mine, documents of plan, into fp: a line and the diff's hunks for
+// each document, the files rewritten, what needs a person and the notes. It answers fix's
+// report of mine alone.
+func (fp *fixPlanned) add(plan *fix.Plan, mine []fileDocs) fix.Report {
+	sub := &fix.Plan{Root: plan.Root, Target: plan.Target}
+	shared := false
+	for _, fd := range mine {
+		hunks, sh := findingHunks(fd.file, fd.docs)
 		fp.hunks, shared = append(fp.hunks, hunks...), shared || sh
-		file.Docs = docs
+		file := fd.file
+		file.Docs = fd.docs
 		sub.Files = append(sub.Files, file)
 	}
 	rep := sub.Report()
-	converted := 0
 	for _, d := range rep.Documents {
-		line := fmt.Sprintf("%s:%d %s %s: ", d.File, d.Line, d.Kind, strings.Trim(d.Namespace+"/"+d.Name, "/"))
-		switch {
-		case d.Converted:
-			converted++
-			line += d.From + " → " + d.To
-			if !slices.Contains(fp.files, d.File) {
-				fp.files = append(fp.files, d.File)
-			}
-		case d.Skip != "":
-			line += "left for a person: " + d.Skip
-		default:
-			line += d.From + ": left for a person"
+		fp.objects = append(fp.objects, docLine(d))
+		if d.Converted && !slices.Contains(fp.files, d.File) {
+			fp.files = append(fp.files, d.File)
 		}
-		fp.objects = append(fp.objects, line)
 	}
 	fp.manual, fp.notes = byLines(rep.Manual), byLines(rep.Notes)
-	fp.changes = fixSentence(f, len(rep.Documents), converted, len(fp.files), len(rep.Manual))
 	if shared {
 		fp.diffNote = "a hunk shown also changes another finding's object near this one"
 	}
-	return fp
+	return rep
+}
+
+// docLine is what fix does to one document, as "file:line Kind namespace/name: apiVersion
+// before → after", or why a person must.
+func docLine(d fix.DocReport) string {
+	line := fmt.Sprintf("%s:%d %s %s: ", d.File, d.Line, d.Kind, strings.Trim(d.Namespace+"/"+d.Name, "/"))
+	switch {
+	case d.Converted:
+		return line + d.From + " → " + d.To
+	case d.Skip != "":
+		return line + "left for a person: " + d.Skip
+	}
+	return line + d.From + ": left for a person"
+}
+
+// convertedFor are the keys of the findings at f's target, other than f, whose conversion of
+// f's objects fix makes: each about the API version one of others is written at, naming it
+// among its objects or, when it names none there (its objects past the report's bound), the
+// first about that version.
+func convertedFor(k *kb.KB, rep *report.Report, f report.Finding, others []placedDoc) []string {
+	var candidates []report.Finding
+	for _, t := range rep.Targets {
+		if t.Target == f.Target {
+			candidates = slices.Concat(t.Findings, t.Suppressed)
+		}
+	}
+	var keys []string
+	for _, o := range others {
+		api, line := docAPI(o.doc), o.doc.ObjectLine()
+		var first, named string
+		for _, g := range candidates {
+			if g.Key == f.Key {
+				continue
+			}
+			if a, ok := findingAPI(k, g); !ok || a != api {
+				continue
+			}
+			first = cmp.Or(first, g.Key)
+			if slices.ContainsFunc(g.Objects, func(r inventory.ObjectRef) bool { return r.File == o.file && r.Line == line }) {
+				named = cmp.Or(named, g.Key)
+			}
+		}
+		if key := clip(cmp.Or(named, first), maxLine); key != "" && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 // groupedLines is how many lines one grouped item names before counting the rest.
@@ -179,25 +286,45 @@ func byLines(items []fix.Item) []string {
 	return out
 }
 
-// fixSentence says what fix does for f: docs of its objects fix names, converted of them in
-// files files, manual items left for a person.
-func fixSentence(f report.Finding, docs, converted, files, manual int) string {
+// fixSentence says what fix does for f, a finding about an API version: rep is fix's report
+// of the documents of f's objects at that version, which it rewrites in files files.
+func fixSentence(f report.Finding, rep fix.Report, files int) string {
+	converted := 0
+	for _, d := range rep.Documents {
+		if d.Converted {
+			converted++
+		}
+	}
 	var s string
 	switch {
 	case len(f.Objects) == 0:
 		return "upgradescope fix changes nothing for this finding: it names no object in the files"
-	case docs == 0:
+	case len(rep.Documents) == 0:
 		return fmt.Sprintf("upgradescope fix changes nothing for this finding: it rewrites only objects at an API %s does not serve, and this finding's objects are not", f.Target)
 	case converted > 0:
 		s = fmt.Sprintf("upgradescope fix would rewrite %s in %s", report.Count(converted, "object"), report.Count(files, "file"))
 	default:
 		s = "upgradescope fix would rewrite none of this finding's objects"
 	}
-	if manual > 0 {
-		s += fmt.Sprintf("; %s for a person, left untouched", report.Count(manual, "item"))
+	if n := len(rep.Manual); n > 0 {
+		s += fmt.Sprintf("; %s for a person, left untouched", report.Count(n, "item"))
 	}
 	if f.ObjectsOmitted > 0 {
 		s += fmt.Sprintf(" (for the %d objects the finding lists; the %d it omits are not matched: run the command for all)", len(f.Objects), f.ObjectsOmitted)
+	}
+	return s
+}
+
+// notAboutSentence says what fix does for f, a finding about something else than an API
+// version: nothing. It converts others of f's objects for the findings named in keys.
+func notAboutSentence(f report.Finding, others int, keys []string) string {
+	s := fmt.Sprintf("upgradescope fix does not change what this finding is about: it converts only objects at an API %s does not serve", f.Target)
+	if others > 0 && len(keys) > 0 {
+		whose := "another finding"
+		if len(keys) > 1 {
+			whose = "other findings"
+		}
+		s += fmt.Sprintf("; its conversion of %s of this finding's is for %s (convertedFor): explain that for the diff", report.Count(others, "object"), whose)
 	}
 	return s
 }
@@ -268,21 +395,39 @@ func (s *Server) planFix(abs, target string) (*fix.Plan, error) {
 }
 
 // findingHunks are the hunks of file's diff that change docs, the first with the file's
-// header: those with a changed line in one of them. A changed line belongs to the named document it falls in (the one starting at
-// or before it; an added line to the line before it), and shared says a kept hunk changes
-// another document too.
+// header: those with a changed line in one of them. shared says a kept hunk changes another
+// document too.
 func findingHunks(file fix.File, docs []fix.Doc) ([]string, bool) {
 	var buf bytes.Buffer
-	one := fix.Plan{Files: []fix.File{file}}
-	if err := one.WriteDiff(&buf); err != nil || buf.Len() == 0 {
+	if err := (&fix.Plan{Files: []fix.File{file}}).WriteDiff(&buf); err != nil || buf.Len() == 0 {
 		return nil, false
 	}
+	owner := docOwner(file.Docs)
+	ours := map[int]bool{}
+	for _, d := range docs {
+		ours[d.Line] = true
+	}
+	head, hunks := diffHunks(buf.String())
+	var out []string
+	shared := false
+	for _, h := range hunks {
+		if mine, theirs := touches(h, owner, ours); mine {
+			out = append(out, head+h)
+			head, shared = "", shared || theirs
+		}
+	}
+	return out, shared
+}
+
+// docOwner is the first line of the document of docs a line of their file falls in: the last
+// starting at or before it, 0 for a line before the first.
+func docOwner(docs []fix.Doc) func(line int) int {
 	var starts []int
-	for _, d := range file.Docs {
+	for _, d := range docs {
 		starts = append(starts, d.Line)
 	}
 	slices.Sort(starts)
-	owner := func(line int) int {
+	return func(line int) int {
 		i, found := slices.BinarySearch(starts, line)
 		switch {
 		case found:
@@ -292,44 +437,56 @@ func findingHunks(file fix.File, docs []fix.Doc) ([]string, bool) {
 		}
 		return starts[i-1]
 	}
-	ours := map[int]bool{}
-	for _, d := range docs {
-		ours[d.Line] = true
-	}
-	lines := strings.SplitAfter(buf.String(), "\n")
-	var out []string
-	head, shared := "", false
-	for i := 0; i < len(lines); {
-		if !strings.HasPrefix(lines[i], "@@") {
-			head += lines[i]
-			i++
-			continue
+}
+
+// diffHunks splits a one-file unified diff into its header, the lines before the first hunk,
+// and its hunks, each from its "@@" line.
+func diffHunks(diff string) (string, []string) {
+	var starts []int
+	at := 0
+	for l := range strings.Lines(diff) {
+		if strings.HasPrefix(l, "@@") {
+			starts = append(starts, at)
 		}
-		old := hunkStart(lines[i])
-		j, mine, theirs := i+1, false, false
-		for ; j < len(lines) && !strings.HasPrefix(lines[j], "@@"); j++ {
-			l := lines[j]
-			switch {
-			case strings.HasPrefix(l, "-"):
-				mine, theirs = mine || ours[owner(old)], theirs || !ours[owner(old)]
-				old++
-			case strings.HasPrefix(l, "+"):
-				at := owner(old - 1)
-				if at == 0 { // added before the first document's first line
-					at = owner(old)
-				}
-				mine, theirs = mine || ours[at], theirs || !ours[at]
-			case l != "":
-				old++
+		at += len(l)
+	}
+	if len(starts) == 0 {
+		return diff, nil
+	}
+	hunks := make([]string, len(starts))
+	for i, start := range starts {
+		end := len(diff)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		hunks[i] = diff[start:end]
+	}
+	return diff[:starts[0]], hunks
+}
+
+// touches says whether hunk changes a line of a document ours holds (by its first line), and
+// whether one of another. A changed line belongs to the document it falls in (owner); an
+// added line to the one of the line before it.
+func touches(hunk string, owner func(int) int, ours map[int]bool) (mine, theirs bool) {
+	old := 0
+	for l := range strings.Lines(hunk) {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			old = hunkStart(l)
+		case strings.HasPrefix(l, "-"):
+			mine, theirs = mine || ours[owner(old)], theirs || !ours[owner(old)]
+			old++
+		case strings.HasPrefix(l, "+"):
+			at := owner(old - 1)
+			if at == 0 { // added before the first document's first line
+				at = owner(old)
 			}
+			mine, theirs = mine || ours[at], theirs || !ours[at]
+		default:
+			old++
 		}
-		if mine {
-			out = append(out, head+strings.Join(lines[i:j], ""))
-			head, shared = "", shared || theirs
-		}
-		i = j
 	}
-	return out, shared
+	return mine, theirs
 }
 
 // hunkStart is the first old line of a unified diff hunk header "@@ -a,b +c,d @@".

@@ -27,29 +27,10 @@ type RuleFired struct {
 // ruleFired names the bundle and package that made f, as rep names its bundles.
 func ruleFired(rep *report.Report, f report.Finding) RuleFired {
 	if f.Pack != "" {
-		path := "upgradescope/" + f.Pack
-		r := RuleFired{Pack: f.Pack, Packages: []string{"data." + strings.ReplaceAll(path, "/", ".")}}
-		for _, b := range rep.Bundles {
-			for _, root := range b.Roots {
-				if path == root || strings.HasPrefix(path, root+"/") {
-					r.Bundle = b.Name + " " + b.Revision
-				}
-			}
-		}
-		return r
+		return customRule(rep, f)
 	}
-	var r RuleFired
-	var rules *report.BundleInfo
-	for i, b := range rep.Bundles {
-		if slices.Contains(b.Roots, "upgradescope/rules") {
-			rules = &rep.Bundles[i]
-			r.Bundle = b.Name + " " + b.Revision
-		}
-	}
-	// The packages are indexed from the embedded rules bundle's METADATA; a rules bundle
-	// read from elsewhere may declare others.
-	if rules == nil || rules.Source != "embedded" || rules.Revision != policies.RulesRevision {
-		r.Note = "built-in rules from a bundle other than the embedded one: their packages are not indexed here"
+	r, ok := rulesBundle(rep)
+	if !ok {
 		return r
 	}
 	pkgs, err := embeddedRulePackages()
@@ -57,22 +38,8 @@ func ruleFired(rep *report.Report, f report.Finding) RuleFired {
 		r.Note = "the rules bundle's packages could not be read: " + err.Error()
 		return r
 	}
-	// Of the packages declaring the category, those whose key literal matches most of f's key:
-	// helm's removed-api keys start "removed-api/helm-release/", the apis pack's "removed-api/".
-	best := -1
 	var title string
-	for _, p := range pkgs {
-		if !slices.Contains(p.categories, f.Category) {
-			continue
-		}
-		n := p.matches(f.Key)
-		switch {
-		case n > best:
-			best, r.Packages, title = n, []string{p.path}, p.title
-		case n == best:
-			r.Packages = append(r.Packages, p.path)
-		}
-	}
+	r.Packages, title = makers(pkgs, f)
 	switch len(r.Packages) {
 	case 0:
 		r.Note = "no package of the rules bundle declares category " + f.Category
@@ -82,6 +49,61 @@ func ruleFired(rep *report.Report, f report.Finding) RuleFired {
 		r.Note = "each of these packages makes " + f.Category + " findings with keys like this one"
 	}
 	return r
+}
+
+// customRule names the custom pack that made f: the package its pack field spells, in the
+// bundle rooted at it.
+func customRule(rep *report.Report, f report.Finding) RuleFired {
+	path := "upgradescope/" + f.Pack
+	r := RuleFired{Pack: f.Pack, Packages: []string{"data." + strings.ReplaceAll(path, "/", ".")}}
+	for _, b := range rep.Bundles {
+		for _, root := range b.Roots {
+			if path == root || strings.HasPrefix(path, root+"/") {
+				r.Bundle = b.Name + " " + b.Revision
+			}
+		}
+	}
+	return r
+}
+
+// rulesBundle names rep's built-in rules bundle, and says whether its packages are the
+// embedded bundle's, which are indexed here; a rules bundle read from elsewhere may declare
+// others, and the note says so.
+func rulesBundle(rep *report.Report) (RuleFired, bool) {
+	var r RuleFired
+	var rules *report.BundleInfo
+	for i, b := range rep.Bundles {
+		if slices.Contains(b.Roots, "upgradescope/rules") {
+			rules = &rep.Bundles[i]
+			r.Bundle = b.Name + " " + b.Revision
+		}
+	}
+	if rules == nil || rules.Source != "embedded" || rules.Revision != policies.RulesRevision {
+		r.Note = "built-in rules from a bundle other than the embedded one: their packages are not indexed here"
+		return r, false
+	}
+	return r, true
+}
+
+// makers are the packages of pkgs that may have made f, and the title of the first: of those
+// declaring f's category, the ones whose key literal matches most of f's key (helm's removed-api
+// keys start "removed-api/helm-release/", the apis pack's "removed-api/").
+func makers(pkgs []rulePackage, f report.Finding) ([]string, string) {
+	best := -1
+	var paths []string
+	var title string
+	for _, p := range pkgs {
+		if !slices.Contains(p.categories, f.Category) {
+			continue
+		}
+		switch n := p.matches(f.Key); {
+		case n > best:
+			best, paths, title = n, []string{p.path}, p.title
+		case n == best:
+			paths = append(paths, p.path)
+		}
+	}
+	return paths, title
 }
 
 // rulePackage is a package of the rules bundle: what its METADATA declares, and how its

@@ -251,9 +251,16 @@ func TestExplainFindingShowsOnlyTheHunksOfItsOwnObjects(t *testing.T) {
 func TestExplainFindingSaysWhenFixChangesNothingForIt(t *testing.T) {
 	cs := connect(t, newServer(t, repoRoot(t)), pipes)
 	scanned(t, cs, "examples/manifests", "1.37")
-	a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "drain/pdb-no-disruption/prod-shop/checkout"})
-	if a.Fix == nil || !strings.Contains(a.Fix.Changes, "changes nothing") || len(a.Fix.Files)+len(a.Fix.Objects) != 0 || a.Fix.Diff != "" {
-		t.Errorf("fix = %+v, want nothing changed, said so", a.Fix)
+	for _, tc := range []struct{ name, key, want string }{
+		{"a finding about something else than an API version, on objects fix leaves", "drain/pdb-no-disruption/prod-shop/checkout", "does not change what this finding is about"},
+		{"a finding about an API version 1.37 still serves", "deprecated-api/core/v1/Endpoints", "changes nothing for this finding: it rewrites only objects at an API 1.37 does not serve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": tc.key})
+			if a.Fix == nil || !strings.Contains(a.Fix.Changes, tc.want) || len(a.Fix.Files)+len(a.Fix.Objects)+len(a.Fix.ConvertedFor) != 0 || a.Fix.Diff != "" {
+				t.Errorf("fix = %+v, want nothing changed, said so: %q", a.Fix, tc.want)
+			}
+		})
 	}
 }
 
@@ -279,8 +286,8 @@ func TestExplainFindingPagesItsObjectsToTheCountTheReportGives(t *testing.T) {
 					t.Fatal("pages do not end")
 				}
 				a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", args)
-				if a.ObjectsFrom != len(got) || a.ObjectsTotal != len(want.Objects)+want.ObjectsOmitted || a.ObjectsOmitted != want.ObjectsOmitted {
-					t.Fatalf("page from %d total %d omitted %d, want from %d of %d+%d", a.ObjectsFrom, a.ObjectsTotal, a.ObjectsOmitted, len(got), len(want.Objects), want.ObjectsOmitted)
+				if a.ObjectsFirst != len(got) || a.ObjectsTotal != len(want.Objects)+want.ObjectsOmitted || a.ObjectsOmitted != want.ObjectsOmitted {
+					t.Fatalf("page from %d total %d omitted %d, want from %d of %d+%d", a.ObjectsFirst, a.ObjectsTotal, a.ObjectsOmitted, len(got), len(want.Objects), want.ObjectsOmitted)
 				}
 				if pages > 0 && (a.Detail != "" || a.Fix != nil || a.Rule != nil) {
 					t.Errorf("page %d repeats the finding: %+v", pages, a)
@@ -345,7 +352,7 @@ func TestExplainFindingRefuses(t *testing.T) {
 		want []string
 	}{
 		{"an unknown key, naming keys that exist", map[string]any{"key": "removed-api/extensions/v1beta1/Ingres"}, []string{"no such finding", "removed-api/extensions/v1beta1/Ingress"}},
-		{"a key at two targets without the target", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress"}, []string{"1.36 and 1.37", "name the target"}},
+		{"a key at two targets without the target", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress"}, []string{"1.36 and 1.37", "name one of them as target"}},
 		{"a target that is not a minor", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress", "target": "latest"}, []string{"target:"}},
 		{"a target the scan did not judge", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress", "target": "1.30"}, []string{"target 1.30", "1.36, 1.37"}},
 		{"a scan and a cluster both", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress", "scan": id, "cluster": "prod"}, []string{"not both"}},
@@ -493,5 +500,81 @@ func TestExplainFindingsFirstPageFitsWhateverTheLengthOfItsNames(t *testing.T) {
 		if a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": "removed-api/extensions/v1beta1/Ingress"}); a.Next == "" {
 			t.Errorf("names of %d bytes: all %d objects on the first page, want it paged", n, a.ObjectsTotal)
 		}
+	}
+}
+
+func TestExplainFindingShowsFixsConversionOnlyForAFindingAboutTheAPIVersion(t *testing.T) {
+	root := repoRoot(t)
+	// fix converts the Ingress's apiVersion and never touches its ingress.class annotation.
+	d := fileDiff(t, cliFix(t, filepath.Join(root, "examples", "manifests"), "1.37"), "ingress.yaml")
+	for l := range strings.Lines(d) {
+		if (l[0] == '-' || l[0] == '+') && strings.Contains(l, "ingress.class") {
+			t.Fatalf("the CLI's fix changes the ingress.class annotation, want it untouched:\n%s", d)
+		}
+	}
+	cs := connect(t, newServer(t, root), pipes)
+	scanned(t, cs, "examples/manifests", "1.37")
+	for _, tc := range []struct {
+		name, key    string
+		files        []string
+		changes      string
+		convertedFor []string
+	}{
+		{name: "the removed Ingress API's finding shows fix converting the Ingress",
+			key: "removed-api/extensions/v1beta1/Ingress", files: []string{"ingress.yaml"}, changes: "would rewrite 1 object in 1 file"},
+		{name: "the ingress.class annotation's finding on the same Ingress says fix leaves what it is about, naming the finding the conversion is for",
+			key: "deprecated-behaviour/ingress-class-annotation", changes: "does not change what this finding is about",
+			convertedFor: []string{"removed-api/extensions/v1beta1/Ingress"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": tc.key})
+			if a.Fix == nil || !strings.Contains(a.Fix.Changes, tc.changes) || !slices.Equal(a.Fix.Files, tc.files) ||
+				!slices.Equal(a.Fix.ConvertedFor, tc.convertedFor) || (a.Fix.Diff != "") != (tc.files != nil) || (len(a.Fix.Objects) > 0) != (tc.files != nil) {
+				t.Errorf("fix = %+v, want %q, files %v and converted for %v", a.Fix, tc.changes, tc.files, tc.convertedFor)
+			}
+		})
+	}
+}
+
+func TestExplainFindingNamesEveryObjectsKind(t *testing.T) {
+	cs := connect(t, newServer(t, repoRoot(t)), pipes)
+	scanned(t, cs, "examples/manifests", "1.37")
+	for _, tc := range []struct{ name, key, want string }{
+		{"a removed API's object, which the report names without its kind, is named with the kind of the API",
+			"removed-api/flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema", "flowcontrol.yaml:1 FlowSchema batch-jobs"},
+		{"a removed API's object rendered from a chart",
+			"removed-api/extensions/v1beta1/Ingress", "ingress.yaml:4 Ingress shop/shop (rendered from shop/templates/ingress.yaml)"},
+		{"a deprecated API's object of the core group", "deprecated-api/core/v1/Endpoints", "endpoints.json:1 Endpoints shop/legacy-db"},
+		{"an object the report names with its kind", "deprecated-behaviour/ingress-class-annotation",
+			"ingress.yaml:4 Ingress shop/shop (rendered from shop/templates/ingress.yaml)"},
+		{"an object of a finding about something else than an API",
+			"feature-gates/removed/kube-apiserver/StructuredAuthenticationConfiguration", "control-plane/kube-apiserver.yaml:21 Pod kube-system/kube-apiserver"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": tc.key})
+			if len(a.Objects) == 0 || a.Objects[0] != tc.want {
+				t.Errorf("objects = %q, want %q first", a.Objects, tc.want)
+			}
+		})
+	}
+}
+
+func TestExplainFindingShowsFixMovingACustomResourceToTheVersionItsCRDServes(t *testing.T) {
+	schema := "      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size: {type: integer}\n"
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n" +
+		"  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1beta1\n      served: false\n      storage: false\n" +
+		schema + "    - name: v1\n      served: true\n      storage: true\n" + schema
+	root := writeFiles(t, map[string]string{"crd.yaml": crd, "w.yaml": "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata:\n  name: w\n  namespace: shop\nspec:\n  size: 3\n"})
+	const key = "crd-version/unserved/example.com/v1beta1/Widget"
+	cliFinding(t, cliReport(t, builtinEngine(t), root, []string{"1.37"}), "1.37", key)
+	cs := connect(t, newServer(t, root), pipes)
+	scanned(t, cs, ".", "1.37")
+	a, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"key": key})
+	if a.Fix == nil || !slices.Equal(a.Fix.Files, []string{"w.yaml"}) || !strings.Contains(a.Fix.Diff, "+apiVersion: example.com/v1\n") ||
+		!slices.Equal(a.Fix.Objects, []string{"w.yaml:1 Widget shop/w: example.com/v1beta1 → example.com/v1"}) {
+		t.Errorf("fix = %+v, want w.yaml's Widget moved to example.com/v1", a.Fix)
+	}
+	if !slices.Equal(a.Objects, []string{"w.yaml:1 Widget shop/w"}) {
+		t.Errorf("objects = %q, want the Widget with its kind", a.Objects)
 	}
 }

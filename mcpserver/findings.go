@@ -47,15 +47,15 @@ type FindingsAnswer struct {
 	Next       string        `json:"next,omitempty" jsonschema:"cursor of the next page"`
 }
 
-// severities are the severities a finding has, as an input schema offers them.
-var severities = []any{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo}
+// severityEnum are the severities a finding has, as an input schema offers them.
+var severityEnum = []any{report.SeverityBlocker, report.SeverityWarning, report.SeverityInfo}
 
 var listFindingsTool = &mcp.Tool{
 	Name:  "list_findings",
 	Title: "List findings",
 	Description: "List the findings of a scan (default: the latest) or of a fleet cluster, filtered by target, severity, category and team, " +
 		"one line each, paged: pass the answer's next as cursor for more.",
-	InputSchema: schemaFor[ListFindingsInput](func(s *jsonschema.Schema) { s.Properties["severity"].Enum = severities }),
+	InputSchema: schemaFor[ListFindingsInput](func(s *jsonschema.Schema) { s.Properties["severity"].Enum = severityEnum }),
 }
 
 func (s *Server) listFindings(ctx context.Context, in ListFindingsInput) (FindingsAnswer, error) {

@@ -13,7 +13,8 @@ import (
 	"github.com/upgradescope/upgradescope/report"
 )
 
-// hopKeysShown is how many of a hop's new blockers its line names; list_findings has the rest.
+// hopKeysShown is how many of a hop's new blockers, and of its changed findings, its line
+// names; list_findings has the rest.
 const hopKeysShown = 3
 
 // PlanInput is plan_upgrade's input: a source and the minor to reach, or the cursor of a
@@ -41,17 +42,20 @@ type PlanAnswer struct {
 }
 
 // HopSummary is one minor of the plan. Score is absent when the verdict is unknown, as a
-// scan's target summary leaves it.
+// scan's target summary leaves it. A hop can be blocked by no new finding: one of the
+// previous minor's may become a blocker (BecameBlockers).
 type HopSummary struct {
-	From        string   `json:"from"`
-	To          string   `json:"to"`
-	Verdict     string   `json:"verdict" jsonschema:"ready, blocked or unknown at this minor"`
-	Score       *int     `json:"score,omitempty"`
-	NewBlockers int      `json:"newBlockers" jsonschema:"blockers that first appear at this minor"`
-	FirstNew    []string `json:"firstNewBlockers,omitempty" jsonschema:"the keys of the first of them, for explain_finding with this hop's minor as target"`
-	New         int      `json:"new" jsonschema:"findings of any severity that first appear at this minor"`
-	Changed     int      `json:"changed,omitempty" jsonschema:"findings whose severity changed since the previous minor"`
-	Resolved    int      `json:"resolved" jsonschema:"findings of the previous minor this one no longer has"`
+	From           string   `json:"from"`
+	To             string   `json:"to"`
+	Verdict        string   `json:"verdict" jsonschema:"ready, blocked or unknown at this minor"`
+	Score          *int     `json:"score,omitempty"`
+	NewBlockers    int      `json:"newBlockers" jsonschema:"blockers that first appear at this minor"`
+	FirstNew       []string `json:"firstNewBlockers,omitempty" jsonschema:"the keys of the first of them, for explain_finding with this hop's minor as target"`
+	BecameBlockers int      `json:"becameBlockers" jsonschema:"findings of the previous minor that are blockers from this one: they block this hop though none is new"`
+	New            int      `json:"new" jsonschema:"findings of any severity that first appear at this minor"`
+	Changed        int      `json:"changed,omitempty" jsonschema:"findings whose severity changed since the previous minor"`
+	ChangedKeys    []string `json:"changedKeys,omitempty" jsonschema:"the first of them as \"key: before → after\", those become blockers first, for explain_finding with this hop's minor as target"`
+	Resolved       int      `json:"resolved" jsonschema:"findings of the previous minor this one no longer has"`
 }
 
 // planCursor is what a plan's next page needs: the kept report.
@@ -63,7 +67,8 @@ var planUpgradeTool = &mcp.Tool{
 	Name:  "plan_upgrade",
 	Title: "Plan an upgrade one minor at a time",
 	Description: "Judge manifests, an inventory file or the configured cluster at every minor from its version (or from) to target, " +
-		"as upgradescope scan --plan does: per hop the verdict, the score, the blockers that first appear there and what was resolved. " +
+		"as upgradescope scan --plan does: per hop the verdict, the score, the blockers that first appear there, the findings whose " +
+		"severity changes (becameBlockers counts those that become blockers) and what was resolved. " +
 		"The plan is kept as a scan: list_findings and explain_finding read its findings.",
 }
 
@@ -71,18 +76,7 @@ var planUpgradeTool = &mcp.Tool{
 // a cursor pages the kept report without judging again.
 func (s *Server) planUpgrade(ctx context.Context, in PlanInput) (PlanAnswer, error) {
 	if in.Cursor != "" {
-		q, at, err := decodeCursor[planCursor](in.Cursor)
-		if err != nil {
-			return PlanAnswer{}, err
-		}
-		sc, err := s.scans.get(ctx, q.Scan)
-		if err != nil {
-			return PlanAnswer{}, err
-		}
-		if len(sc.rep.Plan) == 0 {
-			return PlanAnswer{}, fmt.Errorf("cursor: scan %s is not a plan; pass the next of a plan_upgrade answer", sc.id)
-		}
-		return planAnswer(sc, at), nil
+		return s.planPage(ctx, in.Cursor)
 	}
 	if strings.TrimSpace(in.Target) == "" {
 		return PlanAnswer{}, errors.New("target: name the one minor the plan ends at, e.g. \"1.37\"")
@@ -95,7 +89,7 @@ func (s *Server) planUpgrade(ctx context.Context, in PlanInput) (PlanAnswer, err
 	if err != nil {
 		return PlanAnswer{}, err
 	}
-	from, hops, err := planHops(strings.TrimSpace(in.From), doc.ServerVersion, target)
+	from, hops, err := planHops(strings.TrimSpace(in.From), doc.ServerVersion, target, in.Source)
 	if err != nil {
 		return PlanAnswer{}, err
 	}
@@ -106,19 +100,32 @@ func (s *Server) planUpgrade(ctx context.Context, in PlanInput) (PlanAnswer, err
 	return planAnswer(sc, 0), nil
 }
 
+// planPage is the page of a kept plan cursor names.
+func (s *Server) planPage(ctx context.Context, cursor string) (PlanAnswer, error) {
+	q, at, err := decodeCursor[planCursor](cursor)
+	if err != nil {
+		return PlanAnswer{}, err
+	}
+	sc, err := s.scans.get(ctx, q.Scan)
+	if err != nil {
+		return PlanAnswer{}, err
+	}
+	if len(sc.rep.Plan) == 0 {
+		return PlanAnswer{}, fmt.Errorf("cursor: scan %s is not a plan; pass the next of a plan_upgrade answer unchanged", sc.id)
+	}
+	return planAnswer(sc, at), nil
+}
+
 // planHops is the minor a plan starts from and its hops, as scan --plan reads --from and
 // --target (cmd/upgradescope's planHops, whose errors name the CLI's flags): from, else the
-// inventory's server version; every minor after it up to target.
-func planHops(from, serverVersion, target string) (string, []string, error) {
+// server version src reports; every minor after it up to target.
+func planHops(from, serverVersion, target string, src Source) (string, []string, error) {
 	if from == "" {
-		if serverVersion == "" {
-			return "", nil, errors.New("from: manifests carry no server version; give the minor the plan starts from, e.g. \"from\": \"1.33\"")
-		}
-		v, err := inventory.ParseVersion(serverVersion)
+		v, err := serverMinor(serverVersion, src)
 		if err != nil {
-			return "", nil, fmt.Errorf("the inventory's server version: %w; give from", err)
+			return "", nil, err
 		}
-		from = v.MinorString()
+		from = v
 	}
 	start, err := inventory.ParseVersion(from)
 	if err != nil {
@@ -127,9 +134,31 @@ func planHops(from, serverVersion, target string) (string, []string, error) {
 	end, _ := inventory.ParseVersion(target) // ParseTarget has read it
 	hops := start.MinorsAfter(end)
 	if len(hops) == 0 {
-		return "", nil, fmt.Errorf("target %s is not after %s: a plan goes up one minor at a time", target, start.MinorString())
+		return "", nil, fmt.Errorf("target %s is not after from %s: a plan goes up one minor at a time; give a later target or an earlier from", target, start.MinorString())
 	}
 	return start.MinorString(), hops, nil
+}
+
+// giveFrom is what an error about the start of a plan asks for.
+const giveFrom = `give from, the minor the plan starts from, e.g. "from": "1.33"`
+
+// serverMinor is the minor of the server version src reports, for a plan given no from.
+func serverMinor(serverVersion string, src Source) (string, error) {
+	what := "the inventory"
+	switch {
+	case src.Path != "":
+		return "", errors.New("from: manifests carry no server version; " + giveFrom)
+	case src.Cluster:
+		what = "the cluster"
+	}
+	if serverVersion == "" {
+		return "", fmt.Errorf("from: %s names no server version: %s", what, giveFrom)
+	}
+	v, err := inventory.ParseVersion(serverVersion)
+	if err != nil {
+		return "", fmt.Errorf("from: %s's serverVersion %q is not a Kubernetes version: %s", what, clip(serverVersion, maxVersion), giveFrom)
+	}
+	return v.MinorString(), nil
 }
 
 // planAnswer is the page of sc's plan from hop at, as many hops as fit in MaxAnswer.
@@ -139,7 +168,11 @@ func planAnswer(sc *scanned, at int) PlanAnswer {
 		From: plan[0].From, Target: plan[len(plan)-1].To, Total: len(plan), First: min(at, len(plan))}
 	rest := make([]HopSummary, 0, len(plan)-a.First)
 	for i := a.First; i < len(plan); i++ {
-		rest = append(rest, hopSummary(plan[i], sc.rep.Targets[i]))
+		var before report.TargetResult // the plan's start has no findings to change
+		if i > 0 {
+			before = sc.rep.Targets[i-1]
+		}
+		rest = append(rest, hopSummary(plan[i], before, sc.rep.Targets[i]))
 	}
 	q := planCursor{Scan: sc.id}
 	page := func(n int) PlanAnswer {
@@ -157,20 +190,16 @@ func planAnswer(sc *scanned, at int) PlanAnswer {
 	return a
 }
 
-// hopSummary is h in one line; t is the judgement at h.To, where its new findings' severities are.
-func hopSummary(h report.Hop, t report.TargetResult) HopSummary {
+// hopSummary is h in one line; before and after are the judgements at h's ends, where its
+// findings' severities are.
+func hopSummary(h report.Hop, before, after report.TargetResult) HopSummary {
 	hs := HopSummary{From: h.From, To: h.To, Verdict: h.Verdict, New: len(h.New), Changed: len(h.Changed), Resolved: len(h.Resolved)}
 	if h.Verdict != report.VerdictUnknown {
 		hs.Score = new(h.Score)
 	}
-	blockers := map[string]bool{}
-	for _, f := range t.Findings {
-		if f.Severity == report.SeverityBlocker {
-			blockers[f.Key] = true
-		}
-	}
+	is := severities(after)
 	for _, k := range h.New { // sorted, as the report sorts them
-		if !blockers[k] {
+		if is[k] != report.SeverityBlocker {
 			continue
 		}
 		hs.NewBlockers++
@@ -178,5 +207,31 @@ func hopSummary(h report.Hop, t report.TargetResult) HopSummary {
 			hs.FirstNew = append(hs.FirstNew, clip(k, maxLine))
 		}
 	}
+	hs.ChangedKeys, hs.BecameBlockers = changedKeys(h.Changed, severities(before), is)
 	return hs
+}
+
+// changedKeys are the first hopKeysShown of changed, findings whose severity was was and is
+// is, as "key: before → after", those become blockers first; and how many became blockers.
+func changedKeys(changed []string, was, is map[string]string) ([]string, int) {
+	var blockers, others []string
+	for _, k := range changed { // sorted, as the report sorts them
+		line := clip(k, maxLine) + ": " + was[k] + " → " + is[k]
+		if is[k] == report.SeverityBlocker {
+			blockers = append(blockers, line)
+		} else {
+			others = append(others, line)
+		}
+	}
+	all := append(blockers, others...)
+	return all[:min(len(all), hopKeysShown)], len(blockers)
+}
+
+// severities are t's findings' severities by key.
+func severities(t report.TargetResult) map[string]string {
+	out := make(map[string]string, len(t.Findings))
+	for _, f := range t.Findings {
+		out[f.Key] = f.Severity
+	}
+	return out
 }

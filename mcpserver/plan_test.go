@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,15 +33,45 @@ func newBlockers(h report.Hop, tr report.TargetResult) []string {
 	return out
 }
 
+// changes are h's changed findings as "key: before → after", those turned blocker first,
+// the severities read from the CLI's report at the hop's two ends; and how many turned blocker.
+func changes(h report.Hop, before, after report.TargetResult) ([]string, int) {
+	was, is := map[string]string{}, map[string]string{}
+	for _, f := range before.Findings {
+		was[f.Key] = f.Severity
+	}
+	for _, f := range after.Findings {
+		is[f.Key] = f.Severity
+	}
+	var blockers, others []string
+	for _, k := range h.Changed {
+		c := k + ": " + was[k] + " → " + is[k]
+		if is[k] == report.SeverityBlocker {
+			blockers = append(blockers, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	return append(blockers, others...), len(blockers)
+}
+
 // checkHops holds got, hops from the first, to the CLI's plan.
 func checkHops(t *testing.T, got []mcpserver.HopSummary, first int, want *report.Report) {
 	t.Helper()
 	for i, h := range got {
 		w, tr := want.Plan[first+i], want.Targets[first+i]
 		nb := newBlockers(w, tr)
+		var before report.TargetResult
+		if first+i > 0 {
+			before = want.Targets[first+i-1]
+		}
+		ch, became := changes(w, before, tr)
 		if h.From != w.From || h.To != w.To || h.Verdict != w.Verdict || h.New != len(w.New) || h.Changed != len(w.Changed) ||
 			h.Resolved != len(w.Resolved) || h.NewBlockers != len(nb) || !slices.Equal(h.FirstNew, nb[:min(len(nb), 3)]) {
 			t.Errorf("hop %d = %+v, the CLI's %+v with new blockers %v", first+i, h, w, nb)
+		}
+		if h.BecameBlockers != became || !slices.Equal(h.ChangedKeys, ch[:min(len(ch), 3)]) {
+			t.Errorf("hop %d: changed %v (%d became blockers), the CLI's %v (%d)", first+i, h.ChangedKeys, h.BecameBlockers, ch, became)
 		}
 		if (h.Score == nil) != (w.Verdict == report.VerdictUnknown) || h.Score != nil && *h.Score != w.Score {
 			t.Errorf("hop %s score %v, the CLI's %d (verdict %s)", h.To, h.Score, w.Score, w.Verdict)
@@ -135,24 +167,59 @@ func TestPlanUpgradePagesALongPlan(t *testing.T) {
 }
 
 func TestPlanUpgradeRefuses(t *testing.T) {
-	cs := connect(t, newServer(t, repoRoot(t)), pipes)
+	root := repoRoot(t)
+	inv, err := os.ReadFile(filepath.Join(root, "testdata", "preflight-live-stalls", "inventory.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const version = `"serverVersion": "v1.34.3",`
+	if !bytes.Contains(inv, []byte(version)) {
+		t.Fatalf("the inventory does not name its server version as %s", version)
+	}
+	dir := writeFiles(t, map[string]string{
+		"inventory.json":   string(inv),
+		"no-version.json":  string(bytes.Replace(inv, []byte(version), nil, 1)),
+		"bad-version.json": string(bytes.Replace(inv, []byte(version), []byte(`"serverVersion": "latest",`), 1)),
+	})
+	if err := os.CopyFS(filepath.Join(dir, "examples", "manifests"), os.DirFS(filepath.Join(root, "examples", "manifests"))); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, newServer(t, dir), pipes)
 	for _, tc := range []struct {
-		name string
-		args map[string]any
-		want string
+		name      string
+		args      map[string]any
+		want, not string
 	}{
-		{"manifests without from, which carry no server version", map[string]any{"path": "examples/manifests", "target": "1.37"}, "give the minor the plan starts from"},
-		{"a target that is not after from", map[string]any{"path": "examples/manifests", "from": "1.37", "target": "1.36"}, "target 1.36 is not after 1.37"},
-		{"a target that is not a minor", map[string]any{"path": "examples/manifests", "from": "1.33", "target": "next"}, "target:"},
-		{"no target", map[string]any{"path": "examples/manifests", "from": "1.33"}, "target: name the one minor"},
-		{"a from that is not a version", map[string]any{"path": "examples/manifests", "from": "one", "target": "1.37"}, "from:"},
-		{"two sources", map[string]any{"path": "examples/manifests", "inventory": "testdata/preflight-live-stalls/inventory.json", "target": "1.37"}, "exactly one source"},
-		{"a path outside the root", map[string]any{"path": "../", "from": "1.33", "target": "1.37"}, "outside the root"},
+		{"manifests without from, which carry no server version", map[string]any{"path": "examples/manifests", "target": "1.37"}, "from: manifests carry no server version; give from", "inventory"},
+		{"an inventory naming no server version, without from", map[string]any{"inventory": "no-version.json", "target": "1.37"}, "from: the inventory names no server version: give from", "manifests"},
+		{"an inventory whose server version is not a version, without from", map[string]any{"inventory": "bad-version.json", "target": "1.37"}, "the inventory's serverVersion \"latest\"", "manifests"},
+		{"a target that is not after from", map[string]any{"path": "examples/manifests", "from": "1.37", "target": "1.36"}, "target 1.36 is not after from 1.37", "--"},
+		{"a target that is not a minor", map[string]any{"path": "examples/manifests", "from": "1.33", "target": "next"}, "target:", "--"},
+		{"no target", map[string]any{"path": "examples/manifests", "from": "1.33"}, "target: name the one minor", "--"},
+		{"a from that is not a version", map[string]any{"path": "examples/manifests", "from": "one", "target": "1.37"}, "from:", "--"},
+		{"two sources", map[string]any{"path": "examples/manifests", "inventory": "inventory.json", "target": "1.37"}, "exactly one source", "--"},
+		{"a path outside the root", map[string]any{"path": "../", "from": "1.33", "target": "1.37"}, "outside the root", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if msg := callError(t, cs, "plan_upgrade", tc.args); !strings.Contains(msg, tc.want) {
-				t.Errorf("error %q, want it to say %q", msg, tc.want)
+			if msg := callError(t, cs, "plan_upgrade", tc.args); !strings.Contains(msg, tc.want) || tc.not != "" && strings.Contains(msg, tc.not) {
+				t.Errorf("error %q, want it to say %q and not %q", msg, tc.want, tc.not)
 			}
 		})
+	}
+}
+
+func TestPlanUpgradeNamesAFindingThatBecomesABlocker(t *testing.T) {
+	root := repoRoot(t)
+	want := cliPlan(t, filepath.Join(root, "examples", "manifests"), "1.34", "1.35", "1.36", "1.37")
+	const gate = "feature-gates/removed/kube-apiserver/StructuredAuthenticationConfiguration"
+	if last := want.Plan[2]; !slices.Equal(last.Changed, []string{gate}) || len(last.New) != 0 {
+		t.Fatalf("the CLI's hop to 1.37 = %+v, want %s changed alone", last, gate)
+	}
+	cs := connect(t, newServer(t, root), pipes)
+	a, _ := call[mcpserver.PlanAnswer](t, cs, "plan_upgrade", map[string]any{"path": "examples/manifests", "from": "1.34", "target": "1.37"})
+	checkHops(t, a.Hops, 0, want)
+	last := a.Hops[len(a.Hops)-1]
+	if last.NewBlockers != 0 || last.BecameBlockers != 1 || !slices.Equal(last.ChangedKeys, []string{gate + ": warning → blocker"}) {
+		t.Errorf("hop to 1.37 = %+v, want the feature gate named turning warning → blocker", last)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/upgradescope/upgradescope/kb"
@@ -22,6 +23,10 @@ const linesShown = 8
 
 // nearShown is how many near names an answer without a match suggests.
 const nearShown = 5
+
+// maxQuery is the longest query registry_lookup reads, in bytes: an add-on's id or name or an
+// API's key is short, and the nearest-name search costs the query's length times every name's.
+const maxQuery = 200
 
 // RegistryInput is registry_lookup's input: a query, or the cursor of a previous page.
 type RegistryInput struct {
@@ -89,6 +94,9 @@ type APIMatch struct {
 var registryLookupTool = &mcp.Tool{
 	Name:  "registry_lookup",
 	Title: "Look up an add-on or an API in the knowledge base",
+	InputSchema: schemaFor[RegistryInput](func(s *jsonschema.Schema) {
+		s.Properties["query"].MaxLength = new(maxQuery)
+	}),
 	Description: "Look up an add-on (support judged today, end of life, release lines and the Kubernetes minors they support, " +
 		"the recommendation) or an API version (deprecated, removed, replacement) in the knowledge base the verdicts are judged with, " +
 		"with its citations. Nothing found answers near names, not an error.",
@@ -96,15 +104,9 @@ var registryLookupTool = &mcp.Tool{
 
 // registryLookup answers the page of matches for the query or cursor.
 func (s *Server) registryLookup(_ context.Context, in RegistryInput) (RegistryAnswer, error) {
-	q, at := strings.TrimSpace(in.Query), 0
-	if in.Cursor != "" {
-		var err error
-		if q, at, err = decodeCursor[string](in.Cursor); err != nil {
-			return RegistryAnswer{}, err
-		}
-	}
-	if q == "" {
-		return RegistryAnswer{}, errors.New("query: name an add-on (\"cert-manager\") or an API (\"networking.k8s.io/v1beta1/Ingress\", \"v1beta1 Ingress\", \"PodSecurityPolicy\")")
+	q, at, err := registryQuery(in)
+	if err != nil {
+		return RegistryAnswer{}, err
 	}
 	k, now := s.cfg.Engine.KB(), s.cfg.Now()
 	all := lookup(k, q, now)
@@ -129,6 +131,25 @@ func (s *Server) registryLookup(_ context.Context, in RegistryInput) (RegistryAn
 		a.Matches = []RegistryMatch{}
 	}
 	return a, nil
+}
+
+// registryQuery is the query in asks, from its cursor when it has one, and the index of the
+// first match to show. A query past maxQuery is refused before any search.
+func registryQuery(in RegistryInput) (string, int, error) {
+	q, at := strings.TrimSpace(in.Query), 0
+	if in.Cursor != "" {
+		var err error
+		if q, at, err = decodeCursor[string](in.Cursor); err != nil {
+			return "", 0, err
+		}
+	}
+	if len(q) > maxQuery {
+		return "", 0, fmt.Errorf("query: %d bytes, past the %d a name or an API key takes; ask for one add-on or API at a time", len(q), maxQuery)
+	}
+	if q == "" {
+		return "", 0, errors.New("query: name an add-on (\"cert-manager\") or an API (\"networking.k8s.io/v1beta1/Ingress\", \"v1beta1 Ingress\", \"PodSecurityPolicy\")")
+	}
+	return q, at, nil
 }
 
 // kbRevision names the knowledge base bundle the engine reads, as judgedWith names bundles.
@@ -274,7 +295,8 @@ func near(q string, names []string, n int) []string {
 		name string
 		d    int
 	}
-	lq := strings.ToLower(q)
+	// The search costs q's length times every name's: a query past any name is cut.
+	lq := strings.ToLower(q[:min(len(q), maxQuery)])
 	var all []scored
 	for _, name := range names {
 		all = append(all, scored{name, distance(lq, strings.ToLower(name))})

@@ -1,10 +1,14 @@
 package mcpserver_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/mcpserver"
@@ -197,5 +201,54 @@ func TestRegistryLookupRefusesNoQuery(t *testing.T) {
 	cs := connect(t, newServer(t, t.TempDir()), pipes)
 	if msg := callError(t, cs, "registry_lookup", map[string]any{"query": " "}); !strings.Contains(msg, "query:") {
 		t.Errorf("error %q, want it to name the query", msg)
+	}
+}
+
+func TestRegistryLookupRefusesAQueryLongerThanAnyNameBeforeSearching(t *testing.T) {
+	cs := connect(t, newServer(t, t.TempDir()), pipes)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "registry_lookup" })
+	raw, err := json.Marshal(tools.Tools[i].InputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			MaxLength *int `json:"maxLength"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if m := schema.Properties["query"].MaxLength; m == nil || *m != 200 {
+		t.Errorf("the input schema's query has maxLength %v, want 200: %s", m, raw)
+	}
+	// A cursor is opaque to the schema: one carrying a long query is refused as the query is.
+	cursor := base64.RawURLEncoding.EncodeToString([]byte(`{"q":"` + strings.Repeat("x", 300) + `","at":0}`))
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		// want are what the refusal says; the SDK's by the schema quotes the query, clipped
+		// as every refusal is, before it says the bound.
+		want   []string
+		atMost int
+	}{
+		{"a megabyte of letters, which the schema refuses", map[string]any{"query": strings.Repeat("ingress", 150_000)},
+			[]string{"/properties/query", "maxLength"}, mcpserver.MaxAnswer / 2},
+		{"150 two-byte letters, within the schema's 200 characters but past 200 bytes", map[string]any{"query": strings.Repeat("é", 150)},
+			[]string{"query: 300 bytes", "200"}, 200},
+		{"a cursor carrying 300 bytes of query", map[string]any{"cursor": cursor}, []string{"query: 300 bytes", "200"}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := callError(t, cs, "registry_lookup", tc.args)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) || len(msg) > tc.atMost {
+					t.Errorf("error of %d bytes %.300q, want at most %d saying %q", len(msg), msg, tc.atMost, w)
+				}
+			}
+		})
 	}
 }
