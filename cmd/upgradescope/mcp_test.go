@@ -286,8 +286,8 @@ func (m *stdioMCP) findingKeys(t *testing.T, scan string) []string {
 	for {
 		var page mcpserver.FindingsAnswer
 		m.call(t, "list_findings", args, &page)
-		if page.From != len(keys) || page.Next != "" && len(page.Findings) == 0 {
-			t.Fatalf("page from %d with %d findings after %d: paging skipped, repeated or stalled", page.From, len(page.Findings), len(keys))
+		if page.First != len(keys) || page.Next != "" && len(page.Findings) == 0 {
+			t.Fatalf("page from %d with %d findings after %d: paging skipped, repeated or stalled", page.First, len(page.Findings), len(keys))
 		}
 		for _, f := range page.Findings {
 			keys = append(keys, f.Target+" "+f.Key)
