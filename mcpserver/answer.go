@@ -63,16 +63,16 @@ func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		switch {
 		case errors.As(err, &wire):
 			clipped := *wire
-			clipped.Message = clip(wire.Message, MaxAnswer/2)
+			clipped.Message = clipEnds(wire.Message, MaxAnswer/2)
 			clipped.Data = nil
 			return res, &clipped
 		case err != nil:
-			return res, errors.New(clip(err.Error(), MaxAnswer/2))
+			return res, errors.New(clipEnds(err.Error(), MaxAnswer/2))
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 			for _, c := range r.Content {
 				if t, ok := c.(*mcp.TextContent); ok {
-					t.Text = clip(t.Text, MaxAnswer/2)
+					t.Text = clipEnds(t.Text, MaxAnswer/2)
 				}
 			}
 		}
@@ -146,6 +146,20 @@ func clip(s string, n int) string {
 		i += size
 	}
 	return s
+}
+
+// clipEnds shortens s to at most n bytes as JSON writes them keeping its start and its end,
+// where a refusal says why ("…: maxLength 200").
+func clipEnds(s string, n int) string {
+	if jsonLen(s) <= n {
+		return s
+	}
+	tail := s[max(0, len(s)-n/8):]
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	tail = strings.TrimSuffix(clip(tail, n/2), "…")
+	return clip(s, n-jsonLen(tail)) + tail
 }
 
 // plain reports whether JSON carries s byte for byte: ASCII that needs no escape.

@@ -177,3 +177,13 @@ func TestARefusalOfAHugeInputStaysWithinTheBound(t *testing.T) {
 		}
 	}
 }
+
+// A clipped refusal keeps its end, where the schema says why: a 1 MB query is refused
+// naming the bound it broke.
+func TestAClippedRefusalStillSaysWhy(t *testing.T) {
+	cs := connect(t, newServer(t, t.TempDir()), pipes)
+	msg := callError(t, cs, "registry_lookup", map[string]any{"query": strings.Repeat("q", 1<<20)})
+	if len(msg) > mcpserver.MaxAnswer/2+8 || !strings.Contains(msg, "200") {
+		t.Errorf("refusal of %d bytes: %q…%q, want it within 2 KB and naming the 200-byte bound", len(msg), msg[:min(len(msg), 120)], msg[max(0, len(msg)-160):])
+	}
+}

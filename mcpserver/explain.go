@@ -276,20 +276,11 @@ func objectLine(o inventory.ObjectRef, kind string) string {
 // objectsPage is a later page: the objects from at, as many as fit.
 func objectsPage(a ExplainAnswer, objects []string, q ExplainQuery, at int) ExplainAnswer {
 	a.ObjectsFirst = min(at, len(objects))
-	rest := objects[a.ObjectsFirst:]
-	page := func(n int) ExplainAnswer {
+	return pageOf(objects, a.ObjectsFirst, q, func(shown []string, next string) ExplainAnswer {
 		b := a
-		b.Objects = rest[:n]
-		if a.ObjectsFirst+n < len(objects) {
-			b.Next = encodeCursor(q, a.ObjectsFirst+n)
-		}
+		b.Objects, b.Next = shown, next
 		return b
-	}
-	a = page(fit(rest, func(n int) any { return page(n) }))
-	if a.Objects == nil {
-		a.Objects = []string{}
-	}
-	return a
+	})
 }
 
 // budget bounds part of the first page: each long text to text bytes, each list to items.

@@ -166,28 +166,19 @@ func planAnswer(sc *scanned, at int) PlanAnswer {
 	plan := sc.rep.Plan
 	a := PlanAnswer{Scan: sc.id, Source: clip(sc.source, maxLine), JudgedWith: judgedWith(sc.rep),
 		From: plan[0].From, Target: plan[len(plan)-1].To, Total: len(plan), First: min(at, len(plan))}
-	rest := make([]HopSummary, 0, len(plan)-a.First)
+	hops := make([]HopSummary, len(plan))
 	for i := a.First; i < len(plan); i++ {
 		var before report.TargetResult // the plan's start has no findings to change
 		if i > 0 {
 			before = sc.rep.Targets[i-1]
 		}
-		rest = append(rest, hopSummary(plan[i], before, sc.rep.Targets[i]))
+		hops[i] = hopSummary(plan[i], before, sc.rep.Targets[i])
 	}
-	q := planCursor{Scan: sc.id}
-	page := func(n int) PlanAnswer {
+	return pageOf(hops, a.First, planCursor{Scan: sc.id}, func(shown []HopSummary, next string) PlanAnswer {
 		b := a
-		b.Hops = rest[:n]
-		if a.First+n < len(plan) {
-			b.Next = encodeCursor(q, a.First+n)
-		}
+		b.Hops, b.Next = shown, next
 		return b
-	}
-	a = page(fit(rest, func(n int) any { return page(n) }))
-	if a.Hops == nil {
-		a.Hops = []HopSummary{}
-	}
-	return a
+	})
 }
 
 // hopSummary is h in one line; before and after are the judgements at h's ends, where its

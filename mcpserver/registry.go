@@ -117,20 +117,11 @@ func (s *Server) registryLookup(_ context.Context, in RegistryInput) (RegistryAn
 		a.Near = near(q, registryNames(k), nearShown)
 		return a, nil
 	}
-	rest := all[a.First:]
-	page := func(n int) RegistryAnswer {
+	return pageOf(all, a.First, q, func(shown []RegistryMatch, next string) RegistryAnswer {
 		b := a
-		b.Matches = rest[:n]
-		if a.First+n < len(all) {
-			b.Next = encodeCursor(q, a.First+n)
-		}
+		b.Matches, b.Next = shown, next
 		return b
-	}
-	a = page(fit(rest, func(n int) any { return page(n) }))
-	if a.Matches == nil {
-		a.Matches = []RegistryMatch{}
-	}
-	return a, nil
+	}), nil
 }
 
 // registryQuery is the query in asks, from its cursor when it has one, and the index of the

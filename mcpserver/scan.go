@@ -245,13 +245,11 @@ func summarize(t report.TargetResult) TargetSummary {
 			required = append(required, g)
 		}
 	}
+	gaps := make([]string, len(required))
 	for i, g := range required {
-		if i == 3 {
-			ts.NotAssessed = append(ts.NotAssessed, fmt.Sprintf("and %d more", len(required)-i))
-			break
-		}
-		ts.NotAssessed = append(ts.NotAssessed, clip(g.Capability+": "+g.Reason, maxLine))
+		gaps[i] = g.Capability + ": " + g.Reason
 	}
+	ts.NotAssessed = firstFew(gaps, 3, maxLine)
 	return ts
 }
 
@@ -259,20 +257,7 @@ func summarize(t report.TargetResult) TargetSummary {
 // 63 characters in Kubernetes; a longer one came from a hostile or broken inventory.
 const maxTeam = 63
 
-// shownTeams is teams as a line shows them: the first three, each cut to maxTeam, and the
-// rest counted.
-func shownTeams(teams []string) []string {
-	var out []string
-	for i, t := range teams {
-		if i == 3 {
-			return append(out, fmt.Sprintf("+%d", len(teams)-3))
-		}
-		out = append(out, clip(t, maxTeam))
-	}
-	return out
-}
-
 func line(f report.Finding) FindingLine {
 	return FindingLine{Target: f.Target, Key: clip(f.Key, maxLine), Severity: f.Severity, Title: clip(f.Title, maxLine),
-		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: shownTeams(f.Teams)}
+		Objects: len(f.Objects) + f.ObjectsOmitted, Teams: firstFew(f.Teams, 3, maxTeam)}
 }
