@@ -84,6 +84,7 @@ func bearer(token string, next http.Handler) http.Handler {
 		// The scheme is case-insensitive (RFC 9110, section 11.1).
 		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		ok = ok && strings.EqualFold(scheme, "Bearer")
+		got = strings.TrimLeft(got, " ")
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="upgradescope mcp"`)

@@ -177,8 +177,10 @@ func TestHTTPWithATokenAnswersOnlyRequestsThatCarryIt(t *testing.T) {
 		})
 	}
 	t.Run("the token under a scheme in any case", func(t *testing.T) {
-		if got := rawRequest(t, base, http.MethodPost, "", map[string]string{"Authorization": "bearer s3cret"}); got == http.StatusUnauthorized {
-			t.Errorf("Authorization: bearer s3cret answered 401: the scheme is case-insensitive")
+		for _, h := range []string{"bearer s3cret", "BEARER s3cret", "Bearer  s3cret"} {
+			if got := rawRequest(t, base, http.MethodPost, "", map[string]string{"Authorization": h}); got == http.StatusUnauthorized {
+				t.Errorf("Authorization: %s answered 401: the scheme is case-insensitive, and spaces may follow it", h)
+			}
 		}
 	})
 	t.Run("the token", func(t *testing.T) {
