@@ -82,7 +82,7 @@ func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAn
 	if err != nil {
 		return ExplainAnswer{}, err
 	}
-	f, err := findFinding(sc, q)
+	f, err := findFinding(sc, q.ExplainQuery)
 	if err != nil {
 		return ExplainAnswer{}, err
 	}
@@ -98,6 +98,13 @@ func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAn
 	for i, o := range f.Objects {
 		objects[i] = objectLine(o, api.Kind)
 	}
+	if q.Cluster != "" {
+		state := listState(objects, func(o string) string { return o })
+		if in.Cursor != "" && q.State != state {
+			return ExplainAnswer{}, errFleetChanged
+		}
+		q.State = state
+	}
 	if at > 0 {
 		return objectsPage(a, objects, q, at), nil
 	}
@@ -108,13 +115,20 @@ func (s *Server) explainFinding(ctx context.Context, in ExplainInput) (ExplainAn
 	return firstPage(a, e, objects, q), nil
 }
 
+// explainCursor is what explain_finding's next carries: the query, and for a fleet
+// cluster, whose report is read again for each page, the state of the objects paged.
+type explainCursor struct {
+	ExplainQuery
+	State string `json:"state,omitempty"`
+}
+
 // explainQuery is the query in asks, from its cursor when it has one, and the index of the
 // first object to show.
-func explainQuery(in ExplainInput) (ExplainQuery, int, error) {
-	q, at := in.ExplainQuery, 0
+func explainQuery(in ExplainInput) (explainCursor, int, error) {
+	q, at := explainCursor{ExplainQuery: in.ExplainQuery}, 0
 	if in.Cursor != "" {
 		var err error
-		if q, at, err = decodeCursor[ExplainQuery](in.Cursor); err != nil {
+		if q, at, err = decodeCursor[explainCursor](in.Cursor); err != nil {
 			return q, 0, err
 		}
 	}
@@ -274,7 +288,7 @@ func objectLine(o inventory.ObjectRef, kind string) string {
 }
 
 // objectsPage is a later page: the objects from at, as many as fit.
-func objectsPage(a ExplainAnswer, objects []string, q ExplainQuery, at int) ExplainAnswer {
+func objectsPage(a ExplainAnswer, objects []string, q explainCursor, at int) ExplainAnswer {
 	a.ObjectsFirst = min(at, len(objects))
 	return pageOf(objects, a.ObjectsFirst, q, func(shown []string, next string) ExplainAnswer {
 		b := a
@@ -308,7 +322,7 @@ var pageBudgets = func() []pageBudget {
 // takes the room left, then fix's lists, then the finding's own text: the first pageBudgets
 // whose page fits with its first object; then its other first objects, then as much of the
 // diff as the room left holds.
-func firstPage(a ExplainAnswer, e explained, objects []string, q ExplainQuery) ExplainAnswer {
+func firstPage(a ExplainAnswer, e explained, objects []string, q explainCursor) ExplainAnswer {
 	first := objects[:min(len(objects), objectsFirstShown)]
 	page := func(c ExplainAnswer, n int) ExplainAnswer {
 		c.Objects = first[:n]

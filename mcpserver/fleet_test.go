@@ -517,6 +517,34 @@ func TestAPushBetweenPagesIsAToolErrorNotASkip(t *testing.T) {
 			call[struct{ Next string }](t, cs, tt.tool, tt.args) // asked again, it reads
 		})
 	}
+	t.Run("explain_finding", func(t *testing.T) {
+		// The finding of corpus-a naming the most objects (its nodes) pages them; nodes
+		// replaced by others change them.
+		var most mcpserver.FindingLine
+		for _, p := range pages(t, cs, "list_findings", map[string]any{"cluster": "corpus-a"}, func(a mcpserver.FindingsAnswer) string { return a.Next }) {
+			for _, l := range p.Findings {
+				if l.Objects > most.Objects {
+					most = l
+				}
+			}
+		}
+		args := map[string]any{"cluster": "corpus-a", "key": most.Key, "target": most.Target}
+		first, _ := call[mcpserver.ExplainAnswer](t, cs, "explain_finding", args)
+		if first.Next == "" {
+			t.Fatalf("%s's %d objects fit one page: the test needs two", most.Key, most.Objects)
+		}
+		call[mcpserver.ExplainAnswer](t, cs, "explain_finding", map[string]any{"cursor": first.Next})
+		doc := corpus.Cluster(40, 1)
+		for _, g := range doc.Nodes {
+			for i := range g.Names {
+				g.Names[i] = "replaced-" + g.Names[i]
+			}
+		}
+		f.push(t, "corpus-a", doc)
+		if msg := callError(t, cs, "explain_finding", map[string]any{"cursor": first.Next}); !strings.Contains(msg, "the fleet changed since the first page") {
+			t.Errorf("the next page of %s's objects after a push: %q, want it refused as the fleet changed", most.Key, msg)
+		}
+	})
 }
 
 // A cluster the server cannot judge at the target asked (none: its version is unknown; one
