@@ -64,14 +64,10 @@ func (fr *fleetReads) withSummaries(ctx context.Context, v *fleetView) error {
 	if v.shared != nil {
 		return nil
 	}
-	cells, version, err := fr.fleetCellsAt(ctx)
-	if err != nil {
-		return err
-	}
-	// The cells may have moved since v was read: the summaries of the newer cells hold
-	// every id v's cells point at unless those were replaced meanwhile, which leaves a
-	// cell without its top blocker on this read, never with another's.
-	v.sums, err = fr.summaries(ctx, cells, version)
+	// v's cells are the fleet's at v.version (loadFleet): their summaries are what this
+	// read shows, without asking the store for its version a second time.
+	var err error
+	v.sums, err = fr.summaries(ctx, v.cells, v.version)
 	return err
 }
 
