@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/files"
@@ -49,31 +47,13 @@ func (s *Server) collectFiles(ctx context.Context, abs string) (*inventory.Docum
 // exclusions reads the .upgradescopeignore beside the manifests, else at the root: the
 // places scan --files looks that are under the root.
 func (s *Server) exclusions(abs string) (*files.Exclude, error) {
-	dir := abs
-	if info, err := os.Stat(abs); err == nil && !info.IsDir() {
-		dir = filepath.Dir(abs)
+	p, err := s.besideOrAtRoot(dirOf(abs), files.IgnoreFileName)
+	if p == "" || err != nil {
+		return nil, err
 	}
-	for _, d := range []string{dir, s.root} {
-		p := filepath.Join(d, files.IgnoreFileName)
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			// A link leading out of the root is refused, not skipped: its patterns would
-			// change the verdict, and not applying them would too, silently.
-			real, err := s.within(s.shown(p))
-			if err != nil {
-				return nil, err
-			}
-			patterns, err := files.ReadIgnoreFile(real)
-			if err != nil {
-				return nil, err
-			}
-			return files.NewExclude(patterns)
-		}
+	patterns, err := files.ReadIgnoreFile(p)
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
-}
-
-// readInventory reads an inventory file under the root, bounded and validated as eval
-// reads one; errors name the file.
-func (s *Server) readInventory(abs string) (*inventory.Document, error) {
-	return inventory.ReadFile(abs)
+	return files.NewExclude(patterns)
 }

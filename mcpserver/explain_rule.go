@@ -59,7 +59,7 @@ func customRule(rep *report.Report, f report.Finding) RuleFired {
 	for _, b := range rep.Bundles {
 		for _, root := range b.Roots {
 			if path == root || strings.HasPrefix(path, root+"/") {
-				r.Bundle = b.Name + " " + b.Revision
+				r.Bundle = bundleLine(b.Name, b.Revision)
 			}
 		}
 	}
@@ -75,7 +75,7 @@ func rulesBundle(rep *report.Report) (RuleFired, bool) {
 	for i, b := range rep.Bundles {
 		if slices.Contains(b.Roots, "upgradescope/rules") {
 			rules = &rep.Bundles[i]
-			r.Bundle = b.Name + " " + b.Revision
+			r.Bundle = bundleLine(b.Name, b.Revision)
 		}
 	}
 	if rules == nil || rules.Source != "embedded" || rules.Revision != policies.RulesRevision {

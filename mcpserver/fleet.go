@@ -134,7 +134,7 @@ func fleetAt(target string) string {
 func serverBundles(bs []api.Bundle) []string {
 	out := make([]string, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, clip(b.Name+" "+b.Revision, maxLine))
+		out = append(out, bundleLine(b.Name, b.Revision))
 	}
 	return out
 }

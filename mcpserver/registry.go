@@ -148,7 +148,7 @@ func (s *Server) kbRevision() []string {
 	var out []string
 	for _, b := range s.cfg.Engine.Bundles() {
 		if slices.Contains(b.Roots, "upgradescope/kb") {
-			out = append(out, clip(b.Name+" "+b.Revision, maxLine))
+			out = append(out, bundleLine(b.Name, b.Revision))
 		}
 	}
 	return out

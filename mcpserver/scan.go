@@ -147,7 +147,7 @@ func (s *Server) collect(ctx context.Context, src Source) (*inventory.Document, 
 		if err != nil {
 			return nil, nil, err
 		}
-		doc, err := s.readInventory(abs)
+		doc, err := inventory.ReadFile(abs)
 		return doc, &scanned{source: "inventory " + s.shown(abs), beside: filepath.Dir(abs)}, err
 	default:
 		abs, err := s.within(src.Path)
@@ -229,10 +229,13 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 func judgedWith(r *report.Report) []string {
 	out := make([]string, 0, len(r.Bundles))
 	for _, b := range r.Bundles {
-		out = append(out, clip(b.Name+" "+b.Revision, maxLine))
+		out = append(out, bundleLine(b.Name, b.Revision))
 	}
 	return out
 }
+
+// bundleLine is how every answer names a bundle it was judged with: "rules 2026-12-01.6".
+func bundleLine(name, revision string) string { return clip(name+" "+revision, maxLine) }
 
 func summarize(t report.TargetResult) TargetSummary {
 	ts := TargetSummary{Target: t.Target, Verdict: t.Verdict, Blockers: t.Blockers, Warnings: t.Warnings, Infos: t.Infos, Suppressed: t.SuppressedCount}

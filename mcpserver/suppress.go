@@ -16,24 +16,33 @@ func (s *Server) ignoreFor(dir string) ([]report.IgnoreRule, string, error) {
 	if !s.cfg.FindIgnore {
 		return s.cfg.Ignore, s.cfg.IgnoreSource, nil
 	}
+	p, err := s.besideOrAtRoot(dir, config.FileName)
+	if p == "" || err != nil {
+		return nil, "", err
+	}
+	c, err := config.Load(p)
+	if err != nil {
+		return nil, "", err
+	}
+	return c.Ignore, s.shown(p), nil
+}
+
+// besideOrAtRoot is the real path of the file name in dir (the directory of what a scan
+// reads; "" for the cluster), else at the root, as scan looks beside its input and then in
+// the working directory; "" when neither holds one. A file found is read only when its real
+// path is under the root: one linking out is refused, not skipped, since applying it and
+// leaving it out would both change the verdict, the second silently.
+func (s *Server) besideOrAtRoot(dir, name string) (string, error) {
 	for _, d := range []string{dir, s.root} {
 		if d == "" {
 			continue
 		}
-		if _, err := os.Lstat(filepath.Join(d, config.FileName)); err != nil {
-			continue
+		p := filepath.Join(d, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return s.within(p)
 		}
-		p, err := s.within(filepath.Join(d, config.FileName))
-		if err != nil {
-			return nil, "", err
-		}
-		c, err := config.Load(p)
-		if err != nil {
-			return nil, "", err
-		}
-		return c.Ignore, s.shown(p), nil
 	}
-	return nil, "", nil
+	return "", nil
 }
 
 // dirOf is path's directory, or path when it is one.
