@@ -119,6 +119,16 @@ func fullDocument() *Document {
 		Tool: ToolFlux, Namespace: "flux-system", Name: "shop", TargetNamespace: "web", Chart: "shop",
 		RepoURL: "https://charts.example.com", SourceKind: "HelmRepository", Version: "1.2.3", VersionKind: VersionExact,
 	}}
+	d.ChartAdvice = []ChartAdvice{{
+		Source: ChartSourceHelm, Namespace: "web", Name: "shop", Chart: "shop", Repository: "https://charts.example.com",
+		Installed: "1.2.3", Read: true, Reason: "valuesFrom not read", Targets: []string{"1.36"},
+		Versions: []ChartVersionJudged{
+			{Version: "1.2.3", AppVersion: "2.0", KubeVersion: "<1.36.0-0", APIs: []string{"apps/v1 Deployment"}, APIsOmitted: 1,
+				Blocks: map[string][]string{"1.36": {"chart-incompat/helm-release/web/shop"}}},
+			{Version: "1.3.0", Error: "render: template failed"},
+		},
+		VersionsOmitted: 2,
+	}}
 	d.Probes = []Probe{{
 		ID: "kb/docker-socket",
 		Probe: ProbeSpec{

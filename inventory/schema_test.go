@@ -286,6 +286,9 @@ func TestSchemaStatesTheGoBounds(t *testing.T) {
 		{"/properties/rehearsal/properties/rejections/maxItems", MaxRehearsalItems},
 		{"/properties/rehearsal/properties/notReplayed/maxItems", MaxRehearsalItems},
 		{"/$defs/rehearsalObject/properties/message/maxLength", MaxRehearsalMessage},
+		{"/properties/chartAdvice/maxItems", MaxChartAdvice},
+		{"/$defs/chartAdvice/properties/versions/maxItems", MaxChartVersionsJudged},
+		{"/$defs/chartVersionJudged/properties/apis/maxItems", MaxChartVersionAPIs},
 	} {
 		if got := at(schema, tc.pointer); got != float64(tc.want) {
 			t.Errorf("%s = %v, want %d", tc.pointer, got, tc.want)

@@ -172,3 +172,58 @@ type GitopsChart struct {
 	Version     string `json:"version,omitempty"`
 	VersionKind string `json:"versionKind,omitempty"`
 }
+
+// Sources a ChartAdvice comes from.
+const (
+	ChartSourceHelm   = "helm"
+	ChartSourceArgoCD = ToolArgoCD
+	ChartSourceFlux   = ToolFlux
+)
+
+// Bounds of the chart advisor's section: charts advised, versions judged per chart, APIs
+// listed per version.
+const (
+	MaxChartAdvice         = 10000
+	MaxChartVersionsJudged = 50
+	MaxChartVersionAPIs    = 200
+)
+
+// ChartAdvice is what the chart advisor (--advise-charts) read of one chart's repository for
+// a Helm release or a GitOps chart, and what the loaded rules said of each version it judged
+// there: each version was rendered at the release's own values and evaluated on its own, at
+// every target of the scan. Versions[0] is the installed (Helm) or declared (GitOps) version;
+// the rest ascend. The engine reads the lowest version no rule blocks as the fix of the
+// release's findings.
+type ChartAdvice struct {
+	Source    string `json:"source"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Chart     string `json:"chart"`
+	// Repository keeps only scheme, host, port and path: never credentials or a query.
+	Repository string `json:"repository,omitempty"`
+	Installed  string `json:"installed"`
+	// Read says the repository's versions were read; Reason says why not, or what the
+	// advice had to leave out (values it could not read).
+	Read   bool   `json:"read"`
+	Reason string `json:"reason,omitempty"`
+	// Targets are the minors every judged version was evaluated at.
+	Targets         []string             `json:"targets,omitempty"`
+	Versions        []ChartVersionJudged `json:"versions,omitempty"`
+	VersionsOmitted int                  `json:"versionsOmitted,omitempty"`
+}
+
+// ChartVersionJudged is one chart version the advisor fetched, rendered and evaluated.
+type ChartVersionJudged struct {
+	Version     string `json:"version"`
+	AppVersion  string `json:"appVersion,omitempty"`
+	KubeVersion string `json:"kubeVersion,omitempty"`
+	// APIs are the "group/version Kind" its templates render at the release's values, sorted.
+	APIs        []string `json:"apis,omitempty"`
+	APIsOmitted int      `json:"apisOmitted,omitempty"`
+	// Blocks lists, by target, the keys of the blocker findings the rules raised against
+	// this version there; a target it lacks admits the version.
+	Blocks map[string][]string `json:"blocks,omitempty"`
+	// Error says why the version could not be fetched, rendered or judged: it is then
+	// judged at no target.
+	Error string `json:"error,omitempty"`
+}

@@ -85,6 +85,9 @@ type Document struct {
 
 	GitopsCharts []GitopsChart `json:"gitopsCharts,omitempty"`
 
+	// ChartAdvice is the chart advisor's reading of chart repositories (--advise-charts).
+	ChartAdvice []ChartAdvice `json:"chartAdvice,omitempty"`
+
 	// Probes are the field observations the loaded bundles declared (ProbeSpec), one per
 	// probe, in id order.
 	Probes []Probe `json:"probes,omitempty"`

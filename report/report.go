@@ -157,6 +157,31 @@ type Finding struct {
 	// Source is set by a gate judged against a stored cluster: SourceManifest or
 	// SourceCluster.
 	Source string `json:"source,omitempty"`
+	// Fix is the chart advisor's answer for a finding about a release's chart.
+	Fix *ChartFix `json:"fix,omitempty"`
+}
+
+// ChartFix names the chart version to upgrade to, for a finding about a Helm release's or
+// a GitOps chart's chart, as the chart advisor judged it (inventory.ChartAdvice).
+type ChartFix struct {
+	Chart      string `json:"chart"`
+	Repository string `json:"repository,omitempty"`
+	// From is the installed (or declared) chart version; To the lowest version at or above
+	// it that no rule blocks at this finding's target, empty when none does.
+	From           string `json:"from"`
+	To             string `json:"to,omitempty"`
+	FromAppVersion string `json:"fromAppVersion,omitempty"`
+	ToAppVersion   string `json:"toAppVersion,omitempty"`
+	// APIsAdded and APIsRemoved are what To renders that From does not, and the reverse.
+	APIsAdded   []string `json:"apisAdded,omitempty"`
+	APIsRemoved []string `json:"apisRemoved,omitempty"`
+	// EveryHop is the lowest version no rule blocks at any hop of the plan (--plan), or at
+	// every target of the scan.
+	EveryHop string `json:"everyHop,omitempty"`
+	// Status: "upgrade" (To is named), "none" (no version read works), "unread" (the
+	// repository could not be read; Reason says why).
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Introduced reports whether the finding counts against what is being judged: always,
