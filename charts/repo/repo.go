@@ -121,7 +121,7 @@ func New(opts Options) (*Reader, error) {
 }
 
 // Versions lists the versions of ref.Chart the repository offers, ascending by semver;
-// versions that are not semver are left out.
+// versions that are not semver are left out. A classic index without the chart is an error.
 func (r *Reader) Versions(ctx context.Context, ref Ref) ([]Version, error) {
 	if isOCI(ref.Repository) {
 		return r.ociVersions(ctx, ref)
@@ -129,6 +129,9 @@ func (r *Reader) Versions(ctx context.Context, ref Ref) ([]Version, error) {
 	idx, err := r.index(ctx, ref.Repository)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := idx.Entries[ref.Chart]; !ok {
+		return nil, fmt.Errorf("index of %s has no chart %s", repoKey(ref.Repository), ref.Chart)
 	}
 	return versionsOf(idx, ref.Chart), nil
 }
