@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,9 +88,10 @@ type Reader struct {
 	opts  Options
 	cache cache
 
-	indexes flight[*repov1.IndexFile]
-	tags    flight[[]string]
-	charts  flight[string]
+	indexes  flight[*repov1.IndexFile]
+	versions flight[[]Version]
+	tags     flight[[]string]
+	charts   flight[string]
 
 	helmReposOnce sync.Once
 	helmRepos     *helmRepos
@@ -126,14 +128,19 @@ func (r *Reader) Versions(ctx context.Context, ref Ref) ([]Version, error) {
 	if isOCI(ref.Repository) {
 		return r.ociVersions(ctx, ref)
 	}
-	idx, err := r.index(ctx, ref.Repository)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := idx.Entries[ref.Chart]; !ok {
-		return nil, fmt.Errorf("index of %s has no chart %s", repoKey(ref.Repository), ref.Chart)
-	}
-	return versionsOf(idx, ref.Chart), nil
+	// Sorting parses every version, which costs more than the memoised index; the advisor
+	// asks for one chart once per release, so the sorted list is memoised too.
+	vs, err := r.versions.do(ctx, repoKey(ref.Repository)+"\x00"+ref.Chart, func() ([]Version, error) {
+		idx, err := r.index(ctx, ref.Repository)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := idx.Entries[ref.Chart]; !ok {
+			return nil, fmt.Errorf("index of %s has no chart %s", repoKey(ref.Repository), ref.Chart)
+		}
+		return versionsOf(idx, ref.Chart), nil
+	})
+	return slices.Clone(vs), err
 }
 
 // Chart fetches and loads one version of ref.Chart. A chart whose metadata names another
