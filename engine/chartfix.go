@@ -10,12 +10,14 @@ import (
 )
 
 // chartSources maps the source segment of a chart finding's key to the ChartAdvice source
-// it reads, with the categories whose findings of that source are about the chart.
+// it reads, with the categories whose findings of that source are about the chart. Only
+// blockers' categories: the advice records which versions raise blockers, so a version it
+// names may still render an API a deprecated-api warning is about.
 var chartSources = map[string]struct {
 	source     string
 	categories []string
 }{
-	"helm-release":              {inventory.ChartSourceHelm, []string{"chart-incompat", "removed-api", "deprecated-api"}},
+	"helm-release":              {inventory.ChartSourceHelm, []string{"chart-incompat", "removed-api"}},
 	inventory.ChartSourceArgoCD: {inventory.ChartSourceArgoCD, []string{"chart-incompat"}},
 	inventory.ChartSourceFlux:   {inventory.ChartSourceFlux, []string{"chart-incompat"}},
 }
