@@ -56,7 +56,9 @@ metadata:
 
 var rel = render.Release{Name: "web", Namespace: "shop"}
 
-func noPolicyV1(entry string) bool { return !strings.HasPrefix(entry, "policy/v1/") && entry != "policy/v1" }
+func noPolicyV1(entry string) bool {
+	return !strings.HasPrefix(entry, "policy/v1/") && entry != "policy/v1"
+}
 
 func TestTemplatesRenderAsOnTheTarget(t *testing.T) {
 	tests := []struct {
