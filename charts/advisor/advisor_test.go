@@ -94,6 +94,20 @@ metadata:
 	{Name: "legacy", Version: "2.1.0", Templates: ingressV1},
 }
 
+// capable picks the Ingress API by asking the version set, as many charts do.
+var capable = []charttest.Chart{
+	{Name: "capable", Version: "1.0.0", KubeVersion: "<1.36.0-0", Templates: configMap},
+	{Name: "capable", Version: "1.1.0", Templates: map[string]string{"i.yaml": `{{- if .Capabilities.APIVersions.Has "networking.k8s.io/v1beta1/Ingress" }}
+apiVersion: networking.k8s.io/v1beta1
+{{- else }}
+apiVersion: networking.k8s.io/v1
+{{- end }}
+kind: Ingress
+metadata:
+  name: x
+`}},
+}
+
 // helmSubject is a release of c as the cluster collector reads it.
 func helmSubject(ns, name string, c charttest.Chart, apis ...string) advisor.Subject {
 	return advisor.Subject{Source: inventory.ChartSourceHelm, Namespace: ns, Name: name, Chart: c.Name, Version: c.Version,
@@ -204,7 +218,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 	}
-	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), legacy...)...)
+	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(legacy, capable...)...)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := advise(t, repo, tt.targets, tt.subject)
