@@ -11,7 +11,8 @@ import (
 	"github.com/upgradescope/upgradescope/internal/testenv/charttest"
 )
 
-// memRepo stands in for the network in the algorithm tests: it holds charttest charts in
+// memRepo stands in for the network in the algorithm tests, which would otherwise each
+// serve a repository and pay the Reader's reads: it holds charttest charts in
 // memory and answers as charts/repo's Reader does (versions ascending, as the index states
 // them). TestTheRealReaderServesTheAdvisor runs the advisor on loopback repositories.
 type memRepo struct {

@@ -3,30 +3,20 @@ package advisor
 import (
 	"net/url"
 	"strings"
+
+	"github.com/upgradescope/upgradescope/charts/repo"
 )
 
-// redactURL keeps a repository URL's scheme, host, port and path: userinfo, a query and a
-// fragment can carry credentials.
-func redactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "<unparsed repository URL>"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
-}
-
-// redactErr is err's message with the repository URL's secret parts cut out, however the
-// reader quoted the URL.
+// redactErr is err's message with the repository URL's secret parts cut out, however it was
+// quoted: the Reader scrubs its own errors, and this keeps a Repository that does not (or a
+// Locate error quoting Helm's configuration) from leaking one into the advice.
 func redactErr(err error, repository string) string {
 	msg := err.Error()
 	u, perr := url.Parse(repository)
 	if repository == "" || perr != nil {
 		return msg
 	}
-	msg = strings.ReplaceAll(msg, repository, redactURL(repository))
+	msg = strings.ReplaceAll(msg, repository, repo.Redact(repository))
 	var secrets []string
 	if u.User != nil {
 		secrets = append(secrets, u.User.String())

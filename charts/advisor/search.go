@@ -164,7 +164,7 @@ func (s *search) fixed() bool {
 func (s *search) advice() inventory.ChartAdvice {
 	a := inventory.ChartAdvice{
 		Source: s.subject.Source, Namespace: s.subject.Namespace, Name: s.subject.Name,
-		Chart: s.subject.Chart, Repository: redactURL(s.ref.Repository), Installed: s.subject.Version,
+		Chart: s.subject.Chart, Repository: repo.Redact(s.ref.Repository), Installed: s.subject.Version,
 		Read: s.read, Targets: s.targets, VersionsOmitted: s.omitted,
 	}
 	for _, v := range s.versions {
