@@ -238,7 +238,7 @@ func (d *fileDecoder) refuse(line int, msg string) {
 // group at a version the knowledge base does not know.
 func (d *fileDecoder) lists(apiVersion, kind string) bool {
 	group, _ := splitAPIVersion(apiVersion)
-	return d.opts.Watched[apiVersion+"/"+kind] || !d.opts.BuiltinGroups[group] || !d.opts.Known[apiVersion+"/"+kind]
+	return d.opts.listAll || d.opts.Watched[apiVersion+"/"+kind] || !d.opts.BuiltinGroups[group] || !d.opts.Known[apiVersion+"/"+kind]
 }
 
 // record lists an object where the rules need it: at an API the knowledge base judges or
@@ -247,7 +247,7 @@ func (d *fileDecoder) record(apiVersion, kind string, ref inventory.ObjectRef) {
 	group, version := splitAPIVersion(apiVersion)
 	o := observed{group: group, version: version, kind: kind, ref: ref}
 	switch {
-	case d.opts.Watched[apiVersion+"/"+kind]:
+	case d.opts.listAll || d.opts.Watched[apiVersion+"/"+kind]:
 		d.res.observed.add(o)
 	case !d.opts.BuiltinGroups[group]:
 		d.res.custom.add(o)

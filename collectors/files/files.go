@@ -69,6 +69,8 @@ type Options struct {
 	// noPreflight reads nothing for the pre-flight section (a Helm release's stored
 	// manifest, which the live collector reads for its APIs only).
 	noPreflight bool
+	// listAll lists the API of every object, custom and unjudged ones too (ManifestAPIs).
+	listAll bool
 }
 
 // preflight says whether the pre-flight Recorder reads objects of this API.
@@ -664,4 +666,11 @@ func Manifest(name string, data []byte, opts Options) ([]inventory.APIUsage, []W
 	d := newFileDecoder(name, opts)
 	d.decodeYAMLStream(bufio.NewReaderSize(bytes.NewReader(data), readBufferBytes))
 	return d.res.observed.usage(), d.res.warnings
+}
+
+// ManifestAPIs decodes one rendered manifest held in memory as Manifest does, but lists the
+// API of every object, not only those the knowledge base judges: a chart's rendering, whose
+// whole API list the chart advisor compares between chart versions.
+func ManifestAPIs(name string, data []byte) ([]inventory.APIUsage, []Warning) {
+	return Manifest(name, data, Options{listAll: true})
 }

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -67,13 +68,33 @@ func checkConstraint(constraint string, targets []string) map[string]string {
 		switch {
 		case err != nil:
 			perTarget[t] = KubeVersionInvalid
-		case c.Check(semver.MustParse(t + ".0")):
+		case admits(c, t):
 			perTarget[t] = KubeVersionAdmits
 		default:
 			perTarget[t] = KubeVersionExcludes
 		}
 	}
 	return perTarget
+}
+
+// AdmitsTarget says whether a chart's kubeVersion constraint admits the target minor
+// ("1.37"), exactly as the Helm rules judge a release's (the target's .0 patch, Helm's semver
+// library, "-0" bounds admitting vendor suffixes), so the chart advisor can pass over a
+// version the rules would block without fetching it. An error is a constraint or target
+// that does not parse: the rules raise no blocker for it.
+func AdmitsTarget(constraint, target string) (bool, error) {
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return false, fmt.Errorf("parse kubeVersion %q: %w", constraint, err)
+	}
+	if _, err := semver.NewVersion(target + ".0"); err != nil {
+		return false, fmt.Errorf("parse target %q: %w", target, err)
+	}
+	return admits(c, target), nil
+}
+
+func admits(c *semver.Constraints, target string) bool {
+	return c.Check(semver.MustParse(target + ".0"))
 }
 
 // KubeVersionFlag is a release (its index in input.inventory.helmReleases) and a target its

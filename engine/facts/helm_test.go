@@ -110,3 +110,30 @@ func TestTheJudgedReleasesAreThoseARuleMayRead(t *testing.T) {
 		t.Errorf("judged releases = %v, want %v", got, want)
 	}
 }
+
+func TestAdmitsTargetJudgesAsTheHelmRulesDo(t *testing.T) {
+	cases := []struct {
+		constraint, target string
+		want               bool
+		err                bool
+	}{
+		{">=1.19.0-0", "1.36", true, false},
+		{"<1.36.0-0", "1.36", false, false},
+		{"<1.36.0-0", "1.35", true, false},
+		{">=1.16.0 <1.22.0", "1.22", false, false},
+		{"not a constraint", "1.36", false, true},
+		{">=1.19.0-0", "latest", false, true},
+	}
+	for _, c := range cases {
+		got, err := AdmitsTarget(c.constraint, c.target)
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("AdmitsTarget(%q, %q) = %v, %v; want %v, error %v", c.constraint, c.target, got, err, c.want, c.err)
+		}
+		if !c.err {
+			fact := checkConstraint(c.constraint, []string{c.target})[c.target]
+			if (fact == KubeVersionAdmits) != got {
+				t.Errorf("AdmitsTarget(%q, %q) = %v but the rules' fact is %s", c.constraint, c.target, got, fact)
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package advisor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// batchNamespace is the namespace a version is judged in inside a batch: each version is a
+// release of its own there, so a finding names the versions it is about by namespace, and
+// several subjects' versions share one evaluation. It cannot be a real namespace: those are
+// DNS labels, without "~".
+func batchNamespace(i int) string { return fmt.Sprintf("~advised-%d", i) }
+
+// judge evaluates versions[i] as searches[i]'s release, setting each one's Blocks: by target,
+// the keys of the blocker findings raised about it, as they read for the real release. The
+// versions are split into one batch per worker; an evaluation that fails is every version
+// of its batch's Error.
+func (a *advisor) judge(ctx context.Context, searches []*search, versions []inventory.ChartVersionJudged) {
+	var todo []int
+	for i, v := range versions {
+		if v.Error == "" {
+			todo = append(todo, i)
+		}
+	}
+	batches := split(todo, a.opts.Workers)
+	a.parallel(len(batches), func(b int) {
+		idx := batches[b]
+		rep, err := a.opts.Engine.Evaluate(ctx, a.batchDoc(searches, versions, idx), a.opts.Targets, a.opts.Now)
+		if err != nil {
+			for _, i := range idx {
+				versions[i].Error = fmt.Sprintf("judge version: %v", err)
+			}
+			return
+		}
+		byNamespace := map[string]int{}
+		for _, i := range idx {
+			byNamespace[batchNamespace(i)] = i
+		}
+		for _, t := range rep.Targets {
+			for _, f := range t.Findings {
+				a.attribute(f, t.Target, byNamespace, searches, versions)
+			}
+		}
+		for _, i := range idx {
+			for t, keys := range versions[i].Blocks {
+				versions[i].Blocks[t] = sortedStrings(keys)
+			}
+		}
+	})
+}
+
+// attribute adds a blocker finding's key to each version of the batch it names.
+func (a *advisor) attribute(f report.Finding, target string, byNamespace map[string]int, searches []*search, versions []inventory.ChartVersionJudged) {
+	if f.Severity != report.SeverityBlocker {
+		return
+	}
+	for _, ns := range f.Namespaces {
+		i, ok := byNamespace[ns]
+		if !ok {
+			continue
+		}
+		if versions[i].Blocks == nil {
+			versions[i].Blocks = map[string][]string{}
+		}
+		key := realKey(f.Key, ns, searches[i].subject.Namespace)
+		versions[i].Blocks[target] = append(versions[i].Blocks[target], key)
+	}
+}
+
+// realKey is a finding's key as the release in its real namespace gets it: the batch
+// namespace's path segment replaced.
+func realKey(key, batchNS, ns string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		if p == batchNS {
+			parts[i] = ns
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// batchDoc is a cluster inventory holding only the versions idx names, each as a deployed
+// Helm release of the subject's name in its batch namespace, with the chart's kubeVersion and
+// its rendered (or stored) APIs as the release's manifest: what the Helm and add-on rules
+// read. It says what it leaves out, so no gap reads as a finding.
+func (a *advisor) batchDoc(searches []*search, versions []inventory.ChartVersionJudged, idx []int) *inventory.Document {
+	doc := &inventory.Document{
+		SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceCluster, CollectedAt: a.opts.Now,
+		Capabilities: map[string]inventory.Capability{
+			inventory.CapHelm:     {Available: true},
+			inventory.CapAPIUsage: {Available: true},
+			inventory.CapAddons:   {Available: true},
+		},
+		APIUsage: []inventory.APIUsage{},
+	}
+	for _, i := range idx {
+		s, v, ns := searches[i].subject, versions[i], batchNamespace(i)
+		doc.HelmReleases = append(doc.HelmReleases, inventory.HelmRelease{
+			Name: s.Name, Namespace: ns, Chart: s.Chart, ChartVersion: v.Version, AppVersion: v.AppVersion,
+			KubeVersion: v.KubeVersion, Status: "deployed", Revision: 1, ManifestAPIs: usage(v.APIs, ns),
+		})
+	}
+	return doc
+}
+
+// usage spells "apiVersion Kind" entries as one object each in namespace ns.
+func usage(apis []string, ns string) []inventory.APIUsage {
+	out := make([]inventory.APIUsage, 0, len(apis))
+	for _, api := range apis {
+		apiVersion, kind, ok := strings.Cut(api, " ")
+		if !ok {
+			continue
+		}
+		group, version, found := strings.Cut(apiVersion, "/")
+		if !found {
+			group, version = "", apiVersion
+		}
+		out = append(out, inventory.APIUsage{Group: group, Version: version, Kind: kind, Count: 1, Namespaces: map[string]int{ns: 1}})
+	}
+	inventory.SortAPIUsage(out)
+	return out
+}
+
+// split deals idx into at most n batches of near equal size, in order.
+func split(idx []int, n int) [][]int {
+	if len(idx) == 0 {
+		return nil
+	}
+	if n > len(idx) {
+		n = len(idx)
+	}
+	var out [][]int
+	size := (len(idx) + n - 1) / n
+	for lo := 0; lo < len(idx); lo += size {
+		out = append(out, idx[lo:min(lo+size, len(idx))])
+	}
+	return out
+}
+
+func sortedStrings(in []string) []string {
+	sort.Strings(in)
+	out := in[:0]
+	for i, s := range in {
+		if i == 0 || s != in[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
