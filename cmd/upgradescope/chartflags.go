@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -94,4 +95,20 @@ func (f *judgeFlags) adviseTargets(doc *inventory.Document, j *judgement) ([]str
 	}
 	_, hops, err := planHops(f.from, doc.ServerVersion, j.targets)
 	return hops, err
+}
+
+// forAgent is the agent's advisor, nil without --advise-charts: one repository reader kept
+// across ticks, so its cache serves the next.
+func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.Engine, *inventory.Document, charts.Values, []string, time.Time), error) {
+	if !f.advise {
+		return nil, nil
+	}
+	r, err := f.reader()
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) {
+		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
+	}, nil
 }
