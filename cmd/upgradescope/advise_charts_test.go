@@ -72,6 +72,16 @@ func TestScanAdvisesTheLowestChartVersionForALiveHelmRelease(t *testing.T) {
 		t.Errorf("offline fix = %+v after %d requests, want 1.2.0 from the cache alone", offline, repo.Requests.Load()-before)
 	}
 
+	// An empty cache offline reads nothing: the fix says so, and the blocker and the verdict
+	// stay.
+	empty := runCLI(t, append(args[:len(args)-5], "--chart-repo-cache", filepath.Join(dir, "empty"), "--chart-offline", "-o", "json", "--quiet")...)
+	if unread := blockerFix(t, empty, key); unread.Status != "unread" || unread.Reason == "" || unread.To != "" {
+		t.Errorf("fix with an empty cache offline = %+v, want unread with a reason", unread)
+	}
+	if v := verdict(t, empty, "1.36"); v != report.VerdictBlocked {
+		t.Errorf("verdict with the repository unread = %s, want %s", v, report.VerdictBlocked)
+	}
+
 	// The inventory holds the advice, never the release's values.
 	inv := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin", "--target", "1.36", "--advise-charts",
 		"--helm-repository-config", repoConfig, "--chart-repo-cache", cache, "--chart-offline", "--quiet")
@@ -117,16 +127,6 @@ spec:
 			offline := blockerFix(t, runCLI(t, append(args, "--chart-offline")...), key)
 			if offline.To != "1.2.0" {
 				t.Errorf("offline fix = %+v, want 1.2.0 from the cache", offline)
-			}
-
-			// An empty cache offline reads nothing: the finding stays, and the verdict with it.
-			empty := runCLI(t, append(args[:len(args)-4], "--chart-repo-cache", filepath.Join(dir, "empty"), "--chart-offline", "-o", "json", "--quiet")...)
-			unread := blockerFix(t, empty, key)
-			if unread.Status != "unread" || unread.Reason == "" || unread.To != "" {
-				t.Errorf("fix with an empty cache offline = %+v, want unread with a reason", unread)
-			}
-			if v := verdict(t, empty, "1.36"); v != report.VerdictBlocked {
-				t.Errorf("verdict with the repository unread = %s, want %s", v, report.VerdictBlocked)
 			}
 
 			inv := runCLI(t, "inventory", "--files", manifests, "--target", "1.36", "--advise-charts", "--chart-repo-cache", cache, "--chart-offline", "--quiet")
