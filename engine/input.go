@@ -31,8 +31,10 @@ type Input struct {
 
 // Input returns the input Evaluate would give the rules for the same arguments. The report
 // of `opa eval` over it (the built-in bundles and data.upgradescope.report.result) differs
-// from Evaluate's only by what Go adds after the rules ran: the report's header and each
-// finding's and target's teams. inv must not be modified while the Input is in use.
+// from Evaluate's only by what Go adds after the rules ran: the report's header, each
+// finding's and target's teams, and the chart advisor's fix of a chart's findings (with the
+// sentence it puts before their remediation). inv must not be modified while the Input is
+// in use.
 func (e *Engine) Input(inv *inventory.Document, targets []string, now time.Time, opts ...EvalOption) *Input {
 	var ec evalConfig
 	for _, o := range opts {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -54,7 +55,9 @@ type evaluated struct {
 // `opa eval` user to run: the engine's Input as JSON, data.upgradescope.report.result over
 // the built-in bundles. The result is the engine's report but for what Go adds after the
 // rules ran: the header, and the teams (attributed by namespace label and scored in Go,
-// which TestGoJudgementMatchesReportRego holds to report.rego), left out on both sides.
+// which TestGoJudgementMatchesReportRego holds to report.rego), left out on both sides; and
+// the chart advisor's fixes, which the engine attaches from the inventory (chartfix.go) and
+// are attached to opa eval's findings the same way.
 func TestOPAEvalReproducesTheReport(t *testing.T) {
 	eng := newEngine(t)
 	pq := reportRego(t, "data.upgradescope.report.result")
@@ -67,6 +70,7 @@ func TestOPAEvalReproducesTheReport(t *testing.T) {
 			}
 			want := evaluated{Targets: r.Targets, Plan: r.Plan, ExpiredIgnores: r.ExpiredIgnores, KB: r.KB}
 			got := evalFromJSON(t, pq, eng.Input(sc.inv, sc.targets, now, sc.opts...))
+			engine.AttachChartFixes(got.Targets, sc.inv)
 			if g, w := withoutTeams(t, got), withoutTeams(t, want); g != w {
 				t.Errorf("opa eval differs from the engine:\n got %s\nwant %s", g, w)
 			}

@@ -60,7 +60,7 @@ func WriteCSV(w io.Writer, e Export) error {
 		return err
 	}
 	for _, f := range t.Findings {
-		if err := row(f.Severity, f.Category, f.Key, f.Title, f.Detail, f.Remediation,
+		if err := row(f.Severity, f.Category, f.Key, f.Title, f.Detail, f.Remediation+withChartFix(f),
 			strings.Join(f.Teams, ";"), strings.Join(f.Namespaces, ";"), strings.Join(f.Citations, ";"), csvObjects(f)); err != nil {
 			return err
 		}
@@ -207,6 +207,9 @@ func writeHTMLFindings(b *strings.Builder, findings []report.Finding) {
 			fmt.Fprintf(b, "<p class=\"owners\">Owners: %s</p>\n", h(owners(f)))
 			if f.Remediation != "" {
 				fmt.Fprintf(b, "<p><strong>Fix:</strong> %s</p>\n", h(f.Remediation))
+			}
+			if f.Fix != nil {
+				fmt.Fprintf(b, "<p class=\"chart-fix\"><strong>Chart fix:</strong> %s</p>\n", h(f.Fix.Summary(f.Target)))
 			}
 			if len(f.Citations) > 0 {
 				fmt.Fprintf(b, "<p class=\"citations\">Sources: %s</p>\n", h(strings.Join(f.Citations, "; ")))

@@ -103,6 +103,7 @@ func gitlabIssues(f report.Finding, loc locator, anchor string) []gitlabIssue {
 	if f.Remediation != "" {
 		desc += " Fix: " + f.Remediation
 	}
+	desc += withChartFix(f)
 	desc += " (target " + f.Target + ")"
 	issue := gitlabIssue{Description: desc, CheckName: f.Key, Severity: gitlabSeverity[f.Severity], target: f.Target}
 	var out []gitlabIssue

@@ -129,7 +129,7 @@ func findingCase(f report.Finding, failOn string) junitCase {
 	case !f.Introduced():
 		c.Skipped = &junitMessage{Message: alreadyInCluster}
 	case report.Fails(f.Severity, failOn):
-		c.Failure = &junitMessage{Message: f.Title, Type: f.Severity, Text: f.Detail + "\n" + f.Remediation}
+		c.Failure = &junitMessage{Message: f.Title, Type: f.Severity, Text: f.Detail + "\n" + f.Remediation + withChartFix(f)}
 	}
 	return c
 }

@@ -91,7 +91,7 @@ func writeMarkdownTarget(b *strings.Builder, t report.TargetResult) {
 				fmt.Fprintf(b, "\n%s more in the JSON report (`--output json`).\n", report.Count(len(t.Findings)-i, "finding"))
 				break
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", markdownSeverity(f), markdownTitle(f), markdownObjects(f), md(f.Remediation))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", markdownSeverity(f), markdownTitle(f), markdownObjects(f), md(f.Remediation+withChartFix(f)))
 		}
 	}
 	if len(t.NotAssessed) > 0 {

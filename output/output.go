@@ -132,3 +132,14 @@ func orList(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
+
+// withChartFix is what formats with one text for a finding's remediation append to it: the
+// chart advisor's fix as report.ChartFix.Summary words it, or nothing. The remediation
+// already opens with the version to upgrade to; this adds what changes with it, the
+// version for every hop, and why a repository could not be read.
+func withChartFix(f report.Finding) string {
+	if f.Fix == nil {
+		return ""
+	}
+	return " Chart fix: " + f.Fix.Summary(f.Target) + "."
+}

@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite golden files; read them before 
 
 // goldenScenarios exercise every section of every format: blockers, a suppressed finding,
 // an expired rule and an optional gap; a required gap; two targets.
-var goldenScenarios = []string{"suppressions", "partial-api-usage-is-unknown", "multi-target"}
+var goldenScenarios = []string{"suppressions", "partial-api-usage-is-unknown", "multi-target", "chart-advice-helm-release-upgrade"}
 
 // judged evaluates a golden scenario of ../testdata with the built-in bundles.
 func judged(t *testing.T, dir string) *report.Report {

@@ -155,12 +155,18 @@ func resultFor(f report.Finding, ruleIdx int, loc locator) sarifResult {
 	if f.Remediation != "" {
 		msg += " Fix: " + f.Remediation
 	}
+	msg += withChartFix(f)
 	res := sarifResult{
 		RuleID: f.Key, RuleIndex: ruleIdx, Level: sarifLevel[f.Severity], Message: sarifText{Text: msg},
 		Properties: map[string]any{"target": f.Target, "severity": f.Severity},
 	}
 	if f.Source != "" {
 		res.Properties["source"] = f.Source
+	}
+	// The chart version to move to is data, not an edit: SARIF's fixes would need the
+	// artifact's changed bytes, which a chart bump in another repository does not have.
+	if f.Fix != nil {
+		res.Properties["fix"] = f.Fix
 	}
 	// What a gated cluster already had is context for the review, not a fault of the change.
 	if !f.Introduced() {

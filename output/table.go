@@ -256,6 +256,9 @@ func writeFinding(w io.Writer, tag string, f report.Finding) {
 	if f.Remediation != "" {
 		writeWrapped(w, esc("fix: "+f.Remediation))
 	}
+	if f.Fix != nil {
+		writeWrapped(w, esc("chart fix: "+f.Fix.Summary(f.Target)))
+	}
 	if !f.Introduced() {
 		writeWrapped(w, alreadyInCluster)
 	}

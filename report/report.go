@@ -184,6 +184,13 @@ type ChartFix struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ChartFix statuses.
+const (
+	ChartFixUpgrade = "upgrade"
+	ChartFixNone    = "none"
+	ChartFixUnread  = "unread"
+)
+
 // Introduced reports whether the finding counts against what is being judged: always,
 // except a finding a gate's cluster context already had.
 func (f Finding) Introduced() bool { return f.Source != SourceCluster }

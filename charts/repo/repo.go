@@ -6,10 +6,16 @@ package repo
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	repov1 "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // Ref names a chart in a repository: Repository is an https:// (or http://) repository URL,
@@ -39,15 +45,17 @@ type Credentials struct {
 	PassCredentialsAll        bool
 }
 
-// Options configure a Reader.
+// Options configure a Reader. Zero values take the defaults named on each field.
 type Options struct {
-	// CacheDir keeps indexes and chart archives between runs (created 0700, files 0600).
+	// CacheDir keeps indexes and chart archives between runs (created 0700, files 0600);
+	// empty means DefaultCacheDir().
 	CacheDir string
 	// Offline reads only CacheDir: a repository or version not cached is an error saying so.
 	Offline bool
-	// Timeout bounds each repository read (index, tag list, one archive).
+	// Timeout bounds each repository read (index, tag list, one archive); 0 means 30s.
 	Timeout time.Duration
-	// MaxIndexBytes bounds an index.yaml; MaxChartBytes a chart archive.
+	// MaxIndexBytes bounds an index.yaml (0 means 64 MiB); MaxChartBytes a chart archive
+	// (0 means 16 MiB).
 	MaxIndexBytes, MaxChartBytes int64
 	// RepositoryConfig is Helm's repositories.yaml and RegistryConfig its registry
 	// config.json; empty means Helm's defaults ($HELM_REPOSITORY_CONFIG, ...).
@@ -57,26 +65,107 @@ type Options struct {
 	Credentials func(repository string) (Credentials, bool)
 }
 
-// ErrNotBuilt is returned until the reader is written.
-var ErrNotBuilt = errors.New("chart repository reader not built yet")
+// Defaults of Options.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxIndexBytes = 64 << 20
+	DefaultMaxChartBytes = 16 << 20
+)
 
-// Reader reads chart repositories.
-type Reader struct{ opts Options }
+// DefaultCacheDir is where a Reader caches when Options.CacheDir is empty:
+// upgradescope/charts under the user's cache directory.
+func DefaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find a chart cache directory (set one explicitly): %w", err)
+	}
+	return filepath.Join(dir, "upgradescope", "charts"), nil
+}
 
-// New returns a Reader.
-func New(opts Options) (*Reader, error) { return &Reader{opts: opts}, nil }
+// Reader reads chart repositories. It is safe for concurrent use: within one Reader each
+// index and tag list is downloaded at most once and concurrent callers share the download.
+type Reader struct {
+	opts  Options
+	cache cache
+
+	indexes  flight[*repov1.IndexFile]
+	versions flight[[]Version]
+	tags     flight[[]string]
+	charts   flight[string]
+
+	helmReposOnce sync.Once
+	helmRepos     *helmRepos
+}
+
+// New returns a Reader with opts' defaults filled in; it creates the cache directory.
+func New(opts Options) (*Reader, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxIndexBytes <= 0 {
+		opts.MaxIndexBytes = DefaultMaxIndexBytes
+	}
+	if opts.MaxChartBytes <= 0 {
+		opts.MaxChartBytes = DefaultMaxChartBytes
+	}
+	if opts.CacheDir == "" {
+		dir, err := DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.CacheDir = dir
+	}
+	c, err := openCache(opts.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{opts: opts, cache: c}, nil
+}
 
 // Versions lists the versions of ref.Chart the repository offers, ascending by semver;
-// versions that are not semver are left out.
-func (r *Reader) Versions(ctx context.Context, ref Ref) ([]Version, error) { return nil, ErrNotBuilt }
+// versions that are not semver are left out. A classic index without the chart is an error.
+func (r *Reader) Versions(ctx context.Context, ref Ref) ([]Version, error) {
+	if isOCI(ref.Repository) {
+		return r.ociVersions(ctx, ref)
+	}
+	// Sorting parses every version, which costs more than the memoised index; the advisor
+	// asks for one chart once per release, so the sorted list is memoised too.
+	vs, err := r.versions.do(ctx, repoKey(ref.Repository)+"\x00"+ref.Chart, func() ([]Version, error) {
+		idx, err := r.index(ctx, ref.Repository)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := idx.Entries[ref.Chart]; !ok {
+			return nil, fmt.Errorf("index of %s has no chart %s", repoKey(ref.Repository), ref.Chart)
+		}
+		return versionsOf(idx, ref.Chart), nil
+	})
+	return slices.Clone(vs), err
+}
 
-// Chart fetches and loads one version of ref.Chart.
+// Chart fetches and loads one version of ref.Chart. A chart whose metadata names another
+// chart or version than asked is refused.
 func (r *Reader) Chart(ctx context.Context, ref Ref, version string) (*chartv2.Chart, error) {
-	return nil, ErrNotBuilt
+	var (
+		ch  *chartv2.Chart
+		err error
+	)
+	if isOCI(ref.Repository) {
+		ch, err = r.ociChart(ctx, ref, version)
+	} else {
+		ch, err = r.classicChart(ctx, ref, version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ch.Metadata == nil || ch.Metadata.Name != ref.Chart || ch.Metadata.Version != version {
+		got := "no metadata"
+		if ch.Metadata != nil {
+			got = ch.Metadata.Name + " " + ch.Metadata.Version
+		}
+		return nil, fmt.Errorf("chart %s %s from %s is %s", ref.Chart, version, Redact(ref.Repository), got)
+	}
+	return ch, nil
 }
 
-// Locate finds the repository of a Helm release's chart among the repositories Helm's
-// repositories.yaml names: one whose index holds chart at version.
-func (r *Reader) Locate(ctx context.Context, chart, version string) (Ref, error) {
-	return Ref{}, ErrNotBuilt
-}
+func isOCI(repository string) bool { return strings.HasPrefix(repository, "oci://") }

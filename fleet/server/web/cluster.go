@@ -322,6 +322,9 @@ func (c *Cluster) finding(d *doc, f *report.Finding, slug string) {
 	if f.Remediation != "" {
 		d.w(`<p><strong>Fix:</strong> %s</p>`, esc(f.Remediation))
 	}
+	if f.Fix != nil {
+		d.w(`<p class="chart-fix"><strong>Chart fix:</strong> %s</p>`, esc(f.Fix.Summary(f.Target)))
+	}
 	if len(f.Citations) > 0 {
 		d.w(`<p class="citations">Sources: `)
 		d.citations(f.Citations)

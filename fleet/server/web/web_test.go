@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/kb"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 func TestThousandsSeparatesWithCommas(t *testing.T) {
@@ -206,4 +207,38 @@ func TestTheFindingsPageListsFiftyFindingsAPageWithTheFiltersKept(t *testing.T) 
 			}
 		})
 	}
+}
+
+// A finding the chart advisor answered shows the chart fix under its remediation, in the
+// words every output uses (report.ChartFix.Summary), escaped; one without shows none.
+func TestAClusterFindingShowsItsChartFix(t *testing.T) {
+	fix := &report.ChartFix{Chart: "shop", From: "1.4.0", To: "1.6.0", FromAppVersion: "2.3.1", ToAppVersion: "2.5.0",
+		APIsAdded: []string{"policy/v1 PodDisruptionBudget"}, Status: report.ChartFixUpgrade}
+	unread := &report.ChartFix{Chart: "shop", From: "1.4.0", Status: report.ChartFixUnread, Reason: "offline: <no cache>"}
+	for _, tt := range []struct {
+		name string
+		fix  *report.ChartFix
+		want string
+	}{
+		{"an upgrade", fix, `<p class="chart-fix"><strong>Chart fix:</strong> upgrade chart shop 1.4.0 → 1.6.0 (appVersion 2.3.1 → 2.5.0; APIs: +policy/v1 PodDisruptionBudget)</p>`},
+		{"a repository not read", unread, `<p class="chart-fix"><strong>Chart fix:</strong> repository not read: offline: &lt;no cache&gt;</p>`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(RenderCluster(clusterWithFinding(report.Finding{
+				Key: "chart-incompat/helm-release/web/shop", Category: "chart-incompat", Severity: "blocker",
+				Target: "1.33", Title: "Helm release web/shop", Remediation: "Upgrade chart shop from 1.4.0 to 1.6.0.", Fix: tt.fix,
+			})))
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("the finding lacks %s:\n%s", tt.want, got)
+			}
+		})
+	}
+	got := string(RenderCluster(clusterWithFinding(report.Finding{Key: "removed-api/x", Severity: "blocker", Target: "1.33", Title: "x"})))
+	if strings.Contains(got, `class="chart-fix"`) {
+		t.Errorf("a finding without a fix shows one:\n%s", got)
+	}
+}
+
+func clusterWithFinding(f report.Finding) *Cluster {
+	return &Cluster{Name: "prod", Target: f.Target, Result: &report.TargetResult{Target: f.Target, Verdict: "blocked", Findings: []report.Finding{f}}}
 }

@@ -1,0 +1,74 @@
+package repo
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotCached is wrapped by the error of an offline read whose repository, tag list or
+// chart version is not in the cache.
+var ErrNotCached = errors.New("not in the chart cache")
+
+// cache is a directory of indexes, OCI tag lists and chart archives, each in a file named
+// by a hash of what it holds, so that no URL (even redacted) is spelled in a file name.
+type cache struct{ dir string }
+
+func openCache(dir string) (cache, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return cache{}, fmt.Errorf("create the chart cache %s: %w", dir, err)
+	}
+	// MkdirAll leaves an existing directory's mode alone; the cache may hold private
+	// charts, so it is the user's only.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return cache{}, fmt.Errorf("restrict the chart cache %s: %w", dir, err)
+	}
+	return cache{dir: dir}, nil
+}
+
+// path is the file for kind ("index", "tags", "chart") and the parts naming it.
+func (c cache) path(kind, ext string, parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return filepath.Join(c.dir, kind+"-"+hex.EncodeToString(sum[:16])+ext)
+}
+
+// read returns the file's bytes, or an error wrapping fs.ErrNotExist.
+func (c cache) read(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// write stores data at path atomically: a reader sees the old file or the whole new one.
+func (c cache) write(path string, data []byte) error {
+	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
+	}
+	return nil
+}
+
+// notCached is the offline error for what (a redacted repository, maybe with a chart and
+// version) when err says the file is missing; any other read error is reported as is.
+func (c cache) notCached(what string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("offline: %s %w %s", what, ErrNotCached, c.dir)
+	}
+	return fmt.Errorf("offline: read %s from the chart cache %s: %w", what, c.dir, err)
+}

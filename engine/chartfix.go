@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// chartSources maps the source segment of a chart finding's key to the ChartAdvice source
+// it reads, with the categories whose findings of that source are about the chart. Only
+// blockers' categories: the advice records which versions raise blockers, so a version it
+// names may still render an API a deprecated-api warning is about.
+var chartSources = map[string]struct {
+	source     string
+	categories []string
+}{
+	"helm-release":              {inventory.ChartSourceHelm, []string{"chart-incompat", "removed-api"}},
+	inventory.ChartSourceArgoCD: {inventory.ChartSourceArgoCD, []string{"chart-incompat"}},
+	inventory.ChartSourceFlux:   {inventory.ChartSourceFlux, []string{"chart-incompat"}},
+}
+
+// attachChartFixes sets Fix on each finding about a release's or a GitOps chart's chart
+// that the chart advisor advised (inv.ChartAdvice), and names the version in its
+// remediation. It is Go because it only presents a judgement already made: the advisor
+// evaluated every version it read with these same rules and recorded, per target, which
+// blocker keys each version raised (ChartVersionJudged.Blocks); picking the lowest version
+// with none is a lookup, not a rule. The result depends only on the findings and the advice.
+func attachChartFixes(targets []report.TargetResult, inv *inventory.Document) {
+	if len(inv.ChartAdvice) == 0 {
+		return
+	}
+	advice := make(map[string]*inventory.ChartAdvice, len(inv.ChartAdvice))
+	for i := range inv.ChartAdvice {
+		a := &inv.ChartAdvice[i]
+		k := a.Source + "/" + a.Namespace + "/" + a.Name
+		if _, ok := advice[k]; !ok {
+			advice[k] = a
+		}
+	}
+	for i := range targets {
+		for _, fs := range [][]report.Finding{targets[i].Findings, targets[i].Suppressed} {
+			for j := range fs {
+				if a := adviceFor(fs[j].Key, advice); a != nil {
+					attachChartFix(&fs[j], a)
+				}
+			}
+		}
+	}
+}
+
+// adviceFor is the advice a finding key names: "<category>/<source>/<namespace>/<name>".
+func adviceFor(key string, advice map[string]*inventory.ChartAdvice) *inventory.ChartAdvice {
+	parts := strings.Split(key, "/")
+	if len(parts) != 4 {
+		return nil
+	}
+	src, ok := chartSources[parts[1]]
+	if !ok || !slices.Contains(src.categories, parts[0]) {
+		return nil
+	}
+	return advice[src.source+"/"+parts[2]+"/"+parts[3]]
+}
+
+// attachChartFix sets f's fix from a, and prefixes its remediation with the version to
+// upgrade to, or with there being none. A finding at a target the advisor did not judge
+// keeps no fix: the advice says nothing of that target.
+func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
+	fix := &report.ChartFix{Chart: a.Chart, Repository: a.Repository, From: a.Installed}
+	if len(a.Versions) > 0 {
+		fix.FromAppVersion = a.Versions[0].AppVersion
+	}
+	if !a.Read {
+		fix.Status, fix.Reason = report.ChartFixUnread, a.Reason
+		f.Fix = fix
+		return
+	}
+	if !slices.Contains(a.Targets, f.Target) {
+		return
+	}
+	var later []inventory.ChartVersionJudged
+	if len(a.Versions) > 1 {
+		later = a.Versions[1:]
+	}
+	to := lowestAdmitted(later, []string{f.Target})
+	if len(a.Targets) > 1 {
+		if every := lowestAdmitted(later, a.Targets); every != nil {
+			fix.EveryHop = every.Version
+		}
+	}
+	if to == nil {
+		fix.Status, fix.Reason = report.ChartFixNone, noneReason(a, later, f.Target)
+		f.Remediation = joinSentences(noneSentence(a, f.Target), f.Remediation)
+		f.Fix = fix
+		return
+	}
+	fix.Status, fix.To, fix.ToAppVersion = report.ChartFixUpgrade, to.Version, to.AppVersion
+	if len(a.Versions) > 0 {
+		fix.APIsAdded = difference(to.APIs, a.Versions[0].APIs)
+		fix.APIsRemoved = difference(a.Versions[0].APIs, to.APIs)
+	}
+	f.Remediation = joinSentences(upgradeSentence(fix), f.Remediation)
+	f.Fix = fix
+}
+
+// lowestAdmitted is the first of versions (ascending) that was judged and no rule blocks at
+// any of targets, nil when none.
+func lowestAdmitted(versions []inventory.ChartVersionJudged, targets []string) *inventory.ChartVersionJudged {
+	for i := range versions {
+		v := &versions[i]
+		if v.Error != "" {
+			continue
+		}
+		if !slices.ContainsFunc(targets, func(t string) bool { return len(v.Blocks[t]) > 0 }) {
+			return v
+		}
+	}
+	return nil
+}
+
+// noneReason says how many versions were judged, how many of them could not be, and that
+// more were not judged at all.
+func noneReason(a *inventory.ChartAdvice, later []inventory.ChartVersionJudged, target string) string {
+	failed := 0
+	for _, v := range later {
+		if v.Error != "" {
+			failed++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "none of the %d later versions judged supports %s", len(later), target)
+	if failed > 0 {
+		fmt.Fprintf(&b, " (%d could not be judged)", failed)
+	}
+	if a.VersionsOmitted > 0 {
+		fmt.Fprintf(&b, "; %d more were not judged", a.VersionsOmitted)
+	}
+	return b.String()
+}
+
+func upgradeSentence(fix *report.ChartFix) string {
+	s := fmt.Sprintf("Upgrade chart %s from %s to %s", fix.Chart, fix.From, fix.To)
+	if fix.FromAppVersion != "" && fix.ToAppVersion != "" {
+		s += fmt.Sprintf(" (appVersion %s → %s)", fix.FromAppVersion, fix.ToAppVersion)
+	}
+	return s + "."
+}
+
+func noneSentence(a *inventory.ChartAdvice, target string) string {
+	in := ""
+	if a.Repository != "" {
+		in = " in " + a.Repository
+	}
+	return fmt.Sprintf("No version of chart %s%s at or above %s supports %s.", a.Chart, in, a.Installed, target)
+}
+
+func joinSentences(first, rest string) string {
+	if rest == "" {
+		return first
+	}
+	return first + " " + rest
+}
+
+// difference is what a holds that b does not, sorted.
+func difference(a, b []string) []string {
+	var out []string
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
