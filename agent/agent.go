@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/upgradescope/upgradescope/bundles/policyset"
+	"github.com/upgradescope/upgradescope/charts"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/crd"
 	"github.com/upgradescope/upgradescope/engine"
@@ -41,8 +42,12 @@ type Options struct {
 	// Collect gives the collection options for an engine: the kb decides which kinds are
 	// listed, so a new kb revision changes what the next tick collects.
 	Collect func(*engine.Engine) cluster.Options
-	Log     *slog.Logger
-	Now     func() time.Time
+	// AdviseCharts, when set (--advise-charts), runs the chart advisor on each tick's
+	// inventory at the tick's targets, before the evaluation that reads its advice. values
+	// are the ones collected beside the inventory: they are never pushed.
+	AdviseCharts func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time)
+	Log          *slog.Logger
+	Now          func() time.Time
 }
 
 // Agent runs ticks. It keeps its collector between ticks (Helm cache, refused lists).
@@ -206,6 +211,11 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 	rules, ruleNotes := ignoreRules(cr.Spec.Ignore)
 	notes = append(notes, ruleNotes...)
 	var rep *report.Report
+	if len(targets) > 0 && a.opts.AdviseCharts != nil {
+		a.collector.ResolveHelmRepositories(ctx, doc)
+		values := charts.Values{Helm: a.collector.ReleaseValues(), GitOps: a.collector.GitOpsValues()}
+		a.opts.AdviseCharts(ctx, eng, doc, values, targets, now)
+	}
 	if len(targets) > 0 {
 		if rep, err = eng.Evaluate(ctx, doc, targets, now, engine.WithIgnore(rules)); err != nil {
 			return nil, fmt.Errorf("evaluate: %w", err)

@@ -26,6 +26,7 @@ import (
 
 type agentFlags struct {
 	live       liveFlags
+	charts     chartFlags
 	interval   time.Duration
 	targets    []string
 	crName     string
@@ -73,6 +74,7 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().IntVar(&f.podPassEvery, "pod-pass-every", 3, "list pods on one tick in N and reuse their images in between; a Helm or GitOps chart change forces the next pass (1: every tick)")
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
+	f.charts.register(cmd)
 	completeValues(cmd, "log-format", logging.Formats...)
 	completeValues(cmd, "log-level", logging.Levels...)
 	f.bundles.register(cmd)
@@ -107,6 +109,9 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	}
 	pusher, err := f.pusher(policy)
 	if err != nil {
+		return err
+	}
+	if opts.AdviseCharts, err = f.charts.forAgent(opts.Log); err != nil {
 		return err
 	}
 	col, dyn, err := f.clients(ctx)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/upgradescope/upgradescope/charts"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -17,12 +20,15 @@ func newInventoryCommand(s streams) *cobra.Command {
 	var fb filesBudget
 	var bf bundleFlags
 	var ef excludeFlags
+	var cf chartFlags
+	var targets []string
 	cmd := &cobra.Command{
 		Use:   "inventory [--files PATH]",
 		Short: "Collect the inventory document (a live cluster, or manifests) and print it as JSON",
 		Example: `  upgradescope inventory > inventory.json
   upgradescope inventory --files ./rendered > inventory.json
   upgradescope inventory --files ./rendered --policy ./my-pack > inventory.json
+  upgradescope inventory --advise-charts --target 1.37 > inventory.json
   upgradescope eval --inventory inventory.json --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,13 +57,26 @@ func newInventoryCommand(s streams) *cobra.Command {
 				return err
 			}
 			var doc *inventory.Document
+			var values charts.Values
+			if cf.advise {
+				lf.values = &values
+			}
 			if filesPath == "" {
 				doc, _, err = lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, clock)
 			} else {
-				doc, err = collectFilesWithin(s, rep, eng, filesPath, teamLabel, clock, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex})
+				doc, err = collectFilesWithin(s, rep, eng, filesPath, teamLabel, clock, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex, values: &values})
 			}
 			if err != nil {
 				return err
+			}
+			if cf.advise {
+				minors, err := inventoryTargets(targets, doc)
+				if err != nil {
+					return err
+				}
+				if err := cf.run(cmd.Context(), rep, eng, doc, values, minors, clock); err != nil {
+					return err
+				}
 			}
 			rep.Close()
 			enc := json.NewEncoder(s.out)
@@ -77,5 +96,31 @@ func newInventoryCommand(s streams) *cobra.Command {
 	lf.registerTimeout(cmd)
 	bf.register(cmd)
 	registerQuiet(cmd, &quiet)
+	cf.register(cmd)
+	cmd.Flags().StringSliceVar(&targets, "target", nil, "target minor(s) --advise-charts judges chart versions at (default: the minor after the cluster's)")
 	return cmd
+}
+
+// inventoryTargets are the minors the inventory's chart advice judges at: --target, else the
+// minor after the cluster's version, which files mode does not have.
+func inventoryTargets(flag []string, doc *inventory.Document) ([]string, error) {
+	var out []string
+	for _, t := range flag {
+		for _, part := range strings.Split(t, ",") {
+			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, minor)
+		}
+	}
+	if len(out) == 0 {
+		if t := inventory.DefaultTarget(doc.ServerVersion); t != "" {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--advise-charts needs --target when the inventory has no server version (files mode)")
+	}
+	return out, nil
 }

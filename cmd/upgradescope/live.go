@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/upgradescope/upgradescope/charts"
 	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/progress"
@@ -31,6 +32,9 @@ type liveFlags struct {
 	countRequests  bool
 	timeout        time.Duration
 	kubeletConfigz bool
+	// values, when set, receives the values collected beside the inventory (the chart
+	// advisor's), and the Flux HelmRepositories' URLs are read for it.
+	values *charts.Values
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
@@ -103,6 +107,10 @@ func (f *liveFlags) collectLive(ctx context.Context, s streams, rep *progress.Re
 	opts := f.collectOptions(eng, teamLabel)
 	opts.Progress = showStep(rep)
 	doc := col.Collect(ctx, now, opts)
+	if f.values != nil {
+		col.ResolveHelmRepositories(ctx, doc)
+		*f.values = charts.Values{Helm: col.ReleaseValues(), GitOps: col.GitOpsValues()}
+	}
 	v := doc.Capabilities[inventory.CapVersions]
 	// client-go's rate limiter refuses a request whose wait would pass the deadline before the
 	// deadline has passed: that is the budget running out too.

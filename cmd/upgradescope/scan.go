@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/upgradescope/upgradescope/charts"
 	"github.com/upgradescope/upgradescope/collectors/files"
+	"github.com/upgradescope/upgradescope/collectors/gitops"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/internal/progress"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -21,6 +24,7 @@ func newScanCommand(s streams) *cobra.Command {
 	var lf liveFlags
 	var fb filesBudget
 	var ef excludeFlags
+	var cf chartFlags
 	cmd := &cobra.Command{
 		Use:   "scan [--files PATH] --target 1.37",
 		Short: "Collect an inventory (the current kubeconfig context's cluster, or manifests) and judge it",
@@ -28,10 +32,11 @@ func newScanCommand(s streams) *cobra.Command {
   upgradescope scan --context prod --target 1.36,1.37 --output json
   upgradescope scan --files ./rendered --target 1.37
   upgradescope scan --files . --exclude '**/testdata/' --target 1.37
-  upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker`,
+  upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker
+  upgradescope scan --target 1.37 --advise-charts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb, &ef))
+			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb, &ef, &cf))
 		},
 	}
 	jf.register(cmd)
@@ -41,11 +46,12 @@ func newScanCommand(s streams) *cobra.Command {
 	ef.register(cmd)
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
+	cf.register(cmd)
 	return cmd
 }
 
 // runScan collects and judges; newScanCommand names the flag of a bound it crosses.
-func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags) error {
+func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags, cf *chartFlags) error {
 	tuneGCForOneShot()
 	j, err := jf.validate()
 	if err != nil {
@@ -64,19 +70,42 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 	if err != nil {
 		return err
 	}
+	var values charts.Values
+	if cf.advise {
+		lf.values = &values
+	}
 	if filesPath == "" {
 		doc, target, err := lf.collectLive(cmd.Context(), s, rep, eng, teamLabel, j.now)
 		if err != nil {
 			return err
 		}
 		j.kubeContext, j.apiServer = target.context, target.server
+		if err := jf.adviseCharts(cmd.Context(), rep, eng, cf, doc, values, j); err != nil {
+			return err
+		}
 		return jf.judge(cmd.Context(), s, rep, eng, doc, j, ".")
 	}
-	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex})
+	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex, values: &values})
 	if err != nil {
 		return err
 	}
+	if err := jf.adviseCharts(cmd.Context(), rep, eng, cf, doc, values, j); err != nil {
+		return err
+	}
 	return jf.judge(cmd.Context(), s, rep, eng, doc, j, configDir(filesPath))
+}
+
+// adviseCharts runs the chart advisor, when --advise-charts asks, at the scan's targets (or
+// every hop of --plan), before the evaluation that reads its advice.
+func (f *judgeFlags) adviseCharts(ctx context.Context, rep *progress.Reporter, eng *engine.Engine, cf *chartFlags, doc *inventory.Document, values charts.Values, j *judgement) error {
+	if !cf.advise {
+		return nil
+	}
+	targets, err := f.adviseTargets(doc, j)
+	if err != nil {
+		return err
+	}
+	return cf.run(ctx, rep, eng, doc, values, targets, j.now)
 }
 
 // filesBudget is what a walk of manifests may spend: bytes read in all (--files-max-mib) and
@@ -86,6 +115,8 @@ type filesBudget struct {
 	maxMiB  int
 	timeout time.Duration
 	exclude *files.Exclude
+	// values, when set, receives the values the GitOps objects among the files declare.
+	values *charts.Values
 }
 
 // registerFilesBudget adds --files-max-mib; --timeout is the live collection's flag.
@@ -117,6 +148,9 @@ func collectFilesWithin(s streams, rep *progress.Reporter, eng *engine.Engine, p
 		return nil, err
 	}
 	rep.Done(report.Count(res.Objects, "object") + " in " + report.Count(res.Files, "file"))
+	if b.values != nil && len(res.GitOps) > 0 {
+		b.values.GitOps = gitops.FromManifests(res.GitOps).Values
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)
 	}

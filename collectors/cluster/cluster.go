@@ -41,6 +41,11 @@ type Collector struct {
 	podProbes *podProbes
 	// manifestsUnread are the Helm manifest documents the last collection could not read.
 	manifestsUnread []string
+	// releaseValues are the user-supplied values of the releases the last Helm call read,
+	// by "namespace/name": the chart advisor renders with them. Never in the inventory.
+	releaseValues map[string]map[string]any
+	// gitopsValues are what the last GitOps call read of the values GitOps objects declare.
+	gitopsValues map[string]gitops.ChartValues
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.

@@ -24,5 +24,21 @@ func (c *Collector) GitOps(ctx context.Context, doc *inventory.Document) {
 		}
 		c.gitops = gitops.NewReader(dyn, c.client.Discovery(), meta)
 	}
-	gitops.Apply(doc, c.gitops.Read(ctx))
+	res := c.gitops.Read(ctx)
+	c.gitopsValues = res.Values
+	gitops.Apply(doc, res)
+}
+
+// GitOpsValues are the values the GitOps objects the last GitOps call read declare, by
+// "tool/namespace/name" (gitops.ValuesKey). Like ReleaseValues, never in the inventory.
+func (c *Collector) GitOpsValues() map[string]gitops.ChartValues { return c.gitopsValues }
+
+// ResolveHelmRepositories reads the URLs of the Flux HelmRepositories the last GitOps call's
+// charts come from into doc's GitOps charts and GitOpsValues: the chart advisor reads those
+// repositories. A scan that does not advise charts does not call it.
+func (c *Collector) ResolveHelmRepositories(ctx context.Context, doc *inventory.Document) {
+	if c.gitops == nil {
+		return
+	}
+	c.gitops.ResolveHelmRepositories(ctx, doc.GitopsCharts, c.gitopsValues)
 }

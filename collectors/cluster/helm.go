@@ -47,8 +47,9 @@ type releaseRecord struct {
 type cachedRelease struct {
 	resourceVersion string
 	release         inventory.HelmRelease
-	unread          []string // manifest documents that could not be read
-	err             error    // a record refused once is refused again without refetching
+	values          map[string]any // the release's user-supplied values (rel.Config)
+	unread          []string       // manifest documents that could not be read
+	err             error          // a record refused once is refused again without refetching
 }
 
 // Helm reads the installed revision of every release from Helm's storage, Secrets (Helm's
@@ -63,6 +64,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 	var skipped []string
 	read := 0
 	c.manifestsUnread = nil
+	c.releaseValues = map[string]map[string]any{}
 	for _, d := range []struct{ name, resource string }{{"secrets", "secrets"}, {"configmaps", "configmaps"}} {
 		records, err := listReleaseRecords(ctx, meta, d.resource)
 		if err != nil {
@@ -79,6 +81,7 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 			}
 			if ok && hit.resourceVersion == r.resourceVersion {
 				doc.HelmReleases = append(doc.HelmReleases, hit.release)
+				c.releaseValues[r.namespace+"/"+r.name] = hit.values
 				skipped = append(skipped, hit.unread...)
 				c.manifestsUnread = append(c.manifestsUnread, hit.unread...)
 				continue
@@ -92,8 +95,9 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 				continue
 			}
 			out, unread := toInventory(rel, manifestOpts)
-			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out, unread: unread}
+			c.helmCache[cacheKey] = cachedRelease{resourceVersion: r.resourceVersion, release: out, unread: unread, values: rel.Config}
 			doc.HelmReleases = append(doc.HelmReleases, out)
+			c.releaseValues[r.namespace+"/"+r.name] = rel.Config
 			skipped = append(skipped, unread...)
 			c.manifestsUnread = append(c.manifestsUnread, unread...)
 		}
@@ -110,6 +114,12 @@ func (c *Collector) Helm(ctx context.Context, doc *inventory.Document, manifestO
 	}
 	return inventory.Capability{Available: true}
 }
+
+// ReleaseValues are the user-supplied values (helm install -f/--set) of the releases the last
+// Helm call read, by "namespace/name". They can hold secrets: they are for rendering the
+// release's chart (the chart advisor) and never go into the inventory, a log or a report.
+// The maps are shared with the collector's cache: callers must not modify them.
+func (c *Collector) ReleaseValues() map[string]map[string]any { return c.releaseValues }
 
 func listReleaseRecords(ctx context.Context, meta metadata.Interface, resource string) ([]releaseRecord, error) {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: resource}

@@ -19,6 +19,7 @@ var inClusterServers = map[string]bool{
 // appCharts is what one Application declares for this cluster.
 type appCharts struct {
 	charts           []inventory.GitopsChart
+	values           []ChartValues // values[i] are what charts[i] renders with
 	otherCluster     bool
 	invalidNamespace bool
 }
@@ -44,9 +45,18 @@ func chartsOfApplication(app *unstructured.Unstructured) appCharts {
 			c.Tool = inventory.ToolArgoCD
 			c.Namespace, c.Name, c.TargetNamespace = app.GetNamespace(), app.GetName(), target
 			out.charts = append(out.charts, c)
+			out.values = append(out.values, applicationValues(app, src))
 		}
 	}
 	return out
+}
+
+// keep adds a's charts and their values to res.
+func (a appCharts) keep(res *Result) {
+	res.Charts = append(res.Charts, a.charts...)
+	for i, c := range a.charts {
+		res.keepValues(c, a.values[i])
+	}
 }
 
 func destinationIsThisCluster(app *unstructured.Unstructured) bool {

@@ -65,6 +65,9 @@ type Result struct {
 	Incomplete bool
 	// Forbidden lists, for the reason when nothing could be read.
 	Forbidden []string
+	// Values are the values each Application or HelmRelease declares for its chart, by
+	// ValuesKey. Apply leaves them out of the inventory.
+	Values map[string]ChartValues
 }
 
 // Read lists Applications, HelmReleases and the OCIRepositories they point to.
@@ -122,7 +125,7 @@ func (r *Reader) readApplications(ctx context.Context, res *Result) {
 	var other, invalid int
 	err := r.list(ctx, applications, "", func(u *unstructured.Unstructured) {
 		a := fromApplication(u)
-		res.Charts = append(res.Charts, a.charts...)
+		a.keep(res)
 		other += b2i(a.otherCluster)
 		invalid += b2i(a.invalidNamespace)
 	})

@@ -24,6 +24,9 @@ func (r *Reader) readHelmReleases(ctx context.Context, version, ociVersion strin
 		if !h.otherCluster && !h.invalidNamespace {
 			res.FluxCounted = true
 		}
+		if h.chart != nil {
+			res.keepValues(*h.chart, helmReleaseValues(u))
+		}
 		switch {
 		case h.ociRef != "":
 			pending = append(pending, h)

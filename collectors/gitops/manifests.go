@@ -11,17 +11,18 @@ import (
 func DeclaresCharts(group, kind string) bool {
 	return group == applications.Group && kind == "Application" ||
 		group == helmGroup && kind == "HelmRelease" ||
-		group == sourceGroup && kind == "OCIRepository"
+		group == sourceGroup && (kind == "OCIRepository" || kind == "HelmRepository")
 }
 
 // FromManifests reads the charts declared by Argo CD Applications and Flux HelmReleases found
 // among manifests (`scan --files`), resolving chartRefs against the OCIRepositories among the
-// same files. The files are the scope a user asked about, and a repository commonly holds
+// same files, and sourceRefs against the HelmRepositories there. The files are the scope a user asked about, and a repository commonly holds
 // several clusters' Applications, so every destination counts; what cannot be resolved among
 // the files is a gap in the helm capability.
 func FromManifests(objs []*unstructured.Unstructured) Result {
 	var res Result
 	repos := map[string]*unstructured.Unstructured{}
+	helmRepos := map[string]string{}
 	var pending []hrChart
 	var invalid, helmCharts int
 	for _, u := range objs {
@@ -30,7 +31,7 @@ func FromManifests(objs []*unstructured.Unstructured) Result {
 		case gvk.Group == applications.Group && gvk.Kind == "Application":
 			res.ArgoCD = true
 			a := chartsOfApplication(u)
-			res.Charts = append(res.Charts, a.charts...)
+			a.keep(&res)
 			invalid += b2i(a.invalidNamespace)
 		case gvk.Group == helmGroup && gvk.Kind == "HelmRelease":
 			res.Flux, res.FluxCounted = true, true
@@ -41,6 +42,9 @@ func FromManifests(objs []*unstructured.Unstructured) Result {
 			}
 			h := chartOfHelmRelease(u, target)
 			helmCharts += b2i(h.helmChartRef)
+			if h.chart != nil {
+				res.keepValues(*h.chart, helmReleaseValues(u))
+			}
 			switch {
 			case h.ociRef != "":
 				pending = append(pending, h)
@@ -49,6 +53,8 @@ func FromManifests(objs []*unstructured.Unstructured) Result {
 			}
 		case gvk.Group == sourceGroup && gvk.Kind == "OCIRepository":
 			repos[u.GetNamespace()+"/"+u.GetName()] = u
+		case gvk.Group == sourceGroup && gvk.Kind == "HelmRepository":
+			helmRepos[u.GetNamespace()+"/"+u.GetName()] = helmRepositoryURL(u)
 		}
 	}
 	if invalid > 0 {
@@ -69,6 +75,7 @@ func FromManifests(objs []*unstructured.Unstructured) Result {
 		sort.Strings(unresolved)
 		res.gap(true, fmt.Sprintf("%d Flux chartRef(s) to an OCIRepository not among the files (first: %s)", len(unresolved), unresolved[0]))
 	}
+	applyHelmRepositories(&res, res.Charts, helmRepos)
 	sort.Slice(res.Charts, func(i, j int) bool { return chartLess(res.Charts[i], res.Charts[j]) })
 	return res
 }

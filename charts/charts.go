@@ -1,0 +1,121 @@
+// Package charts joins collection to the chart advisor: it turns the inventory's Helm
+// releases and GitOps charts, with the values collected beside them (which never enter the
+// inventory), into the advisor's subjects, and records the advice in the inventory, where the
+// engine reads the fix of each blocking chart.
+package charts
+
+import (
+	"context"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/upgradescope/upgradescope/charts/advisor"
+	"github.com/upgradescope/upgradescope/collectors/gitops"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// Values are the user-supplied values collected beside an inventory. They can hold secrets:
+// they are handed to the advisor to render with and go nowhere else.
+type Values struct {
+	// Helm are Helm releases' values by "namespace/name" (cluster.Collector.ReleaseValues).
+	Helm map[string]map[string]any
+	// GitOps are the values GitOps objects declare, by gitops.ValuesKey.
+	GitOps map[string]gitops.ChartValues
+}
+
+// Advise asks the advisor about every chart of doc Subjects names and sets doc.ChartAdvice.
+// A repository that could not be read is said in that chart's advice, never an error: the
+// findings then stay as they are.
+func Advise(ctx context.Context, doc *inventory.Document, values Values, opts advisor.Options) {
+	subjects := Subjects(doc, values)
+	if len(subjects) == 0 {
+		return
+	}
+	doc.ChartAdvice = advisor.Advise(ctx, subjects, opts)
+}
+
+// Subjects are the charts the advisor can judge, in a stable order, at most
+// inventory.MaxChartAdvice: every Helm release with a chart version, and every GitOps chart
+// declared at an exact version in a Helm or OCI repository. A range, a digest or a Git
+// source names no version to start from, and is not advised. A Flux HelmRelease that
+// manages a Helm release of this inventory is advised once, as that release, from the Flux
+// repository.
+func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
+	var out []advisor.Subject
+	releases := map[string]int{} // "namespace/name" → index in out
+	for _, r := range doc.HelmReleases {
+		if r.Chart == "" || r.ChartVersion == "" {
+			continue
+		}
+		key := r.Namespace + "/" + r.Name
+		releases[key] = len(out)
+		out = append(out, advisor.Subject{
+			Source: inventory.ChartSourceHelm, Namespace: r.Namespace, Name: r.Name,
+			Chart: r.Chart, Version: r.ChartVersion, AppVersion: r.AppVersion, KubeVersion: r.KubeVersion,
+			Values: values.Helm[key], InstalledAPIs: apiNames(r.ManifestAPIs),
+		})
+	}
+	for _, c := range doc.GitopsCharts {
+		v := values.GitOps[gitops.ValuesKey(c.Tool, c.Namespace, c.Name)]
+		repository, ok := repositoryOf(c, v)
+		if !ok {
+			continue
+		}
+		if i, managed := releases[v.ReleaseNamespace+"/"+v.ReleaseName]; managed && c.Tool == inventory.ToolFlux && out[i].Chart == c.Chart {
+			out[i].Repository = repository
+			continue
+		}
+		if c.VersionKind != inventory.VersionExact {
+			continue
+		}
+		out = append(out, advisor.Subject{
+			Source: c.Tool, Namespace: c.Namespace, Name: c.Name, Chart: c.Chart, Version: c.Version,
+			Repository: repository, Values: v.Values, ValuesNote: v.Note,
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return subjectKey(out[i]) < subjectKey(out[j]) })
+	if len(out) > inventory.MaxChartAdvice {
+		out = out[:inventory.MaxChartAdvice]
+	}
+	return out
+}
+
+// repositoryOf is where a GitOps chart's versions are read, as the repository reader names
+// it: a Helm repository's URL, or the OCI path the chart is pushed under. Git and bucket
+// sources have none.
+func repositoryOf(c inventory.GitopsChart, v gitops.ChartValues) (string, bool) {
+	url := c.RepoURL
+	if url == "" {
+		url = v.RepoURL
+	}
+	switch c.SourceKind {
+	case "helm", "HelmRepository":
+		return url, url != ""
+	case "oci", "OCIRepository":
+		// A Flux OCIRepository, and an Argo CD OCI source without chart, name the chart's
+		// own path, whose last element is the chart.
+		if strings.HasPrefix(url, "oci://") && path.Base(url) == c.Chart {
+			url = strings.TrimSuffix(url, "/"+c.Chart)
+		}
+		return url, strings.HasPrefix(url, "oci://") && strings.Count(url, "/") > 2
+	}
+	return "", false
+}
+
+// apiNames are a manifest's APIs as "group/version Kind", the core group as apiVersion
+// writes it: "v1 ConfigMap".
+func apiNames(rows []inventory.APIUsage) []string {
+	out := make([]string, 0, len(rows))
+	for _, a := range rows {
+		gv := a.Version
+		if a.Group != "" {
+			gv = a.Group + "/" + a.Version
+		}
+		out = append(out, gv+" "+a.Kind)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func subjectKey(s advisor.Subject) string { return s.Source + "/" + s.Namespace + "/" + s.Name }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/upgradescope/upgradescope/charts"
+	"github.com/upgradescope/upgradescope/charts/advisor"
+	"github.com/upgradescope/upgradescope/charts/repo"
+	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/internal/progress"
+	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
+)
+
+// chartFlags turn on the chart advisor (--advise-charts), which reads chart repositories
+// over the network, and say where and how.
+type chartFlags struct {
+	advise, offline  bool
+	cacheDir         string
+	timeout          time.Duration
+	repositoryConfig string
+}
+
+func (f *chartFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.advise, "advise-charts", false, "read the chart repositories of Helm releases and GitOps charts and name, for each that blocks, the lowest chart version that works at the target (reaches the network; docs/charts.md)")
+	fl.StringVar(&f.cacheDir, "chart-repo-cache", "", "directory keeping chart repository indexes and archives between runs (default: $XDG_CACHE_HOME/upgradescope/charts)")
+	fl.BoolVar(&f.offline, "chart-offline", false, "read chart repositories from --chart-repo-cache only, never the network (air-gapped clusters)")
+	fl.DurationVar(&f.timeout, "chart-timeout", 30*time.Second, "limit for one chart repository read (an index, a tag list, one chart archive)")
+	fl.StringVar(&f.repositoryConfig, "helm-repository-config", "", "Helm's repositories.yaml, where a Helm release's chart repository is looked for (default: Helm's, $HELM_REPOSITORY_CONFIG)")
+}
+
+// reader builds the repository reader the flags describe.
+func (f *chartFlags) reader() (*repo.Reader, error) {
+	if f.timeout <= 0 {
+		return nil, fmt.Errorf("--chart-timeout %s: want a positive duration", f.timeout)
+	}
+	dir := f.cacheDir
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("no cache directory for chart repositories: pass --chart-repo-cache DIR: %w", err)
+		}
+		dir = filepath.Join(base, "upgradescope", "charts")
+	}
+	return repo.New(repo.Options{CacheDir: dir, Offline: f.offline, Timeout: f.timeout, RepositoryConfig: f.repositoryConfig})
+}
+
+// run advises doc's charts at targets with eng, the engine the scan judges with, and shows
+// the step on rep. A repository that cannot be read is said in the advice, not here.
+func (f *chartFlags) run(ctx context.Context, rep *progress.Reporter, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) error {
+	if !f.advise {
+		return nil
+	}
+	if len(targets) == 0 {
+		return fmt.Errorf("--advise-charts needs a target: pass --target")
+	}
+	r, err := f.reader()
+	if err != nil {
+		return err
+	}
+	rep.Start("advising charts")
+	charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+	rep.Done(adviceSummary(doc.ChartAdvice))
+	return nil
+}
+
+// adviceSummary is the progress line: "3 charts, 1 repository not read".
+func adviceSummary(advice []inventory.ChartAdvice) string {
+	unread := 0
+	for _, a := range advice {
+		if !a.Read {
+			unread++
+		}
+	}
+	s := report.Count(len(advice), "chart")
+	if unread > 0 {
+		s += fmt.Sprintf(", %d not read", unread)
+	}
+	return s
+}
+
+// adviseTargets are the minors the advisor judges at: the scan's targets, or with --plan
+// every hop of the plan.
+func (f *judgeFlags) adviseTargets(doc *inventory.Document, j *judgement) ([]string, error) {
+	if !f.plan {
+		return j.targets, nil
+	}
+	_, hops, err := planHops(f.from, doc.ServerVersion, j.targets)
+	return hops, err
+}
+
+// forAgent is the agent's advisor, nil without --advise-charts: one repository reader kept
+// across ticks, so its cache serves the next.
+func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.Engine, *inventory.Document, charts.Values, []string, time.Time), error) {
+	if !f.advise {
+		return nil, nil
+	}
+	r, err := f.reader()
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) {
+		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
+	}, nil
+}
