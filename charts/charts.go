@@ -72,6 +72,7 @@ func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
 		out = append(out, advisor.Subject{
 			Source: c.Tool, Namespace: c.Namespace, Name: c.Name, Chart: c.Chart, Version: c.Version,
 			Repository: repository, Values: v.Values, ValuesNote: v.Note,
+			ReleaseName: v.ReleaseName, ReleaseNamespace: c.TargetNamespace,
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return subjectKey(out[i]) < subjectKey(out[j]) })

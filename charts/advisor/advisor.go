@@ -11,6 +11,7 @@ import (
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 
+	"github.com/upgradescope/upgradescope/charts/render"
 	"github.com/upgradescope/upgradescope/charts/repo"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
@@ -38,6 +39,22 @@ type Subject struct {
 	// InstalledAPIs are a Helm release's stored manifest APIs ("apiVersion Kind"); nil for
 	// GitOps, whose declared version is rendered.
 	InstalledAPIs []string
+	// ReleaseName and ReleaseNamespace are what the chart renders as .Release.Name and
+	// .Release.Namespace when they differ from Name and Namespace: a GitOps object deploys
+	// its chart under its own release name into its target namespace.
+	ReleaseName, ReleaseNamespace string
+}
+
+// release is the release the subject's chart renders as.
+func (s Subject) release() render.Release {
+	r := render.Release{Name: s.ReleaseName, Namespace: s.ReleaseNamespace}
+	if r.Name == "" {
+		r.Name = s.Name
+	}
+	if r.Namespace == "" {
+		r.Namespace = s.Namespace
+	}
+	return r
 }
 
 // Repository reads chart repositories; *repo.Reader satisfies it.

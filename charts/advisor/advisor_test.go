@@ -108,6 +108,22 @@ metadata:
 `}},
 }
 
+// switching picks the IPAddress API by asking the version set, so it renders v1beta1 where
+// the target still serves it (1.36) and v1 where it is gone (1.37): each target is judged on
+// its own render, never on the union.
+var switching = []charttest.Chart{
+	{Name: "switching", Version: "1.0.0", KubeVersion: "<1.36.0-0", Templates: configMap},
+	{Name: "switching", Version: "1.1.0", Templates: map[string]string{"ip.yaml": `{{- if .Capabilities.APIVersions.Has "networking.k8s.io/v1beta1/IPAddress" }}
+apiVersion: networking.k8s.io/v1beta1
+{{- else }}
+apiVersion: networking.k8s.io/v1
+{{- end }}
+kind: IPAddress
+metadata:
+  name: x
+`}},
+}
+
 // helmSubject is a release of c as the cluster collector reads it.
 func helmSubject(ns, name string, c charttest.Chart, apis ...string) advisor.Subject {
 	return advisor.Subject{Source: inventory.ChartSourceHelm, Namespace: ns, Name: name, Chart: c.Name, Version: c.Version,
@@ -192,6 +208,22 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 		{
+			name:    "a chart asking the version set renders the API the target serves, never one it removed",
+			targets: at136, subject: helmSubject("apps", "capable", capable[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "capable")}}, false},
+				{"1.1.0", nil, false},
+			},
+		},
+		{
+			name:    "a chart choosing its API by the target's capabilities is judged at each target on what it renders there",
+			targets: []string{"1.36", "1.37"}, subject: helmSubject("apps", "switching", switching[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "switching")}, "1.37": {kubeVersionKey("apps", "switching")}}, false},
+				{"1.1.0", nil, false},
+			},
+		},
+		{
 			name:    "a version that does not render is named with its error and the search goes on",
 			targets: at136, subject: helmSubject("apps", "broken", broken[0], "v1 ConfigMap"),
 			want: []judged{
@@ -218,7 +250,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 	}
-	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(legacy, capable...)...)...)
+	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(legacy, capable...), switching...)...)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := advise(t, repo, tt.targets, tt.subject)

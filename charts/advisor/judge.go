@@ -17,25 +17,48 @@ import (
 func batchNamespace(i int) string { return fmt.Sprintf("~advised-%d", i) }
 
 // judge evaluates versions[i] as searches[i]'s release, setting each one's Blocks: by target,
-// the keys of the blocker findings raised about it, as they read for the real release. The
-// versions are split into one batch per worker; an evaluation that fails is every version
-// of its batch's Error.
-func (a *advisor) judge(ctx context.Context, searches []*search, versions []inventory.ChartVersionJudged) {
+// the keys of the blocker findings raised about it, as they read for the real release. Each
+// target is judged on the APIs the version renders there (byTarget[i][t]; a nil map means
+// the version's APIs at every target: a stored manifest). The versions are split into one
+// batch per worker and target; an evaluation that fails is every version of its batch's
+// Error.
+func (a *advisor) judge(ctx context.Context, searches []*search, versions []inventory.ChartVersionJudged, byTarget []map[string][]string) {
 	var todo []int
 	for i, v := range versions {
 		if v.Error == "" {
 			todo = append(todo, i)
 		}
 	}
-	batches := split(todo, a.opts.Workers)
+	type batch struct {
+		idx    []int
+		target string
+	}
+	var batches []batch
+	for _, t := range a.opts.Targets {
+		for _, idx := range split(todo, a.opts.Workers) {
+			batches = append(batches, batch{idx, t})
+		}
+	}
+	failed := make([]error, len(batches))
+	reports := make([]*report.Report, len(batches))
 	a.parallel(len(batches), func(b int) {
-		idx := batches[b]
-		rep, err := a.opts.Engine.Evaluate(ctx, a.batchDoc(searches, versions, idx), a.opts.Targets, a.opts.Now)
+		apisAt := func(i int) []string {
+			if byTarget[i] == nil {
+				return versions[i].APIs
+			}
+			return byTarget[i][batches[b].target]
+		}
+		doc := a.batchDoc(searches, versions, batches[b].idx, apisAt)
+		reports[b], failed[b] = a.opts.Engine.Evaluate(ctx, doc, []string{batches[b].target}, a.opts.Now)
+	})
+	for b, bt := range batches {
+		idx, rep, err := bt.idx, reports[b], failed[b]
 		if err != nil {
 			for _, i := range idx {
 				versions[i].Error = fmt.Sprintf("judge version: %v", err)
+				versions[i].Blocks = nil
 			}
-			return
+			continue
 		}
 		byNamespace := map[string]int{}
 		for _, i := range idx {
@@ -46,12 +69,15 @@ func (a *advisor) judge(ctx context.Context, searches []*search, versions []inve
 				a.attribute(f, t.Target, byNamespace, searches, versions)
 			}
 		}
-		for _, i := range idx {
-			for t, keys := range versions[i].Blocks {
-				versions[i].Blocks[t] = sortedStrings(keys)
-			}
+	}
+	for _, i := range todo {
+		if versions[i].Error != "" {
+			continue
 		}
-	})
+		for t, keys := range versions[i].Blocks {
+			versions[i].Blocks[t] = sortedStrings(keys)
+		}
+	}
 }
 
 // attribute adds a blocker finding's key to each version of the batch it names.
@@ -61,7 +87,7 @@ func (a *advisor) attribute(f report.Finding, target string, byNamespace map[str
 	}
 	for _, ns := range f.Namespaces {
 		i, ok := byNamespace[ns]
-		if !ok {
+		if !ok || versions[i].Error != "" {
 			continue
 		}
 		if versions[i].Blocks == nil {
@@ -88,7 +114,7 @@ func realKey(key, batchNS, ns string) string {
 // Helm release of the subject's name in its batch namespace, with the chart's kubeVersion and
 // its rendered (or stored) APIs as the release's manifest: what the Helm and add-on rules
 // read. It says what it leaves out, so no gap reads as a finding.
-func (a *advisor) batchDoc(searches []*search, versions []inventory.ChartVersionJudged, idx []int) *inventory.Document {
+func (a *advisor) batchDoc(searches []*search, versions []inventory.ChartVersionJudged, idx []int, apisAt func(i int) []string) *inventory.Document {
 	doc := &inventory.Document{
 		SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceCluster, CollectedAt: a.opts.Now,
 		Capabilities: map[string]inventory.Capability{
@@ -102,7 +128,7 @@ func (a *advisor) batchDoc(searches []*search, versions []inventory.ChartVersion
 		s, v, ns := searches[i].subject, versions[i], batchNamespace(i)
 		doc.HelmReleases = append(doc.HelmReleases, inventory.HelmRelease{
 			Name: s.Name, Namespace: ns, Chart: s.Chart, ChartVersion: v.Version, AppVersion: v.AppVersion,
-			KubeVersion: v.KubeVersion, Status: "deployed", Revision: 1, ManifestAPIs: usage(v.APIs, ns),
+			KubeVersion: v.KubeVersion, Status: "deployed", Revision: 1, ManifestAPIs: usage(apisAt(i), ns),
 		})
 	}
 	return doc

@@ -39,7 +39,7 @@ func servedByTarget(k *kb.KB, targets []string) map[string]render.Served {
 }
 
 func notServed(e kb.APIEntry, target inventory.Version) bool {
-	if v, err := inventory.ParseVersion(e.Removed); err == nil && !target.LaterMinor(v) {
+	if v, err := inventory.ParseVersion(e.Removed); err == nil && !v.LaterMinor(target) {
 		return true
 	}
 	v, err := inventory.ParseVersion(e.Introduced)

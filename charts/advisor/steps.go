@@ -23,6 +23,7 @@ type advisor struct {
 // release no target blocks is done, with no advice.
 func (a *advisor) judgeInstalled(ctx context.Context, searches []*search) {
 	versions := make([]inventory.ChartVersionJudged, len(searches))
+	byTarget := make([]map[string][]string, len(searches))
 	a.parallel(len(searches), func(i int) {
 		s := searches[i]
 		if !s.gitops() {
@@ -31,9 +32,9 @@ func (a *advisor) judgeInstalled(ctx context.Context, searches []*search) {
 			versions[i] = v
 			return
 		}
-		versions[i] = a.fetchAndRender(ctx, s, s.subject.Version)
+		versions[i], byTarget[i] = a.fetchAndRender(ctx, s, s.subject.Version)
 	})
-	a.judge(ctx, searches, versions)
+	a.judge(ctx, searches, versions, byTarget)
 	for i, s := range searches {
 		s.advise = s.gitops() || len(versions[i].Blocks) > 0
 		s.record(versions[i])
@@ -98,31 +99,37 @@ func (a *advisor) searchRound(ctx context.Context, searches []*search) bool {
 		return false
 	}
 	versions := make([]inventory.ChartVersionJudged, len(going))
-	a.parallel(len(going), func(i int) { versions[i] = a.fetchAndRender(ctx, going[i], picked[i]) })
-	a.judge(ctx, going, versions)
+	byTarget := make([]map[string][]string, len(going))
+	a.parallel(len(going), func(i int) { versions[i], byTarget[i] = a.fetchAndRender(ctx, going[i], picked[i]) })
+	a.judge(ctx, going, versions, byTarget)
 	for i, s := range going {
 		s.record(versions[i])
 	}
 	return true
 }
 
-// fetchAndRender reads one version of the subject's chart and renders it at every target,
-// its APIs the union; a failure is the version's Error and it is not judged.
-func (a *advisor) fetchAndRender(ctx context.Context, s *search, version string) inventory.ChartVersionJudged {
+// fetchAndRender reads one version of the subject's chart and renders it at every target:
+// the APIs each target's render uses, and their union as the version's APIs. A failure is
+// the version's Error and it is not judged.
+func (a *advisor) fetchAndRender(ctx context.Context, s *search, version string) (inventory.ChartVersionJudged, map[string][]string) {
 	v := inventory.ChartVersionJudged{Version: version}
 	ch, err := a.opts.Repository.Chart(ctx, s.ref, version)
 	if err != nil {
 		v.Error = redactErr(fmt.Errorf("fetch chart %s %s: %w", s.subject.Chart, version, err), s.ref.Repository)
-		return v
+		return v, nil
 	}
 	v.AppVersion, v.KubeVersion = ch.Metadata.AppVersion, ch.Metadata.KubeVersion
-	apis, err := a.render(ctx, ch, s)
+	byTarget, err := a.render(ctx, ch, s)
 	if err != nil {
 		v.Error = redactErr(err, s.ref.Repository)
-		return v
+		return v, nil
 	}
-	v.APIs = apis
-	return v
+	var union []string
+	for _, apis := range byTarget {
+		union = append(union, apis...)
+	}
+	v.APIs = sortedStrings(union)
+	return v, byTarget
 }
 
 // boundAPIs keeps the first inventory.MaxChartVersionAPIs APIs and counts the rest: the
@@ -134,23 +141,19 @@ func boundAPIs(apis []string) ([]string, int) {
 	return apis[:inventory.MaxChartVersionAPIs], len(apis) - inventory.MaxChartVersionAPIs
 }
 
-func (a *advisor) render(ctx context.Context, ch *chartv2.Chart, s *search) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	rel := render.Release{Name: s.subject.Name, Namespace: s.subject.Namespace}
+// render renders ch at each target's capabilities: a chart choosing its APIs by
+// .Capabilities renders differently at each, and each target is judged on its own render.
+func (a *advisor) render(ctx context.Context, ch *chartv2.Chart, s *search) (map[string][]string, error) {
+	out := make(map[string][]string, len(a.opts.Targets))
+	rel := s.subject.release()
 	for _, t := range a.opts.Targets {
 		apis, err := render.APIs(ctx, ch, s.subject.Values, rel, t, a.served[t])
 		if err != nil {
 			return nil, err
 		}
-		for _, api := range apis {
-			if !seen[api] {
-				seen[api] = true
-				out = append(out, api)
-			}
-		}
+		out[t] = apis
 	}
-	return sortedStrings(out), nil
+	return out, nil
 }
 
 // parallel runs f(0..n-1) on the advisor's workers.
