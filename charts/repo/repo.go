@@ -41,8 +41,11 @@ type Version struct {
 type Credentials struct {
 	Username, Password        string
 	CertFile, KeyFile, CAFile string
-	InsecureSkipTLSVerify     bool
-	PassCredentialsAll        bool
+	// CertPEM, KeyPEM and CAPEM are a client certificate, its key and a CA bundle held in
+	// memory, as a GitOps Secret carries them; each is used where its file is not named.
+	CertPEM, KeyPEM, CAPEM []byte
+	InsecureSkipTLSVerify  bool
+	PassCredentialsAll     bool
 }
 
 // Options configure a Reader. Zero values take the defaults named on each field.

@@ -74,24 +74,38 @@ func (c *boundedConn) Close() error {
 }
 
 // tlsConfig is the client TLS of creds, as Helm's getter builds it from the same fields
-// (Helm's own builder is internal to its module).
+// (Helm's own builder is internal to its module); PEM held in memory stands in for a file
+// not named. An error names the file, never the PEM.
 func tlsConfig(creds Credentials) (*tls.Config, error) {
 	conf := &tls.Config{InsecureSkipVerify: creds.InsecureSkipTLSVerify} //nolint:gosec // the user's choice in repositories.yaml
-	if creds.CertFile != "" || creds.KeyFile != "" {
+	switch {
+	case creds.CertFile != "" || creds.KeyFile != "":
 		cert, err := tls.LoadX509KeyPair(creds.CertFile, creds.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("load client certificate %s: %w", creds.CertFile, err)
 		}
 		conf.Certificates = []tls.Certificate{cert}
+	case len(creds.CertPEM) > 0 || len(creds.KeyPEM) > 0:
+		cert, err := tls.X509KeyPair(creds.CertPEM, creds.KeyPEM)
+		if err != nil {
+			// X509KeyPair's errors describe the PEM blocks, not their bytes.
+			return nil, fmt.Errorf("load the client certificate the repository's credentials hold: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
 	}
+	ca := creds.CAPEM
+	where := "the CA the repository's credentials hold"
 	if creds.CAFile != "" {
 		pem, err := os.ReadFile(creds.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("read CA file %s: %w", creds.CAFile, err)
 		}
+		ca, where = pem, "CA file "+creds.CAFile
+	}
+	if len(ca) > 0 {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s holds no PEM certificate", creds.CAFile)
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", where)
 		}
 		conf.RootCAs = pool
 	}

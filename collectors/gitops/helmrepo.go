@@ -39,7 +39,8 @@ func applyHelmRepositories(res *Result, charts []inventory.GitopsChart, urls map
 }
 
 // ResolveHelmRepositories reads the HelmRepositories the Flux charts of the last Read point
-// to, one get each, and fills their URLs into charts and values. Read leaves them out, so a
+// to, one get each, and fills their URLs into charts and values, noting the Secrets each
+// names for ReadCredentials. Read leaves them out, so a
 // scan that does not advise charts makes no request for them; one that cannot read a
 // HelmRepository leaves its chart without a repository, which the advisor says.
 func (r *Reader) ResolveHelmRepositories(ctx context.Context, charts []inventory.GitopsChart, values map[string]ChartValues) {
@@ -53,6 +54,7 @@ func (r *Reader) ResolveHelmRepositories(ctx context.Context, charts []inventory
 	}
 	gvr := schema.GroupVersionResource{Group: sourceGroup, Version: version, Resource: "helmrepositories"}
 	urls := map[string]string{}
+	auths := map[string]fluxAuth{}
 	for _, v := range values {
 		if v.HelmRepository == "" {
 			continue
@@ -68,6 +70,13 @@ func (r *Reader) ResolveHelmRepositories(ctx context.Context, charts []inventory
 			continue
 		}
 		urls[v.HelmRepository] = helmRepositoryURL(u)
+		auths[v.HelmRepository] = helmRepositoryAuth(u)
 	}
 	applyHelmRepositories(&Result{Values: values}, charts, urls)
+	for key, v := range values {
+		if a, ok := auths[v.HelmRepository]; ok && v.RepoURL != "" {
+			v.auth = a
+			values[key] = v
+		}
+	}
 }

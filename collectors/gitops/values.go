@@ -30,6 +30,9 @@ type ChartValues struct {
 	// chart comes from; RepoURL its URL once read (ResolveHelmRepositories, or the same
 	// files), with only scheme, host, port and path.
 	HelmRepository, RepoURL string
+	// auth is what the HelmRepository names to authenticate with, noted by
+	// ResolveHelmRepositories for ReadCredentials.
+	auth fluxAuth
 }
 
 // ValuesKey is how Result.Values names the values of one Application or HelmRelease.
