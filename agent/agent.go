@@ -213,7 +213,8 @@ func (a *Agent) judge(ctx context.Context, eng *engine.Engine, revs []crd.Bundle
 	var rep *report.Report
 	if len(targets) > 0 && a.opts.AdviseCharts != nil {
 		a.collector.ResolveHelmRepositories(ctx, doc)
-		values := charts.Values{Helm: a.collector.ReleaseValues(), GitOps: a.collector.GitOpsValues()}
+		values := charts.Values{Helm: a.collector.ReleaseValues(), GitOps: a.collector.GitOpsValues(),
+			Credentials: charts.NewCredentials(a.collector.GitOpsCredentials())}
 		a.opts.AdviseCharts(ctx, eng, doc, values, targets, now)
 	}
 	if len(targets) > 0 {

@@ -22,6 +22,10 @@ type Values struct {
 	Helm map[string]map[string]any
 	// GitOps are the values GitOps objects declare, by gitops.ValuesKey.
 	GitOps map[string]gitops.ChartValues
+	// Credentials are the repository credentials the GitOps objects name, read live; nil in
+	// files mode. The reader is handed Credentials.Lookup; Advise adds to an unread chart's
+	// reason which Secret could not be read.
+	Credentials *Credentials
 }
 
 // Advise asks the advisor about every chart of doc Subjects names and sets doc.ChartAdvice.
@@ -33,6 +37,7 @@ func Advise(ctx context.Context, doc *inventory.Document, values Values, opts ad
 		return
 	}
 	doc.ChartAdvice = advisor.Advise(ctx, subjects, opts)
+	noteUnread(doc.ChartAdvice, values.Credentials)
 }
 
 // Subjects are the charts the advisor can judge, in a stable order, at most

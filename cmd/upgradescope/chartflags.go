@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,8 +38,9 @@ func (f *chartFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.repositoryConfig, "helm-repository-config", "", "Helm's repositories.yaml, where a Helm release's chart repository is looked for (default: Helm's, $HELM_REPOSITORY_CONFIG)")
 }
 
-// reader builds the repository reader the flags describe.
-func (f *chartFlags) reader() (*repo.Reader, error) {
+// reader builds the repository reader the flags describe; creds names the credentials the
+// GitOps objects name for repositories Helm's configuration does not.
+func (f *chartFlags) reader(creds func(string) (repo.Credentials, bool)) (*repo.Reader, error) {
 	if f.timeout <= 0 {
 		return nil, fmt.Errorf("--chart-timeout %s: want a positive duration", f.timeout)
 	}
@@ -50,7 +52,7 @@ func (f *chartFlags) reader() (*repo.Reader, error) {
 		}
 		dir = filepath.Join(base, "upgradescope", "charts")
 	}
-	return repo.New(repo.Options{CacheDir: dir, Offline: f.offline, Timeout: f.timeout, RepositoryConfig: f.repositoryConfig})
+	return repo.New(repo.Options{CacheDir: dir, Offline: f.offline, Timeout: f.timeout, RepositoryConfig: f.repositoryConfig, Credentials: creds})
 }
 
 // run advises doc's charts at targets with eng, the engine the scan judges with, and shows
@@ -62,7 +64,7 @@ func (f *chartFlags) run(ctx context.Context, rep *progress.Reporter, eng *engin
 	if len(targets) == 0 {
 		return fmt.Errorf("--advise-charts needs a target: pass --target")
 	}
-	r, err := f.reader()
+	r, err := f.reader(values.Credentials.Lookup)
 	if err != nil {
 		return err
 	}
@@ -103,11 +105,14 @@ func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.E
 	if !f.advise {
 		return nil, nil
 	}
-	r, err := f.reader()
+	// The reader outlives a tick; the credentials are each tick's, read with its collection.
+	var creds atomic.Pointer[charts.Credentials]
+	r, err := f.reader(func(repository string) (repo.Credentials, bool) { return creds.Load().Lookup(repository) })
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) {
+		creds.Store(values.Credentials)
 		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
 		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
 	}, nil

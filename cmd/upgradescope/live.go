@@ -109,7 +109,8 @@ func (f *liveFlags) collectLive(ctx context.Context, s streams, rep *progress.Re
 	doc := col.Collect(ctx, now, opts)
 	if f.values != nil {
 		col.ResolveHelmRepositories(ctx, doc)
-		*f.values = charts.Values{Helm: col.ReleaseValues(), GitOps: col.GitOpsValues()}
+		*f.values = charts.Values{Helm: col.ReleaseValues(), GitOps: col.GitOpsValues(),
+			Credentials: charts.NewCredentials(col.GitOpsCredentials())}
 	}
 	v := doc.Capabilities[inventory.CapVersions]
 	// client-go's rate limiter refuses a request whose wait would pass the deadline before the

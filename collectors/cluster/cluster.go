@@ -46,6 +46,8 @@ type Collector struct {
 	releaseValues map[string]map[string]any
 	// gitopsValues are what the last GitOps call read of the values GitOps objects declare.
 	gitopsValues map[string]gitops.ChartValues
+	// gitopsCreds are the repository credentials the last ResolveHelmRepositories read.
+	gitopsCreds []gitops.RepositoryCredential
 }
 
 // New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.

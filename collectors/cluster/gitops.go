@@ -34,11 +34,18 @@ func (c *Collector) GitOps(ctx context.Context, doc *inventory.Document) {
 func (c *Collector) GitOpsValues() map[string]gitops.ChartValues { return c.gitopsValues }
 
 // ResolveHelmRepositories reads the URLs of the Flux HelmRepositories the last GitOps call's
-// charts come from into doc's GitOps charts and GitOpsValues: the chart advisor reads those
-// repositories. A scan that does not advise charts does not call it.
+// charts come from into doc's GitOps charts and GitOpsValues, and the Secrets Flux and
+// Argo CD read those repositories with (GitOpsCredentials): the chart advisor reads those
+// repositories. A scan that does not advise charts does not call it, and reads no Secret.
 func (c *Collector) ResolveHelmRepositories(ctx context.Context, doc *inventory.Document) {
+	c.gitopsCreds = nil
 	if c.gitops == nil {
 		return
 	}
 	c.gitops.ResolveHelmRepositories(ctx, doc.GitopsCharts, c.gitopsValues)
+	c.gitopsCreds = c.gitops.ReadCredentials(ctx, doc.GitopsCharts, c.gitopsValues)
 }
+
+// GitOpsCredentials are the repository credentials the last ResolveHelmRepositories read.
+// Never in the inventory, never logged.
+func (c *Collector) GitOpsCredentials() []gitops.RepositoryCredential { return c.gitopsCreds }
