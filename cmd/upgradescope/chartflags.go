@@ -97,22 +97,27 @@ func (f *judgeFlags) adviseTargets(doc *inventory.Document, j *judgement) ([]str
 	return hops, err
 }
 
-// forAgent is the agent's advisor, nil without --advise-charts. Each tick gets a new
-// repository reader: a reader reads an index once and remembers a failure for its life,
-// so one kept across ticks would never see a new chart version or a repository come back.
-// The cache directory carries the archives from tick to tick.
+// agentReaderTTL is how long the agent keeps one repository reader. A reader reads each
+// index once and remembers a failure for its life: kept for ever, it would never see a new
+// chart version or a repository come back; made anew every tick, it would download every
+// index every tick. The cache directory carries the archives across readers.
+const agentReaderTTL = time.Hour
+
+// forAgent is the agent's advisor, nil without --advise-charts.
 func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.Engine, *inventory.Document, charts.Values, []string, time.Time), error) {
 	if !f.advise {
 		return nil, nil
 	}
-	if _, err := f.reader(); err != nil {
+	r, err := f.reader()
+	if err != nil {
 		return nil, err
 	}
+	made := time.Now()
 	return func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) {
-		r, err := f.reader()
-		if err != nil {
-			log.Warn("charts not advised", "err", err)
-			return
+		if time.Since(made) > agentReaderTTL {
+			if fresh, err := f.reader(); err == nil {
+				r, made = fresh, time.Now()
+			}
 		}
 		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
 		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
