@@ -26,6 +26,7 @@ type chartFlags struct {
 	cacheDir         string
 	timeout          time.Duration
 	repositoryConfig string
+	repositories     map[string]string
 }
 
 func (f *chartFlags) register(cmd *cobra.Command) {
@@ -34,6 +35,7 @@ func (f *chartFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cacheDir, "chart-repo-cache", "", "directory keeping chart repository indexes and archives between runs (default: $XDG_CACHE_HOME/upgradescope/charts)")
 	fl.BoolVar(&f.offline, "chart-offline", false, "read chart repositories from --chart-repo-cache only, never the network (air-gapped clusters)")
 	fl.DurationVar(&f.timeout, "chart-timeout", 30*time.Second, "limit for one chart repository read (an index, a tag list, one chart archive)")
+	fl.StringToStringVar(&f.repositories, "chart-repository", nil, "CHART=URL: where a Helm release of CHART is read (https://… or oci://registry/path), before Helm's repositories.yaml; repeatable; needed for charts installed from an OCI registry")
 	fl.StringVar(&f.repositoryConfig, "helm-repository-config", "", "Helm's repositories.yaml, where a Helm release's chart repository is looked for (default: Helm's, $HELM_REPOSITORY_CONFIG)")
 }
 
@@ -67,7 +69,7 @@ func (f *chartFlags) run(ctx context.Context, rep *progress.Reporter, eng *engin
 		return err
 	}
 	rep.Start("advising charts")
-	charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+	charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r, Repositories: f.repositories})
 	rep.Done(adviceSummary(doc.ChartAdvice))
 	return nil
 }
@@ -119,7 +121,7 @@ func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.E
 				r, made = fresh, time.Now()
 			}
 		}
-		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r, Repositories: f.repositories})
 		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
 	}, nil
 }
