@@ -73,6 +73,10 @@ type Options struct {
 	Now    time.Time
 	// Repository reads the charts.
 	Repository Repository
+	// Repositories name, by chart, where a Helm release of that chart is read, before
+	// Repository.Locate looks among Helm's repositories: the only way to a chart installed
+	// from an OCI registry, which Helm's repositories.yaml never lists.
+	Repositories map[string]string
 	// Workers fetch and render in parallel, and evaluate batches; 0 means 2.
 	Workers int
 	// MaxVersions bounds the versions judged per subject after the installed one; 0 means

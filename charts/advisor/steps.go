@@ -72,6 +72,9 @@ func (a *advisor) readRepositories(ctx context.Context, searches []*search) {
 
 func (a *advisor) versions(ctx context.Context, s *search) ([]repo.Version, error) {
 	if s.ref.Repository == "" {
+		s.ref.Repository = a.opts.Repositories[s.subject.Chart]
+	}
+	if s.ref.Repository == "" {
 		ref, err := a.opts.Repository.Locate(ctx, s.subject.Chart, s.subject.Version)
 		if err != nil {
 			return nil, fmt.Errorf("locate chart %s %s: %w", s.subject.Chart, s.subject.Version, err)

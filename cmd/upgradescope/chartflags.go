@@ -27,6 +27,7 @@ type chartFlags struct {
 	cacheDir         string
 	timeout          time.Duration
 	repositoryConfig string
+	repositories     map[string]string
 }
 
 func (f *chartFlags) register(cmd *cobra.Command) {
@@ -35,6 +36,7 @@ func (f *chartFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cacheDir, "chart-repo-cache", "", "directory keeping chart repository indexes and archives between runs (default: $XDG_CACHE_HOME/upgradescope/charts)")
 	fl.BoolVar(&f.offline, "chart-offline", false, "read chart repositories from --chart-repo-cache only, never the network (air-gapped clusters)")
 	fl.DurationVar(&f.timeout, "chart-timeout", 30*time.Second, "limit for one chart repository read (an index, a tag list, one chart archive)")
+	fl.StringToStringVar(&f.repositories, "chart-repository", nil, "CHART=URL: where a Helm release of CHART is read (https://… or oci://registry/path), before Helm's repositories.yaml; repeatable; needed for charts installed from an OCI registry")
 	fl.StringVar(&f.repositoryConfig, "helm-repository-config", "", "Helm's repositories.yaml, where a Helm release's chart repository is looked for (default: Helm's, $HELM_REPOSITORY_CONFIG)")
 }
 
@@ -69,7 +71,7 @@ func (f *chartFlags) run(ctx context.Context, rep *progress.Reporter, eng *engin
 		return err
 	}
 	rep.Start("advising charts")
-	charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+	charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r, Repositories: f.repositories})
 	rep.Done(adviceSummary(doc.ChartAdvice))
 	return nil
 }
@@ -99,21 +101,33 @@ func (f *judgeFlags) adviseTargets(doc *inventory.Document, j *judgement) ([]str
 	return hops, err
 }
 
-// forAgent is the agent's advisor, nil without --advise-charts: one repository reader kept
-// across ticks, so its cache serves the next.
+// agentReaderTTL is how long the agent keeps one repository reader. A reader reads each
+// index once and remembers a failure for its life: kept for ever, it would never see a new
+// chart version or a repository come back; made anew every tick, it would download every
+// index every tick. The cache directory carries the archives across readers.
+const agentReaderTTL = time.Hour
+
+// forAgent is the agent's advisor, nil without --advise-charts.
 func (f *chartFlags) forAgent(log *slog.Logger) (func(context.Context, *engine.Engine, *inventory.Document, charts.Values, []string, time.Time), error) {
 	if !f.advise {
 		return nil, nil
 	}
 	// The reader outlives a tick; the credentials are each tick's, read with its collection.
 	var creds atomic.Pointer[charts.Credentials]
-	r, err := f.reader(func(repository string) (repo.Credentials, bool) { return creds.Load().Lookup(repository) })
+	lookup := func(repository string) (repo.Credentials, bool) { return creds.Load().Lookup(repository) }
+	r, err := f.reader(lookup)
 	if err != nil {
 		return nil, err
 	}
+	made := time.Now()
 	return func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time) {
 		creds.Store(values.Credentials)
-		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r})
+		if time.Since(made) > agentReaderTTL {
+			if fresh, err := f.reader(lookup); err == nil {
+				r, made = fresh, time.Now()
+			}
+		}
+		charts.Advise(ctx, doc, values, advisor.Options{Targets: targets, Engine: eng, Now: now, Repository: r, Repositories: f.repositories})
 		log.Info("charts advised", "charts", adviceSummary(doc.ChartAdvice))
 	}, nil
 }

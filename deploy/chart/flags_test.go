@@ -108,6 +108,7 @@ bundles:
 agent: {targets: ["1.37"], clusterName: prod, serverUrl: "https://hub.example.com", serverTokenSecret: {name: t}, serverCA: {secret: ca}}`,
 		"anonymous":       `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true}`,
 		"kubelet-configz": `rbac: {kubeletConfigz: true}`,
+		"chart-advice":    `agent: {adviseCharts: true, chartRepositories: {ingress-nginx: "https://kubernetes.github.io/ingress-nginx", karpenter: "oci://public.ecr.aws/karpenter"}}`,
 	}
 	for _, g := range goldens {
 		cases[g.name] = g.values

@@ -24,9 +24,11 @@ var upgradescopeRules = rules{
 	// tables: none of them judges, so none links the evaluator. Nor do the facts the
 	// engine computes in Go before the rules run (engine/facts), or the pre-flight
 	// observations both collectors make of objects (collectors/preflight), nor the
-	// conversions of `fix` (convert, fix): rewriting a manifest never depends on a rule.
+	// conversions of `fix` (convert, fix): rewriting a manifest never depends on a rule. Nor
+	// reading a chart repository or rendering a chart (charts/repo, charts/render): only the
+	// advisor judges the versions they yield.
 	noOPA: []string{
-		"kb", "engine/facts", "collectors/preflight", "output", "report", "crd", "config",
+		"kb", "engine/facts", "collectors/preflight", "charts/repo", "charts/render", "output", "report", "crd", "config",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback", "internal/hostcheck",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 		"convert", "fix",
