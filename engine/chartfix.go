@@ -91,8 +91,10 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 		}
 	}
 	if to == nil {
-		fix.Status, fix.Reason = report.ChartFixNone, noneReason(a, later, f.Target)
-		f.Remediation = joinSentences(noneSentence(a, f.Target), f.Remediation)
+		cov := coverageOf(a, later)
+		without, _ := splitReason(a.Reason)
+		fix.Status, fix.Reason = report.ChartFixNone, joinReasons(append([]string{cov.reason(f.Target)}, without...)...)
+		f.Remediation = joinSentences(noneSentence(a, f.Target, cov), f.Remediation)
 		f.Fix = fix
 		return
 	}
@@ -120,24 +122,110 @@ func lowestAdmitted(versions []inventory.ChartVersionJudged, targets []string) *
 	return nil
 }
 
-// noneReason says how many versions were judged, how many of them could not be, and that
-// more were not judged at all.
-func noneReason(a *inventory.ChartAdvice, later []inventory.ChartVersionJudged, target string) string {
-	failed := 0
+// coverage is what an advice judged above the installed version, and what it did not.
+type coverage struct {
+	read    int                            // versions above the installed one fetched
+	failed  []inventory.ChartVersionJudged // of those, the ones that could not be fetched or rendered
+	omitted int                            // versions offered that were never fetched
+	stopped []string                       // what ended the search early, as the advice says it
+}
+
+func coverageOf(a *inventory.ChartAdvice, later []inventory.ChartVersionJudged) coverage {
+	c := coverage{read: len(later), omitted: a.VersionsOmitted}
 	for _, v := range later {
 		if v.Error != "" {
-			failed++
+			c.failed = append(c.failed, v)
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "none of the %d later versions judged supports %s", len(later), target)
-	if failed > 0 {
-		fmt.Fprintf(&b, " (%d could not be judged)", failed)
+	_, c.stopped = splitReason(a.Reason)
+	return c
+}
+
+// complete says every version above the installed one that was offered was judged.
+func (c coverage) complete() bool {
+	return len(c.failed) == 0 && c.omitted == 0 && len(c.stopped) == 0
+}
+
+// reason says how many versions were judged, how many of them could not be, and that more
+// were not judged at all.
+func (c coverage) reason(target string) string {
+	if c.complete() {
+		return fmt.Sprintf("none of the %d later versions judged supports %s", c.read, target)
 	}
-	if a.VersionsOmitted > 0 {
-		fmt.Fprintf(&b, "; %d more were not judged", a.VersionsOmitted)
+	return c.String()
+}
+
+// String is "47 were judged, 2 could not be fetched or rendered (1.1.0: …), 12 more were
+// not judged".
+func (c coverage) String() string {
+	parts := []string{fmt.Sprintf("%d %s judged", c.read-len(c.failed), were(c.read-len(c.failed)))}
+	if len(c.failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d could not be fetched or rendered (%s)", len(c.failed), firstOf(c.failed)))
 	}
-	return b.String()
+	if c.omitted > 0 {
+		parts = append(parts, fmt.Sprintf("%d more %s not judged", c.omitted, were(c.omitted)))
+	}
+	s := strings.Join(parts, ", ")
+	if len(c.stopped) > 0 {
+		s += "; " + strings.Join(c.stopped, "; ")
+	}
+	return s
+}
+
+// firstOf names the first version that could not be judged and why: "1.1.0: digest mismatch".
+func firstOf(failed []inventory.ChartVersionJudged) string {
+	s := failed[0].Version + ": " + failed[0].Error
+	if n := len(failed) - 1; n > 0 {
+		s += fmt.Sprintf("; %d other%s", n, plural(n))
+	}
+	return s
+}
+
+// splitReason parts an advice's Reason into the values the advisor rendered without (the
+// collectors' notes, all "… not read": "valuesFrom not read") and what else it says cut
+// the search short. "No version read is free of blockers at every target" is a
+// conclusion from what was judged, not a cut, and is neither.
+func splitReason(reason string) (without, stopped []string) {
+	if reason == "" {
+		return nil, nil
+	}
+	for _, part := range strings.Split(reason, "; ") {
+		switch {
+		case part == everyTargetConclusion:
+		case strings.HasSuffix(part, " not read"):
+			without = append(without, part)
+		default:
+			stopped = append(stopped, part)
+		}
+	}
+	return without, stopped
+}
+
+// everyTargetConclusion is how the advisor says no version was free at every target.
+const everyTargetConclusion = "no version read is free of blockers at every target"
+
+func were(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func joinReasons(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func upgradeSentence(fix *report.ChartFix) string {
@@ -148,7 +236,12 @@ func upgradeSentence(fix *report.ChartFix) string {
 	return s + "."
 }
 
-func noneSentence(a *inventory.ChartAdvice, target string) string {
+// noneSentence says no version supports target, and only of the versions judged when some
+// offered were not.
+func noneSentence(a *inventory.ChartAdvice, target string, c coverage) string {
+	if !c.complete() {
+		return fmt.Sprintf("No version of chart %s judged supports %s: %s.", a.Chart, target, c)
+	}
 	in := ""
 	if a.Repository != "" {
 		in = " in " + a.Repository

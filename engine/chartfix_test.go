@@ -72,11 +72,25 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			wantRemediation: "Upgrade chart shop from 1.2.3 to 1.5.0 (appVersion 2.0 → 2.2). " + kubeRemediation,
 		},
 		{
-			name: "no later version works: says how many were judged and that more were not",
+			name: "no later version works and every one offered was judged: says so of the repository",
+			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
+			advice: shopAdvice([]string{"1.36"},
+				inventory.ChartVersionJudged{Version: "1.3.0", Blocks: blocked("1.36")},
+				inventory.ChartVersionJudged{Version: "1.4.0", Blocks: blocked("1.36")},
+			),
+			wantFix: &report.ChartFix{
+				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
+				Status: "none", Reason: "none of the 2 later versions judged supports 1.36",
+			},
+			wantRemediation: "No version of chart shop in https://charts.example.com/stable at or above 1.2.3 supports 1.36. " + kubeRemediation,
+		},
+		{
+			name: "no version judged works but some failed and more were not judged: claims only what was judged",
 			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
 			advice: func() inventory.ChartAdvice {
 				a := shopAdvice([]string{"1.36"},
-					inventory.ChartVersionJudged{Version: "1.3.0", Error: "render: template failed"},
+					inventory.ChartVersionJudged{Version: "1.3.0", Error: "fetch chart shop 1.3.0: digest mismatch"},
+					inventory.ChartVersionJudged{Version: "1.3.1", Error: "render: template failed"},
 					inventory.ChartVersionJudged{Version: "1.4.0", Blocks: blocked("1.36")},
 				)
 				a.VersionsOmitted = 7
@@ -84,9 +98,24 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			}(),
 			wantFix: &report.ChartFix{
 				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
-				Status: "none", Reason: "none of the 2 later versions judged supports 1.36 (1 could not be judged); 7 more were not judged",
+				Status: "none", Reason: "1 was judged, 2 could not be fetched or rendered (1.3.0: fetch chart shop 1.3.0: digest mismatch; 1 other), 7 more were not judged",
 			},
-			wantRemediation: "No version of chart shop in https://charts.example.com/stable at or above 1.2.3 supports 1.36. " + kubeRemediation,
+			wantRemediation: "No version of chart shop judged supports 1.36: 1 was judged, 2 could not be fetched or rendered " +
+				"(1.3.0: fetch chart shop 1.3.0: digest mismatch; 1 other), 7 more were not judged. " + kubeRemediation,
+		},
+		{
+			name: "no version judged works but the search was cut short: says what cut it and which values were missing",
+			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
+			advice: func() inventory.ChartAdvice {
+				a := shopAdvice([]string{"1.36"}, inventory.ChartVersionJudged{Version: "1.4.0", Blocks: blocked("1.36")})
+				a.Reason = "valuesFrom not read; the advisor's deadline passed; " + everyTargetConclusion
+				return a
+			}(),
+			wantFix: &report.ChartFix{
+				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
+				Status: "none", Reason: "1 was judged; the advisor's deadline passed; valuesFrom not read",
+			},
+			wantRemediation: "No version of chart shop judged supports 1.36: 1 was judged; the advisor's deadline passed. " + kubeRemediation,
 		},
 		{
 			name: "a repository not read: the fix says why and the remediation stays",

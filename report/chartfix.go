@@ -8,7 +8,7 @@ import (
 // Summary is the one line every output shows for a chart fix at a finding's target:
 // "upgrade chart shop 1.4.0 → 1.6.0 (appVersion 2.3.1 → 2.5.0; APIs: +policy/v1
 // PodDisruptionBudget, −policy/v1beta1 PodDisruptionBudget); every hop: 1.6.0",
-// "no version of shop works at 1.33 (…)" or "repository not read: …".
+// "no version of shop judged works at 1.33 (…)" or "repository not read: …".
 func (c *ChartFix) Summary(target string) string {
 	switch c.Status {
 	case ChartFixUpgrade:
@@ -21,7 +21,7 @@ func (c *ChartFix) Summary(target string) string {
 		}
 		return s
 	case ChartFixNone:
-		s := fmt.Sprintf("no version of %s works at %s", c.Chart, target)
+		s := fmt.Sprintf("no version of %s judged works at %s", c.Chart, target)
 		if c.Reason != "" {
 			s += " (" + c.Reason + ")"
 		}
