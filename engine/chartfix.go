@@ -84,9 +84,9 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 	if len(a.Versions) > 1 {
 		later = a.Versions[1:]
 	}
-	to := lowestAdmitted(later, []string{f.Target})
+	to, unjudged := lowestAdmitted(later, []string{f.Target})
 	if len(a.Targets) > 1 {
-		if every := lowestAdmitted(later, a.Targets); every != nil {
+		if every, _ := lowestAdmitted(later, a.Targets); every != nil {
 			fix.EveryHop = every.Version
 		}
 	}
@@ -99,6 +99,7 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 		return
 	}
 	fix.Status, fix.To, fix.ToAppVersion = report.ChartFixUpgrade, to.Version, to.AppVersion
+	fix.Reason = unjudgedNote(unjudged)
 	if len(a.Versions) > 0 {
 		fix.APIsAdded = difference(to.APIs, a.Versions[0].APIs)
 		fix.APIsRemoved = difference(a.Versions[0].APIs, to.APIs)
@@ -108,18 +109,35 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 }
 
 // lowestAdmitted is the first of versions (ascending) that was judged and no rule blocks at
-// any of targets, nil when none.
-func lowestAdmitted(versions []inventory.ChartVersionJudged, targets []string) *inventory.ChartVersionJudged {
+// any of targets, nil when none, and the versions below it that could not be judged: one
+// of them might have been the lowest.
+func lowestAdmitted(versions []inventory.ChartVersionJudged, targets []string) (*inventory.ChartVersionJudged, []inventory.ChartVersionJudged) {
+	var unjudged []inventory.ChartVersionJudged
 	for i := range versions {
 		v := &versions[i]
 		if v.Error != "" {
+			unjudged = append(unjudged, *v)
 			continue
 		}
 		if !slices.ContainsFunc(targets, func(t string) bool { return len(v.Blocks[t]) > 0 }) {
-			return v
+			return v, unjudged
 		}
 	}
-	return nil
+	return nil, unjudged
+}
+
+// unjudgedNote names the first lower version that could not be judged, and why (a digest
+// mismatch is worth a user's eye), and counts the others: "1.1.0 could not be judged:
+// fetch chart web 1.1.0: digest mismatch; 1 other lower version could not either".
+func unjudgedNote(unjudged []inventory.ChartVersionJudged) string {
+	if len(unjudged) == 0 {
+		return ""
+	}
+	s := unjudged[0].Version + " could not be judged: " + unjudged[0].Error
+	if n := len(unjudged) - 1; n > 0 {
+		s += fmt.Sprintf("; %d other lower version%s could not either", n, plural(n))
+	}
+	return s
 }
 
 // coverage is what an advice judged above the installed version, and what it did not.
@@ -232,6 +250,9 @@ func upgradeSentence(fix *report.ChartFix) string {
 	s := fmt.Sprintf("Upgrade chart %s from %s to %s", fix.Chart, fix.From, fix.To)
 	if fix.FromAppVersion != "" && fix.ToAppVersion != "" {
 		s += fmt.Sprintf(" (appVersion %s → %s)", fix.FromAppVersion, fix.ToAppVersion)
+	}
+	if fix.Reason != "" {
+		s += "; " + fix.Reason
 	}
 	return s + "."
 }

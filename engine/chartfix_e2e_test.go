@@ -33,7 +33,8 @@ func TestEvaluateNamesTheChartVersionOfABlockingRelease(t *testing.T) {
 	if got.Fix == nil || got.Fix.Status != report.ChartFixUpgrade || got.Fix.To != "1.6.0" || got.Fix.EveryHop != "1.6.0" {
 		t.Fatalf("fix %+v, want an upgrade to 1.6.0, at every hop too", got.Fix)
 	}
-	want := "Upgrade chart shop from 1.4.0 to 1.6.0 (appVersion 2.3.1 → 2.5.0). Upgrade the shop chart"
+	want := "Upgrade chart shop from 1.4.0 to 1.6.0 (appVersion 2.3.1 → 2.5.0); 1.5.0 could not be judged: " +
+		"render: template: shop/templates/pdb.yaml:3: nil pointer evaluating .Values.pdb. Upgrade the shop chart"
 	if !strings.HasPrefix(got.Remediation, want) {
 		t.Errorf("remediation %q, want it to start %q", got.Remediation, want)
 	}

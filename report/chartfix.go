@@ -16,6 +16,9 @@ func (c *ChartFix) Summary(target string) string {
 		if changes := c.changes(); changes != "" {
 			s += " (" + changes + ")"
 		}
+		if c.Reason != "" {
+			s += "; " + c.Reason
+		}
 		if c.EveryHop != "" {
 			s += "; every hop: " + c.EveryHop
 		}
