@@ -73,7 +73,7 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 		fix.FromAppVersion = a.Versions[0].AppVersion
 	}
 	if !a.Read {
-		fix.Status, fix.Reason = report.ChartFixUnread, a.Reason
+		fix.Status, fix.Reason = report.ChartFixUnread, unreadReason(a)
 		f.Fix = fix
 		return
 	}
@@ -99,12 +99,14 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 		return
 	}
 	fix.Status, fix.To, fix.ToAppVersion = report.ChartFixUpgrade, to.Version, to.AppVersion
-	fix.Reason = unjudgedNote(unjudged)
+	without, _ := splitReason(a.Reason)
+	note := unjudgedNote(unjudged)
+	fix.Reason = joinReasons(append([]string{note}, without...)...)
 	if len(a.Versions) > 0 {
 		fix.APIsAdded = difference(to.APIs, a.Versions[0].APIs)
 		fix.APIsRemoved = difference(a.Versions[0].APIs, to.APIs)
 	}
-	f.Remediation = joinSentences(upgradeSentence(fix), f.Remediation)
+	f.Remediation = joinSentences(upgradeSentence(fix, without, note), f.Remediation)
 	f.Fix = fix
 }
 
@@ -246,15 +248,34 @@ func joinReasons(parts ...string) string {
 	return strings.Join(out, "; ")
 }
 
-func upgradeSentence(fix *report.ChartFix) string {
+// upgradeSentence names the version to move to, the values it was judged without ("judged
+// without: valuesFrom"), and a lower version that could not be judged.
+func upgradeSentence(fix *report.ChartFix, without []string, unjudged string) string {
 	s := fmt.Sprintf("Upgrade chart %s from %s to %s", fix.Chart, fix.From, fix.To)
 	if fix.FromAppVersion != "" && fix.ToAppVersion != "" {
 		s += fmt.Sprintf(" (appVersion %s → %s)", fix.FromAppVersion, fix.ToAppVersion)
 	}
-	if fix.Reason != "" {
-		s += "; " + fix.Reason
+	if len(without) > 0 {
+		names := make([]string, len(without))
+		for i, w := range without {
+			names[i] = strings.TrimSuffix(w, " not read")
+		}
+		s += " (judged without: " + strings.Join(names, ", ") + ")"
+	}
+	if unjudged != "" {
+		s += "; " + unjudged
 	}
 	return s + "."
+}
+
+// unreadReason is why the repository, or the declared version, was not read, with the
+// declared version's own error (a 401, a timeout, not in the cache) when the advice's reason
+// does not already quote it.
+func unreadReason(a *inventory.ChartAdvice) string {
+	if len(a.Versions) == 0 || a.Versions[0].Error == "" || strings.Contains(a.Reason, a.Versions[0].Error) {
+		return a.Reason
+	}
+	return joinReasons(a.Reason, a.Versions[0].Error)
 }
 
 // noneSentence says no version supports target, and only of the versions judged when some

@@ -75,6 +75,22 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 				"fetch chart shop 1.3.0: digest mismatch; 2 other lower versions could not either. " + kubeRemediation,
 		},
 		{
+			name: "an upgrade judged without values the collector could not read says so",
+			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
+			advice: func() inventory.ChartAdvice {
+				a := shopAdvice([]string{"1.36"}, inventory.ChartVersionJudged{Version: "1.5.0", AppVersion: "2.2", APIs: ingressV1})
+				a.Reason = "valuesFrom not read; valueFiles not read"
+				return a
+			}(),
+			wantFix: &report.ChartFix{
+				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", To: "1.5.0",
+				FromAppVersion: "2.0", ToAppVersion: "2.2",
+				APIsAdded: []string{"networking.k8s.io/v1 Ingress"}, APIsRemoved: []string{"networking.k8s.io/v1beta1 Ingress"},
+				Status: "upgrade", Reason: "valuesFrom not read; valueFiles not read",
+			},
+			wantRemediation: "Upgrade chart shop from 1.2.3 to 1.5.0 (appVersion 2.0 → 2.2) (judged without: valuesFrom, valueFiles). " + kubeRemediation,
+		},
+		{
 			name: "every hop of a plan: the lowest version no target blocks",
 			key:  "removed-api/helm-release/web/shop", target: "1.36",
 			advice: shopAdvice([]string{"1.35", "1.36"},
@@ -146,6 +162,21 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			wantFix: &report.ChartFix{
 				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3",
 				Status: "unread", Reason: "read https://charts.example.com/stable: 401 Unauthorized",
+			},
+			wantRemediation: kubeRemediation,
+		},
+		{
+			name: "a declared version that could not be fetched: the unread fix carries its error",
+			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
+			advice: func() inventory.ChartAdvice {
+				a := shopAdvice(nil)
+				a.Read, a.Reason = false, "the declared version could not be judged, so no other version was"
+				a.Versions = []inventory.ChartVersionJudged{{Version: "1.2.3", Error: "fetch chart shop 1.2.3: 401 Unauthorized"}}
+				return a
+			}(),
+			wantFix: &report.ChartFix{
+				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3",
+				Status: "unread", Reason: "the declared version could not be judged, so no other version was; fetch chart shop 1.2.3: 401 Unauthorized",
 			},
 			wantRemediation: kubeRemediation,
 		},

@@ -24,7 +24,8 @@ type ChartValues struct {
 	// Helm stores the release (Flux's storageNamespace; for Argo CD, which leaves no
 	// release, its destination).
 	ReleaseName, ReleaseNamespace string
-	// Note says what part of the declared values could not be read ("valuesFrom not read").
+	// Note says what part of the declared values could not be read ("valuesFrom not read"):
+	// "; "-separated notes, each ending "not read", as the engine reads them from the advice.
 	Note string
 	// HelmRepository is the "namespace/name" of the Flux HelmRepository a HelmRelease's
 	// chart comes from; RepoURL its URL once read (ResolveHelmRepositories, or the same
@@ -86,7 +87,7 @@ func inlineValues(text string) (map[string]any, error) {
 	}
 	var v map[string]any
 	if err := yaml.Unmarshal([]byte(text), &v); err != nil {
-		return nil, fmt.Errorf("helm.values is not a YAML map")
+		return nil, fmt.Errorf("helm.values (not a YAML map) not read")
 	}
 	if v == nil {
 		v = map[string]any{}

@@ -29,7 +29,7 @@ func TestValuesDeclaredBesideTheCharts(t *testing.T) {
 			"https://charts.example.com"},
 		{"values that are not YAML and valueFiles are noted, never quoted",
 			[]string{fmt.Sprintf(app, `{values: "secret: [unclosed", valueFiles: [values-prod.yaml]}`)}, "argocd/argocd/web",
-			ChartValues{Values: map[string]any{}, ReleaseName: "web", ReleaseNamespace: "apps", Note: "helm.values is not a YAML map; valueFiles not read"},
+			ChartValues{Values: map[string]any{}, ReleaseName: "web", ReleaseNamespace: "apps", Note: "helm.values (not a YAML map) not read; valueFiles not read"},
 			"https://charts.example.com"},
 		{"a HelmRelease's values, its release name after the target namespace, and its HelmRepository's URL from the same files",
 			[]string{
