@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -28,7 +29,11 @@ var chartSources = map[string]struct {
 // evaluated every version it read with these same rules and recorded, per target, which
 // blocker keys each version raised (ChartVersionJudged.Blocks); picking the lowest version
 // with none is a lookup, not a rule. The result depends only on the findings and the advice.
-func attachChartFixes(targets []report.TargetResult, inv *inventory.Document) {
+//
+// obs is what the collectors recorded: a Helm release's installed APIs are its stored
+// manifest's as the cluster collector lists them (obs's kinds only), while a candidate's are
+// every API it renders, so a release's fix compares only the APIs obs lists of both.
+func attachChartFixes(targets []report.TargetResult, inv *inventory.Document, obs kb.Observe) {
 	if len(inv.ChartAdvice) == 0 {
 		return
 	}
@@ -44,7 +49,7 @@ func attachChartFixes(targets []report.TargetResult, inv *inventory.Document) {
 		for _, fs := range [][]report.Finding{targets[i].Findings, targets[i].Suppressed} {
 			for j := range fs {
 				if a := adviceFor(fs[j].Key, advice); a != nil {
-					attachChartFix(&fs[j], a)
+					attachChartFix(&fs[j], a, obs)
 				}
 			}
 		}
@@ -67,7 +72,7 @@ func adviceFor(key string, advice map[string]*inventory.ChartAdvice) *inventory.
 // attachChartFix sets f's fix from a, and prefixes its remediation with the version to
 // upgrade to, or with there being none. A finding at a target the advisor did not judge
 // keeps no fix: the advice says nothing of that target.
-func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
+func attachChartFix(f *report.Finding, a *inventory.ChartAdvice, obs kb.Observe) {
 	fix := &report.ChartFix{Chart: a.Chart, Repository: a.Repository, From: a.Installed}
 	if len(a.Versions) > 0 {
 		fix.FromAppVersion = a.Versions[0].AppVersion
@@ -103,8 +108,12 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice) {
 	note := unjudgedNote(unjudged)
 	fix.Reason = joinReasons(append([]string{note}, without...)...)
 	if len(a.Versions) > 0 {
-		fix.APIsAdded = difference(to.APIs, a.Versions[0].APIs)
-		fix.APIsRemoved = difference(a.Versions[0].APIs, to.APIs)
+		from, toAPIs := a.Versions[0].APIs, to.APIs
+		if a.Source == inventory.ChartSourceHelm {
+			from, toAPIs = listed(from, obs), listed(toAPIs, obs)
+		}
+		fix.APIsAdded = difference(toAPIs, from)
+		fix.APIsRemoved = difference(from, toAPIs)
 	}
 	f.Remediation = joinSentences(upgradeSentence(fix, without, note), f.Remediation)
 	f.Fix = fix
@@ -296,6 +305,29 @@ func joinSentences(first, rest string) string {
 		return first
 	}
 	return first + " " + rest
+}
+
+// listed keeps the APIs ("group/version Kind", core "v1 ConfigMap") the collectors list
+// objects of, by the rule collectors/files applies to a stored manifest (fileDecoder.lists):
+// a kind the knowledge base watches, a custom resource, or a built-in group's version the
+// knowledge base does not know. Other objects are only counted there.
+func listed(apis []string, obs kb.Observe) []string {
+	var out []string
+	for _, api := range apis {
+		apiVersion, kind, ok := strings.Cut(api, " ")
+		if !ok {
+			continue
+		}
+		group, _, grouped := strings.Cut(apiVersion, "/")
+		if !grouped {
+			group = ""
+		}
+		key := apiVersion + "/" + kind
+		if obs.Watched[key] || !obs.BuiltinGroups[group] || !obs.Known[key] {
+			out = append(out, api)
+		}
+	}
+	return out
 }
 
 // difference is what a holds that b does not, sorted.

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,5 +38,36 @@ func TestEvaluateNamesTheChartVersionOfABlockingRelease(t *testing.T) {
 		"render: template: shop/templates/pdb.yaml:3: nil pointer evaluating .Values.pdb. Upgrade the shop chart"
 	if !strings.HasPrefix(got.Remediation, want) {
 		t.Errorf("remediation %q, want it to start %q", got.Remediation, want)
+	}
+}
+
+// TestAReleasesChartFixComparesOnlyTheAPIsItsStoredManifestRecords: the cluster collector
+// records of a release's stored manifest only the APIs the knowledge base judges, while a
+// candidate's APIs are its whole rendering. A ConfigMap both versions render, recorded for
+// the candidate only, is not "added".
+func TestAReleasesChartFixComparesOnlyTheAPIsItsStoredManifestRecords(t *testing.T) {
+	eng := newEngine(t)
+	sc := readScenario(t, eng, "../testdata/chart-advice-helm-release-upgrade")
+	a := &sc.inv.ChartAdvice[0]
+	a.Versions[0].APIs = []string{"policy/v1beta1 PodDisruptionBudget"}
+	last := &a.Versions[len(a.Versions)-1]
+	last.APIs = []string{"apps/v1 Deployment", "policy/v1 PodDisruptionBudget", "v1 ConfigMap"}
+	r, err := eng.Evaluate(context.Background(), sc.inv, sc.targets, now, sc.opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fix *report.ChartFix
+	for _, tr := range r.Targets {
+		for _, f := range tr.Findings {
+			if f.Key == "chart-incompat/helm-release/web/shop" && f.Target == "1.33" {
+				fix = f.Fix
+			}
+		}
+	}
+	if fix == nil || fix.To != last.Version {
+		t.Fatalf("fix %+v, want an upgrade to %s", fix, last.Version)
+	}
+	if !slices.Equal(fix.APIsAdded, []string{"policy/v1 PodDisruptionBudget"}) || !slices.Equal(fix.APIsRemoved, []string{"policy/v1beta1 PodDisruptionBudget"}) {
+		t.Errorf("APIs added %q, removed %q; want +policy/v1 PodDisruptionBudget, −policy/v1beta1 PodDisruptionBudget only", fix.APIsAdded, fix.APIsRemoved)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/kb"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -209,7 +210,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 		t.Run(tt.name, func(t *testing.T) {
 			f := report.Finding{Key: tt.key, Target: tt.target, Remediation: kubeRemediation}
 			targets := []report.TargetResult{{Target: tt.target, Suppressed: []report.Finding{f}}}
-			attachChartFixes(targets, &inventory.Document{ChartAdvice: []inventory.ChartAdvice{tt.advice}})
+			attachChartFixes(targets, &inventory.Document{ChartAdvice: []inventory.ChartAdvice{tt.advice}}, kb.Observe{})
 			got := targets[0].Suppressed[0]
 			if !reflect.DeepEqual(got.Fix, tt.wantFix) {
 				t.Errorf("fix:\n got %+v\nwant %+v", got.Fix, tt.wantFix)
@@ -228,7 +229,7 @@ func TestAGitOpsChartFindingReadsTheAdviceOfItsApplication(t *testing.T) {
 		{Key: "chart-incompat/argocd/web/shop", Target: "1.36"},
 		{Key: "chart-incompat/flux/web/shop", Target: "1.36"},
 	}}}
-	attachChartFixes(targets, &inventory.Document{ChartAdvice: []inventory.ChartAdvice{a}})
+	attachChartFixes(targets, &inventory.Document{ChartAdvice: []inventory.ChartAdvice{a}}, kb.Observe{})
 	if fix := targets[0].Findings[0].Fix; fix == nil || fix.To != "1.5.0" {
 		t.Errorf("the Application's finding: fix %+v, want an upgrade to 1.5.0", fix)
 	}

@@ -283,7 +283,7 @@ func (e *Engine) decode(v any, inv *inventory.Document, now time.Time) (*report.
 		return nil, fmt.Errorf("read report: %w", err)
 	}
 	attributeTeams(r.Targets, inv)
-	attachChartFixes(r.Targets, inv)
+	attachChartFixes(r.Targets, inv, e.observe)
 	return &report.Report{
 		SchemaVersion:        report.SchemaVersion,
 		ToolVersion:          e.toolVersion,

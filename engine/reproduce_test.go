@@ -70,7 +70,7 @@ func TestOPAEvalReproducesTheReport(t *testing.T) {
 			}
 			want := evaluated{Targets: r.Targets, Plan: r.Plan, ExpiredIgnores: r.ExpiredIgnores, KB: r.KB}
 			got := evalFromJSON(t, pq, eng.Input(sc.inv, sc.targets, now, sc.opts...))
-			engine.AttachChartFixes(got.Targets, sc.inv)
+			engine.AttachChartFixes(got.Targets, sc.inv, eng.Observe())
 			if g, w := withoutTeams(t, got), withoutTeams(t, want); g != w {
 				t.Errorf("opa eval differs from the engine:\n got %s\nwant %s", g, w)
 			}
