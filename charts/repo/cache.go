@@ -19,12 +19,24 @@ var ErrNotCached = errors.New("not in the chart cache")
 // by a hash of what it holds, so that no URL (even redacted) is spelled in a file name.
 type cache struct{ dir string }
 
+// openCache opens dir, creating it 0700 when it does not exist. An existing directory keeps
+// its mode: it may be one the user shares (--chart-repo-cache .) and is not the Reader's to
+// change; the files the cache writes are 0600 whatever the directory's mode.
 func openCache(dir string) (cache, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case err == nil && !info.IsDir():
+		return cache{}, fmt.Errorf("the chart cache %s is not a directory", dir)
+	case err == nil:
+		return cache{dir: dir}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return cache{}, fmt.Errorf("open the chart cache %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return cache{}, fmt.Errorf("create the chart cache %s: %w", dir, err)
 	}
-	// MkdirAll leaves an existing directory's mode alone; the cache may hold private
-	// charts, so it is the user's only.
+	// MkdirAll's mode is narrowed by the umask only, never widened; the cache may hold private
+	// charts, so the directory it made is the user's only.
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return cache{}, fmt.Errorf("restrict the chart cache %s: %w", dir, err)
 	}

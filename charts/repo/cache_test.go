@@ -123,3 +123,31 @@ func TestTheCacheIsTheUsersOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestAnExistingCacheDirectoryKeepsItsMode(t *testing.T) {
+	srv := charttest.ServeIndex(t, web...)
+	shared := t.TempDir()
+	if err := os.Chmod(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newReader(t, repo.Options{CacheDir: shared})
+	if _, err := r.Chart(ctxFor(t), repo.Ref{Repository: srv.URL, Chart: "web"}, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o755 {
+		t.Errorf("the existing cache dir's mode became %v, want it left 0755", info.Mode().Perm())
+	}
+	files, _ := filepath.Glob(filepath.Join(shared, "*"))
+	for _, f := range files {
+		if info, err := os.Stat(f); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600", filepath.Base(f), info.Mode().Perm(), err)
+		}
+	}
+	if len(files) != 2 {
+		t.Errorf("cache holds %v, want an index and an archive", files)
+	}
+}
