@@ -125,3 +125,42 @@ func TestAHungRepositoryFailsWithinTheTimeout(t *testing.T) {
 		})
 	}
 }
+
+func TestAHungArchiveHostCostsOneTimeoutPerRepository(t *testing.T) {
+	published := charttest.ServeIndex(t, web...)
+	var archives atomic.Int64
+	var hungURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/index.yaml") {
+			data, err := os.ReadFile(filepath.Join(published.Dir, "index.yaml"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			_, _ = w.Write([]byte(strings.ReplaceAll(string(data), published.URL, hungURL)))
+			return
+		}
+		archives.Add(1)
+		select {
+		case <-req.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	hungURL = srv.URL
+	r := newReader(t, repo.Options{Timeout: 300 * time.Millisecond})
+	ref := repo.Ref{Repository: srv.URL, Chart: "web"}
+	_, err := r.Chart(ctxFor(t), ref, "1.0.0")
+	wantErr(t, err, "no answer within 300ms")
+	start := time.Now()
+	for _, v := range []string{"1.1.0", "1.10.0"} {
+		_, err := r.Chart(ctxFor(t), ref, v)
+		wantErr(t, err, "chart web "+v+" not read", "no answer within 300ms")
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("two more versions took %s, want them to fail at once", took)
+	}
+	if n := archives.Load(); n != 1 {
+		t.Errorf("the archive host was asked %d times, want once", n)
+	}
+}

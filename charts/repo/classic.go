@@ -112,8 +112,12 @@ func (r *Reader) classicChart(ctx context.Context, ref Ref, version string) (*ch
 		if err != nil {
 			return "", fmt.Errorf("read %s of %s: %w", what, key, err)
 		}
+		if err := r.hung.check(key, what); err != nil {
+			return "", err
+		}
 		data, err := r.download(ctx, ref.Repository, href, r.opts.MaxChartBytes, what)
 		if err != nil {
+			r.hung.note(ctx, key, err)
 			return "", err
 		}
 		if !digestMatches(data, digest) {

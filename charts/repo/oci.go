@@ -97,7 +97,13 @@ func (r *Reader) ociChart(ctx context.Context, ref Ref, version string) (*chartv
 		} else if r.opts.Offline {
 			return "", r.cache.notCached(key+" "+version, err)
 		}
-		return path, r.pull(ctx, ref, version, path)
+		repository := repoKey(ref.Repository)
+		if err := r.hung.check(repository, what); err != nil {
+			return "", err
+		}
+		err := r.pull(ctx, ref, version, path)
+		r.hung.note(ctx, repository, err)
+		return path, err
 	})
 	if err != nil {
 		return nil, err

@@ -95,6 +95,8 @@ type Reader struct {
 	versions flight[[]Version]
 	tags     flight[[]string]
 	charts   flight[string]
+	// hung fails an archive read fast on a repository an earlier one timed out on.
+	hung hung
 
 	helmReposOnce sync.Once
 	helmRepos     *helmRepos
