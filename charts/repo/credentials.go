@@ -42,8 +42,14 @@ func (r *Reader) helmRepositories() *helmRepos {
 		for _, e := range h.entries {
 			key := repoKey(e.URL)
 			if _, seen := h.creds[key]; !seen {
+				// An entry written with its credentials in the URL (http://user:pw@host/)
+				// and no username field authenticates with the URL's, as Helm's getter would.
+				user, password := e.Username, e.Password
+				if user == "" && password == "" {
+					_, user, password = stripUserinfo(e.URL)
+				}
 				h.creds[key] = Credentials{
-					Username: e.Username, Password: e.Password,
+					Username: user, Password: password,
 					CertFile: e.CertFile, KeyFile: e.KeyFile, CAFile: e.CAFile,
 					InsecureSkipTLSVerify: e.InsecureSkipTLSVerify, PassCredentialsAll: e.PassCredentialsAll,
 				}

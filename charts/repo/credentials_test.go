@@ -49,6 +49,9 @@ func TestABasicAuthRepository(t *testing.T) {
 			},
 		}, ""},
 		{"credentials in the URL itself are used and not printed", repo.Options{}, ""},
+		{"credentials in the URL of Helm's repositories.yaml entry are used and not printed", repo.Options{
+			RepositoryConfig: writeRepositories(t, &repov1.Entry{Name: "private", URL: strings.Replace(srv.URL, "http://", "http://ci:"+password+"@", 1)}),
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
