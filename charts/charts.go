@@ -97,6 +97,12 @@ func repositoryOf(c inventory.GitopsChart, v gitops.ChartValues) (string, bool) 
 	}
 	switch c.SourceKind {
 	case "helm", "HelmRepository":
+		// Argo CD writes a Helm repository served over OCI without a scheme
+		// ("registry-1.docker.io/bitnamicharts", with chart and a repository Secret that
+		// sets enableOCI); a classic repository always has http(s)://.
+		if c.Tool == inventory.ToolArgoCD && url != "" && !strings.Contains(url, "://") {
+			return "oci://" + url, true
+		}
 		return url, url != ""
 	case "oci", "OCIRepository":
 		// A Flux OCIRepository, and an Argo CD OCI source without chart, name the chart's

@@ -44,6 +44,12 @@ func TestSubjects(t *testing.T) {
 				`argocd/argocd/b web@1.0.0 repo="oci://registry.example.com/charts" values=map[] note="" apis=[]`,
 				`argocd/argocd/c web@1.0.0 repo="oci://registry.example.com/charts" values=map[] note="" apis=[]`,
 			}},
+		{"an Argo CD Helm source written without a scheme, as Argo CD writes an OCI Helm repository, is read over OCI",
+			inventory.Document{GitopsCharts: []inventory.GitopsChart{
+				argo("nginx", "registry-1.docker.io/bitnamicharts", "helm", "15.9.0", inventory.VersionExact),
+			}},
+			Values{},
+			[]string{`argocd/argocd/nginx web@15.9.0 repo="oci://registry-1.docker.io/bitnamicharts" values=map[] note="" apis=[]`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
