@@ -43,7 +43,8 @@ func Advise(ctx context.Context, doc *inventory.Document, values Values, opts ad
 // Subjects are the charts the advisor can judge, in a stable order, at most
 // inventory.MaxChartAdvice: every Helm release with a chart version, and every GitOps chart
 // declared at an exact version in a Helm or OCI repository. A range, a digest or a Git
-// source names no version to start from, and is not advised. A Flux HelmRelease that
+// source names no version to start from, and is not advised; nor is an Argo CD Application
+// with more than one chart source (chartsPerObject says why). A Flux HelmRelease that
 // manages a Helm release of this inventory is advised once, as that release, from the Flux
 // repository.
 func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
@@ -61,8 +62,13 @@ func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
 			Values: values.Helm[key], InstalledAPIs: apiNames(r.ManifestAPIs),
 		})
 	}
+	charts := chartsPerObject(doc.GitopsCharts)
 	for _, c := range doc.GitopsCharts {
-		v := values.GitOps[gitops.ValuesKey(c.Tool, c.Namespace, c.Name)]
+		key := gitops.ValuesKey(c.Tool, c.Namespace, c.Name)
+		if charts[key] > 1 {
+			continue
+		}
+		v := values.GitOps[key]
 		repository, ok := repositoryOf(c, v)
 		if !ok {
 			continue
@@ -85,6 +91,18 @@ func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
 		out = out[:inventory.MaxChartAdvice]
 	}
 	return out
+}
+
+// chartsPerObject counts the charts each GitOps object declares, by gitops.ValuesKey. An
+// Argo CD Application with more than one chart source is not advised: the values collected
+// and the advice's key (source, namespace, name) are per Application, so a second chart would
+// render at the first one's values and its advice could be shown on the other's finding.
+func chartsPerObject(charts []inventory.GitopsChart) map[string]int {
+	n := map[string]int{}
+	for _, c := range charts {
+		n[gitops.ValuesKey(c.Tool, c.Namespace, c.Name)]++
+	}
+	return n
 }
 
 // repositoryOf is where a GitOps chart's versions are read, as the repository reader names

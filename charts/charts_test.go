@@ -50,6 +50,14 @@ func TestSubjects(t *testing.T) {
 			}},
 			Values{},
 			[]string{`argocd/argocd/nginx web@15.9.0 repo="oci://registry-1.docker.io/bitnamicharts" values=map[] note="" apis=[]`}},
+		{"an Argo CD Application declaring two chart sources is not advised; one with one chart is",
+			inventory.Document{GitopsCharts: []inventory.GitopsChart{
+				argo("multi", "https://charts.example.com", "helm", "1.0.0", inventory.VersionExact),
+				argo("multi", "oci://registry.example.com/charts", "oci", "2.0.0", inventory.VersionExact),
+				argo("single", "https://charts.example.com", "helm", "1.0.0", inventory.VersionExact),
+			}},
+			Values{},
+			[]string{`argocd/argocd/single web@1.0.0 repo="https://charts.example.com" values=map[] note="" apis=[]`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
