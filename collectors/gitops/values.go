@@ -111,7 +111,8 @@ func applyParameter(values map[string]any, p any) bool {
 }
 
 // helmReleaseValues reads a HelmRelease's spec.values and the release name and storage
-// namespace helm-controller gives it. valuesFrom (ConfigMaps and Secrets) is not read.
+// namespace helm-controller gives it. valuesFrom (ConfigMaps and Secrets) and the chart's
+// valuesFiles are not read.
 func helmReleaseValues(hr *unstructured.Unstructured) ChartValues {
 	out := ChartValues{Values: map[string]any{}, ReleaseName: fluxReleaseName(hr), ReleaseNamespace: hr.GetNamespace()}
 	if ns, _, _ := unstructured.NestedString(hr.Object, "spec", "storageNamespace"); ns != "" {
@@ -120,9 +121,15 @@ func helmReleaseValues(hr *unstructured.Unstructured) ChartValues {
 	if v, ok, _ := unstructured.NestedMap(hr.Object, "spec", "values"); ok && v != nil {
 		out.Values = v // NestedMap deep-copies
 	}
+	var notes []string
 	if from, _, _ := unstructured.NestedSlice(hr.Object, "spec", "valuesFrom"); len(from) > 0 {
-		out.Note = "valuesFrom not read"
+		notes = append(notes, "valuesFrom not read")
 	}
+	// The chart's valuesFiles replace its values.yaml; they live in the chart source.
+	if files, _, _ := unstructured.NestedSlice(hr.Object, "spec", "chart", "spec", "valuesFiles"); len(files) > 0 {
+		notes = append(notes, "valuesFiles not read")
+	}
+	out.Note = strings.Join(notes, "; ")
 	ref, _, _ := unstructured.NestedStringMap(hr.Object, "spec", "chart", "spec", "sourceRef")
 	if ref["kind"] == "HelmRepository" && ref["name"] != "" {
 		ns := ref["namespace"]

@@ -41,6 +41,16 @@ func TestValuesDeclaredBesideTheCharts(t *testing.T) {
 			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "infra-dns", ReleaseNamespace: "flux-system", Note: "valuesFrom not read",
 				HelmRepository: "flux-system/charts", RepoURL: "https://charts.example.com/stable"},
 			"https://charts.example.com/stable"},
+		{"a HelmRelease's chart valuesFiles, which replace the chart's values.yaml, are noted as not read",
+			[]string{
+				`{apiVersion: helm.toolkit.fluxcd.io/v2, kind: HelmRelease, metadata: {name: dns, namespace: flux-system},
+					spec: {values: {provider: aws}, valuesFrom: [{kind: Secret, name: s}], chart: {spec: {chart: external-dns, version: 1.15.0, valuesFiles: [values-prod.yaml], sourceRef: {kind: HelmRepository, name: charts}}}}}`,
+				`{apiVersion: source.toolkit.fluxcd.io/v1, kind: HelmRepository, metadata: {name: charts, namespace: flux-system}, spec: {url: "https://charts.example.com/stable"}}`,
+			},
+			"flux/flux-system/dns",
+			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "dns", ReleaseNamespace: "flux-system", Note: "valuesFrom not read; valuesFiles not read",
+				HelmRepository: "flux-system/charts", RepoURL: "https://charts.example.com/stable"},
+			"https://charts.example.com/stable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
