@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/upgradescope/upgradescope/charts"
 	"github.com/upgradescope/upgradescope/charts/advisor"
@@ -28,10 +27,39 @@ type chartFlags struct {
 	timeout          time.Duration
 	repositoryConfig string
 	repositories     map[string]string
+	flags            *pflag.FlagSet
+}
+
+// adviseOnly are the flags that mean nothing without --advise-charts.
+var adviseOnly = []string{"chart-offline", "chart-repo-cache", "chart-repository", "helm-repository-config"}
+
+// check refuses a chart flag given without --advise-charts, which would otherwise be ignored
+// and leave the user thinking the charts were advised offline or from their repository.
+func (f *chartFlags) check() error {
+	if f.advise || f.flags == nil {
+		return nil
+	}
+	for _, name := range adviseOnly {
+		if f.flags.Changed(name) {
+			return fmt.Errorf("--%s is only used with --advise-charts: add --advise-charts or drop --%s", name, name)
+		}
+	}
+	return nil
 }
 
 func (f *chartFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
+	f.flags = fl
+	// Checked before the command collects anything (the agent: before it starts).
+	pre := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if pre != nil {
+			if err := pre(cmd, args); err != nil {
+				return err
+			}
+		}
+		return f.check()
+	}
 	fl.BoolVar(&f.advise, "advise-charts", false, "read the chart repositories of Helm releases and GitOps charts and name, for each that blocks, the lowest chart version that works at the target (reaches the network; docs/charts.md)")
 	fl.StringVar(&f.cacheDir, "chart-repo-cache", "", "directory keeping chart repository indexes and archives between runs (default: $XDG_CACHE_HOME/upgradescope/charts)")
 	fl.BoolVar(&f.offline, "chart-offline", false, "read chart repositories from --chart-repo-cache only, never the network (air-gapped clusters)")
@@ -48,11 +76,10 @@ func (f *chartFlags) reader(creds func(string) (repo.Credentials, bool)) (*repo.
 	}
 	dir := f.cacheDir
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
+		var err error
+		if dir, err = repo.DefaultCacheDir(); err != nil {
 			return nil, fmt.Errorf("no cache directory for chart repositories: pass --chart-repo-cache DIR: %w", err)
 		}
-		dir = filepath.Join(base, "upgradescope", "charts")
 	}
 	return repo.New(repo.Options{CacheDir: dir, Offline: f.offline, Timeout: f.timeout, RepositoryConfig: f.repositoryConfig, Credentials: creds})
 }
