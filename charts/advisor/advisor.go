@@ -57,7 +57,8 @@ func (s Subject) release() render.Release {
 	return r
 }
 
-// Repository reads chart repositories; *repo.Reader satisfies it.
+// Repository reads chart repositories; *repo.Reader satisfies it. Versions lists them
+// ascending by semver, and the advisor relies on that order.
 type Repository interface {
 	Versions(ctx context.Context, ref repo.Ref) ([]repo.Version, error)
 	Chart(ctx context.Context, ref repo.Ref, version string) (*chartv2.Chart, error)

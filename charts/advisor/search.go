@@ -1,8 +1,6 @@
 package advisor
 
 import (
-	"sort"
-
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upgradescope/upgradescope/charts/repo"
@@ -71,8 +69,10 @@ func (s *search) unfixed() []string {
 // freeEverywhere says whether v was judged and no target blocks it.
 func freeEverywhere(v inventory.ChartVersionJudged) bool { return v.Error == "" && len(v.Blocks) == 0 }
 
-// setCandidates keeps the versions above the installed one a user on it may move to,
-// ascending: no pre-release unless the installed version is one.
+// setCandidates keeps the versions above the installed one a user on it may move to: no
+// pre-release unless the installed version is one. offered is ascending, as the Repository
+// contract says (charts/repo sorts once, by Helm's semver), so the order is trusted and not
+// sorted a second time.
 func (s *search) setCandidates(offered []repo.Version) {
 	installed, err := semver.NewVersion(s.subject.Version)
 	if err != nil {
@@ -87,9 +87,6 @@ func (s *search) setCandidates(offered []repo.Version) {
 		}
 		out = append(out, v)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return semver.MustParse(out[i].Version).LessThan(semver.MustParse(out[j].Version))
-	})
 	s.candidates = out
 }
 
