@@ -74,6 +74,14 @@ var hop = []charttest.Chart{
 	{Name: "hop", Version: "1.3.0", KubeVersion: ">=1.20.0-0", Templates: configMap},
 }
 
+// eachHop has a version free at each target alone before the one free at both.
+var eachHop = []charttest.Chart{
+	{Name: "eh", Version: "1.0.0", KubeVersion: "<1.35.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.1.0", KubeVersion: "<1.36.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.2.0", KubeVersion: ">=1.36.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.3.0", KubeVersion: ">=1.20.0-0", Templates: configMap},
+}
+
 var broken = []charttest.Chart{
 	{Name: "broken", Version: "1.0.0", KubeVersion: "<1.36.0-0", Templates: configMap},
 	{Name: "broken", Version: "1.1.0", Templates: map[string]string{"t.yaml": `{{ fail "image.repository must be set" }}`}},
@@ -208,6 +216,16 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 		{
+			name:    "every hop: once each target has its own lowest version, the search goes on to the first free at both",
+			targets: []string{"1.35", "1.36"}, subject: helmSubject("apps", "eh", eachHop[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.35": {kubeVersionKey("apps", "eh")}, "1.36": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.1.0", map[string][]string{"1.36": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.2.0", map[string][]string{"1.35": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.3.0", nil, false},
+			},
+		},
+		{
 			name:    "a chart asking the version set renders the API the target serves, never one it removed",
 			targets: at136, subject: helmSubject("apps", "capable", capable[0], "v1 ConfigMap"),
 			want: []judged{
@@ -250,7 +268,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 	}
-	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(legacy, capable...), switching...)...)...)
+	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(append(legacy, capable...), switching...), eachHop...)...)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := advise(t, repo, tt.targets, tt.subject)

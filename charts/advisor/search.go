@@ -90,15 +90,13 @@ func (s *search) setCandidates(offered []repo.Version) {
 	s.candidates = out
 }
 
-// next takes the next candidate worth fetching: one whose kubeVersion, when the index says
-// it, admits some target still blocked (one it excludes is blocked there by the Helm rules,
-// so it can be neither the lowest for a target nor free at every target). It ends the search
-// when none is left or the bound is reached, counting the candidates not judged.
+// next takes the next candidate worth fetching (see worth). It ends the search when none is
+// left or the bound is reached, counting the candidates not judged.
 func (s *search) next(maxVersions int) (repo.Version, bool) {
 	unfixed := s.unfixed()
 	for len(s.candidates) > 0 {
 		c := s.candidates[0]
-		if !admitsAny(c, unfixed) {
+		if !s.worth(c, unfixed) {
 			s.candidates = s.candidates[1:]
 			continue
 		}
@@ -114,10 +112,27 @@ func (s *search) next(maxVersions int) (repo.Version, bool) {
 	return repo.Version{}, false
 }
 
+// worth says whether candidate c may still change the advice, as far as its kubeVersion (when
+// the index says it) tells: a target its kubeVersion excludes is blocked there by the Helm
+// rules. While some target has no free version yet, c is worth judging when it admits one of
+// those (unfixed); once each target has its own lowest, only a version free at every target
+// is still sought, so c must admit them all.
+func (s *search) worth(c repo.Version, unfixed []string) bool {
+	if len(unfixed) > 0 {
+		return admitsAny(c, unfixed)
+	}
+	for _, t := range s.targets {
+		if !admitsAny(c, []string{t}) {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *search) countAdmitting(unfixed []string) int {
 	n := 0
 	for _, c := range s.candidates {
-		if admitsAny(c, unfixed) {
+		if s.worth(c, unfixed) {
 			n++
 		}
 	}
