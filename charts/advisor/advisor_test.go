@@ -381,3 +381,69 @@ func TestAdviceIsSortedAndRepeatable(t *testing.T) {
 		t.Fatal("the same subjects in another order gave other advice")
 	}
 }
+
+// asking renders the first of apis (as "apiVersion Kind") the version set has, else a
+// ConfigMap, as charts choosing an API by .Capabilities do.
+func asking(name string, apis ...string) []charttest.Chart {
+	var b strings.Builder
+	for i, api := range apis {
+		apiVersion, kind, _ := strings.Cut(api, " ")
+		if i > 0 {
+			b.WriteString("{{- else ")
+		} else {
+			b.WriteString("{{- ")
+		}
+		b.WriteString("if .Capabilities.APIVersions.Has \"" + apiVersion + "/" + kind + "\" }}\napiVersion: " + apiVersion + "\nkind: " + kind + "\n")
+	}
+	b.WriteString("{{- else }}\napiVersion: v1\nkind: ConfigMap\n{{- end }}\nmetadata:\n  name: x\n")
+	return []charttest.Chart{
+		{Name: name, Version: "1.0.0", KubeVersion: "<1.20.0-0", Templates: configMap},
+		{Name: name, Version: "2.0.0", Templates: map[string]string{"obj.yaml": b.String()}},
+	}
+}
+
+func TestTemplatesSeeOnlyWhatTheTargetServesByDefault(t *testing.T) {
+	tests := []struct {
+		name   string
+		target string
+		charts []charttest.Chart
+		want   []string
+	}{
+		{
+			name:   "a beta introduced since 1.24 is off by default: at 1.29 neither ValidatingAdmissionPolicy v1 (1.30) nor v1beta1 is served",
+			target: "1.29", charts: asking("vap", "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy"),
+			want: []string{"v1 ConfigMap"},
+		},
+		{
+			name:   "at 1.30 ValidatingAdmissionPolicy v1 is served",
+			target: "1.30", charts: asking("vap30", "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy"),
+			want: []string{"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy"},
+		},
+		{
+			name:   "an alpha is never served",
+			target: "1.33", charts: asking("alpha", "storage.k8s.io/v1alpha1 VolumeAttributesClass", "rbac.authorization.k8s.io/v1alpha1 Role"),
+			want: []string{"v1 ConfigMap"},
+		},
+		{
+			name:   "a beta older than 1.24 that the target still serves is served",
+			target: "1.24", charts: asking("old-beta", "flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema"),
+			want: []string{"flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema"},
+		},
+		{
+			name:   "flowcontrol v1beta3 is on by default, an exception to the rule",
+			target: "1.29", charts: asking("flow", "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"),
+			want: []string{"flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := advise(t, newMemRepo(tt.charts...), []string{tt.target}, helmSubject("apps", tt.charts[0].Name, tt.charts[0], "v1 ConfigMap"))
+			if len(got) != 1 || len(got[0].Versions) != 2 {
+				t.Fatalf("got %+v, want 1.0.0 and 2.0.0 judged", got)
+			}
+			if v := got[0].Versions[1]; !reflect.DeepEqual(v.APIs, tt.want) {
+				t.Fatalf("2.0.0 renders %v at %s, want %v", v.APIs, tt.target, tt.want)
+			}
+		})
+	}
+}
