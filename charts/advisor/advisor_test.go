@@ -82,6 +82,14 @@ var eachHop = []charttest.Chart{
 	{Name: "eh", Version: "1.3.0", KubeVersion: ">=1.20.0-0", Templates: configMap},
 }
 
+// early renders an API its target 1.29 does not serve yet (ValidatingAdmissionPolicy v1 is
+// served from 1.30) before a version that renders none.
+var early = []charttest.Chart{
+	{Name: "early", Version: "1.0.0", KubeVersion: "<1.29.0-0", Templates: configMap},
+	{Name: "early", Version: "2.0.0", Templates: tpl("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy")},
+	{Name: "early", Version: "2.1.0", Templates: configMap},
+}
+
 var broken = []charttest.Chart{
 	{Name: "broken", Version: "1.0.0", KubeVersion: "<1.36.0-0", Templates: configMap},
 	{Name: "broken", Version: "1.1.0", Templates: map[string]string{"t.yaml": `{{ fail "image.repository must be set" }}`}},
@@ -162,6 +170,12 @@ func advise(t *testing.T, r advisor.Repository, targets []string, subjects ...ad
 func kubeVersionKey(ns, name string) string { return "chart-incompat/helm-release/" + ns + "/" + name }
 func removedKey(ns, name string) string     { return "removed-api/helm-release/" + ns + "/" + name }
 
+// The API rules' keys, raised on what a version renders, judged as manifests.
+const (
+	ingressV1beta1Key = "removed-api/networking.k8s.io/v1beta1/Ingress"
+	ipV1beta1Key      = "removed-api/networking.k8s.io/v1beta1/IPAddress"
+)
+
 func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 	at136 := []string{"1.36"}
 	tests := []struct {
@@ -175,8 +189,8 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			name:    "a version kubeVersion admits but that renders a removed API is judged and passed over; one kubeVersion excludes is not fetched",
 			targets: at136, subject: helmSubject("edge", "ingress", webIngress[0], "networking.k8s.io/v1beta1 Ingress"),
 			want: []judged{
-				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
-				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
+				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
 				{"4.0.0", nil, false},
 			},
 		},
@@ -201,7 +215,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			targets: at136, subject: helmSubject("apps", "stale", stale[0], "v1 ConfigMap"),
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "stale")}}, false},
-				{"1.2.0", map[string][]string{"1.36": {removedKey("apps", "stale")}}, false},
+				{"1.2.0", map[string][]string{"1.36": {removedKey("apps", "stale"), ingressV1beta1Key}}, false},
 			},
 			reason: "no version read is free of blockers at every target",
 		},
@@ -211,7 +225,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.35": {kubeVersionKey("apps", "hop")}, "1.36": {kubeVersionKey("apps", "hop")}, "1.37": {kubeVersionKey("apps", "hop")}}, false},
 				{"1.1.0", map[string][]string{"1.36": {kubeVersionKey("apps", "hop")}, "1.37": {kubeVersionKey("apps", "hop")}}, false},
-				{"1.2.0", map[string][]string{"1.37": {removedKey("apps", "hop")}}, false},
+				{"1.2.0", map[string][]string{"1.37": {removedKey("apps", "hop"), ipV1beta1Key}}, false},
 				{"1.3.0", nil, false},
 			},
 		},
@@ -223,6 +237,15 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 				{"1.1.0", map[string][]string{"1.36": {kubeVersionKey("apps", "eh")}}, false},
 				{"1.2.0", map[string][]string{"1.35": {kubeVersionKey("apps", "eh")}}, false},
 				{"1.3.0", nil, false},
+			},
+		},
+		{
+			name:    "a version rendering an API the target does not serve yet is blocked by the rules that judge manifests",
+			targets: []string{"1.29"}, subject: helmSubject("apps", "early", early[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.29": {kubeVersionKey("apps", "early")}}, false},
+				{"2.0.0", map[string][]string{"1.29": {"removed-api/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy/unserved"}}, false},
+				{"2.1.0", nil, false},
 			},
 		},
 		{
@@ -255,7 +278,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			targets: at136, subject: withValues(helmSubject("apps", "legacy", legacy[0], "v1 ConfigMap"), map[string]any{"legacy": true}),
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "legacy")}}, false},
-				{"2.0.0", map[string][]string{"1.36": {removedKey("apps", "legacy")}}, false},
+				{"2.0.0", map[string][]string{"1.36": {removedKey("apps", "legacy"), ingressV1beta1Key}}, false},
 				{"2.1.0", nil, false},
 			},
 		},
@@ -268,7 +291,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 	}
-	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(append(legacy, capable...), switching...), eachHop...)...)...)
+	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(append(legacy, capable...), switching...), append(eachHop, early...)...)...)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := advise(t, repo, tt.targets, tt.subject)
@@ -319,8 +342,8 @@ func TestAGitOpsChartIsJudgedAtItsDeclaredVersion(t *testing.T) {
 		t.Fatalf("reason %q does not carry the values note", fine.Reason)
 	}
 	want := []judged{
-		{"3.0.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge")}}, false},
-		{"3.2.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge")}}, false},
+		{"3.0.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge"), ingressV1beta1Key}}, false},
+		{"3.2.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge"), ingressV1beta1Key}}, false},
 		{"4.0.0", nil, false},
 	}
 	if !reflect.DeepEqual(summary(old), want) {
