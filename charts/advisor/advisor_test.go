@@ -470,3 +470,45 @@ func TestTemplatesSeeOnlyWhatTheTargetServesByDefault(t *testing.T) {
 		})
 	}
 }
+
+func TestABlockerNoChartVersionCanClearBlocksNone(t *testing.T) {
+	var ingressNginx []charttest.Chart
+	for _, c := range webIngress {
+		c.Name = "ingress-nginx"
+		ingressNginx = append(ingressNginx, c)
+	}
+	repo := newMemRepo(ingressNginx...)
+	tests := []struct {
+		name    string
+		subject advisor.Subject
+		want    []judged
+	}{
+		{
+			name:    "ingress-nginx's retirement blocks every version alike, so 4.0.0 is named for the removed API",
+			subject: helmSubject("edge", "ingress", ingressNginx[0], "networking.k8s.io/v1beta1 Ingress"),
+			want: []judged{
+				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"4.0.0", nil, false},
+			},
+		},
+		{
+			name:    "a release only the retirement blocks gets no advice",
+			subject: helmSubject("edge", "ingress", ingressNginx[3], "networking.k8s.io/v1 Ingress"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := advise(t, repo, []string{"1.36"}, tt.subject)
+			if tt.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("advice %+v, want none", summary(got[0]))
+				}
+				return
+			}
+			if len(got) != 1 || !reflect.DeepEqual(summary(got[0]), tt.want) || got[0].Reason != "" {
+				t.Fatalf("got %+v, want\n%+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package advisor
 
 import (
+	"slices"
+
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upgradescope/upgradescope/charts/repo"
@@ -21,6 +23,9 @@ type search struct {
 	versions     []inventory.ChartVersionJudged
 	candidates   []repo.Version
 	omitted      int
+	// independent are, by target, the blocker keys the subject's baseline raised: keys no
+	// chart version can clear, left out of every version's Blocks.
+	independent map[string][]string
 }
 
 func newSearch(s Subject, targets []string) *search {
@@ -155,12 +160,34 @@ func admitsAny(v repo.Version, targets []string) bool {
 	return false
 }
 
-// record adds a judged version; the search ends at one free at every target.
+// record adds a judged version, less the keys no version can clear (independent); the search
+// ends at one free at every target.
 func (s *search) record(v inventory.ChartVersionJudged) {
+	v.Blocks = s.dependent(v.Blocks)
 	s.versions = append(s.versions, v)
 	if len(s.versions) > 1 && freeEverywhere(v) {
 		s.stop("")
 	}
+}
+
+// dependent is blocks less the independent keys, nil when nothing is left.
+func (s *search) dependent(blocks map[string][]string) map[string][]string {
+	var out map[string][]string
+	for t, keys := range blocks {
+		var kept []string
+		for _, k := range keys {
+			if !slices.Contains(s.independent[t], k) {
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[t] = kept
+		}
+	}
+	return out
 }
 
 // fixed says whether a version above the installed one is free at every target.
