@@ -75,8 +75,8 @@ func renderFiles(ctx context.Context, ch *chartv2.Chart, values map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("merge values: %w", err)
 	}
-	var e engine.Engine
-	return e.RenderWithContext(ctx, ch, top)
+	e := engine.Engine{CustomTemplateFuncs: boundedFuncs()}
+	return within(ctx, MaxRenderTime, func() (map[string]string, error) { return e.RenderWithContext(ctx, ch, top) })
 }
 
 // join concatenates the rendered files, NOTES.txt left out, in name order as one YAML
