@@ -129,6 +129,7 @@ func fullDocument() *Document {
 		},
 		VersionsOmitted: 2,
 	}}
+	d.ChartAdviceOmitted = 3
 	d.Probes = []Probe{{
 		ID: "kb/docker-socket",
 		Probe: ProbeSpec{

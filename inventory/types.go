@@ -87,6 +87,8 @@ type Document struct {
 
 	// ChartAdvice is the chart advisor's reading of chart repositories (--advise-charts).
 	ChartAdvice []ChartAdvice `json:"chartAdvice,omitempty"`
+	// ChartAdviceOmitted counts the charts advised past the section's bound on values.
+	ChartAdviceOmitted int `json:"chartAdviceOmitted,omitempty"`
 
 	// Probes are the field observations the loaded bundles declared (ProbeSpec), one per
 	// probe, in id order.

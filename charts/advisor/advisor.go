@@ -57,7 +57,8 @@ func (s Subject) release() render.Release {
 	return r
 }
 
-// Repository reads chart repositories; *repo.Reader satisfies it.
+// Repository reads chart repositories; *repo.Reader satisfies it. Versions lists them
+// ascending by semver, and the advisor relies on that order.
 type Repository interface {
 	Versions(ctx context.Context, ref repo.Ref) ([]repo.Version, error)
 	Chart(ctx context.Context, ref repo.Ref, version string) (*chartv2.Chart, error)
@@ -106,7 +107,8 @@ func (o Options) withDefaults() Options {
 // Candidates are never pre-releases unless the installed version is one; then any
 // pre-release above it may be named, whatever its line, since a user on a release candidate
 // has chosen that channel. A version whose kubeVersion admits none of the targets still
-// blocked is passed over unfetched and unrecorded.
+// blocked (once each target has its own lowest version: not every target) is passed over
+// unfetched and unrecorded.
 func Advise(ctx context.Context, subjects []Subject, opts Options) []inventory.ChartAdvice {
 	opts = opts.withDefaults()
 	a := &advisor{opts: opts, served: servedByTarget(opts.Engine.KB(), opts.Targets)}

@@ -74,6 +74,22 @@ var hop = []charttest.Chart{
 	{Name: "hop", Version: "1.3.0", KubeVersion: ">=1.20.0-0", Templates: configMap},
 }
 
+// eachHop has a version free at each target alone before the one free at both.
+var eachHop = []charttest.Chart{
+	{Name: "eh", Version: "1.0.0", KubeVersion: "<1.35.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.1.0", KubeVersion: "<1.36.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.2.0", KubeVersion: ">=1.36.0-0", Templates: configMap},
+	{Name: "eh", Version: "1.3.0", KubeVersion: ">=1.20.0-0", Templates: configMap},
+}
+
+// early renders an API its target 1.29 does not serve yet (ValidatingAdmissionPolicy v1 is
+// served from 1.30) before a version that renders none.
+var early = []charttest.Chart{
+	{Name: "early", Version: "1.0.0", KubeVersion: "<1.29.0-0", Templates: configMap},
+	{Name: "early", Version: "2.0.0", Templates: tpl("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy")},
+	{Name: "early", Version: "2.1.0", Templates: configMap},
+}
+
 var broken = []charttest.Chart{
 	{Name: "broken", Version: "1.0.0", KubeVersion: "<1.36.0-0", Templates: configMap},
 	{Name: "broken", Version: "1.1.0", Templates: map[string]string{"t.yaml": `{{ fail "image.repository must be set" }}`}},
@@ -154,6 +170,12 @@ func advise(t *testing.T, r advisor.Repository, targets []string, subjects ...ad
 func kubeVersionKey(ns, name string) string { return "chart-incompat/helm-release/" + ns + "/" + name }
 func removedKey(ns, name string) string     { return "removed-api/helm-release/" + ns + "/" + name }
 
+// The API rules' keys, raised on what a version renders, judged as manifests.
+const (
+	ingressV1beta1Key = "removed-api/networking.k8s.io/v1beta1/Ingress"
+	ipV1beta1Key      = "removed-api/networking.k8s.io/v1beta1/IPAddress"
+)
+
 func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 	at136 := []string{"1.36"}
 	tests := []struct {
@@ -167,8 +189,8 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			name:    "a version kubeVersion admits but that renders a removed API is judged and passed over; one kubeVersion excludes is not fetched",
 			targets: at136, subject: helmSubject("edge", "ingress", webIngress[0], "networking.k8s.io/v1beta1 Ingress"),
 			want: []judged{
-				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
-				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
+				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
 				{"4.0.0", nil, false},
 			},
 		},
@@ -193,7 +215,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			targets: at136, subject: helmSubject("apps", "stale", stale[0], "v1 ConfigMap"),
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "stale")}}, false},
-				{"1.2.0", map[string][]string{"1.36": {removedKey("apps", "stale")}}, false},
+				{"1.2.0", map[string][]string{"1.36": {removedKey("apps", "stale"), ingressV1beta1Key}}, false},
 			},
 			reason: "no version read is free of blockers at every target",
 		},
@@ -203,8 +225,27 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.35": {kubeVersionKey("apps", "hop")}, "1.36": {kubeVersionKey("apps", "hop")}, "1.37": {kubeVersionKey("apps", "hop")}}, false},
 				{"1.1.0", map[string][]string{"1.36": {kubeVersionKey("apps", "hop")}, "1.37": {kubeVersionKey("apps", "hop")}}, false},
-				{"1.2.0", map[string][]string{"1.37": {removedKey("apps", "hop")}}, false},
+				{"1.2.0", map[string][]string{"1.37": {removedKey("apps", "hop"), ipV1beta1Key}}, false},
 				{"1.3.0", nil, false},
+			},
+		},
+		{
+			name:    "every hop: once each target has its own lowest version, the search goes on to the first free at both",
+			targets: []string{"1.35", "1.36"}, subject: helmSubject("apps", "eh", eachHop[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.35": {kubeVersionKey("apps", "eh")}, "1.36": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.1.0", map[string][]string{"1.36": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.2.0", map[string][]string{"1.35": {kubeVersionKey("apps", "eh")}}, false},
+				{"1.3.0", nil, false},
+			},
+		},
+		{
+			name:    "a version rendering an API the target does not serve yet is blocked by the rules that judge manifests",
+			targets: []string{"1.29"}, subject: helmSubject("apps", "early", early[0], "v1 ConfigMap"),
+			want: []judged{
+				{"1.0.0", map[string][]string{"1.29": {kubeVersionKey("apps", "early")}}, false},
+				{"2.0.0", map[string][]string{"1.29": {"removed-api/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy/unserved"}}, false},
+				{"2.1.0", nil, false},
 			},
 		},
 		{
@@ -237,7 +278,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			targets: at136, subject: withValues(helmSubject("apps", "legacy", legacy[0], "v1 ConfigMap"), map[string]any{"legacy": true}),
 			want: []judged{
 				{"1.0.0", map[string][]string{"1.36": {kubeVersionKey("apps", "legacy")}}, false},
-				{"2.0.0", map[string][]string{"1.36": {removedKey("apps", "legacy")}}, false},
+				{"2.0.0", map[string][]string{"1.36": {removedKey("apps", "legacy"), ingressV1beta1Key}}, false},
 				{"2.1.0", nil, false},
 			},
 		},
@@ -250,7 +291,7 @@ func TestTheAdvisorNamesTheLowestVersionFreeAtTheTarget(t *testing.T) {
 			},
 		},
 	}
-	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(legacy, capable...), switching...)...)...)
+	repo := newMemRepo(append(append(append(append(append(webIngress, prerelease...), stale...), hop...), broken...), append(append(append(legacy, capable...), switching...), append(eachHop, early...)...)...)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := advise(t, repo, tt.targets, tt.subject)
@@ -301,8 +342,8 @@ func TestAGitOpsChartIsJudgedAtItsDeclaredVersion(t *testing.T) {
 		t.Fatalf("reason %q does not carry the values note", fine.Reason)
 	}
 	want := []judged{
-		{"3.0.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge")}}, false},
-		{"3.2.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge")}}, false},
+		{"3.0.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge"), ingressV1beta1Key}}, false},
+		{"3.2.0", map[string][]string{"1.36": {removedKey("argocd", "old-edge"), ingressV1beta1Key}}, false},
 		{"4.0.0", nil, false},
 	}
 	if !reflect.DeepEqual(summary(old), want) {
@@ -361,5 +402,113 @@ func TestAdviceIsSortedAndRepeatable(t *testing.T) {
 	}
 	if again := advise(t, repo, []string{"1.36"}, subjects[2], subjects[0], subjects[1]); !reflect.DeepEqual(first, again) {
 		t.Fatal("the same subjects in another order gave other advice")
+	}
+}
+
+// asking renders the first of apis (as "apiVersion Kind") the version set has, else a
+// ConfigMap, as charts choosing an API by .Capabilities do.
+func asking(name string, apis ...string) []charttest.Chart {
+	var b strings.Builder
+	for i, api := range apis {
+		apiVersion, kind, _ := strings.Cut(api, " ")
+		if i > 0 {
+			b.WriteString("{{- else ")
+		} else {
+			b.WriteString("{{- ")
+		}
+		b.WriteString("if .Capabilities.APIVersions.Has \"" + apiVersion + "/" + kind + "\" }}\napiVersion: " + apiVersion + "\nkind: " + kind + "\n")
+	}
+	b.WriteString("{{- else }}\napiVersion: v1\nkind: ConfigMap\n{{- end }}\nmetadata:\n  name: x\n")
+	return []charttest.Chart{
+		{Name: name, Version: "1.0.0", KubeVersion: "<1.20.0-0", Templates: configMap},
+		{Name: name, Version: "2.0.0", Templates: map[string]string{"obj.yaml": b.String()}},
+	}
+}
+
+func TestTemplatesSeeOnlyWhatTheTargetServesByDefault(t *testing.T) {
+	tests := []struct {
+		name   string
+		target string
+		charts []charttest.Chart
+		want   []string
+	}{
+		{
+			name:   "a beta introduced since 1.24 is off by default: at 1.29 neither ValidatingAdmissionPolicy v1 (1.30) nor v1beta1 is served",
+			target: "1.29", charts: asking("vap", "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy"),
+			want: []string{"v1 ConfigMap"},
+		},
+		{
+			name:   "at 1.30 ValidatingAdmissionPolicy v1 is served",
+			target: "1.30", charts: asking("vap30", "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy"),
+			want: []string{"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy"},
+		},
+		{
+			name:   "an alpha is never served",
+			target: "1.33", charts: asking("alpha", "storage.k8s.io/v1alpha1 VolumeAttributesClass", "rbac.authorization.k8s.io/v1alpha1 Role"),
+			want: []string{"v1 ConfigMap"},
+		},
+		{
+			name:   "a beta older than 1.24 that the target still serves is served",
+			target: "1.24", charts: asking("old-beta", "flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema"),
+			want: []string{"flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema"},
+		},
+		{
+			name:   "flowcontrol v1beta3 is on by default, an exception to the rule",
+			target: "1.29", charts: asking("flow", "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"),
+			want: []string{"flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := advise(t, newMemRepo(tt.charts...), []string{tt.target}, helmSubject("apps", tt.charts[0].Name, tt.charts[0], "v1 ConfigMap"))
+			if len(got) != 1 || len(got[0].Versions) != 2 {
+				t.Fatalf("got %+v, want 1.0.0 and 2.0.0 judged", got)
+			}
+			if v := got[0].Versions[1]; !reflect.DeepEqual(v.APIs, tt.want) {
+				t.Fatalf("2.0.0 renders %v at %s, want %v", v.APIs, tt.target, tt.want)
+			}
+		})
+	}
+}
+
+func TestABlockerNoChartVersionCanClearBlocksNone(t *testing.T) {
+	var ingressNginx []charttest.Chart
+	for _, c := range webIngress {
+		c.Name = "ingress-nginx"
+		ingressNginx = append(ingressNginx, c)
+	}
+	repo := newMemRepo(ingressNginx...)
+	tests := []struct {
+		name    string
+		subject advisor.Subject
+		want    []judged
+	}{
+		{
+			name:    "ingress-nginx's retirement blocks every version alike, so 4.0.0 is named for the removed API",
+			subject: helmSubject("edge", "ingress", ingressNginx[0], "networking.k8s.io/v1beta1 Ingress"),
+			want: []judged{
+				{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+				{"4.0.0", nil, false},
+			},
+		},
+		{
+			name:    "a release only the retirement blocks gets no advice",
+			subject: helmSubject("edge", "ingress", ingressNginx[3], "networking.k8s.io/v1 Ingress"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := advise(t, repo, []string{"1.36"}, tt.subject)
+			if tt.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("advice %+v, want none", summary(got[0]))
+				}
+				return
+			}
+			if len(got) != 1 || !reflect.DeepEqual(summary(got[0]), tt.want) || got[0].Reason != "" {
+				t.Fatalf("got %+v, want\n%+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -17,21 +17,17 @@ import (
 func batchNamespace(i int) string { return fmt.Sprintf("~advised-%d", i) }
 
 // judge evaluates versions[i] as searches[i]'s release, setting each one's Blocks: by target,
-// the keys of the blocker findings raised about it, as they read for the real release. Each
-// target is judged on the APIs the version renders there (byTarget[i][t]; a nil map means
-// the version's APIs at every target: a stored manifest). The versions are split into one
-// batch per worker and target; an evaluation that fails is every version of its batch's
-// Error.
+// the keys of the blocker findings raised about it, as they read for the real release, each
+// once. Each target is judged on the APIs the version renders there (byTarget[i][t]; a nil
+// map means the version's APIs at every target: a stored manifest). The versions are split
+// into one batch per worker and target; an evaluation that fails is every version of its
+// batch's Error.
 func (a *advisor) judge(ctx context.Context, searches []*search, versions []inventory.ChartVersionJudged, byTarget []map[string][]string) {
 	var todo []int
 	for i, v := range versions {
 		if v.Error == "" {
 			todo = append(todo, i)
 		}
-	}
-	type batch struct {
-		idx    []int
-		target string
 	}
 	var batches []batch
 	for _, t := range a.opts.Targets {
@@ -40,7 +36,7 @@ func (a *advisor) judge(ctx context.Context, searches []*search, versions []inve
 		}
 	}
 	failed := make([]error, len(batches))
-	reports := make([]*report.Report, len(batches))
+	reports := make([][]*report.Report, len(batches))
 	a.parallel(len(batches), func(b int) {
 		apisAt := func(i int) []string {
 			if byTarget[i] == nil {
@@ -48,25 +44,25 @@ func (a *advisor) judge(ctx context.Context, searches []*search, versions []inve
 			}
 			return byTarget[i][batches[b].target]
 		}
-		doc := a.batchDoc(searches, versions, batches[b].idx, apisAt)
-		reports[b], failed[b] = a.opts.Engine.Evaluate(ctx, doc, []string{batches[b].target}, a.opts.Now)
+		reports[b], failed[b] = a.evaluate(ctx, searches, versions, batches[b], apisAt)
 	})
 	for b, bt := range batches {
-		idx, rep, err := bt.idx, reports[b], failed[b]
-		if err != nil {
-			for _, i := range idx {
-				versions[i].Error = fmt.Sprintf("judge version: %v", err)
+		if failed[b] != nil {
+			for _, i := range bt.idx {
+				versions[i].Error = fmt.Sprintf("judge version: %v", failed[b])
 				versions[i].Blocks = nil
 			}
 			continue
 		}
 		byNamespace := map[string]int{}
-		for _, i := range idx {
+		for _, i := range bt.idx {
 			byNamespace[batchNamespace(i)] = i
 		}
-		for _, t := range rep.Targets {
-			for _, f := range t.Findings {
-				a.attribute(f, t.Target, byNamespace, searches, versions)
+		for _, rep := range reports[b] {
+			for _, t := range rep.Targets {
+				for _, f := range t.Findings {
+					a.attribute(f, t.Target, byNamespace, searches, versions)
+				}
 			}
 		}
 	}
@@ -78,6 +74,29 @@ func (a *advisor) judge(ctx context.Context, searches []*search, versions []inve
 			versions[i].Blocks[t] = sortedStrings(keys)
 		}
 	}
+}
+
+// batch is the versions (by index) judged together at one target.
+type batch struct {
+	idx    []int
+	target string
+}
+
+// evaluate judges a batch twice: as Helm releases in a cluster (the Helm and add-on rules:
+// kubeVersion, stored manifest, add-on lines) and as the manifests they render (the API
+// rules: removed, and not served until a later minor), since the Helm rules judge a
+// release's manifest only for removed APIs and `helm upgrade` refuses any kind the target
+// does not serve.
+func (a *advisor) evaluate(ctx context.Context, searches []*search, versions []inventory.ChartVersionJudged, b batch, apisAt func(i int) []string) ([]*report.Report, error) {
+	var out []*report.Report
+	for _, doc := range []*inventory.Document{a.batchDoc(searches, versions, b.idx, apisAt), a.filesDoc(b.idx, apisAt)} {
+		rep, err := a.opts.Engine.Evaluate(ctx, doc, []string{b.target}, a.opts.Now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rep)
+	}
+	return out, nil
 }
 
 // attribute adds a blocker finding's key to each version of the batch it names.
@@ -131,6 +150,39 @@ func (a *advisor) batchDoc(searches []*search, versions []inventory.ChartVersion
 			KubeVersion: v.KubeVersion, Status: "deployed", Revision: 1, ManifestAPIs: usage(apisAt(i), ns),
 		})
 	}
+	return doc
+}
+
+// filesDoc is a files-mode inventory of the manifests the versions idx names render, each
+// version's in its batch namespace: one APIUsage row per API, counting the versions that
+// render it. It holds what collectors/files would read of them, and says, as files mode
+// does, that what only a cluster shows is not available.
+func (a *advisor) filesDoc(idx []int, apisAt func(i int) []string) *inventory.Document {
+	doc := &inventory.Document{
+		SchemaVersion: inventory.SchemaVersion, Source: inventory.SourceFiles, ClusterID: "files", CollectedAt: a.opts.Now,
+		Capabilities: map[string]inventory.Capability{inventory.CapAPIUsage: {Available: true}},
+	}
+	for _, c := range []string{inventory.CapVersions, inventory.CapHelm, inventory.CapDeprecatedCalls, inventory.CapAddons} {
+		doc.Capabilities[c] = inventory.Capability{Available: false, Reason: "files mode"}
+	}
+	rows := map[string]*inventory.APIUsage{}
+	for _, i := range idx {
+		ns := batchNamespace(i)
+		for _, u := range usage(apisAt(i), ns) {
+			k := u.Group + "/" + u.Version + "/" + u.Kind
+			if r, ok := rows[k]; ok {
+				r.Count++
+				r.Namespaces[ns] = 1
+				continue
+			}
+			rows[k] = &u
+		}
+	}
+	doc.APIUsage = make([]inventory.APIUsage, 0, len(rows))
+	for _, r := range rows {
+		doc.APIUsage = append(doc.APIUsage, *r)
+	}
+	inventory.SortAPIUsage(doc.APIUsage)
 	return doc
 }
 

@@ -32,8 +32,8 @@ func TestTheRealReaderServesTheAdvisor(t *testing.T) {
 		t.Fatalf("got %+v, want one entry read", got)
 	}
 	want := []judged{
-		{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
-		{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress")}}, false},
+		{"3.0.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
+		{"3.2.0", map[string][]string{"1.36": {removedKey("edge", "ingress"), ingressV1beta1Key}}, false},
 		{"4.0.0", nil, false},
 	}
 	if s := summary(got[0]); !reflect.DeepEqual(s, want) {

@@ -1,7 +1,7 @@
 package advisor
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -23,6 +23,9 @@ type search struct {
 	versions     []inventory.ChartVersionJudged
 	candidates   []repo.Version
 	omitted      int
+	// independent are, by target, the blocker keys the subject's baseline raised: keys no
+	// chart version can clear, left out of every version's Blocks.
+	independent map[string][]string
 }
 
 func newSearch(s Subject, targets []string) *search {
@@ -71,8 +74,10 @@ func (s *search) unfixed() []string {
 // freeEverywhere says whether v was judged and no target blocks it.
 func freeEverywhere(v inventory.ChartVersionJudged) bool { return v.Error == "" && len(v.Blocks) == 0 }
 
-// setCandidates keeps the versions above the installed one a user on it may move to,
-// ascending: no pre-release unless the installed version is one.
+// setCandidates keeps the versions above the installed one a user on it may move to: no
+// pre-release unless the installed version is one. offered is ascending, as the Repository
+// contract says (charts/repo sorts once, by Helm's semver), so the order is trusted and not
+// sorted a second time.
 func (s *search) setCandidates(offered []repo.Version) {
 	installed, err := semver.NewVersion(s.subject.Version)
 	if err != nil {
@@ -87,21 +92,16 @@ func (s *search) setCandidates(offered []repo.Version) {
 		}
 		out = append(out, v)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return semver.MustParse(out[i].Version).LessThan(semver.MustParse(out[j].Version))
-	})
 	s.candidates = out
 }
 
-// next takes the next candidate worth fetching: one whose kubeVersion, when the index says
-// it, admits some target still blocked (one it excludes is blocked there by the Helm rules,
-// so it can be neither the lowest for a target nor free at every target). It ends the search
-// when none is left or the bound is reached, counting the candidates not judged.
+// next takes the next candidate worth fetching (see worth). It ends the search when none is
+// left or the bound is reached, counting the candidates not judged.
 func (s *search) next(maxVersions int) (repo.Version, bool) {
 	unfixed := s.unfixed()
 	for len(s.candidates) > 0 {
 		c := s.candidates[0]
-		if !admitsAny(c, unfixed) {
+		if !s.worth(c, unfixed) {
 			s.candidates = s.candidates[1:]
 			continue
 		}
@@ -117,10 +117,27 @@ func (s *search) next(maxVersions int) (repo.Version, bool) {
 	return repo.Version{}, false
 }
 
+// worth says whether candidate c may still change the advice, as far as its kubeVersion (when
+// the index says it) tells: a target its kubeVersion excludes is blocked there by the Helm
+// rules. While some target has no free version yet, c is worth judging when it admits one of
+// those (unfixed); once each target has its own lowest, only a version free at every target
+// is still sought, so c must admit them all.
+func (s *search) worth(c repo.Version, unfixed []string) bool {
+	if len(unfixed) > 0 {
+		return admitsAny(c, unfixed)
+	}
+	for _, t := range s.targets {
+		if !admitsAny(c, []string{t}) {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *search) countAdmitting(unfixed []string) int {
 	n := 0
 	for _, c := range s.candidates {
-		if admitsAny(c, unfixed) {
+		if s.worth(c, unfixed) {
 			n++
 		}
 	}
@@ -143,12 +160,34 @@ func admitsAny(v repo.Version, targets []string) bool {
 	return false
 }
 
-// record adds a judged version; the search ends at one free at every target.
+// record adds a judged version, less the keys no version can clear (independent); the search
+// ends at one free at every target.
 func (s *search) record(v inventory.ChartVersionJudged) {
+	v.Blocks = s.dependent(v.Blocks)
 	s.versions = append(s.versions, v)
 	if len(s.versions) > 1 && freeEverywhere(v) {
 		s.stop("")
 	}
+}
+
+// dependent is blocks less the independent keys, nil when nothing is left.
+func (s *search) dependent(blocks map[string][]string) map[string][]string {
+	var out map[string][]string
+	for t, keys := range blocks {
+		var kept []string
+		for _, k := range keys {
+			if !slices.Contains(s.independent[t], k) {
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) > 0 {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[t] = kept
+		}
+	}
+	return out
 }
 
 // fixed says whether a version above the installed one is free at every target.

@@ -19,12 +19,17 @@ type advisor struct {
 }
 
 // judgeInstalled judges every subject's installed version in one batch: a Helm release's
-// stored manifest APIs as they are, a GitOps chart's declared version as it renders. A Helm
-// release no target blocks is done, with no advice.
+// stored manifest APIs as they are, a GitOps chart's declared version as it renders. With
+// them it judges each subject's baseline: a release of the same chart with no version,
+// appVersion, kubeVersion or API. What blocks the baseline (an add-on's retirement, whose
+// registry entry names no line) blocks every version alike, so no version could fix it: those
+// keys are left out of every version's Blocks (search.record), and their findings stay in
+// the scan's report untouched. A Helm release no target blocks is done, with no advice.
 func (a *advisor) judgeInstalled(ctx context.Context, searches []*search) {
-	versions := make([]inventory.ChartVersionJudged, len(searches))
-	byTarget := make([]map[string][]string, len(searches))
-	a.parallel(len(searches), func(i int) {
+	n := len(searches)
+	versions := make([]inventory.ChartVersionJudged, 2*n)
+	byTarget := make([]map[string][]string, 2*n)
+	a.parallel(n, func(i int) {
 		s := searches[i]
 		if !s.gitops() {
 			v := inventory.ChartVersionJudged{Version: s.subject.Version, AppVersion: s.subject.AppVersion, KubeVersion: s.subject.KubeVersion}
@@ -34,19 +39,21 @@ func (a *advisor) judgeInstalled(ctx context.Context, searches []*search) {
 		}
 		versions[i], byTarget[i] = a.fetchAndRender(ctx, s, s.subject.Version)
 	})
-	a.judge(ctx, searches, versions, byTarget)
+	a.judge(ctx, append(searches[:n:n], searches...), versions, byTarget)
 	for i, s := range searches {
-		s.advise = s.gitops() || len(versions[i].Blocks) > 0
+		s.independent = versions[n+i].Blocks
 		s.record(versions[i])
+		installed := s.versions[0]
+		s.advise = s.gitops() || len(installed.Blocks) > 0
 		switch {
 		case !s.advise:
 			s.done = true
-		case versions[i].Error != "":
+		case installed.Error != "":
 			s.stop("the declared version could not be judged, so no other version was")
-		case len(versions[i].Blocks) == 0:
+		case len(installed.Blocks) == 0:
 			s.stop("")
 		}
-		if s.gitops() && versions[i].Error == "" {
+		if s.gitops() && installed.Error == "" {
 			s.read = true
 		}
 	}

@@ -36,7 +36,8 @@ type Release struct {
 // Capabilities), so a chart that picks an apiVersion by either renders as it would there.
 // Rendering reads no cluster and no network: lookup returns nothing, DNS is off, and the
 // values schema is not validated (Helm's validator fetches remote $refs). ch is not
-// modified. An error names the chart and version and carries Helm's message, never values.
+// modified. An error names the chart and version and carries Helm's message with what values
+// may have put in it taken out (see scrub).
 func APIs(ctx context.Context, ch *chartv2.Chart, values map[string]any, rel Release, target string, served Served) ([]string, error) {
 	name := ch.Name() + " " + ch.Metadata.Version
 	caps, err := Capabilities(target, served)
@@ -45,7 +46,7 @@ func APIs(ctx context.Context, ch *chartv2.Chart, values map[string]any, rel Rel
 	}
 	rendered, err := renderFiles(ctx, cloneChart(ch), copyMap(values), rel, caps)
 	if err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", name, err)
+		return nil, fmt.Errorf("render chart %s: %w", name, scrub(err, values))
 	}
 	manifest, err := join(rendered)
 	if err != nil {
@@ -74,8 +75,8 @@ func renderFiles(ctx context.Context, ch *chartv2.Chart, values map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("merge values: %w", err)
 	}
-	var e engine.Engine
-	return e.RenderWithContext(ctx, ch, top)
+	e := engine.Engine{CustomTemplateFuncs: boundedFuncs()}
+	return within(ctx, MaxRenderTime, func() (map[string]string, error) { return e.RenderWithContext(ctx, ch, top) })
 }
 
 // join concatenates the rendered files, NOTES.txt left out, in name order as one YAML

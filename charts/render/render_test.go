@@ -168,3 +168,49 @@ func TestCapabilitiesNameTheTargetPatchZero(t *testing.T) {
 		t.Error("a target that is no version was accepted")
 	}
 }
+
+func TestARenderErrorNeverQuotesAValue(t *testing.T) {
+	tests := []struct {
+		name     string
+		template string
+		values   map[string]any
+		secret   string
+		want     string
+	}{
+		{
+			name:     "tpl quotes the whole string it cannot parse",
+			template: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  extra: {{ tpl .Values.extra . | quote }}\n",
+			values:   map[string]any{"extra": "password: {{ hunter2"},
+			secret:   "hunter2", want: "cm.yaml",
+		},
+		{
+			name:     "tpl quotes a value with a newline as Go quotes it",
+			template: "{{ tpl .Values.extra . }}",
+			values:   map[string]any{"extra": "token: s3cr3t\n{{ .Oops"},
+			secret:   "s3cr3t", want: "cm.yaml",
+		},
+		{
+			name:     "fail prints a value nested in a list",
+			template: `{{ fail (printf "bad host %s" (index .Values.hosts 1).name) }}`,
+			values:   map[string]any{"hosts": []any{map[string]any{"name": "a"}, map[string]any{"name": "db.internal.example"}}},
+			secret:   "db.internal.example", want: "bad host …",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := charttest.Chart{Name: "web", Version: "1.0.0", Templates: map[string]string{"cm.yaml": tt.template}}.Build()
+			_, err := render.APIs(context.Background(), ch, tt.values, rel, "1.36", nil)
+			if err == nil {
+				t.Fatal("rendering a failing template succeeded")
+			}
+			if strings.Contains(err.Error(), tt.secret) {
+				t.Fatalf("error %q shows a value", err)
+			}
+			for _, want := range []string{"web 1.0.0", tt.want} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %q", err, want)
+				}
+			}
+		})
+	}
+}
