@@ -36,8 +36,9 @@ func Advise(ctx context.Context, doc *inventory.Document, values Values, opts ad
 	if len(subjects) == 0 {
 		return
 	}
-	doc.ChartAdvice = advisor.Advise(ctx, subjects, opts)
-	noteUnread(doc.ChartAdvice, values.Credentials)
+	advice := advisor.Advise(ctx, subjects, opts)
+	noteUnread(advice, values.Credentials)
+	doc.ChartAdvice, doc.ChartAdviceOmitted = advisor.Bound(advice)
 }
 
 // Subjects are the charts the advisor can judge, in a stable order, at most
@@ -82,7 +83,7 @@ func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
 		}
 		out = append(out, advisor.Subject{
 			Source: c.Tool, Namespace: c.Namespace, Name: c.Name, Chart: c.Chart, Version: c.Version,
-			Repository: repository, Values: v.Values, ValuesNote: v.Note,
+			Repository: repository, Values: v.Values, ValuesNotRead: v.NotRead,
 			ReleaseName: v.ReleaseName, ReleaseNamespace: c.TargetNamespace,
 		})
 	}

@@ -97,14 +97,14 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice, obs kb.Observe)
 	}
 	if to == nil {
 		cov := coverageOf(a, later)
-		without, _ := splitReason(a.Reason)
+		without := notRead(a)
 		fix.Status, fix.Reason = report.ChartFixNone, joinReasons(append([]string{cov.reason(f.Target)}, without...)...)
 		f.Remediation = joinSentences(noneSentence(a, f.Target, cov), f.Remediation)
 		f.Fix = fix
 		return
 	}
 	fix.Status, fix.To, fix.ToAppVersion = report.ChartFixUpgrade, to.Version, to.AppVersion
-	without, _ := splitReason(a.Reason)
+	without := notRead(a)
 	note := unjudgedNote(unjudged)
 	fix.Reason = joinReasons(append([]string{note}, without...)...)
 	if len(a.Versions) > 0 {
@@ -156,7 +156,7 @@ type coverage struct {
 	read    int                            // versions above the installed one fetched
 	failed  []inventory.ChartVersionJudged // of those, the ones that could not be fetched or rendered
 	omitted int                            // versions offered that were never fetched
-	stopped []string                       // what ended the search early, as the advice says it
+	stopped string                         // what ended the search early (ChartAdvice.Stopped)
 }
 
 func coverageOf(a *inventory.ChartAdvice, later []inventory.ChartVersionJudged) coverage {
@@ -166,13 +166,13 @@ func coverageOf(a *inventory.ChartAdvice, later []inventory.ChartVersionJudged) 
 			c.failed = append(c.failed, v)
 		}
 	}
-	_, c.stopped = splitReason(a.Reason)
+	c.stopped = a.Stopped
 	return c
 }
 
 // complete says every version above the installed one that was offered was judged.
 func (c coverage) complete() bool {
-	return len(c.failed) == 0 && c.omitted == 0 && len(c.stopped) == 0
+	return len(c.failed) == 0 && c.omitted == 0 && c.stopped == ""
 }
 
 // reason says how many versions were judged, how many of them could not be, and that more
@@ -195,8 +195,8 @@ func (c coverage) String() string {
 		parts = append(parts, fmt.Sprintf("%d more %s not judged", c.omitted, were(c.omitted)))
 	}
 	s := strings.Join(parts, ", ")
-	if len(c.stopped) > 0 {
-		s += "; " + strings.Join(c.stopped, "; ")
+	if c.stopped != "" {
+		s += "; " + c.stopped
 	}
 	return s
 }
@@ -210,28 +210,15 @@ func firstOf(failed []inventory.ChartVersionJudged) string {
 	return s
 }
 
-// splitReason parts an advice's Reason into the values the advisor rendered without (the
-// collectors' notes, all "… not read": "valuesFrom not read") and what else it says cut
-// the search short. "No version read is free of blockers at every target" is a
-// conclusion from what was judged, not a cut, and is neither.
-func splitReason(reason string) (without, stopped []string) {
-	if reason == "" {
-		return nil, nil
+// notRead are the parts of the values every version was judged without, as a sentence
+// names them: "valuesFrom not read".
+func notRead(a *inventory.ChartAdvice) []string {
+	out := make([]string, len(a.ValuesNotRead))
+	for i, part := range a.ValuesNotRead {
+		out[i] = part + " not read"
 	}
-	for _, part := range strings.Split(reason, "; ") {
-		switch {
-		case part == everyTargetConclusion:
-		case strings.HasSuffix(part, " not read"):
-			without = append(without, part)
-		default:
-			stopped = append(stopped, part)
-		}
-	}
-	return without, stopped
+	return out
 }
-
-// everyTargetConclusion is how the advisor says no version was free at every target.
-const everyTargetConclusion = "no version read is free of blockers at every target"
 
 func were(n int) string {
 	if n == 1 {

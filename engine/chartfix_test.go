@@ -81,6 +81,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			advice: func() inventory.ChartAdvice {
 				a := shopAdvice([]string{"1.36"}, inventory.ChartVersionJudged{Version: "1.5.0", AppVersion: "2.2", APIs: ingressV1})
 				a.Reason = "valuesFrom not read; valueFiles not read"
+				a.ValuesNotRead = []string{"valuesFrom", "valueFiles"}
 				return a
 			}(),
 			wantFix: &report.ChartFix{
@@ -143,7 +144,8 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			key:  "chart-incompat/helm-release/web/shop", target: "1.36",
 			advice: func() inventory.ChartAdvice {
 				a := shopAdvice([]string{"1.36"}, inventory.ChartVersionJudged{Version: "1.4.0", Blocks: blocked("1.36")})
-				a.Reason = "valuesFrom not read; the advisor's deadline passed; " + everyTargetConclusion
+				a.Reason = "valuesFrom not read; the advisor's deadline passed; no version read is free of blockers at every target"
+				a.ValuesNotRead, a.Stopped = []string{"valuesFrom"}, "the advisor's deadline passed"
 				return a
 			}(),
 			wantFix: &report.ChartFix{
@@ -172,6 +174,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			advice: func() inventory.ChartAdvice {
 				a := shopAdvice(nil)
 				a.Read, a.Reason = false, "the declared version could not be judged, so no other version was"
+				a.Stopped = a.Reason
 				a.Versions = []inventory.ChartVersionJudged{{Version: "1.2.3", Error: "fetch chart shop 1.2.3: 401 Unauthorized"}}
 				return a
 			}(),

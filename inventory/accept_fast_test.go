@@ -122,6 +122,7 @@ func fullDocument() *Document {
 	d.ChartAdvice = []ChartAdvice{{
 		Source: ChartSourceHelm, Namespace: "web", Name: "shop", Chart: "shop", Repository: "https://charts.example.com",
 		Installed: "1.2.3", Read: true, Reason: "valuesFrom not read", Targets: []string{"1.36"},
+		ValuesNotRead: []string{"valuesFrom"}, Stopped: "the installed chart version is not semver",
 		Versions: []ChartVersionJudged{
 			{Version: "1.2.3", AppVersion: "2.0", KubeVersion: "<1.36.0-0", APIs: []string{"apps/v1 Deployment"}, APIsOmitted: 1,
 				Blocks: map[string][]string{"1.36": {"chart-incompat/helm-release/web/shop"}}},

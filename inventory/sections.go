@@ -206,6 +206,13 @@ type ChartAdvice struct {
 	// advice had to leave out (values it could not read).
 	Read   bool   `json:"read"`
 	Reason string `json:"reason,omitempty"`
+	// ValuesNotRead names the parts of the declared values that could not be read
+	// ("valuesFrom", "valueFiles"): every version was judged without them.
+	ValuesNotRead []string `json:"valuesNotRead,omitempty"`
+	// Stopped says why the search ended before judging every version it could: the
+	// repository could not be read, the installed version is not semver, the declared
+	// version could not be judged.
+	Stopped string `json:"stopped,omitempty"`
 	// Targets are the minors every judged version was evaluated at.
 	Targets         []string             `json:"targets,omitempty"`
 	Versions        []ChartVersionJudged `json:"versions,omitempty"`

@@ -33,9 +33,9 @@ type Subject struct {
 	Repository string
 	// Values are the user-supplied values the chart is rendered at: never logged or stored.
 	Values map[string]any
-	// ValuesNote says what values could not be read ("valuesFrom not read"); it is copied
-	// to the advice's Reason.
-	ValuesNote string
+	// ValuesNotRead names the parts of the values that could not be read ("valuesFrom"):
+	// the advice records them, and the chart is judged without them.
+	ValuesNotRead []string
 	// InstalledAPIs are a Helm release's stored manifest APIs ("apiVersion Kind"); nil for
 	// GitOps, whose declared version is rendered.
 	InstalledAPIs []string

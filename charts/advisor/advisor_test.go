@@ -328,7 +328,7 @@ func TestAGitOpsChartIsJudgedAtItsDeclaredVersion(t *testing.T) {
 	repo := newMemRepo(webIngress...)
 	gitops := func(version string) advisor.Subject {
 		return advisor.Subject{Source: inventory.ChartSourceArgoCD, Namespace: "argocd", Name: "edge", Chart: "web-ingress",
-			Version: version, Repository: "https://charts.example.test/stable", ValuesNote: "valuesFrom not read"}
+			Version: version, Repository: "https://charts.example.test/stable", ValuesNotRead: []string{"valuesFrom"}}
 	}
 	got := advise(t, repo, []string{"1.36"}, gitops("4.0.0"), withName(gitops("3.0.0"), "old-edge"))
 	if len(got) != 2 {

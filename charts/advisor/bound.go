@@ -46,7 +46,13 @@ func Bound(advice []inventory.ChartAdvice) (kept []inventory.ChartAdvice, omitte
 
 func boundStrings(a *inventory.ChartAdvice) {
 	b := inventory.BoundString
-	a.Namespace, a.Name, a.Chart, a.Repository, a.Installed, a.Reason = b(a.Namespace), b(a.Name), b(a.Chart), b(a.Repository), b(a.Installed), b(a.Reason)
+	a.Namespace, a.Name, a.Chart, a.Repository, a.Installed, a.Reason, a.Stopped = b(a.Namespace), b(a.Name), b(a.Chart), b(a.Repository), b(a.Installed), b(a.Reason), b(a.Stopped)
+	if len(a.ValuesNotRead) > 16 {
+		a.ValuesNotRead = a.ValuesNotRead[:16]
+	}
+	for i := range a.ValuesNotRead {
+		a.ValuesNotRead[i] = b(a.ValuesNotRead[i])
+	}
 	for i := range a.Versions {
 		v := &a.Versions[i]
 		v.Version, v.AppVersion, v.KubeVersion, v.Error = b(v.Version), b(v.AppVersion), b(v.KubeVersion), b(v.Error)
@@ -85,7 +91,7 @@ func admitsSome(v inventory.ChartVersionJudged, targets []string) bool {
 // adviceValues counts the JSON values a marshals to, at most: one per object, array,
 // string, number and boolean it may write.
 func adviceValues(a inventory.ChartAdvice) int {
-	n := 11 + len(a.Targets) // the object, its nine fields, the targets array
+	n := 13 + len(a.Targets) + len(a.ValuesNotRead) // the object, its eleven fields, the targets array
 	for _, v := range a.Versions {
 		n += 8 + len(v.APIs) // the object, six fields, the apis array
 		for _, keys := range v.Blocks {

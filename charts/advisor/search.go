@@ -210,12 +210,16 @@ func (s *search) advice() inventory.ChartAdvice {
 		v.APIs, v.APIsOmitted = boundAPIs(v.APIs)
 		a.Versions = append(a.Versions, v)
 	}
-	reasons := s.reasons
+	a.ValuesNotRead = s.subject.ValuesNotRead
+	a.Stopped = joinReasons(s.reasons)
+	// Reason says it all in words; the engine reads the fields.
+	var reasons []string
+	for _, part := range a.ValuesNotRead {
+		reasons = append(reasons, part+" not read")
+	}
+	reasons = append(reasons, s.reasons...)
 	if s.read && len(s.versions) > 0 && len(s.versions[0].Blocks) > 0 && !s.fixed() {
 		reasons = append(reasons, "no version read is free of blockers at every target")
-	}
-	if s.subject.ValuesNote != "" {
-		reasons = append([]string{s.subject.ValuesNote}, reasons...)
 	}
 	a.Reason = joinReasons(reasons)
 	return a

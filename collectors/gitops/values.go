@@ -24,9 +24,9 @@ type ChartValues struct {
 	// Helm stores the release (Flux's storageNamespace; for Argo CD, which leaves no
 	// release, its destination).
 	ReleaseName, ReleaseNamespace string
-	// Note says what part of the declared values could not be read ("valuesFrom not read"):
-	// "; "-separated notes, each ending "not read", as the engine reads them from the advice.
-	Note string
+	// NotRead names the parts of the declared values that could not be read ("valuesFrom",
+	// "valueFiles", "helm.values (not a YAML map)"): the chart is judged without them.
+	NotRead []string
 	// HelmRepository is the "namespace/name" of the Flux HelmRepository a HelmRelease's
 	// chart comes from; RepoURL its URL once read (ResolveHelmRepositories, or the same
 	// files), with only scheme, host, port and path.
@@ -52,19 +52,18 @@ func applicationValues(app *unstructured.Unstructured, src map[string]any) Chart
 	if name := strings.TrimSpace(stringField(helm, "releaseName")); name != "" {
 		out.ReleaseName = name
 	}
-	var notes []string
 	if obj, ok := helm["valuesObject"].(map[string]any); ok {
 		out.Values = runtime.DeepCopyJSON(obj)
 	} else if text := stringField(helm, "values"); text != "" {
 		v, err := inlineValues(text)
 		if err != nil {
-			notes = append(notes, err.Error())
+			out.NotRead = append(out.NotRead, err.Error())
 		} else {
 			out.Values = v
 		}
 	}
 	if files, _ := helm["valueFiles"].([]any); len(files) > 0 {
-		notes = append(notes, "valueFiles not read")
+		out.NotRead = append(out.NotRead, "valueFiles")
 	}
 	params, _ := helm["parameters"].([]any)
 	bad := 0
@@ -74,20 +73,19 @@ func applicationValues(app *unstructured.Unstructured, src map[string]any) Chart
 		}
 	}
 	if bad > 0 {
-		notes = append(notes, fmt.Sprintf("%d helm.parameters not read", bad))
+		out.NotRead = append(out.NotRead, fmt.Sprintf("%d helm.parameters", bad))
 	}
-	out.Note = strings.Join(notes, "; ")
 	return out
 }
 
 // inlineValues decodes helm.values; the error never quotes it (it may hold secrets).
 func inlineValues(text string) (map[string]any, error) {
 	if len(text) > MaxInlineValuesBytes {
-		return nil, fmt.Errorf("helm.values larger than %d MiB not read", MaxInlineValuesBytes>>20)
+		return nil, fmt.Errorf("helm.values larger than %d MiB", MaxInlineValuesBytes>>20)
 	}
 	var v map[string]any
 	if err := yaml.Unmarshal([]byte(text), &v); err != nil {
-		return nil, fmt.Errorf("helm.values (not a YAML map) not read")
+		return nil, fmt.Errorf("helm.values (not a YAML map)")
 	}
 	if v == nil {
 		v = map[string]any{}
@@ -121,15 +119,13 @@ func helmReleaseValues(hr *unstructured.Unstructured) ChartValues {
 	if v, ok, _ := unstructured.NestedMap(hr.Object, "spec", "values"); ok && v != nil {
 		out.Values = v // NestedMap deep-copies
 	}
-	var notes []string
 	if from, _, _ := unstructured.NestedSlice(hr.Object, "spec", "valuesFrom"); len(from) > 0 {
-		notes = append(notes, "valuesFrom not read")
+		out.NotRead = append(out.NotRead, "valuesFrom")
 	}
 	// The chart's valuesFiles replace its values.yaml; they live in the chart source.
 	if files, _, _ := unstructured.NestedSlice(hr.Object, "spec", "chart", "spec", "valuesFiles"); len(files) > 0 {
-		notes = append(notes, "valuesFiles not read")
+		out.NotRead = append(out.NotRead, "valuesFiles")
 	}
-	out.Note = strings.Join(notes, "; ")
 	ref, _, _ := unstructured.NestedStringMap(hr.Object, "spec", "chart", "spec", "sourceRef")
 	if ref["kind"] == "HelmRepository" && ref["name"] != "" {
 		ns := ref["namespace"]

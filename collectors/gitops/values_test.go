@@ -29,7 +29,7 @@ func TestValuesDeclaredBesideTheCharts(t *testing.T) {
 			"https://charts.example.com"},
 		{"values that are not YAML and valueFiles are noted, never quoted",
 			[]string{fmt.Sprintf(app, `{values: "secret: [unclosed", valueFiles: [values-prod.yaml]}`)}, "argocd/argocd/web",
-			ChartValues{Values: map[string]any{}, ReleaseName: "web", ReleaseNamespace: "apps", Note: "helm.values (not a YAML map) not read; valueFiles not read"},
+			ChartValues{Values: map[string]any{}, ReleaseName: "web", ReleaseNamespace: "apps", NotRead: []string{"helm.values (not a YAML map)", "valueFiles"}},
 			"https://charts.example.com"},
 		{"a HelmRelease's values, its release name after the target namespace, and its HelmRepository's URL from the same files",
 			[]string{
@@ -38,7 +38,7 @@ func TestValuesDeclaredBesideTheCharts(t *testing.T) {
 				`{apiVersion: source.toolkit.fluxcd.io/v1, kind: HelmRepository, metadata: {name: charts, namespace: flux-system}, spec: {url: "https://user:pw@charts.example.com/stable?token=x"}}`,
 			},
 			"flux/flux-system/dns",
-			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "infra-dns", ReleaseNamespace: "flux-system", Note: "valuesFrom not read",
+			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "infra-dns", ReleaseNamespace: "flux-system", NotRead: []string{"valuesFrom"},
 				HelmRepository: "flux-system/charts", RepoURL: "https://charts.example.com/stable"},
 			"https://charts.example.com/stable"},
 		{"a HelmRelease's chart valuesFiles, which replace the chart's values.yaml, are noted as not read",
@@ -48,7 +48,7 @@ func TestValuesDeclaredBesideTheCharts(t *testing.T) {
 				`{apiVersion: source.toolkit.fluxcd.io/v1, kind: HelmRepository, metadata: {name: charts, namespace: flux-system}, spec: {url: "https://charts.example.com/stable"}}`,
 			},
 			"flux/flux-system/dns",
-			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "dns", ReleaseNamespace: "flux-system", Note: "valuesFrom not read; valuesFiles not read",
+			ChartValues{Values: map[string]any{"provider": "aws"}, ReleaseName: "dns", ReleaseNamespace: "flux-system", NotRead: []string{"valuesFrom", "valuesFiles"},
 				HelmRepository: "flux-system/charts", RepoURL: "https://charts.example.com/stable"},
 			"https://charts.example.com/stable"},
 	}
