@@ -294,10 +294,8 @@ func joinSentences(first, rest string) string {
 	return first + " " + rest
 }
 
-// listed keeps the APIs ("group/version Kind", core "v1 ConfigMap") the collectors list
-// objects of, by the rule collectors/files applies to a stored manifest (fileDecoder.lists):
-// a kind the knowledge base watches, a custom resource, or a built-in group's version the
-// knowledge base does not know. Other objects are only counted there.
+// listed keeps the APIs ("group/version Kind", core "v1 ConfigMap") a stored manifest lists
+// (kb.Observe.Lists), so a release's recorded APIs and a render compare like with like.
 func listed(apis []string, obs kb.Observe) []string {
 	var out []string
 	for _, api := range apis {
@@ -305,12 +303,7 @@ func listed(apis []string, obs kb.Observe) []string {
 		if !ok {
 			continue
 		}
-		group, _, grouped := strings.Cut(apiVersion, "/")
-		if !grouped {
-			group = ""
-		}
-		key := apiVersion + "/" + kind
-		if obs.Watched[key] || !obs.BuiltinGroups[group] || !obs.Known[key] {
+		if obs.Lists(apiVersion, kind) {
 			out = append(out, api)
 		}
 	}

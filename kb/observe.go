@@ -3,6 +3,7 @@ package kb
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb/probe"
@@ -31,6 +32,19 @@ type Observe struct {
 	// Probes are the field observations the bundles declare; objects of the kinds they name
 	// are parsed and observed. nil observes nothing.
 	Probes *probe.Set
+}
+
+// Lists says whether a collector records objects of apiVersion and kind one by one: a kind
+// the knowledge base watches, a custom resource (for the CRD rules), or a version of a
+// built-in group it does not know. Others are only counted, so a stored Helm manifest lists
+// only these.
+func (o Observe) Lists(apiVersion, kind string) bool {
+	group, _, grouped := strings.Cut(apiVersion, "/")
+	if !grouped {
+		group = ""
+	}
+	key := apiVersion + "/" + kind
+	return o.Watched[key] || !o.BuiltinGroups[group] || !o.Known[key]
 }
 
 // Observe is what collectors observe for this knowledge base and the custom packs: images

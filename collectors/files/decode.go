@@ -237,8 +237,7 @@ func (d *fileDecoder) refuse(line int, msg string) {
 // lists says whether record lists objects of this API: judged, custom, or of a built-in
 // group at a version the knowledge base does not know.
 func (d *fileDecoder) lists(apiVersion, kind string) bool {
-	group, _ := splitAPIVersion(apiVersion)
-	return d.opts.listAll || d.opts.Watched[apiVersion+"/"+kind] || !d.opts.BuiltinGroups[group] || !d.opts.Known[apiVersion+"/"+kind]
+	return d.opts.listAll || d.opts.Lists(apiVersion, kind)
 }
 
 // record lists an object where the rules need it: at an API the knowledge base judges or
