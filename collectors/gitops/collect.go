@@ -155,7 +155,13 @@ func (res *Result) note(resource string, err error) {
 
 // list reads every object of gvr in namespace ("" for all), PageSize at a time.
 func (r *Reader) list(ctx context.Context, gvr schema.GroupVersionResource, namespace string, each func(*unstructured.Unstructured)) error {
-	opts := metav1.ListOptions{Limit: PageSize}
+	return r.listSelected(ctx, gvr, namespace, "", each)
+}
+
+// listSelected reads every object of gvr in namespace that selector (a label selector, ""
+// for all) matches, PageSize at a time.
+func (r *Reader) listSelected(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string, each func(*unstructured.Unstructured)) error {
+	opts := metav1.ListOptions{Limit: PageSize, LabelSelector: selector}
 	for {
 		r.Requests++
 		page, err := r.dynamic.Resource(gvr).Namespace(namespace).List(ctx, opts)

@@ -129,7 +129,7 @@ func (r *Reader) argoCredentials(ctx context.Context, charts []inventory.GitopsC
 	sel := argoSecretType + " in (repository,repo-creds)"
 	for _, ns := range sortedKeys(urls) {
 		var found []RepositoryCredential
-		err := r.listSelected(ctx, ns, sel, func(u *unstructured.Unstructured) {
+		err := r.listSelected(ctx, secrets, ns, sel, func(u *unstructured.Unstructured) {
 			if c, ok := argoCredential(u); ok {
 				found = append(found, c)
 			}
@@ -178,23 +178,6 @@ func (r *Reader) secretData(ctx context.Context, key string) (map[string][]byte,
 		return nil, err
 	}
 	return decodeData(u), nil
-}
-
-func (r *Reader) listSelected(ctx context.Context, ns, selector string, each func(*unstructured.Unstructured)) error {
-	opts := metav1.ListOptions{Limit: PageSize, LabelSelector: selector}
-	for {
-		r.Requests++
-		page, err := r.dynamic.Resource(secrets).Namespace(ns).List(ctx, opts)
-		if err != nil {
-			return err
-		}
-		for i := range page.Items {
-			each(&page.Items[i])
-		}
-		if opts.Continue = page.GetContinue(); opts.Continue == "" {
-			return nil
-		}
-	}
 }
 
 // decodeData is a Secret's data, base64-decoded as the API serves it; a key that does not
