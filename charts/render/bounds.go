@@ -24,6 +24,10 @@ const (
 	MaxRepeatBytes = 1 << 20
 )
 
+// pastBound is how a bounded function's error says it refused: withhold keeps it, since it
+// quotes no value.
+const pastBound = "past upgradescope's bound"
+
 // boundedFuncs replace the sprig functions that make a list or a string as large as a
 // number in the template says, refusing one past the bounds; the template fails with the
 // error, as with fail. They call sprig's own functions within the bounds.
@@ -54,7 +58,7 @@ func boundedFuncs() template.FuncMap {
 		},
 		"repeat": func(count int, str string) (string, error) {
 			if count > 0 && float64(count)*float64(len(str)) > MaxRepeatBytes {
-				return "", fmt.Errorf("repeat: %d copies of %d bytes exceed upgradescope's bound of %d bytes", count, len(str), MaxRepeatBytes)
+				return "", fmt.Errorf("repeat: %s of %d bytes", pastBound, MaxRepeatBytes)
 			}
 			return s["repeat"].(func(int, string) string)(count, str), nil
 		},
@@ -69,7 +73,7 @@ func checkItems(name string, start, stop, step int) error {
 	}
 	items := math.Abs(float64(stop)-float64(start)) / math.Abs(float64(step))
 	if items > MaxListItems {
-		return fmt.Errorf("%s: a list of %.0f numbers exceeds upgradescope's bound of %d", name, items, MaxListItems)
+		return fmt.Errorf("%s: %s of %d numbers", name, pastBound, MaxListItems)
 	}
 	return nil
 }

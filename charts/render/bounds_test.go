@@ -12,10 +12,10 @@ import (
 
 func TestATemplateAskingForAHugeListOrStringFailsFastNamingTheBound(t *testing.T) {
 	for _, tc := range []struct{ name, template, want string }{
-		{"until", `{{ range until 100000000 }}{{ end }}`, "until: a list of 100000000 numbers"},
-		{"untilStep", `{{ range untilStep 0 100000000 1 }}{{ end }}`, "untilStep: a list of 100000000 numbers"},
-		{"seq", `{{ seq 100000000 }}`, "seq: a list of"},
-		{"repeat", `{{ repeat 100000000 "abcdefgh" }}`, "repeat: 100000000 copies"},
+		{"until", `{{ range until 100000000 }}{{ end }}`, "until asked for a result past upgradescope's bound"},
+		{"untilStep", `{{ range untilStep 0 100000000 1 }}{{ end }}`, "untilStep asked for a result past upgradescope's bound"},
+		{"seq", `{{ seq 100000000 }}`, "seq asked for a result past upgradescope's bound"},
+		{"repeat", `{{ repeat 100000000 "abcdefgh" }}`, "repeat asked for a result past upgradescope's bound"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := charttest.Chart{Name: "web", Version: "1.0.0", Templates: map[string]string{"t.yaml": tc.template}}.Build()

@@ -37,7 +37,7 @@ type Release struct {
 // Rendering reads no cluster and no network: lookup returns nothing, DNS is off, and the
 // values schema is not validated (Helm's validator fetches remote $refs). ch is not
 // modified. An error names the chart and version and carries Helm's message with what values
-// may have put in it taken out (see scrub).
+// may have put in it left out (see withhold).
 func APIs(ctx context.Context, ch *chartv2.Chart, values map[string]any, rel Release, target string, served Served) ([]string, error) {
 	name := ch.Name() + " " + ch.Metadata.Version
 	caps, err := Capabilities(target, served)
@@ -46,7 +46,7 @@ func APIs(ctx context.Context, ch *chartv2.Chart, values map[string]any, rel Rel
 	}
 	rendered, err := renderFiles(ctx, cloneChart(ch), copyMap(values), rel, caps)
 	if err != nil {
-		return nil, fmt.Errorf("render chart %s: %w", name, scrub(err, values))
+		return nil, fmt.Errorf("render chart %s: %w", name, withhold(err))
 	}
 	manifest, err := join(rendered)
 	if err != nil {

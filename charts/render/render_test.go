@@ -112,7 +112,7 @@ func TestATemplateErrorNamesTheChartAndNotTheValues(t *testing.T) {
 	if err == nil {
 		t.Fatal("rendering a failing template succeeded")
 	}
-	for _, want := range []string{"web 2.1.0", "image.tag is required"} {
+	for _, want := range []string{"web 2.1.0", "template web/templates/t.yaml:1:3 failed (fail or required)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
@@ -181,7 +181,7 @@ func TestARenderErrorNeverQuotesAValue(t *testing.T) {
 			name:     "tpl quotes the whole string it cannot parse",
 			template: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  extra: {{ tpl .Values.extra . | quote }}\n",
 			values:   map[string]any{"extra": "password: {{ hunter2"},
-			secret:   "hunter2", want: "cm.yaml",
+			secret:   "hunter2", want: "failed calling tpl",
 		},
 		{
 			name:     "tpl quotes a value with a newline as Go quotes it",
@@ -193,7 +193,19 @@ func TestARenderErrorNeverQuotesAValue(t *testing.T) {
 			name:     "fail prints a value nested in a list",
 			template: `{{ fail (printf "bad host %s" (index .Values.hosts 1).name) }}`,
 			values:   map[string]any{"hosts": []any{map[string]any{"name": "a"}, map[string]any{"name": "db.internal.example"}}},
-			secret:   "db.internal.example", want: "bad host …",
+			secret:   "db.internal.example", want: "cm.yaml:1:3 failed (fail or required)",
+		},
+		{
+			name:     "fail prints a value transformed",
+			template: `{{ fail (printf "bad password %s / %s" (upper .Values.password) (b64enc .Values.password)) }}`,
+			values:   map[string]any{"password": "hunter2-secret"},
+			secret:   "HUNTER2", want: "cm.yaml",
+		},
+		{
+			name:     "required names a number a parameter set",
+			template: `{{ required (printf "pin %v is wrong" .Values.pin) nil }}`,
+			values:   map[string]any{"pin": 84736251},
+			secret:   "84736251", want: "failed (fail or required)",
 		},
 	}
 	for _, tt := range tests {

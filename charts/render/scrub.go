@@ -2,75 +2,45 @@ package render
 
 import (
 	"errors"
-	"sort"
-	"strconv"
+	"regexp"
 	"strings"
 )
 
-// tplCall is where Helm's message about a failing tpl call starts; all it says after that
-// is about the text tpl was given (usually a value): that text quoted, then Go's parse or
-// execution error naming pieces of it.
-const tplCall = "error calling tpl: "
+// Where a Helm template error happened: "web/templates/cm.yaml:6:12" in "template:
+// web/templates/cm.yaml:6:12: executing …", "execution error at (web/templates/cm.yaml:6:12):
+// …" (fail, required) or "parse error at (web/templates/cm.yaml:3): …".
+var (
+	errorPlace   = regexp.MustCompile(`[A-Za-z0-9_./-]+\.[A-Za-z0-9]+:[0-9]+(?::[0-9]+)?`)
+	errorCalling = regexp.MustCompile(`error calling ([A-Za-z0-9_]+)`)
+)
 
-// scrub returns err's text with what a value may have put in it taken out: everything after
-// tplCall, and every string of values (maps and slices walked) of three bytes or more,
-// replaced by "…". Helm's messages may quote what a template was given: tpl quotes the whole
-// string it could not parse and Go's parser then names a token of it, and a chart's fail or
-// required may print a value. The error becomes a version's Error in the inventory, which
-// leaves the scan, and values never do. Each value is looked for as it is and as Go quotes
-// it (%q), longest first so a value inside another is not left half replaced. The result
-// wraps nothing: the original error would carry the values on.
-func scrub(err error, values map[string]any) error {
+// withhold is err with Helm's message left out: only where the template failed and how
+// (the function whose call failed, fail or required, a parse error) are kept. The message
+// may quote a value in any shape: tpl quotes the text it could not parse, a chart's fail
+// prints what it is given, upper-cased, base64-encoded or cut. Scrubbing known values out
+// of it misses every shape but the literal one. The error becomes a version's Error in
+// the inventory, which leaves the scan, and values never do; helm template on the same
+// chart and values shows the whole message to whoever holds them.
+func withhold(err error) error {
 	if err == nil {
 		return nil
 	}
 	text := err.Error()
-	if before, _, found := strings.Cut(text, tplCall); found {
-		text = before + tplCall + "…"
+	how := "failed"
+	switch {
+	case strings.Contains(text, pastBound) && errorCalling.MatchString(text):
+		fn := errorCalling.FindStringSubmatch(text)[1]
+		how = "failed: " + fn + " asked for a result " + pastBound + " (docs/charts.md)"
+	case errorCalling.MatchString(text):
+		how = "failed calling " + errorCalling.FindStringSubmatch(text)[1]
+	case strings.Contains(text, "execution error at ("):
+		how = "failed (fail or required)"
+	case strings.Contains(text, "parse error"):
+		how = "does not parse"
 	}
-	seen := map[string]bool{}
-	collectStrings(values, seen)
-	secrets := make([]string, 0, 2*len(seen))
-	for s := range seen {
-		secrets = append(secrets, s)
-		if q := strconv.Quote(s); q[1:len(q)-1] != s {
-			secrets = append(secrets, q[1:len(q)-1])
-		}
+	where := "a template"
+	if place := errorPlace.FindString(text); place != "" {
+		where = "template " + place
 	}
-	sort.Slice(secrets, func(i, j int) bool {
-		if len(secrets[i]) != len(secrets[j]) {
-			return len(secrets[i]) > len(secrets[j])
-		}
-		return secrets[i] < secrets[j]
-	})
-	for _, s := range secrets {
-		text = strings.ReplaceAll(text, s, "…")
-	}
-	return errors.New(text)
-}
-
-// collectStrings adds every string of three bytes or more that v holds to out.
-func collectStrings(v any, out map[string]bool) {
-	switch v := v.(type) {
-	case string:
-		if len(v) >= 3 {
-			out[v] = true
-		}
-	case map[string]any:
-		for _, e := range v {
-			collectStrings(e, out)
-		}
-	case []any:
-		for _, e := range v {
-			collectStrings(e, out)
-		}
-	case []string:
-		for _, e := range v {
-			collectStrings(e, out)
-		}
-	case map[string]string:
-		for _, e := range v {
-			collectStrings(e, out)
-		}
-	}
+	return errors.New(where + " " + how + " (Helm's message is not kept: it may quote values)")
 }
