@@ -28,6 +28,9 @@ const (
 // quotes no value.
 const pastBound = "past upgradescope's bound"
 
+// renderTime is MaxRenderTime, shortened by a test.
+var renderTime = MaxRenderTime
+
 // boundedFuncs replace the sprig functions that make a list or a string as large as a
 // number in the template says, refusing one past the bounds; the template fails with the
 // error, as with fail. They call sprig's own functions within the bounds.

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,28 @@ func TestARenderingEndsWithItsContext(t *testing.T) {
 	defer close(release)
 	if _, err := within(ctx, time.Minute, func() (map[string]string, error) { <-release; return nil, nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestAnAbandonedRenderingStopsAtItsNextFunctionCall(t *testing.T) {
+	renderTime = 300 * time.Millisecond
+	defer func() { renderTime = MaxRenderTime }()
+	before := runtime.NumGoroutine()
+	ch := charttest.Chart{Name: "web", Version: "1.0.0", Templates: map[string]string{
+		"t.yaml": `{{ range until 100000 }}{{ range until 100000 }}{{ $x := add 1 1 }}{{ end }}{{ end }}`,
+	}}.Build()
+	caps, err := Capabilities("1.36", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := renderFiles(context.Background(), ch, nil, Release{Name: "web", Namespace: "shop"}, caps); err == nil || !strings.Contains(err.Error(), "did not finish within 300ms") {
+		t.Fatalf("err = %v, want the time named", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines, %d before: the abandoned rendering runs on", n, before)
 	}
 }

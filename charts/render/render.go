@@ -75,8 +75,13 @@ func renderFiles(ctx context.Context, ch *chartv2.Chart, values map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("merge values: %w", err)
 	}
-	e := engine.Engine{CustomTemplateFuncs: boundedFuncs()}
-	return within(ctx, MaxRenderTime, func() (map[string]string, error) { return e.RenderWithContext(ctx, ch, top) })
+	var b budget
+	e := engine.Engine{CustomTemplateFuncs: b.funcs()}
+	files, err := within(ctx, renderTime, func() (map[string]string, error) { return e.RenderWithContext(ctx, ch, top) })
+	if err != nil {
+		b.abandoned.Store(true) // a rendering still running stops at its next function call
+	}
+	return files, err
 }
 
 // join concatenates the rendered files, NOTES.txt left out, in name order as one YAML

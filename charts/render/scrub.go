@@ -28,6 +28,8 @@ func withhold(err error) error {
 	text := err.Error()
 	how := "failed"
 	switch {
+	case strings.Contains(text, pastBound) && !errorCalling.MatchString(text):
+		how = "failed: its functions returned a result " + pastBound + " (docs/charts.md)"
 	case strings.Contains(text, pastBound) && errorCalling.MatchString(text):
 		fn := errorCalling.FindStringSubmatch(text)[1]
 		how = "failed: " + fn + " asked for a result " + pastBound + " (docs/charts.md)"
