@@ -111,17 +111,29 @@ func makers(pkgs []rulePackage, f report.Finding) ([]string, string) {
 type rulePackage struct {
 	path, title string
 	categories  []string
-	// keys are the literal starts of the keys its findings rules write: a string's whole, a
-	// sprintf's format up to its first verb, "" for a key built otherwise (it may be anything).
+	// keys are the literals of the keys its findings rules write: a string, a sprintf's
+	// format, "" for a key built otherwise (it may be anything).
 	keys []string
 }
 
-// matches is the length of the longest of p's key starts that f's key starts with, -1 for none.
+// matches is the length of the longest literal start of p's keys that key starts with and
+// has the shape of, -1 for none: as many "/"-separated segments as the literal, or at least
+// as many when it ends with a verb, whose value may hold "/" ("chart-incompat/%s/%s/%s" is
+// not "chart-incompat/istio/1.19").
 func (p rulePackage) matches(key string) int {
 	n := -1
 	for _, k := range p.keys {
-		if strings.HasPrefix(key, k) {
-			n = max(n, len(k))
+		if k == "" { // built otherwise: it may be anything
+			n = max(n, 0)
+			continue
+		}
+		start, _, verb := strings.Cut(k, "%")
+		if !strings.HasPrefix(key, start) {
+			continue
+		}
+		segments, want := strings.Count(key, "/"), strings.Count(k, "/")
+		if segments == want || verb && strings.HasSuffix(k, "%s") && segments > want {
+			n = max(n, len(start))
 		}
 	}
 	return n
@@ -160,7 +172,7 @@ var embeddedRulePackages = sync.OnceValues(func() ([]rulePackage, error) {
 		ast.WalkTerms(m.Parsed, func(t *ast.Term) bool {
 			if obj, ok := t.Value.(ast.Object); ok {
 				if v := obj.Get(ast.InternedTerm("key")); v != nil {
-					p.keys = append(p.keys, keyStart(v))
+					p.keys = append(p.keys, keyLiteral(v))
 				}
 			}
 			return false
@@ -174,17 +186,15 @@ var embeddedRulePackages = sync.OnceValues(func() ([]rulePackage, error) {
 	return out, nil
 })
 
-// keyStart is the literal start of a key term: a string whole, sprintf's format up to its
-// first verb, "" for anything else.
-func keyStart(v *ast.Term) string {
+// keyLiteral is a key term's literal: a string, sprintf's format, "" for anything else.
+func keyLiteral(v *ast.Term) string {
 	switch x := v.Value.(type) {
 	case ast.String:
 		return string(x)
 	case ast.Call:
 		if len(x) > 1 && x[0].String() == "sprintf" {
 			if format, ok := x[1].Value.(ast.String); ok {
-				before, _, _ := strings.Cut(string(format), "%")
-				return before
+				return string(format)
 			}
 		}
 	}

@@ -53,10 +53,10 @@ func packagesOfKeys(t *testing.T, doc *inventory.Document, targets []string) map
 func TestExplainFindingNamesThePackageWhoseFindingsRuleMadeTheKey(t *testing.T) {
 	root := repoRoot(t)
 	// Scenarios whose categories more than one pack makes: removed-api and deprecated-api
-	// (apis, helm), chart-incompat (addons, helm).
+	// (apis, helm), chart-incompat (addons, helm; the helm pack's GitOps chart keys too).
 	for _, dir := range []string{
 		"helm-stored-manifest-removed-api", "helm-kubeversion-excludes-target", "helm-stored-object-flagged-live",
-		"addon-compat-excludes-target", "addon-istio-lines", "preflight-live-stalls",
+		"addon-compat-excludes-target", "addon-istio-lines", "preflight-live-stalls", "chart-advice-argocd-declared-version-blocks",
 	} {
 		t.Run(dir, func(t *testing.T) {
 			file := filepath.Join("testdata", dir, "inventory.json")
