@@ -99,6 +99,7 @@ func attachChartFix(f *report.Finding, a *inventory.ChartAdvice, obs kb.Observe)
 		cov := coverageOf(a, later)
 		without := notRead(a)
 		fix.Status, fix.Reason = report.ChartFixNone, joinReasons(append([]string{cov.reason(f.Target)}, without...)...)
+		fix.Judged, fix.Unjudged, fix.NotJudged, fix.Complete = cov.read-len(cov.failed), len(cov.failed), cov.omitted, cov.complete()
 		f.Remediation = joinSentences(noneSentence(a, f.Target, cov), f.Remediation)
 		f.Fix = fix
 		return

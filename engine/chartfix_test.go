@@ -117,6 +117,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			wantFix: &report.ChartFix{
 				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
 				Status: "none", Reason: "none of the 2 later versions judged supports 1.36",
+				Judged: 2, Complete: true,
 			},
 			wantRemediation: "No version of chart shop in https://charts.example.com/stable at or above 1.2.3 supports 1.36. " + kubeRemediation,
 		},
@@ -135,6 +136,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			wantFix: &report.ChartFix{
 				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
 				Status: "none", Reason: "1 was judged, 2 could not be fetched or rendered (1.3.0: fetch chart shop 1.3.0: digest mismatch; 1 other), 7 more were not judged",
+				Judged: 1, Unjudged: 2, NotJudged: 7,
 			},
 			wantRemediation: "No version of chart shop judged supports 1.36: 1 was judged, 2 could not be fetched or rendered " +
 				"(1.3.0: fetch chart shop 1.3.0: digest mismatch; 1 other), 7 more were not judged. " + kubeRemediation,
@@ -151,6 +153,7 @@ func TestAChartFindingIsGivenTheVersionTheAdvisorFoundAndItsRemediationNamesIt(t
 			wantFix: &report.ChartFix{
 				Chart: "shop", Repository: "https://charts.example.com/stable", From: "1.2.3", FromAppVersion: "2.0",
 				Status: "none", Reason: "1 was judged; the advisor's deadline passed; valuesFrom not read",
+				Judged: 1,
 			},
 			wantRemediation: "No version of chart shop judged supports 1.36: 1 was judged; the advisor's deadline passed. " + kubeRemediation,
 		},

@@ -182,6 +182,14 @@ type ChartFix struct {
 	// repository could not be read; Reason says why).
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	// With status none: how many versions above From were judged, how many could not be
+	// (fetched or rendered), and how many were never fetched (the bound, a search cut
+	// short). "none" means no version works only when the last two are 0 and Complete.
+	Judged    int `json:"judged,omitempty"`
+	Unjudged  int `json:"unjudged,omitempty"`
+	NotJudged int `json:"notJudged,omitempty"`
+	// Complete says every version above From the repository offers was judged.
+	Complete bool `json:"complete,omitempty"`
 }
 
 // ChartFix statuses.

@@ -31,7 +31,7 @@ type chartFlags struct {
 }
 
 // adviseOnly are the flags that mean nothing without --advise-charts.
-var adviseOnly = []string{"chart-offline", "chart-repo-cache", "chart-repository", "helm-repository-config"}
+var adviseOnly = []string{"chart-offline", "chart-repo-cache", "chart-repository", "chart-timeout", "helm-repository-config"}
 
 // check refuses a chart flag given without --advise-charts, which would otherwise be ignored
 // and leave the user thinking the charts were advised offline or from their repository.
