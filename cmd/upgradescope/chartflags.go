@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -34,14 +35,24 @@ type chartFlags struct {
 var adviseOnly = []string{"chart-offline", "chart-repo-cache", "chart-repository", "chart-timeout", "helm-repository-config"}
 
 // check refuses a chart flag given without --advise-charts, which would otherwise be ignored
-// and leave the user thinking the charts were advised offline or from their repository.
+// and leave the user thinking the charts were advised offline or from their repository, and
+// a --helm-repository-config that names no file: every Helm release would be "not read" for
+// a typo (Helm's own default may be absent: no repository added yet).
 func (f *chartFlags) check() error {
-	if f.advise || f.flags == nil {
+	if f.flags == nil {
 		return nil
 	}
-	for _, name := range adviseOnly {
-		if f.flags.Changed(name) {
-			return fmt.Errorf("--%s is only used with --advise-charts: add --advise-charts or drop --%s", name, name)
+	if !f.advise {
+		for _, name := range adviseOnly {
+			if f.flags.Changed(name) {
+				return fmt.Errorf("--%s is only used with --advise-charts: add --advise-charts or drop --%s", name, name)
+			}
+		}
+		return nil
+	}
+	if f.repositoryConfig != "" {
+		if _, err := os.Stat(f.repositoryConfig); err != nil {
+			return fmt.Errorf("--helm-repository-config: %w", err)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ func TestChartFlagsWithoutAdviseChartsAreRefusedNamingTheFlag(t *testing.T) {
 		{"--chart-repo-cache", filepath.Join(dir, "cache")},
 		{"--chart-repository", "web=https://charts.example.com"},
 		{"--helm-repository-config", filepath.Join(dir, "repositories.yaml")},
+		{"--chart-timeout", "5s"},
 	}
 	commands := [][]string{
 		{"scan", "--files", examples, "--target", "1.36"},
@@ -31,5 +32,13 @@ func TestChartFlagsWithoutAdviseChartsAreRefusedNamingTheFlag(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestAHelmRepositoryConfigThatIsNotThereIsRefused(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "repositories.yaml")
+	r := runCLI(t, "scan", "--files", examples, "--target", "1.36", "--advise-charts", "--helm-repository-config", missing)
+	if r.code != exitErr || !strings.Contains(r.stderr, "--helm-repository-config") || !strings.Contains(r.stderr, "no such file") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the flag and the missing file", r.code, r.stderr)
 	}
 }
