@@ -73,7 +73,7 @@ func benchCharts(name string, fixAt int, byAPI bool) []charttest.Chart {
 // iteration is a new charts/repo Reader, as each run is, so the index is downloaded and
 // parsed again (its archives come from the cache directory). The index holds 5,000 versions
 // of another chart besides the 50, a large public repository's shape. It reports the
-// process's peak RSS (peak-RSS-MiB).
+// process's peak RSS so far (peak-RSS-MiB), at one target and at three plan hops.
 func BenchmarkAdvise200Releases(b *testing.B) {
 	var charts []charttest.Chart
 	var subjects []advisor.Subject
@@ -103,25 +103,31 @@ func BenchmarkAdvise200Releases(b *testing.B) {
 		}
 		return r
 	}
-	opts := advisor.Options{Targets: []string{"1.36"}, Engine: loadEngine(b), Now: now, Repository: reader()}
-	ctx := context.Background()
-	advisor.Advise(ctx, subjects, opts) // warms the cache: every archive read once
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		opts.Repository = reader()
-		got := advisor.Advise(ctx, subjects, opts)
-		if len(got) != 200 {
-			b.Fatalf("%d entries, want 200", len(got))
-		}
-		for _, a := range got {
-			if last := a.Versions[len(a.Versions)-1]; len(last.Blocks) != 0 || last.Error != "" {
-				b.Fatalf("%s/%s: no fix found: %+v", a.Namespace, a.Name, a.Versions)
+	// One target, as a scan judges the next minor; three, as --plan 1.35 → 1.37 does (each
+	// version is rendered and judged at every hop).
+	for _, targets := range [][]string{{"1.36"}, {"1.35", "1.36", "1.37"}} {
+		b.Run(fmt.Sprintf("%d-targets", len(targets)), func(b *testing.B) {
+			opts := advisor.Options{Targets: targets, Engine: loadEngine(b), Now: now, Repository: reader()}
+			ctx := context.Background()
+			advisor.Advise(ctx, subjects, opts) // warms the cache: every archive read once
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				opts.Repository = reader()
+				got := advisor.Advise(ctx, subjects, opts)
+				if len(got) != 200 {
+					b.Fatalf("%d entries, want 200", len(got))
+				}
+				for _, a := range got {
+					if last := a.Versions[len(a.Versions)-1]; len(last.Blocks) != 0 || last.Error != "" {
+						b.Fatalf("%s/%s: no fix found: %+v", a.Namespace, a.Name, a.Versions)
+					}
+				}
 			}
-		}
+			b.StopTimer()
+			reportPeakRSS(b)
+		})
 	}
-	b.StopTimer()
-	reportPeakRSS(b)
 }
 
 // padIndex adds n versions of a chart no release uses to srv's index.yaml.
