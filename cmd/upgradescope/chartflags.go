@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
