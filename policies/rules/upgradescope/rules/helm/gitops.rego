@@ -50,7 +50,9 @@ findings contains f if {
 		"title": sprintf("%s %s/%s: chart %s %s does not support %s", [
 			gitops_objects[a.source], a.namespace, a.name, a.chart, a.installed, t,
 		]),
-		"detail": sprintf("Rendered at the values it declares, chart %s %s raises at %s: %s.", [a.chart, a.installed, t, concat(", ", keys)]),
+		"detail": sprintf("Rendered at the values it declares, chart %s %s at %s: %s.", [
+			a.chart, a.installed, t, concat("; ", sort({gitops_blocked_by(k) | some k in keys})),
+		]),
 		"remediation": sprintf("Raise the chart version in %s (%s/%s) to one that supports %s before upgrading the cluster.", [
 			gitops_version_fields[a.source], a.namespace, a.name, t,
 		]),
@@ -87,6 +89,15 @@ findings contains f if {
 		"citations": [chart_docs],
 	}
 }
+
+# What a key the advisor recorded says of the declared version, in words: the Helm rules'
+# keys name the release the advisor judged the version as, which does not exist; the others
+# (an API the rendered manifests use, an add-on line) read as they are.
+gitops_blocked_by(k) := "its kubeVersion excludes the target" if {
+	startswith(k, "chart-incompat/helm-release/")
+} else := "its manifest uses APIs the target removes" if {
+	startswith(k, "removed-api/helm-release/")
+} else := k
 
 # A chart-incompat finding among what blocks the version makes the chart incompatible;
 # otherwise what blocks it are APIs its templates render that the target removes.

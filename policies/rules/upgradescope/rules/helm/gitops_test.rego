@@ -24,13 +24,15 @@ test_a_declared_version_the_rules_block_is_a_blocker_naming_what_blocks_it if {
 	f.severity == "blocker"
 	f.category == "chart-incompat"
 	f.title == "Argo CD Application argocd/shop: chart shop 1.2.3 does not support 1.36"
-	contains(f.detail, "chart-incompat/helm-release/argocd/shop, removed-api/helm-release/argocd/shop")
+	contains(f.detail, "at 1.36: its kubeVersion excludes the target; its manifest uses APIs the target removes.")
 	startswith(f.remediation, "Raise the chart version in the Application's targetRevision")
 }
 
 test_a_flux_chart_blocked_only_by_removed_apis_is_a_removed_api_blocker if {
-	fs := gitops_judge(advice("flux", [blocked_by(["removed-api/helm-release/argocd/shop"])]))
+	fs := gitops_judge(advice("flux", [blocked_by(["removed-api/helm-release/argocd/shop", "removed-api/policy/v1beta1/PodDisruptionBudget"])]))
 	{[f.key, f.category, f.severity] | some f in fs} == {["chart-incompat/flux/argocd/shop", "removed-api", "blocker"]}
+	some f in fs
+	endswith(f.detail, "its manifest uses APIs the target removes; removed-api/policy/v1beta1/PodDisruptionBudget.")
 }
 
 test_a_declared_version_no_rule_blocks_at_the_target_raises_nothing if {
