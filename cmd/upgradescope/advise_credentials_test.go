@@ -69,6 +69,10 @@ func TestScanReadsPrivateGitOpsRepositoriesWithTheSecretsTheyName(t *testing.T) 
 	}
 
 	dir := t.TempDir()
+	// Helm's configuration names no repository: what is read is read with the Secrets.
+	if err := os.WriteFile(filepath.Join(dir, "repositories.yaml"), []byte("apiVersion: v1\nrepositories: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	args := func(cache string) []string {
 		return []string{"--kubeconfig", kubeconfig, "--context", "admin", "--target", "1.36", "--advise-charts",
 			"--helm-repository-config", filepath.Join(dir, "repositories.yaml"), "--chart-repo-cache", filepath.Join(dir, cache),

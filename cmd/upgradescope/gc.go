@@ -7,8 +7,9 @@ import (
 
 // One-shot commands (scan, inventory, eval) allocate fast and exit: at Go's default GOGC=100
 // a 100k-object scan spends a third of its CPU collecting garbage. They collect half as
-// often, under a soft limit that caps the heap at about 36 MiB so peak RSS stays under the
-// 100 MiB budget. The limit only paces the collector because the live heap stays far below
+// often, under a soft limit that caps the heap at about 36 MiB so peak RSS stays near the
+// 100 MiB budget (86–88 MiB at 100,000 objects before issue 36 linked Helm's template engine,
+// 99–109 MiB since: docs/performance.md). The limit only paces the collector because the live heap stays far below
 // it: about 15 MiB at 100,000 objects and at 500,000 alike, since the collectors keep
 // bounded evidence (docs/performance.md). A live heap that grew towards the limit would make
 // the collector run back to back; TestTheInventoryOfARepositoryWithManyImagesStaysSmall and
