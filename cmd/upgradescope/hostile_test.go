@@ -26,8 +26,10 @@ type hostile struct {
 // maxHostileRSS is the ceiling on a command's peak RSS: issue 30's 256 MiB, raised by what
 // linking Helm's template engine for the chart advisor (issue 36) added to every process
 // (23.5 MB of binary, about 18 MiB resident; docs/performance.md, "What it costs every
-// scan"): numbers.range(1, 1e9) under the default bounds peaked at 272 MiB with it.
-const maxHostileRSS = 288 << 20
+// scan"). The tightest case is numbers.range(1, 1e9) under the default bounds: the 128 MiB
+// heap guard plus what the rule allocates between two of its samples, which a loaded machine
+// stretches; with the engine linked it peaked at 272 MiB alone and 294 MiB under .ci/run.
+const maxHostileRSS = 320 << 20
 
 // maxHostileCPU is the issue's ceiling on a command's time (issue 30), taken as CPU time,
 // user and system, which other tests sharing the machine do not stretch as they stretch the
