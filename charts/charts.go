@@ -60,7 +60,7 @@ func Subjects(doc *inventory.Document, values Values) []advisor.Subject {
 		out = append(out, advisor.Subject{
 			Source: inventory.ChartSourceHelm, Namespace: r.Namespace, Name: r.Name,
 			Chart: r.Chart, Version: r.ChartVersion, AppVersion: r.AppVersion, KubeVersion: r.KubeVersion,
-			Values: values.Helm[key], InstalledAPIs: apiNames(r.ManifestAPIs),
+			Values: values.Helm[key], InstalledAPIs: inventory.APINames(r.ManifestAPIs),
 		})
 	}
 	charts := chartsPerObject(doc.GitopsCharts)
@@ -132,21 +132,6 @@ func repositoryOf(c inventory.GitopsChart, v gitops.ChartValues) (string, bool) 
 		return url, strings.HasPrefix(url, "oci://") && strings.Count(url, "/") > 2
 	}
 	return "", false
-}
-
-// apiNames are a manifest's APIs as "group/version Kind", the core group as apiVersion
-// writes it: "v1 ConfigMap".
-func apiNames(rows []inventory.APIUsage) []string {
-	out := make([]string, 0, len(rows))
-	for _, a := range rows {
-		gv := a.Version
-		if a.Group != "" {
-			gv = a.Group + "/" + a.Version
-		}
-		out = append(out, gv+" "+a.Kind)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func subjectKey(s advisor.Subject) string { return s.Source + "/" + s.Namespace + "/" + s.Name }

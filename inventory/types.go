@@ -3,6 +3,7 @@
 package inventory
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -159,6 +160,17 @@ func (u APIUsage) APIVersion() string {
 		return u.Version
 	}
 	return u.Group + "/" + u.Version
+}
+
+// APINames spells each row's API as "apiVersion Kind" ("networking.k8s.io/v1 Ingress", "v1
+// ConfigMap"), once each, sorted: how the chart advisor names the APIs a manifest uses.
+func APINames(rows []APIUsage) []string {
+	out := make([]string, 0, len(rows))
+	for _, u := range rows {
+		out = append(out, u.APIVersion()+" "+u.Kind)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ObjectRef names one object; File, Line and RenderedFrom are set in files mode. Kind is set

@@ -58,7 +58,7 @@ func APIs(ctx context.Context, ch *chartv2.Chart, values map[string]any, rel Rel
 			return nil, fmt.Errorf("render chart %s: a rendered document cannot be read: %s", name, w.Message)
 		}
 	}
-	return apiList(usage), nil
+	return inventory.APINames(usage), nil
 }
 
 // renderFiles renders the templates of ch, which it changes (dependencies a condition
@@ -108,22 +108,4 @@ func join(rendered map[string]string) ([]byte, error) {
 		b.WriteString("\n")
 	}
 	return []byte(b.String()), nil
-}
-
-// apiList spells each usage row as apiVersion and kind, once each, sorted.
-func apiList(usage []inventory.APIUsage) []string {
-	seen := map[string]bool{}
-	out := []string{}
-	for _, u := range usage {
-		apiVersion := u.Version
-		if u.Group != "" {
-			apiVersion = u.Group + "/" + u.Version
-		}
-		if k := apiVersion + " " + u.Kind; !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
