@@ -1,58 +1,25 @@
 package repo_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/upgradescope/upgradescope/charts/repo"
 	"github.com/upgradescope/upgradescope/internal/testenv/charttest"
+	"github.com/upgradescope/upgradescope/internal/testenv/tlstest"
 )
 
-// clientCert is a self-signed client certificate and its key, PEM-encoded, as a GitOps
-// Secret holds them.
-func clientCert(t *testing.T) (certPEM, keyPEM []byte, cert *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gitops"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ = x509.ParseCertificate(der)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), cert
-}
-
 func TestATLSRepositoryReadWithCertificatesHeldInMemory(t *testing.T) {
-	certPEM, keyPEM, cert := clientCert(t)
-	clients := x509.NewCertPool()
-	clients.AddCert(cert)
+	ca := tlstest.NewCA(t)
+	certPEM, keyPEM := ca.ClientPEM(t, "gitops")
 	// The index of a loopback repository, served over TLS that asks for the client certificate.
 	index := charttest.ServeIndex(t, web...)
 	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(index.Dir)))
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clients}
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})

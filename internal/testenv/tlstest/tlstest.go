@@ -1,6 +1,6 @@
-// Package tlstest issues certificates for 127.0.0.1 from a throwaway CA and reads which one
-// a server presents, for tests of a server that loads its pair from files again when they
-// change.
+// Package tlstest issues certificates from a throwaway CA: server leaves for 127.0.0.1, to
+// tell which one a server presents when it loads its pair from files again, and client
+// certificates, as a repository Secret holds them.
 package tlstest
 
 import (
@@ -52,25 +52,40 @@ func NewCA(t testing.TB) *CA {
 // keyFile.
 func (ca *CA) WriteLeaf(t testing.TB, serial int64, certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der, keyDER := ca.issue(t, &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	// The key first: a handshake between the two writes sees a mismatched pair, which the
 	// server must survive by serving the previous one.
 	writePEM(t, keyFile, "EC PRIVATE KEY", keyDER)
 	writePEM(t, certFile, "CERTIFICATE", der)
+}
+
+// ClientPEM issues a client certificate named name and returns it and its key, PEM-encoded.
+func (ca *CA) ClientPEM(t testing.TB, name string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	der, keyDER := ca.issue(t, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+// issue signs tmpl, valid for an hour either side of now, for a new key, and returns the
+// certificate's and the key's DER.
+func (ca *CA) issue(t testing.TB, tmpl *x509.Certificate) (der, keyDER []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	if der, err = x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key); err != nil {
+		t.Fatal(err)
+	}
+	if keyDER, err = x509.MarshalECPrivateKey(key); err != nil {
+		t.Fatal(err)
+	}
+	return der, keyDER
 }
 
 func writePEM(t testing.TB, path, typ string, der []byte) {
