@@ -14,7 +14,6 @@ import (
 	"github.com/upgradescope/upgradescope/bundles/rollout"
 	"github.com/upgradescope/upgradescope/bundles/rollout/outcome"
 	"github.com/upgradescope/upgradescope/engine"
-	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/output"
 )
 
@@ -103,15 +102,9 @@ func (f *dryRunFlags) validate() ([]string, error) {
 	if f.workers < 1 || f.budget <= 0 {
 		return nil, fmt.Errorf("--workers and --budget must be positive")
 	}
-	var targets []string
-	for _, t := range f.targets {
-		for _, part := range strings.Split(t, ",") {
-			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
-			if err != nil {
-				return nil, fmt.Errorf("--target: %w", err)
-			}
-			targets = append(targets, minor)
-		}
+	targets, err := parseTargets(f.targets)
+	if err != nil {
+		return nil, fmt.Errorf("--target: %w", err)
 	}
 	return targets, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -104,15 +103,9 @@ func newInventoryCommand(s streams) *cobra.Command {
 // inventoryTargets are the minors the inventory's chart advice judges at: --target, else the
 // minor after the cluster's version, which files mode does not have.
 func inventoryTargets(flag []string, doc *inventory.Document) ([]string, error) {
-	var out []string
-	for _, t := range flag {
-		for _, part := range strings.Split(t, ",") {
-			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, minor)
-		}
+	out, err := parseTargets(flag)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		if t := inventory.DefaultTarget(doc.ServerVersion); t != "" {

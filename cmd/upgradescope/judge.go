@@ -73,17 +73,27 @@ type judgement struct {
 	inventoryFile string
 }
 
-func (f *judgeFlags) validate() (*judgement, error) {
-	j := &judgement{}
-	var err error
-	for _, t := range f.targets {
+// parseTargets reads --target as every command takes it: minors, repeated or
+// comma-separated ("1.36,1.37"), each as inventory.ParseTarget reads it.
+func parseTargets(values []string) ([]string, error) {
+	var out []string
+	for _, t := range values {
 		for _, part := range strings.Split(t, ",") {
 			minor, err := inventory.ParseTarget(strings.TrimSpace(part))
 			if err != nil {
 				return nil, err
 			}
-			j.targets = append(j.targets, minor)
+			out = append(out, minor)
 		}
+	}
+	return out, nil
+}
+
+func (f *judgeFlags) validate() (*judgement, error) {
+	j := &judgement{}
+	var err error
+	if j.targets, err = parseTargets(f.targets); err != nil {
+		return nil, err
 	}
 	if j.format, err = output.ParseFormat(f.output); err != nil {
 		return nil, fmt.Errorf("--output: %w", err)
