@@ -15,6 +15,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/download"
 	"github.com/open-policy-agent/opa/v1/plugins"
+
+	"github.com/upgradescope/upgradescope/internal/atomicfile"
 	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
@@ -204,26 +206,10 @@ func writeCache(dir, src string, f *Fetched) error {
 		return err
 	}
 	base := filepath.Join(dir, cacheName(src))
-	if err := writeAtomic(base+".tar.gz", f.Raw); err != nil {
+	if err := atomicfile.Write(base+".tar.gz", f.Raw); err != nil {
 		return err
 	}
-	return writeAtomic(base+".etag", []byte(f.ETag))
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(base+".etag", []byte(f.ETag))
 }
 
 // readCache reads and verifies a cached bundle; none cached is (nil, "", nil).

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/upgradescope/upgradescope/internal/atomicfile"
+	"github.com/upgradescope/upgradescope/internal/smallfile"
 )
 
 // ErrNotCached is wrapped by the error of an offline read whose repository, tag list or
@@ -49,28 +52,18 @@ func (c cache) path(kind, ext string, parts ...string) string {
 	return filepath.Join(c.dir, kind+"-"+hex.EncodeToString(sum[:16])+ext)
 }
 
-// read returns the file's bytes, or an error wrapping fs.ErrNotExist.
-func (c cache) read(path string) ([]byte, error) { return os.ReadFile(path) }
+// read returns the file's bytes, refusing more than limit; an error wraps fs.ErrNotExist
+// when there is none. The cache is the user's, but a file in it is read no larger than the
+// network read it stands for.
+func (c cache) read(path string, limit int64) ([]byte, error) { return smallfile.Read(path, limit) }
+
+// has says whether a file of at most limit bytes is cached at path, without reading it; the
+// error says why not.
+func (c cache) has(path string, limit int64) error { return smallfile.Check(path, limit) }
 
 // write stores data at path atomically: a reader sees the old file or the whole new one.
 func (c cache) write(path string, data []byte) error {
-	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("write the chart cache %s: %w", c.dir, err)
 	}
 	return nil

@@ -24,7 +24,7 @@ func (r *Reader) index(ctx context.Context, repository string) (*repov1.IndexFil
 	return r.indexes.do(ctx, key, func() (*repov1.IndexFile, error) {
 		path := r.cache.path("index", ".yaml", key)
 		if r.opts.Offline {
-			if _, err := r.cache.read(path); err != nil {
+			if err := r.cache.has(path, r.opts.MaxIndexBytes); err != nil {
 				return nil, r.cache.notCached(key, err)
 			}
 		} else if err := r.downloadIndex(ctx, repository, path); err != nil {
@@ -99,7 +99,7 @@ func (r *Reader) classicChart(ctx context.Context, ref Ref, version string) (*ch
 	path := r.cache.path("chart", ".tgz", key, ref.Chart, version, digest)
 	what := fmt.Sprintf("chart %s %s", ref.Chart, version)
 	_, err = r.charts.do(ctx, path, func() (string, error) {
-		if data, err := r.cache.read(path); err == nil && digestMatches(data, digest) {
+		if data, err := r.cache.read(path, r.opts.MaxChartBytes); err == nil && digestMatches(data, digest) {
 			return path, nil
 		} else if r.opts.Offline {
 			if err == nil {
@@ -128,7 +128,7 @@ func (r *Reader) classicChart(ctx context.Context, ref Ref, version string) (*ch
 	if err != nil {
 		return nil, err
 	}
-	return loadCached(r.cache, path, key, what)
+	return loadCached(r.cache, path, key, what, r.opts.MaxChartBytes)
 }
 
 // exactVersion is chart's entry at version itself: IndexFile.Get would read version as a
@@ -152,8 +152,8 @@ func digestMatches(data []byte, digest string) bool {
 	return strings.EqualFold(hex.EncodeToString(sum[:]), digest)
 }
 
-func loadCached(c cache, path, repo, what string) (*chartv2.Chart, error) {
-	data, err := c.read(path)
+func loadCached(c cache, path, repo, what string, limit int64) (*chartv2.Chart, error) {
+	data, err := c.read(path, limit)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s of %s vanished from the chart cache %s", what, repo, c.dir)

@@ -23,7 +23,7 @@ func (r *Reader) ociVersions(ctx context.Context, ref Ref) ([]Version, error) {
 	tags, err := r.tags.do(ctx, key, func() ([]string, error) {
 		path := r.cache.path("tags", ".json", key)
 		if r.opts.Offline {
-			data, err := r.cache.read(path)
+			data, err := r.cache.read(path, r.opts.MaxIndexBytes)
 			if err != nil {
 				return nil, r.cache.notCached(key, err)
 			}
@@ -92,7 +92,7 @@ func (r *Reader) ociChart(ctx context.Context, ref Ref, version string) (*chartv
 	what := "chart " + ref.Chart + " " + version
 	path := r.cache.path("chart", ".tgz", key, version)
 	_, err := r.charts.do(ctx, path, func() (string, error) {
-		if _, err := r.cache.read(path); err == nil {
+		if err := r.cache.has(path, r.opts.MaxChartBytes); err == nil {
 			return path, nil
 		} else if r.opts.Offline {
 			return "", r.cache.notCached(key+" "+version, err)
@@ -108,7 +108,7 @@ func (r *Reader) ociChart(ctx context.Context, ref Ref, version string) (*chartv
 	if err != nil {
 		return nil, err
 	}
-	return loadCached(r.cache, path, key, what)
+	return loadCached(r.cache, path, key, what, r.opts.MaxChartBytes)
 }
 
 func (r *Reader) pull(ctx context.Context, ref Ref, version, path string) error {
