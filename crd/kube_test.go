@@ -30,7 +30,10 @@ func TestApplyKeepsLabelsOtherManagersSet(t *testing.T) {
 	}
 	patch := []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + crdName + `","labels":{"argocd.argoproj.io/instance":"platform"}}}`)
 	force := true
-	if _, err := dyn.Resource(crds).Patch(ctx, crdName, types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: "argocd-controller", Force: &force}); err != nil {
+	// A field manager of this test's own: cmd/upgradescope's agent test applies another label
+	// to the same CRD of the shared API server as "argocd-controller", and one manager's
+	// apply drops the labels it applied before.
+	if _, err := dyn.Resource(crds).Patch(ctx, crdName, types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: "argocd-application-controller", Force: &force}); err != nil {
 		t.Fatal(err)
 	}
 	if err := crd.Apply(ctx, dyn); err != nil {
