@@ -26,6 +26,13 @@
 #   RUNTIME_CONFIG      extra --runtime-config (default: enable deprecated-but-served betas, see below)
 #   APISERVER_EXTRA_ARGS  extra kube-apiserver flags (space separated)
 #   BUILD_KUBECTL       1 = always build kubectl of KUBE_VERSION; 0 = use kubectl from PATH if any (default 0)
+#   AUDIT_WEBHOOK_PORT  loopback port the audit webhook backend posts to  (default APISERVER_PORT + 2)
+#   AUDIT_CLUSTER       cluster name in the webhook's URL                 (default kube-env)
+# Audit: the server logs what docs/audit-policy.yaml selects to $KUBE_WORK_DIR/audit/audit.log
+# (rotated at 1 MB, gzip-compressed) and posts the same events in batches to
+# http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/clusters/$AUDIT_CLUSTER/audit with the bearer
+# token in $KUBE_WORK_DIR/audit-webhook.token (what `upgradescope serve` takes as an ingest
+# token). Nothing need listen there: the batch backend drops what it cannot deliver.
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
@@ -46,6 +53,9 @@ APISERVER_PORT="${APISERVER_PORT:-16443}"
 ETCD_PORT="${ETCD_PORT:-12379}"
 ETCD_PEER_PORT="${ETCD_PEER_PORT:-$((ETCD_PORT + 1))}"
 BUILD_KUBECTL="${BUILD_KUBECTL:-0}"
+AUDIT_WEBHOOK_PORT="${AUDIT_WEBHOOK_PORT:-$((APISERVER_PORT + 2))}"
+AUDIT_CLUSTER="${AUDIT_CLUSTER:-kube-env}"
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 KUBE_MINOR="$(echo "$KUBE_VERSION" | cut -d. -f2)"
 STAGING_VERSION="0.${KUBE_VERSION#1.}"   # k8s.io/api etc. are published as v0.<minor>.<patch>
 
@@ -298,7 +308,12 @@ cmd_start() {
       # the "kubernetes" Service endpoints cannot be 127.0.0.1 (loopback is rejected): skip them
       --endpoint-reconciler-type none
       --v 1
+      --audit-policy-file "$WORK/audit-policy.yaml"
+      --audit-log-path "$WORK/audit/audit.log" --audit-log-maxsize 1 --audit-log-maxbackup 20 --audit-log-compress
+      --audit-webhook-config-file "$WORK/audit-webhook.kubeconfig"
+      --audit-webhook-mode batch --audit-webhook-batch-max-wait 1s --audit-webhook-initial-backoff 1s
     )
+    write_audit_config
     [ -n "$RUNTIME_CONFIG" ] && args+=(--runtime-config "$RUNTIME_CONFIG")
     # shellcheck disable=SC2206
     [ -n "${APISERVER_EXTRA_ARGS:-}" ] && args+=($APISERVER_EXTRA_ARGS)
@@ -314,6 +329,31 @@ cmd_start() {
   fi
   write_kubeconfig
   log "KUBECONFIG=$WORK/kubeconfig (contexts: admin [client cert, system:masters], token-admin, viewer [no RBAC])"
+}
+
+# write_audit_config writes the audit policy (the one docs/audit.md gives users) and the
+# webhook backend's kubeconfig with a fresh token.
+write_audit_config() {
+  rm -rf "$WORK/audit" && mkdir -p "$WORK/audit"
+  cp "$HACK_DIR/../docs/audit-policy.yaml" "$WORK/audit-policy.yaml"
+  [ -s "$WORK/audit-webhook.token" ] || (umask 077 && openssl rand -hex 24 >"$WORK/audit-webhook.token")
+  (umask 077 && cat >"$WORK/audit-webhook.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: upgradescope
+    cluster:
+      server: http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/clusters/$AUDIT_CLUSTER/audit
+users:
+  - name: apiserver
+    user:
+      token: $(cat "$WORK/audit-webhook.token")
+contexts:
+  - name: default
+    context: {cluster: upgradescope, user: apiserver}
+current-context: default
+EOF
+  )
 }
 
 cmd_env() { echo "export KUBECONFIG=$WORK/kubeconfig"; }

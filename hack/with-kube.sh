@@ -26,6 +26,14 @@ stop # a previous run may have left servers behind
 "${emulated[@]}" "$kube" start
 export UPGRADESCOPE_KUBECONFIG="$("$kube" env | sed 's/^export KUBECONFIG=//')"
 export UPGRADESCOPE_KUBECONFIG_EMULATED="$emulated_dir/kubeconfig"
+# the audit logs both servers write (docs/audit-policy.yaml), and the 1.35 server's audit
+# webhook backend: where it posts, with which token, as which cluster (hack/kube-env.sh)
+kube_dir="$(dirname "$UPGRADESCOPE_KUBECONFIG")"
+export UPGRADESCOPE_AUDIT_DIR="$kube_dir/audit"
+export UPGRADESCOPE_AUDIT_DIR_EMULATED="$emulated_dir/audit"
+export UPGRADESCOPE_AUDIT_WEBHOOK_LISTEN="127.0.0.1:${AUDIT_WEBHOOK_PORT:-$((${APISERVER_PORT:-16443} + 2))}"
+export UPGRADESCOPE_AUDIT_WEBHOOK_TOKEN_FILE="$kube_dir/audit-webhook.token"
+export UPGRADESCOPE_AUDIT_WEBHOOK_CLUSTER="${AUDIT_CLUSTER:-kube-env}"
 # etcd, kube-apiserver and kubectl-convert of 1.35: rehearse's --kube-binaries, fix's oracle
 export UPGRADESCOPE_KUBE_BINARIES="$("$kube" bindir)"
 "$@"

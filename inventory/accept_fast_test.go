@@ -149,6 +149,7 @@ func fullDocument() *Document {
 	}}
 	d.Preflight = fullPreflight(ref)
 	d.Rehearsal = fullRehearsal()
+	d.AuditCalls = fullAuditCalls()
 	return d
 }
 
@@ -291,4 +292,28 @@ func validateWith(t *testing.T, schema, doc string) error {
 		t.Fatal(err)
 	}
 	return sch.Validate(v)
+}
+
+func fullAuditCalls() *AuditCalls {
+	return &AuditCalls{
+		Since: "2026-10-30T12:00:00Z", Events: 12, Requests: 6, DeprecatedRequests: 3,
+		Malformed: 1, MalformedAt: []string{"audit.log:7: not JSON"},
+		Sources:        []AuditSource{{Path: "audit.log", Format: "event", Events: 12, Malformed: 1}},
+		SourcesOmitted: 1,
+		Callers: []AuditCaller{{
+			Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", Subresource: "status",
+			Verb: "list", User: "system:serviceaccount:ops:reporter", ServiceAccount: "ops/reporter",
+			UserAgent: "reporter/1.0", SourceRanges: []string{"10.0.1.0/24"}, SourceRangesOmitted: 2,
+			RemovedRelease: "1.32", Count: 3, FirstSeen: "2026-11-01T08:00:00Z", LastSeen: "2026-11-29T11:00:00Z",
+		}},
+		Omitted: []AuditOmitted{{
+			Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3", Resource: "flowschemas", Subresource: "status",
+			Callers: 1, Calls: 4, RemovedRelease: "1.32", LastSeen: "2026-11-28T11:00:00Z",
+		}},
+		OmittedAPIs: 2,
+		Kubectl: []KubectlClient{{
+			Version: "v1.30.2", Count: 5, Users: []string{"alice"}, UsersOmitted: 1, LastSeen: "2026-11-29T11:30:00Z",
+		}},
+		KubectlOmitted: 1,
+	}
 }

@@ -98,6 +98,10 @@ type Document struct {
 	// Preflight holds what stalls an upgrade that no API version shows (preflight.go).
 	Preflight *Preflight `json:"preflight,omitempty"`
 
+	// AuditCalls is who calls deprecated APIs, from the API server's audit events
+	// (audit.go).
+	AuditCalls *AuditCalls `json:"auditCalls,omitempty"`
+
 	// Rehearsal is what an API server of the target refused when the objects were replayed
 	// into it (rehearsal.go); only upgradescope rehearse writes it.
 	Rehearsal *Rehearsal `json:"rehearsal,omitempty"`
