@@ -30,7 +30,7 @@
 #   AUDIT_CLUSTER       cluster name in the webhook's URL                 (default kube-env)
 # Audit: the server logs what docs/audit-policy.yaml selects to $KUBE_WORK_DIR/audit/audit.log
 # (rotated at 1 MB, gzip-compressed) and posts the same events in batches to
-# http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/clusters/$AUDIT_CLUSTER/audit with the bearer
+# http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER with the bearer
 # token in $KUBE_WORK_DIR/audit-webhook.token (what `upgradescope serve` takes as an ingest
 # token). Nothing need listen there: the batch backend drops what it cannot deliver.
 set -euo pipefail
@@ -343,7 +343,7 @@ kind: Config
 clusters:
   - name: upgradescope
     cluster:
-      server: http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/clusters/$AUDIT_CLUSTER/audit
+      server: http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER
 users:
   - name: apiserver
     user:
