@@ -66,6 +66,36 @@ entry_omitted[k] contains o if {
 
 # METADATA
 # description: |
+#   What the audit log says of each API it saw called (by api): its callers busiest first
+#   (order), the omitted rows (omitted), whether a call was seen in the window (inWindow),
+#   what a finding carries (evidence) and the sentence naming the callers (sentence). Computed
+#   once per API, whatever the number of targets.
+summary[id] := about(object.get(callers, id, set()), object.get(omitted, id, set())) if {
+	some id in (object.keys(callers) | object.keys(omitted))
+}
+
+# METADATA
+# description: The same as summary, for each knowledge-base entry (its subresources included).
+entry_summary[k] := about(object.get(entry_callers, k, set()), object.get(entry_omitted, k, set())) if {
+	some k in (object.keys(entry_callers) | object.keys(entry_omitted))
+}
+
+about(cs, os) := {
+	"order": order,
+	"omitted": os,
+	"inWindow": in_window(order, os),
+	"evidence": evidence(order, os),
+	"sentence": sentence(order, os),
+} if {
+	order := ranked(cs)
+}
+
+in_window(order, os) if seen_in_window(order, os)
+
+else := false
+
+# METADATA
+# description: |
 #   Callers busiest first: by count, then the latest seen, then user agent, user, verb and
 #   subresource, so the order never depends on the inventory's.
 ranked(cs) := [x[6] | some x in sort([[0 - c.count, descending(c.lastSeen), c.userAgent, c.user, c.verb, object.get(c, "subresource", ""), c] |
@@ -81,8 +111,8 @@ inverse_digits := {"0": "9", "1": "8", "2": "7", "3": "6", "4": "5", "5": "4", "
 # METADATA
 # description: True when a caller or an omitted row was seen at or after the audit window's start.
 # scope: document
-seen_in_window(cs, _) if {
-	some c in cs
+seen_in_window(order, _) if {
+	some c in order
 	c.lastSeen >= audit.since
 }
 
@@ -91,13 +121,10 @@ seen_in_window(_, os) if {
 	o.lastSeen >= audit.since
 }
 
-# METADATA
-# description: |
-#   What a finding carries about the callers cs and omitted rows os of one API or entry: the
-#   busiest max_listed callers and, when there are more, how many callers and calls it leaves
-#   out (callers past the list and the omitted rows), exactly as the inventory counts them.
-evidence(cs, os) := object.union(listed, omitted_field(rest, os)) if {
-	order := ranked(cs)
+# What a finding carries about the callers (in order) and omitted rows os of one API or entry:
+# the busiest max_listed callers and, when there are more, how many callers and calls it
+# leaves out (callers past the list and the omitted rows), exactly as the inventory counts them.
+evidence(order, os) := object.union(listed, omitted_field(rest, os)) if {
 	listed := {"callers": [caller(c) | some c in array.slice(order, 0, max_listed)] | count(order) > 0}
 	rest := array.slice(order, max_listed, count(order))
 }
@@ -113,22 +140,18 @@ caller(c) := object.union(
 	{k: c[k] | some k in ["serviceAccount", "subresource", "sourceRanges", "sourceRangesOmitted"]; c[k]},
 )
 
-# METADATA
-# description: |
-#   The sentence naming the busiest max_named callers of cs (user agent, service account or
-#   user, verb, count, last seen) and counting the others with os; when none of them was seen
-#   in the window it says so first.
-sentence(cs, os) := concat("", [stale_lead, last_callers(order, os), named(order), more(order, os), "."]) if {
-	not seen_in_window(cs, os)
-	order := ranked(cs)
+# The sentence naming the busiest max_named callers (user agent, service account or user,
+# verb, count, last seen) and counting the others with os; when none of them was seen in the
+# window it says so first.
+sentence(order, os) := concat("", [stale_lead, last_callers(order, os), named(order), more(order, os), "."]) if {
+	not seen_in_window(order, os)
 	count(order) > 0
 } else := concat("", ["The audit log names who calls it: ", named(order), more(order, os), "."]) if {
-	order := ranked(cs)
 	count(order) > 0
 } else := sprintf("The audit log counted %s (%s) without listing them, the last at %s.", [
 	caller_count(sum([o.callers | some o in os])), call_count(sum([o.calls | some o in os])), last_seen(os),
 ]) if {
-	seen_in_window(cs, os)
+	seen_in_window(order, os)
 } else := sprintf("%sthe audit log counted %s (%s) without listing them, the last at %s.", [
 	stale_lead, caller_count(sum([o.callers | some o in os])), call_count(sum([o.calls | some o in os])), last_seen(os),
 ])

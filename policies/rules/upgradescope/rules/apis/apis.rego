@@ -159,7 +159,7 @@ finding(u, k, t, category, severity, title, remediation) := object.union(
 
 # The audit log's callers at this API (its subresources included), folded into the object
 # finding as the calls pack would list them; {} when the audit log names none.
-callers_of(k) := calls.evidence(object.get(calls.entry_callers, k, set()), object.get(calls.entry_omitted, k, set()))
+callers_of(k) := object.get(calls.entry_summary, [k, "evidence"], {})
 
 # The detail, and the sentence naming the audit log's callers when it names any.
 with_callers(text, k) := callers_sentence(k) if {
@@ -170,10 +170,9 @@ with_callers(text, k) := callers_sentence(k) if {
 	callers_sentence(k)
 } else := text
 
-callers_sentence(k) := calls.sentence(cs, os) if {
-	cs := object.get(calls.entry_callers, k, set())
-	os := object.get(calls.entry_omitted, k, set())
-	count(cs) + count(os) > 0
+callers_sentence(k) := s if {
+	s := object.get(calls.entry_summary, [k, "sentence"], "")
+	s != ""
 }
 
 # Calls the apiserver saw at this API, folded into the object finding.

@@ -41,56 +41,78 @@ import data.upgradescope.lib.versions
 #         - https://kubernetes.io/blog/2020/09/03/warnings/#deprecation-warnings
 #         - https://kubernetes.io/docs/reference/labels-annotations-taints/audit-annotations/#k8s-io-deprecated
 findings contains f if {
-	some id, rs in called
-	not folded(id)
-	r := sort(rs)[0] # one row, should an API be spelled twice
+	some a in judged
 	some t in input.targets
-	f := finding(id, r, t)
+	f := object.union(a.finding, {
+		"target": t,
+		"severity": severity(a, t),
+		"remediation": remediation(a.row, a.summary, t),
+	})
 }
+
+# What each called API's finding says whatever the target, computed once per API.
+judged[id] := {"row": r, "removal": removal, "stale": stale, "summary": s, "finding": object.union(f, s.evidence)} if {
+	some id in called
+	r := api_row(id)
+	not folded(r)
+	s := object.get(calls.summary, id, no_callers)
+	removal := removal_of(id, r)
+	stale := stale_calls(id, s)
+	f := {
+		"key": sprintf("deprecated-api-in-use/%s", [id]),
+		"category": "deprecated-api-in-use",
+		"title": title(r, stale, removal),
+		"detail": detail(id, s),
+		"objects": [],
+		"namespaces": [],
+		"citations": citations(s),
+	}
+}
+
+# What lib/calls says of an API the audit log did not see called (the metric's row alone).
+no_callers := {"order": [], "omitted": set(), "inWindow": false, "evidence": {}, "sentence": ""}
+
+# The audit log's callers that stopped before its window make the finding info, unless the
+# metric (which counts since the apiserver started) has a row of its own.
+stale_calls(id, s) := false if {
+	id in metric
+} else := s.inWindow == false
 
 # METADATA
-# description: |
-#   The called APIs, each with its group, version, resource and subresource (one row, however
-#   many sources name it): the metric's rows, the audit log's callers and omitted rows.
-# scope: document
-called[id] contains api_row(c) if {
-	some c in object.get(input.inventory, "deprecatedCalls", [])
-	id := calls.api(c)
+# description: The called APIs (as calls.api names them) the metric or the audit log saw.
+called := (metric | object.keys(calls.callers)) | object.keys(calls.omitted)
+
+# The group, version, resource and subresource of an API, read back from its name: an API
+# group and a resource hold no "/", and no group is named core.
+api_row(id) := {"group": group_of(parts[0]), "version": parts[1], "resource": parts[2], "subresource": concat("/", array.slice(parts, 3, 4))} if {
+	parts := split(id, "/")
 }
 
-called[id] contains api_row(c) if {
-	some id, cs in calls.callers
-	some c in cs
-}
+group_of("core") := ""
 
-called[id] contains api_row(o) if {
-	some id, os in calls.omitted
-	some o in os
-}
+group_of(group) := group if group != "core"
 
-api_row(c) := {"group": c.group, "version": c.version, "resource": c.resource, "subresource": object.get(c, "subresource", "")}
-
-# The metric's rows by API.
-metric[id] contains c if {
-	some c in object.get(input.inventory, "deprecatedCalls", [])
-	id := calls.api(c)
-}
+# The APIs the metric has a row for. Read whole (id in metric, object.get(announced, …)), never
+# by key: a lookup of a partial rule by key evaluates its body again over every row.
+metric contains calls.api(c) if some c in object.get(input.inventory, "deprecatedCalls", [])
 
 # The removals the API server announced for each API (the metric's removed_release label, the
-# audit annotation k8s.io/removed-release).
-announced[id] contains c.removedRelease if {
-	some id, cs in metric
-	some c in cs
+# audit annotation k8s.io/removed-release), the earliest first should two disagree.
+announced[id] := sort_releases(rs) if some id, rs in announcements
+
+announcements[id] contains c.removedRelease if {
+	some c in object.get(input.inventory, "deprecatedCalls", [])
 	object.get(c, "removedRelease", "") != ""
+	id := calls.api(c)
 }
 
-announced[id] contains c.removedRelease if {
+announcements[id] contains c.removedRelease if {
 	some id, cs in calls.callers
 	some c in cs
 	object.get(c, "removedRelease", "") != ""
 }
 
-announced[id] contains o.removedRelease if {
+announcements[id] contains o.removedRelease if {
 	some id, os in calls.omitted
 	some o in os
 	object.get(o, "removedRelease", "") != ""
@@ -99,44 +121,17 @@ announced[id] contains o.removedRelease if {
 # The knowledge-base entries the inventory has objects at: their finding carries the calls.
 used_entries contains apis.key(u.group, u.version, u.kind) if some u in object.get(input.inventory, "apiUsage", [])
 
-folded(id) if {
-	some r in called[id]
-	apis.by_resource[calls.resource_key(r)] in used_entries
-}
-
-finding(id, r, t) := object.union(base, calls.evidence(cs, os)) if {
-	cs := object.get(calls.callers, id, set())
-	os := object.get(calls.omitted, id, set())
-	removal := removal_of(id, r)
-	base := {
-		"key": sprintf("deprecated-api-in-use/%s", [id]),
-		"category": "deprecated-api-in-use",
-		"severity": severity(id, cs, os, removal, t),
-		"target": t,
-		"title": title(id, r, cs, os, removal),
-		"detail": detail(id, cs, os),
-		"remediation": remediation(r, cs, os, t),
-		"objects": [],
-		"namespaces": [],
-		"citations": citations(cs, os),
-	}
-}
+folded(r) if apis.by_resource[calls.resource_key(r)] in used_entries
 
 removal_of(id, r) := kb.apis[apis.by_resource[calls.resource_key(r)]].removed if {
 	kb.apis[apis.by_resource[calls.resource_key(r)]].removed
-} else := sort_releases(announced[id])[0] if {
-	announced[id]
-} else := ""
+} else := object.get(announced, [id, 0], "")
 
-# The earliest announced removal, should two sources disagree.
 sort_releases(rs) := [x[1] | some x in sort([[versions.ordinal(v), v] | some v in rs])]
 
-# The audit log's callers that stopped before its window make the finding info, unless the
-# metric (which counts since the apiserver started) has a row of its own.
-severity(id, cs, os, removal, t) := "info" if {
-	not metric[id]
-	not calls.seen_in_window(cs, os)
-} else := severity_of(removal, t)
+severity(a, t) := "info" if a.stale
+
+else := severity_of(a.removal, t)
 
 severity_of(removal, t) := "blocker" if {
 	versions.ordinal(removal) <= versions.ordinal(t)
@@ -152,10 +147,9 @@ api_version(r) := r.version if r.group == ""
 
 else := sprintf("%s/%s", [r.group, r.version])
 
-title(id, r, cs, os, removal) := sprintf("No request called %s since %s, %s", [label(r), calls.audit.since, removal_phrase(removal)]) if {
-	not metric[id]
-	not calls.seen_in_window(cs, os)
-} else := sprintf("Requests still call %s, %s", [label(r), removal_phrase(removal)]) if {
+title(r, true, removal) := sprintf("No request called %s since %s, %s", [label(r), calls.audit.since, removal_phrase(removal)])
+
+title(r, false, removal) := sprintf("Requests still call %s, %s", [label(r), removal_phrase(removal)]) if {
 	removal != ""
 } else := sprintf("Requests still call %s (removal not announced)", [label(r)])
 
@@ -165,27 +159,27 @@ removal_phrase(removal) := sprintf("removed in %s", [removal]) if removal != ""
 
 metric_detail := "The apiserver counted requests to this deprecated API since it started; the metric does not say who made them."
 
-detail(id, cs, os) := metric_detail if {
-	count(cs) + count(os) == 0
-} else := concat(" ", ["The apiserver counted requests to this deprecated API since it started.", calls.sentence(cs, os)]) if {
-	metric[id]
-} else := calls.sentence(cs, os)
+detail(id, s) := metric_detail if {
+	s.sentence == ""
+} else := concat(" ", ["The apiserver counted requests to this deprecated API since it started.", s.sentence]) if {
+	id in metric
+} else := s.sentence
 
-remediation(r, cs, os, t) := "Find the client (audit log userAgent, or the warning header clients log) and move it to the replacement API." if {
-	count(cs) == 0
+remediation(r, s, t) := "Find the client (audit log userAgent, or the warning header clients log) and move it to the replacement API." if {
+	count(s.order) == 0
 } else := sprintf("Move %s to %s, which Kubernetes %s serves.", [calls.who_is(c), replacement(r, t), t]) if {
-	[c] := calls.ranked(cs)
-	count(os) == 0
+	[c] := s.order
+	count(s.omitted) == 0
 	replacement(r, t)
 } else := sprintf("Move %s off %s: no replacement that Kubernetes %s serves is known.", [calls.who_is(c), label(r), t]) if {
-	[c] := calls.ranked(cs)
-	count(os) == 0
+	[c] := s.order
+	count(s.omitted) == 0
 } else := sprintf("Move the callers to %s, which Kubernetes %s serves, starting with %s, the busiest.", [
-	replacement(r, t), t, calls.who_is(calls.ranked(cs)[0]),
+	replacement(r, t), t, calls.who_is(s.order[0]),
 ]) if {
 	replacement(r, t)
 } else := sprintf("Move the callers off %s, starting with %s, the busiest: no replacement that Kubernetes %s serves is known.", [
-	label(r), calls.who_is(calls.ranked(cs)[0]), t,
+	label(r), calls.who_is(s.order[0]), t,
 ])
 
 # The replacement the knowledge base knows for the called API at the target, at the same
@@ -194,10 +188,10 @@ replacement(r, t) := label(object.union(r, {"group": s.group, "version": s.versi
 	s := kb.apis[apis.successor(apis.by_resource[calls.resource_key(r)], t)]
 }
 
-citations(cs, os) := [
+citations(s) := ["https://kubernetes.io/blog/2020/09/03/warnings/#deprecation-warnings", kb.meta.citation] if {
+	s.sentence == ""
+} else := [
 	"https://kubernetes.io/blog/2020/09/03/warnings/#deprecation-warnings",
 	"https://kubernetes.io/docs/reference/labels-annotations-taints/audit-annotations/#k8s-io-deprecated",
 	kb.meta.citation,
-] if {
-	count(cs) + count(os) > 0
-} else := ["https://kubernetes.io/blog/2020/09/03/warnings/#deprecation-warnings", kb.meta.citation]
+]
