@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -150,16 +151,41 @@ func decodeReason(err error) string {
 		return fmt.Sprintf("not JSON (syntax error at byte %d)", e.ByteOffset)
 	}
 	if e, ok := errors.AsType[*json.SemanticError](err); ok && e.GoType != nil {
-		kind := "value"
-		if e.JSONKind != 0 {
-			kind = e.JSONKind.String()
-		}
+		got := "a JSON " + kindName(e.JSONKind)
 		if p := knownPointer(e.JSONPointer); p != "" {
-			return fmt.Sprintf("%s is a JSON %s, want a %s", p, kind, e.GoType.Kind())
+			return fmt.Sprintf("%s is %s, want %s", p, got, wantName(e.GoType))
 		}
-		return fmt.Sprintf("a JSON %s, want a %s", kind, e.GoType.Kind())
+		return fmt.Sprintf("%s, want %s", got, wantName(e.GoType))
 	}
 	return "not an audit event"
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "value"
+}
+
+func wantName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 // fieldNames are the names a record's decoding knows: a pointer is named up to its first
@@ -266,7 +292,7 @@ func (r *reader) readDocumentFrom(name string, src io.Reader, line int64) {
 			}
 		}
 		if err != nil {
-			r.malformed(location{path: name, line: d.line(), index: -1}, d.reason(err))
+			r.malformed(location{path: name, line: d.errorLine(err), index: -1}, d.reason(err))
 			return
 		}
 	}
@@ -275,17 +301,29 @@ func (r *reader) readDocumentFrom(name string, src io.Reader, line int64) {
 // reason words what stopped a document.
 func (d *docReader) reason(err error) string {
 	const rest = "; the rest of the file is not read"
-	switch e, syntax := errors.AsType[*jsontext.SyntacticError](err); {
+	switch {
 	case errors.Is(err, errTooLarge):
 		return errTooLarge.Error() + rest
 	case d.in.err != nil:
 		return readReason(d.in.err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the document ends early (a truncated file?); what came before is counted"
-	case syntax:
-		return fmt.Sprintf("not JSON (syntax error at byte %d)%s", e.ByteOffset, rest)
 	}
 	return "not JSON" + rest
+}
+
+// errorLine is the line a decoding error is at.
+func (d *docReader) errorLine(err error) int64 {
+	e, ok := errors.AsType[*jsontext.SyntacticError](err)
+	if !ok {
+		return d.line()
+	}
+	buf := d.dec.UnreadBuffer()
+	at := e.ByteOffset - d.dec.InputOffset()
+	if at < 0 || at > int64(len(buf)) {
+		return d.line()
+	}
+	return 1 + d.in.lines - int64(bytes.Count(buf[at:], []byte{'\n'}))
 }
 
 // array streams the records of an array, which is member's value (or top-level).

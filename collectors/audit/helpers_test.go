@@ -166,3 +166,13 @@ func stdin(t testing.TB, s string) (*inventory.AuditCalls, inventory.Capability)
 	t.Helper()
 	return collect(t, s, "-")
 }
+
+// eventForAdd is c as Add takes it: its line decoded into the slim Event.
+func (c call) eventForAdd(t testing.TB) *Event {
+	t.Helper()
+	var e Event
+	if err := json.Unmarshal([]byte(c.line(t)), &e); err != nil {
+		t.Fatal(err)
+	}
+	return &e
+}

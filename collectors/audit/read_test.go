@@ -303,4 +303,3 @@ func TestEmptyInputsReadAsNothing(t *testing.T) {
 		}
 	}
 }
-
