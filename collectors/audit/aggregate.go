@@ -137,7 +137,7 @@ func parseTime(s string) (time.Time, bool) {
 }
 
 // Add counts one event. An event whose stageTimestamp is missing or not RFC 3339 is counted
-// as malformed, named after the source being read, if any.
+// as malformed, named by its reason alone: Add knows no file or line.
 func (a *Aggregator) Add(e *Event) {
 	if reason := a.add(e); reason != "" {
 		a.countMalformed("", reason)
