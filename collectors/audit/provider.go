@@ -1,12 +1,218 @@
 package audit
 
-import "errors"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
 
 // errNotProvider says a record is not in a managed provider's export shape.
 var errNotProvider = errors.New("not a managed provider's audit record")
 
 // provider turns one record of a managed provider's audit export (EKS, GKE, AKS) into the
-// events it holds, naming its format.
+// events it holds, naming its format. A record is one JSON value: a line, or one element of
+// a document's array. A record no shape claims is errNotProvider. Once a shape claims it,
+// format names that shape even when err is not nil, and emit has been called for every
+// event read before or beside the part that failed (a batch of log events with one bad
+// message still yields the others). A record can hold no event at all: a CloudWatch control
+// message, a log stream or category other than the audit log. Errors never quote the
+// record: they name the field, the byte offset or the JSON kind.
 func provider(raw []byte, emit func(*Event)) (format string, err error) {
-	return "", errNotProvider
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", errNotProvider
+	}
+	if raw[0] == '[' {
+		return providerRow(raw, emit)
+	}
+	var rec record
+	if raw[0] != '{' || json.Unmarshal(raw, &rec) != nil {
+		return "", errNotProvider
+	}
+	s := rec.shape(shapes)
+	if s == nil {
+		return "", errNotProvider
+	}
+	if err := s.read(rec, emit); err != nil {
+		return s.format, fmt.Errorf("%s: %w", s.format, err)
+	}
+	return s.format, nil
+}
+
+// providerRow reads a record that is a JSON array: only a row of CloudWatch Logs Insights
+// results is one.
+func providerRow(raw []byte, emit func(*Event)) (string, error) {
+	var row []record
+	if json.Unmarshal(raw, &row) != nil || !isInsightsRow(row) {
+		return "", errNotProvider
+	}
+	if err := readInsightsRow(row, emit); err != nil {
+		return formatLogsInsights, fmt.Errorf("%s: %w", formatLogsInsights, err)
+	}
+	return formatLogsInsights, nil
+}
+
+// A record is a JSON object by its exact keys. encoding/json matches struct fields without
+// regard to case, which would let an upstream Event's "verb" pass for a Log Analytics
+// row's "Verb": shapes are told apart on these keys, and only then decoded.
+type record map[string]json.RawMessage
+
+func (r record) has(keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := r[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// is says whether key holds a JSON value of kind: '"' string, '{' object, '[' array, '0'
+// number.
+func (r record) is(key string, kind byte) bool {
+	v := bytes.TrimSpace(r[key])
+	if len(v) == 0 {
+		return false
+	}
+	if kind == '0' {
+		return v[0] == '-' || (v[0] >= '0' && v[0] <= '9')
+	}
+	return v[0] == kind
+}
+
+// str is key's value when it is a JSON string, and "" otherwise.
+func (r record) str(key string) string {
+	var s string
+	if !r.is(key, '"') || json.Unmarshal(r[key], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// A shape is one provider export format: match tells it from its own documented keys, read
+// turns a record of it into events.
+type shape struct {
+	format string
+	match  func(record) bool
+	read   func(record, func(*Event)) error
+}
+
+// shape is the first of shapes that claims r. No record of the samples in
+// testdata/providers is claimed by two (TestEachSampleRecordHasOneShape).
+func (r record) shape(shapes []shape) *shape {
+	for i := range shapes {
+		if shapes[i].match(r) {
+			return &shapes[i]
+		}
+	}
+	return nil
+}
+
+// shapes are the formats provider reads, by provider.
+var shapes = []shape{
+	{formatEKSInsight, isEKSInsight, readEKSInsight},
+	{formatCloudWatchSubscription, isCloudWatchSubscription, readCloudWatchSubscription},
+	{formatLogsInsights, isLogsInsightsResults, readLogsInsightsResults},
+	{formatCloudWatch, isCloudWatchEvent, readCloudWatchEvent},
+	{formatGKE, isLogEntry, readLogEntry},
+	{formatAKSDiagnostics, isAKSResourceLog, readAKSResourceLog},
+	{formatAKSLogAnalytics, isAKSAuditRow, readAKSAuditRow},
+	{formatAKSLogAnalytics, isLogAnalyticsResponse, readLogAnalyticsResponse},
+	{formatAKSAzureDiagnostics, isAzureDiagnosticsRow, readAzureDiagnosticsRow},
+}
+
+// decodeEmbedded decodes an audit.k8s.io Event that a provider carries as a JSON string
+// (CloudWatch's message, AKS's properties.log and log_s), into the same Event an upstream
+// log line is read into.
+func decodeEmbedded(s string) (*Event, error) {
+	var e struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Event
+	}
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
+		return nil, fmt.Errorf("not an audit event: %w", jsonError(err))
+	}
+	if e.Kind != "Event" || !strings.HasPrefix(e.APIVersion, "audit.k8s.io/") {
+		return nil, errors.New("not an audit event: no kind Event of apiVersion audit.k8s.io")
+	}
+	return &e.Event, nil
+}
+
+// decode is json.Unmarshal with errors that do not quote the input.
+func decode(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonError(err)
+	}
+	return nil
+}
+
+// jsonError restates an encoding/json error without the input's content: a syntax error
+// by its offset, a type error by the field (named by our struct tags) and the JSON kind,
+// not the value ("number 1e999" quotes it).
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var own *valueError
+	switch {
+	case errors.As(err, &own):
+		return own
+	case errors.As(err, &syntax):
+		return fmt.Errorf("invalid JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		kind, _, _ := strings.Cut(typ.Value, " ")
+		if typ.Field == "" {
+			return fmt.Errorf("a JSON %s where %s was expected", kind, typ.Type)
+		}
+		return fmt.Errorf("%s is a JSON %s, not %s", typ.Field, kind, typ.Type)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("truncated JSON")
+	default:
+		return errors.New("invalid JSON")
+	}
+}
+
+// A valueError is an UnmarshalJSON method's own error, which names the field and never
+// the value.
+type valueError struct{ msg string }
+
+func (e *valueError) Error() string { return e.msg }
+
+// rfc3339Micro is how the API server writes stageTimestamp. The providers' own times are
+// rewritten to it, in UTC, so that every shape's times compare alike.
+const rfc3339Micro = "2006-01-02T15:04:05.000000Z07:00"
+
+func stageTime(s string) (string, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return "", errors.New("not an RFC 3339 time")
+	}
+	return t.UTC().Format(rfc3339Micro), nil
+}
+
+// firstErr keeps the first of a batch's errors and counts them all, so that one bad
+// element is reported without hiding how many there were.
+type firstErr struct {
+	err   error
+	count int
+}
+
+func (f *firstErr) add(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+	f.count++
+}
+
+func (f *firstErr) result(of int) error {
+	if f.err == nil {
+		return nil
+	}
+	if f.count == 1 {
+		return f.err
+	}
+	return fmt.Errorf("%w (and %d more of %d)", f.err, f.count-1, of)
 }
