@@ -14,54 +14,32 @@ import (
 var errNotProvider = errors.New("not a managed provider's audit record")
 
 // provider turns one record of a managed provider's audit export (EKS, GKE, AKS) into the
-// events it holds, naming its format. A record is one JSON value: a line, or one element of
+// events it holds, naming its format. A record is one JSON object: a line, or one element of
 // a document's array. A record no shape claims is errNotProvider. Once a shape claims it,
-// format names that shape even when err is not nil, and emit has been called for every
-// event read before or beside the part that failed (a batch of log events with one bad
-// message still yields the others). A record can hold no event at all: a CloudWatch control
-// message, a log stream or category other than the audit log. Errors never quote the
-// record: they name the field, the byte offset or the JSON kind.
+// format names that shape even when err is not nil (err does not repeat it), and emit has
+// been called for every event read before or beside the part that failed: a batch of log
+// events with one bad message still yields the others. A record can hold no event at all:
+// a CloudWatch control message, a log stream or category other than the audit log. Errors
+// never quote the record: they name the field, the byte offset or the JSON kind.
 func provider(raw []byte, emit func(*Event)) (format string, err error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", errNotProvider
-	}
-	if raw[0] == '[' {
-		return providerRow(raw, emit)
-	}
-	var rec record
-	if raw[0] != '{' || json.Unmarshal(raw, &rec) != nil {
+	var rec object
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &rec) != nil {
 		return "", errNotProvider
 	}
 	s := rec.shape(shapes)
 	if s == nil {
 		return "", errNotProvider
 	}
-	if err := s.read(rec, emit); err != nil {
-		return s.format, fmt.Errorf("%s: %w", s.format, err)
-	}
-	return s.format, nil
+	return s.format, s.read(rec, emit)
 }
 
-// providerRow reads a record that is a JSON array: only a row of CloudWatch Logs Insights
-// results is one.
-func providerRow(raw []byte, emit func(*Event)) (string, error) {
-	var row []record
-	if json.Unmarshal(raw, &row) != nil || !isInsightsRow(row) {
-		return "", errNotProvider
-	}
-	if err := readInsightsRow(row, emit); err != nil {
-		return formatLogsInsights, fmt.Errorf("%s: %w", formatLogsInsights, err)
-	}
-	return formatLogsInsights, nil
-}
-
-// A record is a JSON object by its exact keys. encoding/json matches struct fields without
+// An object is a record by its exact keys. encoding/json matches struct fields without
 // regard to case, which would let an upstream Event's "verb" pass for a Log Analytics
 // row's "Verb": shapes are told apart on these keys, and only then decoded.
-type record map[string]json.RawMessage
+type object map[string]json.RawMessage
 
-func (r record) has(keys ...string) bool {
+func (r object) has(keys ...string) bool {
 	for _, k := range keys {
 		if _, ok := r[k]; !ok {
 			return false
@@ -72,7 +50,7 @@ func (r record) has(keys ...string) bool {
 
 // is says whether key holds a JSON value of kind: '"' string, '{' object, '[' array, '0'
 // number.
-func (r record) is(key string, kind byte) bool {
+func (r object) is(key string, kind byte) bool {
 	v := bytes.TrimSpace(r[key])
 	if len(v) == 0 {
 		return false
@@ -84,7 +62,7 @@ func (r record) is(key string, kind byte) bool {
 }
 
 // str is key's value when it is a JSON string, and "" otherwise.
-func (r record) str(key string) string {
+func (r object) str(key string) string {
 	var s string
 	if !r.is(key, '"') || json.Unmarshal(r[key], &s) != nil {
 		return ""
@@ -96,13 +74,13 @@ func (r record) str(key string) string {
 // turns a record of it into events.
 type shape struct {
 	format string
-	match  func(record) bool
-	read   func(record, func(*Event)) error
+	match  func(object) bool
+	read   func(object, func(*Event)) error
 }
 
 // shape is the first of shapes that claims r. No record of the samples in
 // testdata/providers is claimed by two (TestEachSampleRecordHasOneShape).
-func (r record) shape(shapes []shape) *shape {
+func (r object) shape(shapes []shape) *shape {
 	for i := range shapes {
 		if shapes[i].match(r) {
 			return &shapes[i]

@@ -28,15 +28,15 @@ func auditCategory(c string) bool {
 
 // isAKSResourceLog: the resource log schema's resourceId, category and properties.
 // https://learn.microsoft.com/azure/azure-monitor/platform/resource-logs-schema
-func isAKSResourceLog(r record) bool {
+func isAKSResourceLog(r object) bool {
 	return r.is("resourceId", '"') && r.is("category", '"') && r.is("properties", '{')
 }
 
-func readAKSResourceLog(r record, emit func(*Event)) error {
+func readAKSResourceLog(r object, emit func(*Event)) error {
 	if !auditCategory(r.str("category")) {
 		return nil
 	}
-	var props record
+	var props object
 	if err := decode(r["properties"], &props); err != nil {
 		return fmt.Errorf("properties: %w", err)
 	}
@@ -58,14 +58,14 @@ var aksAuditTables = map[string]bool{"AKSAudit": true, "AKSAuditAdmin": true}
 // query projects Type away, has the columns AuditId and Verb, which no other shape here
 // has (upstream's are auditID and verb).
 // https://learn.microsoft.com/azure/azure-monitor/reference/tables/aksaudit
-func isAKSAuditRow(r record) bool {
+func isAKSAuditRow(r object) bool {
 	if r.has("Type") {
 		return aksAuditTables[r.str("Type")]
 	}
 	return r.has("AuditId", "Verb")
 }
 
-func readAKSAuditRow(r record, emit func(*Event)) error {
+func readAKSAuditRow(r object, emit func(*Event)) error {
 	e := &Event{
 		Stage:     laString(r, "Stage"),
 		Verb:      laString(r, "Verb"),
@@ -102,11 +102,11 @@ func readAKSAuditRow(r record, emit func(*Event)) error {
 // isAzureDiagnosticsRow: the legacy table's Category column and the log_s column AKS
 // writes the event's text to.
 // https://learn.microsoft.com/azure/azure-monitor/reference/tables/azurediagnostics
-func isAzureDiagnosticsRow(r record) bool {
+func isAzureDiagnosticsRow(r object) bool {
 	return r.is("Category", '"') && r.has("log_s")
 }
 
-func readAzureDiagnosticsRow(r record, emit func(*Event)) error {
+func readAzureDiagnosticsRow(r object, emit func(*Event)) error {
 	if !auditCategory(r.str("Category")) {
 		return nil
 	}
@@ -122,7 +122,7 @@ func readAzureDiagnosticsRow(r record, emit func(*Event)) error {
 // and rows of values, which az monitor log-analytics query flattens into one object per
 // row; a script or az rest keeps the answer as it is.
 // https://learn.microsoft.com/azure/azure-monitor/logs/api/response-format
-func isLogAnalyticsResponse(r record) bool {
+func isLogAnalyticsResponse(r object) bool {
 	return r.is("tables", '[')
 }
 
@@ -132,7 +132,7 @@ var rowShapes = []shape{
 	{formatAKSAzureDiagnostics, isAzureDiagnosticsRow, readAzureDiagnosticsRow},
 }
 
-func readLogAnalyticsResponse(r record, emit func(*Event)) error {
+func readLogAnalyticsResponse(r object, emit func(*Event)) error {
 	// A non-fatal error in the query leaves its results partial: counting them would
 	// understate the callers.
 	if r.has("error") {
@@ -156,7 +156,7 @@ func readLogAnalyticsResponse(r record, emit func(*Event)) error {
 				bad.add(fmt.Errorf("tables[%d].rows[%d] has %d values for %d columns", t, i, len(values), len(table.Columns)))
 				continue
 			}
-			row := make(record, len(values))
+			row := make(object, len(values))
 			for c, v := range values {
 				row[table.Columns[c].Name] = v
 			}
@@ -176,7 +176,7 @@ func readLogAnalyticsResponse(r record, emit func(*Event)) error {
 // laString is a string column. az monitor log-analytics query prints every value with
 // Python's str(), so a null reads "None".
 // https://github.com/Azure/azure-cli-extensions/blob/main/src/log-analytics/azext_loganalytics/custom.py
-func laString(r record, column string) string {
+func laString(r object, column string) string {
 	if s := r.str(column); s != "None" {
 		return s
 	}

@@ -20,7 +20,7 @@ const (
 	// formatCloudWatchSubscription is a subscription filter's payload, decompressed, as
 	// Firehose writes it to S3 or a Lambda function receives it.
 	formatCloudWatchSubscription = "eks-cloudwatch-subscription"
-	// formatLogsInsights is aws logs get-query-results output, or one row of its results.
+	// formatLogsInsights is aws logs get-query-results output.
 	formatLogsInsights = "eks-logs-insights"
 	// formatEKSInsight is aws eks describe-insight output.
 	formatEKSInsight = "eks-upgrade-insight"
@@ -38,11 +38,11 @@ func otherStream(name string) bool {
 // isCloudWatchEvent: a FilteredLogEvent or OutputLogEvent carries message (a string) and
 // timestamp (epoch milliseconds), which no other shape here has together.
 // https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilteredLogEvent.html
-func isCloudWatchEvent(r record) bool {
+func isCloudWatchEvent(r object) bool {
 	return r.is("message", '"') && r.is("timestamp", '0')
 }
 
-func readCloudWatchEvent(r record, emit func(*Event)) error {
+func readCloudWatchEvent(r object, emit func(*Event)) error {
 	if otherStream(r.str("logStreamName")) {
 		return nil
 	}
@@ -56,11 +56,11 @@ func readCloudWatchEvent(r record, emit func(*Event)) error {
 
 // isCloudWatchSubscription: the payload names its messageType and holds logEvents.
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/SubscriptionFilters.html
-func isCloudWatchSubscription(r record) bool {
+func isCloudWatchSubscription(r object) bool {
 	return r.is("messageType", '"') && r.has("logEvents")
 }
 
-func readCloudWatchSubscription(r record, emit func(*Event)) error {
+func readCloudWatchSubscription(r object, emit func(*Event)) error {
 	switch r.str("messageType") {
 	case "CONTROL_MESSAGE": // CloudWatch checking that the destination is reachable
 		return nil
@@ -92,17 +92,17 @@ func readCloudWatchSubscription(r record, emit func(*Event)) error {
 // isLogsInsightsResults: GetQueryResults holds results (rows of field/value pairs) and the
 // query's status.
 // https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetQueryResults.html
-func isLogsInsightsResults(r record) bool {
+func isLogsInsightsResults(r object) bool {
 	return r.is("results", '[') && r.is("status", '"')
 }
 
-func readLogsInsightsResults(r record, emit func(*Event)) error {
+func readLogsInsightsResults(r object, emit func(*Event)) error {
 	// Results of a query still running, or stopped, are partial: counting them would
 	// understate the callers.
 	if r.str("status") != "Complete" {
 		return errors.New("the query's status is not Complete, so its results are partial: run aws logs get-query-results again once it is")
 	}
-	var rows [][]record
+	var rows [][]object
 	if err := decode(r["results"], &rows); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -115,20 +115,8 @@ func readLogsInsightsResults(r record, emit func(*Event)) error {
 	return bad.result(len(rows))
 }
 
-// isInsightsRow: a row of results is an array of {"field", "value"} pairs.
-func isInsightsRow(row []record) bool {
-	if len(row) == 0 {
-		return false
-	}
-	for _, f := range row {
-		if len(f) != 2 || !f.is("field", '"') || !f.has("value") {
-			return false
-		}
-	}
-	return true
-}
-
-func readInsightsRow(row []record, emit func(*Event)) error {
+// readInsightsRow reads one row of results, an array of {"field", "value"} pairs.
+func readInsightsRow(row []object, emit func(*Event)) error {
 	fields := make(map[string]string, len(row))
 	for _, f := range row {
 		fields[f.str("field")] = f.str("value")
@@ -154,11 +142,11 @@ var errInsightCounts = errors.New("an upgrade insight counts requests per user a
 
 // isEKSInsight: DescribeInsight's answer is one insight object.
 // https://docs.aws.amazon.com/eks/latest/APIReference/API_DescribeInsight.html
-func isEKSInsight(r record) bool {
+func isEKSInsight(r object) bool {
 	return r.is("insight", '{')
 }
 
-func readEKSInsight(r record, _ func(*Event)) error {
+func readEKSInsight(r object, _ func(*Event)) error {
 	callers, err := eksInsightCallers(r)
 	if err != nil {
 		return err
@@ -180,7 +168,7 @@ type insightCaller struct {
 // eksInsightCallers reads an UPGRADE_READINESS insight's clientStats. An insight of another
 // category, or without clientStats, has none.
 // https://docs.aws.amazon.com/eks/latest/APIReference/API_DeprecationDetail.html
-func eksInsightCallers(r record) ([]insightCaller, error) {
+func eksInsightCallers(r object) ([]insightCaller, error) {
 	var insight struct {
 		Category                string `json:"category"`
 		CategorySpecificSummary struct {

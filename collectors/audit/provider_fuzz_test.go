@@ -21,7 +21,7 @@ func FuzzProvider(f *testing.F) {
 		}
 	}
 	for _, seed := range []string{
-		`[{"field":"@message","value":"{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\"}"}]`,
+		`{"status":"Complete","results":[[{"field":"@message","value":"{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\"}"}],[],null]}`,
 		`{"messageType":"DATA_MESSAGE","logEvents":[{"message":"{}"},null,7]}`,
 		`{"tables":[{"columns":[{"name":"Verb"},{"name":"AuditId"}],"rows":[["list","a"],[1,2],null]}]}`,
 		`{"insight":{"category":"UPGRADE_READINESS","categorySpecificSummary":{"deprecationDetails":[{"usage":"/apis/a/b/c","clientStats":[{"lastRequestTime":-1e308}]}]}}}`,

@@ -20,7 +20,7 @@ const auditLogType = "type.googleapis.com/google.cloud.audit.AuditLog"
 
 // isLogEntry: logName and resource are the two fields the LogEntry reference marks
 // required.
-func isLogEntry(r record) bool {
+func isLogEntry(r object) bool {
 	return r.is("logName", '"') && r.is("resource", '{')
 }
 
@@ -43,7 +43,7 @@ type gkeAuditLog struct {
 // readLogEntry converts a Kubernetes API audit entry. Other entries a query or sink may
 // hold (GKE's own cluster operations, container logs) carry no request and are skipped.
 // GKE gives no stage: an entry is one request to the aggregation.
-func readLogEntry(r record, emit func(*Event)) error {
+func readLogEntry(r object, emit func(*Event)) error {
 	if !r.has("protoPayload") { // a jsonPayload or textPayload entry
 		return nil
 	}
@@ -65,7 +65,7 @@ func readLogEntry(r record, emit func(*Event)) error {
 	return nil
 }
 
-func gkeEvent(r record, p *gkeAuditLog) (*Event, error) {
+func gkeEvent(r object, p *gkeAuditLog) (*Event, error) {
 	verb := methodVerb(p.MethodName)
 	if verb == "" {
 		return nil, errors.New("protoPayload.methodName names no verb")

@@ -139,9 +139,9 @@ func TestEachSampleRecordHasOneShape(t *testing.T) {
 	}
 	for _, path := range samples {
 		for i, raw := range sampleRecords(t, filepath.Base(path)) {
-			var rec record
-			if json.Unmarshal(raw, &rec) != nil {
-				continue // a Logs Insights row: only providerRow reads arrays
+			var rec object
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				t.Fatalf("%s record %d: %v", filepath.Base(path), i, err)
 			}
 			var claims []string
 			for _, s := range shapes {
@@ -163,7 +163,7 @@ func TestProviderLeavesOtherRecordsToTheReader(t *testing.T) {
 		{"an empty object", `{}`},
 		{"an empty array", `[]`},
 		{"an array of numbers", `[1, 2]`},
-		{"field/value pairs among other keys", `[{"field":"@message","value":"x","other":1}]`},
+		{"a row of Logs Insights results alone", `[{"field":"@message","value":"{}"}]`},
 		{"null", `null`},
 		{"a string", `"message"`},
 		{"text", `I1120 09:15:03.121907 11 controller.go:615] quota admission`},
@@ -189,7 +189,7 @@ func TestProviderSkipsRecordsThatHoldNoAuditEvent(t *testing.T) {
 		{"a CloudWatch event of the api stream", `{"logStreamName":"kube-apiserver-0a1b","timestamp":1,"message":"I1120 text"}`, formatCloudWatch},
 		{"a subscription payload of the authenticator stream", `{"messageType":"DATA_MESSAGE","logStream":"authenticator-0a1b","logEvents":[{"message":"text"}]}`, formatCloudWatchSubscription},
 		{"a subscription control message", `{"messageType":"CONTROL_MESSAGE","logEvents":[{"message":"CWL CONTROL MESSAGE: Checking health of destination Firehose."}]}`, formatCloudWatchSubscription},
-		{"a Logs Insights row of another stream", `[{"field":"@logStream","value":"kube-scheduler-0a1b"},{"field":"@message","value":"text"}]`, formatLogsInsights},
+		{"a Logs Insights row of another stream", `{"status":"Complete","results":[[{"field":"@logStream","value":"kube-scheduler-0a1b"},{"field":"@message","value":"text"}]]}`, formatLogsInsights},
 		{"a passing insight", `{"insight":{"category":"UPGRADE_READINESS","categorySpecificSummary":{"deprecationDetails":[{"usage":"/apis/policy/v1beta1/podsecuritypolicies","clientStats":[]}]}}}`, formatEKSInsight},
 		{"an insight of another category", `{"insight":{"category":"MISCONFIGURATION"}}`, formatEKSInsight},
 		{"a container's log entry", `{"logName":"projects/p/logs/stdout","resource":{"type":"k8s_container"},"textPayload":"hello"}`, formatGKE},
@@ -220,7 +220,7 @@ func TestProviderRefusesMalformedRecordsWithoutQuotingThem(t *testing.T) {
 		events                    int
 	}{
 		{"a message that is text", `{"timestamp":1,"message":"` + secret + `"}`,
-			formatCloudWatch, "eks-cloudwatch: message: not an audit event: invalid JSON at byte 1", 0},
+			formatCloudWatch, "message: not an audit event: invalid JSON at byte 1", 0},
 		{"a message of another kind", `{"timestamp":1,"message":` + mustJSON(`{"kind":"`+secret+`"}`) + `}`,
 			formatCloudWatch, "not an audit event: no kind Event", 0},
 		{"a message whose verb is a number", `{"timestamp":1,"message":` + event(`"verb":1e999`) + `}`,
@@ -322,7 +322,7 @@ func TestResourceNamesReadAsTheAPIServerReadsPaths(t *testing.T) {
 
 func TestInsightCallersKeepEachUserAgentsCount(t *testing.T) {
 	read := func(t *testing.T, doc string) []insightCaller {
-		var rec record
+		var rec object
 		if err := json.Unmarshal([]byte(doc), &rec); err != nil {
 			t.Fatal(err)
 		}
