@@ -2,12 +2,13 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // errNotProvider says a record is not in a managed provider's export shape.
@@ -24,7 +25,7 @@ var errNotProvider = errors.New("not a managed provider's audit record")
 func provider(raw []byte, emit func(*Event)) (format string, err error) {
 	raw = bytes.TrimSpace(raw)
 	var rec object
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &rec) != nil {
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &rec, providerOptions) != nil {
 		return "", errNotProvider
 	}
 	s := rec.shape(shapes)
@@ -34,10 +35,14 @@ func provider(raw []byte, emit func(*Event)) (format string, err error) {
 	return s.format, s.read(rec, emit)
 }
 
-// An object is a record by its exact keys. encoding/json matches struct fields without
-// regard to case, which would let an upstream Event's "verb" pass for a Log Analytics
-// row's "Verb": shapes are told apart on these keys, and only then decoded.
-type object map[string]json.RawMessage
+// providerOptions decode as leniently as the reader's decodeOptions (duplicate names,
+// invalid UTF-8). Names match exactly, as go-json-experiment matches them by default: an
+// upstream Event's "verb" is no Log Analytics row's "Verb".
+var providerOptions = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+// An object is a record by its member names: shapes are told apart on them, and only then
+// decoded.
+type object map[string]jsontext.Value
 
 func (r object) has(keys ...string) bool {
 	for _, k := range keys {
@@ -64,7 +69,7 @@ func (r object) is(key string, kind byte) bool {
 // str is key's value when it is a JSON string, and "" otherwise.
 func (r object) str(key string) string {
 	var s string
-	if !r.is(key, '"') || json.Unmarshal(r[key], &s) != nil {
+	if !r.is(key, '"') || json.Unmarshal(r[key], &s, providerOptions) != nil {
 		return ""
 	}
 	return s
@@ -111,8 +116,8 @@ func decodeEmbedded(s string) (*Event, error) {
 		APIVersion string `json:"apiVersion"`
 		Event
 	}
-	if err := json.Unmarshal([]byte(s), &e); err != nil {
-		return nil, fmt.Errorf("not an audit event: %w", jsonError(err))
+	if err := decode([]byte(s), &e); err != nil {
+		return nil, fmt.Errorf("not an audit event: %w", err)
 	}
 	if e.Kind != "Event" || !strings.HasPrefix(e.APIVersion, "audit.k8s.io/") {
 		return nil, errors.New("not an audit event: no kind Event of apiVersion audit.k8s.io")
@@ -122,35 +127,62 @@ func decodeEmbedded(s string) (*Event, error) {
 
 // decode is json.Unmarshal with errors that do not quote the input.
 func decode(raw []byte, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := json.Unmarshal(raw, v, providerOptions); err != nil {
 		return jsonError(err)
 	}
 	return nil
 }
 
-// jsonError restates an encoding/json error without the input's content: a syntax error
-// by its offset, a type error by the field (named by our struct tags) and the JSON kind,
-// not the value ("number 1e999" quotes it).
+// jsonError restates a decoding error without the input's content: a syntax error by its
+// offset, a type error by the JSON kind, the Go type and the pointer up to its first name
+// that is no field decoded here (a map's key is content).
 func jsonError(err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var own *valueError
-	switch {
-	case errors.As(err, &own):
+	if own, ok := errors.AsType[*valueError](err); ok {
 		return own
-	case errors.As(err, &syntax):
-		return fmt.Errorf("invalid JSON at byte %d", syntax.Offset)
-	case errors.As(err, &typ):
-		kind, _, _ := strings.Cut(typ.Value, " ")
-		if typ.Field == "" {
-			return fmt.Errorf("a JSON %s where %s was expected", kind, typ.Type)
-		}
-		return fmt.Errorf("%s is a JSON %s, not %s", typ.Field, kind, typ.Type)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("truncated JSON")
-	default:
+	}
+	if syn, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		return fmt.Errorf("invalid JSON at byte %d", syn.ByteOffset)
+	}
+	sem, ok := errors.AsType[*json.SemanticError](err)
+	if !ok || sem.GoType == nil {
 		return errors.New("invalid JSON")
 	}
+	kind := "value"
+	if sem.JSONKind != 0 {
+		kind = sem.JSONKind.String()
+	}
+	if p := fieldPointer(sem.JSONPointer); p != "" {
+		return fmt.Errorf("%s is a JSON %s, not %s", p, kind, sem.GoType)
+	}
+	return fmt.Errorf("a JSON %s where %s was expected", kind, sem.GoType)
+}
+
+// fieldPointer is p up to its first name that is not a field of the structs here: an index,
+// or a name the decoding knows, never a key of a map.
+func fieldPointer(p jsontext.Pointer) string {
+	var known strings.Builder
+	for name := range p.Tokens() {
+		if !decodedFields[name] && strings.Trim(name, "0123456789") != "" {
+			break
+		}
+		known.WriteString("/" + name)
+	}
+	return known.String()
+}
+
+// decodedFields are the JSON names of the fields decoded here.
+var decodedFields = map[string]bool{
+	"kind": true, "apiVersion": true, "stage": true, "verb": true, "user": true, "username": true,
+	"sourceIPs": true, "userAgent": true, "objectRef": true, "resource": true, "apiGroup": true,
+	"subresource": true, "stageTimestamp": true, "annotations": true,
+	"message": true, "logEvents": true, "results": true, "category": true,
+	"categorySpecificSummary": true, "deprecationDetails": true, "usage": true,
+	"stopServingVersion": true, "clientStats": true,
+	"numberOfRequestsLast30Days": true, "lastRequestTime": true,
+	"@type": true, "serviceName": true, "methodName": true, "resourceName": true,
+	"authenticationInfo": true, "principalEmail": true, "requestMetadata": true,
+	"callerIp": true, "callerSuppliedUserAgent": true,
+	"columns": true, "rows": true, "name": true,
 }
 
 // A valueError is an UnmarshalJSON method's own error, which names the field and never

@@ -2,9 +2,10 @@ package audit
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // AKS sends the audit log through a diagnostic setting, as the categories kube-audit (every
@@ -142,7 +143,7 @@ func readLogAnalyticsResponse(r object, emit func(*Event)) error {
 		Columns []struct {
 			Name string `json:"name"`
 		} `json:"columns"`
-		Rows [][]json.RawMessage `json:"rows"`
+		Rows [][]jsontext.Value `json:"rows"`
 	}
 	if err := decode(r["tables"], &tables); err != nil {
 		return fmt.Errorf("tables: %w", err)

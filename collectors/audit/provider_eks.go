@@ -1,12 +1,13 @@
 package audit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // EKS sends the audit log to CloudWatch Logs, log group /aws/eks/<cluster>/cluster, in
@@ -237,9 +238,8 @@ func objectRefFromPath(p string) *ObjectReference {
 type awsTime string
 
 func (t *awsTime) UnmarshalJSON(b []byte) error {
-	var n json.Number
-	if decode(b, &n) == nil {
-		v, err := epochSeconds(n.String())
+	if jsontext.Value(b).Kind() == '0' {
+		v, err := epochSeconds(string(b))
 		if err != nil {
 			return err
 		}

@@ -220,7 +220,7 @@ func TestProviderRefusesMalformedRecordsWithoutQuotingThem(t *testing.T) {
 		events                    int
 	}{
 		{"a message that is text", `{"timestamp":1,"message":"` + secret + `"}`,
-			formatCloudWatch, "message: not an audit event: invalid JSON at byte 1", 0},
+			formatCloudWatch, "message: not an audit event: invalid JSON at byte 0", 0},
 		{"a message of another kind", `{"timestamp":1,"message":` + mustJSON(`{"kind":"`+secret+`"}`) + `}`,
 			formatCloudWatch, "not an audit event: no kind Event", 0},
 		{"a message whose verb is a number", `{"timestamp":1,"message":` + event(`"verb":1e999`) + `}`,
@@ -230,7 +230,7 @@ func TestProviderRefusesMalformedRecordsWithoutQuotingThem(t *testing.T) {
 		{"logEvents that are no array", `{"messageType":"DATA_MESSAGE","logEvents":"` + secret + `"}`,
 			formatCloudWatchSubscription, "logEvents: a JSON string where", 0},
 		{"one bad message of three", `{"messageType":"DATA_MESSAGE","logEvents":[{"message":` + event(`"verb":"list"`) + `},{"message":"` + secret + `"},{"message":"` + secret + `"}]}`,
-			formatCloudWatchSubscription, "logEvents[1].message: not an audit event: invalid JSON at byte 1 (and 1 more of 3)", 1},
+			formatCloudWatchSubscription, "logEvents[1].message: not an audit event: invalid JSON at byte 0 (and 1 more of 3)", 1},
 		{"a query still running", `{"status":"Running","results":[[{"field":"@message","value":` + event(`"verb":"list"`) + `}]]}`,
 			formatLogsInsights, "results are partial", 0},
 		{"a row without @message", `{"status":"Complete","results":[[{"field":"@timestamp","value":"` + secret + `"}]]}`,
@@ -252,7 +252,7 @@ func TestProviderRefusesMalformedRecordsWithoutQuotingThem(t *testing.T) {
 		{"a kube-audit record whose log is text", `{"resourceId":"r","category":"kube-audit-admin","properties":{"log":"` + secret + `"}}`,
 			formatAKSDiagnostics, "properties.log: not an audit event", 0},
 		{"a row whose User is broken", `{"Type":"AKSAudit","Verb":"list","User":"{` + secret + `"}`,
-			formatAKSLogAnalytics, "User: invalid JSON at byte 2", 0},
+			formatAKSLogAnalytics, "User: invalid JSON at byte 1", 0},
 		{"a row whose time is no time", `{"AuditId":"a","Verb":"list","StageReceivedTime":"` + secret + `"}`,
 			formatAKSLogAnalytics, "StageReceivedTime is not an RFC 3339 time", 0},
 		{"a row of fewer values than columns", `{"tables":[{"columns":[{"name":"AuditId"},{"name":"Verb"}],"rows":[["` + secret + `"]]}]}`,
