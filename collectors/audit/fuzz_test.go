@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,6 +35,18 @@ func FuzzAuditRead(f *testing.F) {
 	} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
+	}
+	// the managed providers' export shapes, as a user's file
+	samples, err := filepath.Glob("testdata/providers/*.json*")
+	if err != nil || len(samples) == 0 {
+		f.Fatalf("provider samples: %v", err)
+	}
+	for _, sample := range samples {
+		data, err := os.ReadFile(sample)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, compress bool) {
 		in := data
