@@ -9,6 +9,7 @@ import (
 
 	"github.com/upgradescope/upgradescope/collectors/audit"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/fleet/server/web"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -131,4 +132,25 @@ func (sh share) auditCalls(s *inventory.AuditCalls) *inventory.AuditCalls {
 	})
 	out.Omitted, out.OmittedAPIs, out.Kubectl, out.KubectlOmitted, out.MalformedAt = nil, 0, nil, 0, nil
 	return &out
+}
+
+// fillAudit adds the cluster's audit webhook section to its page as it is stored now. A
+// team-scoped reader is told there is one, not shown it: it names people and every team's
+// service accounts.
+func (h *dashboardHandler) fillAudit(ctx context.Context, c store.Cluster, sc scope, view *web.Cluster) error {
+	rec, err := h.reads.store.AuditCalls(ctx, c.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	panel := &web.AuditPanel{Batches: rec.Batches, FirstBatch: rec.FirstBatch, LastBatch: rec.LastBatch, Withheld: !sc.fleet}
+	if sc.fleet {
+		if panel.Section, err = decodeAuditSection(rec.Section); err != nil {
+			return err
+		}
+	}
+	view.Audit = panel
+	return nil
 }
