@@ -148,8 +148,10 @@ func (h *auditHandler) count(ctx context.Context, name string, body []byte) (api
 		if before != nil {
 			agg = audit.Resume(before, time.Time{})
 		}
+		// The error says what is wrong with the batch (not an EventList, not JSON) and never
+		// quotes it.
 		if err := agg.ReadEventList(bytes.NewReader(body), int64(len(body)), auditSource); err != nil {
-			return nil, fail(http.StatusBadRequest, "the body is not an audit.k8s.io/v1 EventList: "+err.Error())
+			return nil, fail(http.StatusBadRequest, err.Error())
 		}
 		after = agg.Section()
 		fresh = newInSection(before, after)

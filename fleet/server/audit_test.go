@@ -373,15 +373,23 @@ func TestANewCallerHasTheClustersSnapshotJudgedAgainOncePerInterval(t *testing.T
 		t.Errorf("the refresh judged audit calls %+v, want legacy-sync's call", judged[1].AuditCalls)
 	}
 	mu.Unlock()
-	if after, err := ts.store.LatestEvaluation(t.Context(), head.ID, "1.33"); err != nil || after.ID == before.ID || after.SnapshotID != before.SnapshotID {
-		t.Errorf("after the refresh the latest evaluation is %d of snapshot %d (%v), want a new one of snapshot %d", after.ID, after.SnapshotID, err, before.SnapshotID)
+	// The judgement is told of before it is stored: the new evaluation follows.
+	var after store.EvaluationRecord
+	for deadline := time.Now().Add(10 * time.Second); after.ID == 0 || after.ID == before.ID; time.Sleep(10 * time.Millisecond) {
+		if after, err = ts.store.LatestEvaluation(t.Context(), head.ID, "1.33"); err != nil || time.Now().After(deadline) {
+			t.Fatalf("after the refresh the latest evaluation is still %d (%v), want a new one of snapshot %d", after.ID, err, before.SnapshotID)
+		}
+	}
+	if after.SnapshotID != before.SnapshotID {
+		t.Errorf("the refresh stored an evaluation of snapshot %d, want the latest, %d", after.SnapshotID, before.SnapshotID)
 	}
 
 	ts.postAudit("prod", sharedIngest, auditBatch(t, caller{"legacy-sync/1.0", "bob", "list", 5}))
 	ts.postAudit("prod", sharedIngest, auditBatch(t, caller{"other/2.0", "carol", "list", 1}))
 	ts.postAudit("prod", sharedIngest, auditBatch(t, caller{"third/3.0", "dave", "list", 1}))
 	time.Sleep(every / 2)
-	if n := judgements(); n != 2 || time.Since(start) >= every {
+	// Read before the interval is over (a loaded machine may be past it: nothing to see then).
+	if n := judgements(); n != 2 && time.Since(start) < every {
 		t.Fatalf("%d judgements %s after the first refresh, want still 2 before %s", n, time.Since(start), every)
 	}
 	waitFor(3, 10*time.Second)
