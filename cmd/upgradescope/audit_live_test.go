@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
+	"github.com/upgradescope/upgradescope/inventory"
+)
+
+// removedAPICase is a deprecated API one of the test API servers still serves, and the
+// minor that removes it.
+type removedAPICase struct {
+	name             string
+	server, auditDir string // kubetest's environment variables
+	gvr              schema.GroupVersionResource
+	removed          string
+}
+
+var (
+	// the 1.35 server serves networking.k8s.io/v1beta1 through --runtime-config
+	serviceCIDRs = removedAPICase{name: "servicecidrs at 1.35", server: kubetest.EnvServer, auditDir: kubetest.EnvAuditDir,
+		gvr: schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1beta1", Resource: "servicecidrs"}, removed: "1.37"}
+	// the server emulating 1.32 still serves what 1.34 removed
+	legacyPolicies = removedAPICase{name: "validatingadmissionpolicies at 1.32", server: kubetest.EnvEmulated, auditDir: kubetest.EnvAuditDirEmulated,
+		gvr: kubetest.LegacyAdmissionPolicies, removed: "1.34"}
+)
+
+// caller is who calls a removed API in a live test: a service account's token, with a user
+// agent no other test uses.
+type caller struct {
+	userAgent      string
+	user           string
+	serviceAccount string
+	calls          int
+}
+
+// TestScanNamesTheClientThatCallsAnAPIRemovedAtTheTarget calls a deprecated API the test
+// server still serves, as a known service account with its own user agent, reads the audit
+// log the server wrote (docs/audit-policy.yaml) and finds the caller with its count.
+func TestScanNamesTheClientThatCallsAnAPIRemovedAtTheTarget(t *testing.T) {
+	for _, tc := range []removedAPICase{serviceCIDRs, legacyPolicies} {
+		t.Run(tc.name, func(t *testing.T) {
+			kubeconfig := kubetest.Kubeconfig(t, tc.server)
+			dir := kubetest.AuditDir(t, tc.auditDir)
+			c := callRemovedAPI(t, kubetest.Config(t, tc.server, "admin"), tc.gvr, 5)
+			waitForAuditEvents(t, dir, c)
+
+			r := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin", "--audit-log", dir)
+			checkCaller(t, r, tc, c)
+
+			scan := runCLI(t, "scan", "--kubeconfig", kubeconfig, "--context", "admin", "--audit-log", dir,
+				"--target", tc.removed, "-o", "json")
+			checkCallsFinding(t, scan, tc, c)
+		})
+	}
+}
+
+// A CI job judges an exported log beside the manifests it deploys: the same caller, named
+// from a copy of the log, with no cluster.
+func TestScanOfManifestsWithAnExportedAuditLogNamesTheClient(t *testing.T) {
+	dir := kubetest.AuditDir(t, kubetest.EnvAuditDir)
+	c := callRemovedAPI(t, kubetest.Config(t, kubetest.EnvServer, "admin"), serviceCIDRs.gvr, 3)
+	waitForAuditEvents(t, dir, c)
+	exported := copyDir(t, dir)
+
+	r := runCLI(t, "inventory", "--files", examples, "--audit-log", exported)
+	checkCaller(t, r, serviceCIDRs, c)
+
+	scan := runCLI(t, "scan", "--files", examples, "--audit-log", exported, "--target", "1.37", "-o", "json")
+	checkCallsFinding(t, scan, serviceCIDRs, c)
+}
+
+// callRemovedAPI lists gvr n times as a new service account (cluster-admin through a
+// binding) with a user agent of its own, and returns who called.
+func callRemovedAPI(t *testing.T, admin *rest.Config, gvr schema.GroupVersionResource, n int) caller {
+	t.Helper()
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(admin)
+	id := fmt.Sprintf("%08x", rand.Uint32())
+	ns, name := "audit-live-"+id, "legacy-client"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: name}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	expiry := int64(600)
+	tok, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := caller{userAgent: "audit-live-test/" + id, user: "system:serviceaccount:" + ns + ":" + name, serviceAccount: ns + "/" + name, calls: n}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken, cfg.UserAgent = tok.Status.Token, c.userAgent
+	cfg.WarningHandler = rest.NoWarnings{} // the deprecation warning is the point, not news
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	for range n {
+		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			t.Fatalf("list %s as %s: %v", gvr, c.user, err)
+		}
+	}
+	return c
+}
+
+// waitForAuditEvents waits until the server's log holds c's calls: the log backend writes
+// each event as the request completes, and rotates at 1 MB into gzip files.
+func waitForAuditEvents(t *testing.T, dir string, c caller) {
+	t.Helper()
+	var seen int
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if seen = countAuditEvents(t, dir, c.userAgent); seen >= c.calls {
+			return
+		}
+	}
+	t.Fatalf("the audit log in %s holds %d of the %d calls of %s after 30s", dir, seen, c.calls, c.userAgent)
+}
+
+// countAuditEvents counts the ResponseComplete events of userAgent in dir's files, plain
+// and gzip-compressed.
+func countAuditEvents(t *testing.T, dir, userAgent string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // rotated away meanwhile
+		}
+		var r io.Reader = f
+		if strings.HasSuffix(e.Name(), ".gz") {
+			if r, err = gzip.NewReader(f); err != nil {
+				f.Close()
+				continue
+			}
+		}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var ev struct {
+				Stage     string `json:"stage"`
+				UserAgent string `json:"userAgent"`
+			}
+			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.UserAgent == userAgent && ev.Stage == "ResponseComplete" {
+				n++
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
+// checkCaller reads an inventory run's auditCalls and finds c there: one row with its user,
+// service account, user agent, verb and count, the server's removal, loopback sources.
+func checkCaller(t *testing.T, r result, tc removedAPICase, c caller) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("inventory exit %d: %s", r.code, r.stderr)
+	}
+	var doc inventory.Document
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if cp := doc.Capabilities[inventory.CapAuditLog]; !cp.Available {
+		t.Errorf("audit-log capability %+v, want available", cp)
+	}
+	if doc.AuditCalls == nil {
+		t.Fatal("the inventory has no auditCalls")
+	}
+	var found []inventory.AuditCaller
+	for _, row := range doc.AuditCalls.Callers {
+		if row.UserAgent == c.userAgent {
+			found = append(found, row)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("rows of %s: %+v, want one", c.userAgent, found)
+	}
+	got := found[0]
+	if got.Group != tc.gvr.Group || got.Version != tc.gvr.Version || got.Resource != tc.gvr.Resource || got.Verb != "list" ||
+		got.User != c.user || got.ServiceAccount != c.serviceAccount || got.Count != int64(c.calls) || got.RemovedRelease != tc.removed {
+		t.Errorf("caller %+v, want %d lists of %s by %s (%s), removed in %s", got, c.calls, tc.gvr, c.user, c.serviceAccount, tc.removed)
+	}
+	if len(got.SourceRanges) != 1 || got.SourceRanges[0] != "127.0.0.0/24" {
+		t.Errorf("source ranges %v, want the loopback /24", got.SourceRanges)
+	}
+	if got.FirstSeen == "" || got.FirstSeen > got.LastSeen || got.LastSeen < doc.AuditCalls.Since {
+		t.Errorf("first seen %s, last seen %s, window since %s", got.FirstSeen, got.LastSeen, doc.AuditCalls.Since)
+	}
+}
+
+// checkCallsFinding finds the deprecated-API-in-use blocker of tc's API in a scan's report.
+func checkCallsFinding(t *testing.T, r result, tc removedAPICase, c caller) {
+	t.Helper()
+	var rep struct {
+		Targets []struct {
+			Findings []struct {
+				Key      string `json:"key"`
+				Severity string `json:"severity"`
+				Detail   string `json:"detail"`
+			} `json:"findings"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Targets) != 1 {
+		t.Fatalf("exit %d: %v\n%s", r.code, err, r.stderr)
+	}
+	key := "deprecated-api-in-use/" + tc.gvr.Group + "/" + tc.gvr.Version + "/" + tc.gvr.Resource
+	for _, f := range rep.Targets[0].Findings {
+		if f.Key == key {
+			if f.Severity != "blocker" {
+				t.Errorf("%s is a %s, want a blocker at %s", key, f.Severity, tc.removed)
+			}
+			return
+		}
+	}
+	t.Errorf("no finding %s in %s", key, r.stdout)
+}
+
+// copyDir copies the regular files of dir into a new directory, as an export would.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // rotated away meanwhile
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
