@@ -62,7 +62,7 @@ func TestScanNamesTheClientThatCallsAnAPIRemovedAtTheTarget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kubeconfig := kubetest.Kubeconfig(t, tc.server)
 			dir := kubetest.AuditDir(t, tc.auditDir)
-			c := callRemovedAPI(t, kubetest.Config(t, tc.server, "admin"), tc.gvr, 5)
+			c := callRemovedAPI(t, kubetest.Config(t, tc.server, "admin"), dir, tc.gvr)
 			waitForAuditEvents(t, dir, c)
 
 			r := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin", "--audit-log", dir)
@@ -77,23 +77,25 @@ func TestScanNamesTheClientThatCallsAnAPIRemovedAtTheTarget(t *testing.T) {
 
 // A CI job judges an exported log beside the manifests it deploys: the same caller, named
 // from a copy of the log, with no cluster.
-func TestScanOfManifestsWithAnExportedAuditLogNamesTheClient(t *testing.T) {
+func TestAnExportedAuditLogBesideManifestsNamesTheClient(t *testing.T) {
 	dir := kubetest.AuditDir(t, kubetest.EnvAuditDir)
-	c := callRemovedAPI(t, kubetest.Config(t, kubetest.EnvServer, "admin"), serviceCIDRs.gvr, 3)
+	c := callRemovedAPI(t, kubetest.Config(t, kubetest.EnvServer, "admin"), dir, serviceCIDRs.gvr)
 	waitForAuditEvents(t, dir, c)
 	exported := copyDir(t, dir)
 
 	r := runCLI(t, "inventory", "--files", examples, "--audit-log", exported)
 	checkCaller(t, r, serviceCIDRs, c)
-
-	scan := runCLI(t, "scan", "--files", examples, "--audit-log", exported, "--target", "1.37", "-o", "json")
-	checkCallsFinding(t, scan, serviceCIDRs, c)
 }
 
-// callRemovedAPI lists gvr n times as a new service account (cluster-admin through a
-// binding) with a user agent of its own, and returns who called.
-func callRemovedAPI(t *testing.T, admin *rest.Config, gvr schema.GroupVersionResource, n int) caller {
+// callRemovedAPI lists gvr as a new service account (cluster-admin through a binding) with a
+// user agent of its own, once more than the busiest caller of gvr in the log in dir so far:
+// a finding lists the busiest callers, and the servers' logs outlive a test run.
+func callRemovedAPI(t *testing.T, admin *rest.Config, dir string, gvr schema.GroupVersionResource) caller {
 	t.Helper()
+	n := busiestCaller(t, dir, gvr) + 1
+	if n > 500 {
+		t.Fatalf("a caller of %s in %s made %d calls: restart the test servers (hack/kube-env.sh stop start)", gvr, dir, n-1)
+	}
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(admin)
 	id := fmt.Sprintf("%08x", rand.Uint32())
@@ -148,15 +150,56 @@ func waitForAuditEvents(t *testing.T, dir string, c caller) {
 	t.Fatalf("the audit log in %s holds %d of the %d calls of %s after 30s", dir, seen, c.calls, c.userAgent)
 }
 
-// countAuditEvents counts the ResponseComplete events of userAgent in dir's files, plain
-// and gzip-compressed.
+// auditEvent is what the tests read of the events in the servers' logs.
+type auditEvent struct {
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource, APIGroup, APIVersion string
+	} `json:"objectRef"`
+}
+
+// countAuditEvents counts the requests of userAgent in dir's log.
 func countAuditEvents(t *testing.T, dir, userAgent string) int {
+	t.Helper()
+	n := 0
+	readAuditEvents(t, dir, func(ev auditEvent) {
+		if ev.UserAgent == userAgent {
+			n++
+		}
+	})
+	return n
+}
+
+// busiestCaller is the most requests to gvr one caller (user agent, user, verb) made in
+// dir's log.
+func busiestCaller(t *testing.T, dir string, gvr schema.GroupVersionResource) int {
+	t.Helper()
+	calls := map[[3]string]int{}
+	readAuditEvents(t, dir, func(ev auditEvent) {
+		if ev.ObjectRef.APIGroup == gvr.Group && ev.ObjectRef.APIVersion == gvr.Version && ev.ObjectRef.Resource == gvr.Resource {
+			calls[[3]string{ev.UserAgent, ev.User.Username, ev.Verb}]++
+		}
+	})
+	most := 0
+	for _, n := range calls {
+		most = max(most, n)
+	}
+	return most
+}
+
+// readAuditEvents calls fn with every request (ResponseComplete event) in dir's files, plain
+// and gzip-compressed.
+func readAuditEvents(t *testing.T, dir string, fn func(auditEvent)) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
 	for _, e := range entries {
 		f, err := os.Open(filepath.Join(dir, e.Name()))
 		if err != nil {
@@ -172,17 +215,13 @@ func countAuditEvents(t *testing.T, dir, userAgent string) int {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			var ev struct {
-				Stage     string `json:"stage"`
-				UserAgent string `json:"userAgent"`
-			}
-			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.UserAgent == userAgent && ev.Stage == "ResponseComplete" {
-				n++
+			var ev auditEvent
+			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Stage == "ResponseComplete" {
+				fn(ev)
 			}
 		}
 		f.Close()
 	}
-	return n
 }
 
 // checkCaller reads an inventory run's auditCalls and finds c there: one row with its user,
@@ -224,7 +263,8 @@ func checkCaller(t *testing.T, r result, tc removedAPICase, c caller) {
 	}
 }
 
-// checkCallsFinding finds the deprecated-API-in-use blocker of tc's API in a scan's report.
+// checkCallsFinding finds the deprecated-API-in-use blocker of tc's API in a live scan's
+// report, which the apiserver's metric raises as well.
 func checkCallsFinding(t *testing.T, r result, tc removedAPICase, c caller) {
 	t.Helper()
 	var rep struct {
