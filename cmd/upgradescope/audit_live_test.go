@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/upgradescope/upgradescope/crd"
+	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -309,4 +313,59 @@ func copyDir(t *testing.T, dir string) string {
 		}
 	}
 	return out
+}
+
+// The agent reads the log its operator mounts every tick and pushes the callers with the
+// inventory, as the fleet server receives them.
+func TestTheAgentPushesTheCallersItsMountedAuditLogNames(t *testing.T) {
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.EnvServer)
+	dir := kubetest.AuditDir(t, kubetest.EnvAuditDir)
+	c := callRemovedAPI(t, kubetest.Config(t, kubetest.EnvServer, "admin"), dir, serviceCIDRs.gvr)
+	waitForAuditEvents(t, dir, c)
+
+	pushed := make(chan *inventory.AuditCalls, 16)
+	fleet := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env push.Envelope
+		zr, err := gzip.NewReader(r.Body)
+		if err == nil {
+			err = json.NewDecoder(zr).Decode(&env)
+		}
+		if err != nil || env.Inventory == nil {
+			http.Error(w, fmt.Sprintf("bad push: %v", err), http.StatusBadRequest)
+			return
+		}
+		select {
+		case pushed <- env.Inventory.AuditCalls:
+		default:
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer fleet.Close()
+	token := write(t, t.TempDir(), "token", "audit-e2e-token\n")
+	const name = "agent-audit-e2e"
+	t.Cleanup(func() {
+		_ = dynamic.NewForConfigOrDie(kubetest.Config(t, kubetest.EnvServer, "admin")).Resource(crd.GVR).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	logs := startAgent(t, kubeconfig, "--cr-name", name, "--server", fleet.URL, "--ingest-token-file", token, "--audit-log", dir, "--audit-since", "1h")
+
+	select {
+	case s := <-pushed:
+		if s == nil {
+			t.Fatal("the agent pushed an inventory without auditCalls")
+		}
+		for _, row := range s.Callers {
+			if row.UserAgent == c.userAgent {
+				if row.Count != int64(c.calls) || row.ServiceAccount != c.serviceAccount {
+					t.Errorf("pushed caller %+v, want %d calls by %s", row, c.calls, c.serviceAccount)
+				}
+				if !logged(logs, "audit log read") {
+					t.Error("the agent did not log its reading of the audit log")
+				}
+				return
+			}
+		}
+		t.Errorf("the pushed auditCalls do not name %s: %+v", c.userAgent, s.Callers)
+	case <-time.After(60 * time.Second):
+		t.Fatal("no push within 60s")
+	}
 }
