@@ -54,7 +54,7 @@ func (f *auditFlags) register(cmd *cobra.Command, stdin bool) {
 		what += ", or - for standard input"
 	}
 	fl.StringArrayVar(&f.paths, "audit-log", nil, what+"; names the callers of deprecated APIs (repeatable; docs/audit.md)")
-	fl.StringVar(&f.since, "audit-since", "30d", "how far back --audit-log counts calls, before the collection's time: days as 30d, or a Go duration")
+	fl.StringVar(&f.since, "audit-since", "30d", "the window of --audit-log before the collection's time: a caller not seen in it has stopped calling; days as 30d, or a Go duration")
 }
 
 // check refuses what would read nothing or read wrongly: --audit-since alone, standard
