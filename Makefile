@@ -168,13 +168,14 @@ BENCH_SIZES ?= 2000,20000,100000
 BENCH_PEER ?=
 
 .PHONY: bench
-bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation; MCP answers within 4 KB at 100k objects, and their cost; the chart advisor on 200 releases
+bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation; MCP answers within 4 KB at 100k objects, and their cost; the chart advisor on 200 releases; an audit log read (MB/s)
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -shapes classic,many-images -sizes $(BENCH_SIZES) -runs 3 $(if $(BENCH_PEER),-peer '$(BENCH_PEER)')
 	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 	UPGRADESCOPE_MCP_CORPUS_OBJECTS=100000 go test -count=1 -run TestEveryToolsFirstAnswerFitsAtTheWorstShapes ./mcpserver
 	go test -run '^$$' -bench MCP -benchmem -count 3 ./mcpserver
 	go test -run '^$$' -bench Advise200 -benchtime 3x -count 3 ./charts/advisor
 	go test -run '^$$' -bench VersionsFrom5000EntryIndex -benchtime 20x ./charts/repo
+	go test -run '^$$' -bench ReadAuditLog -benchmem -count 3 ./collectors/audit
 
 .PHONY: bench-serve
 bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventories, fleet reads of 1,000 clusters, 16 × 20 MiB pushes (SQLite)
@@ -186,10 +187,10 @@ bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventor
 # Minimization is off: OPA's goroutines make coverage vary between runs, and the fuzzer then
 # spends its time minimizing inputs that are not new (about 1 exec a second instead of 200).
 FUZZTIME ?= 60s
-FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./collectors/files:FuzzExcludeMatchesAsPathMatch ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse ./convert:FuzzConvertNeverPanics ./fix:FuzzPatchReadsAsTheConversion ./fix:FuzzHeadReadsWhatAParseReads ./mcpserver:FuzzClipBoundsWhatJSONWrites
+FUZZ     := ./kb/probe:FuzzParsePath ./kb/probe:FuzzRender ./kb/probe:FuzzStrictInvalidFollowsKEP4858 ./fleet/push:FuzzSplitEnvelope ./collectors/files:FuzzDecodeFile ./collectors/files:FuzzLineScanRecordsWhatAParseRecords ./collectors/files:FuzzWhatKubectlReadsIsRecorded ./collectors/files:FuzzPreflightReadsWhatAFullParseReads ./collectors/files:FuzzExcludeMatchesAsPathMatch ./inventory:FuzzParse ./inventory:FuzzParseVersionMatchesTheRegexp ./bundles:FuzzRead ./config:FuzzParse ./convert:FuzzConvertNeverPanics ./fix:FuzzPatchReadsAsTheConversion ./fix:FuzzHeadReadsWhatAParseReads ./mcpserver:FuzzClipBoundsWhatJSONWrites ./collectors/audit:FuzzAuditRead ./collectors/audit:FuzzProvider
 
 .PHONY: fuzz
-fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files, conversions, MCP answers' strings
+fuzz: ## run each fuzz target for FUZZTIME (60s): manifests, inventories, bundles, suppression files, conversions, MCP answers' strings, audit logs
 	@for t in $(FUZZ); do \
 		echo "== $${t%%:*} $${t##*:}"; \
 		go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -parallel 1 || exit 1; \

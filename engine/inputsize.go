@@ -54,6 +54,7 @@ func largeInput(inv *inventory.Document, ignoreRules int) *LargeInput {
 		{len(inv.ControlPlane), "control-plane component"},
 		{len(inv.CRDs), "CRD"},
 		{len(inv.DeprecatedCalls), "deprecated API call"},
+		{auditRows(inv.AuditCalls), "audit caller row"},
 		{len(inv.APIUsage) + len(inv.APIAuthorshipUnknown) + len(inv.OrphanUsage), "API usage row"},
 	}
 	sort.SliceStable(lists, func(i, j int) bool { return lists[i].n > lists[j].n })
@@ -105,4 +106,12 @@ func imageVersions(inv *inventory.Document) int {
 		n += len(w.Versions)
 	}
 	return n
+}
+
+// auditRows counts the callers and omitted rows of the audit section.
+func auditRows(a *inventory.AuditCalls) int {
+	if a == nil {
+		return 0
+	}
+	return len(a.Callers) + len(a.Omitted)
 }

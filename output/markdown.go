@@ -160,8 +160,53 @@ func linkable(c string) bool {
 	})
 }
 
+// markdownObjects is a finding's evidence cell: its objects, else the callers the audit log
+// names (a pull request comment shows no detail, so the cell is where "who" can be read).
 func markdownObjects(f report.Finding) string {
+	if len(f.Objects) == 0 && (len(f.Callers) > 0 || f.CallersOmitted != nil) {
+		return markdownCallers(f)
+	}
 	return objectsAs(f, func(o inventory.ObjectRef) string { return md(objectLabel(o)) })
+}
+
+// maxMarkdownCallers is how many callers a cell names, as many as a finding's detail does.
+const maxMarkdownCallers = 3
+
+// markdownCallers names the busiest callers with their counts, and counts the callers past
+// them exactly as the report does (those listed and those it omitted).
+func markdownCallers(f report.Finding) string {
+	var parts []string
+	for i, c := range f.Callers {
+		if i == maxMarkdownCallers {
+			break
+		}
+		parts = append(parts, md(fmt.Sprintf("%s (%s): %s", callerAgent(c), callerWho(c), report.Count(int(c.Count), "call"))))
+	}
+	more := int64(len(f.Callers) - len(parts))
+	if f.CallersOmitted != nil {
+		more += f.CallersOmitted.Callers
+	}
+	if more > 0 {
+		parts = append(parts, "and "+report.Count(int(more), "more caller"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func callerAgent(c report.Caller) string {
+	if c.UserAgent == "" {
+		return "no user agent"
+	}
+	return c.UserAgent
+}
+
+func callerWho(c report.Caller) string {
+	switch {
+	case c.ServiceAccount != "":
+		return "service account " + c.ServiceAccount
+	case c.User != "":
+		return "user " + c.User
+	}
+	return "no user"
 }
 
 func markdownSuppressed(fs []report.Finding) string {

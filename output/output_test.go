@@ -21,8 +21,8 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files; read them before committing")
 
 // goldenScenarios exercise every section of every format: blockers, a suppressed finding,
-// an expired rule and an optional gap; a required gap; two targets.
-var goldenScenarios = []string{"suppressions", "partial-api-usage-is-unknown", "multi-target", "chart-advice-helm-release-upgrade"}
+// an expired rule and an optional gap; a required gap; two targets; a finding naming its callers.
+var goldenScenarios = []string{"suppressions", "partial-api-usage-is-unknown", "multi-target", "chart-advice-helm-release-upgrade", "audit-callers-blocker"}
 
 // judged evaluates a golden scenario of ../testdata with the built-in bundles.
 func judged(t *testing.T, dir string) *report.Report {

@@ -150,6 +150,11 @@ type Finding struct {
 	Citations         []string              `json:"citations,omitempty"`
 	// Calls are deprecated-API requests the apiserver counted at this finding's API.
 	Calls []string `json:"calls,omitempty"`
+	// Callers are who the API server's audit events show calling this finding's API, the
+	// busiest first (by count, then the latest seen, then user agent; the built-in rules list
+	// ten: lib/calls max_listed); CallersOmitted counts the others.
+	Callers        []Caller        `json:"callers,omitempty"`
+	CallersOmitted *CallersOmitted `json:"callersOmitted,omitempty"`
 	// Teams own the finding's namespaces, through the namespace team label.
 	Teams       []string     `json:"teams,omitempty"`
 	Pack        string       `json:"pack,omitempty"`
@@ -159,6 +164,32 @@ type Finding struct {
 	Source string `json:"source,omitempty"`
 	// Fix is the chart advisor's answer for a finding about a release's chart.
 	Fix *ChartFix `json:"fix,omitempty"`
+}
+
+// Caller is one caller of a deprecated API as the audit events aggregate it
+// (inventory.AuditCaller): one verb by one user with one user agent. Times are
+// inventory.AuditTime strings.
+type Caller struct {
+	UserAgent string `json:"userAgent"`
+	User      string `json:"user"`
+	// ServiceAccount is "namespace/name" when User is a service account.
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	Verb           string `json:"verb"`
+	// Subresource is set when the caller called one ("status").
+	Subresource string `json:"subresource,omitempty"`
+	Count       int64  `json:"count"`
+	FirstSeen   string `json:"firstSeen"`
+	LastSeen    string `json:"lastSeen"`
+	// SourceRanges are the client addresses as /24 (IPv4) and /64 (IPv6) ranges.
+	SourceRanges        []string `json:"sourceRanges,omitempty"`
+	SourceRangesOmitted int      `json:"sourceRangesOmitted,omitempty"`
+}
+
+// CallersOmitted counts the callers of a finding's API past those it lists, and their calls.
+// Callers the reading could not track (past inventory.MaxAuditTracked) are in Calls only.
+type CallersOmitted struct {
+	Callers int64 `json:"callers"`
+	Calls   int64 `json:"calls"`
 }
 
 // ChartFix names the chart version to upgrade to, for a finding about a Helm release's or

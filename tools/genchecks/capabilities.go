@@ -79,16 +79,21 @@ func capabilityConstants(f *ast.File) []Capability {
 				if err != nil {
 					continue
 				}
-				out = append(out, Capability{Name: value, Constant: ident.Name, Doc: constantDoc(ident.Name, vs)})
+				out = append(out, Capability{Name: value, Constant: ident.Name, Doc: constantDoc(ident.Name, gen, vs)})
 			}
 		}
 	}
 	return out
 }
 
-// constantDoc is a constant's doc comment without its leading "CapX:" label, on one line.
-func constantDoc(name string, vs *ast.ValueSpec) string {
+// constantDoc is a constant's doc comment without its leading "CapX:" label, on one line. A
+// constant declared alone (const CapX = "x", no parentheses) has its comment on the
+// declaration, not on the spec.
+func constantDoc(name string, gen *ast.GenDecl, vs *ast.ValueSpec) string {
 	doc := vs.Doc.Text()
+	if doc == "" && !gen.Lparen.IsValid() {
+		doc = gen.Doc.Text()
+	}
 	if doc == "" {
 		doc = vs.Comment.Text()
 	}

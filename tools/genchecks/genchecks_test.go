@@ -46,7 +46,10 @@ func TestTheInventoryCapabilitiesAreReadFromItsConstants(t *testing.T) {
 	for _, c := range caps {
 		byName[c.Name] = c
 	}
-	for name, constant := range map[string]string{"api-usage": "CapAPIUsage", "disruption-budgets": "CapDisruptionBudgets", "kubelet-config": "CapKubeletConfig"} {
+	for name, constant := range map[string]string{
+		"api-usage": "CapAPIUsage", "disruption-budgets": "CapDisruptionBudgets", "kubelet-config": "CapKubeletConfig",
+		"audit-log": "CapAuditLog", // declared alone, its comment on the declaration
+	} {
 		c, ok := byName[name]
 		if !ok || c.Constant != constant {
 			t.Errorf("capability %s: got %+v, want it read from inventory.%s", name, c, constant)

@@ -349,8 +349,14 @@ test_a_subpackage_finding_is_gathered_and_checked if {
 	out.invalidFindings == [{"pack": "custom/acme/sub", "problems": ["namespaces must be an array of strings"], "finding": bad}]
 }
 
+caller := {"userAgent": "reporter/1.0", "user": "alice", "verb": "list", "count": 3, "firstSeen": "2026-11-01T08:00:00Z", "lastSeen": "2026-11-02T08:00:00Z"}
+
+bad_callers := "callers must be an array of callers (userAgent, user, verb, count, firstSeen, lastSeen)"
+
 test_each_field_type_is_checked if {
 	f := finding("acme-x/a", "warning")
+	callers := {"callers": [object.union(caller, {"sourceRanges": ["10.0.1.0/24"]})], "callersOmitted": {"callers": 2, "calls": 9}}
+	report.finding_problems(object.union(f, callers)) == [] with input as base_input
 	report.finding_problems(object.union(f, {"objects": [{"name": "a", "namespace": "web", "line": 3}], "objectsOmitted": 2})) == [] with input as base_input
 	report.finding_problems(object.remove(f, ["title"])) == ["title is required"] with input as base_input
 	cases := [
@@ -362,6 +368,9 @@ test_each_field_type_is_checked if {
 		[{"objects": [{"name": 1}]}, "objects must be an array of objects with a string name"],
 		[{"objects": [{"name": "a", "line": "3"}]}, "objects must be an array of objects with a string name"],
 		[{"suppression": {}}, "suppression must be absent (the report sets it)"],
+		[{"callers": [object.remove(caller, ["count"])]}, bad_callers],
+		[{"callers": [object.union(caller, {"sourceRanges": "10.0.0.0/24"})]}, bad_callers],
+		[{"callersOmitted": {"callers": 1}}, "callersOmitted must be an object with integer callers and calls"],
 	]
 	every c in cases {
 		report.finding_problems(object.union(f, c[0])) == [c[1]] with input as base_input

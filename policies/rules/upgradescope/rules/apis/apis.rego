@@ -15,6 +15,7 @@ package upgradescope.rules.apis
 
 import data.upgradescope.kb
 import data.upgradescope.lib.apis
+import data.upgradescope.lib.calls
 import data.upgradescope.lib.versions
 
 # METADATA
@@ -116,7 +117,10 @@ findings contains unattributed if {
 	f := finding(u, k, t, "deprecated-api", "info", title, migrate(k, e, t))
 	unattributed := object.union(f, {
 		"key": sprintf("deprecated-api/%s/authorship-unknown", [k]),
-		"detail": "These objects have no managedFields and no last-applied-configuration: nothing shows whether a client still writes them through this version.",
+		"detail": with_callers(
+			"These objects have no managedFields and no last-applied-configuration: nothing in them shows whether a client still writes them through this version.",
+			k,
+		),
 	})
 }
 
@@ -135,19 +139,40 @@ entry(u) := [k, e] if {
 
 removal_in_window(e, t) if versions.ordinal(e.removed) <= versions.ordinal(t) + 1
 
-finding(u, k, t, category, severity, title, remediation) := {
-	"key": sprintf("%s/%s", [category, k]),
-	"category": category,
-	"severity": severity,
-	"target": t,
-	"title": title,
-	"detail": detail(u),
-	"remediation": remediation,
-	"objects": object.get(u, "objects", []),
-	"objectsOmitted": object.get(u, "objectsOmitted", 0),
-	"namespaces": sort(object.keys(u.namespaces) - {""}),
-	"citations": kb.apis[k].citations,
-	"calls": calls_of(k),
+finding(u, k, t, category, severity, title, remediation) := object.union(
+	{
+		"key": sprintf("%s/%s", [category, k]),
+		"category": category,
+		"severity": severity,
+		"target": t,
+		"title": title,
+		"detail": with_callers(detail(u), k),
+		"remediation": remediation,
+		"objects": object.get(u, "objects", []),
+		"objectsOmitted": object.get(u, "objectsOmitted", 0),
+		"namespaces": sort(object.keys(u.namespaces) - {""}),
+		"citations": kb.apis[k].citations,
+		"calls": calls_of(k),
+	},
+	callers_of(k),
+)
+
+# The audit log's callers at this API (its subresources included), folded into the object
+# finding as the calls pack would list them; {} when the audit log names none.
+callers_of(k) := object.get(calls.entry_summary, [k, "evidence"], {})
+
+# The detail, and the sentence naming the audit log's callers when it names any.
+with_callers(text, k) := callers_sentence(k) if {
+	text == ""
+} else := sprintf("%s %s", [text, callers_sentence(k)]) if {
+	endswith(text, ".")
+} else := sprintf("%s. %s", [text, callers_sentence(k)]) if {
+	callers_sentence(k)
+} else := text
+
+callers_sentence(k) := s if {
+	s := object.get(calls.entry_summary, [k, "sentence"], "")
+	s != ""
 }
 
 # Calls the apiserver saw at this API, folded into the object finding.

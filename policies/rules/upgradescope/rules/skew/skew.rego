@@ -6,7 +6,8 @@
 #   may be newer than the oldest kube-apiserver nor further behind than the window below the
 #   newest one; after it, against the target. Nodes come grouped by version,
 #   so the rules iterate versions, not nodes. Vendor builds are parsed by their minor. No
-#   server version, no skew findings.
+#   server version, no skew findings. kubectl versions come from the user agents in the API
+#   server's audit events (inventory.auditCalls) and are judged against the target.
 # related_resources:
 #   - ref: https://kubernetes.io/releases/version-skew-policy/
 # custom:
@@ -219,6 +220,76 @@ findings contains f if {
 	])
 	f := finding("upgrade-path", "info", t, title, "", "Plan one hop per minor (upgradescope scan --plan).")
 }
+
+# kubectl is judged against the target only: the control plane runs it after the upgrade, and
+# a kubectl the audit log last saw before its window is no longer in use as far as it tells,
+# so it is not judged at all (an info per stale version would list every laptop ever upgraded).
+# METADATA
+# custom:
+#   families:
+#     - id: kubectl-skew
+#       title: kubectl versions outside the version skew policy
+#       category: version-skew
+#       reads: [inventory.auditCalls]
+#       capabilities: [audit-log]
+#       modes: [cluster, files]
+#       severity: >-
+#         warning when a kubectl minor the audit log saw since the start of its window (--audit-since) is
+#         more than one minor older or newer than the target; kubectl last seen before the window is not
+#         judged.
+#       citations:
+#         - https://kubernetes.io/releases/version-skew-policy/#kubectl
+findings contains f if {
+	some minor, clients in kubectl_minors
+	some t in input.targets
+	off := minor - versions.ordinal(t)
+	abs(off) > kb.skew.kubectlMaxSkew
+	title := sprintf("kubectl %s is %s Kubernetes %s (kubectl is supported within %s of kube-apiserver)", [
+		versions.minor(minor), distance(off), t, minors(kb.skew.kubectlMaxSkew),
+	])
+	remediation := sprintf("Move these users to kubectl %s to %s before the control plane runs %s.", [
+		versions.minor(versions.ordinal(t) - kb.skew.kubectlMaxSkew), versions.minor(versions.ordinal(t) + kb.skew.kubectlMaxSkew), t,
+	])
+	f := object.union(
+		finding(sprintf("kubectl/%s", [versions.minor(minor)]), "warning", t, title, kubectl_detail(clients), remediation),
+		{"citations": kb.skew.kubectlCitations},
+	)
+}
+
+# The kubectl versions the audit log saw in its window, by minor.
+kubectl_minors[minor] contains k if {
+	audit := object.get(input.inventory, "auditCalls", {})
+	some k in object.get(audit, "kubectl", [])
+	k.lastSeen >= audit.since
+	minor := versions.ordinal(k.version)
+}
+
+distance(off) := sprintf("%s behind", [minors(0 - off)]) if off < 0
+
+distance(off) := sprintf("%s ahead of", [minors(off)]) if off > 0
+
+minors(1) := "1 minor"
+
+minors(n) := sprintf("%d minors", [n]) if n != 1
+
+# Each version with its requests, last seen and users, exactly as the audit log counted them.
+kubectl_detail(clients) := sprintf("The audit log saw %s.", [concat("; ", [kubectl_label(k) | some k in sorted_clients(clients)])])
+
+sorted_clients(clients) := [x[1] | some x in sort([[k.version, k] | some k in clients])]
+
+kubectl_label(k) := sprintf("%s (%s, last seen %s) used by %s", [k.version, requests_phrase(k.count), k.lastSeen, users_phrase(k)])
+
+requests_phrase(1) := "1 request"
+
+requests_phrase(n) := sprintf("%d requests", [n]) if n != 1
+
+users_phrase(k) := concat("", [concat(", ", object.get(k, "users", [])), more_users(object.get(k, "usersOmitted", 0))]) if {
+	count(object.get(k, "users", [])) > 0
+} else := "users the audit log did not name"
+
+more_users(0) := ""
+
+more_users(n) := sprintf(" and %d more", [n]) if n > 0
 
 apiservers contains versions.ordinal(c.version) if {
 	some c in input.inventory.controlPlane

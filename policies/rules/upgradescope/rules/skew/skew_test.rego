@@ -5,6 +5,7 @@ import data.upgradescope.rules.skew
 skew_kb := {
 	"kubeletMaxBehind": 3, "kubeletMaxBehindBefore125": 2, "kubeletWindowChangedIn": "1.25",
 	"kubeProxyMaxBehind": 3, "controlPlaneMaxBehind": 1, "apiserverMaxSpread": 1,
+	"kubectlMaxSkew": 1, "kubectlCitations": ["https://kubernetes.io/releases/version-skew-policy/#kubectl"],
 	"citations": ["https://kubernetes.io/releases/version-skew-policy/"],
 }
 
@@ -119,4 +120,64 @@ test_a_target_more_than_one_minor_ahead_is_an_upgrade_path_note if {
 
 test_an_emulated_minor_is_the_current_minor if {
 	judge({"serverVersion": "v1.35.4", "emulatedVersion": "1.32"}, "1.34") == {["version-skew/upgrade-path", "info"]}
+}
+
+# kubectl ----------------------------------------------------------------------------------
+
+kubectl(version, users, last) := {"version": version, "count": 5, "users": users, "lastSeen": last}
+
+# An inventory of manifests with an exported audit log: no server version.
+with_kubectl(clients) := {"auditCalls": {
+	"since": "2026-10-30T12:00:00Z", "events": 10, "requests": 10, "deprecatedRequests": 0,
+	"kubectl": clients,
+}}
+
+test_kubectl_within_one_minor_of_the_target_is_in_policy if {
+	inv := with_kubectl([
+		kubectl("v1.32.1", ["a"], "2026-11-29T00:00:00Z"),
+		kubectl("v1.33.0", ["b"], "2026-11-29T00:00:00Z"),
+		kubectl("v1.34.2", ["c"], "2026-11-29T00:00:00Z"),
+	])
+	judge(inv, "1.33") == set()
+}
+
+test_kubectl_more_than_one_minor_from_the_target_is_a_warning_naming_its_users if {
+	inv := with_kubectl([
+		kubectl("v1.30.2", ["alice", "bob"], "2026-11-29T11:30:00Z"),
+		object.union(kubectl("v1.30.9", ["carol"], "2026-11-01T00:00:00Z"), {"count": 1, "usersOmitted": 2}),
+		kubectl("v1.36.0", ["dan"], "2026-11-29T00:00:00Z"),
+	])
+	judge(inv, "1.33") == {["version-skew/kubectl/1.30", "warning"], ["version-skew/kubectl/1.36", "warning"]}
+	some f in findings(inv, "1.33")
+	f.key == "version-skew/kubectl/1.30"
+	f.title == "kubectl 1.30 is 3 minors behind Kubernetes 1.33 (kubectl is supported within 1 minor of kube-apiserver)"
+	f.detail == concat("", [
+		"The audit log saw v1.30.2 (5 requests, last seen 2026-11-29T11:30:00Z) used by alice, bob; ",
+		"v1.30.9 (1 request, last seen 2026-11-01T00:00:00Z) used by carol and 2 more.",
+	])
+	f.remediation == "Move these users to kubectl 1.32 to 1.34 before the control plane runs 1.33."
+	f.citations == ["https://kubernetes.io/releases/version-skew-policy/#kubectl"]
+	some ahead in findings(inv, "1.33")
+	ahead.title == "kubectl 1.36 is 3 minors ahead of Kubernetes 1.33 (kubectl is supported within 1 minor of kube-apiserver)"
+}
+
+test_kubectl_two_minors_away_says_so if {
+	inv := with_kubectl([kubectl("v1.31.0", [], "2026-11-29T00:00:00Z"), kubectl("v1.35.0", ["e"], "2026-11-29T00:00:00Z")])
+	titles := {f.title | some f in findings(inv, "1.33")}
+	titles == {
+		"kubectl 1.31 is 2 minors behind Kubernetes 1.33 (kubectl is supported within 1 minor of kube-apiserver)",
+		"kubectl 1.35 is 2 minors ahead of Kubernetes 1.33 (kubectl is supported within 1 minor of kube-apiserver)",
+	}
+	some f in findings(inv, "1.33")
+	f.key == "version-skew/kubectl/1.31"
+	f.detail == "The audit log saw v1.31.0 (5 requests, last seen 2026-11-29T00:00:00Z) used by users the audit log did not name."
+}
+
+test_kubectl_last_seen_before_the_window_is_not_judged if {
+	inv := with_kubectl([kubectl("v1.28.1", ["carol"], "2026-10-30T11:59:59Z"), kubectl("v1.27.0", ["x"], "2026-01-01T00:00:00Z")])
+	judge(inv, "1.33") == set()
+}
+
+test_a_kubectl_version_that_does_not_parse_is_not_judged if {
+	judge(with_kubectl([kubectl("unknown", ["x"], "2026-11-29T00:00:00Z")]), "1.33") == set()
 }
