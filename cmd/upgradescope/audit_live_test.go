@@ -29,6 +29,7 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/internal/testenv/kubetest"
 	"github.com/upgradescope/upgradescope/inventory"
+	"github.com/upgradescope/upgradescope/report"
 )
 
 // removedAPICase is a deprecated API one of the test API servers still serves, and the
@@ -81,7 +82,7 @@ func TestScanNamesTheClientThatCallsAnAPIRemovedAtTheTarget(t *testing.T) {
 
 // A CI job judges an exported log beside the manifests it deploys: the same caller, named
 // from a copy of the log, with no cluster.
-func TestAnExportedAuditLogBesideManifestsNamesTheClient(t *testing.T) {
+func TestScanOfManifestsWithAnExportedAuditLogNamesTheClient(t *testing.T) {
 	dir := kubetest.AuditDir(t, kubetest.EnvAuditDir)
 	c := callRemovedAPI(t, kubetest.Config(t, kubetest.EnvServer, "admin"), dir, serviceCIDRs.gvr)
 	waitForAuditEvents(t, dir, c)
@@ -89,6 +90,9 @@ func TestAnExportedAuditLogBesideManifestsNamesTheClient(t *testing.T) {
 
 	r := runCLI(t, "inventory", "--files", examples, "--audit-log", exported)
 	checkCaller(t, r, serviceCIDRs, c)
+
+	scan := runCLI(t, "scan", "--files", examples, "--audit-log", exported, "--target", "1.37", "-o", "json")
+	checkCallsFinding(t, scan, serviceCIDRs, c)
 }
 
 // callRemovedAPI lists gvr as a new service account (cluster-admin through a binding) with a
@@ -278,16 +282,16 @@ func checkCaller(t *testing.T, r result, tc removedAPICase, c caller) {
 	}
 }
 
-// checkCallsFinding finds the deprecated-API-in-use blocker of tc's API in a live scan's
-// report, which the apiserver's metric raises as well.
+// checkCallsFinding finds, in a scan's report, the deprecated-API-in-use blocker of tc's
+// API naming c with its count.
 func checkCallsFinding(t *testing.T, r result, tc removedAPICase, c caller) {
 	t.Helper()
 	var rep struct {
 		Targets []struct {
 			Findings []struct {
-				Key      string `json:"key"`
-				Severity string `json:"severity"`
-				Detail   string `json:"detail"`
+				Key      string          `json:"key"`
+				Severity string          `json:"severity"`
+				Callers  []report.Caller `json:"callers"`
 			} `json:"findings"`
 		} `json:"targets"`
 	}
@@ -296,12 +300,22 @@ func checkCallsFinding(t *testing.T, r result, tc removedAPICase, c caller) {
 	}
 	key := "deprecated-api-in-use/" + tc.gvr.Group + "/" + tc.gvr.Version + "/" + tc.gvr.Resource
 	for _, f := range rep.Targets[0].Findings {
-		if f.Key == key {
-			if f.Severity != "blocker" {
-				t.Errorf("%s is a %s, want a blocker at %s", key, f.Severity, tc.removed)
-			}
-			return
+		if f.Key != key {
+			continue
 		}
+		if f.Severity != "blocker" || r.code != exitGate {
+			t.Errorf("%s is a %s (exit %d), want a blocker at %s", key, f.Severity, r.code, tc.removed)
+		}
+		for _, got := range f.Callers {
+			if got.UserAgent == c.userAgent {
+				if got.User != c.user || got.ServiceAccount != c.serviceAccount || got.Verb != "list" || got.Count != int64(c.calls) {
+					t.Errorf("%s names %+v, want %d lists by %s", key, got, c.calls, c.serviceAccount)
+				}
+				return
+			}
+		}
+		t.Errorf("%s does not name %s among %+v", key, c.userAgent, f.Callers)
+		return
 	}
 	t.Errorf("no finding %s in %s", key, r.stdout)
 }
