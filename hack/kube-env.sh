@@ -30,9 +30,12 @@
 #   AUDIT_CLUSTER       cluster name in the webhook's URL                 (default kube-env)
 # Audit: the server logs what docs/audit-policy.yaml selects to $KUBE_WORK_DIR/audit/audit.log
 # (rotated at 1 MB, gzip-compressed) and posts the same events in batches to
-# http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER with the bearer
+# https://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER with the bearer
 # token in $KUBE_WORK_DIR/audit-webhook.token (what `upgradescope serve` takes as an ingest
-# token). Nothing need listen there: the batch backend drops what it cannot deliver.
+# token), trusting the test CA: serve listens there with --tls-cert-file
+# $KUBE_WORK_DIR/pki/audit-webhook.crt --tls-key-file $KUBE_WORK_DIR/pki/audit-webhook.key
+# (client-go sends a kubeconfig's token to an https server only). Nothing need listen there:
+# the batch backend drops what it cannot deliver.
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
@@ -197,10 +200,6 @@ cmd_install() {
 gen_certs() {
   local c="$WORK/pki"
   mkdir -p "$c"
-  [ -f "$c/admin.crt" ] && return
-  log "generating certificates in $c"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
-    -subj "/CN=upgradescope-test-ca" -keyout "$c/ca.key" -out "$c/ca.crt" 2>/dev/null
   sign() { # name subject extfile-content
     openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
       -subj "$2" -keyout "$c/$1.key" -out "$c/$1.csr" 2>/dev/null
@@ -208,6 +207,16 @@ gen_certs() {
     openssl x509 -req -in "$c/$1.csr" -CA "$c/ca.crt" -CAkey "$c/ca.key" -CAcreateserial \
       -days 3650 -extfile "$c/$1.ext" -out "$c/$1.crt" 2>/dev/null
   }
+  # the audit webhook's receiver (upgradescope serve --tls-cert-file) on loopback: client-go
+  # sends a kubeconfig's token to an https server only, so the webhook posts over TLS
+  [ -f "$c/ca.key" ] && [ ! -f "$c/audit-webhook.crt" ] && sign audit-webhook "/CN=upgradescope-audit-webhook" \
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+  [ -f "$c/admin.crt" ] && return
+  log "generating certificates in $c"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+    -subj "/CN=upgradescope-test-ca" -keyout "$c/ca.key" -out "$c/ca.crt" 2>/dev/null
+  sign audit-webhook "/CN=upgradescope-audit-webhook" \
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
   sign apiserver "/CN=kube-apiserver" \
     "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
   sign admin "/O=system:masters/CN=upgradescope-admin" \
@@ -343,7 +352,8 @@ kind: Config
 clusters:
   - name: upgradescope
     cluster:
-      server: http://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER
+      server: https://127.0.0.1:$AUDIT_WEBHOOK_PORT/api/v1/audit/$AUDIT_CLUSTER
+      certificate-authority-data: $(base64 -w0 <"$WORK/pki/ca.crt")
 users:
   - name: apiserver
     user:

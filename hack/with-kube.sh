@@ -34,6 +34,11 @@ export UPGRADESCOPE_AUDIT_DIR_EMULATED="$emulated_dir/audit"
 export UPGRADESCOPE_AUDIT_WEBHOOK_LISTEN="127.0.0.1:${AUDIT_WEBHOOK_PORT:-$((${APISERVER_PORT:-16443} + 2))}"
 export UPGRADESCOPE_AUDIT_WEBHOOK_TOKEN_FILE="$kube_dir/audit-webhook.token"
 export UPGRADESCOPE_AUDIT_WEBHOOK_CLUSTER="${AUDIT_CLUSTER:-kube-env}"
+# the certificate and key the receiver serves the webhook's TLS with, and the test CA that
+# signed them, which the webhook trusts
+export UPGRADESCOPE_AUDIT_WEBHOOK_TLS_CERT_FILE="$kube_dir/pki/audit-webhook.crt"
+export UPGRADESCOPE_AUDIT_WEBHOOK_TLS_KEY_FILE="$kube_dir/pki/audit-webhook.key"
+export UPGRADESCOPE_AUDIT_WEBHOOK_CA_FILE="$kube_dir/pki/ca.crt"
 # etcd, kube-apiserver and kubectl-convert of 1.35: rehearse's --kube-binaries, fix's oracle
 export UPGRADESCOPE_KUBE_BINARIES="$("$kube" bindir)"
 "$@"

@@ -24,6 +24,7 @@ type features struct {
 	gate      *gateHandler
 	dryRun    *dryRunHandler
 	dashboard *dashboardHandler
+	audit     *auditHandler
 }
 
 // build wires the shared parts into each feature and sets the Server's background parts
@@ -46,12 +47,15 @@ func (s *Server) build() features {
 	collectors := []prometheus.Collector{&fleetCollector{reads: reads, pending: s.reeval.pendingCount, now: cfg.Now,
 		deadline: 5 * time.Second}}
 	collectors = append(collectors, s.notes.collectors()...)
+	s.refresh = newAuditRefresh(s.reeval, s.work, cfg.Logger)
+	audited := newAuditMetrics()
+	collectors = append(collectors, audited.collectors()...)
 	s.metrics = newMetrics(append(collectors, cfg.Collectors...)...)
 	f := features{
 		creds: &credentials{store: cfg.Store, log: cfg.Logger, ingestToken: cfg.IngestToken, readToken: cfg.ReadToken,
 			adminToken: cfg.AdminToken, requireRead: cfg.RequireReadCredential},
 		ops: &opsHandler{store: cfg.Store, log: cfg.Logger, scrape: s.metrics.scrapeHandler},
-		ingest: &ingestHandler{store: cfg.Store, admit: admit, eval: eval, notes: s.notes, plan: s.plan,
+		ingest: &ingestHandler{store: cfg.Store, admit: admit, snaps: s.snaps, eval: eval, notes: s.notes, plan: s.plan,
 			metrics: s.metrics, log: cfg.Logger, work: s.work, maxBytes: cfg.MaxSnapshotBytes, bodyTimeout: cfg.BodyTimeout},
 		clusters: &clustersHandler{reads: reads, snaps: s.snaps, admit: admit, store: cfg.Store, plan: s.plan},
 		admin:    &adminHandler{reads: reads, store: cfg.Store, log: cfg.Logger},
@@ -65,6 +69,8 @@ func (s *Server) build() features {
 			withCandidate: cfg.WithCandidate, maxBytes: cfg.MaxSnapshotBytes},
 		dashboard: &dashboardHandler{reads: reads, served: served, policy: s.policy, plan: s.plan,
 			shell: web.Shell(cfg.PathPrefix), prefix: cfg.PathPrefix},
+		audit: &auditHandler{store: cfg.Store, admit: admit, refresh: s.refresh, metrics: audited, log: cfg.Logger,
+			work: s.work, maxBytes: cfg.MaxAuditBatchBytes, bodyTimeout: cfg.BodyTimeout},
 	}
 	if cfg.PublishDir != "" {
 		f.bundles = bundleFilesHandler{published: bundles.Handler(cfg.PublishDir, bundles.ServeOptions{})}

@@ -204,6 +204,9 @@ func (h *dashboardHandler) cluster(r *http.Request, sc scope) ([]byte, error) {
 	if err := h.fillExports(r.Context(), c, sc, view); err != nil {
 		return nil, err
 	}
+	if err := h.fillAudit(r.Context(), c, sc, view); err != nil {
+		return nil, err
+	}
 	if view.Target != "" {
 		points, err := h.reads.history(r.Context(), c, sc, view.Target, defaultHistory)
 		if err != nil {

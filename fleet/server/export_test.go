@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/upgradescope/upgradescope/engine"
+	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // SetReevaluateHook makes fn run between each re-evaluation and its store, so a test can
@@ -57,4 +59,22 @@ func UnownedTwoWays(ctx context.Context, s *Server, target string) (cells, sums 
 		sums[j.cluster.Name] = [2]int{u.Blockers, u.Warnings}
 	}
 	return cells, sums, nil
+}
+
+// SetAuditRefresh sets how long after a batch naming something new the cluster is judged
+// again, and how often at most.
+func SetAuditRefresh(s *Server, delay, every time.Duration) {
+	s.refresh.mu.Lock()
+	defer s.refresh.mu.Unlock()
+	s.refresh.delay, s.refresh.every = delay, every
+}
+
+// DecodeAuditSection reads a stored audit section back, failing t when it cannot.
+func DecodeAuditSection(t testing.TB, stored []byte) *inventory.AuditCalls {
+	t.Helper()
+	s, err := decodeAuditSection(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

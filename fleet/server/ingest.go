@@ -30,6 +30,7 @@ const ingestTimeout = time.Minute
 type ingestHandler struct {
 	store   store.Store
 	admit   *admission.Turns
+	snaps   *snapshots
 	eval    *evaluator
 	notes   *notifications
 	plan    targetPlan
@@ -271,7 +272,13 @@ func (h *ingestHandler) judge(ctx context.Context, name string, doc *inventory.D
 	if len(targets) == 0 {
 		return nil, nil, nil
 	}
-	evals, results, err := h.eval.evaluate(ctx, doc, targets)
+	// The cluster's audit webhook section is judged with the pushed inventory (withAudit).
+	judged, err := h.snaps.withAudit(ctx, head.ID, doc)
+	var evals []store.Evaluation
+	var results map[string]*report.TargetResult
+	if err == nil {
+		evals, results, err = h.eval.evaluate(ctx, judged, targets)
+	}
 	if errors.Is(err, admission.ErrBusy) {
 		return nil, nil, err
 	}

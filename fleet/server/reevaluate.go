@@ -238,6 +238,9 @@ func (re *reevaluator) cluster(ctx context.Context, pol *policy, c store.Cluster
 	if err != nil {
 		return err
 	}
+	if doc, err = re.snaps.withAudit(ctx, c.ID, doc); err != nil {
+		return err
+	}
 	cells, err := re.store.ClusterCells(ctx, c.ID)
 	if err != nil {
 		return err

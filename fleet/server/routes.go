@@ -32,6 +32,7 @@ func (s *Server) routes(f features) http.Handler {
 	handle("GET /readyz", "readyz", http.HandlerFunc(f.ops.readyz))
 	handle("GET /metrics", "metrics", read(fleetOnly(metricsFleetOnly)(f.ops.scrape)))
 	handle("POST /api/v1/snapshots", "snapshots", f.creds.ingest(s.metrics.refused)(f.ingest))
+	handle("POST /api/v1/audit/{name}", "audit", f.creds.ingest(f.audit.metrics.refused)(f.audit))
 	handle("GET /api/v1/clusters", "clusters", reads(f.clusters.list))
 	handle("GET /api/v1/clusters/{id}", "cluster", reads(f.clusters.get))
 	handle("DELETE /api/v1/clusters/{id}", "cluster-delete", admin(f.admin.delete))

@@ -140,6 +140,7 @@ var scopedReads = []read{
 	{"the readiness probe", "GET /readyz", "GET", "/readyz", "", nil},
 	{"the metrics, refused", "GET /metrics", "GET", "/metrics", "", nil},
 	{"a push with a read token, refused", "POST /api/v1/snapshots", "POST", "/api/v1/snapshots", "{}", nil},
+	{"an audit batch with a read token, refused", "POST /api/v1/audit/{name}", "POST", "/api/v1/audit/prod", `{"kind":"EventList","items":[]}`, nil},
 	{"the cluster list", "GET /api/v1/clusters", "GET", "/api/v1/clusters", "", nil},
 	{"the cluster's detail", "GET /api/v1/clusters/{id}", "GET", "/api/v1/clusters/%d", "", nil},
 	{"a delete, refused", "DELETE /api/v1/clusters/{id}", "DELETE", "/api/v1/clusters/%d", "", nil},

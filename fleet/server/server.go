@@ -11,6 +11,8 @@
 // reaching into another's fields:
 //
 //   - ingest: ingest.go (ingestHandler), evaluate.go (evaluator), notifications.go
+//   - the audit webhook backend's batches: audit.go (auditHandler), auditcalls.go (the
+//     stored section judged with a cluster's snapshots), auditrefresh.go
 //   - reads: fleetview.go (fleetReads, the read side every read shares), clusters.go,
 //     reports.go (servedReports, reportsHandler), fleet.go, shares.go and share.go (a
 //     team-scoped reader's share), admin.go
@@ -79,6 +81,8 @@ type Config struct {
 	MaxSnapshotBytes int
 	// MaxGateBytes bounds a gate request's body (default DefaultMaxGateBytes).
 	MaxGateBytes int
+	// MaxAuditBatchBytes bounds an audit webhook batch (default DefaultMaxAuditBatchBytes).
+	MaxAuditBatchBytes int
 	// Verification checks a candidate bundle sent to the dry run (nil: dry runs are
 	// refused, since the server could not tell a signed candidate from any other).
 	Verification *bundle.VerificationConfig
@@ -127,6 +131,7 @@ type Server struct {
 	plan    targetPlan
 	snaps   *snapshots
 	reeval  *reevaluator
+	refresh *auditRefresh
 	notes   *notifications
 	metrics *metrics
 	handler http.Handler
@@ -160,6 +165,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSnapshotBytes <= 0 {
 		cfg.MaxSnapshotBytes = push.MaxBytes
+	}
+	if cfg.MaxAuditBatchBytes <= 0 {
+		cfg.MaxAuditBatchBytes = DefaultMaxAuditBatchBytes
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout

@@ -45,6 +45,7 @@ func shareOf(doc *inventory.Document, sc scope) *inventory.Document {
 	out.Probes = sh.probes(doc.Probes)
 	out.Preflight = sh.preflight(doc.Preflight, out.Capabilities)
 	out.Namespaces = keep(doc.Namespaces, func(ns inventory.Namespace) bool { return sh.visible(ns.Name) })
+	out.AuditCalls = sh.auditCalls(doc.AuditCalls)
 	return &out
 }
 

@@ -43,6 +43,9 @@ import (
 //     each may be tens of megabytes.
 //  7. What-if evaluations (WhatIf: an unstored report, a team-scoped share, a gate): one at
 //     a time, since nothing bounds what readers ask for.
+//  8. Audit webhook batches (AuditBatch): MaxAuditBatchesInFlight read and counted at once,
+//     each holding its body (at most --max-audit-batch-bytes) and its cluster's section. They
+//     take no push's turn: an API server's batches, however many, never delay a push.
 //
 // A turn that cannot be had within its wait (slotWait, evalWait, whatIfWait, dryRunWait)
 // is refused (a *Refusal: the server answers 503 with Retry-After) rather than queueing
@@ -57,6 +60,7 @@ type Turns struct {
 	reports      *semaphore.Weighted
 	whatIfs      *semaphore.Weighted
 	dryRuns      *semaphore.Weighted
+	auditBatches *semaphore.Weighted
 	// evalWaiters counts pushes waiting for an evaluation slot, pushesActive those past
 	// their turn (reading, decoding, evaluating, storing): rule 4 reads both.
 	evalWaiters  atomic.Int32
@@ -97,7 +101,8 @@ func New(maxSnapshotBytes int) *Turns {
 	return &Turns{pushes: newPushTurns(), decodes: semaphore.NewWeighted(int64(maxSnapshotBytes)),
 		decodeBudget: maxSnapshotBytes, evals: semaphore.NewWeighted(2), reports: semaphore.NewWeighted(2),
 		whatIfs: semaphore.NewWeighted(1), dryRuns: semaphore.NewWeighted(1),
-		cores: func() int { return runtime.GOMAXPROCS(0) }}
+		auditBatches: semaphore.NewWeighted(MaxAuditBatchesInFlight),
+		cores:        func() int { return runtime.GOMAXPROCS(0) }}
 }
 
 // Push admits a push, of the shared ingest token when tokenHash is "", else of the
@@ -181,6 +186,14 @@ func (a *Turns) Report(ctx context.Context) (release func(), err error) {
 // WhatIf takes the turn of an evaluation nothing stores (rule 7).
 func (a *Turns) WhatIf(ctx context.Context) (release func(), err error) {
 	return take(ctx, a.whatIfs, 1, whatIfWait, ErrBusy)
+}
+
+// MaxAuditBatchesInFlight bounds the audit webhook batches read and counted at once (rule 8).
+const MaxAuditBatchesInFlight = 4
+
+// AuditBatch admits an audit webhook batch (rule 8).
+func (a *Turns) AuditBatch(ctx context.Context) (release func(), err error) {
+	return take(ctx, a.auditBatches, 1, slotWait, ErrBusy)
 }
 
 // take takes n of sem, waiting at most wait, else fails with busy.

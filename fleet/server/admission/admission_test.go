@@ -96,6 +96,7 @@ func TestAdmissionBounds(t *testing.T) {
 		{"report reads: two at once", 2, func(a *Turns) func(context.Context) (func(), error) { return a.Report }, ErrBusy},
 		{"what-ifs: one at a time", 1, func(a *Turns) func(context.Context) (func(), error) { return a.WhatIf }, ErrBusy},
 		{"dry runs: one at a time", 1, func(a *Turns) func(context.Context) (func(), error) { return a.DryRun }, ErrDryRunBusy},
+		{"audit batches: four at once", MaxAuditBatchesInFlight, func(a *Turns) func(context.Context) (func(), error) { return a.AuditBatch }, ErrBusy},
 		{"decodes: two small ones at once, each counted as half the budget", 2, func(a *Turns) func(context.Context) (func(), error) {
 			return func(ctx context.Context) (func(), error) { return a.Decode(ctx, 10) }
 		}, ErrBusy},
@@ -192,4 +193,19 @@ func TestWaitingPushComesFirst(t *testing.T) {
 		t.Fatalf("the waiting push: %v", err)
 	}
 	held[1]()
+}
+
+// TestAuditBatchesTakeNoPushTurn: audit batches holding every turn of theirs leave the
+// pushes' turns free (rule 8).
+func TestAuditBatchesTakeNoPushTurn(t *testing.T) {
+	a := New(1000)
+	held := holdN(t, MaxAuditBatchesInFlight, a.AuditBatch)
+	release, err := a.Push(soon(t), "")
+	if err != nil {
+		t.Fatalf("a push while audit batches hold all their turns: %v", err)
+	}
+	release()
+	for _, r := range held {
+		r()
+	}
 }

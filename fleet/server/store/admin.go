@@ -54,8 +54,8 @@ func (s *sqlStore) Cluster(ctx context.Context, id int64) (Cluster, error) {
 	return c, nil
 }
 
-// DeleteCluster deletes the tokens first, then the cluster row (snapshots, evaluations
-// and fleet cells follow by ON DELETE CASCADE): Ingest locks token rows before the
+// DeleteCluster deletes the tokens first, then the cluster row (snapshots, evaluations,
+// fleet cells and audit calls follow by ON DELETE CASCADE): Ingest locks token rows before the
 // cluster's, and taking them in the same order cannot deadlock with it.
 func (s *sqlStore) DeleteCluster(ctx context.Context, id int64) error {
 	err := s.onCluster(ctx, id, func(tx *sql.Tx, name string) error {

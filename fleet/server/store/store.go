@@ -36,13 +36,13 @@ type Store interface {
 	Clusters(ctx context.Context) ([]Cluster, error)
 	// Cluster answers one registered cluster; ErrNotFound for an unknown id.
 	Cluster(ctx context.Context, id int64) (Cluster, error)
-	// DeleteCluster removes the cluster, its snapshots, evaluations, fleet cells and
-	// queued notifications, and the ingest tokens minted for its name, in one transaction;
-	// ErrNotFound for an unknown id.
+	// DeleteCluster removes the cluster, its snapshots, evaluations, fleet cells, audit
+	// calls and queued notifications, and the ingest tokens minted for its name, in one
+	// transaction; ErrNotFound for an unknown id.
 	DeleteCluster(ctx context.Context, id int64) error
-	// RenameCluster gives the cluster a new name, keeping its UID and history, and moves
-	// the ingest tokens minted for the old name to the new one; ErrNotFound for an unknown
-	// id, ErrConflict (ReasonNameTaken) when another cluster has the name.
+	// RenameCluster gives the cluster a new name, keeping its UID, history and audit calls,
+	// and moves the ingest tokens minted for the old name to the new one; ErrNotFound for an
+	// unknown id, ErrConflict (ReasonNameTaken) when another cluster has the name.
 	RenameCluster(ctx context.Context, id int64, name string) (Cluster, error)
 	// Prune deletes snapshots received before cutoff, with their evaluations, except each
 	// cluster's latest snapshot, every snapshot a fleet cell points at (the newest
@@ -142,6 +142,17 @@ type Store interface {
 	// reused, and every change to a cell either points it at a new evaluation or deletes
 	// it). A reader may keep Fleet's rows for as long as this is unchanged.
 	FleetVersion(ctx context.Context) (string, error)
+
+	// UpdateAuditCalls stores one more audit webhook batch of the cluster registered as
+	// name: it calls fn with the section stored so far (nil before the first batch) and
+	// stores what fn answers as the section, counting the batch, in one transaction that
+	// holds the cluster's audit row, so concurrent batches of one cluster on any handles
+	// queue and none is lost. It answers the record stored. ErrNotFound when no cluster has
+	// the name; an error of fn stores nothing and is answered wrapped. fn runs holding the
+	// row and must be quick. DeleteCluster deletes the record; RenameCluster keeps it.
+	UpdateAuditCalls(ctx context.Context, name string, fn func(section []byte) ([]byte, error)) (AuditRecord, error)
+	// AuditCalls answers the cluster's audit record; ErrNotFound before its first batch.
+	AuditCalls(ctx context.Context, clusterID int64) (AuditRecord, error)
 
 	Outbox
 }

@@ -89,6 +89,9 @@ type Cluster struct {
 	// sorted, each judged as a team is; Unowned counts what no team owns.
 	TeamVerdicts []ClusterTeam
 	Unowned      Unowned
+	// Audit is what the API server's audit webhook backend told the server (nil when no
+	// batch arrived).
+	Audit *AuditPanel
 }
 
 // RenderCluster writes the cluster fragment.
@@ -114,6 +117,7 @@ func RenderCluster(c *Cluster) []byte {
 	if !unknown {
 		c.gaps(&d, false)
 	}
+	c.audit(&d)
 	c.history(&d)
 	c.teams(&d)
 	c.bundles(&d)

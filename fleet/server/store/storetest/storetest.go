@@ -80,6 +80,9 @@ func Run(t *testing.T, open Opener) {
 	for _, tc := range outboxCases {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
 	}
+	for _, tc := range auditCases {
+		t.Run(tc.name, func(t *testing.T) { tc.test(t, open) })
+	}
 }
 
 func mustOpen(t *testing.T, open Opener) store.Store {
