@@ -46,8 +46,11 @@ type Options struct {
 	// inventory at the tick's targets, before the evaluation that reads its advice. values
 	// are the ones collected beside the inventory: they are never pushed.
 	AdviseCharts func(ctx context.Context, eng *engine.Engine, doc *inventory.Document, values charts.Values, targets []string, now time.Time)
-	Log          *slog.Logger
-	Now          func() time.Time
+	// Audit, when set (--audit-log), adds the audit log's section and capability to each
+	// tick's inventory collected at now, within what is left of the collection's budget.
+	Audit func(ctx context.Context, doc *inventory.Document, now time.Time)
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // Agent runs ticks. It keeps its collector between ticks (Helm cache, refused lists).
@@ -193,6 +196,9 @@ func (a *Agent) tick(ctx context.Context, now time.Time, collectFor time.Duratio
 	eng, revs := a.policy.Engine()
 	cctx, cancel := context.WithTimeout(ctx, collectFor)
 	doc := a.collector.Collect(cctx, now, a.opts.Collect(eng))
+	if a.opts.Audit != nil {
+		a.opts.Audit(cctx, doc, now)
+	}
 	cancel()
 	rep, err := a.judge(ctx, eng, crdRevisions(revs), doc, now)
 	return rep, doc, err

@@ -34,6 +34,8 @@ type KB struct {
 	// charts are the Helm charts the add-on registry matches (kb.addonindex.charts).
 	charts map[string]bool
 	probes []probe.Declared
+	// providers are the managed providers' support calendars by id (kb.providers).
+	providers map[string]calendar
 	// approachingDays is kb.skew.approachingDays: how far ahead an end of life warns (0, as
 	// the rule reads a missing one, never).
 	approachingDays int
@@ -77,6 +79,9 @@ func Decode(origin string, tree map[string]any) (*KB, error) {
 	}
 	k.approachingDays = skew.ApproachingDays
 	if err := k.readIndex(tree["addonindex"]); err != nil {
+		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
+	}
+	if err := k.readProviders(tree["providers"]); err != nil {
 		return nil, fmt.Errorf("kb bundle (%s): %w", origin, err)
 	}
 	specs, err := DecodeProbes(tree["probes"], origin, "/upgradescope/kb/probes")

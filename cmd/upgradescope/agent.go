@@ -27,6 +27,7 @@ import (
 type agentFlags struct {
 	live       liveFlags
 	charts     chartFlags
+	audit      auditFlags
 	interval   time.Duration
 	targets    []string
 	crName     string
@@ -53,6 +54,7 @@ func newAgentCommand(s streams) *cobra.Command {
 		Short: "Keep a ClusterReadiness object's status current, on a polling tick",
 		Example: `  upgradescope agent                       # in-cluster, ClusterReadiness "cluster"
   upgradescope agent --target 1.37,1.38 --interval 5m
+  upgradescope agent --audit-log /var/log/kubernetes/audit   # the API server's log, mounted
   kubectl get ucr`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return withLimitFlag(f.run(cmd.Context(), s)) },
@@ -75,6 +77,7 @@ func newAgentCommand(s streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log lines as "+strings.Join(logging.Formats, " or "))
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", strings.Join(logging.Levels, ", "))
 	f.charts.register(cmd)
+	f.audit.register(cmd, false)
 	completeValues(cmd, "log-format", logging.Formats...)
 	completeValues(cmd, "log-level", logging.Levels...)
 	f.bundles.register(cmd)
@@ -114,6 +117,7 @@ func (f *agentFlags) run(ctx context.Context, s streams) error {
 	if opts.AdviseCharts, err = f.charts.forAgent(opts.Log); err != nil {
 		return err
 	}
+	opts.Audit = f.audit.forAgent(opts.Log)
 	col, dyn, err := f.clients(ctx)
 	if err != nil {
 		return err

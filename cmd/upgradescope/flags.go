@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -74,3 +78,23 @@ func plainBools(cmd *cobra.Command) {
 // plainBool is a bool flag's value without the IsBoolFlag method pflag's help looks for;
 // NoOptDefVal, which pflag's parser looks at, still makes "--plan" mean true.
 type plainBool struct{ pflag.Value }
+
+// parseDays reads a flag named name that takes whole days ("90d") or a Go duration, never
+// negative; example is the number of days its errors suggest.
+func parseDays(name, s string, example int) (time.Duration, error) {
+	want := fmt.Sprintf("want days as %dd or a duration as %dh", example, example*24)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		// Past about 290 years a Duration wraps: a window meant as forever must not become
+		// a few seconds.
+		if err != nil || n < 0 || n > int(math.MaxInt64/int64(24*time.Hour)) {
+			return 0, fmt.Errorf("--%s %q: %s (at most 106751d)", name, s, want)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("--%s %q: %s", name, s, want)
+	}
+	return d, nil
+}

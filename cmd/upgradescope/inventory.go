@@ -20,6 +20,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	var bf bundleFlags
 	var ef excludeFlags
 	var cf chartFlags
+	var af auditFlags
 	var targets []string
 	cmd := &cobra.Command{
 		Use:   "inventory [--files PATH]",
@@ -28,6 +29,7 @@ func newInventoryCommand(s streams) *cobra.Command {
   upgradescope inventory --files ./rendered > inventory.json
   upgradescope inventory --files ./rendered --policy ./my-pack > inventory.json
   upgradescope inventory --advise-charts --target 1.37 > inventory.json
+  upgradescope inventory --audit-log /var/log/kubernetes/audit/ > inventory.json
   upgradescope eval --inventory inventory.json --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,6 +70,9 @@ func newInventoryCommand(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := af.collect(cmd.Context(), s, rep, doc, clock, lf.timeout); err != nil {
+				return err
+			}
 			if cf.advise {
 				minors, err := inventoryTargets(targets, doc)
 				if err != nil {
@@ -96,6 +101,7 @@ func newInventoryCommand(s streams) *cobra.Command {
 	bf.register(cmd)
 	registerQuiet(cmd, &quiet)
 	cf.register(cmd)
+	af.register(cmd, true)
 	cmd.Flags().StringSliceVar(&targets, "target", nil, "target minor(s) --advise-charts judges chart versions at (default: the minor after the cluster's)")
 	return cmd
 }

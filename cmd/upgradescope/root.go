@@ -77,6 +77,7 @@ fix: 0 nothing to change, 1 error, 2 files would change, 3 something needs a per
 		newRehearseCommand(s),
 		newInventoryCommand(s),
 		newEvalCommand(s),
+		newAuditPolicyCommand(s),
 		newGateCommand(s),
 		newPushCommand(s),
 		newRenderCommand(s),

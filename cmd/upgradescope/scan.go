@@ -25,6 +25,7 @@ func newScanCommand(s streams) *cobra.Command {
 	var fb filesBudget
 	var ef excludeFlags
 	var cf chartFlags
+	var af auditFlags
 	cmd := &cobra.Command{
 		Use:   "scan [--files PATH] --target 1.37",
 		Short: "Collect an inventory (the current kubeconfig context's cluster, or manifests) and judge it",
@@ -33,10 +34,12 @@ func newScanCommand(s streams) *cobra.Command {
   upgradescope scan --files ./rendered --target 1.37
   upgradescope scan --files . --exclude '**/testdata/' --target 1.37
   upgradescope scan --files ./rendered --target 1.37 --output sarif --fail-on blocker
-  upgradescope scan --target 1.37 --advise-charts`,
+  upgradescope scan --target 1.37 --advise-charts
+  upgradescope scan --target 1.37 --audit-log /var/log/kubernetes/audit/
+  upgradescope scan --files ./rendered --audit-log exported-audit.log --target 1.37`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb, &ef, &cf))
+			return withLimitFlag(runScan(cmd, s, &jf, &lf, filesPath, teamLabel, fb, &ef, &cf, &af))
 		},
 	}
 	jf.register(cmd)
@@ -47,11 +50,12 @@ func newScanCommand(s streams) *cobra.Command {
 	lf.register(cmd)
 	lf.registerTimeout(cmd)
 	cf.register(cmd)
+	af.register(cmd, true)
 	return cmd
 }
 
 // runScan collects and judges; newScanCommand names the flag of a bound it crosses.
-func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags, cf *chartFlags) error {
+func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, filesPath, teamLabel string, fb filesBudget, ef *excludeFlags, cf *chartFlags, af *auditFlags) error {
 	tuneGCForOneShot()
 	j, err := jf.validate()
 	if err != nil {
@@ -80,6 +84,9 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 			return err
 		}
 		j.kubeContext, j.apiServer = target.context, target.server
+		if err := af.collect(cmd.Context(), s, rep, doc, j.now, lf.timeout); err != nil {
+			return err
+		}
 		if err := jf.adviseCharts(cmd.Context(), rep, eng, cf, doc, values, j); err != nil {
 			return err
 		}
@@ -87,6 +94,9 @@ func runScan(cmd *cobra.Command, s streams, jf *judgeFlags, lf *liveFlags, files
 	}
 	doc, err := collectFilesWithin(s, rep, eng, filesPath, teamLabel, j.now, filesBudget{maxMiB: fb.maxMiB, timeout: lf.timeout, exclude: ex, values: &values})
 	if err != nil {
+		return err
+	}
+	if err := af.collect(cmd.Context(), s, rep, doc, j.now, lf.timeout); err != nil {
 		return err
 	}
 	if err := jf.adviseCharts(cmd.Context(), rep, eng, cf, doc, values, j); err != nil {

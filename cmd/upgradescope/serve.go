@@ -241,22 +241,7 @@ func loopbackListen(addr string) (bool, error) {
 }
 
 // parseRetention reads --retention: whole days as "90d", or a Go duration; 0 keeps all.
-func parseRetention(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		// Past about 290 years a Duration wraps: a retention meant as forever must not
-		// become a few seconds.
-		if err != nil || n < 0 || n > int(math.MaxInt64/int64(24*time.Hour)) {
-			return 0, fmt.Errorf("--retention %q: want days as 90d (at most 106751d; 0 keeps all) or a duration as 2160h", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("--retention %q: want days as 90d or a duration as 2160h", s)
-	}
-	return d, nil
-}
+func parseRetention(s string) (time.Duration, error) { return parseDays("retention", s, 90) }
 
 // allowedHosts reads --allowed-host and $UPGRADESCOPE_ALLOWED_HOSTS: bare names or IPs.
 func allowedHosts(flag []string) ([]string, error) {

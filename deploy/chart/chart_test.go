@@ -172,6 +172,13 @@ var goldens = []struct {
 server: {enabled: true, ingestToken: ingest-token-0123456789}
 `},
 	{"hub-postgres-ingress", hubValues},
+	{"agent-audit-log", `
+agent:
+  auditLog:
+    path: /var/log/kubernetes/audit
+    since: 14d
+    volume: {persistentVolumeClaim: {claimName: apiserver-audit, readOnly: true}}
+`},
 	{"server-tls-cert-manager", `
 server:
   enabled: true

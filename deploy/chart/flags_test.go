@@ -132,7 +132,7 @@ agent: {targets: ["1.37"], clusterName: prod, serverUrl: "https://hub.example.co
 	}
 	// The renders above exercised the flags that matter most.
 	for _, want := range []string{"serve --require-read-credential", "serve --read-token-file", "serve --db-url-file", "serve --db",
-		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server", "agent --server-ca-file", "agent --bundle-url", "agent --kubelet-configz"} {
+		"serve --tls-cert-file", "serve --allow-anonymous-read", "agent --server", "agent --server-ca-file", "agent --bundle-url", "agent --kubelet-configz", "agent --audit-log", "agent --audit-since"} {
 		if !seen[want] {
 			t.Errorf("no render passed %s", want)
 		}

@@ -44,6 +44,9 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 		{"a team map entry without a team", `server: {teamMap: [{pattern: "payments-*"}]}`, "team"},
 		{"a NetworkPolicy peer that is no peer", `networkPolicy: {serverIngressFrom: [{namespace: ingress-nginx}]}`, "namespace"},
 		{"rbac gitops for a tool the chart does not know", `rbac: {gitops: {fleet: true}}`, "fleet"},
+		{"an audit log volume that names itself, which the chart does", `agent: {auditLog: {path: /var/log/kubernetes/audit, volume: {name: logs, emptyDir: {}}}}`, "propertyName 'name'"},
+		{"an audit log path that is not absolute", `agent: {auditLog: {path: audit.log, volume: {emptyDir: {}}}}`, "/agent/auditLog/path"},
+		{"an audit window in weeks", `agent: {auditLog: {since: 4w}}`, "/agent/auditLog/since"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +64,7 @@ func TestTheSchemaRejectsUnknownKeysAndBadValues(t *testing.T) {
 func TestTheSchemaAcceptsWhatTheBinaryAccepts(t *testing.T) {
 	for _, v := range []string{
 		`agent: {interval: 1m}`, `agent: {interval: 90s}`, `agent: {interval: 1h30m}`,
-		`agent: {targets: ["1.36", "1.37"]}`, `server: {retention: "0"}`, `server: {retention: 2160h}`,
+		`agent: {targets: ["1.36", "1.37"]}`, `server: {retention: "0"}`, `server: {retention: 2160h}`, `agent: {auditLog: {since: 720h}}`, `agent: {auditLog: {since: 7d}}`,
 		`agent: {serverUrl: "https://upgradescope.example.com:8443/", serverTokenSecret: {name: push-token}}`,
 		`bundles: {pollMinDelay: 1m30s, pollMaxDelay: 2m}`, `bundles: {pollMinDelay: 1s, pollMaxDelay: 1s}`,
 		`server: {ingress: {path: /upgradescope/}}`, `agent: {resources: {limits: {memory: 0, cpu: 0.5}}}`,
@@ -109,6 +112,14 @@ func TestTheTemplatesRefuseCombinationsThatWouldFailOpenOrNotRun(t *testing.T) {
 			"server.service.type LoadBalancer"},
 		{"an open read API on a NodePort", `server: {enabled: true, ingestToken: ingest-token-0123456789, allowAnonymousRead: true, service: {type: NodePort}}`,
 			"server.service.type NodePort"},
+		{"an audit log path without a volume to read it from", `agent: {auditLog: {path: /var/log/kubernetes/audit}}`,
+			"agent.auditLog.path needs agent.auditLog.volume"},
+		{"an audit log volume without a path to read", `agent: {auditLog: {volume: {emptyDir: {}}}}`,
+			"agent.auditLog.volume needs agent.auditLog.path"},
+		{"an audit log path outside the volume's mount", `agent: {auditLog: {path: /var/log/audit.log, volume: {emptyDir: {}}}}`,
+			"agent.auditLog.path /var/log/audit.log is outside agent.auditLog.mountPath /var/log/kubernetes/audit"},
+		{"an audit log path that only starts like the mount", `agent: {auditLog: {path: /var/log/kubernetes/audit2/x.log, volume: {emptyDir: {}}}}`,
+			"is outside agent.auditLog.mountPath"},
 		{"tokens both inline and in an existing Secret", `server: {enabled: true, ingestToken: ingest-token-0123456789, existingSecret: tokens}`,
 			"do not also set"},
 	}
@@ -206,6 +217,11 @@ agent: {serverUrl: "https://hub.example.com", serverTokenSecret: {name: hub-toke
 		{"kube-proxy is read by name through a Role in kube-system", ``,
 			[]string{"kind: Role\n", "namespace: kube-system", `resourceNames: ["kube-proxy"]`}, nil},
 		{"Argo CD reads alone", `rbac: {gitops: {argocd: true}}`, []string{`apiGroups: ["argoproj.io"]`}, []string{"helm.toolkit.fluxcd.io"}},
+		{"without an audit log nothing about it is rendered", ``, nil, []string{"--audit-log", "audit-log"}},
+		{"an audit log file in a hostPath is mounted read-only and read each tick",
+			`agent: {auditLog: {path: /var/log/kubernetes/audit/audit.log, volume: {hostPath: {path: /var/log/kubernetes/audit, type: Directory}}}}`,
+			[]string{"- --audit-log=/var/log/kubernetes/audit/audit.log", "- --audit-since=30d",
+				"{name: audit-log, mountPath: /var/log/kubernetes/audit, readOnly: true}", "- name: audit-log\n          hostPath:\n            path: /var/log/kubernetes/audit\n            type: Directory"}, nil},
 		{"a server without an agent renders no RBAC", `{agent: {enabled: false}, server: {enabled: true, ingestToken: ingest-token-0123456789}}`,
 			[]string{"kind: Deployment"}, []string{"ClusterRole", "name: us-agent"}},
 	}

@@ -1,6 +1,6 @@
 // Package kubetest connects integration tests to the real API servers hack/with-kube.sh
-// starts: UPGRADESCOPE_KUBECONFIG (1.35) and UPGRADESCOPE_KUBECONFIG_EMULATED (1.32), and to
-// the binaries it built them from (UPGRADESCOPE_KUBE_BINARIES).
+// starts: UPGRADESCOPE_KUBECONFIG (1.35) and UPGRADESCOPE_KUBECONFIG_EMULATED (1.32), the
+// audit logs they write, and the binaries it built them from (UPGRADESCOPE_KUBE_BINARIES).
 package kubetest
 
 import (
@@ -22,6 +22,11 @@ const (
 	// EnvBinaries names the directory hack/kube-env.sh builds etcd, kube-apiserver and
 	// kubectl-convert into.
 	EnvBinaries = "UPGRADESCOPE_KUBE_BINARIES"
+	// EnvAuditDir and EnvAuditDirEmulated name the directories the servers write their
+	// audit logs to, as docs/audit-policy.yaml selects: audit.log and its rotations (at 1 MB,
+	// gzip-compressed).
+	EnvAuditDir         = "UPGRADESCOPE_AUDIT_DIR"
+	EnvAuditDirEmulated = "UPGRADESCOPE_AUDIT_DIR_EMULATED"
 )
 
 // EnvRequire, set to 1 or true, turns a missing server from a skip into a failure. .ci/run
@@ -50,15 +55,7 @@ func Config(t testing.TB, env, context string) *rest.Config {
 // under EnvRequire.
 func Kubeconfig(t testing.TB, env string) string {
 	t.Helper()
-	path := os.Getenv(env)
-	if path == "" {
-		fail, msg := absent(env)
-		if fail {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return path
+	return lookup(t, env)
 }
 
 // Binaries is the directory EnvBinaries names, holding etcd, kube-apiserver and
@@ -66,15 +63,28 @@ func Kubeconfig(t testing.TB, env string) string {
 // EnvRequire.
 func Binaries(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv(EnvBinaries)
-	if dir == "" {
-		fail, msg := absent(EnvBinaries)
+	return lookup(t, EnvBinaries)
+}
+
+// AuditDir is the audit log directory env (EnvAuditDir or EnvAuditDirEmulated) names.
+// Without it the test is skipped, or fails under EnvRequire.
+func AuditDir(t testing.TB, env string) string {
+	t.Helper()
+	return lookup(t, env)
+}
+
+// lookup is env's value; without it the test is skipped, or fails under EnvRequire.
+func lookup(t testing.TB, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		fail, msg := absent(env)
 		if fail {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
-	return dir
+	return v
 }
 
 // absent says what a test does when env is not set: fail where EnvRequire says the servers
