@@ -53,7 +53,7 @@ func TestServeShowsTheCallersTheAPIServersAuditWebhookPosts(t *testing.T) {
 
 	dir := t.TempDir()
 	p := startServe(t, "--db", filepath.Join(dir, "fleet.db"), "--listen", wh.Listen, "--ingest-token-file", wh.TokenFile,
-		"--tls-cert-file", wh.CertFile, "--tls-key-file", wh.KeyFile)
+		"--tls-cert-file", wh.CertFile, "--tls-key-file", wh.KeyFile, "--target", removedAt)
 	inv := runCLI(t, "inventory", "--kubeconfig", kubeconfig, "--context", "admin")
 	if inv.code != 0 {
 		t.Fatalf("inventory exit %d: %s", inv.code, inv.stderr)
@@ -89,6 +89,57 @@ func TestServeShowsTheCallersTheAPIServersAuditWebhookPosts(t *testing.T) {
 		t.Errorf("the cluster was not judged again after the batch named a new caller: its evaluation is still the push's of %s", pushJudged)
 	}
 	t.Logf("judged again %s after the calls", time.Since(called).Round(10*time.Millisecond))
+	// At the minor that removes the API, the cluster's finding is a blocker naming the caller,
+	// as `scan --audit-log` names it, and the cluster page shows it.
+	if !pollUntil(60*time.Second, 250*time.Millisecond, func() bool { return fleet.judgedAt(id, removedAt).After(pushJudged) }) {
+		t.Fatalf("the cluster was not judged again at %s after the batch named a new caller", removedAt)
+	}
+	caller := fleet.caller(id, removedAt, agent)
+	if caller.Severity != "blocker" || caller.Count < calls {
+		t.Errorf("at %s the servicecidrs finding is %s naming %s with %d calls, want a blocker with %d", removedAt, caller.Severity, agent, caller.Count, calls)
+	}
+	if page := string(fleet.get(fmt.Sprintf("/ui/clusters/%d?target=%s", id, removedAt))); !strings.Contains(page, "networking.k8s.io/v1beta1 servicecidrs, removed in 1.37") || !strings.Contains(page, agent) {
+		t.Errorf("the cluster page at %s does not show the blocker naming %s", removedAt, agent)
+	}
+}
+
+// removedAt is the minor that removes networking.k8s.io/v1beta1 servicecidrs, which the test
+// API server serves.
+const removedAt = "1.37"
+
+// calledFinding is the caller of servicecidrs a cluster's finding names, with its severity.
+type calledFinding struct {
+	Severity string
+	Count    int
+}
+
+// caller is what the cluster's servicecidrs finding at target says of agent.
+func (f tlsFleet) caller(id int64, target, agent string) calledFinding {
+	f.t.Helper()
+	var got struct {
+		Findings []struct {
+			Key      string `json:"key"`
+			Severity string `json:"severity"`
+			Callers  []struct {
+				UserAgent string `json:"userAgent"`
+				Count     int    `json:"count"`
+			} `json:"callers"`
+		} `json:"findings"`
+	}
+	f.getJSON(fmt.Sprintf("/api/v1/clusters/%d/findings?target=%s", id, target), &got)
+	for _, fd := range got.Findings {
+		if fd.Key != "deprecated-api-in-use/networking.k8s.io/v1beta1/servicecidrs" {
+			continue
+		}
+		for _, c := range fd.Callers {
+			if c.UserAgent == agent {
+				return calledFinding{Severity: fd.Severity, Count: c.Count}
+			}
+		}
+		f.t.Fatalf("the servicecidrs finding at %s does not name %s among its callers", target, agent)
+	}
+	f.t.Fatalf("no servicecidrs finding at %s", target)
+	return calledFinding{}
 }
 
 // captureBatch listens where the webhook backend posts, lists ServiceCIDRs as agent, and
