@@ -168,7 +168,7 @@ BENCH_SIZES ?= 2000,20000,100000
 BENCH_PEER ?=
 
 .PHONY: bench
-bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation; MCP answers within 4 KB at 100k objects, and their cost; the chart advisor on 200 releases; an audit log read (MB/s)
+bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects (wall, CPU, RSS); benchmark engine.Evaluate and a kb activation; MCP answers within 4 KB at 100k objects, and their cost; the chart advisor on 200 releases; an audit log read (MB/s) and a webhook batch counted
 	go run ./hack/bench -bin bin/upgradescope -dir hack/.bench -shapes classic,many-images -sizes $(BENCH_SIZES) -runs 3 $(if $(BENCH_PEER),-peer '$(BENCH_PEER)')
 	go test -run '^$$' -bench 'Evaluate|Activate' -benchmem -count 3 ./engine
 	UPGRADESCOPE_MCP_CORPUS_OBJECTS=100000 go test -count=1 -run TestEveryToolsFirstAnswerFitsAtTheWorstShapes ./mcpserver
@@ -176,6 +176,7 @@ bench: build ## scan the classic and many-images corpora at 2k/20k/100k objects 
 	go test -run '^$$' -bench Advise200 -benchtime 3x -count 3 ./charts/advisor
 	go test -run '^$$' -bench VersionsFrom5000EntryIndex -benchtime 20x ./charts/repo
 	go test -run '^$$' -bench ReadAuditLog -benchmem -count 3 ./collectors/audit
+	go test -run '^$$' -bench AuditBatch400 -benchtime 20x -count 3 ./fleet/server
 
 .PHONY: bench-serve
 bench-serve: build ## the fleet server: 32 agents pushing 500-namespace inventories, fleet reads of 1,000 clusters, 16 × 20 MiB pushes (SQLite)
