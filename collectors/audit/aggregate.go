@@ -473,10 +473,54 @@ func (a *Aggregator) kubectlRows() []inventory.KubectlClient {
 	return out
 }
 
-// Resume continues counting into a section an earlier aggregation produced (the server's,
-// across webhook batches), with the window starting at since. Resume(s, since).Section()
-// is s when s came from Section and since is s's.
-func Resume(s *inventory.AuditCalls, since time.Time) *Aggregator {
+// State is an aggregation as it stands, to be continued later (the server's, across
+// webhook batches): unlike Section it folds nothing, so a caller kept but past the callers
+// listed is still told apart from a new one when it calls again. Callers are every caller
+// kept (at most inventory.MaxAuditTracked); Omitted rows hold only the calls of callers
+// past them (Untracked); the rest are the section's counters. Its JSON is what the server
+// stores.
+type State struct {
+	Events             int64                     `json:"events"`
+	Requests           int64                     `json:"requests"`
+	DeprecatedRequests int64                     `json:"deprecatedRequests"`
+	Malformed          int64                     `json:"malformed,omitempty"`
+	MalformedAt        []string                  `json:"malformedAt,omitempty"`
+	Sources            []inventory.AuditSource   `json:"sources,omitempty"`
+	SourcesOmitted     int                       `json:"sourcesOmitted,omitempty"`
+	Callers            []inventory.AuditCaller   `json:"callers,omitempty"`
+	Untracked          int64                     `json:"untracked,omitempty"`
+	Omitted            []inventory.AuditOmitted  `json:"omitted,omitempty"`
+	OmittedAPIs        int64                     `json:"omittedApis,omitempty"`
+	Kubectl            []inventory.KubectlClient `json:"kubectl,omitempty"`
+	KubectlOmitted     int64                     `json:"kubectlOmitted,omitempty"`
+}
+
+// State is a's aggregation so far, in a deterministic order (callers by key). State does
+// not change a.
+func (a *Aggregator) State() *State {
+	s := &State{
+		Events: a.events, Requests: a.requests, DeprecatedRequests: a.deprecated,
+		Malformed: a.malformed, MalformedAt: slices.Clone(a.malformedAt),
+		Sources: slices.Clone(a.sources), SourcesOmitted: a.sourcesOmitted,
+		Untracked: a.untracked, OmittedAPIs: a.omittedAPIs, KubectlOmitted: a.kubectlOmitted,
+		Omitted: omittedRows(a.omitted), Kubectl: a.kubectlRows(),
+	}
+	keys := make([]callerKey, 0, len(a.callers))
+	for k := range a.callers {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareCallers)
+	for _, k := range keys {
+		s.Callers = append(s.Callers, a.callers[k].row(k))
+	}
+	return s
+}
+
+// ResumeState continues counting into a state State answered, with the window starting at
+// since. ResumeState(a.State(), since) counts on as a would have. A state past the
+// aggregation's bounds (not one State answered) is kept within them: the callers past
+// MaxAuditTracked are counted as untracked.
+func ResumeState(s *State, since time.Time) *Aggregator {
 	a := NewAggregator(since)
 	if s == nil {
 		return a
@@ -484,19 +528,14 @@ func Resume(s *inventory.AuditCalls, since time.Time) *Aggregator {
 	a.events, a.requests, a.deprecated = s.Events, s.Requests, s.DeprecatedRequests
 	a.malformed, a.malformedAt = s.Malformed, slices.Clone(s.MalformedAt)
 	a.sources, a.sourcesOmitted = slices.Clone(s.Sources), s.SourcesOmitted
-	a.omittedAPIs, a.kubectlOmitted = s.OmittedAPIs, s.KubectlOmitted
-	for _, c := range s.Callers {
-		k := callerKey{apiKey{c.Group, c.Version, c.Resource, c.Subresource}, c.Verb, c.User, c.UserAgent}
-		a.kept += k.size() + len(c.RemovedRelease)
-		a.callers[k] = &caller{
-			ranges: slices.Clone(c.SourceRanges), rangesOmitted: c.SourceRangesOmitted,
-			removedRelease: c.RemovedRelease, count: c.Count, first: c.FirstSeen, last: c.LastSeen,
-		}
-	}
+	a.untracked, a.omittedAPIs, a.kubectlOmitted = s.Untracked, s.OmittedAPIs, s.KubectlOmitted
 	for _, o := range s.Omitted {
 		k := apiKey{o.Group, o.Version, o.Resource, o.Subresource}
 		a.kept += k.size()
 		a.omitted[k] = &omittedAPI{callers: o.Callers, calls: o.Calls, removedRelease: o.RemovedRelease, last: o.LastSeen}
+	}
+	for _, c := range s.Callers {
+		a.resumeCaller(c)
 	}
 	for _, k := range s.Kubectl {
 		a.kept += len(k.Version)
@@ -508,9 +547,26 @@ func Resume(s *inventory.AuditCalls, since time.Time) *Aggregator {
 	return a
 }
 
-// capability says what Collect saw: partial when records were malformed or callers past
-// the tracked bound were only counted.
-func (a *Aggregator) capability() inventory.Capability {
+func (a *Aggregator) resumeCaller(c inventory.AuditCaller) {
+	k := callerKey{apiKey{c.Group, c.Version, c.Resource, c.Subresource}, c.Verb, c.User, c.UserAgent}
+	if len(a.callers) >= inventory.MaxAuditTracked {
+		a.untracked += c.Count
+		a.omit(k.api, omittedAPI{calls: c.Count, removedRelease: c.RemovedRelease, last: c.LastSeen}, false)
+		return
+	}
+	a.kept += k.size() + len(c.RemovedRelease)
+	for _, r := range c.SourceRanges {
+		a.kept += len(r)
+	}
+	a.callers[k] = &caller{
+		ranges: slices.Clone(c.SourceRanges), rangesOmitted: c.SourceRangesOmitted,
+		removedRelease: c.RemovedRelease, count: c.Count, first: c.FirstSeen, last: c.LastSeen,
+	}
+}
+
+// Capability says what the aggregation saw, under inventory.CapAuditLog: partial when
+// records were malformed or callers past the tracked bound were only counted.
+func (a *Aggregator) Capability() inventory.Capability {
 	var reasons []string
 	if a.malformed > 0 && len(a.malformedAt) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d malformed record(s) skipped (first: %s)", a.malformed, a.malformedAt[0]))

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -255,7 +256,7 @@ func TestAMillionDistinctUserAgentsStayWithinBounds(t *testing.T) {
 	if got := len(r.agg.callers); got != inventory.MaxAuditTracked {
 		t.Errorf("kept %d callers, want %d", got, inventory.MaxAuditTracked)
 	}
-	s, c := r.agg.Section(), r.agg.capability()
+	s, c := r.agg.Section(), r.agg.Capability()
 	validate(t, s)
 	listed := inventory.MaxAuditCallers
 	folded := inventory.MaxAuditTracked - listed
@@ -338,35 +339,101 @@ func TestOmittedRowsPastTheirBoundCountTheirCalls(t *testing.T) {
 	}
 }
 
-func TestResumeGivesBackTheSection(t *testing.T) {
-	small, _ := stdin(t, lines(t, fsList("a/1"), fsList("b/1"), call{verb: "get", user: "alice", agent: "kubectl/v1.30.0 (linux/amd64)", version: "v1", resource: "pods"}))
-	r := newReader(context.Background(), NewAggregator(since), &distinctAgents{n: inventory.MaxAuditTracked + 500})
-	if err := r.readPath("-"); err != nil {
+// resumed is a's state as the server keeps it between batches: through its JSON.
+func resumed(t *testing.T, a *Aggregator) *Aggregator {
+	t.Helper()
+	data, err := json.Marshal(a.State())
+	if err != nil {
 		t.Fatal(err)
 	}
-	r.agg.countMalformed("-:3", "not JSON")
-	folded := r.agg.Section()
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return ResumeState(&st, since)
+}
+
+func TestCountingAcrossResumedBatchesIsCountingThemAtOnce(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		s    *inventory.AuditCalls
+		name    string
+		callers int
 	}{
-		{"a small section", small},
-		{"a section with folded callers, omitted rows and malformed lines", folded},
-		{"an empty section", NewAggregator(since).Section()},
+		{"a few callers", 3},
+		{"callers past those listed, calling again in the next batch", inventory.MaxAuditCallers + 200},
+		{"callers past those tracked, calling again in the next batch", inventory.MaxAuditTracked + 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Resume(tt.s, since).Section(); !reflect.DeepEqual(got, tt.s) {
-				t.Errorf("Resume(s).Section() differs from s:\ngot  %+v\nwant %+v", got, tt.s)
+			batch := make([]*Event, tt.callers)
+			for i := range batch {
+				c := fsList(fmt.Sprintf("agent-%d", i))
+				c.ips = []string{fmt.Sprintf("10.0.%d.1", i%300)}
+				batch[i] = c.eventForAdd(t)
+			}
+			once, batches := NewAggregator(since), NewAggregator(since)
+			for range 3 {
+				for _, e := range batch {
+					once.Add(e)
+					batches.Add(e)
+				}
+				batches = resumed(t, batches)
+			}
+			if got, want := batches.Section(), once.Section(); !reflect.DeepEqual(got, want) {
+				t.Errorf("the section of three resumed batches differs from reading them at once:\ngot  %+v\nwant %+v", summary(got), summary(want))
+			}
+			if got, want := batches.Capability(), once.Capability(); !reflect.DeepEqual(got, want) {
+				t.Errorf("capability %+v, want %+v", got, want)
+			}
+			s := batches.Section()
+			var folded int64
+			for _, o := range s.Omitted {
+				folded += o.Callers
+			}
+			if want := int64(max(0, min(tt.callers, inventory.MaxAuditTracked)-inventory.MaxAuditCallers)); folded != want {
+				t.Errorf("omitted rows count %d callers, want %d: each caller past those listed once", folded, want)
 			}
 		})
 	}
 }
 
-func TestResumeContinuesCountingTheSameCallers(t *testing.T) {
-	first, _ := stdin(t, lines(t, fsList("a/1")))
+// summary is what tells two sections apart without printing thousands of callers.
+func summary(s *inventory.AuditCalls) string {
+	return fmt.Sprintf("events %d, deprecated %d, %d callers, omitted %+v, omittedApis %d", s.Events, s.DeprecatedRequests, len(s.Callers), s.Omitted, s.OmittedAPIs)
+}
+
+func TestResumingAStateGivesBackItsSectionAndCapability(t *testing.T) {
+	r := newReader(context.Background(), NewAggregator(since), &distinctAgents{n: inventory.MaxAuditTracked + 500})
+	if err := r.readPath("-"); err != nil {
+		t.Fatal(err)
+	}
+	r.agg.countMalformed("-:3", "not JSON")
+	for _, tt := range []struct {
+		name string
+		a    *Aggregator
+	}{
+		{"a state with untracked callers, omitted rows and malformed lines", r.agg},
+		{"an empty state", NewAggregator(since)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			again := resumed(t, tt.a)
+			if got, want := again.Section(), tt.a.Section(); !reflect.DeepEqual(got, want) {
+				t.Errorf("the resumed section differs:\ngot  %+v\nwant %+v", summary(got), summary(want))
+			}
+			if got, want := again.Capability(), tt.a.Capability(); !reflect.DeepEqual(got, want) {
+				t.Errorf("the resumed capability is %+v, want %+v", got, want)
+			}
+		})
+	}
+	if c := r.agg.Capability(); !c.Partial || !strings.Contains(c.Reason, "counted only per API") || !strings.Contains(c.Reason, "malformed") {
+		t.Errorf("capability %+v, want partial naming the malformed records and the untracked callers", c)
+	}
+}
+
+func TestResumeStateContinuesCountingTheSameCallers(t *testing.T) {
+	a := NewAggregator(since)
+	a.Add(fsList("a/1").eventForAdd(t))
 	later := fsList("a/1")
 	later.at = "2026-12-05T00:00:00Z"
-	a := Resume(first, since)
+	a = resumed(t, a)
 	a.Add(later.eventForAdd(t))
 	s := a.Section()
 	if len(s.Callers) != 1 || s.Callers[0].Count != 2 || s.Callers[0].LastSeen != "2026-12-05T00:00:00Z" || s.Events != 2 {

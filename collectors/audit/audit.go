@@ -47,7 +47,7 @@ func Collect(ctx context.Context, o Options) (*inventory.AuditCalls, inventory.C
 			return nil, inventory.Capability{}, err
 		}
 	}
-	return r.agg.Section(), r.agg.capability(), nil
+	return r.agg.Section(), r.agg.Capability(), nil
 }
 
 // ReadEventList reads one audit.k8s.io/v1 EventList (a webhook batch) of at most limit bytes
