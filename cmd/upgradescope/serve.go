@@ -103,7 +103,7 @@ another address without a read credential. See docs/server.md.`,
 	fl.Float64Var(&f.reevaluateRate, "reevaluate-rate", server.DefaultReevaluateRate, "clusters a second the background re-evaluation after a bundle change takes at most")
 	fl.IntVar(&f.maxSnapshotBytes, "max-snapshot-bytes", push.MaxBytes, "largest push accepted, on the wire and decompressed")
 	fl.IntVar(&f.maxGateBytes, "max-gate-bytes", server.DefaultMaxGateBytes, "largest body POST /api/v1/gate accepts")
-	fl.IntVar(&f.maxAuditBatchBytes, "max-audit-batch-bytes", server.DefaultMaxAuditBatchBytes, "largest audit webhook batch POST /api/v1/audit/{cluster} accepts (the API server's 400 events at Metadata level are about 600 KB)")
+	fl.IntVar(&f.maxAuditBatchBytes, "max-audit-batch-bytes", server.DefaultMaxAuditBatchBytes, "largest audit webhook batch POST /api/v1/audit/{cluster} accepts (the API server's 400 events at Metadata level are under 500 KB)")
 	fl.StringVar(&f.publishDir, "publish-dir", "", "directory of signed bundles (*.tar.gz) the server evaluates with and serves at /bundles/{name} to agents holding an ingest token; needs --verification-key, looked at again every --bundle-poll-min-delay")
 	fl.StringVar(&f.pathPrefix, "path-prefix", "", "serve every route (API, /healthz, /bundles, dashboard) under this path, as /upgradescope behind an Ingress; nothing answers outside it")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "extra Host names this server answers to on loopback (repeatable, or $"+envAllowedHosts+")")

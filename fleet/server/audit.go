@@ -17,7 +17,6 @@ import (
 	"github.com/upgradescope/upgradescope/fleet/push"
 	"github.com/upgradescope/upgradescope/fleet/server/admission"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
-	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // The API server's audit webhook backend posts batches of audit events (an
@@ -86,14 +85,15 @@ func (h *auditHandler) accept(w http.ResponseWriter, r *http.Request) (api.Audit
 	if err := h.checkHeaders(r); err != nil {
 		return api.AuditAccepted{}, err
 	}
-	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
-		return api.AuditAccepted{}, fmt.Errorf("bound the audit batch's time: %w", err)
-	}
 	release, err := h.admit.AuditBatch(r.Context())
 	if err != nil {
 		return api.AuditAccepted{}, err
 	}
 	defer release()
+	// The body's time starts once admitted: a wait for a turn is not the client's slowness.
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout)); err != nil {
+		return api.AuditAccepted{}, fmt.Errorf("bound the audit batch's time: %w", err)
+	}
 	body, err := readLimited(http.MaxBytesReader(w, r.Body, int64(h.maxBytes)), h.maxBytes)
 	if err != nil {
 		return api.AuditAccepted{}, h.bodyError(err)
@@ -135,26 +135,16 @@ func (h *auditHandler) bodyError(err error) error {
 // the cluster's refresh when the batch named a caller, an API or a kubectl version the
 // section did not have.
 func (h *auditHandler) count(ctx context.Context, name string, body []byte) (api.AuditAccepted, error) {
-	var (
-		before, after *inventory.AuditCalls
-		fresh         bool
-	)
+	var before, after *audit.State
 	rec, err := h.store.UpdateAuditCalls(ctx, name, func(stored []byte) ([]byte, error) {
-		var err error
-		if before, err = decodeAuditSection(stored); err != nil {
-			return nil, err
-		}
-		agg := audit.NewAggregator(time.Time{})
-		if before != nil {
-			agg = audit.Resume(before, time.Time{})
-		}
+		before = h.stored(name, stored)
+		agg := audit.ResumeState(before, time.Time{})
 		// The error says what is wrong with the batch (not an EventList, not JSON) and never
 		// quotes it.
 		if err := agg.ReadEventList(bytes.NewReader(body), int64(len(body)), auditSource); err != nil {
 			return nil, fail(http.StatusBadRequest, err.Error())
 		}
-		after = agg.Section()
-		fresh = newInSection(before, after)
+		after = agg.State()
 		return gzipJSON(after)
 	})
 	switch {
@@ -164,7 +154,7 @@ func (h *auditHandler) count(ctx context.Context, name string, body []byte) (api
 	case err != nil:
 		return api.AuditAccepted{}, err
 	}
-	if fresh {
+	if newInState(before, after) {
 		h.refresh.schedule(rec.ClusterID)
 	}
 	out := api.AuditAccepted{ClusterID: rec.ClusterID, Batches: rec.Batches, Events: after.Events, Malformed: after.Malformed}
@@ -172,6 +162,19 @@ func (h *auditHandler) count(ctx context.Context, name string, body []byte) (api
 		out.Events, out.Malformed = after.Events-before.Events, after.Malformed-before.Malformed
 	}
 	return out, nil
+}
+
+// stored is the cluster's stored aggregation state, or nil for none. A state that cannot
+// be read is replaced, counting from this batch: refusing the batch would not mend it (the
+// webhook backend drops what is answered 4xx and retries 5xx for ever), and until then the
+// cluster is judged without it (withAudit).
+func (h *auditHandler) stored(name string, stored []byte) *audit.State {
+	state, err := decodeAuditState(stored)
+	if err != nil {
+		h.log.Warn("the cluster's stored audit section could not be read: it is replaced, counting from this batch", "cluster", name, "err", err)
+		return nil
+	}
+	return state
 }
 
 // auditMetrics count the batches by result (as upgradescope_ingest_total counts pushes)

@@ -456,3 +456,142 @@ func TestAuditBatchesAreCountedInMetrics(t *testing.T) {
 		}
 	}
 }
+
+// removedAPIBatch is a batch of n calls by legacy-sync to flowcontrol v1beta3 flowschemas,
+// removed in 1.32: a blocker at 1.33.
+func removedAPIBatch(t *testing.T, n int) []byte {
+	t.Helper()
+	body := auditBatch(t, caller{"legacy-sync/1.0", "system:serviceaccount:payments:sync", "list", n})
+	body = bytes.ReplaceAll(body, []byte(`"apiGroup":"networking.k8s.io","apiVersion":"v1beta1","resource":"servicecidrs"`),
+		[]byte(`"apiGroup":"flowcontrol.apiserver.k8s.io","apiVersion":"v1beta3","resource":"flowschemas"`))
+	body = bytes.ReplaceAll(body, []byte(`"k8s.io/removed-release":"1.37"`), []byte(`"k8s.io/removed-release":"1.32"`))
+	if !bytes.Contains(body, []byte("flowschemas")) {
+		t.Fatal("the batch's objectRef was not rewritten")
+	}
+	return body
+}
+
+const flowSchemasCalls = "deprecated-api-in-use/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas"
+
+// The gate judges a stored cluster as every view does: with its webhook's callers.
+func TestAGateAgainstAClusterJudgesItWithItsWebhooksCallers(t *testing.T) {
+	ts := contextServer(t)
+	server.SetAuditRefresh(ts.srv, time.Hour, time.Hour)
+	_, before := ts.gateAgainst("", "cluster=teams", ingress("shop", "a"))
+	if r := ts.postAudit("teams", "shared", removedAPIBatch(t, 3)); r.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	r, after := ts.gateAgainst("", "cluster=teams", ingress("shop", "a"))
+	if got := after.sources()[flowSchemasCalls]; got != "cluster" {
+		t.Fatalf("the gate's findings %v lack the webhook's caller of a removed API as the cluster's", after.sources())
+	}
+	c := after.Targets[0].Cluster
+	if c.Verdict == "ready" || c.Blockers != before.Targets[0].Cluster.Blockers+1 {
+		t.Errorf("cluster verdict %q with %d blockers (%d without the batch): want one more blocker, not ready; %s",
+			c.Verdict, c.Blockers, before.Targets[0].Cluster.Blockers, r.body)
+	}
+}
+
+// A stored audit row that cannot be read never stops judging: the cluster is judged without
+// it under an unavailable capability, and the next batch replaces it.
+func TestAnUnreadableStoredAuditRowIsJudgedWithoutAndReplaced(t *testing.T) {
+	logs := &syncbuf.Buffer{}
+	ts := auditServer(t, func(c *server.Config) { c.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	server.SetAuditRefresh(ts.srv, time.Hour, time.Hour)
+	if r := ts.postAudit("prod", sharedIngest, removedAPIBatch(t, 2)); r.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	if _, err := ts.store.UpdateAuditCalls(t.Context(), "prod", func([]byte) ([]byte, error) { return []byte("not gzip"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	head, err := ts.store.Head(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r := ts.get(fmt.Sprintf("/api/v1/clusters/%d", head.ID), "")
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), "the stored audit section could not be read") {
+			t.Fatalf("cluster view: %d, want 200 with audit-log unavailable as unreadable: %s", r.status, r.body)
+		}
+	}
+	if n := strings.Count(logs.String(), "stored audit section could not be read"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	}
+	if r := ts.postAudit("prod", sharedIngest, removedAPIBatch(t, 5)); r.status != http.StatusOK {
+		t.Fatalf("batch after the unreadable row: %d %s", r.status, r.body)
+	}
+	if got := callerCount(ts.storedAudit("prod"), "legacy-sync/1.0"); got != 5 {
+		t.Errorf("the replaced row counts %d calls, want the 5 of the batch after", got)
+	}
+}
+
+// The capability is the aggregation's, as a log read says it: partial when events were
+// skipped as malformed.
+func TestAClusterIsJudgedPartialWhenItsBatchesHadMalformedEvents(t *testing.T) {
+	var mu sync.Mutex
+	var judged *inventory.Document
+	ts := auditServer(t, func(c *server.Config) {
+		c.Evaluated = func(doc *inventory.Document, _ []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			judged = doc
+		}
+	})
+	server.SetAuditRefresh(ts.srv, time.Hour, time.Hour)
+	body := bytes.Replace(removedAPIBatch(t, 2), []byte(`"items":[`), []byte(`"items":[{"kind":"Event"},`), 1)
+	if r := ts.postAudit("prod", sharedIngest, body); r.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	doc := teamsInventory(t)
+	doc.Namespaces = doc.Namespaces[:len(doc.Namespaces)-1]
+	if r := ts.push(sharedIngest, envelope(t, "prod", doc)); r.status != http.StatusAccepted {
+		t.Fatalf("push: %d %s", r.status, r.body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	c := judged.Capabilities[inventory.CapAuditLog]
+	if !c.Available || !c.Partial || !strings.Contains(c.Reason, "1 malformed record(s) skipped (first: ") {
+		t.Errorf("capability %s = %+v, want partial naming the malformed record as a log read does", inventory.CapAuditLog, c)
+	}
+}
+
+// Close stops the refreshes scheduled and waits for one running, so the store is closed
+// under none.
+func TestClosingTheServerWaitsForARunningAuditRefresh(t *testing.T) {
+	var pushed sync.Once
+	entered, release := make(chan struct{}), make(chan struct{})
+	var armed bool
+	var mu sync.Mutex
+	ts := auditServer(t, func(c *server.Config) {
+		c.Evaluated = func(*inventory.Document, []string) {
+			mu.Lock()
+			a := armed
+			mu.Unlock()
+			if a {
+				pushed.Do(func() { close(entered) })
+				<-release
+			}
+		}
+	})
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	server.SetAuditRefresh(ts.srv, 0, 0)
+	if r := ts.postAudit("prod", sharedIngest, removedAPIBatch(t, 1)); r.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	<-entered
+	closed := make(chan struct{})
+	go func() { ts.srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a refresh was running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return once the refresh ended")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/upgradescope/upgradescope/collectors/audit"
 	"github.com/upgradescope/upgradescope/fleet/server/store"
@@ -13,19 +14,23 @@ import (
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
-// maxAuditSectionBytes bounds a stored section decompressed. The section is bounded by
-// construction (inventory.MaxAuditCallers callers and the other bounds of the section, each
-// string at most inventory.MaxStringLength): a realistic one is a few hundred kilobytes,
-// and this is far past the largest a batch can build.
-const maxAuditSectionBytes = 64 << 20
+// maxAuditStateBytes bounds a stored state decompressed. The state is bounded by
+// construction (inventory.MaxAuditTracked callers, their strings within the aggregator's
+// 64 MiB): a realistic one is a few megabytes, and this leaves room for a hostile log's
+// strings escaped in JSON. A state past it reads as unreadable (unreadableAudit).
+const maxAuditStateBytes = 128 << 20
 
-// decodeAuditSection reads a stored section back; nil for none.
-func decodeAuditSection(stored []byte) (*inventory.AuditCalls, error) {
+// unreadableAudit is the capability of a cluster whose stored audit state cannot be read:
+// it is judged without it, as a cluster whose agent read no audit log is.
+var unreadableAudit = inventory.Capability{Reason: "the stored audit section could not be read"}
+
+// decodeAuditState reads a stored aggregation state back; nil for none.
+func decodeAuditState(stored []byte) (*audit.State, error) {
 	if len(stored) == 0 {
 		return nil, nil
 	}
-	var s inventory.AuditCalls
-	if err := gunzipJSON(stored, maxAuditSectionBytes, &s); err != nil {
+	var s audit.State
+	if err := gunzipJSON(stored, maxAuditStateBytes, &s); err != nil {
 		return nil, fmt.Errorf("read the stored audit calls: %w", err)
 	}
 	return &s, nil
@@ -33,11 +38,16 @@ func decodeAuditSection(stored []byte) (*inventory.AuditCalls, error) {
 
 // withAudit is doc as the server judges it: with the section the cluster's audit webhook
 // batches built, when doc has none of its own (its agent read no audit log), under the
-// capability audit-log. The window starts audit.DefaultSince before doc was collected,
-// so a snapshot and a section always judge alike, and a caller last seen before it is an
-// old one; a snapshot without a collection time keeps the stored window, which holds every
-// call (the rules then call none old: never a guess that a caller stopped). doc itself is
-// not changed: the copy shares everything but the capabilities and the section.
+// capability audit-log the aggregation answers (partial when malformed events were skipped
+// or callers were only counted per API). Every stored snapshot is read through it
+// (snapshots.decode), and every push judged with it, so that no view judges a cluster
+// without its section. The window starts audit.DefaultSince before doc was collected, so a
+// snapshot and a section always judge alike, and a caller last seen before it is an old
+// one; a snapshot without a collection time keeps the whole window (the rules then call
+// none old: never a guess that a caller stopped). A state that cannot be read is left out
+// under an unavailable capability, logged once per cluster: an optional capability never
+// stops judging. doc itself is not changed: the copy shares everything but the
+// capabilities and the section.
 func (sn *snapshots) withAudit(ctx context.Context, clusterID int64, doc *inventory.Document) (*inventory.Document, error) {
 	if clusterID == 0 || doc.AuditCalls != nil {
 		return doc, nil
@@ -49,30 +59,44 @@ func (sn *snapshots) withAudit(ctx context.Context, clusterID int64, doc *invent
 	case err != nil:
 		return nil, err
 	}
-	section, err := decodeAuditSection(rec.Section)
-	if err != nil {
-		return nil, fmt.Errorf("cluster %d: %w", clusterID, err)
-	}
-	if section == nil {
+	state, err := decodeAuditState(rec.Section)
+	if err == nil && state == nil {
 		return doc, nil
-	}
-	if !doc.CollectedAt.IsZero() {
-		section.Since = doc.CollectedAt.Add(-audit.DefaultSince).UTC().Format(inventory.AuditTime)
 	}
 	out := *doc
 	out.Capabilities = maps.Clone(doc.Capabilities)
 	if out.Capabilities == nil {
 		out.Capabilities = map[string]inventory.Capability{}
 	}
-	out.Capabilities[inventory.CapAuditLog] = inventory.Capability{Available: true}
-	out.AuditCalls = section
+	if err != nil {
+		sn.unreadable(clusterID, err)
+		out.Capabilities[inventory.CapAuditLog] = unreadableAudit
+		return &out, nil
+	}
+	var since time.Time
+	if !doc.CollectedAt.IsZero() {
+		since = doc.CollectedAt.Add(-audit.DefaultSince)
+	}
+	agg := audit.ResumeState(state, since)
+	out.Capabilities[inventory.CapAuditLog] = agg.Capability()
+	out.AuditCalls = agg.Section()
 	return &out, nil
 }
 
-// newInSection answers whether after names a caller, an API past the callers listed, or a
+// unreadable logs, once per cluster while the server runs, that its stored audit state
+// cannot be read.
+func (sn *snapshots) unreadable(clusterID int64, err error) {
+	if _, logged := sn.auditLogged.LoadOrStore(clusterID, true); logged || sn.log == nil {
+		return
+	}
+	sn.log.Warn("the cluster's stored audit section could not be read: it is judged without it until its next webhook batch replaces it",
+		"clusterId", clusterID, "err", err)
+}
+
+// newInState answers whether after names a caller, an API of the callers not tracked, or a
 // kubectl version that before does not: something a rule may judge that it has not judged
 // yet. A count that grew is not: the next push, or the next new caller, carries it.
-func newInSection(before, after *inventory.AuditCalls) bool {
+func newInState(before, after *audit.State) bool {
 	if after == nil {
 		return false
 	}
@@ -147,8 +171,12 @@ func (h *dashboardHandler) fillAudit(ctx context.Context, c store.Cluster, sc sc
 	}
 	panel := &web.AuditPanel{Batches: rec.Batches, FirstBatch: rec.FirstBatch, LastBatch: rec.LastBatch, Withheld: !sc.fleet}
 	if sc.fleet {
-		if panel.Section, err = decodeAuditSection(rec.Section); err != nil {
-			return err
+		state, err := decodeAuditState(rec.Section)
+		if err != nil {
+			h.reads.snaps.unreadable(c.ID, err)
+			panel.Unreadable = true
+		} else if state != nil {
+			panel.Section = audit.ResumeState(state, time.Time{}).Section()
 		}
 	}
 	view.Audit = panel

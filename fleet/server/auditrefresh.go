@@ -32,14 +32,17 @@ type auditRefresh struct {
 	delay time.Duration
 	every time.Duration
 	mu    sync.Mutex
-	// due holds the clusters with a refresh scheduled, last when each last started one.
-	due  map[int64]bool
-	last map[int64]time.Time
+	// due holds the clusters' scheduled refreshes, last when each last started one.
+	due    map[int64]*time.Timer
+	last   map[int64]time.Time
+	closed bool
+	// running counts the refreshes scheduled and not yet done or stopped, for close.
+	running sync.WaitGroup
 }
 
 func newAuditRefresh(re *reevaluator, work context.Context, log *slog.Logger) *auditRefresh {
 	return &auditRefresh{re: re, work: work, log: log, delay: auditRefreshDelay, every: auditRefreshEvery,
-		due: map[int64]bool{}, last: map[int64]time.Time{}}
+		due: map[int64]*time.Timer{}, last: map[int64]time.Time{}}
 }
 
 // schedule asks for a refresh of the cluster: auditRefreshDelay from now, or auditRefreshEvery
@@ -48,18 +51,34 @@ func newAuditRefresh(re *reevaluator, work context.Context, log *slog.Logger) *a
 func (ar *auditRefresh) schedule(clusterID int64) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
-	if ar.due[clusterID] {
+	if ar.closed || ar.due[clusterID] != nil {
 		return
 	}
-	ar.due[clusterID] = true
 	wait := ar.delay
 	if next := time.Until(ar.last[clusterID].Add(ar.every)); next > wait {
 		wait = next
 	}
-	time.AfterFunc(wait, func() { ar.run(clusterID) })
+	ar.running.Add(1)
+	ar.due[clusterID] = time.AfterFunc(wait, func() { ar.run(clusterID) })
+}
+
+// close stops the refreshes scheduled and waits for those running (their context is the
+// server's work, cancelled before), so that the store is closed under none.
+func (ar *auditRefresh) close() {
+	ar.mu.Lock()
+	ar.closed = true
+	for id, t := range ar.due {
+		if t.Stop() {
+			ar.running.Done()
+		}
+		delete(ar.due, id)
+	}
+	ar.mu.Unlock()
+	ar.running.Wait()
 }
 
 func (ar *auditRefresh) run(clusterID int64) {
+	defer ar.running.Done()
 	ar.mu.Lock()
 	delete(ar.due, clusterID)
 	ar.last[clusterID] = time.Now()
@@ -87,18 +106,8 @@ func (re *reevaluator) refresh(ctx context.Context, clusterID int64) error {
 	if err != nil {
 		return err
 	}
-	snap, err := re.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	doc, err := re.snaps.decodeInBackground(ctx, snap)
-	if err != nil {
-		return err
-	}
-	if doc, err = re.snaps.withAudit(ctx, c.ID, doc); err != nil {
+	snap, doc, err := re.latest(ctx, c.ID)
+	if err != nil || doc == nil {
 		return err
 	}
 	pol := re.policy.load()

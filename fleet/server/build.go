@@ -32,7 +32,7 @@ type features struct {
 func (s *Server) build() features {
 	cfg := s.cfg
 	admit := admission.New(cfg.MaxSnapshotBytes)
-	s.snaps = &snapshots{store: cfg.Store, admit: admit, maxBytes: cfg.MaxSnapshotBytes}
+	s.snaps = &snapshots{store: cfg.Store, admit: admit, maxBytes: cfg.MaxSnapshotBytes, log: cfg.Logger}
 	shares := &shareJudge{admit: admit, snaps: s.snaps, policy: s.policy, teamMap: cfg.TeamMap, plan: s.plan,
 		now: cfg.Now, log: cfg.Logger}
 	reads := &fleetReads{store: cfg.Store, policy: s.policy, shares: shares, plan: s.plan, now: cfg.Now,

@@ -73,7 +73,7 @@ func (h *clustersHandler) snapshotView(ctx context.Context, c store.Cluster, sc 
 	} else if err != nil {
 		return nil, err
 	}
-	doc, err := h.snaps.decode(snap)
+	doc, err := h.snaps.decode(ctx, snap)
 	if err != nil {
 		return nil, err
 	}

@@ -164,9 +164,6 @@ func (h *dryRunHandler) storedCluster(c store.Cluster) rollout.Cluster {
 				return nil, nil, err
 			}
 			doc, err := h.snaps.decodeInBackground(ctx, snap)
-			if err == nil {
-				doc, err = h.snaps.withAudit(ctx, c.ID, doc)
-			}
 			if err != nil {
 				return nil, nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upgradescope/upgradescope/collectors/audit"
 	"github.com/upgradescope/upgradescope/engine"
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -69,12 +70,16 @@ func SetAuditRefresh(s *Server, delay, every time.Duration) {
 	s.refresh.delay, s.refresh.every = delay, every
 }
 
-// DecodeAuditSection reads a stored audit section back, failing t when it cannot.
+// DecodeAuditSection reads a stored audit state back as the section it judges, failing t
+// when it cannot.
 func DecodeAuditSection(t testing.TB, stored []byte) *inventory.AuditCalls {
 	t.Helper()
-	s, err := decodeAuditSection(stored)
+	s, err := decodeAuditState(stored)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	if s == nil {
+		return nil
+	}
+	return audit.ResumeState(s, time.Time{}).Section()
 }

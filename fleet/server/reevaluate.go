@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/upgradescope/upgradescope/fleet/server/store"
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/report"
 )
 
@@ -227,19 +228,9 @@ func (re *reevaluator) all(ctx context.Context, pol *policy, clusters []store.Cl
 // lacks and stores the evaluations with the notification a push would have caused. A
 // push that stored a newer snapshot meanwhile wins: nothing is stored.
 func (re *reevaluator) cluster(ctx context.Context, pol *policy, c store.Cluster) error {
-	snap, err := re.store.LatestSnapshot(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // deleted since the pass began
-	}
-	if err != nil {
-		return err
-	}
-	doc, err := re.snaps.decodeInBackground(ctx, snap)
-	if err != nil {
-		return err
-	}
-	if doc, err = re.snaps.withAudit(ctx, c.ID, doc); err != nil {
-		return err
+	snap, doc, err := re.latest(ctx, c.ID)
+	if err != nil || doc == nil {
+		return err // nil: deleted since the pass began
 	}
 	cells, err := re.store.ClusterCells(ctx, c.ID)
 	if err != nil {
@@ -322,4 +313,18 @@ func sleepUntil(ctx context.Context, at time.Time) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// latest reads the cluster's latest snapshot as the server judges it (snapshots.decode);
+// a nil document when it has none (deleted since).
+func (re *reevaluator) latest(ctx context.Context, clusterID int64) (store.SnapshotRecord, *inventory.Document, error) {
+	snap, err := re.store.LatestSnapshot(ctx, clusterID)
+	if errors.Is(err, store.ErrNotFound) {
+		return snap, nil, nil
+	}
+	if err != nil {
+		return snap, nil, err
+	}
+	doc, err := re.snaps.decodeInBackground(ctx, snap)
+	return snap, doc, err
 }

@@ -121,9 +121,6 @@ func (sr *servedReports) whatIf(ctx context.Context, c store.Cluster, target str
 	if err != nil {
 		return nil, err
 	}
-	if doc, err = sr.snaps.withAudit(ctx, c.ID, doc); err != nil {
-		return nil, err
-	}
 	mapped := sr.teamMap.apply(doc)
 	rep, err := sr.policy.load().eng.Evaluate(ctx, mapped, []string{target}, sr.now().UTC())
 	if err != nil {

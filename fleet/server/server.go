@@ -195,8 +195,12 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Close cancels work still running for requests already answered or abandoned (after a
-// drain that ran out of time), so the store can be closed under none.
-func (s *Server) Close() { s.cancel() }
+// drain that ran out of time), stops the audit refreshes scheduled and waits for those
+// running, so the store can be closed under none.
+func (s *Server) Close() {
+	s.cancel()
+	s.refresh.close()
+}
 
 // normalTargets writes each --target minor as the API does ("1.034" → "1.34"); New has
 // checked that each parses.

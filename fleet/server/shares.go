@@ -54,9 +54,6 @@ func (sj *shareJudge) judge(ctx context.Context, c store.Cluster, sc scope, pol 
 	if err != nil {
 		return nil, judgedShare{}, err
 	}
-	if doc, err = sj.snaps.withAudit(ctx, c.ID, doc); err != nil {
-		return nil, judgedShare{}, err
-	}
 	share := shareOf(sj.teamMap.apply(doc), sc)
 	rep, err := pol.eng.Evaluate(ctx, share, targets, sj.now().UTC())
 	if err != nil {

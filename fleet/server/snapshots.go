@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -16,11 +18,15 @@ import (
 )
 
 // snapshots reads back what the store keeps of pushes: inventories and reports, each
-// bounded by the push size (maxBytes, Config.MaxSnapshotBytes).
+// bounded by the push size (maxBytes, Config.MaxSnapshotBytes). An inventory is read back
+// as the server judges it: with the cluster's audit webhook section (withAudit).
 type snapshots struct {
 	store    store.Store
 	admit    *admission.Turns
 	maxBytes int
+	log      *slog.Logger
+	// auditLogged holds the clusters whose unreadable audit state was logged.
+	auditLogged sync.Map
 }
 
 // latest reads the cluster's latest snapshot back.
@@ -31,7 +37,7 @@ func (sn *snapshots) latest(ctx context.Context, c store.Cluster) (*inventory.Do
 	} else if err != nil {
 		return nil, 0, err
 	}
-	doc, err := sn.decode(snap)
+	doc, err := sn.decode(ctx, snap)
 	return doc, snap.ID, err
 }
 
@@ -44,7 +50,8 @@ func (sn *snapshots) report(ev store.EvaluationRecord) (*report.Report, error) {
 	return &rep, nil
 }
 
-// decode reads a stored snapshot's inventory back: the gzip of the push's envelope
+// decode reads a stored snapshot's inventory back, with its cluster's audit section
+// (withAudit): the gzip of the push's envelope
 // (readPush), or, as servers before it stored it, of the inventory alone. An inventory has
 // no "inventory" member (the schema closes its top level), so the member tells them apart.
 // The member is read as push.DecodeJSON read it, so that of an envelope naming it twice the
@@ -55,13 +62,17 @@ func (sn *snapshots) report(ev store.EvaluationRecord) (*report.Report, error) {
 // envelope's split, about half of the two encoding/json passes it took before): a dry run
 // reads every cluster's. A schema grown stricter since does not make a stored snapshot
 // unreadable.
-func (sn *snapshots) decode(snap store.SnapshotRecord) (*inventory.Document, error) {
+func (sn *snapshots) decode(ctx context.Context, snap store.SnapshotRecord) (*inventory.Document, error) {
 	plain, release, err := sn.inflate(snap)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return decodeSnapshot(snap.ID, plain)
+	doc, err := decodeSnapshot(snap.ID, plain)
+	if err != nil {
+		return nil, err
+	}
+	return sn.withAudit(ctx, snap.ClusterID, doc)
 }
 
 // decodeInBackground is decode for the background re-evaluation, the dry run and the
@@ -77,8 +88,12 @@ func (sn *snapshots) decodeInBackground(ctx context.Context, snap store.Snapshot
 	if err != nil {
 		return nil, err
 	}
-	defer turn()
-	return decodeSnapshot(snap.ID, plain)
+	doc, err := decodeSnapshot(snap.ID, plain)
+	turn()
+	if err != nil {
+		return nil, err
+	}
+	return sn.withAudit(ctx, snap.ClusterID, doc)
 }
 
 // inflate inflates a stored snapshot into a pooled buffer, valid until release.

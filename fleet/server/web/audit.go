@@ -16,6 +16,8 @@ type AuditPanel struct {
 	// Withheld: the callers are the whole cluster's (people, every team's service
 	// accounts), which a team-scoped reader is not shown.
 	Withheld bool
+	// Unreadable: the stored section could not be read (the cluster is judged without it).
+	Unreadable bool
 }
 
 // auditTopCallers is how many callers the panel lists, busiest first; the findings name
@@ -41,6 +43,9 @@ func (c *Cluster) audit(d *doc) {
 		return
 	}
 	s := p.Section
+	if p.Unreadable {
+		d.w(`<p class="muted" id="audit-unreadable">The stored audit section could not be read: the cluster is judged without it until its next batch.</p>`)
+	}
 	if s == nil {
 		d.w("</section>\n")
 		return
@@ -49,7 +54,13 @@ func (c *Cluster) audit(d *doc) {
 		d.w(`<p class="muted" id="audit-malformed">%s that were not audit events were skipped.</p>`, plural(int(s.Malformed), "item"))
 	}
 	if len(s.Callers) == 0 {
-		d.w(`<p class="muted" id="audit-none">No call to a deprecated API in %s.</p></section>`+"\n", plural(int(s.Requests), "request"))
+		if len(s.Omitted) == 0 && s.OmittedAPIs == 0 {
+			d.w(`<p class="muted" id="audit-none">No call to a deprecated API in %s.</p></section>`+"\n", plural(int(s.Requests), "request"))
+			return
+		}
+		// Every call was counted per API only (past the section's bounds): say so, never "none".
+		c.auditOmitted(d, s)
+		d.w("</section>\n")
 		return
 	}
 	d.w(`<div class="table-wrap" tabindex="0"><table id="audit-table"><caption class="muted">The busiest callers first, counted since the first batch</caption><thead><tr>` +

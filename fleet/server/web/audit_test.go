@@ -51,6 +51,22 @@ func TestTheAuditPanelCountsWhatItLeavesOut(t *testing.T) {
 	}
 }
 
+func TestTheAuditPanelSaysCallsCountedOnlyPerAPIAreThere(t *testing.T) {
+	section := &inventory.AuditCalls{Requests: 50, DeprecatedRequests: 42, OmittedAPIs: 2,
+		Omitted: []inventory.AuditOmitted{{Version: "v1beta1", Resource: "r", Calls: 40}}}
+	got := auditCluster(&AuditPanel{Batches: 1, Section: section})
+	if strings.Contains(got, "No call to a deprecated API") || !strings.Contains(got, "42 calls of 0 other callers counted per API only") {
+		t.Errorf("a section whose calls are all counted per API should count them, never say none:\n%s", got)
+	}
+}
+
+func TestTheAuditPanelSaysTheStoredSectionCouldNotBeRead(t *testing.T) {
+	got := auditCluster(&AuditPanel{Batches: 2, Unreadable: true})
+	if !strings.Contains(got, `id="audit-unreadable"`) {
+		t.Errorf("the panel does not say the stored section could not be read:\n%s", got)
+	}
+}
+
 func TestTheAuditPanelWithholdsCallersFromATeamScopedReader(t *testing.T) {
 	got := auditCluster(&AuditPanel{Batches: 3, Withheld: true})
 	if !strings.Contains(got, `id="audit-withheld"`) || strings.Contains(got, "<table id=\"audit-table\"") {
