@@ -144,8 +144,8 @@ type Store interface {
 	FleetVersion(ctx context.Context) (string, error)
 
 	// UpdateAuditCalls stores one more audit webhook batch of the cluster registered as
-	// name: it calls fn with the section stored so far (nil before the first batch) and
-	// stores what fn answers as the section, counting the batch, in one transaction that
+	// name: it calls fn with the state stored so far (nil before the first batch) and
+	// stores what fn answers as the state, counting the batch, in one transaction that
 	// holds the cluster's audit row, so concurrent batches of one cluster on any handles
 	// queue and none is lost. It answers the record stored. ErrNotFound when no cluster has
 	// the name; an error of fn stores nothing and is answered wrapped. fn runs holding the
