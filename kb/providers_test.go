@@ -1,10 +1,15 @@
 package kb_test
 
 import (
+	"context"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/upgradescope/upgradescope/inventory"
 	"github.com/upgradescope/upgradescope/kb"
 )
 
@@ -73,4 +78,66 @@ func TestAKnowledgeBaseWithoutCalendarsHasNoOldestSupported(t *testing.T) {
 	if _, err := kb.Decode("kb.tar.gz", tree); err == nil || !strings.Contains(err.Error(), "/upgradescope/kb/providers is not a set of support calendars") {
 		t.Errorf("Decode of a calendar list = %v, want it refused with its pointer", err)
 	}
+}
+
+// The oldest minor still supported is the oldest whose phase the lifecycle rule does not call
+// "ended", on every day a built-in calendar changes (the day before an end, of it, after it).
+func TestOldestSupportedIsWhatTheLifecycleRuleCallsNotEnded(t *testing.T) {
+	pq, err := rego.New(
+		rego.Query(`ended := {[p, m] | some p, m; r := data.upgradescope.kb.providers[p].versions[m]; data.upgradescope.rules.lifecycle.phase_of(r) == "ended"}
+minors := [m | some p, m; data.upgradescope.kb.providers[p].versions[m]; not [p, m] in ended]`),
+		rego.LoadBundle("../policies/rules"),
+		rego.LoadBundle("../policies/kb"),
+		rego.WithFilter(func(_ string, info fs.FileInfo, _ int) bool { return strings.HasSuffix(info.Name(), "_test.rego") }),
+	).PrepareForEval(context.Background())
+	if err != nil {
+		t.Fatalf("prepare the lifecycle rule: %v", err)
+	}
+	rs, err := rego.New(rego.Query(`ends := {d | some p, m, k; d := data.upgradescope.kb.providers[p].versions[m][k]; k in {"standardEnd", "extendedEnd"}}`),
+		rego.LoadBundle("../policies/kb")).Eval(context.Background())
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("read the calendars: %v", err)
+	}
+	ends := rs[0].Bindings["ends"].([]any)
+	if len(ends) < 10 {
+		t.Fatalf("the built-in calendars hold %d end dates", len(ends))
+	}
+	k := builtin(t)
+	for _, e := range ends {
+		end, err := time.Parse(time.DateOnly, e.(string))
+		if err != nil {
+			t.Fatalf("end date %v: %v", e, err)
+		}
+		for _, day := range []time.Time{end.AddDate(0, 0, -1), end, end.AddDate(0, 0, 1)} {
+			now := day.Add(12 * time.Hour)
+			rs, err := pq.Eval(context.Background(), rego.EvalInput(map[string]any{"now": now.Format(time.RFC3339)}))
+			if err != nil || len(rs) != 1 {
+				t.Fatalf("evaluate on %s: %v", day.Format(time.DateOnly), err)
+			}
+			want, ok := oldest(t, rs[0].Bindings["minors"].([]any))
+			if got, gotOK := k.OldestSupported(now); got != want || gotOK != ok {
+				t.Errorf("on %s OldestSupported = %q, %v; the lifecycle rule leaves %q, %v", day.Format(time.DateOnly), got, gotOK, want, ok)
+			}
+		}
+	}
+}
+
+// oldest is the lowest of minors, compared as versions.
+func oldest(t *testing.T, minors []any) (string, bool) {
+	t.Helper()
+	var low inventory.Version
+	found := false
+	for _, m := range minors {
+		v, err := inventory.ParseVersion(m.(string))
+		if err != nil {
+			t.Fatalf("minor %v: %v", m, err)
+		}
+		if !found || low.LaterMinor(v) {
+			low, found = v, true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	return low.MinorString(), true
 }

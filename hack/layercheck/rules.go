@@ -26,9 +26,10 @@ var upgradescopeRules = rules{
 	// observations both collectors make of objects (collectors/preflight), nor the
 	// conversions of `fix` (convert, fix): rewriting a manifest never depends on a rule. Nor
 	// reading a chart repository or rendering a chart (charts/repo, charts/render): only the
-	// advisor judges the versions they yield.
+	// advisor judges the versions they yield. Nor reading audit events (collectors/audit):
+	// the rules judge the callers it counts.
 	noOPA: []string{
-		"kb", "engine/facts", "collectors/preflight", "charts/repo", "charts/render", "output", "report", "crd", "config",
+		"kb", "engine/facts", "collectors/preflight", "collectors/audit", "charts/repo", "charts/render", "output", "report", "crd", "config",
 		"fleet/api", "fleet/push", "fleet/client", "bundles/rollout/outcome", "internal/loopback", "internal/hostcheck",
 		"fleet/server/admission", "fleet/server/store", "fleet/server/notify", "fleet/server/web",
 		"convert", "fix",

@@ -1,9 +1,6 @@
 package kubetest
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
 // Environment variables naming the 1.35 server's audit webhook backend (hack/with-kube.sh):
 // the loopback address it posts to, the file holding its bearer token, the cluster name its
@@ -31,20 +28,7 @@ type AuditWebhook struct {
 // fails under EnvRequire.
 func Webhook(t testing.TB) AuditWebhook {
 	t.Helper()
-	return AuditWebhook{Listen: webhookVar(t, EnvAuditWebhookListen), TokenFile: webhookVar(t, EnvAuditWebhookTokenFile),
-		Cluster: webhookVar(t, EnvAuditWebhookCluster), CertFile: webhookVar(t, EnvAuditWebhookCertFile),
-		KeyFile: webhookVar(t, EnvAuditWebhookKeyFile), CAFile: webhookVar(t, EnvAuditWebhookCAFile)}
-}
-
-func webhookVar(t testing.TB, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		fail, msg := absent(env)
-		if fail {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return v
+	return AuditWebhook{Listen: lookup(t, EnvAuditWebhookListen), TokenFile: lookup(t, EnvAuditWebhookTokenFile),
+		Cluster: lookup(t, EnvAuditWebhookCluster), CertFile: lookup(t, EnvAuditWebhookCertFile),
+		KeyFile: lookup(t, EnvAuditWebhookKeyFile), CAFile: lookup(t, EnvAuditWebhookCAFile)}
 }

@@ -181,3 +181,7 @@ test_kubectl_last_seen_before_the_window_is_not_judged if {
 test_a_kubectl_version_that_does_not_parse_is_not_judged if {
 	judge(with_kubectl([kubectl("unknown", ["x"], "2026-11-29T00:00:00Z")]), "1.33") == set()
 }
+
+test_a_kubectl_built_without_version_stamps_is_not_judged if {
+	judge(with_kubectl([kubectl("v0.0.0-master+$Format", ["dev"], "2026-11-29T00:00:00Z")]), "1.33") == set()
+}
