@@ -130,7 +130,7 @@ func fleetAt(target string) string {
 	return "the fleet as the read token sees it, at " + target
 }
 
-// serverBundles names the bundles the server judges with: "rules 2026-12-02.4".
+// serverBundles names the bundles the server judges with: "rules 2026-12-02.5".
 func serverBundles(bs []api.Bundle) []string {
 	out := make([]string, 0, len(bs))
 	for _, b := range bs {

@@ -225,7 +225,7 @@ func (s *Server) scanAnswer(sc *scanned) ScanAnswer {
 	return a
 }
 
-// judgedWith names each bundle with its revision: "rules 2026-12-02.4".
+// judgedWith names each bundle with its revision: "rules 2026-12-02.5".
 func judgedWith(r *report.Report) []string {
 	out := make([]string, 0, len(r.Bundles))
 	for _, b := range r.Bundles {
@@ -234,7 +234,7 @@ func judgedWith(r *report.Report) []string {
 	return out
 }
 
-// bundleLine is how every answer names a bundle it was judged with: "rules 2026-12-02.4".
+// bundleLine is how every answer names a bundle it was judged with: "rules 2026-12-02.5".
 func bundleLine(name, revision string) string { return clip(name+" "+revision, maxLine) }
 
 func summarize(t report.TargetResult) TargetSummary {
