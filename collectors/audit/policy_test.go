@@ -75,7 +75,7 @@ func TestTheAPIServerLoadsThePolicyAndLogsOnlyTheListedResources(t *testing.T) {
 	}{
 		{"networking.k8s.io", "v1beta1", "servicecidrs", "", auditinternal.LevelMetadata},
 		{"networking.k8s.io", "v1beta1", "servicecidrs", "status", auditinternal.LevelMetadata}, // what a controller writes
-		{"networking.k8s.io", "v1", "servicecidrs", "", auditinternal.LevelMetadata}, // a policy cannot select versions
+		{"networking.k8s.io", "v1", "servicecidrs", "", auditinternal.LevelMetadata},            // a policy cannot select versions
 		{"", "v1", "endpoints", "", auditinternal.LevelMetadata},
 		{"", "v1", "secrets", "", auditinternal.LevelNone},
 		{"policy", "v1beta1", "poddisruptionbudgets", "", auditinternal.LevelNone},
