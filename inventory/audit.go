@@ -95,8 +95,8 @@ type AuditCaller struct {
 	// reading, so that a hostile log cannot make the kept callers large. The API's fields
 	// are as an API server writes them (a DNS subdomain, DNS labels); an event whose are not
 	// is counted as malformed.
-	Verb        string `json:"verb"`
-	User        string `json:"user"`
+	Verb string `json:"verb"`
+	User string `json:"user"`
 	// ServiceAccount is "namespace/name" when User is a service account.
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 	UserAgent      string `json:"userAgent"`

@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
-	"runtime"
 	"testing"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
