@@ -5,9 +5,12 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/upgradescope/upgradescope/inventory"
 )
@@ -134,5 +137,41 @@ func TestAnAuditLogThatCannotBeReadEndsTheScanNamingIt(t *testing.T) {
 	r := runCLI(t, "scan", "--files", examples, "--audit-log", good, "--audit-log", broken, "--target", "1.37", pinned)
 	if r.code != exitErr || !strings.Contains(r.stderr, "--audit-log") || !strings.Contains(r.stderr, broken) || r.stdout != "" {
 		t.Errorf("exit %d, stdout %d bytes, stderr %q; want 1, nothing judged, and %s named", r.code, len(r.stdout), r.stderr, broken)
+	}
+}
+
+// A pipe nobody writes to never returns from a read: the reading still ends at --timeout,
+// on standard input and on a named pipe (whose open waits for a writer).
+func TestAnIdleAuditPipeEndsAtTheTimeout(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "audit.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	idle, w := io.Pipe()
+	defer w.Close()
+	for _, tc := range []struct {
+		name string
+		in   io.Reader
+		path string
+	}{
+		{"standard input that sends nothing", idle, "-"},
+		{"a named pipe no one writes to", strings.NewReader(""), fifo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			done := make(chan int, 1)
+			go func() {
+				done <- run([]string{"scan", "--files", examples, "--audit-log", tc.path, "--target", "1.37", "--timeout", "1s"},
+					streams{in: tc.in, out: &out, err: &errb})
+			}()
+			select {
+			case code := <-done:
+				if code != exitErr || !strings.Contains(errb.String(), "raise --timeout") {
+					t.Errorf("exit %d, stderr %q; want 1 and a word on --timeout", code, errb.String())
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the scan still waits for the pipe a minute later")
+			}
+		})
 	}
 }

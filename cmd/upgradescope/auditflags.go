@@ -94,15 +94,20 @@ func (f *auditFlags) checkPath(p string, stdinSeen bool) error {
 	case p == stdinPath:
 		return nil
 	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("--audit-log: %w", err)
+	}
+	if !info.Mode().IsRegular() && !info.IsDir() {
+		// a pipe (`<(ssh … cat audit.log)`) or a FIFO: opening one waits for its writer, so
+		// it is opened by the reading, under --timeout
+		return nil
+	}
 	fh, err := os.Open(p)
 	if err != nil {
 		return fmt.Errorf("--audit-log: %w", err)
 	}
 	defer fh.Close()
-	info, err := fh.Stat()
-	if err != nil {
-		return fmt.Errorf("--audit-log: %w", err)
-	}
 	if info.IsDir() {
 		if _, err := fh.ReadDir(1); err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("--audit-log: %w", err)
@@ -127,7 +132,7 @@ func (f *auditFlags) collect(ctx context.Context, s streams, rep *progress.Repor
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rep.Start("reading the audit log in " + strings.Join(f.paths, ", "))
-	section, capability, err := audit.Collect(ctx, f.options(now, s.in))
+	section, capability, err := collectAudit(ctx, f.options(now, s.in))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("--audit-log was not read within --timeout %s: raise --timeout", timeout)
@@ -150,7 +155,7 @@ func (f *auditFlags) forAgent(log *slog.Logger) func(context.Context, *inventory
 		return nil
 	}
 	return func(ctx context.Context, doc *inventory.Document, now time.Time) {
-		section, capability, err := audit.Collect(ctx, f.options(now, nil))
+		section, capability, err := collectAudit(ctx, f.options(now, nil))
 		if err != nil {
 			log.Warn("audit log not read", "error", err.Error())
 			attachAudit(doc, nil, inventory.Capability{Reason: "audit log not read: " + err.Error()})
@@ -204,4 +209,27 @@ func malformedWarning(s *inventory.AuditCalls) string {
 		what = "that is not an audit event"
 	}
 	return fmt.Sprintf("the audit log has %s %s (skipped%s)", report.Count(int(s.Malformed), "line"), what, first)
+}
+
+// collectAudit is audit.Collect ending at ctx's deadline even when a read blocks: Collect
+// looks at ctx between records, and a read of a pipe nobody writes to (an idle `-`, a FIFO
+// whose writer never opens it) never returns to look. The blocked reading is left behind;
+// the command ends, and the agent's next tick starts another.
+func collectAudit(ctx context.Context, o audit.Options) (*inventory.AuditCalls, inventory.Capability, error) {
+	type result struct {
+		section    *inventory.AuditCalls
+		capability inventory.Capability
+		err        error
+	}
+	done := make(chan result, 1)
+	go func() {
+		section, capability, err := audit.Collect(ctx, o)
+		done <- result{section, capability, err}
+	}()
+	select {
+	case r := <-done:
+		return r.section, r.capability, r.err
+	case <-ctx.Done():
+		return nil, inventory.Capability{}, ctx.Err()
+	}
 }

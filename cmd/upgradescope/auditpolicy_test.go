@@ -43,7 +43,7 @@ func TestAuditPolicyLogsTheAPIsRemovedAfterTheOldestMinorYourClustersRun(t *test
 		err         string
 	}{
 		{"by default it starts after the minor before the oldest one a provider supports", []string{policyDay}, 0,
-			[]string{"flowschemas, prioritylevelconfigurations", "servicecidrs"}, []string{"poddisruptionbudgets", "cronjobs"}, ""},
+			[]string{"flowschemas, flowschemas/*, prioritylevelconfigurations", "servicecidrs"}, []string{"poddisruptionbudgets", "cronjobs"}, ""},
 		{"--from an older minor adds what the minors after it removed", []string{policyDay, "--from", "1.24"}, 0,
 			[]string{"poddisruptionbudgets", "cronjobs", "servicecidrs"}, []string{"ingresses"}, ""},
 		{"--from a patch version reads its minor", []string{"--from", "1.37.2"}, 0,

@@ -13,12 +13,12 @@ import (
 
 // policyHeader says what the policy is for; docs/audit-policy.yaml is Policy's output.
 const policyHeader = `# The audit policy upgradescope needs: requests to the resources whose deprecated versions
-# have an announced removal, at Metadata level (who, what, when; never a body), and nothing
-# else. The API server adds k8s.io/deprecated and k8s.io/removed-release to the events of
-# requests at a deprecated version; a policy can only select by group and resource, so the
-# current versions of these resources are logged too (a small volume: these are rarely
-# written). Generated from the knowledge base by ` + "`upgradescope audit-policy`" + `; see
-# docs/audit.md.
+# have an announced removal, and to their subresources (r/*: a controller writes status), at
+# Metadata level (who, what, when; never a body), and nothing else. The API server adds
+# k8s.io/deprecated and k8s.io/removed-release to the events of requests at a deprecated
+# version; a policy can only select by group and resource, so the current versions of these
+# resources are logged too (a small volume: these are rarely written). Generated from the
+# knowledge base by ` + "`upgradescope audit-policy`" + `; see docs/audit.md.
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages:
@@ -60,8 +60,18 @@ func Policy(apis []kb.APIEntry, from string) ([]byte, error) {
 			name = `""` // the core group
 		}
 		fmt.Fprintf(&b, "      - group: %s\n", name)
-		fmt.Fprintf(&b, "        resources: [%s]\n", strings.Join(slices.Sorted(maps.Keys(groups[g])), ", "))
+		fmt.Fprintf(&b, "        resources: [%s]\n", strings.Join(withSubresources(slices.Sorted(maps.Keys(groups[g]))), ", "))
 	}
 	b.WriteString("  - level: None\n")
 	return b.Bytes(), nil
+}
+
+// withSubresources adds "r/*" after each resource r: a policy's "ingresses" does not select
+// "ingresses/status", the subresource an ingress controller writes at the removed version.
+func withSubresources(resources []string) []string {
+	out := make([]string, 0, 2*len(resources))
+	for _, r := range resources {
+		out = append(out, r, r+"/*")
+	}
+	return out
 }

@@ -33,11 +33,11 @@ func TestThePolicyLogsTheResourcesOfAPIsRemovedAfterFrom(t *testing.T) {
   - level: Metadata
     resources:
       - group: ""
-        resources: [endpoints]
+        resources: [endpoints, endpoints/*]
       - group: flowcontrol.apiserver.k8s.io
-        resources: [flowschemas]
+        resources: [flowschemas, flowschemas/*]
       - group: networking.k8s.io
-        resources: [ipaddresses, servicecidrs]
+        resources: [ipaddresses, ipaddresses/*, servicecidrs, servicecidrs/*]
   - level: None
 `
 	if rules != want {
@@ -70,20 +70,23 @@ func TestTheAPIServerLoadsThePolicyAndLogsOnlyTheListedResources(t *testing.T) {
 	eval := policy.NewPolicyRuleEvaluator(p)
 	tests := []struct {
 		group, version, resource string
+		subresource              string
 		want                     auditinternal.Level
 	}{
-		{"networking.k8s.io", "v1beta1", "servicecidrs", auditinternal.LevelMetadata},
-		{"networking.k8s.io", "v1", "servicecidrs", auditinternal.LevelMetadata}, // a policy cannot select versions
-		{"", "v1", "endpoints", auditinternal.LevelMetadata},
-		{"", "v1", "secrets", auditinternal.LevelNone},
-		{"policy", "v1beta1", "poddisruptionbudgets", auditinternal.LevelNone},
-		{"networking.k8s.io", "v1", "ingresses", auditinternal.LevelNone},
+		{"networking.k8s.io", "v1beta1", "servicecidrs", "", auditinternal.LevelMetadata},
+		{"networking.k8s.io", "v1beta1", "servicecidrs", "status", auditinternal.LevelMetadata}, // what a controller writes
+		{"networking.k8s.io", "v1", "servicecidrs", "", auditinternal.LevelMetadata}, // a policy cannot select versions
+		{"", "v1", "endpoints", "", auditinternal.LevelMetadata},
+		{"", "v1", "secrets", "", auditinternal.LevelNone},
+		{"policy", "v1beta1", "poddisruptionbudgets", "", auditinternal.LevelNone},
+		{"networking.k8s.io", "v1", "ingresses", "", auditinternal.LevelNone},
+		{"networking.k8s.io", "v1", "ingresses", "status", auditinternal.LevelNone},
 	}
 	for _, tt := range tests {
 		attrs := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: "list", APIGroup: tt.group,
-			APIVersion: tt.version, Resource: tt.resource, ResourceRequest: true}
+			APIVersion: tt.version, Resource: tt.resource, Subresource: tt.subresource, ResourceRequest: true}
 		if got := eval.EvaluatePolicyRule(attrs).Level; got != tt.want {
-			t.Errorf("%s/%s %s: level %s, want %s", tt.group, tt.version, tt.resource, got, tt.want)
+			t.Errorf("%s/%s %s/%s: level %s, want %s", tt.group, tt.version, tt.resource, tt.subresource, got, tt.want)
 		}
 	}
 	if got := eval.EvaluatePolicyRule(authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "alice"}, Verb: "get", Path: "/healthz"}).Level; got != auditinternal.LevelNone {
