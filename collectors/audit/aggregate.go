@@ -14,9 +14,9 @@ import (
 )
 
 // maxKeptBytes bounds the strings an aggregation keeps (callers' keys, their ranges, the
-// Omitted rows' APIs): MaxAuditTracked callers of 7 strings of MaxStringLength characters
-// would otherwise keep a gigabyte. A caller or API past it is counted as one past the
-// count bounds is. Real keys are a few hundred bytes, so only a hostile log reaches it.
+// Omitted rows' APIs), as a backstop: with the keys' strings checked and cut while reading
+// (keyOf), MaxAuditTracked callers keep under 30 MB. A caller or API past it is counted as
+// one past the count bounds is.
 const maxKeptBytes = 64 << 20
 
 // apiKey is one API a request was to.
