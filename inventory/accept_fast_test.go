@@ -296,7 +296,7 @@ func validateWith(t *testing.T, schema, doc string) error {
 
 func fullAuditCalls() *AuditCalls {
 	return &AuditCalls{
-		Since: "2026-10-30T12:00:00Z", Events: 12, Requests: 6, DeprecatedRequests: 3,
+		Since: "2026-10-30T12:00:00Z", Events: 12, Requests: 6, DeprecatedRequests: 3, OwnReads: 1,
 		Malformed: 1, MalformedAt: []string{"audit.log:7: not JSON"},
 		Sources:        []AuditSource{{Path: "audit.log", Format: "event", Events: 12, Malformed: 1}},
 		SourcesOmitted: 1,

@@ -51,6 +51,12 @@ type AuditCalls struct {
 	Events             int64 `json:"events"`
 	Requests           int64 `json:"requests"`
 	DeprecatedRequests int64 `json:"deprecatedRequests"`
+	// OwnReads counts the DeprecatedRequests that were upgradescope's own reads (get, list
+	// or watch with an "upgradescope/" user agent): a scan reads every served version of a
+	// kind, and would otherwise be a caller of the deprecated APIs it reports, the last one
+	// once the user's clients have moved. They are no caller. A client claiming that user
+	// agent hides its reads here, but not from the API server's metric.
+	OwnReads int64 `json:"ownReads,omitempty"`
 	// Malformed counts the lines that were not an audit event; MalformedAt names the first
 	// MaxAuditMalformed ("file:line: reason").
 	Malformed   int64    `json:"malformed,omitempty"`
@@ -85,8 +91,12 @@ type AuditCaller struct {
 	Version     string `json:"version"`
 	Resource    string `json:"resource"`
 	Subresource string `json:"subresource,omitempty"`
-	Verb        string `json:"verb"`
-	User        string `json:"user"`
+	// Verb is at most 64 characters, User and UserAgent at most 1,024: they are cut while
+	// reading, so that a hostile log cannot make the kept callers large. The API's fields
+	// are as an API server writes them (a DNS subdomain, DNS labels); an event whose are not
+	// is counted as malformed.
+	Verb string `json:"verb"`
+	User string `json:"user"`
 	// ServiceAccount is "namespace/name" when User is a service account.
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 	UserAgent      string `json:"userAgent"`

@@ -162,6 +162,7 @@ func (f *liveFlags) restConfig(otherwise string) (clientcmd.ClientConfig, *rest.
 		return nil, nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	cfg.Timeout = f.requestTimeout
+	cfg.UserAgent = cluster.UserAgent(version)
 	return loader, cfg, nil
 }
 

@@ -8,13 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
 // maxKeptBytes bounds the strings an aggregation keeps (callers' keys, their ranges, the
-// Omitted rows' APIs): MaxAuditTracked callers of 7 strings of MaxStringLength characters
-// would otherwise keep a gigabyte. A caller or API past it is counted as one past the
-// count bounds is. Real keys are a few hundred bytes, so only a hostile log reaches it.
+// Omitted rows' APIs), as a backstop: with the keys' strings checked and cut while reading
+// (keyOf), MaxAuditTracked callers keep under 30 MB. A caller or API past it is counted as
+// one past the count bounds is.
 const maxKeptBytes = 64 << 20
 
 // apiKey is one API a request was to.
@@ -77,6 +79,8 @@ type Aggregator struct {
 	since string
 
 	events, requests, deprecated int64
+	// ownReads counts the deprecated requests that were upgradescope's own reads (ownRead).
+	ownReads int64
 
 	malformed   int64
 	malformedAt []string
@@ -144,7 +148,8 @@ func (a *Aggregator) Add(e *Event) {
 	}
 }
 
-// add counts e and answers why it is malformed, or "".
+// add counts e and answers why it is malformed, or "". A malformed event is counted
+// nowhere else.
 func (a *Aggregator) add(e *Event) string {
 	t, ok := parseTime(e.StageTimestamp)
 	if !ok {
@@ -153,13 +158,22 @@ func (a *Aggregator) add(e *Event) string {
 		}
 		return "stageTimestamp is not an RFC 3339 time"
 	}
+	// The other stages repeat a request a ResponseComplete or Panic event ends; a provider's
+	// export holds one entry per request and no stage.
+	request := e.Stage == "" || e.Stage == "ResponseComplete" || e.Stage == "Panic"
+	deprecated := request && e.Annotations[AnnotationDeprecated] == "true"
+	var k callerKey
+	if deprecated {
+		var reason string
+		if k, reason = keyOf(e); reason != "" {
+			return reason
+		}
+	}
 	a.events++
 	if a.current >= 0 {
 		a.sources[a.current].Events++
 	}
-	// The other stages repeat a request a ResponseComplete or Panic event ends; a provider's
-	// export holds one entry per request and no stage.
-	if e.Stage != "" && e.Stage != "ResponseComplete" && e.Stage != "Panic" {
+	if !request {
 		return ""
 	}
 	a.requests++
@@ -168,37 +182,143 @@ func (a *Aggregator) add(e *Event) string {
 		at = t.Truncate(time.Second).Format(inventory.AuditTime)
 		a.countKubectl(e, at)
 	}
-	if e.Annotations[AnnotationDeprecated] != "true" {
+	if !deprecated {
 		return ""
 	}
 	a.deprecated++
+	if ownRead(e) {
+		a.ownReads++
+		return ""
+	}
 	if at == "" {
 		at = t.Truncate(time.Second).Format(inventory.AuditTime)
 	}
-	a.countCaller(e, at)
+	a.countCaller(k, e, at)
 	return ""
 }
 
-func keyOf(e *Event) callerKey {
-	k := callerKey{
-		verb:      inventory.BoundString(e.Verb),
-		user:      inventory.BoundString(e.User.Username),
-		userAgent: inventory.BoundString(e.UserAgent),
+// ownAgent starts the user agent of upgradescope's own requests (cluster.UserAgent).
+const ownAgent = "upgradescope/"
+
+// ownRead tells upgradescope's own reads: a scan lists every served version of a kind, a
+// deprecated one included, and would otherwise be a caller of the API it warns about, the
+// only one once the user's clients have moved. A client claiming upgradescope's user agent
+// hides its reads from the callers: acceptable, as its reads still show in the API
+// server's deprecated-request metric and hiding from us gains it nothing. Writes are never
+// upgradescope's.
+func ownRead(e *Event) bool {
+	if !strings.HasPrefix(e.UserAgent, ownAgent) {
+		return false
 	}
-	if r := e.ObjectRef; r != nil {
-		k.api = apiKey{
-			group:       inventory.BoundString(r.APIGroup),
-			version:     inventory.BoundString(r.APIVersion),
-			resource:    inventory.BoundString(r.Resource),
-			subresource: inventory.BoundString(r.Subresource),
-		}
+	switch e.Verb {
+	case "get", "list", "watch":
+		return true
 	}
-	return k
+	return false
 }
 
-func (a *Aggregator) countCaller(e *Event, at string) {
-	k := keyOf(e)
-	removed := inventory.BoundString(e.Annotations[AnnotationRemovedRelease])
+// Bounds of a caller's strings, applied while reading, before keying, so that what is kept
+// and what the rules compare stays small whatever the log holds. The API's fields are
+// checked against what an API server writes (malformed otherwise); the rest are cut.
+const (
+	// maxVerb: Kubernetes' verbs are at most 16 characters; a webhook's custom ones a few
+	// more.
+	maxVerb = 64
+	// maxIdentity bounds a user name and a user agent (inventory.AuditCaller).
+	maxIdentity = 1024
+)
+
+// keyOf answers the caller of a request to a deprecated API, or why its API is not one an
+// API server writes. The reason names the field, never its value.
+func keyOf(e *Event) (callerKey, string) {
+	r := e.ObjectRef
+	if r == nil {
+		return callerKey{}, "a request to a deprecated API with no objectRef"
+	}
+	api := apiKey{group: r.APIGroup, version: r.APIVersion, resource: r.Resource, subresource: r.Subresource}
+	if reason := api.invalid(); reason != "" {
+		return callerKey{}, reason
+	}
+	return callerKey{
+		api:       api,
+		verb:      cutString(e.Verb, maxVerb),
+		user:      cutString(e.User.Username, maxIdentity),
+		userAgent: cutString(e.UserAgent, maxIdentity),
+	}, ""
+}
+
+// invalid answers why k is not an API as an API server names it, or "": a group is a DNS
+// subdomain (or "" for the core group); a version, a resource and a subresource are DNS
+// labels (CRDs' plurals are DNS-1035 labels; built-in resources such as servicecidrs and
+// subresources such as status and approval are too).
+func (k apiKey) invalid() string {
+	switch {
+	case k.group != "" && !isSubdomain(k.group):
+		return "objectRef.apiGroup is not an API group (a DNS subdomain)"
+	case k.version == "":
+		return "a request to a deprecated API with no objectRef.apiVersion"
+	case !isLabel(k.version):
+		return "objectRef.apiVersion is not an API version (a DNS label)"
+	case k.resource == "":
+		return "a request to a deprecated API with no objectRef.resource"
+	case !isLabel(k.resource):
+		return "objectRef.resource is not a resource name (a DNS label)"
+	case k.subresource != "" && !isLabel(k.subresource):
+		return "objectRef.subresource is not a subresource name (a DNS label)"
+	}
+	return ""
+}
+
+// isSubdomain and isLabel check the length first: the patterns would read a hostile field
+// whole.
+func isSubdomain(s string) bool {
+	return len(s) <= validation.DNS1123SubdomainMaxLength && len(validation.IsDNS1123Subdomain(s)) == 0
+}
+
+func isLabel(s string) bool {
+	return len(s) <= validation.DNS1123LabelMaxLength && len(validation.IsDNS1123Label(s)) == 0
+}
+
+// cutString is s within n characters. It may share s's memory: what is kept is cloned
+// (callerKey.clone), so that a cut string does not hold the record's field alive.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+func (k apiKey) clone() apiKey {
+	return apiKey{strings.Clone(k.group), strings.Clone(k.version), strings.Clone(k.resource), strings.Clone(k.subresource)}
+}
+
+func (k callerKey) clone() callerKey {
+	return callerKey{k.api.clone(), strings.Clone(k.verb), strings.Clone(k.user), strings.Clone(k.userAgent)}
+}
+
+// removedRelease is e's k8s.io/removed-release as MAJOR.MINOR ("v1.22" and "1.22.0" are
+// "1.22"), or "" when it is not a version.
+func removedRelease(e *Event) string {
+	s := e.Annotations[AnnotationRemovedRelease]
+	if s == "" || len(s) > 32 {
+		return ""
+	}
+	v, err := inventory.ParseVersion(s)
+	if err != nil {
+		return ""
+	}
+	return v.MinorString()
+}
+
+func (a *Aggregator) countCaller(k callerKey, e *Event, at string) {
+	removed := removedRelease(e)
 	c := a.callers[k]
 	if c == nil {
 		if len(a.callers) >= inventory.MaxAuditTracked || !a.keep(k.size()+len(removed)) {
@@ -207,7 +327,7 @@ func (a *Aggregator) countCaller(e *Event, at string) {
 			return
 		}
 		c = &caller{first: at, last: at, removedRelease: removed}
-		a.callers[k] = c
+		a.callers[k.clone()] = c
 	}
 	c.count++
 	c.first, c.last = min(c.first, at), max(c.last, at)
@@ -220,10 +340,20 @@ func (a *Aggregator) countCaller(e *Event, at string) {
 // minRelease is the smaller of two removed-release annotations, ignoring empty ones, so
 // that the one kept does not depend on reading order.
 func minRelease(a, b string) string {
-	if a == "" || (b != "" && b < a) {
+	if a == "" || (b != "" && earlierRelease(b, a)) {
 		return b
 	}
 	return a
+}
+
+// earlierRelease compares two MAJOR.MINOR releases as versions ("1.9" before "1.22").
+func earlierRelease(x, y string) bool {
+	vx, errX := inventory.ParseVersion(x)
+	vy, errY := inventory.ParseVersion(y)
+	if errX != nil || errY != nil {
+		return x < y
+	}
+	return cmp.Or(cmp.Compare(vx.Major, vy.Major), cmp.Compare(vx.Minor, vy.Minor)) < 0
 }
 
 // countRange adds the /24 or /64 around ip to c's ranges. The ranges past MaxAuditRanges
@@ -277,7 +407,7 @@ func addOmitted(rows map[apiKey]*omittedAPI, api apiKey, o omittedAPI, room func
 			return
 		}
 		row = &omittedAPI{}
-		rows[api] = row
+		rows[api.clone()] = row
 	}
 	row.callers += o.callers
 	row.calls += o.calls
@@ -292,7 +422,7 @@ const kubectlPrefix = "kubectl/"
 // are counted per request, as ranges are.
 func (a *Aggregator) countKubectl(e *Event, at string) {
 	version, _, _ := strings.Cut(e.UserAgent[len(kubectlPrefix):], " ")
-	version = inventory.BoundString(version)
+	version = cutString(version, maxVerb)
 	k := a.kubectl[version]
 	if k == nil {
 		if len(a.kubectl) >= inventory.MaxKubectlVersions || !a.keep(len(version)) {
@@ -300,11 +430,11 @@ func (a *Aggregator) countKubectl(e *Event, at string) {
 			return
 		}
 		k = &kubectlVersion{last: at}
-		a.kubectl[version] = k
+		a.kubectl[strings.Clone(version)] = k
 	}
 	k.count++
 	k.last = max(k.last, at)
-	user := inventory.BoundString(e.User.Username)
+	user := cutString(e.User.Username, maxIdentity)
 	if slices.Contains(k.users, user) {
 		return
 	}
@@ -312,7 +442,7 @@ func (a *Aggregator) countKubectl(e *Event, at string) {
 		k.usersOmitted++
 		return
 	}
-	k.users = append(k.users, user)
+	k.users = append(k.users, strings.Clone(user))
 }
 
 // countMalformed counts a record that is not an audit event, naming the first
@@ -377,6 +507,7 @@ func (a *Aggregator) Section() *inventory.AuditCalls {
 		Events:             a.events,
 		Requests:           a.requests,
 		DeprecatedRequests: a.deprecated,
+		OwnReads:           a.ownReads,
 		Malformed:          a.malformed,
 		MalformedAt:        slices.Clone(a.malformedAt),
 		Sources:            slices.Clone(a.sources),
@@ -483,6 +614,7 @@ type State struct {
 	Events             int64                     `json:"events"`
 	Requests           int64                     `json:"requests"`
 	DeprecatedRequests int64                     `json:"deprecatedRequests"`
+	OwnReads           int64                     `json:"ownReads,omitempty"`
 	Malformed          int64                     `json:"malformed,omitempty"`
 	MalformedAt        []string                  `json:"malformedAt,omitempty"`
 	Sources            []inventory.AuditSource   `json:"sources,omitempty"`
@@ -499,7 +631,7 @@ type State struct {
 // not change a.
 func (a *Aggregator) State() *State {
 	s := &State{
-		Events: a.events, Requests: a.requests, DeprecatedRequests: a.deprecated,
+		Events: a.events, Requests: a.requests, DeprecatedRequests: a.deprecated, OwnReads: a.ownReads,
 		Malformed: a.malformed, MalformedAt: slices.Clone(a.malformedAt),
 		Sources: slices.Clone(a.sources), SourcesOmitted: a.sourcesOmitted,
 		Untracked: a.untracked, OmittedAPIs: a.omittedAPIs, KubectlOmitted: a.kubectlOmitted,
@@ -525,7 +657,7 @@ func ResumeState(s *State, since time.Time) *Aggregator {
 	if s == nil {
 		return a
 	}
-	a.events, a.requests, a.deprecated = s.Events, s.Requests, s.DeprecatedRequests
+	a.events, a.requests, a.deprecated, a.ownReads = s.Events, s.Requests, s.DeprecatedRequests, s.OwnReads
 	a.malformed, a.malformedAt = s.Malformed, slices.Clone(s.MalformedAt)
 	a.sources, a.sourcesOmitted = slices.Clone(s.Sources), s.SourcesOmitted
 	a.untracked, a.omittedAPIs, a.kubectlOmitted = s.Untracked, s.OmittedAPIs, s.KubectlOmitted
@@ -565,8 +697,17 @@ func (a *Aggregator) resumeCaller(c inventory.AuditCaller) {
 }
 
 // Capability says what the aggregation saw, under inventory.CapAuditLog: partial when
-// records were malformed or callers past the tracked bound were only counted.
+// records were malformed or callers past the tracked bound were only counted; not available
+// when no audit event was read (an empty log, or one of malformed records), which would
+// otherwise pass for a log in which nobody calls a deprecated API.
 func (a *Aggregator) Capability() inventory.Capability {
+	if a.events == 0 {
+		why := "no record read"
+		if a.malformed > 0 && len(a.malformedAt) > 0 {
+			why = fmt.Sprintf("%d malformed record(s) (first: %s)", a.malformed, a.malformedAt[0])
+		}
+		return inventory.Capability{Reason: inventory.BoundString("the audit log holds no audit event: " + why)}
+	}
 	var reasons []string
 	if a.malformed > 0 && len(a.malformedAt) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d malformed record(s) skipped (first: %s)", a.malformed, a.malformedAt[0]))

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
+	"github.com/upgradescope/upgradescope/collectors/cluster"
 	"github.com/upgradescope/upgradescope/inventory"
 )
 
@@ -39,7 +41,8 @@ func TestOnlyFinishedRequestsAreCountedAsRequests(t *testing.T) {
 	}
 	t.Run("an event with no stage, as a provider's export has", func(t *testing.T) {
 		a := NewAggregator(since)
-		a.Add(&Event{Verb: "list", StageTimestamp: "2026-12-01T10:00:00Z", Annotations: map[string]string{AnnotationDeprecated: "true"}})
+		a.Add(&Event{Verb: "list", StageTimestamp: "2026-12-01T10:00:00Z", Annotations: map[string]string{AnnotationDeprecated: "true"},
+			ObjectRef: &ObjectReference{APIGroup: "flowcontrol.apiserver.k8s.io", APIVersion: "v1beta3", Resource: "flowschemas"}})
 		if s := a.Section(); s.Requests != 1 || s.DeprecatedRequests != 1 {
 			t.Errorf("requests %d, deprecated %d; want it counted as a request", s.Requests, s.DeprecatedRequests)
 		}
@@ -64,16 +67,13 @@ func TestACallerIsItsAPIVerbUserAndUserAgent(t *testing.T) {
 	other := base
 	other.verb = "watch"
 	core := call{verb: "get", user: "alice", agent: "a/1", version: "v1", resource: "componentstatuses", deprecated: true}
-	noRef := base
-	noRef.noObjectRef = true
-	s, _ := stdin(t, lines(t, base, base, status, other, core, noRef))
+	s, _ := stdin(t, lines(t, base, base, status, other, core))
 	var got []string
 	for _, c := range s.Callers {
 		got = append(got, fmt.Sprintf("%s/%s/%s/%s %s %s %d", c.Group, c.Version, c.Resource, c.Subresource, c.Verb, c.User, c.Count))
 	}
 	want := []string{
 		"flowcontrol.apiserver.k8s.io/v1beta3/flowschemas/ list system:serviceaccount:ops:reporter 2",
-		"/// list system:serviceaccount:ops:reporter 1",
 		"/v1/componentstatuses/ get alice 1",
 		"flowcontrol.apiserver.k8s.io/v1beta3/flowschemas/ watch system:serviceaccount:ops:reporter 1",
 		"flowcontrol.apiserver.k8s.io/v1beta3/flowschemas/status list system:serviceaccount:ops:reporter 1",
@@ -166,7 +166,7 @@ func TestAnEventWithoutAReadableTimeIsMalformed(t *testing.T) {
 				line += `,"stageTimestamp":` + tt.ts
 			}
 			s, c := stdin(t, line+"}\n")
-			if s.Events != 0 || s.Malformed != 1 || s.MalformedAt[0] != "-:1: "+tt.want || !c.Partial {
+			if s.Events != 0 || s.Malformed != 1 || s.MalformedAt[0] != "-:1: "+tt.want || c.Available {
 				t.Errorf("events %d, malformed %v, capability %+v; want -:1: %s", s.Events, s.MalformedAt, c, tt.want)
 			}
 		})
@@ -221,9 +221,18 @@ func TestKubectlVersionsAreCountedFromEveryRequest(t *testing.T) {
 
 func TestLongStringsAreCutToTheBound(t *testing.T) {
 	c := fsList(strings.Repeat("é", inventory.MaxStringLength+10))
+	c.user = strings.Repeat("ü", 150_000)
+	c.verb = strings.Repeat("v", 100)
 	s, _ := stdin(t, lines(t, c))
-	if got := len([]rune(s.Callers[0].UserAgent)); got != inventory.MaxStringLength {
-		t.Errorf("user agent of %d characters, want %d", got, inventory.MaxStringLength)
+	got := s.Callers[0]
+	if n := len([]rune(got.UserAgent)); n != maxIdentity {
+		t.Errorf("user agent of %d characters, want %d", n, maxIdentity)
+	}
+	if n := len([]rune(got.User)); n != maxIdentity {
+		t.Errorf("user of %d characters, want %d", n, maxIdentity)
+	}
+	if n := len(got.Verb); n != maxVerb {
+		t.Errorf("verb of %d characters, want %d", n, maxVerb)
 	}
 }
 
@@ -273,17 +282,154 @@ func TestAMillionDistinctUserAgentsStayWithinBounds(t *testing.T) {
 	}
 }
 
+// The reviewer's log: thousands of distinct callers whose user and user agent are 150 KB
+// each. What is kept is their cut strings, not the records' fields they were cut from.
+func TestThousandsOfCallersWithHugeFieldsKeepOnlyTheirCutStrings(t *testing.T) {
+	const callers, field = 3000, 150_000
+	api := &ObjectReference{APIGroup: "flowcontrol.apiserver.k8s.io", APIVersion: "v1beta3", Resource: "flowschemas"}
+	perCaller := len(api.APIGroup) + len(api.APIVersion) + len(api.Resource) + len("list") + 2*maxIdentity + len("1.32")
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	a := NewAggregator(since)
+	for i := range callers {
+		// Each event's strings are its own, as a decoded record's are.
+		a.Add(&Event{Stage: "ResponseComplete", Verb: "list", ObjectRef: api, StageTimestamp: "2026-12-01T10:00:00Z",
+			User:        UserInfo{Username: strconv.Itoa(i) + strings.Repeat("u", field)},
+			UserAgent:   strconv.Itoa(i) + strings.Repeat("a", field),
+			Annotations: map[string]string{AnnotationDeprecated: "true", AnnotationRemovedRelease: "1.32"}})
+	}
+	if len(a.callers) != callers || a.kept > callers*perCaller {
+		t.Errorf("kept %d bytes in %d callers, want %d callers within %d bytes each", a.kept, len(a.callers), callers, perCaller)
+	}
+	// The fields themselves are 900 MB; their cut strings 6 MB.
+	if grown := int64(heap()) - int64(before); grown > 64<<20 {
+		t.Errorf("the heap grew by %d MB holding %d callers, want the cut strings alone kept", grown>>20, callers)
+	}
+	runtime.KeepAlive(a)
+	validate(t, a.Section())
+}
+
 func TestTheKeptStringsStayWithinTheirBudget(t *testing.T) {
 	a := NewAggregator(since)
-	agent := strings.Repeat("x", inventory.MaxStringLength)
+	agent := strings.Repeat("x", maxIdentity)
+	// Distinct APIs and callers that, at their longest, pass maxKeptBytes before
+	// MaxAuditTracked: the group is a 253-character subdomain.
+	group := strings.Repeat(strings.Repeat("g", 63)+".", 3) + strings.Repeat("g", 61)
 	for i := range inventory.MaxAuditTracked {
 		a.Add(&Event{Stage: "ResponseComplete", UserAgent: strconv.Itoa(i) + agent, User: UserInfo{Username: agent + strconv.Itoa(i)},
+			ObjectRef:      &ObjectReference{APIGroup: group, APIVersion: "v1", Resource: "r" + strconv.Itoa(i) + strings.Repeat("r", 55)},
 			StageTimestamp: "2026-12-01T10:00:00Z", Annotations: map[string]string{AnnotationDeprecated: "true"}})
 	}
-	if a.kept > maxKeptBytes || len(a.callers) == inventory.MaxAuditTracked || a.untracked == 0 {
+	if a.kept > maxKeptBytes {
 		t.Errorf("kept %d bytes in %d callers (%d calls untracked), want at most %d bytes", a.kept, len(a.callers), a.untracked, maxKeptBytes)
 	}
 	validate(t, a.Section())
+}
+
+func TestADeprecatedRequestToAnAPINoServerWritesIsMalformed(t *testing.T) {
+	valid := ObjectReference{APIGroup: "flowcontrol.apiserver.k8s.io", APIVersion: "v1beta3", Resource: "flowschemas"}
+	with := func(change func(*ObjectReference)) *ObjectReference {
+		r := valid
+		change(&r)
+		return &r
+	}
+	for _, tt := range []struct {
+		name string
+		ref  *ObjectReference
+		want string // "" is a caller
+	}{
+		{"flowschemas", &valid, ""},
+		{"the core group's pods", with(func(r *ObjectReference) { r.APIGroup, r.APIVersion, r.Resource = "", "v1", "pods" }), ""},
+		{"servicecidrs", with(func(r *ObjectReference) { r.APIGroup, r.Resource = "networking.k8s.io", "servicecidrs" }), ""},
+		{"a status subresource", with(func(r *ObjectReference) { r.Subresource = "status" }), ""},
+		{"a scale subresource", with(func(r *ObjectReference) { r.Subresource = "scale" }), ""},
+		{"the approval subresource", with(func(r *ObjectReference) { r.Subresource = "approval" }), ""},
+		{"no objectRef", nil, "a request to a deprecated API with no objectRef"},
+		{"no version", with(func(r *ObjectReference) { r.APIVersion = "" }), "a request to a deprecated API with no objectRef.apiVersion"},
+		{"no resource", with(func(r *ObjectReference) { r.Resource = "" }), "a request to a deprecated API with no objectRef.resource"},
+		{"a 100 KB resource", with(func(r *ObjectReference) { r.Resource = "r1-" + strings.Repeat("y", 100_000) }), "objectRef.resource is not a resource name (a DNS label)"},
+		{"a 50 KB group", with(func(r *ObjectReference) { r.APIGroup = "g1-" + strings.Repeat("z", 50_000) }), "objectRef.apiGroup is not an API group (a DNS subdomain)"},
+		{"a group with a space", with(func(r *ObjectReference) { r.APIGroup = "a b" }), "objectRef.apiGroup is not an API group (a DNS subdomain)"},
+		{"a version with a slash", with(func(r *ObjectReference) { r.APIVersion = "v1/x" }), "objectRef.apiVersion is not an API version (a DNS label)"},
+		{"a resource in capitals", with(func(r *ObjectReference) { r.Resource = "FlowSchemas" }), "objectRef.resource is not a resource name (a DNS label)"},
+		{"a subresource with a dot", with(func(r *ObjectReference) { r.Subresource = "sta.tus" }), "objectRef.subresource is not a subresource name (a DNS label)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAggregator(since)
+			a.Add(&Event{Stage: "ResponseComplete", Verb: "list", UserAgent: "a/1", ObjectRef: tt.ref, StageTimestamp: "2026-12-01T10:00:00Z",
+				Annotations: map[string]string{AnnotationDeprecated: "true"}})
+			s := a.Section()
+			validate(t, s)
+			if tt.want == "" {
+				if len(s.Callers) != 1 || s.Malformed != 0 {
+					t.Errorf("callers %+v, malformed %v; want one caller", s.Callers, s.MalformedAt)
+				}
+				return
+			}
+			if len(s.Callers) != 0 || s.Events != 0 || s.DeprecatedRequests != 0 || !reflect.DeepEqual(s.MalformedAt, []string{tt.want}) {
+				t.Errorf("callers %+v, events %d, deprecated %d, malformed %v; want none counted, malformed: %s",
+					s.Callers, s.Events, s.DeprecatedRequests, s.MalformedAt, tt.want)
+			}
+		})
+	}
+}
+
+func TestUpgradescopesOwnReadsAreCountedButAreNoCaller(t *testing.T) {
+	own := cluster.UserAgent("v0.4.1")
+	var calls []call
+	for _, verb := range []string{"get", "list", "watch"} {
+		c := fsList(own)
+		c.verb = verb
+		calls = append(calls, c)
+	}
+	write := fsList(own)
+	write.verb = "create"
+	renamed := fsList("us/v0.0.0 (linux/amd64) kubernetes/$Format")
+	s, _ := stdin(t, lines(t, append(calls, write, renamed)...))
+	var agents []string
+	for _, c := range s.Callers {
+		agents = append(agents, c.Verb+" "+c.UserAgent)
+	}
+	want := []string{"create " + own, "list us/v0.0.0 (linux/amd64) kubernetes/$Format"}
+	if s.OwnReads != 3 || s.DeprecatedRequests != 5 || !reflect.DeepEqual(agents, want) {
+		t.Errorf("own reads %d of %d deprecated, callers %q; want 3 of 5, callers %q", s.OwnReads, s.DeprecatedRequests, agents, want)
+	}
+	a := NewAggregator(since)
+	for _, c := range calls {
+		a.Add(c.eventForAdd(t))
+	}
+	if got := ResumeState(a.State(), since).Section().OwnReads; got != 3 {
+		t.Errorf("resumed own reads %d, want 3", got)
+	}
+}
+
+func TestTheRemovedReleaseIsKeptAsMajorMinor(t *testing.T) {
+	for _, tt := range []struct {
+		given []string
+		want  string
+	}{
+		{[]string{"v1.22"}, "1.22"},
+		{[]string{"1.37.0"}, "1.37"},
+		{[]string{"soon"}, ""},
+		{[]string{"1.22", "1.9"}, "1.9"},
+		{[]string{"1.9", "v1.22.3"}, "1.9"},
+	} {
+		var calls []call
+		for _, r := range tt.given {
+			c := fsList("a/1")
+			c.removed = r
+			calls = append(calls, c)
+		}
+		s, _ := stdin(t, lines(t, calls...))
+		if got := s.Callers[0].RemovedRelease; got != tt.want {
+			t.Errorf("%q: removed release %q, want %q", tt.given, got, tt.want)
+		}
+	}
 }
 
 func TestTheSectionListsTheBusiestCallersAndFoldsTheRestIntoTheirAPI(t *testing.T) {
@@ -480,7 +626,7 @@ func TestSourcesPastTheBoundAreCounted(t *testing.T) {
 }
 
 func TestOnlyTheFirstMalformedRecordsAreNamed(t *testing.T) {
-	s, c := stdin(t, strings.Repeat("not json\n", 15))
+	s, c := stdin(t, strings.Repeat("not json\n", 15)+lines(t, fsList("a/1")))
 	if s.Malformed != 15 || len(s.MalformedAt) != inventory.MaxAuditMalformed || s.MalformedAt[9] != "-:10: not JSON" || s.Sources[0].Malformed != 15 {
 		t.Errorf("malformed %d, named %v; want 15 counted, the first %d named", s.Malformed, s.MalformedAt, inventory.MaxAuditMalformed)
 	}

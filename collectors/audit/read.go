@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -44,6 +45,9 @@ type reader struct {
 	doc  docReader
 
 	records int
+	// read are the files read so far: a file named twice, or both alone and in a directory
+	// (or through a link), is read once.
+	read []os.FileInfo
 }
 
 func newReader(ctx context.Context, agg *Aggregator, stdin io.Reader) *reader {
@@ -124,6 +128,15 @@ func (r *reader) readFile(path string) error {
 		return fmt.Errorf("read audit log: %w", err)
 	}
 	defer f.Close()
+	// The file opened, not the path: a link and its target are one file.
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read audit log: %w", err)
+	}
+	if slices.ContainsFunc(r.read, func(seen os.FileInfo) bool { return os.SameFile(seen, info) }) {
+		return nil
+	}
+	r.read = append(r.read, info)
 	return r.readStream(path, f)
 }
 

@@ -298,8 +298,57 @@ func TestAFirstLineLongerThanTheBufferIsReadAsALine(t *testing.T) {
 func TestEmptyInputsReadAsNothing(t *testing.T) {
 	for _, in := range []string{"", "\n\n", "   ", "\xef\xbb\xbf"} {
 		s, c := stdin(t, in)
-		if s.Events != 0 || s.Malformed != 0 || !c.Available || c.Partial {
-			t.Errorf("%q: section %+v, capability %+v; want nothing, available", in, s, c)
+		want := "the audit log holds no audit event: no record read"
+		if s.Events != 0 || s.Malformed != 0 || c.Available || c.Reason != want {
+			t.Errorf("%q: section %+v, capability %+v; want nothing, not available: %s", in, s, c, want)
 		}
+	}
+}
+
+func TestAFileNamedByOverlappingPathsIsReadOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		paths func(dir, log string) []string
+	}{
+		{"the same file twice", func(dir, log string) []string { return []string{log, log} }},
+		{"a directory holding a link to its own log", func(dir, log string) []string {
+			if err := os.Symlink(log, filepath.Join(dir, "audit-link.log")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{dir}
+		}},
+		{"a file alone and within its directory", func(dir, log string) []string { return []string{log, dir} }},
+		{"a directory and a file in it", func(dir, log string) []string { return []string{dir, log} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := write(t, dir, "audit.log", []byte(lines(t, fsList("a/1"))))
+			s, _ := collect(t, "", tt.paths(dir, log)...)
+			if s.DeprecatedRequests != 1 || len(s.Sources) != 1 || s.Callers[0].Count != 1 {
+				t.Errorf("%d deprecated requests, sources %+v; want the file read once", s.DeprecatedRequests, s.Sources)
+			}
+		})
+	}
+}
+
+func TestALogWithNoAuditEventIsNotAssessed(t *testing.T) {
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = byte(i*7919 + i>>8)
+	}
+	for _, tt := range []struct {
+		name, in, want string
+	}{
+		{"an empty file", "", "the audit log holds no audit event: no record read"},
+		{"random bytes", string(random), "the audit log holds no audit event: "},
+		{"records that are not audit events", `{"kind":"Pod"}` + "\n", "the audit log holds no audit event: 1 malformed record(s) (first: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			log := write(t, t.TempDir(), "audit.log", []byte(tt.in))
+			_, c := collect(t, "", log)
+			if c.Available || !strings.HasPrefix(c.Reason, tt.want) {
+				t.Errorf("capability %+v, want not available: %s…", c, tt.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,7 +51,16 @@ type Collector struct {
 	gitopsCreds []gitops.RepositoryCredential
 }
 
-// New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout.
+// UserAgent is the user agent of upgradescope's requests at version (the binary's, as
+// `upgradescope version` reports it): "upgradescope/v0.1.0 (linux/amd64) collector". The
+// audit-log reader tells the scan's own reads of deprecated APIs by its "upgradescope/"
+// prefix; client-go's default is built from the binary's file name, which may be anything.
+func UserAgent(version string) string {
+	return "upgradescope/" + version + " (" + runtime.GOOS + "/" + runtime.GOARCH + ") collector"
+}
+
+// New builds a collector for cfg; cfg.Timeout defaults to DefaultRequestTimeout, and
+// cfg.UserAgent to UserAgent("dev").
 func New(cfg *rest.Config) (*Collector, error) {
 	c := rest.CopyConfig(cfg)
 	if c.Timeout == 0 {
@@ -61,6 +71,9 @@ func New(cfg *rest.Config) (*Collector, error) {
 	// protects it.
 	if c.QPS == 0 {
 		c.QPS, c.Burst = 200, 400
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgent("dev")
 	}
 	// Deprecation warnings for the scanner's own reads (kinds with no other served version)
 	// say nothing to the user; findings do.
