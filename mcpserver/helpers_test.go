@@ -38,7 +38,9 @@ var (
 // releases) takes 7–9 s on this 2-core machine, a speed docs/performance.md tracks.
 func builtinEngine(t testing.TB) *engine.Engine {
 	t.Helper()
-	builtinOnce.Do(func() { builtin, builtinErr = engine.New(context.Background(), engine.WithLimits(engine.Limits{Timeout: 2 * time.Minute})) })
+	builtinOnce.Do(func() {
+		builtin, builtinErr = engine.New(context.Background(), engine.WithLimits(engine.Limits{Timeout: 2 * time.Minute}))
+	})
 	if builtinErr != nil {
 		t.Fatal(builtinErr)
 	}
